@@ -1,0 +1,328 @@
+"""The command line: the same Library facade the window uses.
+
+Exit codes: 0 done; 1 something could not be done (a file could not be
+read, the library is damaged or open elsewhere); 2 the command was wrong
+(bad arguments, unknown paper id or list).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import sys
+from pathlib import Path
+
+import orjson
+
+from . import __version__, paths
+from .core.errors import NotFoundError, PapershelfError
+from .core.library import Library
+from .core.paper import Paper, Status
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str):  # one line, not argparse's usage block
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see '{self.prog} --help')\n")
+
+
+class UsageError(Exception):
+    """A wrong command: printed as one line, exit 2."""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = _Parser(prog="papershelf", description="A reading-list manager for research papers. "
+                "With no command, opens the Papershelf window.")
+    p.add_argument("--version", action="version", version=f"papershelf {__version__}")
+    p.add_argument("--data-dir", metavar="DIR",
+                   help=f"library folder (default: ${paths.ENV_DATA_DIR} or {paths.data_dir(None)})")
+    sub = p.add_subparsers(dest="command", metavar="COMMAND")
+
+    c = sub.add_parser("import", help="import paper listings (paper-search or Daily Papers text)")
+    c.add_argument("files", nargs="*", metavar="FILE")
+    c.add_argument("--samples", action="store_true", help="import the sample listings shipped with Papershelf")
+
+    c = sub.add_parser("list", help="list papers")
+    c.add_argument("--json", action="store_true", help="print a JSON array")
+    c.add_argument("--status", type=_status)
+    c.add_argument("--tag")
+    c.add_argument("--list", dest="list_name", metavar="LIST")
+    c.add_argument("--area")
+
+    c = sub.add_parser("show", help="show one paper")
+    c.add_argument("id")
+    c.add_argument("--json", action="store_true")
+
+    c = sub.add_parser("tag", help="add or remove tags")
+    c.add_argument("ids", nargs="+", metavar="ID")
+    c.add_argument("--add", action="append", default=[], metavar="TAG")
+    c.add_argument("--remove", action="append", default=[], metavar="TAG")
+
+    c = sub.add_parser("status", help="set the reading status: " + ", ".join(s.value for s in Status))
+    c.add_argument("args", nargs="+", metavar="ID... STATUS")
+
+    c = sub.add_parser("note", help="set a paper's notes ('-' reads them from standard input)")
+    c.add_argument("id")
+    c.add_argument("text")
+
+    c = sub.add_parser("rate", help="rate papers 1-5 (0 clears)")
+    c.add_argument("args", nargs="+", metavar="ID... RATING")
+
+    sub.add_parser("lists", help="show the reading lists")
+
+    c = sub.add_parser("list-add", help="add papers to a reading list (created if new)")
+    c.add_argument("name")
+    c.add_argument("ids", nargs="+", metavar="ID")
+
+    c = sub.add_parser("list-remove", help="take papers off a reading list")
+    c.add_argument("name")
+    c.add_argument("ids", nargs="+", metavar="ID")
+
+    sub.add_parser("recover", help="set a damaged library file aside and restore the latest good backup")
+    return p
+
+
+def _status(text: str) -> Status:
+    try:
+        return Status.parse(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+# ---- output ---------------------------------------------------------------
+
+def paper_json(paper: Paper, lists: list[str]) -> dict:
+    d = paper.to_dict()
+    d.pop("fingerprint", None)
+    d["lists"] = lists
+    return d
+
+
+def _write_json(data) -> None:
+    sys.stdout.flush()
+    sys.stdout.buffer.write(orjson.dumps(data, option=orjson.OPT_INDENT_2) + b"\n")
+    sys.stdout.buffer.flush()
+
+
+def _print_table(papers: list[Paper]) -> None:
+    width = shutil.get_terminal_size((120, 24)).columns
+    title_width = max(30, width - 23)
+    for p in papers:
+        mark = "~" if p.title_derived else " "
+        title = p.title if len(p.title) <= title_width else p.title[: title_width - 1] + "…"
+        print(f"{p.id}  {p.status.value:<8} {mark}{title}")
+    if any(p.title_derived for p in papers):
+        print(f"\n{len(papers)} papers; ~ marks a title derived from the abstract.")
+    else:
+        print(f"\n{len(papers)} papers.")
+
+
+def _print_paper(p: Paper, lists: list[str]) -> None:
+    print(p.title + ("   (title derived from the abstract)" if p.title_derived else ""))
+    print(f"id:       {p.id}")
+    if p.authors:
+        print(f"authors:  {', '.join(p.authors)}")
+    if p.area:
+        print(f"area:     {p.area}" + (f" · {p.subarea}" if p.subarea else ""))
+    for label, value in (("year", p.year), ("venue", p.venue), ("doi", p.doi), ("arXiv", p.arxiv_id)):
+        if value:
+            print(f"{label + ':':<9} {value}")
+    print(f"status:   {p.status.value}")
+    if p.tags:
+        print(f"tags:     {', '.join(p.tags)}")
+    if p.rating:
+        print(f"rating:   {'★' * p.rating}{'☆' * (5 - p.rating)}")
+    if lists:
+        print(f"lists:    {', '.join(lists)}")
+    for s in p.sources:
+        print(f"source:   {s.file}:{s.line} ({s.format})")
+    for link in p.links:
+        print(f"link:     {link}")
+    print()
+    print(p.abstract)
+    if p.notes:
+        print("\nnotes:\n" + p.notes)
+
+
+# ---- commands -------------------------------------------------------------
+
+def _open(args, write: bool) -> Library:
+    return Library.open(paths.data_dir(args.data_dir), readonly=not write)
+
+
+def _ids(lib: Library, refs: list[str]) -> list[str]:
+    return [lib.resolve(r) for r in refs]
+
+
+def cmd_import(args) -> int:
+    files = [Path(f) for f in args.files]
+    if args.samples:
+        files += paths.sample_listings()
+    if not files:
+        raise UsageError("name at least one FILE to import (or --samples)")
+    with _open(args, write=True) as lib:
+        reports = lib.import_files(files)
+        for report in reports:
+            print(report.summary())
+            for problem in report.problems:
+                print(f"  note: {problem}")
+        print(f"The library now holds {len(lib)} papers.")
+    return EXIT_FAILED if any(not r.ok for r in reports) else EXIT_OK
+
+
+def cmd_list(args) -> int:
+    with _open(args, write=False) as lib:
+        papers = lib.query(status=args.status, tag=args.tag, list_name=args.list_name, area=args.area)
+        if args.json:
+            member = lib.memberships()
+            _write_json([paper_json(p, member.get(p.id, [])) for p in papers])
+        elif not papers:
+            print("No papers match." if len(lib) else
+                  "The library is empty. Import listings with 'papershelf import FILE...' "
+                  "or the samples with 'papershelf import --samples'.")
+        else:
+            _print_table(papers)
+    return EXIT_OK
+
+
+def cmd_show(args) -> int:
+    with _open(args, write=False) as lib:
+        paper = lib.get(lib.resolve(args.id))
+        lists = lib.memberships().get(paper.id, [])
+        if args.json:
+            _write_json(paper_json(paper, lists))
+        else:
+            _print_paper(paper, lists)
+    return EXIT_OK
+
+
+def cmd_tag(args) -> int:
+    if not args.add and not args.remove:
+        raise UsageError("say what to do: --add TAG and/or --remove TAG")
+    split = lambda values: [t for v in values for t in v.split(",") if t.strip()]
+    with _open(args, write=True) as lib:
+        ids = _ids(lib, args.ids)
+        n = lib.add_tags(ids, split(args.add)) if args.add else 0
+        n += lib.remove_tags(ids, split(args.remove)) if args.remove else 0
+        print(f"Tags changed on {n} of {len(ids)} papers." if n else "No tags changed.")
+    return EXIT_OK
+
+
+def cmd_status(args) -> int:
+    if len(args.args) < 2:
+        raise UsageError("give one or more paper ids, then the status")
+    *refs, status = args.args
+    try:
+        status = Status.parse(status)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    with _open(args, write=True) as lib:
+        ids = _ids(lib, refs)
+        n = lib.set_status(ids, status)
+        print(f"{n} of {len(ids)} papers are now {status.value}.")
+    return EXIT_OK
+
+
+def cmd_note(args) -> int:
+    text = sys.stdin.read() if args.text == "-" else args.text
+    with _open(args, write=True) as lib:
+        pid = lib.resolve(args.id)
+        lib.set_notes(pid, text)
+        print(f"Notes saved for {pid}." if text else f"Notes cleared for {pid}.")
+    return EXIT_OK
+
+
+def cmd_rate(args) -> int:
+    if len(args.args) < 2:
+        raise UsageError("give one or more paper ids, then a rating 0-5")
+    *refs, rating = args.args
+    if not rating.isdigit() or int(rating) > 5:
+        raise UsageError(f"a rating is a number from 1 to 5, or 0 to clear it, not {rating!r}")
+    with _open(args, write=True) as lib:
+        ids = _ids(lib, refs)
+        lib.set_rating(ids, int(rating) or None)
+        print(f"Rated {len(ids)} papers." if int(rating) else f"Cleared the rating of {len(ids)} papers.")
+    return EXIT_OK
+
+
+def cmd_lists(args) -> int:
+    with _open(args, write=False) as lib:
+        lists = lib.lists()
+        if not lists:
+            print("No reading lists yet. Make one with 'papershelf list-add NAME ID...'.")
+        for name, ids in lists.items():
+            print(f"{name}  ({len(ids)} paper{'s' if len(ids) != 1 else ''})")
+    return EXIT_OK
+
+
+def cmd_list_add(args) -> int:
+    with _open(args, write=True) as lib:
+        n = lib.add_to_list(args.name, _ids(lib, args.ids))
+        print(f"Added {n} papers to {args.name!r}; it holds {len(lib.list_ids(args.name))}.")
+    return EXIT_OK
+
+
+def cmd_list_remove(args) -> int:
+    with _open(args, write=True) as lib:
+        n = lib.remove_from_list(args.name, _ids(lib, args.ids))
+        print(f"Took {n} papers off {args.name!r}.")
+    return EXIT_OK
+
+
+def cmd_recover(args) -> int:
+    from .core.store import Store
+    print(Store(paths.data_dir(args.data_dir)).recover())
+    return EXIT_OK
+
+
+def cmd_default(args) -> int:
+    """No command: the window once it exists; until then, a first look at the library."""
+    with _open(args, write=True) as lib:
+        if not len(lib):
+            samples = paths.sample_listings()
+            print(f"Your library in {lib.folder} is empty; importing the sample library.")
+            for report in lib.import_files(samples):
+                print("  " + report.summary())
+        papers = list(lib.papers())
+    print()
+    _print_table(papers[:20])
+    print(f"\nShowing 20 of {len(papers)}. The Papershelf window is not built yet; "
+          "meanwhile 'papershelf --help' lists what the command line can do.")
+    return EXIT_OK
+
+
+COMMANDS = {
+    "import": cmd_import, "list": cmd_list, "show": cmd_show, "tag": cmd_tag,
+    "status": cmd_status, "note": cmd_note, "rate": cmd_rate, "lists": cmd_lists,
+    "list-add": cmd_list_add, "list-remove": cmd_list_remove, "recover": cmd_recover,
+}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    handler = COMMANDS.get(args.command, cmd_default)
+    try:
+        return handler(args)
+    except (UsageError, NotFoundError) as exc:
+        print(f"papershelf: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except PapershelfError as exc:
+        print(f"papershelf: {exc}", file=sys.stderr)
+        return EXIT_FAILED
+    except BrokenPipeError:  # `papershelf list | head`
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_OK
+    except KeyboardInterrupt:
+        return 130
+
+
+def gui_main() -> int:
+    """Entry point for launchers (the `papershelf-gui` script)."""
+    return main([])
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,54 @@
+"""Typed errors of the core. Each carries the path involved and a message a
+person can act on; the CLI and the GUI show `str(error)` as it is."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+class PapershelfError(Exception):
+    """Base of every error the core raises on purpose."""
+
+    def __init__(self, message: str, path: Path | str | None = None):
+        super().__init__(message)
+        self.message = message
+        self.path = Path(path) if path is not None else None
+
+    def __str__(self) -> str:
+        return self.message
+
+
+class ListingError(PapershelfError):
+    """A file could not be imported at all (unreadable, binary, empty...)."""
+
+
+class StoreError(PapershelfError):
+    """Base of the store's errors."""
+
+
+class StoreCorruptError(StoreError):
+    """The library file or its journal could not be parsed. Nothing was written."""
+
+    def __init__(self, message: str, path: Path | str, backup: Path | None = None):
+        super().__init__(message, path)
+        self.backup = backup
+
+
+class StoreLockedError(StoreError):
+    """Another Papershelf process has this library open for writing."""
+
+
+class StoreVersionError(StoreError):
+    """The library was written by a newer Papershelf."""
+
+
+class StoreWriteError(StoreError):
+    """Writing failed (read-only folder, full disk...). The edit was not applied."""
+
+
+class ReadOnlyLibraryError(StoreError):
+    """An edit was asked of a library opened read-only."""
+
+
+class NotFoundError(PapershelfError):
+    """No paper or reading list by that id or name."""

@@ -1,0 +1,30 @@
+"""Importers, one module per input format, and the sniffing that picks one."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..errors import ListingError
+from .base import Candidate, ParsedFile, Problem, read_text
+from .listing import parse_listing
+
+__all__ = ["Candidate", "ParsedFile", "Problem", "parse_file", "parse_text"]
+
+
+def parse_text(text: str, path: str) -> ParsedFile:
+    """Parse already-decoded text (a paste, or a file's contents)."""
+    head = text.lstrip()[:200]
+    if head.startswith("@") or Path(path).suffix.lower() in (".bib", ".ris") or head.startswith("TY  -"):
+        raise ListingError(
+            f"{path} looks like a BibTeX or RIS file; Papershelf reads paper listings for now, "
+            "and .bib/.ris import is on its way.", path)
+    return parse_listing(text, path)
+
+
+def parse_file(path: Path | str) -> ParsedFile:
+    """Read and parse one file; ListingError if it cannot be imported at all."""
+    path = Path(path)
+    text, notes = read_text(path)
+    parsed = parse_text(text, str(path))
+    parsed.problems[:0] = notes
+    return parsed

@@ -1,0 +1,140 @@
+"""What every importer produces, and reading a file's text safely."""
+
+from __future__ import annotations
+
+import codecs
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..errors import ListingError
+
+# A listing is pasted text: anything bigger than this is not one, and reading
+# it whole would only cost memory. 100,000 abstracts are about 170 MB.
+MAX_FILE_BYTES = 512 * 1024 * 1024
+
+
+@dataclass(slots=True)
+class Problem:
+    """Something in a file the user should know about; the rest still imports."""
+
+    path: str
+    line: int          # 1-based; 0 when it concerns the whole file
+    message: str
+
+    def __str__(self) -> str:
+        where = f"{self.path}:{self.line}" if self.line else self.path
+        return f"{where}: {self.message}"
+
+
+@dataclass(slots=True)
+class Candidate:
+    """One paper as found in a file, before it meets the library."""
+
+    abstract: str
+    line: int
+    title: str = ""
+    authors: list[str] = field(default_factory=list)
+    area: str = ""
+    subarea: str = ""
+    year: int | None = None
+    venue: str = ""
+    doi: str = ""
+    arxiv_id: str = ""
+    tags: list[str] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class ParsedFile:
+    path: str
+    format: str
+    papers: list[Candidate]
+    problems: list[Problem]
+
+
+def read_text(path: Path) -> tuple[str, list[Problem]]:
+    """The file's text, whatever its encoding, or a ListingError saying why not.
+
+    UTF-8 (with or without BOM) and UTF-16 with a BOM are read silently.
+    UTF-16 without a BOM and legacy 8-bit files are read too, with a note,
+    because people save pasted text from whatever editor they have.
+    """
+    shown = str(path)
+    if not path.exists():
+        raise ListingError(f"{shown}: no such file.", path)
+    if path.is_dir():
+        raise ListingError(f"{shown} is a folder, not a file; choose the listing files inside it.", path)
+    try:
+        size = path.stat().st_size
+    except OSError as exc:
+        raise ListingError(f"{shown}: cannot read it ({exc.strerror}).", path) from exc
+    if size > MAX_FILE_BYTES:
+        raise ListingError(
+            f"{shown} is {size / 2**20:.0f} MB, too large for a paper listing "
+            f"(the limit is {MAX_FILE_BYTES // 2**20} MB); split it into smaller files.", path)
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except OSError as exc:
+        raise ListingError(f"{shown}: cannot read it ({exc.strerror or exc}).", path) from exc
+    if not data.strip():
+        raise ListingError(f"{shown} is empty; there is nothing to import.", path)
+    notes: list[Problem] = []
+
+    if data.startswith(codecs.BOM_UTF8):
+        text = _decode(data[3:], "utf-8", path)
+    elif data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        text = _decode(data, "utf-16", path)
+    elif _looks_utf16(data):
+        enc = "utf-16-le" if data[1:2] == b"\0" else "utf-16-be"
+        text = _decode(data, enc, path)
+        notes.append(Problem(shown, 0, f"read as {enc.upper()} (the file has no byte-order mark)"))
+    else:
+        if b"\0" in data[:65536] or _binary_ratio(data[:65536]) > 0.05:
+            raise ListingError(
+                f"{shown} is a binary file, not a text listing of papers; "
+                "paste the listing into a plain-text file.", path)
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            text = data.decode("cp1252", errors="replace")
+            line = data[: exc.start].count(b"\n") + 1
+            notes.append(Problem(
+                shown, line,
+                "the file is not UTF-8; it was read as Windows-1252 (Latin-1). "
+                "Check accented names, or save the file as UTF-8 and import it again"))
+    text = text.lstrip("\ufeff").replace("\r\n", "\n").replace("\r", "\n")
+    return text, notes
+
+
+def _decode(data: bytes, encoding: str, path: Path) -> str:
+    try:
+        return data.decode(encoding)
+    except UnicodeDecodeError as exc:
+        raise ListingError(f"{path}: not valid {encoding.upper()} text ({exc.reason} at byte {exc.start}).",
+                           path) from exc
+
+
+def _looks_utf16(data: bytes) -> bool:
+    sample = data[:4096]
+    if len(sample) < 4:
+        return False
+    even_nuls = sample[0::2].count(0)
+    odd_nuls = sample[1::2].count(0)
+    half = len(sample) // 2
+    return max(even_nuls, odd_nuls) > 0.4 * half and min(even_nuls, odd_nuls) < 0.05 * half
+
+
+def _binary_ratio(sample: bytes) -> float:
+    if not sample:
+        return 0.0
+    bad = sum(1 for b in sample if b < 32 and b not in (9, 10, 12, 13))
+    return bad / len(sample)
+
+
+def display_path(path: Path) -> str:
+    """The path as the user would recognise it (relative to the cwd when under it)."""
+    try:
+        return os.path.relpath(path)
+    except ValueError:
+        return str(path)

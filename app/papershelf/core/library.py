@@ -1,0 +1,443 @@
+"""The facade: the one way the GUI and the CLI reach the data.
+
+Every change goes through here: it becomes store operations, is made durable,
+and is then announced to subscribers as a `Change` (plain callbacks, no Qt),
+so each view can decide whether it needs to refresh.
+"""
+
+from __future__ import annotations
+
+import copy
+import logging
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Iterable
+
+from . import importers
+from .dedupe import FINGERPRINT_VERSION, fingerprint, merge_into
+from .errors import ListingError, NotFoundError, PapershelfError
+from .importers.base import Candidate, ParsedFile, Problem
+from .paper import RATING_MAX, RATING_MIN, Paper, Source, Status, normalize_tag
+from .store import Op, Store, now_iso
+from .text import find_links
+from .titles import derive_title
+
+log = logging.getLogger(__name__)
+
+ID_LENGTH = 10
+
+
+@dataclass(frozen=True, slots=True)
+class Change:
+    """What an operation touched, for subscribers to decide what to refresh."""
+
+    kind: str                                  # papers-added | papers-changed | papers-removed | lists-changed
+    ids: frozenset[str] = frozenset()
+    fields: frozenset[str] = frozenset()       # for papers-changed: which fields
+    lists: frozenset[str] = frozenset()        # for lists-changed: which list names
+
+
+@dataclass(slots=True)
+class FileReport:
+    """What importing one file did."""
+
+    path: str
+    format: str = ""
+    added: int = 0
+    merged: int = 0
+    unchanged: int = 0
+    problems: list[Problem] = field(default_factory=list)
+    error: str = ""          # the file could not be imported at all
+    added_ids: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.error
+
+    def summary(self) -> str:
+        if self.error:
+            return f"{self.path}: not imported: {self.error}"
+        if not self.added and not self.merged:
+            return f"{self.path}: nothing changed; every paper in it is already in the library"
+        parts = [f"{self.added} added", f"{self.merged} merged as duplicates"]
+        if self.unchanged:
+            parts.append(f"{self.unchanged} already in the library")
+        return f"{self.path} ({self.format}): " + ", ".join(parts)
+
+
+Subscriber = Callable[[Change], None]
+
+
+class Library:
+    """A library folder opened for reading and (unless read-only) writing."""
+
+    def __init__(self, store: Store):
+        self._store = store
+        self._subscribers: list[Subscriber] = []
+        self._by_fp: dict[str, str] = {}
+        self._reindex_fingerprints()
+
+    # ---- opening -----------------------------------------------------------
+    @classmethod
+    def open(cls, folder: Path | str, readonly: bool = False) -> "Library":
+        return cls(Store(folder, readonly=readonly).open())
+
+    def close(self) -> None:
+        self._store.close()
+
+    def __enter__(self) -> "Library":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    @property
+    def folder(self) -> Path:
+        return self._store.folder
+
+    @property
+    def readonly(self) -> bool:
+        return self._store.readonly
+
+    @property
+    def generation(self) -> tuple[int, int]:
+        """Changes whenever the library does: (snapshot generation, journal seq)."""
+        return self._store.generation, self._store.seq
+
+    def _reindex_fingerprints(self) -> None:
+        self._by_fp.clear()
+        outdated = self._store.fingerprint_version != FINGERPRINT_VERSION
+        for paper in self._store.papers.values():
+            if outdated or not paper.fingerprint:
+                paper.fingerprint = fingerprint(paper.abstract, paper.title, paper.authors, paper.year)
+            self._by_fp[paper.fingerprint] = paper.id
+
+    # ---- subscribers -------------------------------------------------------
+    def subscribe(self, callback: Subscriber) -> Callable[[], None]:
+        """Call `callback(change)` after every change; returns an unsubscribe function."""
+        self._subscribers.append(callback)
+        return lambda: self._subscribers.remove(callback) if callback in self._subscribers else None
+
+    def _emit(self, change: Change) -> None:
+        for callback in list(self._subscribers):
+            try:
+                callback(change)
+            except Exception:  # a broken view must not undo or block a saved change
+                log.exception("subscriber %r failed on %s", callback, change.kind)
+
+    def _commit(self, ops: list[Op], changes: list[Change]) -> None:
+        if not ops:
+            return
+        self._store.apply(ops)
+        for change in changes:
+            self._emit(change)
+
+    # ---- queries -----------------------------------------------------------
+    def __len__(self) -> int:
+        return len(self._store.papers)
+
+    def papers(self) -> Iterable[Paper]:
+        return self._store.papers.values()
+
+    def ids(self) -> list[str]:
+        return list(self._store.papers)
+
+    def get(self, paper_id: str) -> Paper:
+        try:
+            return self._store.papers[paper_id]
+        except KeyError:
+            raise NotFoundError(f"No paper with id {paper_id!r} in this library.") from None
+
+    def resolve(self, ref: str) -> str:
+        """A full id from an id or a unique prefix of one (as git does)."""
+        ref = ref.strip()
+        if ref in self._store.papers:
+            return ref
+        if len(ref) >= 4:
+            matches = [pid for pid in self._store.papers if pid.startswith(ref)]
+            if len(matches) == 1:
+                return matches[0]
+            if len(matches) > 1:
+                raise NotFoundError(f"The id prefix {ref!r} matches {len(matches)} papers; type more of it.")
+        raise NotFoundError(f"No paper with id {ref!r} in this library.")
+
+    def query(self, status: Status | str | None = None, tag: str | None = None,
+              list_name: str | None = None, area: str | None = None) -> list[Paper]:
+        """Papers matching every filter given, in library order (list order for a list)."""
+        if list_name is not None:
+            pool = [self._store.papers[i] for i in self.list_ids(list_name) if i in self._store.papers]
+        else:
+            pool = list(self._store.papers.values())
+        if status is not None:
+            status = Status.parse(status) if isinstance(status, str) else status
+            pool = [p for p in pool if p.status is status]
+        if tag is not None:
+            wanted = normalize_tag(tag)
+            pool = [p for p in pool if wanted in p.tags]
+        if area is not None:
+            wanted_area = area.casefold()
+            pool = [p for p in pool if p.area.casefold() == wanted_area]
+        return pool
+
+    def tag_counts(self) -> Counter:
+        return Counter(t for p in self._store.papers.values() for t in p.tags)
+
+    def status_counts(self) -> Counter:
+        return Counter(p.status for p in self._store.papers.values())
+
+    def lists(self) -> dict[str, list[str]]:
+        """Reading lists in their order, name → paper ids (copies)."""
+        return {name: list(ids) for name, ids in self._store.lists.items()}
+
+    def list_ids(self, name: str) -> list[str]:
+        key = self._list_key(name)
+        return list(self._store.lists[key])
+
+    def memberships(self) -> dict[str, list[str]]:
+        """paper id → names of the lists that hold it."""
+        out: dict[str, list[str]] = {}
+        for name, ids in self._store.lists.items():
+            for pid in ids:
+                out.setdefault(pid, []).append(name)
+        return out
+
+    def _list_key(self, name: str) -> str:
+        if name in self._store.lists:
+            return name
+        folded = name.strip().casefold()
+        for key in self._store.lists:
+            if key.casefold() == folded:
+                return key
+        raise NotFoundError(f"No reading list named {name!r}.")
+
+    # ---- importing ---------------------------------------------------------
+    def import_files(self, paths: Iterable[Path | str],
+                     progress: Callable[[int, int, str], None] | None = None,
+                     cancelled: Callable[[], bool] | None = None) -> list[FileReport]:
+        """Import each file; one that cannot be read is reported, the others still import."""
+        paths = [Path(p) for p in paths]
+        reports: list[FileReport] = []
+        for n, path in enumerate(paths):
+            if cancelled and cancelled():
+                break
+            if progress:
+                progress(n, len(paths), str(path))
+            shown = str(path)
+            try:
+                parsed = importers.parse_file(path)
+            except ListingError as exc:
+                reports.append(FileReport(path=shown, error=str(exc)))
+                continue
+            report = self.import_parsed(parsed)
+            reports.append(report)
+        if progress:
+            progress(len(paths), len(paths), "")
+        return reports
+
+    def import_parsed(self, parsed: ParsedFile) -> FileReport:
+        report = FileReport(path=parsed.path, format=parsed.format, problems=list(parsed.problems))
+        if not parsed.papers:
+            report.error = "no papers were found in it" + (
+                f" ({len(parsed.problems)} lines could not be read; the first: {parsed.problems[0]})"
+                if parsed.problems else "")
+            return report
+        try:
+            file_key = str(Path(parsed.path).resolve())
+        except OSError:
+            file_key = parsed.path
+        now = now_iso()
+        new: dict[str, Paper] = {}
+        views: dict[str, Paper] = {}      # existing papers with this import's changes applied
+        pending: dict[str, dict] = {}     # existing id → accumulated field changes
+        for cand in parsed.papers:
+            source = Source(file=file_key, format=parsed.format, line=cand.line)
+            fp = fingerprint(cand.abstract, cand.title, cand.authors, cand.year)
+            pid = self._by_fp.get(fp)
+            if pid is None:
+                paper = self._new_paper(cand, fp, source, now, taken=new)
+                new[paper.id] = paper
+                self._by_fp[fp] = paper.id
+                continue
+            target = new.get(pid) or views.get(pid)
+            if target is None:
+                target = views[pid] = copy.copy(self._store.papers[pid])
+                target.sources = list(target.sources)
+            if any(s.file == source.file and s.format == source.format for s in target.sources):
+                source = next(s for s in target.sources if s.file == source.file)
+            changes = merge_into(target, cand, source, derive_title(cand.abstract) if cand.abstract else "")
+            if not changes:
+                if pid not in new:
+                    report.unchanged += 1
+                continue
+            for name, value in changes.items():
+                setattr(target, name, value)
+            if pid in new:
+                report.merged += 1       # a second copy within this import
+            else:
+                pending.setdefault(pid, {}).update(changes)
+        for pid, changes in pending.items():
+            changes["updated"] = now
+        report.added = len(new)
+        report.merged += len(pending)
+        report.added_ids = list(new)
+        ops = [Op("add", pid, paper) for pid, paper in new.items()]
+        ops += [Op("set", pid, changes) for pid, changes in pending.items()]
+        events = []
+        if new:
+            events.append(Change("papers-added", ids=frozenset(new)))
+        if pending:
+            fields = frozenset(k for ch in pending.values() for k in ch)
+            events.append(Change("papers-changed", ids=frozenset(pending), fields=fields))
+        try:
+            self._commit(ops, events)
+        except PapershelfError:
+            for fp, pid in list(self._by_fp.items()):
+                if pid in new:
+                    del self._by_fp[fp]
+            raise
+        return report
+
+    def _new_paper(self, cand: Candidate, fp: str, source: Source, now: str,
+                   taken: dict[str, Paper]) -> Paper:
+        length = ID_LENGTH
+        pid = fp[:length]
+        while pid in self._store.papers or pid in taken:
+            length += 2
+            pid = fp[:length]
+        title, derived = cand.title, False
+        if not title:
+            title, derived = derive_title(cand.abstract), True
+        return Paper(
+            id=pid, title=title, title_derived=derived, authors=list(cand.authors),
+            area=cand.area, subarea=cand.subarea, abstract=cand.abstract,
+            links=find_links(cand.abstract), year=cand.year, venue=cand.venue, doi=cand.doi,
+            arxiv_id=cand.arxiv_id, sources=[source], fingerprint=fp, added=now, updated=now,
+            tags=sorted({normalize_tag(t) for t in cand.tags if normalize_tag(t)}))
+
+    # ---- editing papers ----------------------------------------------------
+    def _set_many(self, ids: Iterable[str], compute: Callable[[Paper], dict]) -> int:
+        """Apply per-paper field changes as one durable operation; returns how many changed."""
+        now = now_iso()
+        ops: list[Op] = []
+        touched: set[str] = set()
+        fields: set[str] = set()
+        for pid in dict.fromkeys(ids):
+            paper = self.get(pid)
+            changes = {k: v for k, v in compute(paper).items() if getattr(paper, k) != v}
+            if changes:
+                fields.update(changes)
+                changes["updated"] = now
+                ops.append(Op("set", pid, changes))
+                touched.add(pid)
+        self._commit(ops, [Change("papers-changed", ids=frozenset(touched), fields=frozenset(fields))])
+        return len(touched)
+
+    def set_status(self, ids: Iterable[str], status: Status | str) -> int:
+        status = Status.parse(status) if isinstance(status, str) else status
+        return self._set_many(ids, lambda p: {"status": status})
+
+    def add_tags(self, ids: Iterable[str], tags: Iterable[str]) -> int:
+        new = {normalize_tag(t) for t in tags} - {""}
+        return self._set_many(ids, lambda p: {"tags": sorted(set(p.tags) | new)})
+
+    def remove_tags(self, ids: Iterable[str], tags: Iterable[str]) -> int:
+        gone = {normalize_tag(t) for t in tags}
+        return self._set_many(ids, lambda p: {"tags": [t for t in p.tags if t not in gone]})
+
+    def set_tags(self, ids: Iterable[str], tags: Iterable[str]) -> int:
+        new = sorted({normalize_tag(t) for t in tags} - {""})
+        return self._set_many(ids, lambda p: {"tags": new})
+
+    def set_notes(self, paper_id: str, notes: str) -> int:
+        return self._set_many([paper_id], lambda p: {"notes": notes})
+
+    def set_rating(self, ids: Iterable[str], rating: int | None) -> int:
+        if rating is not None and not RATING_MIN <= rating <= RATING_MAX:
+            raise ValueError(f"a rating is {RATING_MIN} to {RATING_MAX} stars, or none")
+        return self._set_many(ids, lambda p: {"rating": rating})
+
+    def set_title(self, paper_id: str, title: str) -> int:
+        """A title the user typed; an empty one goes back to the derived title."""
+        title = " ".join(title.split())
+        if title:
+            return self._set_many([paper_id], lambda p: {"title": title, "title_derived": False})
+        return self._set_many([paper_id], lambda p: {"title": derive_title(p.abstract), "title_derived": True})
+
+    def delete_papers(self, ids: Iterable[str]) -> int:
+        ids = [self.get(pid).id for pid in dict.fromkeys(ids)]
+        gone = set(ids)
+        ops = [Op("del", pid) for pid in ids]
+        touched_lists = []
+        for name, members in self._store.lists.items():
+            if gone.intersection(members):
+                ops.append(Op("list", name, [i for i in members if i not in gone]))
+                touched_lists.append(name)
+        fps = [self._store.papers[pid].fingerprint for pid in ids]
+        events = [Change("papers-removed", ids=frozenset(ids))]
+        if touched_lists:
+            events.append(Change("lists-changed", lists=frozenset(touched_lists)))
+        self._commit(ops, events)
+        for fp in fps:
+            self._by_fp.pop(fp, None)
+        return len(ids)
+
+    # ---- reading lists -----------------------------------------------------
+    def create_list(self, name: str) -> str:
+        name = " ".join(name.split())
+        if not name:
+            raise ValueError("a reading list needs a name")
+        try:
+            return self._list_key(name)  # already there: nothing to do
+        except NotFoundError:
+            pass
+        self._commit([Op("list", name, [])], [Change("lists-changed", lists=frozenset([name]))])
+        return name
+
+    def add_to_list(self, name: str, ids: Iterable[str]) -> int:
+        """Append papers to a list (created if needed); ones already on it stay where they are."""
+        key = self.create_list(name)
+        members = self._store.lists[key]
+        present = set(members)
+        added = [self.get(pid).id for pid in dict.fromkeys(ids) if pid not in present]
+        if added:
+            self._commit([Op("list", key, members + added)],
+                         [Change("lists-changed", ids=frozenset(added), lists=frozenset([key]))])
+        return len(added)
+
+    def remove_from_list(self, name: str, ids: Iterable[str]) -> int:
+        key = self._list_key(name)
+        gone = set(ids)
+        members = self._store.lists[key]
+        kept = [i for i in members if i not in gone]
+        if len(kept) != len(members):
+            self._commit([Op("list", key, kept)],
+                         [Change("lists-changed", ids=frozenset(gone & set(members)), lists=frozenset([key]))])
+        return len(members) - len(kept)
+
+    def reorder_list(self, name: str, ids: list[str]) -> None:
+        key = self._list_key(name)
+        if sorted(ids) != sorted(self._store.lists[key]):
+            raise ValueError("a new order must hold exactly the papers already on the list")
+        self._commit([Op("list", key, list(ids))], [Change("lists-changed", lists=frozenset([key]))])
+
+    def rename_list(self, old: str, new: str) -> str:
+        key = self._list_key(old)
+        new = " ".join(new.split())
+        if not new:
+            raise ValueError("a reading list needs a name")
+        if new != key and any(k.casefold() == new.casefold() and k != key for k in self._store.lists):
+            raise ValueError(f"there is already a reading list named {new!r}")
+        self._commit([Op("rename", key, new)], [Change("lists-changed", lists=frozenset([key, new]))])
+        return new
+
+    def delete_list(self, name: str) -> None:
+        key = self._list_key(name)
+        self._commit([Op("list", key, None)], [Change("lists-changed", lists=frozenset([key]))])
+
+    # ---- maintenance -------------------------------------------------------
+    def compact(self) -> None:
+        self._store.compact()
+
+    def backups(self) -> list[Path]:
+        return self._store.backups()

@@ -1,0 +1,134 @@
+"""Abstract clean-up: LaTeX text macros, math, Markdown and links to plain text.
+
+Abstracts arrive as pasted from web pages: a mix of LaTeX (`\\textsc{X}`,
+`$\\Delta$`), Markdown (`**bold**`, `[text](url)`) and bare specials (`%`,
+`&`, `_`). `plain_text` gives what a reader should see, for titles, search
+and fingerprints; the raw abstract is always kept as imported.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+# Macros whose argument is the text itself (formatting only).
+_TEXT_MACROS = (
+    "textsc|textbf|textit|texttt|textrm|textsf|textmd|textup|textsl|emph|"
+    "underline|mbox|text|mathrm|mathbf|mathit|mathsf|mathtt|operatorname|"
+    "boldsymbol|bm|mathcal|mathscr|mathfrak|url|href|hbox|textnormal"
+)
+_TEXT_MACRO_RE = re.compile(r"\\(?:" + _TEXT_MACROS + r")\s*\{([^{}]*)\}")
+_HREF_RE = re.compile(r"\\href\s*\{([^{}]*)\}\s*\{([^{}]*)\}")
+_MATHBB_RE = re.compile(r"\\mathbb\s*\{\s*([A-Za-z])\s*\}")
+_ACCENT_RE = re.compile(r"""\\(['`^"~=.uvHc])\s*(?:\{\s*([A-Za-z])\s*\}|([A-Za-z]))""")
+_ACCENTS = {"'": "\u0301", "`": "\u0300", "^": "\u0302", '"': "\u0308", "~": "\u0303",
+            "=": "\u0304", ".": "\u0307", "u": "\u0306", "v": "\u030c", "H": "\u030b",
+            "c": "\u0327"}
+_BB = {"R": "ℝ", "N": "ℕ", "Z": "ℤ", "Q": "ℚ", "C": "ℂ", "E": "𝔼", "P": "ℙ"}
+
+SYMBOLS = {
+    "alpha": "α", "beta": "β", "gamma": "γ", "delta": "δ", "epsilon": "ε",
+    "varepsilon": "ε", "zeta": "ζ", "eta": "η", "theta": "θ", "vartheta": "ϑ",
+    "iota": "ι", "kappa": "κ", "lambda": "λ", "mu": "μ", "nu": "ν", "xi": "ξ",
+    "pi": "π", "rho": "ρ", "sigma": "σ", "tau": "τ", "upsilon": "υ", "phi": "φ",
+    "varphi": "φ", "chi": "χ", "psi": "ψ", "omega": "ω", "Gamma": "Γ",
+    "Delta": "Δ", "Theta": "Θ", "Lambda": "Λ", "Xi": "Ξ", "Pi": "Π",
+    "Sigma": "Σ", "Upsilon": "Υ", "Phi": "Φ", "Psi": "Ψ", "Omega": "Ω",
+    "times": "×", "cdot": "·", "cdots": "⋯", "ldots": "…", "dots": "…",
+    "leq": "≤", "le": "≤", "geq": "≥", "ge": "≥", "neq": "≠", "ne": "≠",
+    "approx": "≈", "sim": "∼", "simeq": "≃", "equiv": "≡", "propto": "∝",
+    "infty": "∞", "pm": "±", "mp": "∓", "to": "→", "rightarrow": "→",
+    "leftarrow": "←", "Rightarrow": "⇒", "Leftarrow": "⇐", "mapsto": "↦",
+    "leftrightarrow": "↔", "in": "∈", "notin": "∉", "subset": "⊂",
+    "subseteq": "⊆", "cup": "∪", "cap": "∩", "forall": "∀", "exists": "∃",
+    "partial": "∂", "nabla": "∇", "sum": "∑", "prod": "∏", "int": "∫",
+    "sqrt": "√", "log": "log", "exp": "exp", "min": "min", "max": "max",
+    "ell": "ℓ", "circ": "∘", "star": "⋆", "ast": "∗", "emptyset": "∅",
+    "lfloor": "⌊", "rfloor": "⌋", "lceil": "⌈", "rceil": "⌉",
+    "langle": "⟨", "rangle": "⟩", "top": "⊤", "dagger": "†", "%": "%",
+    "&": "&", "_": "_", "#": "#", "$": "$", "{": "{", "}": "}", "textendash": "–",
+    "textemdash": "—", "ss": "ß", "ae": "æ", "o": "ø", "O": "Ø", "aa": "å",
+    "l": "ł", "L": "Ł", "i": "ı", "ie": "i.e.", "eg": "e.g.", "etal": "et al.",
+    # old-style font switches ({\\it x}, {\\sc x}) carry no text
+    "it": "", "em": "", "bf": "", "sc": "", "rm": "", "tt": "", "sl": "", "sf": "",
+    "quad": " ", "qquad": " ", "left": "", "right": "", "big": "", "Big": "",
+}
+_MACRO_RE = re.compile(r"\\([A-Za-z]+|[%&_#${}])")
+_MATH_RE = re.compile(r"(?<!\\)\$\$?(.+?)(?<!\\)\$\$?", re.S)
+_MD_LINK_RE = re.compile(r"!?\[([^\]\n]*)\]\((https?://[^)\s]+)\)")
+_MD_EMPH_RE = re.compile(r"(\*\*|__)(?=\S)(.+?)(?<=\S)\1|(?<![\w*])\*(?=\S)([^*\n]+?)(?<=\S)\*(?![\w*])")
+_MD_CODE_RE = re.compile(r"`([^`\n]+)`")
+_URL_RE = re.compile(r"https?://[^\s<>\"'`\]\[{}|\\^]+", re.I)
+_SPACE_RE = re.compile(r"\s+")
+# TeX single quotes: `like this'
+_TEX_SINGLE_QUOTE_RE = re.compile(r"`([^\s`'\\](?:[^`'\\\n]{0,200}[^\s`'\\])?)'(?!\w)")
+
+
+def _math_to_text(expr: str) -> str:
+    expr = _MATHBB_RE.sub(lambda m: _BB.get(m.group(1), m.group(1)), expr)
+    expr = latex_to_text(expr)
+    # sub/superscripts and grouping braces carry no words
+    expr = expr.replace("^", "").replace("_", "").replace("{", "").replace("}", "")
+    return expr
+
+
+def latex_to_text(text: str) -> str:
+    """LaTeX text macros and symbols to Unicode; unknown macros keep their name."""
+    if "\\" not in text and "~" not in text:
+        return text
+    text = _HREF_RE.sub(r"\2", text)
+    for _ in range(4):  # nested \textbf{\emph{x}}
+        new = _TEXT_MACRO_RE.sub(r"\1", text)
+        if new == text:
+            break
+        text = new
+    text = _ACCENT_RE.sub(
+        lambda m: unicodedata.normalize("NFC", (m.group(2) or m.group(3)) + _ACCENTS[m.group(1)]),
+        text)
+
+    text = _MACRO_RE.sub(lambda m: SYMBOLS.get(m.group(1), m.group(1)), text)
+    return text.replace("~", "\u00a0")
+
+
+def plain_text(raw: str) -> str:
+    """What a reader should see: no LaTeX macros, no Markdown markup, one line."""
+    text = raw.replace("``", "\u201c").replace("''", "\u201d")
+    text = text.replace("---", "\u2014").replace("--", "\u2013")
+    text = _TEX_SINGLE_QUOTE_RE.sub("\u2018\\1\u2019", text)
+    text = _MD_LINK_RE.sub(lambda m: m.group(1) or m.group(2), text)
+    text = _MATH_RE.sub(lambda m: _math_to_text(m.group(1)), text)
+    text = latex_to_text(text)
+    text = _MD_CODE_RE.sub(r"\1", text)
+    text = _MD_EMPH_RE.sub(lambda m: m.group(2) or m.group(3), text)
+    # grouping braces that survive ({BayeSQP} in BibTeX style) are markup too
+    text = re.sub(r"(?<!\\)[{}]", "", text)
+    return _SPACE_RE.sub(" ", text).strip()
+
+
+def fold(text: str) -> str:
+    """Case- and accent-insensitive form: 'Mălan' and 'malan' fold alike."""
+    text = unicodedata.normalize("NFKD", text.casefold())
+    return "".join(c for c in text if not unicodedata.combining(c))
+
+
+def fingerprint_text(raw: str) -> str:
+    """Letters and digits only, folded: two copies of one abstract agree here
+    whatever their whitespace, case, LaTeX, Markdown and punctuation."""
+    return "".join(c for c in fold(plain_text(raw)) if c.isalnum())
+
+
+def find_links(raw: str) -> list[str]:
+    """http(s) links in an abstract, in order, without trailing punctuation."""
+    seen: dict[str, None] = {}
+    for m in _URL_RE.finditer(raw):
+        url = m.group(0).rstrip(".,;:!?*_'\"")
+        # a closing paren belongs to the URL only if it opened one inside it
+        while url.endswith(")") and url.count("(") < url.count(")"):
+            url = url[:-1].rstrip(".,;:!?*_")
+        if len(url) > len("https://x"):
+            seen.setdefault(url, None)
+    return list(seen)
+
+
+def one_line(text: str) -> str:
+    return _SPACE_RE.sub(" ", text).strip()

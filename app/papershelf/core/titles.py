@@ -1,0 +1,146 @@
+"""A readable title for a paper that arrived without one.
+
+Most listings are abstracts only. A list of 300 abstracts' first words is
+unreadable, so each paper gets a derived title, marked as derived:
+
+1. a named contribution: "We introduce \\textsc{VeriSimpl}, a solver–LLM
+   framework for …" → "VeriSimpl: a solver–LLM framework for …", and
+   "we propose ZEN (Zero-Parameter Hypergraph Neural Network), …" → "ZEN:
+   Zero-Parameter Hypergraph Neural Network";
+2. otherwise the opening clause of the first sentence.
+
+Either is shortened to a list-friendly length at a clause or word boundary.
+"""
+
+from __future__ import annotations
+
+import re
+
+from .text import plain_text
+
+MAX_TITLE = 90
+MIN_CUT = 35
+
+_VERBS = r"(?:introduce|propose|present|develop|design|build|release|call|name|term|dub)s?"
+_LEAD_RE = re.compile(
+    r"\b(?:[Ww]e|[Tt]his (?:paper|work|article)|[Hh]ere,? we)\s+(?:first\s+|further\s+|then\s+)?"
+    + _VERBS + r"\s+(?P<rest>[^.;:]{2,400})")
+# A name: one to three capitalised tokens, at least one of which looks coined
+# (an inner capital, a digit, or all caps), e.g. VeriSimpl, DPLM-Evo, Neur2RO.
+_TOKEN = r"[A-Z][\w\-+*'’]*"
+_NAME_RE = re.compile(rf"^(?P<name>{_TOKEN}(?:\s+{_TOKEN}){{0,2}})\s*,\s+(?P<desc>(?:a|an|the)\s.+)$")
+_LONG_ACRO_RE = re.compile(
+    r"^(?:(?:a|an|the)\s+(?:new\s+|novel\s+)?)?(?P<long>[\w\-–'’ ]{6,120}?)\s*\((?P<acro>[A-Z][\w\-+*]{1,24})\)")
+_ACRO_LONG_RE = re.compile(r"^(?P<acro>[A-Z][\w\-+*]{1,24})\s*\((?P<long>[^()]{6,120})\)")
+_CLAUSE_RE = re.compile(r",\s|;\s|:\s|\s[–—-]{1,2}\s|\s(?=(?:which|where|while|whereas|but|because|although)\s)")
+# a clause shorter than this reads as cut off; a word cut with "…" reads better
+MIN_CLAUSE = 45
+_LEADING_FLUFF_RE = re.compile(
+    r"^(?:In (?:this|the present|our) (?:paper|work|article|study|note),?\s+|Here,?\s+|In short,?\s+)", re.I)
+_ABBREV = ("e.g", "i.e", "et al", "vs", "etc", "cf", "Fig", "Eq", "resp", "approx", "w.r.t", "Dr", "Prof", "St")
+
+
+def _coined(name: str) -> bool:
+    for tok in name.split():
+        core = tok.strip("*-+'’")
+        if any(c.isdigit() for c in core) or sum(c.isupper() for c in core) >= 2:
+            return True
+    return False
+
+
+def _expansion(words: list[str], acro: str) -> str | None:
+    """The words an acronym stands for, from the phrase just before "(ACRO)"."""
+    if not words:
+        return None
+    initial = acro[0].casefold()
+    for i in range(len(words) - 1, -1, -1):
+        if words[i] in ("called", "named", "termed", "dubbed", "coined"):
+            words = words[i + 1:]
+            break
+    if not words:
+        return None
+    if len(words) <= 12 and words[0][0].isupper():
+        return " ".join(words)
+    suffix: list[str] = []
+    for word in reversed(words):
+        if not word[0].isupper():
+            break
+        suffix.insert(0, word)
+    if len(suffix) >= 2 and suffix[0][0].casefold() == initial:
+        return " ".join(suffix)
+    if len(words) <= 8 and words[0][0].casefold() == initial:
+        return " ".join(words)
+    return None
+
+
+def first_sentence(text: str) -> str:
+    for m in re.finditer(r"[.!?](?=\s+[A-Z(\"“0-9]|$)", text):
+        before = text[: m.start()]
+        if before.endswith(_ABBREV) or re.search(r"(?:^|\s)[A-Z]$", before):
+            continue  # an abbreviation or an initial, not the end of a sentence
+        return text[: m.start()]
+    return text
+
+
+def shorten(text: str, limit: int = MAX_TITLE) -> str:
+    text = text.strip().rstrip(" ,;:.–—-")
+    if len(text) <= limit:
+        return text
+    cut = None
+    for m in _CLAUSE_RE.finditer(text):
+        if m.start() > limit:
+            break
+        inside_parens = text.count("(", 0, m.start()) > text.count(")", 0, m.start())
+        if m.start() >= MIN_CLAUSE and not inside_parens:
+            cut = m.start()
+    if cut is not None:
+        return text[:cut].rstrip(" ,;:.–—-")
+    head = text[: limit - 1]
+    space = head.rfind(" ")
+    if space >= MIN_CUT:
+        head = head[:space]
+    return head.rstrip(" ,;:.–—-") + "…"
+
+
+def _named(sentence: str) -> str | None:
+    m = _LEAD_RE.search(sentence)
+    if not m:
+        return None
+    rest = m.group("rest").strip()
+    acro = _ACRO_LONG_RE.match(rest)
+    if acro:
+        return f"{acro.group('acro')}: {acro.group('long').strip()}"
+    long = _LONG_ACRO_RE.match(rest)
+    if long and _coined(long.group("acro")):
+        expansion = _expansion(long.group("long").split(), long.group("acro"))
+        # a named contribution is capitalised; "Markov decision processes (MDPs)" is a term
+        if expansion and expansion[0].isupper():
+            return f"{long.group('acro')}: {expansion}"
+    named = _NAME_RE.match(rest)
+    if named and _coined(named.group("name")) or (named and len(named.group("name").split()) == 1):
+        desc = named.group("desc").strip()
+        return f"{named.group('name')}: {desc}"
+    return None
+
+
+def derive_title(abstract: str, limit: int = MAX_TITLE) -> str:
+    """A short readable title from an abstract (plain text, no markup)."""
+    text = plain_text(abstract)
+    if not text:
+        return "Untitled paper"
+    # a contribution is usually named within the first few sentences
+    rest = text
+    for _ in range(4):
+        sentence = first_sentence(rest)
+        named = _named(sentence)
+        if named:
+            return _capitalise(shorten(named, limit))
+        rest = rest[len(sentence):].lstrip(".!? ")
+        if not rest:
+            break
+    opening = _LEADING_FLUFF_RE.sub("", first_sentence(text))
+    return _capitalise(shorten(opening, limit))
+
+
+def _capitalise(title: str) -> str:
+    return title[:1].upper() + title[1:] if title else title
