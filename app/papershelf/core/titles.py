@@ -48,6 +48,14 @@ def _coined(name: str) -> bool:
     return False
 
 
+_SMALL_WORDS = {"a", "an", "and", "the", "of", "for", "in", "on", "to", "with", "by", "via", "from", "at"}
+
+
+def _mostly_capitalised(phrase: str) -> bool:
+    words = [w for w in phrase.split() if w.casefold() not in _SMALL_WORDS]
+    return bool(words) and sum(w[0].isupper() for w in words) * 2 >= len(words)
+
+
 def _expansion(words: list[str], acro: str) -> str | None:
     """The words an acronym stands for, from the phrase just before "(ACRO)"."""
     if not words:
@@ -114,7 +122,7 @@ def _named(sentence: str) -> str | None:
     if long and _coined(long.group("acro")):
         expansion = _expansion(long.group("long").split(), long.group("acro"))
         # a named contribution is capitalised; "Markov decision processes (MDPs)" is a term
-        if expansion and expansion[0].isupper():
+        if expansion and _mostly_capitalised(expansion):
             return f"{long.group('acro')}: {expansion}"
     named = _NAME_RE.match(rest)
     if named and _coined(named.group("name")) or (named and len(named.group("name").split()) == 1):

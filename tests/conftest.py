@@ -1,0 +1,97 @@
+"""Shared fixtures: a fresh library folder per test, the seeds, real mounts."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+# Qt aborts without a display unless told to draw offscreen; set before any Qt import.
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+ROOT = Path(__file__).resolve().parents[1]
+SEEDS = sorted((ROOT / "seeds").glob("*.txt"))
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+
+from papershelf.core.library import Library  # noqa: E402
+
+
+@pytest.fixture(autouse=True)
+def _isolated_env(monkeypatch, tmp_path):
+    # never touch the real user's library, whatever a test forgets to pass
+    monkeypatch.setenv("PAPERSHELF_DATA_DIR", str(tmp_path / "default-library"))
+
+
+@pytest.fixture
+def data_dir(tmp_path) -> Path:
+    return tmp_path / "library"
+
+
+@pytest.fixture
+def seeds() -> list[Path]:
+    assert len(SEEDS) == 4, "the four sample listings must be in seeds/"
+    return list(SEEDS)
+
+
+@pytest.fixture
+def library(data_dir):
+    lib = Library.open(data_dir)
+    yield lib
+    lib.close()
+
+
+@pytest.fixture
+def seeded(library, seeds):
+    library.import_files(seeds)
+    return library
+
+
+def snapshot_files(folder: Path) -> dict[str, bytes]:
+    """Every file of a library folder and its bytes, to prove nothing changed."""
+    return {str(p.relative_to(folder)): p.read_bytes()
+            for p in sorted(folder.rglob("*")) if p.is_file() and p.name != "library.lock"}
+
+
+def run_cli(*args: str, data_dir: Path | None = None, input: str | None = None,
+            env: dict | None = None) -> subprocess.CompletedProcess:
+    """The installed console script in a real subprocess."""
+    cmd = [sys.executable, "-m", "papershelf"]
+    if data_dir is not None:
+        cmd += ["--data-dir", str(data_dir)]
+    full_env = {**os.environ, **(env or {})}
+    return subprocess.run(cmd + list(args), capture_output=True, text=True, input=input,
+                          env=full_env, timeout=120)
+
+
+class Mount:
+    """A real tmpfs mounted for one test (root only): a read-only or full disk."""
+
+    def __init__(self, path: Path, size: str):
+        self.path = path
+        self.size = size
+
+    def __enter__(self) -> "Mount":
+        self.path.mkdir(parents=True, exist_ok=True)
+        res = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={self.size}", "tmpfs", str(self.path)],
+                             capture_output=True, text=True)
+        if res.returncode != 0:
+            pytest.skip(f"cannot mount a tmpfs here (needs root): {res.stderr.strip()}")
+        return self
+
+    def remount_readonly(self) -> None:
+        subprocess.run(["mount", "-o", "remount,ro", str(self.path)], check=True)
+
+    def __exit__(self, *exc) -> None:
+        subprocess.run(["umount", "-l", str(self.path)], capture_output=True)
+
+
+@pytest.fixture
+def tmpfs(tmp_path):
+    """Factory: `with tmpfs("1m") as m:` gives a real small file system at m.path."""
+    if os.name != "posix" or shutil.which("mount") is None:
+        pytest.skip("needs mount(8)")
+    return lambda size="4m": Mount(tmp_path / f"mnt-{size}", size)

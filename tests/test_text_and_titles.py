@@ -1,0 +1,81 @@
+"""Plain text, fingerprints and derived titles, on seed abstracts and on edge cases."""
+
+from __future__ import annotations
+
+import pytest
+
+from papershelf.core.dedupe import fingerprint
+from papershelf.core.importers import parse_file
+from papershelf.core.text import find_links, fold, plain_text
+from papershelf.core.titles import MAX_TITLE, derive_title
+
+
+@pytest.mark.parametrize("raw, shown", [
+    (r"We introduce \textsc{VeriSimpl}, based on \emph{simplification}.",
+     "We introduce VeriSimpl, based on simplification."),
+    (r"a critical time gap $\Delta$ that", "a critical time gap Δ that"),
+    (r"Exploit rates range from 0\% to 13.9\% \& more", "Exploit rates range from 0% to 13.9% & more"),
+    ("a **Glocal** *unpaired* `code` [repo](https://x.org/a)", "a Glocal unpaired code repo"),
+    (r"we are inspired by ``reverse thinking'' -- prompting", "we are inspired by “reverse thinking” – prompting"),
+    (r"a fully {\it single-loop} manner, \ie with", "a fully single-loop manner, i.e. with"),
+    (r"generalized Tur\'{a}n problems and F\"{o}ppl's model", "generalized Turán problems and Föppl's model"),
+    ("SCHUR-A*, an algorithm that leverages A* search", "SCHUR-A*, an algorithm that leverages A* search"),
+    (r"$\mathbb{E}[I(x)]$ over $\mathbb{R}^n$", "𝔼[I(x)] over ℝn"),
+])
+def test_plain_text(raw, shown):
+    assert plain_text(raw) == shown
+
+
+def test_fold_diacritics():
+    assert fold("Mălan") == fold("Malan") == "malan"
+    assert fold("Álvarez") == "alvarez"
+
+
+def test_fingerprint_ignores_markup_case_and_whitespace():
+    a = r"We introduce \textsc{VeriSimpl}, a  solver for $\Delta$-problems with **bold** claims."
+    b = "we introduce VeriSimpl, a solver\nfor Δ-problems with bold claims"
+    assert fingerprint(a) == fingerprint(b)
+    assert fingerprint(a) != fingerprint("We introduce VeriSimpl, a solver for other problems.")
+
+
+def test_find_links_strips_trailing_punctuation():
+    raw = ("Code: https://github.com/LAMDA-RL/MAFIS. See [https://github.com/Muyiiiii/NeurIPS-25-Glocal-IB]"
+           "(https://github.com/Muyiiiii/NeurIPS-25-Glocal-IB) and (https://a.org/x_(y)).")
+    assert find_links(raw) == ["https://github.com/LAMDA-RL/MAFIS",
+                               "https://github.com/Muyiiiii/NeurIPS-25-Glocal-IB",
+                               "https://a.org/x_(y)"]
+
+
+@pytest.mark.parametrize("abstract, title", [
+    (r"Natural language interfaces help. However, it is hard. We introduce \textsc{VeriSimpl}, a "
+     r"solver–LLM framework for robust natural-language-to-optimization formalization. It works.",
+     "VeriSimpl: a solver–LLM framework for robust natural-language-to-optimization…"),
+    ("We introduce BayeSQP, a novel algorithm for general black-box optimization that merges the "
+     "structure of sequential quadratic programming with concepts from Bayesian optimization.",
+     "BayeSQP: a novel algorithm for general black-box optimization that merges the structure…"),
+    ("Hypergraphs are hard. To this end, we propose ZEN (Zero-Parameter Hypergraph Neural Network), "
+     "a fully linear and parameter-free model.", "ZEN: Zero-Parameter Hypergraph Neural Network"),
+    ("Offline RL is hard. We introduce Quantile Reward Policy Optimization (QRPO), which learns from "
+     "pointwise absolute rewards.", "QRPO: Quantile Reward Policy Optimization"),
+    ("Combinatorial optimization (CO) is naturally discrete, making machine learning based on "
+     "differentiable relaxations difficult.", "Combinatorial optimization (CO) is naturally discrete"),
+    ("In this paper, we design Markov decision processes (MDPs) for different combinatorial problems.",
+     "We design Markov decision processes (MDPs) for different combinatorial problems"),
+])
+def test_derived_titles(abstract, title):
+    assert derive_title(abstract) == title
+
+
+def test_every_seed_gets_a_short_clean_title(seeds):
+    titles = [derive_title(p.abstract) for path in seeds for p in parse_file(path).papers]
+    assert len(titles) == 387
+    for title in titles:
+        assert 12 <= len(title) <= MAX_TITLE, title
+        assert not any(ch in title for ch in "\\${}`"), title
+        assert "**" not in title, title
+        assert title[0].isupper() or not title[0].isalpha(), title
+        assert not title.endswith((",", ";", ":", " ")), title
+
+
+def test_derived_title_of_empty_abstract():
+    assert derive_title("   ") == "Untitled paper"
