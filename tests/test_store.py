@@ -1,0 +1,257 @@
+"""The store on disk: journal, compaction, backups, damage, locks, full and read-only disks."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from conftest import snapshot_files
+from papershelf.core import store as store_mod
+from papershelf.core.errors import (StoreCorruptError, StoreLockedError, StoreVersionError,
+                                    StoreWriteError)
+from papershelf.core.library import Library
+from papershelf.core.paper import Status
+from papershelf.core.store import JOURNAL, SNAPSHOT, Store
+
+
+def compacted(library) -> None:
+    """Fold the journal so the library file holds everything."""
+    library.compact()
+
+
+def test_edits_append_to_the_journal_not_the_snapshot(seeded, data_dir):
+    compacted(seeded)
+    snap = (data_dir / SNAPSHOT).read_bytes()
+    seeded.set_status(seeded.ids()[:1], "read")
+    assert (data_dir / SNAPSHOT).read_bytes() == snap
+    assert (data_dir / JOURNAL).read_bytes().count(b"\n") == 1
+
+
+def test_compaction_keeps_everything_and_makes_a_backup(seeded, data_dir):
+    pid = seeded.ids()[0]
+    seeded.add_tags([pid], ["x"])
+    compacted(seeded)
+    seeded.add_tags([pid], ["y"])
+    compacted(seeded)
+    assert (data_dir / JOURNAL).stat().st_size == 0
+    assert len(seeded.backups()) >= 1
+    seeded.close()
+    with Library.open(data_dir) as again:
+        assert again.get(pid).tags == ["x", "y"] and len(again) == 372
+
+
+def test_journal_grows_into_a_compaction(seeded, data_dir, monkeypatch):
+    monkeypatch.setattr(store_mod, "JOURNAL_COMPACT_BYTES", 2000)
+    compacted(seeded)
+    gen = seeded.generation[0]
+    snapshot_size = (data_dir / SNAPSHOT).stat().st_size
+    for i, pid in enumerate(seeded.ids()[:60]):
+        seeded.add_tags([pid], [f"t{i}"])
+        seeded.set_notes(pid, f"note {i} " * (snapshot_size // 5 // 60 // 6))
+    # the journal passed a fifth of the library file's size: folded in
+    assert seeded.generation[0] > gen
+    assert (data_dir / JOURNAL).stat().st_size < snapshot_size // 5
+    seeded.close()
+    with Library.open(data_dir) as again:
+        assert again.tag_counts()["t59"] == 1 and len(again.tag_counts()) == 60
+
+
+def test_torn_last_journal_line_is_dropped_and_the_rest_kept(seeded, data_dir):
+    a, b = seeded.ids()[:2]
+    seeded.set_status([a], "read")
+    seeded.set_status([b], "read")
+    seeded.close()
+    journal = data_dir / JOURNAL
+    data = journal.read_bytes()
+    journal.write_bytes(data[:-7])            # the process died in the middle of the last write
+    with Library.open(data_dir) as again:
+        assert again.get(a).status is Status.READ
+        assert again.get(b).status is Status.UNREAD
+        again.set_status([b], "skipped")       # the next line starts clean
+    with Library.open(data_dir) as third:
+        assert third.get(b).status is Status.SKIPPED
+
+
+def test_damaged_journal_line_in_the_middle_stops_the_load(seeded, data_dir):
+    ids = seeded.ids()[:3]
+    for pid in ids:
+        seeded.set_status([pid], "read")
+    seeded.close()
+    journal = data_dir / JOURNAL
+    lines = journal.read_bytes().split(b"\n")
+    lines[-3] = lines[-3].replace(b"read", b"REAd", 1)   # bit rot in the second-last edit
+    journal.write_bytes(b"\n".join(lines))
+    before = snapshot_files(data_dir)
+    with pytest.raises(StoreCorruptError) as err:
+        Library.open(data_dir)
+    assert str(journal) in str(err.value) and "papershelf recover" in str(err.value)
+    assert snapshot_files(data_dir) == before          # nothing was written
+    message = Store(data_dir).recover()
+    assert "kept the edits up to" in message
+    with Library.open(data_dir) as again:
+        assert [again.get(i).status for i in ids] == [Status.READ, Status.UNREAD, Status.UNREAD]
+    assert any(p.name.startswith("journal.jsonl.damaged-") for p in data_dir.iterdir())
+
+
+@pytest.mark.parametrize("damage", ["truncate", "garbage", "empty", "bad line"])
+def test_damaged_library_file_is_never_overwritten(seeded, data_dir, damage):
+    pid = seeded.ids()[0]
+    seeded.add_tags([pid], ["precious"])
+    compacted(seeded)                      # backup of the first snapshot
+    seeded.add_tags([pid], ["more"])
+    compacted(seeded)                      # backup with "precious"
+    seeded.close()
+    snap = data_dir / SNAPSHOT
+    data = snap.read_bytes()
+    snap.write_bytes({"truncate": data[: len(data) // 2],
+                      "garbage": os.urandom(5000),
+                      "empty": b"",
+                      "bad line": data.replace(b'"status":"unread"', b'"status":"unre', 1)}[damage])
+    before = snapshot_files(data_dir)
+    with pytest.raises(StoreCorruptError) as err:
+        Library.open(data_dir)
+    message = str(err.value)
+    assert str(snap) in message and "has not changed it" in message
+    assert err.value.backup is not None and str(err.value.backup) in message
+    assert snapshot_files(data_dir) == before
+    # the read-only path says the same and writes nothing either
+    with pytest.raises(StoreCorruptError):
+        Library.open(data_dir, readonly=True)
+    assert snapshot_files(data_dir) == before
+    # recover: the damaged file is kept aside and the latest good backup restored
+    message = Store(data_dir).recover()
+    assert "restored the backup" in message
+    with Library.open(data_dir) as again:
+        assert len(again) == 372 and "precious" in again.get(pid).tags
+    assert any(p.name.startswith("library.jsonl.damaged-") for p in data_dir.iterdir())
+
+
+def test_library_from_a_newer_version_is_refused(seeded, data_dir):
+    compacted(seeded)
+    seeded.close()
+    snap = data_dir / SNAPSHOT
+    snap.write_bytes(snap.read_bytes().replace(b'"schema_version":1', b'"schema_version":99', 1))
+    with pytest.raises(StoreVersionError, match="newer Papershelf"):
+        Library.open(data_dir)
+
+
+def test_second_writer_is_refused(seeded, data_dir):
+    with pytest.raises(StoreLockedError, match="open in another Papershelf"):
+        Library.open(data_dir)
+
+
+def test_second_process_is_refused_while_the_first_holds_the_library(seeded, data_dir):
+    code = textwrap.dedent(f"""
+        import sys
+        from papershelf.core.library import Library
+        from papershelf.core.errors import StoreLockedError
+        try:
+            Library.open({str(data_dir)!r})
+        except StoreLockedError as exc:
+            print("LOCKED", exc)
+            sys.exit(3)
+        """)
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert res.returncode == 3 and f"process {os.getpid()}" in res.stdout
+    seeded.close()
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert res.returncode == 0, res.stdout + res.stderr
+
+
+def test_lock_of_a_killed_process_is_released(data_dir):
+    with subprocess.Popen([sys.executable, "-c", textwrap.dedent(f"""
+            import sys, time
+            from papershelf.core.library import Library
+            lib = Library.open({str(data_dir)!r})
+            print("open", flush=True)
+            time.sleep(60)
+            """)], stdout=subprocess.PIPE, text=True) as child:
+        assert child.stdout.readline().strip() == "open"
+        with pytest.raises(StoreLockedError):
+            Library.open(data_dir)
+        child.kill()
+        child.wait()
+    with Library.open(data_dir) as lib:   # the OS dropped the dead process's lock
+        assert len(lib) == 0
+
+
+def _readonly_folder(tmpfs, data_dir):
+    """A library folder on a truly read-only file system (root ignores chmod)."""
+    if os.geteuid() != 0:
+        data_dir.chmod(0o555)
+        return None
+    return tmpfs("8m")
+
+
+def test_read_only_data_dir(seeds, tmpfs, tmp_path):
+    if os.geteuid() != 0:
+        folder = tmp_path / "ro"
+        with Library.open(folder) as lib:
+            lib.import_files(seeds[:1])
+        folder.chmod(0o555)
+        (folder / JOURNAL).chmod(0o444)
+        check_readonly(folder, seeds)
+        return
+    with tmpfs("8m") as mount:
+        folder = mount.path / "library"
+        with Library.open(folder) as lib:
+            lib.import_files(seeds[:1])
+        mount.remount_readonly()
+        check_readonly(folder, seeds)
+
+
+def check_readonly(folder, seeds):
+    before = snapshot_files(folder)
+    with pytest.raises(StoreWriteError) as err:
+        Library.open(folder)
+    assert str(folder) in str(err.value)
+    assert "read-only" in str(err.value) or "permission denied" in str(err.value)
+    with Library.open(folder, readonly=True) as lib:    # reading still works
+        assert len(lib) == 20
+    assert snapshot_files(folder) == before
+
+
+def test_full_disk_loses_nothing(seeds, tmpfs):
+    with tmpfs("2m") as mount:
+        folder = mount.path / "library"
+        lib = Library.open(folder)
+        lib.import_files(seeds[:2])
+        pid = lib.ids()[0]
+        lib.add_tags([pid], ["saved before the disk filled"])
+        filler = mount.path / "filler"
+        with open(filler, "wb") as f:
+            try:
+                while True:
+                    f.write(b"x" * 65536)
+                    f.flush()
+            except OSError:
+                pass
+        before = snapshot_files(folder)
+        big = ["a fairly long tag to fill the journal line " + str(i) for i in range(2000)]
+        with pytest.raises(StoreWriteError, match="disk is full"):
+            lib.add_tags(lib.ids(), big)
+        with pytest.raises(StoreWriteError):
+            lib.compact()
+        assert lib.get(pid).tags == ["saved before the disk filled"]   # memory not changed either
+        assert snapshot_files(folder) == before
+        filler.unlink()
+        lib.add_tags([pid], ["after"])                      # works again once there is room
+        lib.close()
+        with Library.open(folder) as again:
+            assert again.get(pid).tags == ["after", "saved before the disk filled"]
+            assert len(again) == 39
+
+
+def test_readers_retry_when_a_compaction_races_them(seeded, data_dir):
+    pid = seeded.ids()[0]
+    seeded.set_status([pid], "reading")
+    with Library.open(data_dir, readonly=True) as reader:
+        assert reader.get(pid).status is Status.READING
+    compacted(seeded)
+    seeded.set_status([pid], "read")
+    with Library.open(data_dir, readonly=True) as reader:
+        assert reader.get(pid).status is Status.READ
