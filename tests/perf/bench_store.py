@@ -471,7 +471,7 @@ def bench_size(n: int, seed: int, tmp_root: str | None, profile_top: int) -> dic
 def summary(rows: list[dict]) -> None:
     print("\n=== summary ===")
     head = (f"{'papers':>8} | {'import p/s':>10} | {'load s':>7} | {'tag p50/p95 ms':>15} | "
-            f"{'status p50/p95 ms':>17} | {'import MB':>9} | {'load MB':>7} | targets")
+            f"{'status p50/p95 ms':>17} | {'fsync p50 ms':>12} | {'import MB':>9} | {'load MB':>7} | targets")
     print(head)
     print("-" * len(head))
     for r in rows:
@@ -481,7 +481,7 @@ def summary(rows: list[dict]) -> None:
             ("memory", r["imp_mb"] <= TARGET_PEAK_MB), ("count", r["count_ok"]),
             ("durable", r["durable_ok"])) if not ok]
         print(f"{r['n']:>8,} | {r['pps']:>10,.0f} | {r['load_s']:>7.3f} | "
-              f"{r['tag50']:>6.2f} / {r['tag95']:>6.2f} | {r['st50']:>7.2f} / {r['st95']:>7.2f} | "
+              f"{r['tag50']:>6.2f} / {r['tag95']:>6.2f} | {r['st50']:>7.2f} / {r['st95']:>7.2f} | {r['fl50']:>12.2f} | "
               f"{r['imp_mb']:>9,.0f} | {r['load_mb']:>7,.0f} | "
               + ("all PASS" if not misses else "MISS: " + ", ".join(misses)))
     print(f"targets: import >= {TARGET_IMPORT_PPS:,.0f} papers/s, load <= {TARGET_LOAD_S:.0f} s, "

@@ -1,0 +1,152 @@
+"""The command line, run as the installed program in real subprocesses."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from conftest import run_cli
+from papershelf.core.library import Library
+
+JSON_KEYS = {"id", "title", "title_derived", "authors", "area", "subarea", "abstract", "status", "tags", "lists"}
+
+
+@pytest.fixture
+def imported(data_dir, seeds):
+    res = run_cli("import", *map(str, seeds), data_dir=data_dir)
+    assert res.returncode == 0, res.stderr
+    return data_dir
+
+
+def test_import_prints_per_file_and_total(data_dir, seeds):
+    res = run_cli("import", *map(str, seeds), data_dir=data_dir)
+    assert res.returncode == 0
+    lines = res.stdout.splitlines()
+    assert f"{seeds[1]} (paper-search): 19 added, 1 merged as duplicates" in lines
+    assert f"{seeds[3]} (daily-papers): 213 added, 14 merged as duplicates" in lines
+    assert lines[-1] == "The library now holds 372 papers."
+    again = run_cli("import", str(seeds[0]), data_dir=data_dir)
+    assert again.returncode == 0
+    assert "nothing changed; every paper in it is already in the library" in again.stdout
+
+
+def test_import_goes_on_past_a_bad_file_and_exits_1(data_dir, seeds, tmp_path):
+    empty = tmp_path / "empty.txt"
+    empty.write_text("")
+    res = run_cli("import", str(empty), str(seeds[0]), str(tmp_path / "missing.txt"), data_dir=data_dir)
+    assert res.returncode == 1
+    assert f"{empty}: not imported: {empty} is empty" in res.stdout
+    assert "missing.txt: no such file" in res.stdout
+    assert "20 added" in res.stdout
+    with Library.open(data_dir, readonly=True) as lib:
+        assert len(lib) == 20
+
+
+def test_list_json_has_the_documented_fields(imported):
+    res = run_cli("list", "--json", data_dir=imported)
+    assert res.returncode == 0
+    papers = json.loads(res.stdout)
+    assert len(papers) == 372
+    assert all(JSON_KEYS <= set(p) for p in papers)
+    thaman = [p for p in papers if p["authors"] == ["Kunvar Thaman"]]
+    assert len(thaman) == 1 and thaman[0]["area"] == "General Machine Learning"
+    assert thaman[0]["title_derived"] is True and thaman[0]["status"] == "unread"
+
+
+def test_list_table_shows_readable_titles(imported):
+    res = run_cli("list", data_dir=imported, env={"COLUMNS": "200"})
+    assert res.returncode == 0
+    lines = res.stdout.splitlines()
+    assert len(lines) == 372 + 2
+    assert any("~VeriSimpl: a solver–LLM framework" in line for line in lines)
+    assert any("~BayeSQP: a novel algorithm for general black-box optimization" in line for line in lines)
+    assert lines[-1] == "372 papers; ~ marks a title derived from the abstract."
+
+
+def test_tag_status_note_rate_lists_round_trip(imported):
+    papers = json.loads(run_cli("list", "--json", data_dir=imported).stdout)
+    a, b, c = (p["id"] for p in papers[:3])
+    assert run_cli("tag", a, b, "--add", "To Read", "--add", "llm,agents", data_dir=imported).returncode == 0
+    assert run_cli("tag", b, "--remove", "LLM", data_dir=imported).returncode == 0
+    res = run_cli("status", a, c, "reading", data_dir=imported)
+    assert res.returncode == 0 and "2 of 2 papers are now reading" in res.stdout
+    assert run_cli("note", a[:6], "-", input="Check the proof of Lemma 2.\n", data_dir=imported).returncode == 0
+    assert run_cli("rate", a, "5", data_dir=imported).returncode == 0
+    assert run_cli("list-add", "Thesis", c, a, data_dir=imported).returncode == 0
+    assert run_cli("lists", data_dir=imported).stdout.strip() == "Thesis  (2 papers)"
+
+    shown = json.loads(run_cli("show", a, "--json", data_dir=imported).stdout)
+    assert shown["tags"] == ["agents", "llm", "to read"]
+    assert shown["status"] == "reading" and shown["rating"] == 5
+    assert shown["notes"] == "Check the proof of Lemma 2.\n"
+    assert shown["lists"] == ["Thesis"]
+    listed = json.loads(run_cli("list", "--json", "--list", "thesis", data_dir=imported).stdout)
+    assert [p["id"] for p in listed] == [c, a]
+    tagged = json.loads(run_cli("list", "--json", "--tag", "to read", "--status", "reading",
+                                data_dir=imported).stdout)
+    assert [p["id"] for p in tagged] == [a]
+    text = run_cli("show", b, data_dir=imported).stdout
+    assert "tags:     agents, to read" in text and "(title derived from the abstract)" in text
+
+
+@pytest.mark.parametrize("args, message", [
+    (["status", "nosuchid", "read"], "No paper with id 'nosuchid'"),
+    (["status", "read"], "give one or more paper ids, then the status"),
+    (["list", "--status", "later"], "unknown status 'later'"),
+    (["tag", "abc"], "--add TAG"),
+    (["frobnicate"], "invalid choice"),
+    (["show"], "the following arguments are required: id"),
+    (["rate", "x", "7"], "a rating is a number from 1 to 5"),
+    (["import"], "name at least one FILE"),
+])
+def test_bad_arguments_give_one_line_and_exit_2(imported, args, message):
+    res = run_cli(*args, data_dir=imported)
+    assert res.returncode == 2
+    assert res.stdout == ""
+    assert len(res.stderr.strip().splitlines()) == 1 and message in res.stderr
+
+
+def test_data_dir_from_the_environment(tmp_path, seeds):
+    folder = tmp_path / "env-library"
+    res = run_cli("import", str(seeds[0]), env={"PAPERSHELF_DATA_DIR": str(folder)})
+    assert res.returncode == 0
+    assert (folder / "library.jsonl").exists() or (folder / "journal.jsonl").exists()
+    assert len(json.loads(run_cli("list", "--json", env={"PAPERSHELF_DATA_DIR": str(folder)}).stdout)) == 20
+
+
+def test_write_while_another_process_holds_the_library(imported):
+    with Library.open(imported):
+        res = run_cli("status", json.loads(run_cli("list", "--json", data_dir=imported).stdout)[0]["id"],
+                      "read", data_dir=imported)
+    assert res.returncode == 1
+    assert "open in another Papershelf" in res.stderr and "Traceback" not in res.stderr
+
+
+def test_damaged_library_gets_a_clear_message_and_recover(imported):
+    with Library.open(imported) as lib:
+        lib.compact()
+        lib.compact()
+    snap = imported / "library.jsonl"
+    snap.write_bytes(snap.read_bytes()[:5000])
+    res = run_cli("list", data_dir=imported)
+    assert res.returncode == 1
+    assert str(snap) in res.stderr and "papershelf recover" in res.stderr and "Traceback" not in res.stderr
+    rec = run_cli("recover", data_dir=imported)
+    assert rec.returncode == 0 and "restored the backup" in rec.stdout
+    assert len(json.loads(run_cli("list", "--json", data_dir=imported).stdout)) == 372
+
+
+def test_no_command_on_first_run_brings_in_the_sample_library(tmp_path):
+    folder = tmp_path / "first-run"
+    res = run_cli(data_dir=folder)
+    assert res.returncode == 0, res.stderr
+    assert "importing the sample library" in res.stdout
+    assert len(json.loads(run_cli("list", "--json", data_dir=folder).stdout)) == 372
+    second = run_cli(data_dir=folder)
+    assert "importing the sample library" not in second.stdout
+
+
+def test_import_samples_flag(data_dir):
+    res = run_cli("import", "--samples", data_dir=data_dir)
+    assert res.returncode == 0 and res.stdout.splitlines()[-1] == "The library now holds 372 papers."
