@@ -36,7 +36,7 @@ def test_import_goes_on_past_a_bad_file_and_exits_1(data_dir, seeds, tmp_path):
     empty.write_text("")
     res = run_cli("import", str(empty), str(seeds[0]), str(tmp_path / "missing.txt"), data_dir=data_dir)
     assert res.returncode == 1
-    assert f"{empty}: not imported: {empty} is empty" in res.stdout
+    assert f"not imported: {empty} is empty; there is nothing to import." in res.stdout
     assert "missing.txt: no such file" in res.stdout
     assert "20 added" in res.stdout
     with Library.open(data_dir, readonly=True) as lib:

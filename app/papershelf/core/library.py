@@ -57,6 +57,8 @@ class FileReport:
 
     def summary(self) -> str:
         if self.error:
+            if self.error.startswith(self.path):
+                return f"not imported: {self.error}"
             return f"{self.path}: not imported: {self.error}"
         if not self.added and not self.merged:
             return f"{self.path}: nothing changed; every paper in it is already in the library"
@@ -238,7 +240,7 @@ class Library:
     def import_parsed(self, parsed: ParsedFile) -> FileReport:
         report = FileReport(path=parsed.path, format=parsed.format, problems=list(parsed.problems))
         if not parsed.papers:
-            report.error = "no papers were found in it" + (
+            report.error = f"{parsed.path}: no papers were found in it" + (
                 f" ({len(parsed.problems)} lines could not be read; the first: {parsed.problems[0]})"
                 if parsed.problems else "")
             return report

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import codecs
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -64,6 +63,9 @@ def read_text(path: Path) -> tuple[str, list[Problem]]:
         raise ListingError(f"{shown}: no such file.", path)
     if path.is_dir():
         raise ListingError(f"{shown} is a folder, not a file; choose the listing files inside it.", path)
+    if not path.is_file():
+        raise ListingError(f"{shown} is not a regular file (a device, pipe or socket); "
+                           "save the listing as a plain file first.", path)
     try:
         size = path.stat().st_size
     except OSError as exc:
@@ -86,7 +88,8 @@ def read_text(path: Path) -> tuple[str, list[Problem]]:
     elif data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
         text = _decode(data, "utf-16", path)
     elif _looks_utf16(data):
-        enc = "utf-16-le" if data[1:2] == b"\0" else "utf-16-be"
+        # ASCII text in UTF-16-LE has its zero bytes at odd offsets
+        enc = "utf-16-le" if data[1:4096:2].count(0) > data[0:4096:2].count(0) else "utf-16-be"
         text = _decode(data, enc, path)
         notes.append(Problem(shown, 0, f"read as {enc.upper()} (the file has no byte-order mark)"))
     else:
@@ -132,9 +135,3 @@ def _binary_ratio(sample: bytes) -> float:
     return bad / len(sample)
 
 
-def display_path(path: Path) -> str:
-    """The path as the user would recognise it (relative to the cwd when under it)."""
-    try:
-        return os.path.relpath(path)
-    except ValueError:
-        return str(path)

@@ -45,6 +45,8 @@ _TERMINAL_RE = re.compile(r"""([.!?)\]"'”’]|https?://\S+)$""")
 
 def parse_area(line: str) -> tuple[str, str, bool] | None:
     """(area, subarea, known) if the line is an area line, else None."""
+    if len(line) > 300:
+        return None
     parts = _AREA_SEP_RE.split(line.strip(), maxsplit=1)
     top = parts[0].strip()
     sub = parts[1].strip() if len(parts) > 1 else ""
@@ -142,14 +144,14 @@ def _classify_line(no: int, text: str) -> _Unit:
     area = parse_area(text)
     if area:
         return _Unit("area", no, text, area=area)
-    names = split_authors(text)
+    names = split_authors(text) if len(text) <= 5000 else None
     if names:
         return _Unit("authors", no, text, names=names)
     return _classify_text(no, text)
 
 
 def _classify_text(no: int, text: str) -> _Unit:
-    if len(text.split()) >= MIN_ABSTRACT_WORDS:
+    if len(text) > MAX_ABSTRACT_CHARS or len(text.split(None, MIN_ABSTRACT_WORDS)) >= MIN_ABSTRACT_WORDS:
         return _Unit("text", no, text)
     return _Unit("odd", no, text)
 
