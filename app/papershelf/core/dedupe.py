@@ -6,23 +6,23 @@ import hashlib
 
 from .importers.base import Candidate
 from .paper import Paper, Source
-from .text import fingerprint_text, fold, plain_text
+from .text import fingerprint_text, fold
 
 # Bump when fingerprint_text changes meaning: stored fingerprints are then recomputed.
 FINGERPRINT_VERSION = 1
 
 
 def fingerprint(abstract: str, title: str = "", authors: list[str] | None = None,
-                year: int | None = None) -> str:
+                year: int | None = None, plain: str | None = None) -> str:
     """The same for two copies of one paper, whatever their markup.
 
     The abstract decides when there is one (listings have nothing else);
     otherwise the title with the first author's surname and the year.
     """
-    basis = fingerprint_text(abstract)
+    basis = fingerprint_text(abstract, plain)
     if not basis:
         first = fold(authors[0].split()[-1]) if authors else ""
-        basis = "t:" + "".join(c for c in fold(plain_text(title)) if c.isalnum()) + f":{first}:{year or ''}"
+        basis = f"t:{fingerprint_text(title)}:{first}:{year or ''}"
     return hashlib.blake2b(basis.encode("utf-8"), digest_size=16).hexdigest()
 
 

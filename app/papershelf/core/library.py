@@ -20,7 +20,7 @@ from .errors import ListingError, NotFoundError, PapershelfError
 from .importers.base import Candidate, ParsedFile, Problem
 from .paper import RATING_MAX, RATING_MIN, Paper, Source, Status, normalize_tag
 from .store import Op, Store, now_iso
-from .text import find_links
+from .text import find_links, plain_text
 from .titles import derive_title
 
 log = logging.getLogger(__name__)
@@ -254,10 +254,11 @@ class Library:
         pending: dict[str, dict] = {}     # existing id → accumulated field changes
         for cand in parsed.papers:
             source = Source(file=file_key, format=parsed.format, line=cand.line)
-            fp = fingerprint(cand.abstract, cand.title, cand.authors, cand.year)
+            plain = plain_text(cand.abstract)
+            fp = fingerprint(cand.abstract, cand.title, cand.authors, cand.year, plain=plain)
             pid = self._by_fp.get(fp)
             if pid is None:
-                paper = self._new_paper(cand, fp, source, now, taken=new)
+                paper = self._new_paper(cand, fp, source, now, taken=new, plain=plain)
                 new[paper.id] = paper
                 self._by_fp[fp] = paper.id
                 continue
@@ -267,7 +268,8 @@ class Library:
                 target.sources = list(target.sources)
             if any(s.file == source.file and s.format == source.format for s in target.sources):
                 source = next(s for s in target.sources if s.file == source.file)
-            changes = merge_into(target, cand, source, derive_title(cand.abstract) if cand.abstract else "")
+            changes = merge_into(target, cand, source,
+                                 derive_title(cand.abstract, plain=plain) if cand.abstract else "")
             if not changes:
                 if pid not in new:
                     report.unchanged += 1
@@ -301,7 +303,7 @@ class Library:
         return report
 
     def _new_paper(self, cand: Candidate, fp: str, source: Source, now: str,
-                   taken: dict[str, Paper]) -> Paper:
+                   taken: dict[str, Paper], plain: str) -> Paper:
         length = ID_LENGTH
         pid = fp[:length]
         while pid in self._store.papers or pid in taken:
@@ -309,7 +311,7 @@ class Library:
             pid = fp[:length]
         title, derived = cand.title, False
         if not title:
-            title, derived = derive_title(cand.abstract), True
+            title, derived = derive_title(cand.abstract, plain=plain), True
         return Paper(
             id=pid, title=title, title_derived=derived, authors=list(cand.authors),
             area=cand.area, subarea=cand.subarea, abstract=cand.abstract,

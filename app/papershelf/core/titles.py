@@ -81,12 +81,16 @@ def _expansion(words: list[str], acro: str) -> str | None:
     return None
 
 
+_SENTENCE_END_RE = re.compile(r"[.!?](?=\s+[A-Z(\"“0-9]|$)")
+
+
 def first_sentence(text: str) -> str:
-    for m in re.finditer(r"[.!?](?=\s+[A-Z(\"“0-9]|$)", text):
-        before = text[: m.start()]
-        if before.endswith(_ABBREV) or re.search(r"(?:^|\s)[A-Z]$", before):
+    for m in _SENTENCE_END_RE.finditer(text):
+        end = m.start()
+        tail = text[max(0, end - 8):end]
+        if tail.endswith(_ABBREV) or (tail[-1:].isupper() and (end == 1 or text[end - 2] == " ")):
             continue  # an abbreviation or an initial, not the end of a sentence
-        return text[: m.start()]
+        return text[:end]
     return text
 
 
@@ -131,9 +135,12 @@ def _named(sentence: str) -> str | None:
     return None
 
 
-def derive_title(abstract: str, limit: int = MAX_TITLE) -> str:
-    """A short readable title from an abstract (plain text, no markup)."""
-    text = plain_text(abstract)
+def derive_title(abstract: str, limit: int = MAX_TITLE, plain: str | None = None) -> str:
+    """A short readable title from an abstract (plain text, no markup).
+
+    `plain` is `plain_text(abstract)` when the caller has it already.
+    """
+    text = plain if plain is not None else plain_text(abstract)
     if not text:
         return "Untitled paper"
     # a contribution is usually named within the first few sentences

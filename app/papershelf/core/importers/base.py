@@ -131,7 +131,9 @@ def _looks_utf16(data: bytes) -> bool:
 def _binary_ratio(sample: bytes) -> float:
     if not sample:
         return 0.0
-    bad = sum(1 for b in sample if b < 32 and b not in (9, 10, 12, 13))
-    return bad / len(sample)
+    return (len(sample) - len(sample.translate(None, _CONTROL_BYTES))) / len(sample)
+
+
+_CONTROL_BYTES = bytes(b for b in range(32) if b not in (9, 10, 12, 13))
 
 

@@ -96,7 +96,10 @@ def split_authors(line: str) -> list[str] | None:
 
 
 def _ends_with_initial(line: str) -> bool:
-    return bool(re.search(r"(?:^|\s)[A-Z]\.$|\bJr\.$", line))
+    return bool(_INITIAL_END_RE.search(line[-5:]))
+
+
+_INITIAL_END_RE = re.compile(r"(?:^|\s)[A-Z]\.$|\bJr\.$")
 
 
 @dataclass(slots=True)
