@@ -184,3 +184,27 @@ def test_readonly_library_refuses_edits(seeded, data_dir):
         with pytest.raises(ReadOnlyLibraryError):
             ro.set_status([pid], "read")
         assert ro.get(pid).status is Status.UNREAD
+
+
+def test_cancelled_import_adds_nothing(library, seeds):
+    seen = []
+    reports = library.import_files(seeds, progress=lambda n, total, path: seen.append(n),
+                                   cancelled=lambda: len(seen) >= 3)
+    assert reports == [] and len(library) == 0
+    assert seen == [0, 1, 2]
+
+
+def test_progress_is_reported_per_file(library, seeds):
+    seen = []
+    library.import_files(seeds, progress=lambda n, total, path: seen.append((n, total)))
+    assert seen == [(0, 4), (1, 4), (2, 4), (3, 4), (4, 4)]
+
+
+def test_big_import_is_written_as_a_snapshot(library, seeds, data_dir, monkeypatch):
+    from papershelf.core import store
+    monkeypatch.setattr(store, "BULK_PAPERS", 10)
+    library.import_files(seeds)
+    assert (data_dir / "journal.jsonl").stat().st_size == 0
+    library.close()
+    with Library.open(data_dir, readonly=True) as again:
+        assert len(again) == 372

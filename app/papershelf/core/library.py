@@ -217,89 +217,38 @@ class Library:
     def import_files(self, paths: Iterable[Path | str],
                      progress: Callable[[int, int, str], None] | None = None,
                      cancelled: Callable[[], bool] | None = None) -> list[FileReport]:
-        """Import each file; one that cannot be read is reported, the others still import."""
+        """Import files as one change: all the papers they hold, or (cancelled) none.
+
+        A file that cannot be read is reported and the others still import.
+        One commit for the lot means one library write however many files,
+        and an import is never left half done.
+        """
         paths = [Path(p) for p in paths]
+        batch = _ImportBatch(self)
         reports: list[FileReport] = []
         for n, path in enumerate(paths):
             if cancelled and cancelled():
-                break
+                return []
             if progress:
                 progress(n, len(paths), str(path))
-            shown = str(path)
             try:
                 parsed = importers.parse_file(path)
             except ListingError as exc:
-                reports.append(FileReport(path=shown, error=str(exc)))
+                reports.append(FileReport(path=str(path), error=str(exc)))
                 continue
-            report = self.import_parsed(parsed)
-            reports.append(report)
+            reports.append(batch.add(parsed))
+        if cancelled and cancelled():
+            return []
+        batch.commit()
         if progress:
             progress(len(paths), len(paths), "")
         return reports
 
     def import_parsed(self, parsed: ParsedFile) -> FileReport:
-        report = FileReport(path=parsed.path, format=parsed.format, problems=list(parsed.problems))
-        if not parsed.papers:
-            report.error = f"{parsed.path}: no papers were found in it" + (
-                f" ({len(parsed.problems)} lines could not be read; the first: {parsed.problems[0]})"
-                if parsed.problems else "")
-            return report
-        try:
-            file_key = str(Path(parsed.path).resolve())
-        except OSError:
-            file_key = parsed.path
-        now = now_iso()
-        new: dict[str, Paper] = {}
-        views: dict[str, Paper] = {}      # existing papers with this import's changes applied
-        pending: dict[str, dict] = {}     # existing id → accumulated field changes
-        for cand in parsed.papers:
-            source = Source(file=file_key, format=parsed.format, line=cand.line)
-            plain = plain_text(cand.abstract)
-            fp = fingerprint(cand.abstract, cand.title, cand.authors, cand.year, plain=plain)
-            pid = self._by_fp.get(fp)
-            if pid is None:
-                paper = self._new_paper(cand, fp, source, now, taken=new, plain=plain)
-                new[paper.id] = paper
-                self._by_fp[fp] = paper.id
-                continue
-            target = new.get(pid) or views.get(pid)
-            if target is None:
-                target = views[pid] = copy.copy(self._store.papers[pid])
-                target.sources = list(target.sources)
-            if any(s.file == source.file and s.format == source.format for s in target.sources):
-                source = next(s for s in target.sources if s.file == source.file)
-            changes = merge_into(target, cand, source,
-                                 derive_title(cand.abstract, plain=plain) if cand.abstract else "")
-            if not changes:
-                if pid not in new:
-                    report.unchanged += 1
-                continue
-            for name, value in changes.items():
-                setattr(target, name, value)
-            if pid in new:
-                report.merged += 1       # a second copy within this import
-            else:
-                pending.setdefault(pid, {}).update(changes)
-        for pid, changes in pending.items():
-            changes["updated"] = now
-        report.added = len(new)
-        report.merged += len(pending)
-        report.added_ids = list(new)
-        ops = [Op("add", pid, paper) for pid, paper in new.items()]
-        ops += [Op("set", pid, changes) for pid, changes in pending.items()]
-        events = []
-        if new:
-            events.append(Change("papers-added", ids=frozenset(new)))
-        if pending:
-            fields = frozenset(k for ch in pending.values() for k in ch)
-            events.append(Change("papers-changed", ids=frozenset(pending), fields=fields))
-        try:
-            self._commit(ops, events)
-        except PapershelfError:
-            for fp, pid in list(self._by_fp.items()):
-                if pid in new:
-                    del self._by_fp[fp]
-            raise
+        """Import one already-parsed file (a paste, or another importer's output)."""
+        batch = _ImportBatch(self)
+        report = batch.add(parsed)
+        batch.commit()
         return report
 
     def _new_paper(self, cand: Candidate, fp: str, source: Source, now: str,
@@ -445,3 +394,82 @@ class Library:
 
     def backups(self) -> list[Path]:
         return self._store.backups()
+
+
+class _ImportBatch:
+    """Papers from one or more parsed files, merged with the library and each
+    other, waiting to be committed as one store operation."""
+
+    def __init__(self, lib: Library):
+        self.lib = lib
+        self.now = now_iso()
+        self.new: dict[str, Paper] = {}
+        self.views: dict[str, Paper] = {}     # existing papers with this import's changes applied
+        self.pending: dict[str, dict] = {}    # existing id → accumulated field changes
+        self.new_fps: list[str] = []
+
+    def add(self, parsed: ParsedFile) -> FileReport:
+        lib = self.lib
+        report = FileReport(path=parsed.path, format=parsed.format, problems=list(parsed.problems))
+        if not parsed.papers:
+            report.error = f"{parsed.path}: no papers were found in it" + (
+                f" ({len(parsed.problems)} lines could not be read; the first: {parsed.problems[0]})"
+                if parsed.problems else "")
+            return report
+        try:
+            file_key = str(Path(parsed.path).resolve())
+        except OSError:
+            file_key = parsed.path
+        merged: set[str] = set()
+        for cand in parsed.papers:
+            source = Source(file=file_key, format=parsed.format, line=cand.line)
+            plain = plain_text(cand.abstract)
+            fp = fingerprint(cand.abstract, cand.title, cand.authors, cand.year, plain=plain)
+            pid = lib._by_fp.get(fp)
+            if pid is None:
+                paper = lib._new_paper(cand, fp, source, self.now, taken=self.new, plain=plain)
+                self.new[paper.id] = paper
+                lib._by_fp[fp] = paper.id
+                self.new_fps.append(fp)
+                report.added += 1
+                report.added_ids.append(paper.id)
+                continue
+            is_new = pid in self.new
+            target = self.new[pid] if is_new else self.views.get(pid)
+            if target is None:
+                target = self.views[pid] = copy.copy(lib._store.papers[pid])
+            same_file = next((s for s in target.sources if s.file == file_key and s.format == parsed.format), None)
+            changes = merge_into(target, cand, same_file or source,
+                                 derive_title(cand.abstract, plain=plain) if cand.abstract else "")
+            if not changes:
+                if not is_new:
+                    report.unchanged += 1
+                continue
+            for name, value in changes.items():
+                setattr(target, name, value)
+            if is_new:
+                report.merged += 1          # a second copy within this import
+            else:
+                self.pending.setdefault(pid, {}).update(changes)
+                merged.add(pid)
+        report.merged += len(merged)
+        return report
+
+    def commit(self) -> None:
+        lib = self.lib
+        for changes in self.pending.values():
+            changes["updated"] = self.now
+        ops = [Op("add", pid, paper) for pid, paper in self.new.items()]
+        ops += [Op("set", pid, changes) for pid, changes in self.pending.items()]
+        events = []
+        if self.new:
+            events.append(Change("papers-added", ids=frozenset(self.new)))
+        if self.pending:
+            fields = frozenset(k for ch in self.pending.values() for k in ch)
+            events.append(Change("papers-changed", ids=frozenset(self.pending), fields=fields))
+        try:
+            lib._commit(ops, events)
+        except PapershelfError:
+            for fp in self.new_fps:
+                lib._by_fp.pop(fp, None)
+            raise

@@ -51,6 +51,7 @@ FORMAT_NAME = "papershelf-library"
 JOURNAL_COMPACT_BYTES = 16 * 2**20
 # An edit bigger than this (a large import) is written as a new snapshot directly.
 BULK_BYTES = 4 * 2**20
+BULK_PAPERS = 2000
 KEEP_RECENT_BACKUPS = 3
 KEEP_DAILY_BACKUPS = 7
 
@@ -402,6 +403,9 @@ class Store:
         if self.readonly:
             raise ReadOnlyLibraryError(
                 f"The library in {self.folder} was opened read-only; the change was not made.", self.folder)
+        if sum(op.kind == "add" for op in ops) > BULK_PAPERS:
+            self._apply_as_snapshot(ops)   # no need to encode it twice
+            return
         payload = {"seq": self.seq + 1, "gen": self.generation, "ops": [op.encode() for op in ops]}
         line = _journal_line(payload)
         if len(line) > BULK_BYTES:
