@@ -114,25 +114,31 @@ class _Lock:
                 import fcntl
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:
-            holder = ""
-            try:
-                holder = os.pread(fd, 200, 0).decode("utf-8", "replace").strip() if hasattr(os, "pread") else ""
-            except OSError:
-                pass
+            holder = _read_small(fd)
             os.close(fd)
             who = f" (process {holder})" if holder else ""
             raise StoreLockedError(
                 f"The library in {self.path.parent} is open in another Papershelf{who}. "
                 "Close that one first; two programs writing one library could lose edits.",
                 self.path) from None
+        # say who holds it, for the message the next process will show
         os.ftruncate(fd, 0)
-        os.pwrite(fd, f"{os.getpid()} on {socket.gethostname()}".encode(), 0) if hasattr(os, "pwrite") else None
+        os.lseek(fd, 0, os.SEEK_SET)
+        os.write(fd, f"{os.getpid()} on {socket.gethostname()}".encode())
         self.fd = fd
 
     def release(self) -> None:
         if self.fd is not None:
             os.close(self.fd)
             self.fd = None
+
+
+def _read_small(fd: int) -> str:
+    try:
+        os.lseek(fd, 0, os.SEEK_SET)
+        return os.read(fd, 200).decode("utf-8", "replace").strip()
+    except OSError:
+        return ""
 
 
 def _write_error(exc: OSError, where: Path) -> StoreWriteError:
