@@ -192,6 +192,8 @@ def test_cancelled_import_adds_nothing(library, seeds):
                                    cancelled=lambda: len(seen) >= 3)
     assert reports == [] and len(library) == 0
     assert seen == [0, 1, 2]
+    # nothing of the cancelled attempt lingers: importing again works in full
+    assert [r.added for r in library.import_files(seeds[:1])] == [20]
 
 
 def test_progress_is_reported_per_file(library, seeds):

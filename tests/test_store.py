@@ -110,7 +110,7 @@ def test_damaged_library_file_is_never_overwritten(seeded, data_dir, damage):
     snap.write_bytes({"truncate": data[: len(data) // 2],
                       "garbage": os.urandom(5000),
                       "empty": b"",
-                      "bad line": data.replace(b'"status":"unread"', b'"status":"unre', 1)}[damage])
+                      "bad line": data.replace(b'"title_derived":true', b'"title_derived":tru', 1)}[damage])
     before = snapshot_files(data_dir)
     with pytest.raises(StoreCorruptError) as err:
         Library.open(data_dir)

@@ -399,13 +399,13 @@ def fsize(path: Path) -> str:
 
 
 def disk_report(lib_dir: Path) -> str:
-    backups = lib_dir / "backups"
-    nb = len(list(backups.glob("*.jsonl"))) if backups.is_dir() else 0
+    backups = sorted((lib_dir / "backups").glob("*.jsonl")) if (lib_dir / "backups").is_dir() else []
+    total = sum(b.stat().st_size for b in backups)
     return (f"library.jsonl {fsize(lib_dir / 'library.jsonl')}, journal.jsonl {fsize(lib_dir / 'journal.jsonl')}, "
-            f"backups/ {nb} file(s)")
+            f"backups/ {len(backups)} file(s), {total / 2**20:,.1f} MB")
 
 
-def bench_size(n: int, seed: int, tmp_root: str | None, profile_top: int) -> dict:
+def bench_size(n: int, seed: int, tmp_root: str | None, profile_top: int, profile: bool) -> dict:
     print(f"\n=== {n:,} papers === (load average {', '.join(f'{x:.1f}' for x in os.getloadavg())})", flush=True)
     with tempfile.TemporaryDirectory(prefix=f"papershelf-bench-{n}-", dir=tmp_root) as tmp:
         tmp = Path(tmp)
@@ -469,7 +469,7 @@ def bench_size(n: int, seed: int, tmp_root: str | None, profile_top: int) -> dic
               f"{after['not_unread']} re-statused papers ({'ok' if durable_ok else 'EDITS LOST'})", flush=True)
 
         prof = {}
-        if profile_top:
+        if profile_top and profile:
             for what in ("load", "import"):
                 target = str(lib_dir) if what == "load" else str(tmp / "library-profile")
                 prof[what] = run_child("profile", what, target, str(profile_top), *map(str, files))
@@ -509,6 +509,14 @@ def summary(rows: list[dict]) -> None:
               f"(bare fdatasync p50 moved x{floor_growth:.2f} over the same runs)")
 
 
+def describe_commit() -> str:
+    try:
+        return subprocess.run(["git", "-C", str(ROOT), "describe", "--always", "--dirty"],
+                              capture_output=True, text=True, timeout=10).stdout.strip() or "?"
+    except (OSError, subprocess.SubprocessError):
+        return "?"
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["--_child"]:
@@ -520,19 +528,19 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=1729, help="corpus seed (default: %(default)s)")
     ap.add_argument("--tmpdir", default=None, help="where the temporary folders go (default: the system's)")
     ap.add_argument("--profile", nargs="?", type=int, const=5, default=0, metavar="TOP",
-                    help="also run import and load under cProfile and print the top functions")
+                    help="also run import and load of the largest size under cProfile and print the "
+                         "top functions (default TOP: 5)")
     args = ap.parse_args(argv)
     sizes = [int(s.replace("_", "")) for s in args.sizes.split(",") if s.strip()]
-    try:
-        commit = subprocess.run(["git", "-C", str(ROOT), "describe", "--always", "--dirty"],
-                                capture_output=True, text=True, timeout=10).stdout.strip() or "?"
-    except (OSError, subprocess.SubprocessError):
-        commit = "?"
+    commit = describe_commit()
     print(f"papershelf store benchmark: commit {commit}, python {sys.version.split()[0]}, "
           f"{os.cpu_count()} CPU(s), sizes {', '.join(f'{n:,}' for n in sizes)}, seed {args.seed}")
     t0 = time.perf_counter()
-    rows = [bench_size(n, args.seed, args.tmpdir, args.profile) for n in sizes]
+    rows = [bench_size(n, args.seed, args.tmpdir, args.profile, n == max(sizes)) for n in sizes]
     summary(rows)
+    if describe_commit() != commit:
+        print(f"WARNING: the checkout changed during the run ({commit} -> {describe_commit()}); "
+              "the sizes may have measured different code")
     print(f"total wall time {time.perf_counter() - t0:.0f} s; load average now "
           f"{', '.join(f'{x:.1f}' for x in os.getloadavg())} on {os.cpu_count()} CPU(s)")
     return 0

@@ -228,6 +228,7 @@ class Library:
         reports: list[FileReport] = []
         for n, path in enumerate(paths):
             if cancelled and cancelled():
+                batch.abandon()
                 return []
             if progress:
                 progress(n, len(paths), str(path))
@@ -238,6 +239,7 @@ class Library:
                 continue
             reports.append(batch.add(parsed))
         if cancelled and cancelled():
+            batch.abandon()
             return []
         batch.commit()
         if progress:
@@ -281,7 +283,7 @@ class Library:
             if changes:
                 fields.update(changes)
                 changes["updated"] = now
-                ops.append(Op("set", pid, changes))
+                ops.append(Op.set_fields(pid, changes))
                 touched.add(pid)
         self._commit(ops, [Change("papers-changed", ids=frozenset(touched), fields=frozenset(fields))])
         return len(touched)
@@ -460,7 +462,7 @@ class _ImportBatch:
         for changes in self.pending.values():
             changes["updated"] = self.now
         ops = [Op("add", pid, paper) for pid, paper in self.new.items()]
-        ops += [Op("set", pid, changes) for pid, changes in self.pending.items()]
+        ops += [Op.set_fields(pid, changes) for pid, changes in self.pending.items()]
         events = []
         if self.new:
             events.append(Change("papers-added", ids=frozenset(self.new)))
@@ -470,6 +472,11 @@ class _ImportBatch:
         try:
             lib._commit(ops, events)
         except PapershelfError:
-            for fp in self.new_fps:
-                lib._by_fp.pop(fp, None)
+            self.abandon()
             raise
+
+    def abandon(self) -> None:
+        """Forget the papers this batch would have added."""
+        for fp in self.new_fps:
+            self.lib._by_fp.pop(fp, None)
+        self.new_fps.clear()

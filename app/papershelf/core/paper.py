@@ -1,10 +1,19 @@
-"""The paper record and the user's reading state: plain data, no I/O."""
+"""The paper record and the user's reading state.
+
+A `Paper` is a typed view over one JSON-ready dict, the very dict the store
+reads from and writes to disk. Loading 100,000 papers is then one
+`orjson.loads` per line and no conversion, and saving is one `orjson.dumps`:
+building 100,000 dataclass instances field by field cost more than parsing
+the JSON itself (3 s against a 1 s budget). Fields at their default value
+are left out of the dict, which keeps both memory and the file smaller.
+"""
 
 from __future__ import annotations
 
 import enum
 import unicodedata
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass
+from operator import itemgetter
 
 
 class Status(str, enum.Enum):
@@ -26,6 +35,7 @@ class Status(str, enum.Enum):
             raise ValueError(f"unknown status {text!r}; use one of: {names}") from None
 
 
+_STATUS_BY_VALUE = {s.value: s for s in Status}
 RATING_MIN, RATING_MAX = 1, 5
 
 
@@ -39,9 +49,9 @@ def normalize_tag(tag: str) -> str:
     return " ".join(tag.split()).casefold()
 
 
-@dataclass(slots=True)
+@dataclass(frozen=True, slots=True)
 class Source:
-    """Where a copy of a paper came from: one per import that found it."""
+    """Where a copy of a paper came from: one per file that held it."""
 
     file: str            # absolute path as imported
     format: str          # "paper-search", "daily-papers", ...
@@ -50,80 +60,124 @@ class Source:
     def to_dict(self) -> dict:
         return {"file": self.file, "format": self.format, "line": self.line}
 
-    @classmethod
-    def from_dict(cls, d: dict) -> "Source":
-        return cls(file=d["file"], format=d["format"], line=int(d["line"]))
 
-
-@dataclass(slots=True)
-class Paper:
-    id: str
-    title: str = ""
-    title_derived: bool = False
-    authors: list[str] = field(default_factory=list)
-    area: str = ""
-    subarea: str = ""
-    abstract: str = ""
-    links: list[str] = field(default_factory=list)
-    year: int | None = None
-    venue: str = ""
-    doi: str = ""
-    arxiv_id: str = ""
-    sources: list[Source] = field(default_factory=list)
-    fingerprint: str = ""
-    added: str = ""        # ISO 8601 UTC
-    updated: str = ""
+# name → default, in display order. Lists are copied, never shared.
+FIELDS: dict[str, object] = {
+    "id": "", "title": "", "title_derived": False, "authors": [], "area": "", "subarea": "",
+    "abstract": "", "links": [], "year": None, "venue": "", "doi": "", "arxiv_id": "",
+    "sources": [], "fingerprint": "", "added": "", "updated": "",
     # reading state, owned by the user; imports never overwrite it
-    status: Status = Status.UNREAD
-    tags: list[str] = field(default_factory=list)   # normalised, sorted, unique
-    rating: int | None = None
-    notes: str = ""
-    citekey: str = ""
-
-    def to_dict(self) -> dict:
-        d = {f.name: getattr(self, f.name) for f in fields(self)}
-        d["status"] = self.status.value
-        d["sources"] = [s.to_dict() for s in self.sources]
-        d["authors"] = list(self.authors)
-        d["links"] = list(self.links)
-        d["tags"] = list(self.tags)
-        return d
-
-    @classmethod
-    def from_dict(cls, d: dict) -> "Paper":
-        kwargs = {k: d[k] for k in _FIELD_NAMES if k in d}
-        kwargs["status"] = Status(d.get("status", "unread"))
-        kwargs["sources"] = [Source.from_dict(s) for s in d.get("sources", ())]
-        return cls(**kwargs)
-
-
-_FIELD_NAMES = frozenset(f.name for f in fields(Paper))
-# Fields a journal patch may set; everything but the identity.
-EDITABLE_FIELDS = _FIELD_NAMES - {"id"}
+    "status": "unread", "tags": [], "rating": None, "notes": "", "citekey": "",
+}
+EDITABLE_FIELDS = frozenset(FIELDS) - {"id"}
 
 
 def encode_field(name: str, value):
-    """A field value in its JSON form (the inverse of decode_field)."""
+    """A field's value in its JSON form."""
     if name == "status":
-        return value.value
+        return value.value if isinstance(value, Status) else Status(value).value
     if name == "sources":
-        return [s.to_dict() for s in value]
-    if isinstance(value, list):
+        return [s.to_dict() if isinstance(s, Source) else dict(s) for s in value]
+    if isinstance(value, (list, tuple)):
         return list(value)
     return value
 
 
-def decode_field(name: str, value):
-    if name == "status":
-        return Status(value)
-    if name == "sources":
-        return [Source.from_dict(s) for s in value]
-    return value
+class Paper:
+    """One paper. Attribute access gives Python values (Status, Source);
+    `to_dict()` gives the JSON form with every field present."""
+
+    __slots__ = ("_d",)
+
+    def __init__(self, id: str, **values):
+        unknown = set(values) - EDITABLE_FIELDS
+        if unknown:
+            raise TypeError(f"unknown paper fields: {sorted(unknown)}")
+        self._d = {"id": id}
+        for name, value in values.items():
+            setattr(self, name, value)
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "Paper":
+        """Wrap a dict read from disk (no copy: the store hands over ownership)."""
+        if not isinstance(d.get("id"), str):
+            raise ValueError("a paper record needs a string id")
+        status = d.get("status")
+        if status is not None and status not in _STATUS_BY_VALUE:
+            raise ValueError(f"unknown status {status!r}")
+        paper = object.__new__(cls)
+        paper._d = d
+        return paper
+
+    def to_dict(self) -> dict:
+        out = {}
+        d = self._d
+        for name, default in FIELDS.items():
+            value = d.get(name, default)
+            out[name] = list(value) if isinstance(value, list) else value
+        out["sources"] = [dict(s) for s in out["sources"]]
+        return out
+
+    def raw(self) -> dict:
+        """The stored dict itself, for the store's writer only."""
+        return self._d
+
+    def update_raw(self, encoded: dict) -> None:
+        """Apply already-encoded field values (from the journal)."""
+        d = self._d
+        for name, value in encoded.items():
+            if value == FIELDS[name]:
+                d.pop(name, None)
+            else:
+                d[name] = value
+
+    def __copy__(self) -> "Paper":
+        return Paper.from_dict(dict(self._d))
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, Paper) and self.to_dict() == other.to_dict()
+
+    __hash__ = None
+
+    def __repr__(self) -> str:
+        return f"Paper(id={self.id!r}, title={self.title!r})"
+
+    # Python-typed properties over the dict, for the fields that need conversion
+    @property
+    def status(self) -> Status:
+        return _STATUS_BY_VALUE[self._d.get("status", "unread")]
+
+    @status.setter
+    def status(self, value) -> None:
+        self.update_raw({"status": encode_field("status", value)})
+
+    @property
+    def sources(self) -> list[Source]:
+        return [Source(s["file"], s["format"], s["line"]) for s in self._d.get("sources", ())]
+
+    @sources.setter
+    def sources(self, value) -> None:
+        self.update_raw({"sources": encode_field("sources", value)})
 
 
-@dataclass(slots=True)
-class ReadingList:
-    """A named, ordered list of paper ids."""
+def _plain_property(name: str, default):
+    getter = itemgetter(name)
+    if isinstance(default, list):
+        def get(self):
+            value = self._d.get(name)
+            return list(value) if value is not None else []
+    else:
+        def get(self):
+            d = self._d
+            return getter(d) if name in d else default
 
-    name: str
-    ids: list[str] = field(default_factory=list)
+    def set_(self, value):
+        self.update_raw({name: encode_field(name, value)})
+
+    return property(get, set_, doc=f"the paper's {name}")
+
+
+for _name, _default in FIELDS.items():
+    if _name not in ("status", "sources"):
+        setattr(Paper, _name, _plain_property(_name, _default))
+del _name, _default

@@ -38,7 +38,7 @@ import orjson
 from .dedupe import FINGERPRINT_VERSION
 from .errors import (ReadOnlyLibraryError, StoreCorruptError, StoreLockedError,
                      StoreVersionError, StoreWriteError)
-from .paper import EDITABLE_FIELDS, Paper, decode_field
+from .paper import EDITABLE_FIELDS, Paper, encode_field
 
 SCHEMA_VERSION = 1
 SNAPSHOT = "library.jsonl"
@@ -69,14 +69,16 @@ class Op:
 
     kind: str
     key: str                 # paper id or list name
-    value: object = None     # Paper (add), {field: value} (set), [ids] or None (list), new name (rename)
+    value: object = None     # Paper (add), {field: JSON value} (set), [ids] or None (list), new name (rename)
+
+    @classmethod
+    def set_fields(cls, paper_id: str, changes: dict) -> "Op":
+        """Set fields given as Python values (Status, Source...)."""
+        return cls("set", paper_id, {k: encode_field(k, v) for k, v in changes.items()})
 
     def encode(self) -> list:
         if self.kind == "add":
-            return ["add", self.key, self.value.to_dict()]
-        if self.kind == "set":
-            from .paper import encode_field
-            return ["set", self.key, {k: encode_field(k, v) for k, v in self.value.items()}]
+            return ["add", self.key, self.value.raw()]
         return [self.kind, self.key, self.value]
 
 
@@ -88,7 +90,7 @@ def _decode_op(raw: list) -> Op:
         bad = set(value) - EDITABLE_FIELDS
         if bad:
             raise ValueError(f"unknown fields {sorted(bad)}")
-        return Op("set", key, {k: decode_field(k, v) for k, v in value.items()})
+        return Op("set", key, value)
     if kind in ("del", "list", "rename"):
         return Op(kind, key, value)
     raise ValueError(f"unknown operation {kind!r}")
@@ -459,8 +461,7 @@ class Store:
         if kind == "set":
             paper = self.papers.get(op.key)
             if paper is not None:
-                for name, value in op.value.items():
-                    setattr(paper, name, value)
+                paper.update_raw(op.value)
         elif kind == "add":
             self.papers[op.key] = op.value
         elif kind == "del":
@@ -581,7 +582,7 @@ def write_snapshot(path: Path, papers: dict[str, Paper], lists: dict[str, list[s
         f.write(dumps(header) + b"\n")
         chunk: list[bytes] = []
         for paper in papers.values():
-            chunk.append(dumps(paper.to_dict()))
+            chunk.append(dumps(paper.raw()))
             if len(chunk) >= 2000:
                 f.write(b"\n".join(chunk) + b"\n")
                 chunk.clear()
