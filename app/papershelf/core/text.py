@@ -141,6 +141,8 @@ def fingerprint_text(raw: str, plain: str | None = None) -> str:
 
 def find_links(raw: str) -> list[str]:
     """http(s) links in an abstract, in order, without trailing punctuation."""
+    if "http" not in raw and "HTTP" not in raw:
+        return []
     seen: dict[str, None] = {}
     for m in _URL_RE.finditer(raw):
         url = m.group(0).rstrip(".,;:!?*_'\"")

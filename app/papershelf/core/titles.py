@@ -114,10 +114,7 @@ def shorten(text: str, limit: int = MAX_TITLE) -> str:
     return head.rstrip(" ,;:.–—-") + "…"
 
 
-def _named(sentence: str) -> str | None:
-    m = _LEAD_RE.search(sentence)
-    if not m:
-        return None
+def _named_from(m: re.Match) -> str | None:
     rest = m.group("rest").strip()
     acro = _ACRO_LONG_RE.match(rest)
     if acro:
@@ -143,16 +140,12 @@ def derive_title(abstract: str, limit: int = MAX_TITLE, plain: str | None = None
     text = plain if plain is not None else plain_text(abstract)
     if not text:
         return "Untitled paper"
-    # a contribution is usually named within the first few sentences
-    rest = text
-    for _ in range(4):
-        sentence = first_sentence(rest)
-        named = _named(sentence)
+    # a contribution is usually named within the first few sentences; the
+    # lead pattern stops at sentence ends, so one scan of the opening will do
+    for m in _LEAD_RE.finditer(text, 0, 1500):
+        named = _named_from(m)
         if named:
             return _capitalise(shorten(named, limit))
-        rest = rest[len(sentence):].lstrip(".!? ")
-        if not rest:
-            break
     opening = _LEADING_FLUFF_RE.sub("", first_sentence(text))
     return _capitalise(shorten(opening, limit))
 

@@ -36,6 +36,7 @@ _PARTICLES = {
     "van", "von", "der", "den", "de", "del", "della", "di", "da", "dos", "das", "du",
     "la", "le", "y", "bin", "binti", "al", "el", "ter", "ten", "zu", "st.", "mc", "ibn",
 }
+_PROSE_RE = re.compile(r"\s(?:the|of|we|to|is|for|with|that|this|in|on|are|our|a|an)\s")
 _NAME_TOKEN_RE = re.compile(r"^[^\W\d_][\w'’.\-]*[*†‡§¶]*\d{0,2}[*†‡§¶]*$")
 # A paragraph shorter than this that is neither area nor authors is no abstract.
 MIN_ABSTRACT_WORDS = 15
@@ -69,6 +70,8 @@ def split_authors(line: str) -> list[str] | None:
     line = line.strip()
     if not line or len(line) > 5000 or line.endswith((".", ":", "?", "!")) and not _ends_with_initial(line):
         return None
+    if _PROSE_RE.search(line):
+        return None  # sentence words: the cheap way to rule out an abstract
     if any(ch in line for ch in "·•()[]{}$\\=<>@#%/|"):
         return None
     parts = [p.strip() for p in re.split(r",|;|\band\b|&", line)]
