@@ -24,7 +24,7 @@ MIN_CUT = 35
 _VERBS = r"(?:introduce|propose|present|develop|design|build|release|call|name|term|dub)s?"
 _LEAD_RE = re.compile(
     r"\b(?:[Ww]e|[Tt]his (?:paper|work|article)|[Hh]ere,? we)\s+(?:first\s+|further\s+|then\s+)?"
-    + _VERBS + r"\s+(?P<rest>[^.;:]{2,400})")
+    + r"(?P<verb>" + _VERBS + r")\s+(?P<rest>[^.;:]{2,400})")
 # A name: one to three capitalised tokens, at least one of which looks coined
 # (an inner capital, a digit, or all caps), e.g. VeriSimpl, DPLM-Evo, Neur2RO.
 _TOKEN = r"[A-Z][\w\-+*'’]*"
@@ -114,6 +114,29 @@ def shorten(text: str, limit: int = MAX_TITLE) -> str:
     return head.rstrip(" ,;:.–—-") + "…"
 
 
+_VERB_STEMS = ("introduc", "propos", "present", "develop", "design", "build", "releas",
+               "call", "name", "term", "dub")
+
+
+def _lead_matches(text: str, end: int):
+    """_LEAD_RE's matches in text[:end], found by locating the verbs first.
+
+    A plain regex scan tries the pattern at every word boundary (about 50 µs
+    an abstract, a fifth of an import); str.find for a handful of verb stems
+    is a few microseconds, and the pattern then runs only next to a verb.
+    """
+    starts = set()
+    for stem in _VERB_STEMS:
+        pos = text.find(stem, 0, end)
+        while pos != -1:
+            starts.add(pos)
+            pos = text.find(stem, pos + 1, end)
+    for pos in sorted(starts):
+        m = _LEAD_RE.search(text, max(0, pos - 24), pos + 430)
+        if m and m.start("verb") == pos:
+            yield m
+
+
 def _named_from(m: re.Match) -> str | None:
     rest = m.group("rest").strip()
     acro = _ACRO_LONG_RE.match(rest)
@@ -142,7 +165,7 @@ def derive_title(abstract: str, limit: int = MAX_TITLE, plain: str | None = None
         return "Untitled paper"
     # a contribution is usually named within the first few sentences; the
     # lead pattern stops at sentence ends, so one scan of the opening will do
-    for m in _LEAD_RE.finditer(text, 0, 1500):
+    for m in _lead_matches(text, 1500):
         named = _named_from(m)
         if named:
             return _capitalise(shorten(named, limit))
