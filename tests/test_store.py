@@ -255,3 +255,16 @@ def test_readers_retry_when_a_compaction_races_them(seeded, data_dir):
     seeded.set_status([pid], "read")
     with Library.open(data_dir, readonly=True) as reader:
         assert reader.get(pid).status is Status.READ
+
+
+def test_backups_rotate(seeded, data_dir):
+    pid = seeded.ids()[0]
+    for i in range(8):
+        seeded.add_tags([pid], [f"round {i}"])
+        seeded.compact()
+    backups = seeded.backups()
+    # the three newest compactions are kept (all made today, so no older days to keep)
+    assert len(backups) == 3
+    generations = [int(p.stem.rsplit("-g", 1)[1]) for p in backups]
+    assert generations == sorted(generations, reverse=True)
+    assert generations[0] == seeded.generation[0] - 1
