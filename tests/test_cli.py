@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 
 import pytest
 
@@ -150,3 +151,21 @@ def test_no_command_on_first_run_brings_in_the_sample_library(tmp_path):
 def test_import_samples_flag(data_dir):
     res = run_cli("import", "--samples", data_dir=data_dir)
     assert res.returncode == 0 and res.stdout.splitlines()[-1] == "The library now holds 372 papers."
+
+
+def test_list_names_with_odd_spacing(imported):
+    pid = json.loads(run_cli("list", "--json", data_dir=imported).stdout)[0]["id"]
+    res = run_cli("list-add", "to  read", pid, data_dir=imported)
+    assert res.returncode == 0 and "'to read'" in res.stdout
+    assert run_cli("lists", data_dir=imported).stdout.strip() == "to read  (1 paper)"
+    assert run_cli("list-remove", "TO READ", pid, data_dir=imported).returncode == 0
+
+
+def test_file_name_that_is_not_utf8(data_dir, seeds, tmp_path):
+    odd = tmp_path / os.fsdecode(b"caf\xe9.txt")
+    odd.write_bytes(seeds[0].read_bytes())
+    res = run_cli("import", str(odd), str(seeds[1]), data_dir=data_dir)
+    assert res.returncode == 0, res.stderr
+    assert "20 added" in res.stdout and "Traceback" not in res.stderr
+    paper = json.loads(run_cli("list", "--json", data_dir=data_dir).stdout)[0]
+    assert paper["sources"][0]["file"].endswith("caf\\udce9.txt")

@@ -268,3 +268,60 @@ def test_backups_rotate(seeded, data_dir):
     generations = [int(p.stem.rsplit("-g", 1)[1]) for p in backups]
     assert generations == sorted(generations, reverse=True)
     assert generations[0] == seeded.generation[0] - 1
+
+
+def test_failed_automatic_compaction_keeps_the_saved_edit(seeds, tmpfs, monkeypatch):
+    """The edit is durable in the journal before compaction runs: a compaction
+    that fails (full disk) must not report the edit as lost."""
+    with tmpfs("2m") as mount:
+        folder = mount.path / "library"
+        lib = Library.open(folder)
+        lib.import_files(seeds[:2])
+        lib.compact()
+        pid = lib.ids()[0]
+        filler = mount.path / "filler"
+        with open(filler, "wb", buffering=0) as f:   # fill the disk...
+            try:
+                while True:
+                    f.write(b"x" * 4096)
+            except OSError:
+                pass
+        filler_size = filler.stat().st_size
+        with open(filler, "r+b") as f:   # ...but leave room for journal lines, not a snapshot
+            f.truncate(filler_size - 64 * 1024)
+        monkeypatch.setattr(store_mod, "JOURNAL_COMPACT_BYTES", 100)
+        lib._store._snapshot_bytes = 0   # so the next edit asks for a compaction, which cannot fit
+        generation = lib.generation[0]
+        lib.add_tags([pid], ["kept"])     # returns normally: the journal line is saved
+        assert lib.generation[0] == generation, "the compaction should have failed for want of room"
+        assert lib.get(pid).tags == ["kept"]
+        lib.close()
+        with Library.open(folder) as again:
+            assert again.get(pid).tags == ["kept"]
+
+
+def test_missing_library_file_with_backups_is_not_a_new_library(seeded, data_dir):
+    seeded.compact()
+    seeded.compact()
+    seeded.close()
+    (data_dir / SNAPSHOT).unlink()
+    with pytest.raises(StoreCorruptError, match="is missing, but"):
+        Library.open(data_dir)
+    assert "restored the backup" in Store(data_dir).recover()
+    with Library.open(data_dir) as again:
+        assert len(again) == 372
+
+
+def test_journal_of_another_library_file_is_recovered(seeded, data_dir):
+    pid = seeded.ids()[0]
+    seeded.compact()
+    seeded.compact()                       # backup of generation 1, current is 2
+    seeded.add_tags([pid], ["after the backup"])
+    seeded.close()
+    [older, *_] = sorted(Store(data_dir).backups(), key=lambda p: p.name)
+    (data_dir / SNAPSHOT).write_bytes(older.read_bytes())   # someone restored a backup by hand
+    with pytest.raises(StoreCorruptError, match="does not belong"):
+        Library.open(data_dir)
+    assert "kept the damaged journal.jsonl" in Store(data_dir).recover()
+    with Library.open(data_dir) as again:
+        assert len(again) == 372

@@ -238,7 +238,7 @@ def cmd_rate(args) -> int:
     if len(args.args) < 2:
         raise UsageError("give one or more paper ids, then a rating 0-5")
     *refs, rating = args.args
-    if not rating.isdigit() or int(rating) > 5:
+    if not rating.isdecimal() or not rating.isascii() or int(rating) > 5:
         raise UsageError(f"a rating is a number from 1 to 5, or 0 to clear it, not {rating!r}")
     with _open(args, write=True) as lib:
         ids = _ids(lib, refs)
@@ -259,8 +259,10 @@ def cmd_lists(args) -> int:
 
 def cmd_list_add(args) -> int:
     with _open(args, write=True) as lib:
-        n = lib.add_to_list(args.name, _ids(lib, args.ids))
-        print(f"Added {n} papers to {args.name!r}; it holds {len(lib.list_ids(args.name))}.")
+        ids = _ids(lib, args.ids)
+        n = lib.add_to_list(args.name, ids)
+        key = lib.create_list(args.name)   # the list's name as stored
+        print(f"Added {n} papers to {key!r}; it holds {len(lib.list_ids(key))}.")
     return EXIT_OK
 
 

@@ -34,6 +34,10 @@ class StoreCorruptError(StoreError):
         self.backup = backup
 
 
+class StoreUnreadableError(StoreError):
+    """The library file exists but cannot be opened (permissions, I/O). Not damage."""
+
+
 class StoreLockedError(StoreError):
     """Another Papershelf process has this library open for writing."""
 

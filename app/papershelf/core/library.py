@@ -20,7 +20,7 @@ from .errors import ListingError, NotFoundError, PapershelfError
 from .importers.base import Candidate, ParsedFile, Problem
 from .paper import FIELDS, RATING_MAX, RATING_MIN, Paper, Source, Status, normalize_tag
 from .store import Op, Store, gc_paused, now_iso
-from .text import find_links, plain_text
+from .text import clean_text, find_links, plain_text
 from .titles import derive_title
 
 log = logging.getLogger(__name__)
@@ -122,6 +122,8 @@ class Library:
             if outdated or not paper.fingerprint:
                 paper.fingerprint = fingerprint(paper.abstract, paper.title, paper.authors, paper.year)
             self._fp_index[paper.fingerprint] = paper.id
+        # only now do the fingerprints in memory (and so the next snapshot) match the version
+        self._store.fingerprint_version = FINGERPRINT_VERSION
 
     # ---- subscribers -------------------------------------------------------
     def subscribe(self, callback: Subscriber) -> Callable[[], None]:
@@ -215,7 +217,7 @@ class Library:
     def _list_key(self, name: str) -> str:
         if name in self._store.lists:
             return name
-        folded = name.strip().casefold()
+        folded = _list_name(name).casefold()
         for key in self._store.lists:
             if key.casefold() == folded:
                 return key
@@ -247,7 +249,7 @@ class Library:
             try:
                 parsed = importers.parse_file(path)
             except ListingError as exc:
-                reports.append(FileReport(path=str(path), error=str(exc)))
+                reports.append(FileReport(path=clean_text(str(path)), error=str(exc)))
                 continue
             reports.append(batch.add(parsed))
         if cancelled and cancelled():
@@ -322,6 +324,7 @@ class Library:
         return self._set_many(ids, lambda p: {"tags": new})
 
     def set_notes(self, paper_id: str, notes: str) -> int:
+        notes = clean_text(notes)
         return self._set_many([paper_id], lambda p: {"notes": notes})
 
     def set_rating(self, ids: Iterable[str], rating: int | None) -> int:
@@ -331,7 +334,7 @@ class Library:
 
     def set_title(self, paper_id: str, title: str) -> int:
         """A title the user typed; an empty one goes back to the derived title."""
-        title = " ".join(title.split())
+        title = " ".join(clean_text(title).split())
         if title:
             return self._set_many([paper_id], lambda p: {"title": title, "title_derived": False})
         return self._set_many([paper_id], lambda p: {"title": derive_title(p.abstract), "title_derived": True})
@@ -356,7 +359,7 @@ class Library:
 
     # ---- reading lists -----------------------------------------------------
     def create_list(self, name: str) -> str:
-        name = " ".join(name.split())
+        name = _list_name(name)
         if not name:
             raise ValueError("a reading list needs a name")
         try:
@@ -395,7 +398,7 @@ class Library:
 
     def rename_list(self, old: str, new: str) -> str:
         key = self._list_key(old)
-        new = " ".join(new.split())
+        new = _list_name(new)
         if not new:
             raise ValueError("a reading list needs a name")
         if new != key and any(k.casefold() == new.casefold() and k != key for k in self._store.lists):
@@ -413,6 +416,11 @@ class Library:
 
     def backups(self) -> list[Path]:
         return self._store.backups()
+
+
+def _list_name(name: str) -> str:
+    """List names compare case-insensitively with whitespace collapsed."""
+    return " ".join(clean_text(name).split())
 
 
 class _ImportBatch:
@@ -436,9 +444,9 @@ class _ImportBatch:
                 if parsed.problems else "")
             return report
         try:
-            file_key = str(Path(parsed.path).resolve())
+            file_key = clean_text(str(Path(parsed.path).resolve()))
         except OSError:
-            file_key = parsed.path
+            file_key = clean_text(parsed.path)
         merged: set[str] = set()
         for cand in parsed.papers:
             source = Source(file=file_key, format=parsed.format, line=cand.line)
@@ -488,7 +496,7 @@ class _ImportBatch:
             events.append(Change("papers-changed", ids=frozenset(self.pending), fields=fields))
         try:
             lib._commit(ops, events)
-        except PapershelfError:
+        except BaseException:
             self.abandon()
             raise
 

@@ -15,6 +15,8 @@ import unicodedata
 from dataclasses import dataclass
 from operator import itemgetter
 
+from .text import clean_text
+
 
 class Status(str, enum.Enum):
     UNREAD = "unread"
@@ -45,7 +47,7 @@ def normalize_tag(tag: str) -> str:
     The stored form is the case-folded one, so "Diffusion  Models" and
     "diffusion models" are the same tag everywhere (store, index, export).
     """
-    tag = unicodedata.normalize("NFC", tag)
+    tag = unicodedata.normalize("NFC", clean_text(tag))
     return " ".join(tag.split()).casefold()
 
 

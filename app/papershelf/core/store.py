@@ -29,17 +29,19 @@ import datetime as _dt
 import errno
 import gc
 import os
+import shutil
 import socket
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable
+
+import logging
 
 import orjson
 
 from .dedupe import FINGERPRINT_VERSION
 from .errors import (ReadOnlyLibraryError, StoreCorruptError, StoreLockedError,
-                     StoreVersionError, StoreWriteError)
+                     StoreUnreadableError, StoreVersionError, StoreWriteError)
 from .paper import EDITABLE_FIELDS, Paper, encode_field
 
 SCHEMA_VERSION = 1
@@ -57,8 +59,16 @@ BULK_PAPERS = 2000
 KEEP_RECENT_BACKUPS = 3
 KEEP_DAILY_BACKUPS = 7
 
-# Migrations from an older schema: {version: function(header, records) -> records}.
+log = logging.getLogger(__name__)
+
+# Migrations from an older schema, one per step: {from_version: function(record) -> record},
+# applied to every line of an older library file as it is read (it is written back in the
+# current schema at the next compaction).
 MIGRATIONS: dict = {}
+
+
+# Windows opens files in text mode unless told otherwise: LF would become CRLF.
+_O_BINARY = getattr(os, "O_BINARY", 0)
 
 
 def now_iso() -> str:
@@ -107,7 +117,7 @@ class _Lock:
 
     def acquire(self) -> None:
         try:
-            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT | _O_BINARY, 0o644)
         except OSError as exc:
             raise _write_error(exc, self.path.parent) from exc
         try:
@@ -126,9 +136,13 @@ class _Lock:
                 "Close that one first; two programs writing one library could lose edits.",
                 self.path) from None
         # say who holds it, for the message the next process will show
-        os.ftruncate(fd, 0)
-        os.lseek(fd, 0, os.SEEK_SET)
-        os.write(fd, f"{os.getpid()} on {socket.gethostname()}".encode())
+        try:
+            os.ftruncate(fd, 0)
+            os.lseek(fd, 0, os.SEEK_SET)
+            os.write(fd, f"{os.getpid()} on {socket.gethostname()}".encode())
+        except OSError as exc:
+            os.close(fd)
+            raise _write_error(exc, self.path.parent) from exc
         self.fd = fd
 
     def release(self) -> None:
@@ -245,6 +259,7 @@ class Store:
         for _attempt in range(5):
             before = _stat_key(self.snapshot_path)
             if before is None:
+                self._refuse_if_library_file_vanished()
                 self.papers, self.lists, self.generation, self.seq = {}, {}, 0, 0
                 self._snapshot_bytes = 0
             else:
@@ -259,6 +274,18 @@ class Store:
                 f"The journal {self.journal_path} does not belong to the library file "
                 f"{self.snapshot_path}. Nothing was changed. Run 'papershelf recover' to keep the "
                 "library file and set the journal aside.", self.journal_path)
+
+    def _refuse_if_library_file_vanished(self) -> None:
+        """No library file: a new library, unless backups say there was one."""
+        backups = self.backups()
+        if backups:
+            good = latest_good_backup(self.backup_dir)
+            raise StoreCorruptError(
+                f"The library file {self.snapshot_path} is missing, but {self.backup_dir} holds "
+                f"backups of a library. Nothing was changed. "
+                + (f"Run 'papershelf recover' to restore the latest good backup, {good}."
+                   if good else "None of the backups can be read either."),
+                self.snapshot_path, good)
 
     def _read_snapshot(self, path: Path) -> None:
         papers, lists, header = read_snapshot(path, self.backup_dir)
@@ -334,13 +361,16 @@ class Store:
     def _open_journal_for_append(self) -> None:
         path = self.journal_path
         try:
-            fd = os.open(path, os.O_WRONLY | os.O_CREAT, 0o644)
+            existed = path.exists()
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | _O_BINARY, 0o644)
             size = os.fstat(fd).st_size
             if size > self._valid_journal_len:
                 # drop a torn tail so the next line starts clean
                 os.ftruncate(fd, self._valid_journal_len)
                 os.fsync(fd)
             os.lseek(fd, 0, os.SEEK_END)
+            if not existed:
+                _fsync_dir(self.folder)   # a new journal's name must survive a power cut too
         except OSError as exc:
             raise _write_error(exc, path) from exc
         self._journal_fd = fd
@@ -348,53 +378,74 @@ class Store:
     def recover(self) -> str:
         """Set damaged files aside and get back to the best readable state.
 
-        A damaged library file is replaced by the latest good backup; a
-        damaged journal is cut back to its last good edit. The damaged files
-        are kept beside the library with a `.damaged-<time>` suffix. Returns
-        what was done, in words.
+        A damaged or missing library file is replaced by the latest good
+        backup; a damaged journal, or one that belongs to another library
+        file, is cut back to its last good edit. Whatever is set aside is kept
+        beside the library with a `.damaged-<time>` suffix. Returns what was
+        done, in words.
         """
         if self.readonly:
             raise ReadOnlyLibraryError(f"The library in {self.folder} was opened read-only.", self.folder)
-        self.folder.mkdir(parents=True, exist_ok=True)
-        self._lock.acquire()
-        stamp = _dt.datetime.now().strftime("%Y%m%d-%H%M%S")
-        done: list[str] = []
         try:
-            def set_aside(path: Path) -> Path:
-                target = path.with_name(f"{path.name}.damaged-{stamp}")
-                os.replace(path, target)
-                done.append(f"kept the damaged {path.name} as {target}")
-                return target
+            self.folder.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise _write_error(exc, self.folder) from exc
+        self._lock.acquire()
+        stamp = _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%d-%H%M%S")
+        done: list[str] = []
 
+        def keep_aside(path: Path, move: bool) -> None:
+            target = path.with_name(f"{path.name}.damaged-{stamp}")
+            try:
+                os.replace(path, target) if move else shutil.copy2(path, target)
+            except OSError as exc:
+                raise _write_error(exc, self.folder) from exc
+            done.append(f"kept the damaged {path.name} as {target}")
+
+        try:
             try:
                 if self.snapshot_path.exists():
                     self._read_snapshot(self.snapshot_path)
                 else:
+                    self._refuse_if_library_file_vanished()
                     self.papers, self.lists, self.generation, self.seq = {}, {}, 0, 0
             except StoreCorruptError as exc:
                 if exc.backup is None:
                     raise StoreCorruptError(
-                        f"{exc} There is nothing to restore from; the file was left as it is.",
+                        f"{exc} There is nothing to restore from; the files were left as they are.",
                         self.snapshot_path) from None
-                set_aside(self.snapshot_path)
+                # restore the backup under a temporary name first, so that a
+                # failure part-way leaves the damaged file where it was
+                tmp = self.folder / (SNAPSHOT + ".restore")
+                try:
+                    shutil.copy2(exc.backup, tmp)
+                    with open(tmp, "rb") as f:
+                        os.fsync(f.fileno())
+                except OSError as err:
+                    raise _write_error(err, self.folder) from err
+                if self.snapshot_path.exists():
+                    keep_aside(self.snapshot_path, move=True)
                 if self.journal_path.exists():
-                    set_aside(self.journal_path)
-                import shutil
-                shutil.copy2(exc.backup, self.snapshot_path)
+                    keep_aside(self.journal_path, move=True)
+                os.replace(tmp, self.snapshot_path)
                 _fsync_dir(self.folder)
                 done.append(f"restored the backup {exc.backup}")
                 self._read_snapshot(self.snapshot_path)
                 return "; ".join(done) + "."
             try:
-                self._replay_journal()
+                journal_ok = self._replay_journal()
             except StoreCorruptError:
-                self._read_snapshot(self.snapshot_path) if self.snapshot_path.exists() else None
+                journal_ok = False
+            if not journal_ok:
+                # start again from the snapshot and keep the journal's good prefix
+                if self.snapshot_path.exists():
+                    self._read_snapshot(self.snapshot_path)
+                else:
+                    self.papers, self.lists, self.generation, self.seq = {}, {}, 0, 0
                 self._replay_journal(salvage=True)
                 kept = self.seq
-                set_aside(self.journal_path)
-                self._valid_journal_len = self._journal_bytes = 0
-                self._open_journal_for_append()
-                self.compact()
+                keep_aside(self.journal_path, move=False)   # a copy: the original goes only once saved
+                self.compact()                              # new snapshot; empties the journal
                 done.append(f"kept the edits up to number {kept} in a new library file")
             if not done:
                 return "Nothing needed recovering: the library and its journal read cleanly."
@@ -426,7 +477,12 @@ class Store:
             self._apply_in_memory(op)
         self.seq += 1
         if self._journal_bytes > max(JOURNAL_COMPACT_BYTES, self._snapshot_bytes // 5):
-            self.compact()
+            try:
+                self.compact()
+            except StoreWriteError:
+                # The edit is durable in the journal already; folding it in can
+                # wait for the next edit or the next start.
+                log.warning("compaction of %s failed; will retry later", self.folder, exc_info=True)
 
     def _append(self, line: bytes) -> None:
         fd = self._journal_fd
@@ -453,7 +509,7 @@ class Store:
             self._apply_in_memory(op)
         try:
             self.compact()
-        except StoreWriteError:
+        except BaseException:
             # the disk still has the old state: go back to it
             self._load()
             raise
@@ -464,6 +520,8 @@ class Store:
             paper = self.papers.get(op.key)
             if paper is not None:
                 paper.update_raw(op.value)
+            else:
+                log.warning("journal edit for unknown paper %s ignored", op.key)
         elif kind == "add":
             self.papers[op.key] = op.value
         elif kind == "del":
@@ -485,39 +543,53 @@ class Store:
         new_gen = self.generation + 1
         tmp = self.folder / (SNAPSHOT + ".tmp")
         try:
-            write_snapshot(tmp, self.papers, self.lists, new_gen, self.seq)
+            write_snapshot(tmp, self.papers, self.lists, new_gen, self.seq, self.fingerprint_version)
             if self.snapshot_path.exists():
                 self._backup_current()
             os.replace(tmp, self.snapshot_path)
             _fsync_dir(self.folder)
-        except OSError as exc:
+        except BaseException as exc:
             try:
                 tmp.unlink()
             except OSError:
                 pass
-            raise _write_error(exc, self.folder) from exc
+            if isinstance(exc, OSError):
+                raise _write_error(exc, self.folder) from exc
+            raise
         self.generation = new_gen
         self._snapshot_bytes = self.snapshot_path.stat().st_size
         # The journal's lines now carry an older generation and would be
         # skipped on load anyway; emptying it is only tidiness.
         try:
-            os.ftruncate(self._journal_fd, 0)
-            os.lseek(self._journal_fd, 0, os.SEEK_SET)
-            os.fsync(self._journal_fd)
-            self._journal_bytes = 0
+            if self._journal_fd is not None:
+                os.ftruncate(self._journal_fd, 0)
+                os.lseek(self._journal_fd, 0, os.SEEK_SET)
+                os.fsync(self._journal_fd)
+            elif self.journal_path.exists():
+                with open(self.journal_path, "r+b") as f:
+                    f.truncate(0)
+                    os.fsync(f.fileno())
+            self._journal_bytes = self._valid_journal_len = 0
         except OSError:
             pass
         self._prune_backups()
 
     def _backup_current(self) -> None:
+        created = not self.backup_dir.exists()
         self.backup_dir.mkdir(exist_ok=True)
-        stamp = _dt.datetime.now().strftime("%Y%m%d-%H%M%S")
+        if created:
+            _fsync_dir(self.folder)
+        stamp = _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%d-%H%M%S")
         target = self.backup_dir / f"library-{stamp}-g{self.generation}.jsonl"
+        n = 1
+        while target.exists():   # never replace a backup
+            target = self.backup_dir / f"library-{stamp}-g{self.generation}.{n}.jsonl"
+            n += 1
         try:
             os.link(self.snapshot_path, target)  # the rename below leaves this inode alone
         except OSError:
-            import shutil
             shutil.copy2(self.snapshot_path, target)
+        _fsync_dir(self.backup_dir)
 
     def backups(self) -> list[Path]:
         """Backups, newest first."""
@@ -556,6 +628,10 @@ def _stat_key(path: Path):
         st = path.stat()
     except FileNotFoundError:
         return None
+    except OSError as exc:
+        raise StoreUnreadableError(
+            f"Papershelf cannot open the library at {path.parent}: {exc.strerror}. "
+            "Check that --data-dir names a folder.", path) from exc
     return (st.st_ino, st.st_size, st.st_mtime_ns)
 
 
@@ -575,9 +651,9 @@ def _parse_journal_line(line: bytes) -> dict | None:
 
 
 def write_snapshot(path: Path, papers: dict[str, Paper], lists: dict[str, list[str]],
-                   generation: int, seq: int) -> None:
+                   generation: int, seq: int, fingerprint_version: int = FINGERPRINT_VERSION) -> None:
     header = {"format": FORMAT_NAME, "schema_version": SCHEMA_VERSION, "generation": generation,
-              "journal_seq": seq, "fingerprint_version": FINGERPRINT_VERSION, "saved": now_iso(),
+              "journal_seq": seq, "fingerprint_version": fingerprint_version, "saved": now_iso(),
               "papers": len(papers), "lists": len(lists)}
     dumps = orjson.dumps
     with open(path, "wb", buffering=1 << 20) as f:
@@ -633,7 +709,9 @@ def _read_snapshot(path: Path, backup_dir: Path | None):
     try:
         f = open(path, "rb")
     except OSError as exc:
-        raise corrupt(exc.strerror or str(exc)) from exc
+        raise StoreUnreadableError(
+            f"Papershelf cannot read the library file {path}: {exc.strerror or exc}. The file was not "
+            "changed; check its permissions, or whether another program holds it.", path) from exc
     with f:
         first = f.readline()
         try:
@@ -642,6 +720,8 @@ def _read_snapshot(path: Path, backup_dir: Path | None):
             raise corrupt("the first line is not a Papershelf header (the file is damaged or not a library)")
         if not isinstance(header, dict) or header.get("format") != FORMAT_NAME:
             raise corrupt("it is not a Papershelf library file")
+        if not isinstance(header.get("generation"), int) or not isinstance(header.get("journal_seq", 0), int):
+            raise corrupt("its header is damaged")
         version = header.get("schema_version")
         if not isinstance(version, int) or version < 1:
             raise corrupt(f"unknown schema version {version!r}")
@@ -654,16 +734,16 @@ def _read_snapshot(path: Path, backup_dir: Path | None):
         end = None
         loads = orjson.loads
         from_dict = Paper.from_dict
-        records: Iterable = f
-        if version < SCHEMA_VERSION:
-            records = _migrate(version, header, f)
-        for lineno, line in enumerate(records, 2):
+        migrations = [MIGRATIONS[v] for v in range(version, SCHEMA_VERSION)]
+        for lineno, line in enumerate(f, 2):
             if end is not None:
                 if line.strip():
                     raise corrupt(f"there is data after the end mark (line {lineno})")
                 continue
             try:
-                rec = loads(line) if isinstance(line, (bytes, str)) else line
+                rec = loads(line)
+                for migrate in migrations:
+                    rec = migrate(rec)
                 if "id" in rec:
                     paper = from_dict(rec)
                     papers[paper.id] = paper
@@ -680,15 +760,6 @@ def _read_snapshot(path: Path, backup_dir: Path | None):
         if end.get("papers") != len(papers) or end.get("lists") != len(lists):
             raise corrupt(f"it holds {len(papers)} papers but says {end.get('papers')}")
     return papers, lists, header
-
-
-def _migrate(version: int, header: dict, lines):
-    records = (orjson.loads(line) for line in lines)
-    while version < SCHEMA_VERSION:
-        records = MIGRATIONS[version](header, records)
-        version += 1
-    header["schema_version"] = SCHEMA_VERSION
-    return records
 
 
 def latest_good_backup(backup_dir: Path) -> Path | None:

@@ -122,6 +122,20 @@ _NOT_ALNUM_RE = re.compile(r"[\W_]+")
 _ASCII_NOT_ALNUM = bytes(b for b in range(128) if not chr(b).isalnum())
 
 
+def clean_text(text: str) -> str:
+    """Text that can be stored as UTF-8 JSON.
+
+    File names and command-line arguments that are not valid UTF-8 reach
+    Python with surrogate escapes, which JSON cannot hold; they are kept
+    visible as backslash escapes instead of failing the whole operation.
+    """
+    try:
+        text.encode("utf-8")
+        return text
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
 def fold(text: str) -> str:
     """Case- and accent-insensitive form: 'Mălan' and 'malan' fold alike."""
     text = text.casefold()

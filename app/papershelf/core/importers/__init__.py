@@ -7,6 +7,7 @@ from pathlib import Path
 from ..errors import ListingError
 from .base import Candidate, ParsedFile, Problem, read_text
 from .listing import parse_listing
+from ..text import clean_text
 
 __all__ = ["Candidate", "ParsedFile", "Problem", "parse_file", "parse_text"]
 
@@ -25,6 +26,6 @@ def parse_file(path: Path | str) -> ParsedFile:
     """Read and parse one file; ListingError if it cannot be imported at all."""
     path = Path(path)
     text, notes = read_text(path)
-    parsed = parse_text(text, str(path))
+    parsed = parse_text(text, clean_text(str(path)))
     parsed.problems[:0] = notes
     return parsed

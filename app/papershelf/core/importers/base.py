@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import codecs
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import ListingError
+from ..text import clean_text
 
 # A listing is pasted text: anything bigger than this is not one, and reading
 # it whole would only cost memory. 100,000 abstracts are about 170 MB.
@@ -58,18 +60,19 @@ def read_text(path: Path) -> tuple[str, list[Problem]]:
     UTF-16 without a BOM and legacy 8-bit files are read too, with a note,
     because people save pasted text from whatever editor they have.
     """
-    shown = str(path)
-    if not path.exists():
-        raise ListingError(f"{shown}: no such file.", path)
-    if path.is_dir():
+    shown = clean_text(str(path))
+    try:
+        st = path.stat()
+    except FileNotFoundError:
+        raise ListingError(f"{shown}: no such file.", path) from None
+    except OSError as exc:
+        raise ListingError(f"{shown}: cannot read it ({exc.strerror or exc}).", path) from exc
+    if stat.S_ISDIR(st.st_mode):
         raise ListingError(f"{shown} is a folder, not a file; choose the listing files inside it.", path)
-    if not path.is_file():
+    if not stat.S_ISREG(st.st_mode):
         raise ListingError(f"{shown} is not a regular file (a device, pipe or socket); "
                            "save the listing as a plain file first.", path)
-    try:
-        size = path.stat().st_size
-    except OSError as exc:
-        raise ListingError(f"{shown}: cannot read it ({exc.strerror}).", path) from exc
+    size = st.st_size
     if size > MAX_FILE_BYTES:
         raise ListingError(
             f"{shown} is {size / 2**20:.0f} MB, too large for a paper listing "
