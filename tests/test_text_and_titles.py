@@ -79,3 +79,9 @@ def test_every_seed_gets_a_short_clean_title(seeds):
 
 def test_derived_title_of_empty_abstract():
     assert derive_title("   ") == "Untitled paper"
+
+
+def test_named_contribution_after_this_work():
+    abstract = ("Graphs are everywhere. This work presents GraphZip, a compressor for large "
+                "graphs that keeps neighbourhood queries fast.")
+    assert derive_title(abstract) == "GraphZip: a compressor for large graphs that keeps neighbourhood queries fast"

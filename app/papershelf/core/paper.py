@@ -38,6 +38,7 @@ class Status(str, enum.Enum):
 
 
 _STATUS_BY_VALUE = {s.value: s for s in Status}
+STATUS_VALUES = frozenset(_STATUS_BY_VALUE)
 RATING_MIN, RATING_MAX = 1, 5
 
 
@@ -107,6 +108,13 @@ class Paper:
         status = d.get("status")
         if status is not None and status not in _STATUS_BY_VALUE:
             raise ValueError(f"unknown status {status!r}")
+        paper = object.__new__(cls)
+        paper._d = d
+        return paper
+
+    @classmethod
+    def wrap_trusted(cls, d: dict) -> "Paper":
+        """from_dict without the checks, for a caller that made them."""
         paper = object.__new__(cls)
         paper._d = d
         return paper

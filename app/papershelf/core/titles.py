@@ -21,10 +21,7 @@ from .text import plain_text
 MAX_TITLE = 90
 MIN_CUT = 35
 
-_VERBS = r"(?:introduce|propose|present|develop|design|build|release|call|name|term|dub)s?"
-_LEAD_RE = re.compile(
-    r"\b(?:[Ww]e|[Tt]his (?:paper|work|article)|[Hh]ere,? we)\s+(?:first\s+|further\s+|then\s+)?"
-    + r"(?P<verb>" + _VERBS + r")\s+(?P<rest>[^.;:]{2,400})")
+_VERBS = r"(?:introduce|propose|present|develop|design|build|release)s?"
 # A name: one to three capitalised tokens, at least one of which looks coined
 # (an inner capital, a digit, or all caps), e.g. VeriSimpl, DPLM-Evo, Neur2RO.
 _TOKEN = r"[A-Z][\w\-+*'’]*"
@@ -114,16 +111,20 @@ def shorten(text: str, limit: int = MAX_TITLE) -> str:
     return head.rstrip(" ,;:.–—-") + "…"
 
 
-_VERB_STEMS = ("introduc", "propos", "present", "develop", "design", "build", "releas",
-               "call", "name", "term", "dub")
+_VERB_STEMS = ("introduc", "propos", "present", "develop", "design", "build", "releas")
+# the words before a verb, matched backwards from the verb (endpos = the verb)
+_LEAD_HEAD_RE = re.compile(
+    r"(?:\b[Ww]e|\b[Tt]his (?:paper|work|article)|\b[Hh]ere,? we)\s+(?:first\s+|further\s+|then\s+)?\Z")
+_LEAD_TAIL_RE = re.compile(r"(?P<verb>" + _VERBS + r")\s+(?P<rest>[^.;:]{2,400})")
 
 
 def _lead_matches(text: str, end: int):
-    """_LEAD_RE's matches in text[:end], found by locating the verbs first.
+    """Rests of "we introduce …"-style leads in text[:end], found verb first.
 
-    A plain regex scan tries the pattern at every word boundary (about 50 µs
-    an abstract, a fifth of an import); str.find for a handful of verb stems
-    is a few microseconds, and the pattern then runs only next to a verb.
+    A regex scan for the whole lead tries it at every word boundary (about
+    50 µs an abstract, a fifth of an import); str.find for a handful of verb
+    stems takes microseconds, and the lead is then checked only just before
+    each verb.
     """
     starts = set()
     for stem in _VERB_STEMS:
@@ -132,9 +133,10 @@ def _lead_matches(text: str, end: int):
             starts.add(pos)
             pos = text.find(stem, pos + 1, end)
     for pos in sorted(starts):
-        m = _LEAD_RE.search(text, max(0, pos - 24), pos + 430)
-        if m and m.start("verb") == pos:
-            yield m
+        if _LEAD_HEAD_RE.search(text, max(0, pos - 30), pos):
+            tail = _LEAD_TAIL_RE.match(text, pos)
+            if tail:
+                yield tail
 
 
 def _named_from(m: re.Match) -> str | None:

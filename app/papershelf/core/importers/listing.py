@@ -68,10 +68,10 @@ def _title_like(text: str) -> bool:
 def split_authors(line: str) -> list[str] | None:
     """The names on an author line, or None if the line is not one."""
     line = line.strip()
-    if not line or len(line) > 5000 or line.endswith((".", ":", "?", "!")) and not _ends_with_initial(line):
-        return None
-    if _PROSE_RE.search(line):
+    if not line or len(line) > 5000 or _PROSE_RE.search(line):
         return None  # sentence words: the cheap way to rule out an abstract
+    if line.endswith((".", ":", "?", "!")) and not _ends_with_initial(line):
+        return None
     if any(ch in line for ch in "·•()[]{}$\\=<>@#%/|"):
         return None
     parts = [p.strip() for p in re.split(r",|;|\band\b|&", line)]
