@@ -169,3 +169,28 @@ def test_file_name_that_is_not_utf8(data_dir, seeds, tmp_path):
     assert "20 added" in res.stdout and "Traceback" not in res.stderr
     paper = json.loads(run_cli("list", "--json", data_dir=data_dir).stdout)[0]
     assert paper["sources"][0]["file"].endswith("caf\\udce9.txt")
+
+
+def test_import_a_paste_from_standard_input(data_dir, seeds):
+    paste = seeds[0].read_text(encoding="utf-8")
+    res = run_cli("import", "-", data_dir=data_dir, input=paste)
+    assert res.returncode == 0, res.stderr
+    assert "<pasted text> (paper-search): 20 added" in res.stdout
+    again = run_cli("import", "-", data_dir=data_dir, input=paste)
+    assert "nothing changed" in again.stdout
+    # the same papers from the file add that file as a second provenance
+    res = run_cli("import", str(seeds[0]), data_dir=data_dir)
+    assert "0 added, 20 merged" in res.stdout
+    empty = run_cli("import", "-", data_dir=data_dir, input="  \n")
+    assert empty.returncode == 1 and "<pasted text> is empty" in empty.stdout
+
+
+def test_title_replaces_the_derived_one_and_back(imported):
+    pid = json.loads(run_cli("list", "--json", data_dir=imported).stdout)[0]["id"]
+    res = run_cli("title", pid, "VeriSimpl: Verifying LLM Formalisations by Simplification", data_dir=imported)
+    assert res.returncode == 0
+    shown = json.loads(run_cli("show", pid, "--json", data_dir=imported).stdout)
+    assert shown["title"].startswith("VeriSimpl: Verifying") and shown["title_derived"] is False
+    run_cli("title", pid, "", data_dir=imported)
+    shown = json.loads(run_cli("show", pid, "--json", data_dir=imported).stdout)
+    assert shown["title_derived"] is True and shown["title"].startswith("VeriSimpl: a solver")

@@ -17,7 +17,9 @@ import orjson
 
 from . import __version__, paths
 from .core.errors import NotFoundError, PapershelfError
-from .core.library import Library
+from .core.errors import ListingError
+from .core.importers import PASTE_LABEL, parse_bytes
+from .core.library import FileReport, Library
 from .core.paper import Paper, Status
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
@@ -41,7 +43,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
 
     c = sub.add_parser("import", help="import paper listings (paper-search or Daily Papers text)")
-    c.add_argument("files", nargs="*", metavar="FILE")
+    c.add_argument("files", nargs="*", metavar="FILE", help="'-' reads a pasted listing from standard input")
     c.add_argument("--samples", action="store_true", help="import the sample listings shipped with Papershelf")
 
     c = sub.add_parser("list", help="list papers")
@@ -66,6 +68,10 @@ def build_parser() -> argparse.ArgumentParser:
     c = sub.add_parser("note", help="set a paper's notes ('-' reads them from standard input)")
     c.add_argument("id")
     c.add_argument("text")
+
+    c = sub.add_parser("title", help="give a paper its real title ('' goes back to the derived one)")
+    c.add_argument("id")
+    c.add_argument("title")
 
     c = sub.add_parser("rate", help="rate papers 1-5 (0 clears)")
     c.add_argument("args", nargs="+", metavar="ID... RATING")
@@ -157,13 +163,20 @@ def _ids(lib: Library, refs: list[str]) -> list[str]:
 
 
 def cmd_import(args) -> int:
-    files = [Path(f) for f in args.files]
+    files = [Path(f) for f in args.files if f != "-"]
     if args.samples:
         files += paths.sample_listings()
-    if not files:
-        raise UsageError("name at least one FILE to import (or --samples)")
+    paste = "-" in args.files
+    if not files and not paste:
+        raise UsageError("name at least one FILE to import (or --samples, or - for standard input)")
     with _open(args, write=True) as lib:
-        reports = lib.import_files(files)
+        reports = []
+        if paste:
+            try:
+                reports.append(lib.import_parsed(parse_bytes(sys.stdin.buffer.read())))
+            except ListingError as exc:
+                reports.append(FileReport(path=PASTE_LABEL, error=str(exc)))
+        reports += lib.import_files(files)
         for report in reports:
             print(report.summary())
             for problem in report.problems:
@@ -234,6 +247,15 @@ def cmd_note(args) -> int:
     return EXIT_OK
 
 
+def cmd_title(args) -> int:
+    with _open(args, write=True) as lib:
+        pid = lib.resolve(args.id)
+        lib.set_title(pid, args.title)
+        paper = lib.get(pid)
+        print(f"{pid}: {paper.title}" + ("   (derived from the abstract)" if paper.title_derived else ""))
+    return EXIT_OK
+
+
 def cmd_rate(args) -> int:
     if len(args.args) < 2:
         raise UsageError("give one or more paper ids, then a rating 0-5")
@@ -297,7 +319,7 @@ def cmd_default(args) -> int:
 
 COMMANDS = {
     "import": cmd_import, "list": cmd_list, "show": cmd_show, "tag": cmd_tag,
-    "status": cmd_status, "note": cmd_note, "rate": cmd_rate, "lists": cmd_lists,
+    "status": cmd_status, "note": cmd_note, "title": cmd_title, "rate": cmd_rate, "lists": cmd_lists,
     "list-add": cmd_list_add, "list-remove": cmd_list_remove, "recover": cmd_recover,
 }
 

@@ -443,10 +443,13 @@ class _ImportBatch:
                 f" ({len(parsed.problems)} lines could not be read; the first: {parsed.problems[0]})"
                 if parsed.problems else "")
             return report
-        try:
-            file_key = clean_text(str(Path(parsed.path).resolve()))
-        except OSError:
-            file_key = clean_text(parsed.path)
+        if parsed.path.startswith("<"):      # a paste, not a file: no path to resolve
+            file_key = parsed.path
+        else:
+            try:
+                file_key = clean_text(str(Path(parsed.path).resolve()))
+            except OSError:
+                file_key = clean_text(parsed.path)
         merged: set[str] = set()
         for cand in parsed.papers:
             source = Source(file=file_key, format=parsed.format, line=cand.line)

@@ -5,11 +5,14 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..errors import ListingError
-from .base import Candidate, ParsedFile, Problem, read_text
+from .base import Candidate, ParsedFile, Problem, decode_text, read_text
 from .listing import parse_listing
 from ..text import clean_text
 
-__all__ = ["Candidate", "ParsedFile", "Problem", "parse_file", "parse_text"]
+__all__ = ["Candidate", "ParsedFile", "Problem", "PASTE_LABEL", "parse_bytes", "parse_file", "parse_text"]
+
+# The source name of text that came from a paste rather than a file.
+PASTE_LABEL = "<pasted text>"
 
 
 def parse_text(text: str, path: str) -> ParsedFile:
@@ -20,6 +23,14 @@ def parse_text(text: str, path: str) -> ParsedFile:
             f"{path} looks like a BibTeX or RIS file; Papershelf reads paper listings for now, "
             "and .bib/.ris import is on its way.", path)
     return parse_listing(text, path)
+
+
+def parse_bytes(data: bytes, label: str = PASTE_LABEL) -> ParsedFile:
+    """Parse a paste (clipboard, standard input) in whatever encoding it came."""
+    text, notes = decode_text(data, label)
+    parsed = parse_text(text, label)
+    parsed.problems[:0] = notes
+    return parsed
 
 
 def parse_file(path: Path | str) -> ParsedFile:

@@ -82,6 +82,11 @@ def read_text(path: Path) -> tuple[str, list[Problem]]:
             data = f.read()
     except OSError as exc:
         raise ListingError(f"{shown}: cannot read it ({exc.strerror or exc}).", path) from exc
+    return decode_text(data, shown, path)
+
+
+def decode_text(data: bytes, shown: str, path: Path | None = None) -> tuple[str, list[Problem]]:
+    """Bytes of a listing (a file's, or a paste's) as text, with notes on how they were read."""
     if not data.strip():
         raise ListingError(f"{shown} is empty; there is nothing to import.", path)
     notes: list[Problem] = []
@@ -113,12 +118,12 @@ def read_text(path: Path) -> tuple[str, list[Problem]]:
     return text, notes
 
 
-def _decode(data: bytes, encoding: str, path: Path) -> str:
+def _decode(data: bytes, encoding: str, path: Path | None) -> str:
     try:
         return data.decode(encoding)
     except UnicodeDecodeError as exc:
-        raise ListingError(f"{path}: not valid {encoding.upper()} text ({exc.reason} at byte {exc.start}).",
-                           path) from exc
+        raise ListingError(f"{path or 'the pasted text'}: not valid {encoding.upper()} text "
+                           f"({exc.reason} at byte {exc.start}).", path) from exc
 
 
 def _looks_utf16(data: bytes) -> bool:
