@@ -325,3 +325,60 @@ def test_journal_of_another_library_file_is_recovered(seeded, data_dir):
     assert "kept the damaged journal.jsonl" in Store(data_dir).recover()
     with Library.open(data_dir) as again:
         assert len(again) == 372
+
+
+@pytest.mark.parametrize("bad_record", [
+    {"seq": 3, "gen": "x", "ops": []},
+    {"seq": 3, "gen": 0, "ops": [["set", "someid", ["notes"]]]},
+    {"seq": 3, "gen": 0, "ops": [["set", "someid", {"status": "bogus"}]]},
+    {"seq": 3, "gen": 0, "ops": [["list", "L", "not a list"]]},
+])
+def test_well_checksummed_journal_line_of_the_wrong_shape(library, seeds, data_dir, bad_record):
+    library.import_files(seeds[:1])
+    pid = library.ids()[0]
+    library.set_status([pid], "read")
+    library.close()
+    journal = data_dir / JOURNAL
+    with open(journal, "ab") as f:
+        f.write(store_mod._journal_line(bad_record))
+        f.write(store_mod._journal_line({"seq": 4, "gen": 0, "ops": []}))
+    with pytest.raises(StoreCorruptError, match="cannot read at line 3"):
+        Library.open(data_dir)
+    # the import (edit 1) and the status (edit 2) are kept
+    assert "kept the edits up to number 2" in Store(data_dir).recover()
+    with Library.open(data_dir) as again:
+        assert again.get(pid).status is Status.READ
+
+
+def test_compaction_failing_after_the_rename_keeps_later_edits(seeded, data_dir, monkeypatch):
+    """Fault injection: the directory fsync after the rename fails (EIO)."""
+    pid = seeded.ids()[0]
+    real = store_mod._fsync_dir
+
+    def failing(folder):
+        raise OSError(5, "Input/output error")
+
+    monkeypatch.setattr(store_mod, "_fsync_dir", failing)
+    with pytest.raises(StoreWriteError):
+        seeded.compact()
+    monkeypatch.setattr(store_mod, "_fsync_dir", real)
+    seeded.add_tags([pid], ["after the failed fsync"])
+    seeded.close()
+    with Library.open(data_dir) as again:
+        assert again.get(pid).tags == ["after the failed fsync"]
+
+
+def test_a_closed_library_is_freed(seeds, data_dir):
+    import gc
+    import weakref
+
+    refs = []
+    for _ in range(3):
+        lib = Library.open(data_dir)
+        lib.import_files(seeds[:1])
+        lib.subscribe(lambda change, lib=lib: None)   # a view holding the library: a cycle
+        refs.append(weakref.ref(lib._store))
+        lib.close()
+        del lib
+    gc.collect()
+    assert [r() for r in refs] == [None, None, None]

@@ -85,3 +85,26 @@ def test_named_contribution_after_this_work():
     abstract = ("Graphs are everywhere. This work presents GraphZip, a compressor for large "
                 "graphs that keeps neighbourhood queries fast.")
     assert derive_title(abstract) == "GraphZip: a compressor for large graphs that keeps neighbourhood queries fast"
+
+
+@pytest.mark.parametrize("a, b", [
+    ("a bound of −5 on the loss", "a bound of -5 on the loss"),
+    ("state-of-the-art multi\u00adagent methods", "state-of-the-art multiagent methods"),
+    ("Deep nets generalise\u2028well", "Deep nets generalise well"),
+    ("as shown in the figure。", "as shown in the figure"),
+    ("it “works” — mostly…", 'it "works" -- mostly...'),
+    (r"error $\leq 0.1$ at 30° in $\mathbb{R}^n$", "error ≤ 0.1 at 30 in ℝ^n"),
+])
+def test_fingerprints_agree_across_unicode_punctuation(a, b):
+    assert fingerprint(a) == fingerprint(b)
+
+
+@pytest.mark.parametrize("raw", ["x\u2009y", "x\u3000y", "x\u2028y", "x\x85y", "x\x0cy", "x\x1cy", " x\u00a0y "])
+def test_plain_text_is_one_line_with_single_spaces(raw):
+    assert plain_text(raw) == "x y"
+
+
+def test_we_call_this_named_contribution():
+    abstract = ("Graphs need attention. We call this architecture Graph Attention Networks (GATs), "
+                "and show it works on many benchmarks.")
+    assert derive_title(abstract) == "GATs: Graph Attention Networks"

@@ -9,7 +9,7 @@ from .paper import Paper, Source
 from .text import fingerprint_text, fold
 
 # Bump when fingerprint_text changes meaning: stored fingerprints are then recomputed.
-FINGERPRINT_VERSION = 1
+FINGERPRINT_VERSION = 2
 
 
 def fingerprint(abstract: str, title: str = "", authors: list[str] | None = None,

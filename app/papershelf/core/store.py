@@ -96,14 +96,26 @@ class Op:
 
 def _decode_op(raw: list) -> Op:
     kind, key, value = raw
+    if not isinstance(key, str):
+        raise ValueError("an edit names a paper or list by a string")
     if kind == "add":
+        if not isinstance(value, dict):
+            raise ValueError("an added paper must be an object")
         return Op("add", key, Paper.from_dict(value))
     if kind == "set":
+        if not isinstance(value, dict):
+            raise ValueError("changed fields must be an object")
         bad = set(value) - EDITABLE_FIELDS
         if bad:
             raise ValueError(f"unknown fields {sorted(bad)}")
+        if "status" in value and value["status"] not in STATUS_VALUES:
+            raise ValueError(f"unknown status {value['status']!r}")
         return Op("set", key, value)
-    if kind in ("del", "list", "rename"):
+    if kind == "del" and value is None:
+        return Op(kind, key, value)
+    if kind == "list" and (value is None or isinstance(value, list) and all(isinstance(i, str) for i in value)):
+        return Op(kind, key, value)
+    if kind == "rename" and isinstance(value, str):
         return Op(kind, key, value)
     raise ValueError(f"unknown operation {kind!r}")
 
@@ -244,6 +256,10 @@ class Store:
             os.close(self._journal_fd)
             self._journal_fd = None
         self._lock.release()
+        if self.papers:
+            # loads and imports froze what they built (see gc_paused); hand it
+            # back to the collector so a closed library can be freed whole
+            gc.unfreeze()
 
     def __enter__(self) -> "Store":
         return self
@@ -307,7 +323,9 @@ class Store:
         except FileNotFoundError:
             return True
         except OSError as exc:
-            raise StoreCorruptError(f"The journal {path} cannot be read ({exc.strerror}).", path) from exc
+            raise StoreUnreadableError(
+                f"Papershelf cannot read the journal {path} ({exc.strerror}); it was not changed. "
+                "Check its permissions.", path) from exc
         pos = 0
         lines = data.split(b"\n")
         tail_complete = data.endswith(b"\n")
@@ -325,6 +343,16 @@ class Store:
                         "the edits before that line and set the damaged journal aside.", path)
                 self.dropped_torn_line = True   # a write cut short by a crash: never acknowledged
                 break
+            try:
+                _check_record(record)
+                ops = [_decode_op(raw) for raw in record["ops"]]
+            except (KeyError, TypeError, ValueError) as exc:
+                if salvage:
+                    break
+                raise StoreCorruptError(
+                    f"The journal {path} has an edit Papershelf cannot read at line {i + 1} ({exc}). "
+                    "Nothing was changed. Run 'papershelf recover' to keep the edits before it.",
+                    path) from exc
             gen = record.get("gen", 0)
             if gen < self.generation:
                 pos += len(line) + 1  # already folded into the snapshot
@@ -342,14 +370,6 @@ class Store:
                 raise StoreCorruptError(
                     f"The journal {path} skips from edit {self.seq} to {record['seq']} at line {i + 1}. "
                     "Nothing was changed. Run 'papershelf recover'.", path)
-            try:
-                ops = [_decode_op(raw) for raw in record["ops"]]
-            except (KeyError, TypeError, ValueError) as exc:
-                if salvage:
-                    break
-                raise StoreCorruptError(
-                    f"The journal {path} has an edit Papershelf cannot read at line {i + 1} ({exc}). "
-                    "Nothing was changed.", path) from exc
             for op in ops:
                 self._apply_in_memory(op)
             self.seq = record["seq"]
@@ -547,7 +567,6 @@ class Store:
             if self.snapshot_path.exists():
                 self._backup_current()
             os.replace(tmp, self.snapshot_path)
-            _fsync_dir(self.folder)
         except BaseException as exc:
             try:
                 tmp.unlink()
@@ -556,7 +575,13 @@ class Store:
             if isinstance(exc, OSError):
                 raise _write_error(exc, self.folder) from exc
             raise
+        # From the rename on, the new snapshot is the library: journal lines
+        # must carry its generation even if what follows fails.
         self.generation = new_gen
+        try:
+            _fsync_dir(self.folder)
+        except OSError as exc:
+            raise _write_error(exc, self.folder) from exc
         self._snapshot_bytes = self.snapshot_path.stat().st_size
         # The journal's lines now carry an older generation and would be
         # skipped on load anyway; emptying it is only tidiness.
@@ -650,6 +675,14 @@ def _parse_journal_line(line: bytes) -> dict | None:
     return record
 
 
+def _check_record(record: dict) -> None:
+    """A journal line whose checksum is right but whose shape is not (a bug, or
+    a hand edit) is reported as damage like any other, never a traceback."""
+    if (type(record.get("seq")) is not int or type(record.get("gen", 0)) is not int
+            or not isinstance(record.get("ops"), list)):
+        raise ValueError("its sequence number, generation or edits have the wrong type")
+
+
 def write_snapshot(path: Path, papers: dict[str, Paper], lists: dict[str, list[str]],
                    generation: int, seq: int, fingerprint_version: int = FINGERPRINT_VERSION) -> None:
     header = {"format": FORMAT_NAME, "schema_version": SCHEMA_VERSION, "generation": generation,
@@ -688,6 +721,7 @@ def gc_paused():
     finally:
         # What was built lives as long as the library: moved out of the
         # collector's sight, it is not walked again by every later collection.
+        # Store.close() gives it back (gc.unfreeze), so nothing outlives it.
         gc.freeze()
         if was_enabled:
             gc.enable()

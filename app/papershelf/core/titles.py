@@ -21,7 +21,7 @@ from .text import plain_text
 MAX_TITLE = 90
 MIN_CUT = 35
 
-_VERBS = r"(?:introduce|propose|present|develop|design|build|release)s?"
+_VERBS = r"(?:introduce|propose|present|develop|design|build|release|call|name|term|dub)s?"
 # A name: one to three capitalised tokens, at least one of which looks coined
 # (an inner capital, a digit, or all caps), e.g. VeriSimpl, DPLM-Evo, Neur2RO.
 _TOKEN = r"[A-Z][\w\-+*'’]*"
@@ -111,7 +111,8 @@ def shorten(text: str, limit: int = MAX_TITLE) -> str:
     return head.rstrip(" ,;:.–—-") + "…"
 
 
-_VERB_STEMS = ("introduc", "propos", "present", "develop", "design", "build", "releas")
+_VERB_STEMS = ("introduc", "propos", "present", "develop", "design", "build", "releas",
+               "call", "name", "term", "dub")
 # the words before a verb, matched backwards from the verb (endpos = the verb)
 _LEAD_HEAD_RE = re.compile(
     r"(?:\b[Ww]e|\b[Tt]his (?:paper|work|article)|\b[Hh]ere,? we)\s+(?:first\s+|further\s+|then\s+)?\Z")
