@@ -1,0 +1,594 @@
+"""Full-text search: a Whoosh index kept beside the store, as a derived cache.
+
+The index is never the only copy of anything: it can be deleted at any time
+and is rebuilt from the store. It records the library generation it
+reflects (`papershelf-index.json`), catches up incrementally when the
+library moved on without it (another process edited it), and is rebuilt
+when it is missing, from an older schema, or damaged. Whoosh is imported
+here and nowhere else.
+
+Writes go through one serial writer: `SearchIndex.update(ids)` queues, and
+a background thread batches, commits and refreshes the shared searcher, so
+a tag edit never waits on a Whoosh commit.
+"""
+
+from __future__ import annotations
+
+import gc
+import json
+import logging
+import os
+import queue
+import re
+import shutil
+import threading
+import time
+import unicodedata
+import warnings
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Iterable
+
+from whoosh import index as windex
+from whoosh import qparser, query as wquery, sorting
+from whoosh.analysis import STOP_WORDS, Token, Tokenizer
+from whoosh.fields import ID, KEYWORD, NUMERIC, TEXT, Schema
+from whoosh.highlight import ContextFragmenter, HtmlFormatter, highlight
+from whoosh.lang.porter import stem as porter_stem
+
+from .library import Change, Library
+from .paper import Paper, normalize_tag
+from .text import plain_text
+
+log = logging.getLogger(__name__)
+
+INDEX_VERSION = 1          # bump when the schema or the analysis changes: forces a rebuild
+INDEX_DIR = "index"
+STATE_FILE = "papershelf-index.json"
+MAX_QUERY_CHARS = 1000
+MAX_QUERY_TERMS = 48
+SEARCH_FIELDS = ("title", "authors", "abstract", "notes", "area")
+SORTS = ("relevance", "added", "title")
+
+
+class IndexError_(Exception):
+    """The index could not be used; it is rebuilt from the store."""
+
+
+# ---- analysis --------------------------------------------------------------
+
+_WORD_RE = re.compile(r"\w+(?:[.'’]\w+)*", re.UNICODE)
+_COMBINING_RE = re.compile(r"[\u0300-\u036f\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\ufe20-\ufe2f]+")
+_STOPS = frozenset(STOP_WORDS)
+
+
+class PaperAnalyzer(Tokenizer):
+    """Tokenise, lower-case, fold accents, drop stop words and stem, in one pass.
+
+    Whoosh's chain of generator filters does the same at a fraction of the
+    speed; indexing time is dominated by analysis. Accents are folded before
+    stemming ("Schrödinger" → "schrodinger" → "schroding"), which
+    StemmingAnalyzer + CharsetFilter gets the wrong way round.
+    """
+
+    def __init__(self, stem: bool = True, stops: bool = True):
+        self.stem = stem
+        self.stops = _STOPS if stops else frozenset()
+        self._cache: dict[str, str] = {}
+
+    def __eq__(self, other):
+        return (isinstance(other, PaperAnalyzer) and other.stem == self.stem
+                and other.stops == self.stops)
+
+    def __hash__(self):
+        return hash((self.stem, len(self.stops)))
+
+    def _normal(self, word: str) -> str:
+        cached = self._cache.get(word)
+        if cached is None:
+            folded = word.lower()
+            if not folded.isascii():
+                folded = _COMBINING_RE.sub("", unicodedata.normalize("NFKD", folded))
+            cached = porter_stem(folded) if self.stem and folded.isalpha() else folded
+            if len(self._cache) > 500_000:
+                self._cache.clear()
+            self._cache[word] = cached
+        return cached
+
+    def __call__(self, value, positions=False, chars=False, keeporiginal=False, removestops=True,
+                 start_pos=0, start_char=0, tokenize=True, mode="", **kwargs):
+        t = Token(positions, chars, removestops=removestops, mode=mode, **kwargs)
+        if not tokenize:
+            t.original = t.text = value
+            t.boost = 1.0
+            if positions:
+                t.pos = start_pos
+            if chars:
+                t.startchar, t.endchar = start_char, start_char + len(value)
+            yield t
+            return
+        stops = self.stops
+        normal = self._normal
+        for pos, m in enumerate(_WORD_RE.finditer(value), start_pos):
+            word = m.group()
+            lowered = word.lower()
+            t.stopped = lowered in stops
+            if t.stopped and removestops:
+                continue
+            t.text = normal(word)
+            t.boost = 1.0
+            if keeporiginal:
+                t.original = word
+            if positions:
+                t.pos = pos
+            if chars:
+                t.startchar = start_char + m.start()
+                t.endchar = start_char + m.end()
+            yield t
+
+
+def make_schema() -> Schema:
+    text = PaperAnalyzer()
+    names = PaperAnalyzer(stem=False, stops=False)
+    return Schema(
+        id=ID(stored=True, unique=True),
+        title=TEXT(analyzer=text, field_boost=3.0),
+        authors=TEXT(analyzer=names, field_boost=2.0),
+        abstract=TEXT(analyzer=text),          # not stored: the store has it
+        notes=TEXT(analyzer=text),
+        area=TEXT(analyzer=names),             # area and subarea words
+        area_exact=ID(),                       # the top area, for filters and facets
+        tags=KEYWORD(commas=True, lowercase=True),
+        status=ID(),
+        lists=KEYWORD(commas=True, lowercase=True),
+        year=NUMERIC(int, bits=32, signed=False),
+        source=KEYWORD(lowercase=True),
+        added=ID(sortable=True),
+        title_sort=ID(sortable=True),
+    )
+
+
+def paper_document(paper: Paper, lists: list[str]) -> dict:
+    """What the index holds of one paper (all text as the reader sees it)."""
+    doc = {
+        "id": paper.id,
+        "title": plain_text(paper.title),
+        "authors": " ; ".join(paper.authors),
+        "abstract": plain_text(paper.abstract),
+        "area": f"{paper.area} {paper.subarea}".strip(),
+        "area_exact": paper.area.casefold(),
+        "tags": ",".join(paper.tags),
+        "status": paper.status.value,
+        "lists": ",".join(name.casefold() for name in lists),
+        "source": " ".join(sorted({Path(s.file).name.casefold() for s in paper.sources}
+                                  | {s.format for s in paper.sources})),
+        "added": paper.added,
+        "title_sort": plain_text(paper.title).casefold()[:200],
+    }
+    if paper.notes:
+        doc["notes"] = paper.notes
+    if paper.year:
+        doc["year"] = int(paper.year)
+    return {k: v for k, v in doc.items() if v != ""}
+
+
+# ---- results ---------------------------------------------------------------
+
+@dataclass(slots=True)
+class Results:
+    ids: list[str]                      # in rank (or sort) order, at most `limit`
+    total: int                          # how many papers match in all
+    scores: dict[str, float] = field(default_factory=dict)
+    facets: dict[str, dict[str, int]] = field(default_factory=dict)   # status/tags/area → value → count
+    query: str = ""                     # the query as understood, for highlighting
+    fallback: bool = False              # the parser rejected the query; plain words were used
+    elapsed_ms: float = 0.0
+
+
+class SearchIndex:
+    """The index of one library. Use `open()`, then `search()`; `close()` at the end."""
+
+    def __init__(self, library: Library, folder: Path | None = None):
+        self.library = library
+        self.folder = Path(folder) if folder else library.folder / INDEX_DIR
+        self.schema = make_schema()
+        self._ix = None
+        self._searcher = None
+        self._search_lock = threading.Lock()
+        self._queue: queue.Queue = queue.Queue()
+        self._writer_thread: threading.Thread | None = None
+        self._idle = threading.Event()
+        self._idle.set()
+        self._unsubscribe: Callable[[], None] | None = None
+        self._analyzer = PaperAnalyzer()
+        self.rebuilt_because = ""
+
+    # ---- opening, rebuilding, catching up -----------------------------------
+    def open(self, progress: Callable[[int, int], None] | None = None,
+             cancelled: Callable[[], bool] | None = None) -> "SearchIndex":
+        """Bring the index up to date (rebuilding if need be) and start following the library."""
+        reason = self._why_rebuild()
+        if reason:
+            self.rebuilt_because = reason
+            log.info("rebuilding the search index: %s", reason)
+            self.rebuild(progress, cancelled)
+        else:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", ResourceWarning)
+                try:
+                    self._catch_up()
+                except Exception as exc:   # damage Whoosh only notices when reading
+                    self.rebuilt_because = f"the index could not be read ({exc.__class__.__name__}: {exc})"
+                if self.rebuilt_because:
+                    self._close_ix()
+                    gc.collect()
+            if self.rebuilt_because:
+                self.rebuild(progress, cancelled)
+        if not self.library.readonly:
+            self._unsubscribe = self.library.subscribe(self._on_change)
+        return self
+
+    def close(self) -> None:
+        if self._unsubscribe:
+            self._unsubscribe()
+            self._unsubscribe = None
+        self.flush()
+        if self._writer_thread is not None:
+            self._queue.put(None)
+            self._writer_thread.join(30)
+            self._writer_thread = None
+        self._close_ix()
+
+    def __enter__(self) -> "SearchIndex":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def _close_ix(self) -> None:
+        with self._search_lock:
+            if self._searcher is not None:
+                self._searcher.close()
+                self._searcher = None
+            if self._ix is not None:
+                self._ix.close()
+                self._ix = None
+
+    def _read_state(self) -> dict:
+        try:
+            with open(self.folder / STATE_FILE, encoding="utf-8") as f:
+                state = json.load(f)
+            return state if isinstance(state, dict) else {}
+        except (OSError, ValueError):
+            return {}
+
+    def _write_state(self, generation, mark: str) -> None:
+        state = {"version": INDEX_VERSION, "generation": list(generation), "updated_mark": mark}
+        tmp = self.folder / (STATE_FILE + ".tmp")
+        with open(tmp, "w", encoding="utf-8") as f:
+            json.dump(state, f)
+        os.replace(tmp, self.folder / STATE_FILE)
+
+    def _why_rebuild(self) -> str:
+        if not self.folder.is_dir() or not any(self.folder.glob("*.toc")):
+            return "there is no index yet"
+        state = self._read_state()
+        if state.get("version") != INDEX_VERSION:
+            return "the index is from another version of Papershelf"
+        reason = ""
+        # Whoosh leaves files open when it trips over damage; they are closed
+        # (with a ResourceWarning each) when the exception lets go of them
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ResourceWarning)
+            try:
+                self._ix = windex.open_dir(str(self.folder))
+                with self._ix.searcher() as s:   # touch every segment: damage shows here
+                    s.doc_count()
+                    s.search(wquery.Every(), limit=1)
+            except Exception as exc:
+                # no checksums: damage surfaces as any built-in error
+                reason = f"the index could not be read ({exc.__class__.__name__}: {exc})"
+            if reason:
+                self._close_ix()
+                gc.collect()
+        return reason
+
+    def rebuild(self, progress: Callable[[int, int], None] | None = None,
+                cancelled: Callable[[], bool] | None = None) -> bool:
+        """Index every paper afresh, into a new folder swapped in at the end.
+
+        Returns False (and leaves the old index in place) if cancelled.
+        """
+        self._close_ix()
+        new = self.folder.with_name(self.folder.name + ".new")
+        shutil.rmtree(new, ignore_errors=True)
+        new.mkdir(parents=True)
+        ix = windex.create_in(str(new), self.schema)
+        lib = self.library
+        generation = lib.generation
+        member = lib.memberships()
+        papers = list(lib.papers())
+        total = len(papers)
+        writer = ix.writer(limitmb=256)
+        mark = ""
+        try:
+            for n, paper in enumerate(papers):
+                if cancelled and n % 500 == 0 and cancelled():
+                    writer.cancel()
+                    ix.close()
+                    shutil.rmtree(new, ignore_errors=True)
+                    return False
+                writer.add_document(**paper_document(paper, member.get(paper.id, [])))
+                mark = max(mark, paper.updated)
+                if progress and n % 1000 == 0:
+                    progress(n, total)
+            writer.commit(optimize=True)
+        except BaseException:
+            writer.cancel()
+            ix.close()
+            shutil.rmtree(new, ignore_errors=True)
+            raise
+        ix.close()
+        self.folder_state_swap(new, generation, mark)
+        if progress:
+            progress(total, total)
+        self._ix = windex.open_dir(str(self.folder))
+        return True
+
+    def folder_state_swap(self, new: Path, generation, mark: str) -> None:
+        old = self.folder.with_name(self.folder.name + ".old")
+        shutil.rmtree(old, ignore_errors=True)
+        if self.folder.exists():
+            os.replace(self.folder, old)
+        os.replace(new, self.folder)
+        self._write_state(generation, mark)
+        shutil.rmtree(old, ignore_errors=True)
+
+    def _catch_up(self) -> None:
+        """Apply what the library did while the index was not watching."""
+        state = self._read_state()
+        lib = self.library
+        if tuple(state.get("generation", ())) == tuple(lib.generation):
+            return
+        mark = state.get("updated_mark", "")
+        with self._ix.searcher() as s:
+            indexed = {term.decode("utf-8") for term in s.lexicon("id")}
+        current = set(lib.ids())
+        changed = [p.id for p in lib.papers() if p.updated >= mark] if mark else list(current)
+        stale = indexed - current
+        todo = set(changed) | (current - indexed)
+        self._write_batch(todo, stale)
+        self._write_state(lib.generation, max([mark] + [lib.get(i).updated for i in todo]))
+
+    # ---- writing -----------------------------------------------------------
+    def _on_change(self, change: Change) -> None:
+        if change.kind == "papers-removed":
+            self._queue.put(("del", set(change.ids)))
+        elif change.ids:
+            self._queue.put(("put", set(change.ids)))
+        self._idle.clear()
+        self._ensure_writer()
+
+    def update(self, ids: Iterable[str]) -> None:
+        """Queue papers to be (re)indexed by the writer thread."""
+        self._queue.put(("put", set(ids)))
+        self._idle.clear()
+        self._ensure_writer()
+
+    def flush(self, timeout: float = 60) -> bool:
+        """Wait until queued updates are committed and searchable."""
+        if self._writer_thread is None:
+            return True
+        return self._idle.wait(timeout)
+
+    def _ensure_writer(self) -> None:
+        if self._writer_thread is None or not self._writer_thread.is_alive():
+            self._writer_thread = threading.Thread(target=self._writer_loop, name="papershelf-index-writer",
+                                                   daemon=True)
+            self._writer_thread.start()
+
+    def _writer_loop(self) -> None:
+        while True:
+            item = self._queue.get()
+            if item is None:
+                self._idle.set()
+                return
+            put: set[str] = set()
+            gone: set[str] = set()
+            deadline = time.monotonic() + 0.25     # gather a burst of edits into one commit
+            while item is not None:
+                kind, ids = item
+                if kind == "put":
+                    put |= ids
+                    gone -= ids
+                else:
+                    gone |= ids
+                    put -= ids
+                try:
+                    item = self._queue.get(timeout=max(0.0, deadline - time.monotonic()))
+                except queue.Empty:
+                    item = False
+                if item is False:
+                    break
+            try:
+                self._write_batch(put, gone)
+                lib = self.library
+                self._write_state(lib.generation, max((p.updated for p in map(lib._store.papers.get, put)
+                                                       if p is not None), default=self._read_state()
+                                                      .get("updated_mark", "")))
+            except Exception:
+                log.exception("search index update failed; it will be rebuilt on next start")
+                try:
+                    (self.folder / STATE_FILE).unlink()
+                except OSError:
+                    pass
+            if item is None:
+                self._idle.set()
+                return
+            if self._queue.empty():
+                self._idle.set()
+
+    def _write_batch(self, put: set[str], gone: set[str]) -> None:
+        if not put and not gone:
+            return
+        lib = self.library
+        member = lib.memberships() if put else {}
+        writer = self._ix.writer(timeout=30)
+        try:
+            for pid in gone:
+                writer.delete_by_term("id", pid)
+            for pid in put:
+                paper = lib._store.papers.get(pid)
+                if paper is None:
+                    writer.delete_by_term("id", pid)
+                else:
+                    writer.update_document(**paper_document(paper, member.get(pid, [])))
+            writer.commit()   # merges small segments (Whoosh's MERGE_SMALL): they stay few
+        except BaseException:
+            writer.cancel()
+            raise
+        with self._search_lock:
+            if self._searcher is not None:
+                # Not Searcher.refresh(): it reuses the readers of unchanged
+                # segments, whose deleted-document sets are then stale, so an
+                # updated paper kept matching its old tags.
+                self._searcher.close()
+                self._searcher = None
+
+    # ---- searching ---------------------------------------------------------
+    def _get_searcher(self):
+        if self._searcher is None:
+            self._searcher = self._ix.searcher()
+        return self._searcher
+
+    def _parser(self):
+        parser = qparser.MultifieldParser(list(SEARCH_FIELDS), self.schema, group=qparser.AndGroup)
+        parser.add_plugin(qparser.FuzzyTermPlugin())
+        parser.add_plugin(qparser.GtLtPlugin())
+        parser.add_plugin(qparser.FieldAliasPlugin({
+            "authors": ["author", "by"], "tags": ["tag"], "lists": ["list"], "notes": ["note"],
+        }))
+        return parser
+
+    def parse(self, text: str):
+        """(query, fell_back): the parsed query, or plain words if the parser chokes."""
+        text = _clean_query(text)
+        if not text or _NOTHING_TO_SEARCH_RE.fullmatch(text):
+            return wquery.Every(), False   # "", "*", a lone operator: everything, at no cost
+        try:
+            q = self._parser().parse(text)
+            if q is wquery.NullQuery:
+                raise ValueError("nothing left of the query")
+            return q.accept(self._tune_fuzzy), False
+        except Exception:
+            return self._plain_words(text), True
+
+    def _tune_fuzzy(self, q):
+        """`diffuson~` is typed unstemmed against stemmed terms ("diffus"):
+        compare stems, and allow two edits for words long enough to bear them."""
+        if isinstance(q, wquery.FuzzyTerm) and q.fieldname in ("title", "abstract", "notes"):
+            text = self._analyzer._normal(q.text)
+            return wquery.FuzzyTerm(q.fieldname, text, boost=q.boost,
+                                    maxdist=max(q.maxdist, 2 if len(text) >= 5 else 1),
+                                    prefixlength=max(q.prefixlength, 1))
+        return q
+
+    def _plain_words(self, text: str):
+        words = [t.text for t in self._analyzer(text)][:MAX_QUERY_TERMS]
+        if not words:
+            return wquery.NullQuery
+        return wquery.And([wquery.Or([wquery.Term(f, w) for f in SEARCH_FIELDS]) for w in words])
+
+    def search(self, text: str = "", status: str | None = None, tag: str | None = None,
+               area: str | None = None, list_name: str | None = None, sort: str = "relevance",
+               limit: int | None = 50, facets: bool = True) -> Results:
+        started = time.perf_counter()
+        q, fell_back = self.parse(text)
+        filters = []
+        if status:
+            filters.append(wquery.Term("status", status))
+        if tag:
+            filters.append(wquery.Term("tags", normalize_tag(tag)))
+        if area:
+            filters.append(wquery.Term("area_exact", area.casefold()))
+        if list_name:
+            filters.append(wquery.Term("lists", " ".join(list_name.split()).casefold()))
+        flt = wquery.And(filters) if filters else None
+        kwargs = {"limit": limit, "filter": flt, "terms": True}
+        if sort == "added":
+            kwargs.update(sortedby="added", reverse=True)
+        elif sort == "title":
+            kwargs.update(sortedby="title_sort")
+        if facets:
+            kwargs["groupedby"] = {
+                "status": sorting.FieldFacet("status", maptype=sorting.Count),
+                "tags": sorting.FieldFacet("tags", allow_overlap=True, maptype=sorting.Count),
+                "area": sorting.FieldFacet("area_exact", maptype=sorting.Count),
+            }
+        with self._search_lock:
+            try:
+                hits = self._get_searcher().search(q, **kwargs)
+                top = hits[:limit] if limit else hits   # Every() with facets ignores the limit
+                ids = [hit["id"] for hit in top]
+                scores = {hit["id"]: hit.score for hit in top} if sort == "relevance" else {}
+                found = {}
+                if facets:
+                    for name in ("status", "tags", "area"):
+                        found[name] = {(k.decode() if isinstance(k, bytes) else k): v
+                                       for k, v in hits.groups(name).items() if k}
+                total = len(hits)
+            except Exception as exc:
+                raise IndexError_(f"searching failed: {exc}") from exc
+        return Results(ids=ids, total=total, scores=scores, facets=found, query=text,
+                       fallback=fell_back, elapsed_ms=(time.perf_counter() - started) * 1000)
+
+    def snippets(self, ids: Iterable[str], text: str, top: int = 2) -> dict[str, str]:
+        """Highlighted fragments of the abstract, only for the rows asked for.
+
+        Returns HTML: the abstract text escaped, matches in <b class="match">.
+        """
+        q, _ = self.parse(text)
+        out: dict[str, str] = {}
+        with self._search_lock:
+            try:
+                # prefix and fuzzy terms are expanded once here, not once per row
+                found = q.existing_terms(self._get_searcher().reader(), phrases=True, expand=True)
+            except Exception:
+                found = set()
+        terms = {t.decode("utf-8") if isinstance(t, bytes) else t
+                 for f, t in found if f in ("abstract", "title")}
+        if not terms:
+            return out
+        fragmenter = ContextFragmenter(maxchars=160, surround=40)
+        formatter = HtmlFormatter(tagname="b", classname="match", between=" … ")
+        for pid in ids:
+            paper = self.library._store.papers.get(pid)
+            if paper is None:
+                continue
+            abstract = plain_text(paper.abstract)
+            out[pid] = highlight(abstract, terms, self._analyzer, fragmenter, formatter, top=top) or ""
+        return out
+
+    def more_like(self, paper_id: str, limit: int = 10) -> list[str]:
+        paper = self.library.get(paper_id)
+        with self._search_lock:
+            s = self._get_searcher()
+            docnum = s.document_number(id=paper_id)
+            if docnum is None:
+                return []
+            hits = s.more_like(docnum, "abstract", text=plain_text(paper.abstract), top=limit)
+            return [hit["id"] for hit in hits]
+
+    def doc_count(self) -> int:
+        with self._search_lock:
+            return self._get_searcher().doc_count()
+
+
+_NOTHING_TO_SEARCH_RE = re.compile(r"(?:[\s*?()\"'~^+\-]|\bAND\b|\bOR\b|\bNOT\b)*")
+
+
+def _clean_query(text: str) -> str:
+    text = "".join(ch if ch.isprintable() else " " for ch in text[:MAX_QUERY_CHARS])
+    return " ".join(text.split())
+
+

@@ -1,0 +1,242 @@
+"""The search index on the seeds: every query form, filters, facets, snippets,
+incremental updates, and recovery from a missing, stale, damaged or locked index."""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+
+from papershelf.core.index import INDEX_DIR, STATE_FILE, SearchIndex
+from papershelf.core.library import Library
+
+
+@pytest.fixture(scope="module")
+def seeded_dir(tmp_path_factory):
+    from conftest import SEEDS
+    folder = tmp_path_factory.mktemp("indexed") / "library"
+    with Library.open(folder) as lib:
+        lib.import_files(SEEDS)
+        with SearchIndex(lib).open():
+            pass
+    return folder
+
+
+@pytest.fixture
+def lib_dir(seeded_dir, tmp_path):
+    """A private copy of the seeded library and its index, per test."""
+    folder = tmp_path / "library"
+    shutil.copytree(seeded_dir, folder)
+    return folder
+
+
+@pytest.fixture
+def searcher(lib_dir):
+    lib = Library.open(lib_dir)
+    ix = SearchIndex(lib).open()
+    yield lib, ix
+    ix.close()
+    lib.close()
+
+
+def titles(lib, ids):
+    return [lib.get(i).title for i in ids]
+
+
+def by_author(lib, name):
+    return [p.id for p in lib.papers() if name in p.authors]
+
+
+def test_opening_an_up_to_date_index_does_not_rebuild(searcher):
+    lib, ix = searcher
+    assert ix.rebuilt_because == ""
+    assert ix.doc_count() == 372
+
+
+@pytest.mark.parametrize("query, expected_title_start", [
+    ("verisimpl", "VeriSimpl: a solver–LLM framework"),
+    ("VeriSimpl", "VeriSimpl: a solver–LLM framework"),
+    ("author:thaman", "RHB: Reward Hacking Benchmark"),
+    ("bayesqp", "BayeSQP: a novel algorithm"),
+])
+def test_finds_the_paper(searcher, query, expected_title_start):
+    lib, ix = searcher
+    res = ix.search(query)
+    assert res.ids and lib.get(res.ids[0]).title.startswith(expected_title_start)
+
+
+def test_diacritics_fold_both_ways(searcher):
+    lib, ix = searcher
+    [malan] = by_author(lib, "Abele Mălan")
+    assert ix.search("author:malan").ids == [malan]
+    assert ix.search("author:Mălan").ids == [malan]
+    [alvarez] = by_author(lib, "Mauricio Álvarez")
+    assert ix.search("alvarez").ids == [alvarez]
+
+
+def test_all_plain_words_must_match_and_title_ranks_first(searcher):
+    lib, ix = searcher
+    both = ix.search("reward hacking")
+    assert both.total >= 1
+    for pid in both.ids:
+        text = (lib.get(pid).title + " " + lib.get(pid).abstract).lower()
+        assert "reward" in text and "hack" in text
+    assert lib.get(both.ids[0]).title.startswith("RHB: Reward Hacking Benchmark")
+
+
+def test_phrase_boolean_prefix_fuzzy(searcher):
+    lib, ix = searcher
+    phrase = ix.search('"phase transition"')
+    assert phrase.total >= 1
+    assert all("phase transition" in lib.get(i).abstract.lower() for i in phrase.ids)
+    words = ix.search("phase transition")
+    assert words.total >= phrase.total
+    union = ix.search("verisimpl OR bayesqp")
+    assert union.total == 2
+    minus = ix.search("optimization AND NOT bayesian")
+    assert minus.total > 0
+    assert all("bayesian" not in lib.get(i).abstract.lower() for i in minus.ids)
+    prefix = ix.search("diffus*")
+    assert prefix.total >= 10
+    assert ix.search("diffuson~").total == ix.search("diffusion").total
+
+
+def test_fields_status_area_year(searcher):
+    lib, ix = searcher
+    assert ix.search("status:unread").total == 372
+    area = ix.search("area:neuroscience")
+    assert area.total == 2 and all(lib.get(i).subarea == "Neuroscience, Cognitive Science" for i in area.ids)
+    assert ix.search("year:2024").total == 0       # the listings carry no years
+
+
+def test_tags_and_lists_are_searchable_after_edits(searcher):
+    lib, ix = searcher
+    tagged = lib.ids()[5:12]
+    lib.add_tags(tagged, ["to-read"])
+    lib.add_to_list("Thesis", tagged[:3])
+    assert ix.flush()
+    assert sorted(ix.search("tag:to-read").ids) == sorted(tagged)
+    assert sorted(ix.search("list:thesis").ids) == sorted(tagged[:3])
+    lib.remove_tags(tagged[:2], ["to-read"])
+    lib.set_status(tagged[:4], "reading")
+    assert ix.flush()
+    assert sorted(ix.search("tag:to-read").ids) == sorted(tagged[2:])
+    assert sorted(ix.search("", status="reading").ids) == sorted(tagged[:4])
+
+
+def test_filters_combine_with_any_query_and_facets_count(searcher):
+    lib, ix = searcher
+    ids = ix.search("optimization", limit=None).ids
+    lib.add_tags(ids[:3], ["favourite"])
+    lib.set_status(ids[:1], "read")
+    assert ix.flush()
+    res = ix.search("optimization", tag="favourite")
+    assert sorted(res.ids) == sorted(ids[:3])
+    assert res.facets["status"] == {"read": 1, "unread": 2}
+    assert res.facets["tags"] == {"favourite": 3}
+    everything = ix.search("", limit=5)
+    assert everything.total == 372 and len(everything.ids) == 5
+    assert sum(everything.facets["area"].values()) == sum(1 for p in lib.papers() if p.area)
+    assert everything.facets["area"]["deep learning"] == sum(1 for p in lib.papers() if p.area == "Deep Learning")
+
+
+def test_sorting(searcher):
+    lib, ix = searcher
+    by_title = ix.search("optimization", sort="title", limit=None).ids
+    folded = [lib.get(i).title.casefold() for i in by_title]
+    assert folded == sorted(folded)
+    by_added = ix.search("", sort="added", limit=None).ids
+    added = [lib.get(i).added for i in by_added]
+    assert added == sorted(added, reverse=True)
+
+
+def test_snippets_highlight_and_escape(searcher):
+    lib, ix = searcher
+    res = ix.search("verisimpl")
+    snippets = ix.snippets(res.ids, "verisimpl")
+    assert '<b class="match term0">VeriSimpl</b>' in snippets[res.ids[0]]
+    assert ix.snippets(res.ids, "") == {}
+
+
+def test_snippets_escape_hostile_abstracts(searcher):
+    lib, ix = searcher
+    from papershelf.core.importers import parse_text
+    hostile = ("We study <script>alert('x')</script> injection and <img src=x onerror=alert(1)> tags "
+               "in abstracts that people paste into reading list managers every single day.")
+    lib.import_parsed(parse_text(f"Daily Papers\n\n{hostile}\n", "<pasted text>"))
+    assert ix.flush()
+    res = ix.search("injection")
+    html = ix.snippets(res.ids, "injection")[res.ids[0]]
+    assert "<script>" not in html and "<img" not in html
+    assert "&lt;script&gt;" in html
+
+
+def test_more_like_this(searcher):
+    lib, ix = searcher
+    [pid] = ix.search("verisimpl").ids
+    similar = ix.more_like(pid, limit=5)
+    assert pid not in similar and len(similar) == 5
+
+
+@pytest.mark.parametrize("query", [
+    '"unbalanced quote', "(unbalanced (parens", "AND", "OR OR", "NOT", "*", "?", "~", "^",
+    "x" * 10_000, "word " * 2_000, "control\x00chars\x07here\x1b[31m", "nosuchfield:value",
+    "title:", "year:[2020 TO", "((((", "\\", "tag:", "author:\"", "diffus* AND (", "🦜 emoji ☃",
+])
+def test_bad_queries_never_raise(searcher, query):
+    lib, ix = searcher
+    res = ix.search(query)
+    assert res.total >= 0 and len(res.ids) <= 50
+
+
+def test_deleted_index_is_rebuilt(lib_dir):
+    shutil.rmtree(lib_dir / INDEX_DIR)
+    with Library.open(lib_dir) as lib, SearchIndex(lib).open() as ix:
+        assert ix.rebuilt_because == "there is no index yet"
+        assert ix.search("verisimpl").total == 1
+
+
+@pytest.mark.parametrize("damage", ["garbage toc", "truncated segment", "empty toc", "deleted segment"])
+def test_damaged_index_is_rebuilt(lib_dir, damage):
+    folder = lib_dir / INDEX_DIR
+    toc = next(folder.glob("_MAIN_*.toc"))
+    segment = max(folder.glob("*.seg"), key=lambda p: p.stat().st_size)
+    if damage == "garbage toc":
+        toc.write_bytes(b"\x00garbage" * 100)
+    elif damage == "empty toc":
+        toc.write_bytes(b"")
+    elif damage == "truncated segment":
+        segment.write_bytes(segment.read_bytes()[: segment.stat().st_size // 2])
+    else:
+        segment.unlink()
+    with Library.open(lib_dir) as lib, SearchIndex(lib).open() as ix:
+        assert ix.rebuilt_because.startswith("the index could not be read")
+        assert ix.search("author:thaman").total == 1 and ix.doc_count() == 372
+
+
+def test_stale_write_lock_after_a_crash_is_no_obstacle(lib_dir):
+    (lib_dir / INDEX_DIR / "MAIN_WRITELOCK").write_text("")
+    with Library.open(lib_dir) as lib, SearchIndex(lib).open() as ix:
+        lib.add_tags(lib.ids()[:1], ["after-crash"])
+        assert ix.flush()
+        assert ix.search("tag:after-crash").ids == lib.ids()[:1]
+
+
+def test_index_catches_up_with_edits_made_elsewhere(lib_dir):
+    with Library.open(lib_dir) as lib:            # another process's edits, index not watching
+        pid = lib.ids()[0]
+        lib.add_tags([pid], ["elsewhere"])
+        gone = lib.ids()[1]
+        lib.delete_papers([gone])
+    with Library.open(lib_dir) as lib, SearchIndex(lib).open() as ix:
+        assert ix.rebuilt_because == ""
+        assert ix.search("tag:elsewhere").ids == [pid]
+        assert ix.doc_count() == 371 and gone not in ix.search("", limit=None).ids
+
+
+def test_index_from_another_version_is_rebuilt(lib_dir):
+    state = lib_dir / INDEX_DIR / STATE_FILE
+    state.write_text('{"version": 0, "generation": [0, 0]}')
+    with Library.open(lib_dir) as lib, SearchIndex(lib).open() as ix:
+        assert "another version" in ix.rebuilt_because
+        assert ix.doc_count() == 372
