@@ -194,3 +194,25 @@ def test_title_replaces_the_derived_one_and_back(imported):
     run_cli("title", pid, "", data_dir=imported)
     shown = json.loads(run_cli("show", pid, "--json", data_dir=imported).stdout)
     assert shown["title_derived"] is True and shown["title"].startswith("VeriSimpl: a solver")
+
+
+def test_search_and_reindex(imported):
+    res = run_cli("search", "verisimpl", data_dir=imported)
+    assert res.returncode == 0, res.stderr
+    lines = res.stdout.splitlines()
+    assert "~VeriSimpl: a solver–LLM framework" in lines[0]
+    assert "«VeriSimpl»" in lines[1]
+    assert lines[-1].startswith("1 paper matches")
+    assert "Indexed 372 papers for search (there is no index yet)" in res.stderr
+    hits = json.loads(run_cli("search", "author:thaman", "--json", data_dir=imported).stdout)
+    assert [h["title"] for h in hits] == ["RHB: Reward Hacking Benchmark"]
+    pid = hits[0]["id"]
+    assert run_cli("tag", pid, "--add", "to-read", data_dir=imported).returncode == 0
+    tagged = json.loads(run_cli("search", "tag:to-read", "--json", data_dir=imported).stdout)
+    assert [h["id"] for h in tagged] == [pid]          # the index caught up with the CLI's edit
+    filtered = json.loads(run_cli("search", "reward", "--tag", "to-read", "--json", data_dir=imported).stdout)
+    assert [h["id"] for h in filtered] == [pid]
+    assert run_cli("search", '"unbalanced (', data_dir=imported).returncode == 0
+    again = run_cli("reindex", data_dir=imported)
+    assert again.returncode == 0 and "Indexed 372 papers" in again.stderr
+    assert run_cli("search", "x", "--limit", "0", data_dir=imported).returncode == 2

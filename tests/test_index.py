@@ -240,3 +240,19 @@ def test_index_from_another_version_is_rebuilt(lib_dir):
     with Library.open(lib_dir) as lib, SearchIndex(lib).open() as ix:
         assert "another version" in ix.rebuilt_because
         assert ix.doc_count() == 372
+
+
+def test_list_changes_made_elsewhere_reach_the_index(lib_dir):
+    with Library.open(lib_dir) as lib:
+        a, b = lib.ids()[:2]
+        lib.add_to_list("Reading group", [a, b])
+    with Library.open(lib_dir) as lib, SearchIndex(lib).open() as ix:
+        assert sorted(ix.search('list:"reading group"').ids) == sorted([a, b])
+    with Library.open(lib_dir) as lib:
+        lib.rename_list("Reading group", "Journal club")
+    with Library.open(lib_dir) as lib, SearchIndex(lib).open() as ix:
+        assert ix.search('list:"reading group"').ids == []
+        assert sorted(ix.search("", list_name="journal club").ids) == sorted([a, b])
+        lib.delete_list("Journal club")
+        assert ix.flush()
+        assert ix.search("", list_name="journal club").ids == []

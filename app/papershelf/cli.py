@@ -8,9 +8,12 @@ read, the library is damaged or open elsewhere); 2 the command was wrong
 from __future__ import annotations
 
 import argparse
+import html
 import os
+import re
 import shutil
 import sys
+import time
 from pathlib import Path
 
 import orjson
@@ -76,6 +79,19 @@ def build_parser() -> argparse.ArgumentParser:
     c = sub.add_parser("rate", help="rate papers 1-5 (0 clears)")
     c.add_argument("args", nargs="+", metavar="ID... RATING")
 
+    c = sub.add_parser("search", help="full-text search: words, \"phrases\", AND OR NOT, author: tag: "
+                       "status: area: list: year:, prefix*, fuzzy~")
+    c.add_argument("query", nargs="*", metavar="QUERY")
+    c.add_argument("--json", action="store_true")
+    c.add_argument("--limit", type=_positive_int, default=20)
+    c.add_argument("--status", type=_status)
+    c.add_argument("--tag")
+    c.add_argument("--list", dest="list_name", metavar="LIST")
+    c.add_argument("--area")
+    c.add_argument("--sort", choices=("relevance", "added", "title"), default="relevance")
+
+    sub.add_parser("reindex", help="rebuild the search index from the library")
+
     sub.add_parser("lists", help="show the reading lists")
 
     c = sub.add_parser("list-add", help="add papers to a reading list (created if new)")
@@ -88,6 +104,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     sub.add_parser("recover", help="set a damaged library file aside and restore the latest good backup")
     return p
+
+
+def _positive_int(text: str) -> int:
+    if not text.isdecimal() or not text.isascii() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number of at least 1, not {text!r}")
+    return int(text)
 
 
 def _status(text: str) -> Status:
@@ -269,6 +291,72 @@ def cmd_rate(args) -> int:
     return EXIT_OK
 
 
+def _open_index(lib, quiet: bool = False):
+    from .core.index import SearchIndex
+
+    def progress(done: int, total: int) -> None:
+        if not quiet and total:
+            print(f"\rIndexing {total} papers for search… {100 * done // total}%", end="",
+                  file=sys.stderr, flush=True)
+
+    ix = SearchIndex(lib)
+    ix.open(progress=progress)
+    if ix.rebuilt_because and not quiet:
+        print(f"\rIndexed {len(lib)} papers for search ({ix.rebuilt_because}).", file=sys.stderr)
+    return ix
+
+
+_TAG_RE = re.compile(r"<b[^>]*>(.*?)</b>")
+
+
+def _snippet_text(snippet_html: str, tty: bool) -> str:
+    marked = _TAG_RE.sub(lambda m: f"\033[1m{m.group(1)}\033[0m" if tty else f"«{m.group(1)}»", snippet_html)
+    return html.unescape(marked)
+
+
+def cmd_search(args) -> int:
+    text = " ".join(args.query)
+    with _open(args, write=False) as lib:
+        ix = _open_index(lib, quiet=args.json)
+        try:
+            res = ix.search(text, status=args.status.value if args.status else None, tag=args.tag,
+                            area=args.area, list_name=args.list_name, sort=args.sort, limit=args.limit,
+                            facets=False)
+            snippets = ix.snippets(res.ids, text)
+        finally:
+            ix.close()
+        if args.json:
+            _write_json([{"id": pid, "title": lib.get(pid).title, "title_derived": lib.get(pid).title_derived,
+                          "score": round(res.scores.get(pid, 0.0), 3),
+                          "snippet": _snippet_text(snippets.get(pid, ""), False).replace("«", "").replace("»", ""),
+                          "snippet_html": snippets.get(pid, "")} for pid in res.ids])
+            return EXIT_OK
+        tty = sys.stdout.isatty()
+        for pid in res.ids:
+            paper = lib.get(pid)
+            score = f"{res.scores[pid]:6.2f}" if pid in res.scores else "      "
+            print(f"{pid}  {score}  {'~' if paper.title_derived else ' '}{paper.title}")
+            if snippets.get(pid):
+                print(f"{'':20}{_snippet_text(snippets[pid], tty)}")
+        shown = f"showing {len(res.ids)}" if res.total > len(res.ids) else ""
+        matched = "1 paper matches" if res.total == 1 else f"{res.total} papers match"
+        print(f"\n{matched}" + (f", {shown}" if shown else "") + f" ({res.elapsed_ms:.0f} ms)"
+              + ("; the query was read as plain words" if res.fallback else "") + ".")
+    return EXIT_OK
+
+
+def cmd_reindex(args) -> int:
+    from .core.index import SearchIndex
+    with _open(args, write=False) as lib:
+        ix = SearchIndex(lib)
+        started = time.perf_counter()
+        ix.rebuild(progress=lambda done, total: print(
+            f"\rIndexing {total} papers… {100 * done // max(total, 1)}%", end="", file=sys.stderr, flush=True))
+        ix.close()
+        print(f"\rIndexed {len(lib)} papers in {time.perf_counter() - started:.1f} s.", file=sys.stderr)
+    return EXIT_OK
+
+
 def cmd_lists(args) -> int:
     with _open(args, write=False) as lib:
         lists = lib.lists()
@@ -320,7 +408,7 @@ def cmd_default(args) -> int:
 COMMANDS = {
     "import": cmd_import, "list": cmd_list, "show": cmd_show, "tag": cmd_tag,
     "status": cmd_status, "note": cmd_note, "title": cmd_title, "rate": cmd_rate, "lists": cmd_lists,
-    "list-add": cmd_list_add, "list-remove": cmd_list_remove, "recover": cmd_recover,
+    "search": cmd_search, "reindex": cmd_reindex, "list-add": cmd_list_add, "list-remove": cmd_list_remove, "recover": cmd_recover,
 }
 
 

@@ -202,6 +202,7 @@ class SearchIndex:
         self._unsubscribe: Callable[[], None] | None = None
         self._analyzer = PaperAnalyzer()
         self.rebuilt_because = ""
+        self.stale = False
 
     # ---- opening, rebuilding, catching up -----------------------------------
     def open(self, progress: Callable[[int, int], None] | None = None,
@@ -217,6 +218,10 @@ class SearchIndex:
                 warnings.simplefilter("ignore", ResourceWarning)
                 try:
                     self._catch_up()
+                except windex.LockError:
+                    # another Papershelf is writing this index right now; it
+                    # keeps it current, and this one searches what is there
+                    self.stale = True
                 except Exception as exc:   # damage Whoosh only notices when reading
                     self.rebuilt_because = f"the index could not be read ({exc.__class__.__name__}: {exc})"
                 if self.rebuilt_because:
@@ -433,7 +438,7 @@ class SearchIndex:
             return
         lib = self.library
         member = lib.memberships() if put else {}
-        writer = self._ix.writer(timeout=30)
+        writer = self._ix.writer(timeout=10)
         try:
             for pid in gone:
                 writer.delete_by_term("id", pid)

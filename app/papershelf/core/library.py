@@ -376,7 +376,7 @@ class Library:
         present = set(members)
         added = [self.get(pid).id for pid in dict.fromkeys(ids) if pid not in present]
         if added:
-            self._commit([Op("list", key, members + added)],
+            self._commit([Op("list", key, members + added), *self._touch(added)],
                          [Change("lists-changed", ids=frozenset(added), lists=frozenset([key]))])
         return len(added)
 
@@ -386,8 +386,9 @@ class Library:
         members = self._store.lists[key]
         kept = [i for i in members if i not in gone]
         if len(kept) != len(members):
-            self._commit([Op("list", key, kept)],
-                         [Change("lists-changed", ids=frozenset(gone & set(members)), lists=frozenset([key]))])
+            taken = gone & set(members)
+            self._commit([Op("list", key, kept), *self._touch(taken)],
+                         [Change("lists-changed", ids=frozenset(taken), lists=frozenset([key]))])
         return len(members) - len(kept)
 
     def reorder_list(self, name: str, ids: list[str]) -> None:
@@ -403,12 +404,22 @@ class Library:
             raise ValueError("a reading list needs a name")
         if new != key and any(k.casefold() == new.casefold() and k != key for k in self._store.lists):
             raise ValueError(f"there is already a reading list named {new!r}")
-        self._commit([Op("rename", key, new)], [Change("lists-changed", lists=frozenset([key, new]))])
+        members = self._store.lists[key]
+        self._commit([Op("rename", key, new), *self._touch(members)],
+                     [Change("lists-changed", ids=frozenset(members), lists=frozenset([key, new]))])
         return new
 
     def delete_list(self, name: str) -> None:
         key = self._list_key(name)
-        self._commit([Op("list", key, None)], [Change("lists-changed", lists=frozenset([key]))])
+        members = self._store.lists[key]
+        self._commit([Op("list", key, None), *self._touch(members)],
+                     [Change("lists-changed", ids=frozenset(members), lists=frozenset([key]))])
+
+    def _touch(self, ids: Iterable[str]) -> list[Op]:
+        """Mark papers as updated: a list they are on changed, which the
+        search index (and anything else that follows `updated`) must see."""
+        now = now_iso()
+        return [Op.set_fields(pid, {"updated": now}) for pid in ids if pid in self._store.papers]
 
     # ---- maintenance -------------------------------------------------------
     def compact(self) -> None:
