@@ -256,3 +256,19 @@ def test_list_changes_made_elsewhere_reach_the_index(lib_dir):
         lib.delete_list("Journal club")
         assert ix.flush()
         assert ix.search("", list_name="journal club").ids == []
+
+
+def test_read_only_folder_gives_a_clear_error_and_leaves_the_library(seeds, tmpfs):
+    import os
+    from papershelf.core.errors import SearchIndexError
+    if os.geteuid() != 0:
+        pytest.skip("needs a read-only mount (root)")
+    with tmpfs("8m") as mount:
+        folder = mount.path / "library"
+        with Library.open(folder) as lib:
+            lib.import_files(seeds[:1])
+        mount.remount_readonly()
+        with Library.open(folder, readonly=True) as lib:
+            with pytest.raises(SearchIndexError, match="could not be built.*library is unaffected"):
+                SearchIndex(lib).open()
+            assert len(lib) == 20

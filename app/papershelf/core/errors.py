@@ -54,5 +54,9 @@ class ReadOnlyLibraryError(StoreError):
     """An edit was asked of a library opened read-only."""
 
 
+class SearchIndexError(PapershelfError):
+    """The search index could not be built or used (the library itself is fine)."""
+
+
 class NotFoundError(PapershelfError):
     """No paper or reading list by that id or name."""

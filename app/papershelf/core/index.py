@@ -36,6 +36,7 @@ from whoosh.fields import ID, KEYWORD, NUMERIC, TEXT, Schema
 from whoosh.highlight import ContextFragmenter, HtmlFormatter, highlight
 from whoosh.lang.porter import stem as porter_stem
 
+from .errors import SearchIndexError
 from .library import Change, Library
 from .paper import Paper, normalize_tag
 from .text import plain_text
@@ -51,8 +52,6 @@ SEARCH_FIELDS = ("title", "authors", "abstract", "notes", "area")
 SORTS = ("relevance", "added", "title")
 
 
-class IndexError_(Exception):
-    """The index could not be used; it is rebuilt from the store."""
 
 
 # ---- analysis --------------------------------------------------------------
@@ -207,7 +206,29 @@ class SearchIndex:
     # ---- opening, rebuilding, catching up -----------------------------------
     def open(self, progress: Callable[[int, int], None] | None = None,
              cancelled: Callable[[], bool] | None = None) -> "SearchIndex":
-        """Bring the index up to date (rebuilding if need be) and start following the library."""
+        """Bring the index up to date (rebuilding if need be) and start following the library.
+
+        Raises SearchIndexError when the index folder cannot be written (the
+        library itself is untouched either way).
+        """
+        try:
+            self._open(progress, cancelled)
+        except OSError as exc:
+            self._close_ix()
+            raise SearchIndexError(
+                f"The search index in {self.folder} could not be built: {exc.strerror or exc}. "
+                "Your library is unaffected; searching needs that folder to be writable.",
+                self.folder) from exc
+        except windex.LockError as exc:
+            self._close_ix()
+            raise SearchIndexError(
+                f"The search index in {self.folder} is being rebuilt by another Papershelf; "
+                "try again when it has finished.", self.folder) from exc
+        if not self.library.readonly:
+            self._unsubscribe = self.library.subscribe(self._on_change)
+        return self
+
+    def _open(self, progress, cancelled) -> None:
         reason = self._why_rebuild()
         if reason:
             self.rebuilt_because = reason
@@ -229,9 +250,6 @@ class SearchIndex:
                     gc.collect()
             if self.rebuilt_because:
                 self.rebuild(progress, cancelled)
-        if not self.library.readonly:
-            self._unsubscribe = self.library.subscribe(self._on_change)
-        return self
 
     def close(self) -> None:
         if self._unsubscribe:
@@ -543,7 +561,8 @@ class SearchIndex:
                                        for k, v in hits.groups(name).items() if k}
                 total = len(hits)
             except Exception as exc:
-                raise IndexError_(f"searching failed: {exc}") from exc
+                raise SearchIndexError(f"Searching failed ({exc.__class__.__name__}: {exc}); "
+                                       "'papershelf reindex' rebuilds the index.", self.folder) from exc
         return Results(ids=ids, total=total, scores=scores, facets=found, query=text,
                        fallback=fell_back, elapsed_ms=(time.perf_counter() - started) * 1000)
 
