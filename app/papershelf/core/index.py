@@ -352,13 +352,13 @@ class SearchIndex:
             shutil.rmtree(new, ignore_errors=True)
             raise
         ix.close()
-        self.folder_state_swap(new, generation, mark)
+        self._swap_in(new, generation, mark)
         if progress:
             progress(total, total)
         self._ix = windex.open_dir(str(self.folder))
         return True
 
-    def folder_state_swap(self, new: Path, generation, mark: str) -> None:
+    def _swap_in(self, new: Path, generation, mark: str) -> None:
         old = self.folder.with_name(self.folder.name + ".old")
         shutil.rmtree(old, ignore_errors=True)
         if self.folder.exists():
