@@ -272,3 +272,36 @@ def test_read_only_folder_gives_a_clear_error_and_leaves_the_library(seeds, tmpf
             with pytest.raises(SearchIndexError, match="could not be built.*library is unaffected"):
                 SearchIndex(lib).open()
             assert len(lib) == 20
+
+
+def test_commas_in_tags_and_list_names(searcher):
+    lib, ix = searcher
+    ids = lib.ids()[:3]
+    lib.add_to_list("Reading, 2024", ids)
+    lib.add_tags(ids[:2], ["a,b"])
+    assert ix.flush()
+    assert sorted(ix.search("", list_name="reading, 2024").ids) == sorted(ids)
+    res = ix.search("", tag="A,B")
+    assert sorted(res.ids) == sorted(ids[:2])
+    assert "a,b" not in res.facets["tags"] and len(res.facets["tags"]) == 1
+
+
+def test_status_filter_takes_what_people_type(searcher):
+    lib, ix = searcher
+    pid = lib.ids()[0]
+    lib.set_status([pid], "to-read")
+    assert ix.flush()
+    assert ix.search("", status="To read").ids == [pid]
+    assert ix.search("", status="todo").ids == [pid]
+
+
+def test_the_writer_records_what_it_indexed(searcher, lib_dir, caplog):
+    lib, ix = searcher
+    pid = lib.ids()[0]
+    lib.add_tags([pid], ["recorded"])
+    assert ix.flush()
+    assert "index update failed" not in caplog.text
+    import json
+    state = json.loads((lib_dir / "index" / "papershelf-index.json").read_text())
+    assert state["generation"] == list(lib.generation)
+    assert state["updated_mark"] == lib.get(pid).updated

@@ -38,7 +38,7 @@ from whoosh.lang.porter import stem as porter_stem
 
 from .errors import SearchIndexError
 from .library import Change, Library
-from .paper import Paper, normalize_tag
+from .paper import Paper, Status, normalize_tag
 from .text import plain_text
 
 log = logging.getLogger(__name__)
@@ -147,6 +147,12 @@ def make_schema() -> Schema:
     )
 
 
+def _keyword(value: str) -> str:
+    """A tag or list name as one keyword: those fields split on commas, so a
+    comma inside a name is stored as a look-alike that is not one."""
+    return " ".join(value.split()).casefold().replace(",", "\u201a")
+
+
 def paper_document(paper: Paper, lists: list[str]) -> dict:
     """What the index holds of one paper (all text as the reader sees it)."""
     doc = {
@@ -156,9 +162,9 @@ def paper_document(paper: Paper, lists: list[str]) -> dict:
         "abstract": plain_text(paper.abstract),
         "area": f"{paper.area} {paper.subarea}".strip(),
         "area_exact": paper.area.casefold(),
-        "tags": ",".join(paper.tags),
+        "tags": ",".join(_keyword(t) for t in paper.tags),
         "status": paper.status.value,
-        "lists": ",".join(name.casefold() for name in lists),
+        "lists": ",".join(_keyword(name) for name in lists),
         "source": " ".join(sorted({Path(s.file).name.casefold() for s in paper.sources}
                                   | {s.format for s in paper.sources})),
         "added": paper.added,
@@ -202,6 +208,7 @@ class SearchIndex:
         self._analyzer = PaperAnalyzer()
         self.rebuilt_because = ""
         self.stale = False
+        self._query_parser = None
 
     # ---- opening, rebuilding, catching up -----------------------------------
     def open(self, progress: Callable[[int, int], None] | None = None,
@@ -307,7 +314,8 @@ class SearchIndex:
                 self._ix = windex.open_dir(str(self.folder))
                 with self._ix.searcher() as s:   # touch every segment: damage shows here
                     s.doc_count()
-                    s.search(wquery.Every(), limit=1)
+                    next(iter(s.lexicon("id")), None)
+                    s.document_number(id="")
             except Exception as exc:
                 # no checksums: damage surfaces as any built-in error
                 reason = f"the index could not be read ({exc.__class__.__name__}: {exc})"
@@ -380,8 +388,9 @@ class SearchIndex:
         changed = [p.id for p in lib.papers() if p.updated >= mark] if mark else list(current)
         stale = indexed - current
         todo = set(changed) | (current - indexed)
-        self._write_batch(todo, stale)
-        self._write_state(lib.generation, max([mark] + [lib.get(i).updated for i in todo]))
+        generation = lib.generation
+        newest = self._write_batch(todo, stale)
+        self._write_state(generation, max(mark, newest))
 
     # ---- writing -----------------------------------------------------------
     def _on_change(self, change: Change) -> None:
@@ -434,11 +443,11 @@ class SearchIndex:
                 if item is False:
                     break
             try:
-                self._write_batch(put, gone)
-                lib = self.library
-                self._write_state(lib.generation, max((p.updated for p in map(lib._store.papers.get, put)
-                                                       if p is not None), default=self._read_state()
-                                                      .get("updated_mark", "")))
+                # the generation seen *before* reading the papers: an edit made
+                # while this batch is written is newer, queued, and not claimed
+                generation = self.library.generation
+                mark = self._write_batch(put, gone)
+                self._write_state(generation, max(mark, self._read_state().get("updated_mark", "")))
             except Exception:
                 log.exception("search index update failed; it will be rebuilt on next start")
                 try:
@@ -451,11 +460,18 @@ class SearchIndex:
             if self._queue.empty():
                 self._idle.set()
 
-    def _write_batch(self, put: set[str], gone: set[str]) -> None:
+    def _write_batch(self, put: set[str], gone: set[str]) -> str:
+        """Write one batch; returns the newest `updated` among the papers written."""
+        mark = ""
         if not put and not gone:
-            return
+            return mark
         lib = self.library
-        member = lib.memberships() if put else {}
+        # The writer thread reads what the GUI thread changes: copy the lists
+        # (a C-level copy, atomic under the GIL) instead of iterating them live.
+        member: dict[str, list[str]] = {}
+        for name, ids in list(lib._store.lists.items()):
+            for pid in put.intersection(ids):
+                member.setdefault(pid, []).append(name)
         writer = self._ix.writer(timeout=10)
         try:
             for pid in gone:
@@ -466,6 +482,7 @@ class SearchIndex:
                     writer.delete_by_term("id", pid)
                 else:
                     writer.update_document(**paper_document(paper, member.get(pid, [])))
+                    mark = max(mark, paper.updated)
             writer.commit()   # merges small segments (Whoosh's MERGE_SMALL): they stay few
         except BaseException:
             writer.cancel()
@@ -477,6 +494,7 @@ class SearchIndex:
                 # updated paper kept matching its old tags.
                 self._searcher.close()
                 self._searcher = None
+        return mark
 
     # ---- searching ---------------------------------------------------------
     def _get_searcher(self):
@@ -485,6 +503,11 @@ class SearchIndex:
         return self._searcher
 
     def _parser(self):
+        if self._query_parser is None:
+            self._query_parser = self._make_parser()
+        return self._query_parser
+
+    def _make_parser(self):
         parser = qparser.MultifieldParser(list(SEARCH_FIELDS), self.schema, group=qparser.AndGroup)
         parser.add_plugin(qparser.FuzzyTermPlugin())
         parser.add_plugin(qparser.GtLtPlugin())
@@ -529,15 +552,15 @@ class SearchIndex:
         q, fell_back = self.parse(text)
         filters = []
         if status:
-            filters.append(wquery.Term("status", status))
+            filters.append(wquery.Term("status", Status.parse(str(getattr(status, "value", status))).value))
         if tag:
-            filters.append(wquery.Term("tags", normalize_tag(tag)))
+            filters.append(wquery.Term("tags", _keyword(normalize_tag(tag))))
         if area:
             filters.append(wquery.Term("area_exact", area.casefold()))
         if list_name:
-            filters.append(wquery.Term("lists", " ".join(list_name.split()).casefold()))
+            filters.append(wquery.Term("lists", _keyword(list_name)))
         flt = wquery.And(filters) if filters else None
-        kwargs = {"limit": limit, "filter": flt, "terms": True}
+        kwargs = {"limit": limit, "filter": flt}
         if sort == "added":
             kwargs.update(sortedby="added", reverse=True)
         elif sort == "title":
