@@ -60,7 +60,7 @@ if str(ROOT / "app") not in sys.path:   # run with any python, not only the venv
 if str(HERE.parent) not in sys.path:
     sys.path.insert(0, str(HERE.parent))
 
-from bench_store import describe_commit, mark, pct, peak_rss_mb, write_corpus  # noqa: E402
+from bench_store import describe_commit, mark, pct, peak_rss_mb, print_footer, write_corpus  # noqa: E402
 
 DEFAULT_SIZES = (10_000, 100_000)
 DEFAULT_QUERIES = 5          # distinct queries per kind
@@ -660,11 +660,7 @@ def main(argv: list[str] | None = None) -> int:
             summary(rows)   # a partial summary after each size, in case a long run is stopped
     if len(sizes) == 1:
         summary(rows)
-    if describe_commit() != commit:
-        print(f"WARNING: the checkout changed during the run ({commit} -> {describe_commit()}); "
-              "the sizes may have measured different code")
-    print(f"total wall time {time.perf_counter() - t0:.0f} s; load average now "
-          f"{', '.join(f'{x:.1f}' for x in os.getloadavg())} on {os.cpu_count()} CPU(s)")
+    print_footer(commit, t0)
     return 0
 
 

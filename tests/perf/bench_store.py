@@ -538,12 +538,17 @@ def main(argv: list[str] | None = None) -> int:
     t0 = time.perf_counter()
     rows = [bench_size(n, args.seed, args.tmpdir, args.profile, n == max(sizes)) for n in sizes]
     summary(rows)
+    print_footer(commit, t0)
+    return 0
+
+
+def print_footer(commit: str, t0: float) -> None:
+    """The closing lines of a benchmark run (shared with bench_search.py)."""
     if describe_commit() != commit:
         print(f"WARNING: the checkout changed during the run ({commit} -> {describe_commit()}); "
               "the sizes may have measured different code")
     print(f"total wall time {time.perf_counter() - t0:.0f} s; load average now "
           f"{', '.join(f'{x:.1f}' for x in os.getloadavg())} on {os.cpu_count()} CPU(s)")
-    return 0
 
 
 if __name__ == "__main__":
