@@ -209,6 +209,7 @@ class SearchIndex:
         self.rebuilt_because = ""
         self.stale = False
         self._query_parser = None
+        self._tag_sets: dict[str, frozenset] | None = None
 
     # ---- opening, rebuilding, catching up -----------------------------------
     def open(self, progress: Callable[[int, int], None] | None = None,
@@ -500,7 +501,17 @@ class SearchIndex:
     def _get_searcher(self):
         if self._searcher is None:
             self._searcher = self._ix.searcher()
+            self._tag_sets = None
         return self._searcher
+
+    def _tag_docsets(self) -> dict[str, frozenset]:
+        """tag → the documents that carry it, for the current searcher (cached
+        until the next commit drops the searcher)."""
+        if self._tag_sets is None:
+            reader = self._searcher.reader()
+            self._tag_sets = {term.decode("utf-8"): frozenset(reader.postings("tags", term).all_ids())
+                              for term in reader.lexicon("tags")}
+        return self._tag_sets
 
     def _parser(self):
         if self._query_parser is None:
@@ -566,9 +577,11 @@ class SearchIndex:
         elif sort == "title":
             kwargs.update(sortedby="title_sort")
         if facets:
+            # Tags are counted from cached per-tag document sets (below), not
+            # by Whoosh's overlapping facet, which re-reads every tag posting
+            # and builds a list per document on every search.
             kwargs["groupedby"] = {
                 "status": sorting.FieldFacet("status", maptype=sorting.Count),
-                "tags": sorting.FieldFacet("tags", allow_overlap=True, maptype=sorting.Count),
                 "area": sorting.FieldFacet("area_exact", maptype=sorting.Count),
             }
         with self._search_lock:
@@ -579,9 +592,12 @@ class SearchIndex:
                 scores = {hit["id"]: hit.score for hit in top} if sort == "relevance" else {}
                 found = {}
                 if facets:
-                    for name in ("status", "tags", "area"):
+                    for name in ("status", "area"):
                         found[name] = {(k.decode() if isinstance(k, bytes) else k): v
                                        for k, v in hits.groups(name).items() if k}
+                    matched = hits.docs()
+                    found["tags"] = {tag.replace("\u201a", ","): n for tag, docs in self._tag_docsets().items()
+                                     if (n := len(docs & matched))}
                 total = len(hits)
             except Exception as exc:
                 raise SearchIndexError(f"Searching failed ({exc.__class__.__name__}: {exc}); "
