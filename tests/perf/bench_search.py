@@ -46,7 +46,6 @@ import random
 import re
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -60,7 +59,8 @@ if str(ROOT / "app") not in sys.path:   # run with any python, not only the venv
 if str(HERE.parent) not in sys.path:
     sys.path.insert(0, str(HERE.parent))
 
-from bench_store import describe_commit, mark, pct, peak_rss_mb, print_footer, write_corpus  # noqa: E402
+from bench_store import (describe_commit, mark, pct, peak_rss_mb, print_footer,  # noqa: E402
+                         run_script_child, write_corpus)
 
 DEFAULT_SIZES = (10_000, 100_000)
 DEFAULT_QUERIES = 5          # distinct queries per kind
@@ -426,11 +426,7 @@ def child_naive(lib_dir: str, work_dir: str, mix_file: str, repeat: int) -> dict
 
 def run_child(*args: str, timeout: float = 4 * 3600) -> dict:
     """Run a child; its progress (stderr) goes straight through, its result is stdout's last line."""
-    cmd = [sys.executable, str(HERE), "--_child", *args]
-    proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=None, text=True, timeout=timeout)
-    if proc.returncode != 0:
-        raise RuntimeError(f"child {args[0]} failed ({proc.returncode}); see its error output above")
-    return json.loads(proc.stdout.strip().splitlines()[-1])
+    return run_script_child(HERE, *args, timeout=timeout, show_progress=True)
 
 
 def child_main(argv: list[str]) -> None:

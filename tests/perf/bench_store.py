@@ -352,10 +352,21 @@ def child_profile(what: str, lib_dir: str, files: list[str], top: int) -> dict:
 
 
 def run_child(*args: str, timeout: float = 1800) -> dict:
-    cmd = [sys.executable, str(HERE), "--_child", *args]
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+    return run_script_child(HERE, *args, timeout=timeout)
+
+
+def run_script_child(script: Path, *args: str, timeout: float, show_progress: bool = False) -> dict:
+    """Run `script --_child ARGS` in a fresh process; its result is stdout's last line (JSON).
+
+    With show_progress the child's stderr goes straight through (long runs print progress);
+    otherwise it is kept and shown only if the child fails. Shared with bench_search.py.
+    """
+    cmd = [sys.executable, str(script), "--_child", *args]
+    proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=None if show_progress else subprocess.PIPE,
+                          text=True, timeout=timeout)
     if proc.returncode != 0:
-        raise RuntimeError(f"child {args[0]} failed ({proc.returncode}):\n{proc.stderr[-4000:]}")
+        detail = "see its error output above" if show_progress else "\n" + proc.stderr[-4000:]
+        raise RuntimeError(f"child {args[0]} failed ({proc.returncode}): {detail}")
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
