@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable
 
+import numpy as np
 from whoosh import index as windex
 from whoosh import qparser, query as wquery, sorting
 from whoosh.analysis import STOP_WORDS, Token, Tokenizer
@@ -36,6 +37,7 @@ from whoosh.fields import ID, KEYWORD, NUMERIC, TEXT, Schema
 from whoosh.highlight import ContextFragmenter, HtmlFormatter, highlight
 from whoosh.lang.porter import stem as porter_stem
 
+from . import fastsearch
 from .errors import SearchIndexError
 from .library import Change, Library
 from .paper import Paper, Status, normalize_tag
@@ -50,6 +52,7 @@ MAX_QUERY_CHARS = 1000
 MAX_QUERY_TERMS = 48
 SEARCH_FIELDS = ("title", "authors", "abstract", "notes", "area")
 SORTS = ("relevance", "added", "title")
+FIELD_BOOSTS = {"title": 3.0, "authors": 2.0}
 
 
 
@@ -131,8 +134,8 @@ def make_schema() -> Schema:
     names = PaperAnalyzer(stem=False, stops=False)
     return Schema(
         id=ID(stored=True, unique=True),
-        title=TEXT(analyzer=text, field_boost=3.0),
-        authors=TEXT(analyzer=names, field_boost=2.0),
+        title=TEXT(analyzer=text, field_boost=FIELD_BOOSTS["title"]),
+        authors=TEXT(analyzer=names, field_boost=FIELD_BOOSTS["authors"]),
         abstract=TEXT(analyzer=text),          # not stored: the store has it
         notes=TEXT(analyzer=text),
         area=TEXT(analyzer=names),             # area and subarea words
@@ -209,7 +212,9 @@ class SearchIndex:
         self.rebuilt_because = ""
         self.stale = False
         self._query_parser = None
-        self._tag_sets: dict[str, frozenset] | None = None
+        self._evaluator: fastsearch.Evaluator | None = None
+        self._segments: dict = {}          # segment id → what was read from it (see fastsearch)
+        self._facet_codes: dict = {}
 
     # ---- opening, rebuilding, catching up -----------------------------------
     def open(self, progress: Callable[[int, int], None] | None = None,
@@ -501,17 +506,8 @@ class SearchIndex:
     def _get_searcher(self):
         if self._searcher is None:
             self._searcher = self._ix.searcher()
-            self._tag_sets = None
+            self._evaluator = None
         return self._searcher
-
-    def _tag_docsets(self) -> dict[str, frozenset]:
-        """tag → the documents that carry it, for the current searcher (cached
-        until the next commit drops the searcher)."""
-        if self._tag_sets is None:
-            reader = self._searcher.reader()
-            self._tag_sets = {term.decode("utf-8"): frozenset(reader.postings("tags", term).all_ids())
-                              for term in reader.lexicon("tags")}
-        return self._tag_sets
 
     def _parser(self):
         if self._query_parser is None:
@@ -559,51 +555,81 @@ class SearchIndex:
     def search(self, text: str = "", status: str | None = None, tag: str | None = None,
                area: str | None = None, list_name: str | None = None, sort: str = "relevance",
                limit: int | None = 50, facets: bool = True) -> Results:
+        """Papers matching `text` and every filter given, best (or newest, or by title) first.
+
+        With no words to rank by (an empty query, only filters), relevance
+        order is newest first. Facets count status, tags and area over all
+        matches, not only the rows returned.
+        """
         started = time.perf_counter()
         q, fell_back = self.parse(text)
         filters = []
         if status:
-            filters.append(wquery.Term("status", Status.parse(str(getattr(status, "value", status))).value))
+            filters.append(("status", Status.parse(str(getattr(status, "value", status))).value))
         if tag:
-            filters.append(wquery.Term("tags", _keyword(normalize_tag(tag))))
+            filters.append(("tags", _keyword(normalize_tag(tag))))
         if area:
-            filters.append(wquery.Term("area_exact", area.casefold()))
+            filters.append(("area_exact", area.casefold()))
         if list_name:
-            filters.append(wquery.Term("lists", _keyword(list_name)))
-        flt = wquery.And(filters) if filters else None
-        kwargs = {"limit": limit, "filter": flt}
-        if sort == "added":
-            kwargs.update(sortedby="added", reverse=True)
-        elif sort == "title":
-            kwargs.update(sortedby="title_sort")
-        if facets:
-            # Tags are counted from cached per-tag document sets (below), not
-            # by Whoosh's overlapping facet, which re-reads every tag posting
-            # and builds a list per document on every search.
-            kwargs["groupedby"] = {
-                "status": sorting.FieldFacet("status", maptype=sorting.Count),
-                "area": sorting.FieldFacet("area_exact", maptype=sorting.Count),
-            }
+            filters.append(("lists", _keyword(list_name)))
         with self._search_lock:
             try:
-                hits = self._get_searcher().search(q, **kwargs)
-                top = hits[:limit] if limit else hits   # Every() with facets ignores the limit
-                ids = [hit["id"] for hit in top]
-                scores = {hit["id"]: hit.score for hit in top} if sort == "relevance" else {}
-                found = {}
-                if facets:
-                    for name in ("status", "area"):
-                        found[name] = {(k.decode() if isinstance(k, bytes) else k): v
-                                       for k, v in hits.groups(name).items() if k}
-                    matched = hits.docs()
-                    found["tags"] = {tag.replace("\u201a", ","): n for tag, docs in self._tag_docsets().items()
-                                     if (n := len(docs & matched))}
-                total = len(hits)
+                searcher = self._get_searcher()
+                ev = self._get_evaluator()
+                docs, scores = ev.evaluate(q)
+                for fieldname, value in filters:
+                    if not len(docs):
+                        break
+                    allowed = ev.docs_with(fieldname, value.encode("utf-8"))
+                    keep = np.isin(docs, allowed, assume_unique=True)
+                    docs, scores = docs[keep], scores[keep]
+                ranked = sort == "relevance" and bool(len(scores)) and bool(scores.any())
+                if ranked:
+                    order = fastsearch.top(docs, scores, limit, descending=True)
+                elif sort == "title":
+                    order = fastsearch.top(docs, ev.rank("title_sort")[docs], limit, descending=False)
+                else:   # "added", and relevance with nothing to rank by
+                    order = fastsearch.top(docs, ev.rank("added")[docs], limit, descending=True)
+                ids = [searcher.stored_fields(int(docs[i]))["id"] for i in order]
+                score_map = ({pid: float(scores[i]) for pid, i in zip(ids, order)}
+                             if sort == "relevance" else {})
+                found = self._facets(ev, docs) if facets else {}
+                total = int(len(docs))
             except Exception as exc:
                 raise SearchIndexError(f"Searching failed ({exc.__class__.__name__}: {exc}); "
                                        "'papershelf reindex' rebuilds the index.", self.folder) from exc
-        return Results(ids=ids, total=total, scores=scores, facets=found, query=text,
+        return Results(ids=ids, total=total, scores=score_map, facets=found, query=text,
                        fallback=fell_back, elapsed_ms=(time.perf_counter() - started) * 1000)
+
+    def _get_evaluator(self) -> fastsearch.Evaluator:
+        if self._evaluator is None:
+            self._evaluator = fastsearch.Evaluator(self._get_searcher(), self._segments, FIELD_BOOSTS,
+                                                   SEARCH_FIELDS)
+            self._facet_codes = {}
+        return self._evaluator
+
+    def _facets(self, ev: fastsearch.Evaluator, docs) -> dict[str, dict[str, int]]:
+        found: dict[str, dict[str, int]] = {}
+        for name, fieldname in (("status", "status"), ("area", "area_exact")):
+            codes = self._facet_codes.get(fieldname)
+            if codes is None:      # one value per paper: a code per document
+                values = [t for t in self._searcher.reader().lexicon(fieldname)]
+                arr = np.full(ev.size, -1, dtype=np.int32)
+                for n, value in enumerate(values):
+                    arr[ev.docs_with(fieldname, value)] = n
+                codes = self._facet_codes[fieldname] = ([v.decode("utf-8") for v in values], arr)
+            values, arr = codes
+            counts = np.bincount(arr[docs] + 1, minlength=len(values) + 1)[1:]
+            found[name] = {values[n]: int(c) for n, c in enumerate(counts) if c and values[n]}
+        matched = np.zeros(ev.size, dtype=bool)
+        matched[docs] = True
+        tags = {}
+        for term in self._searcher.reader().lexicon("tags"):
+            n = int(matched[ev.docs_with("tags", term)].sum())
+            if n:
+                tags[term.decode("utf-8").replace("\u201a", ",")] = n
+        found["tags"] = tags
+        return found
 
     def snippets(self, ids: Iterable[str], text: str, top: int = 2) -> dict[str, str]:
         """Highlighted fragments of the abstract, only for the rows asked for.
