@@ -305,3 +305,19 @@ def test_the_writer_records_what_it_indexed(searcher, lib_dir, caplog):
     state = json.loads((lib_dir / "index" / "papershelf-index.json").read_text())
     assert state["generation"] == list(lib.generation)
     assert state["updated_mark"] == lib.get(pid).updated
+
+
+def test_snippet_fragments_find_every_form_of_a_word():
+    from papershelf.core.index import PaperAnalyzer, make_snippet
+    normal = PaperAnalyzer()._normal
+    terms = {normal("study"): 0, normal("happy"): 1, normal("malan"): 2}
+    html = make_snippet("Our studies study what happiness and happy studying mean.", terms, normal)
+    assert html.count("<b") == 5 and '<b class="match term1">happy</b>' in html
+    accented = make_snippet("Results by Mălan & co. <i>study</i> this.", terms, normal)
+    assert '<b class="match term2">Mălan</b>' in accented and "&amp;" in accented and "&lt;i&gt;" in accented
+    filler = " ".join(["filler"] * 80)
+    far = make_snippet(f"Study begins. {filler} Then happy ends. {filler} Last study.", terms, normal, top=2)
+    parts = far.split(" … ")
+    assert len(parts) == 2 and all(len(p) < 260 for p in parts)
+    assert "happy" in far           # the fragment with the most distinct words wins a place
+    assert make_snippet("Nothing to see here.", terms, normal) == ""

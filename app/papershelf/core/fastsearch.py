@@ -163,6 +163,7 @@ class Evaluator:
         self._avg: dict[str, float] = {}
         self._lengths: dict[str, np.ndarray] = {}
         self._ranks: dict[str, np.ndarray] = {}
+        self._expansions: dict[tuple, list[bytes]] = {}
 
     # ---- postings across segments --------------------------------------------
     def postings(self, field: str, tbytes: bytes):
@@ -304,17 +305,43 @@ class Evaluator:
             result = (ids[keep], scores[keep])
         return result
 
+    def expand(self, q) -> list[bytes]:
+        """The indexed terms a prefix, wildcard or fuzzy word stands for (cached)."""
+        key = (type(q).__name__, q.fieldname, q.text, getattr(q, "maxdist", 0), getattr(q, "prefixlength", 0))
+        terms = self._expansions.get(key)
+        if terms is None:
+            terms = []
+            if q.fieldname in self.schema:
+                for tbytes in q._btexts(self.searcher.reader()):   # fuzzy terms come back as text
+                    terms.append(self._tbytes(q.fieldname, tbytes))
+                    if len(terms) >= MAX_EXPANSION:
+                        break
+            self._expansions[key] = terms
+        return terms
+
     def _multiterm(self, q):
-        field = q.fieldname
-        if field not in self.schema:
-            return _empty()
-        reader = self.searcher.reader()
-        terms = []
-        for tbytes in q._btexts(reader):      # fuzzy terms come back as text
-            terms.append(self._tbytes(field, tbytes))
-            if len(terms) >= MAX_EXPANSION:
-                break
-        return _union([self.term(field, t, q.boost) for t in terms])
+        return _union([self.term(q.fieldname, t, q.boost) for t in self.expand(q)])
+
+    def positive_terms(self, q) -> set[tuple[str, bytes]]:
+        """(field, term) pairs that make a paper match, for highlighting: not
+        the negated ones, and prefix/fuzzy words as what they matched."""
+        out: set[tuple[str, bytes]] = set()
+        if isinstance(q, wquery.Not):
+            return out
+        if isinstance(q, wquery.AndNot):
+            return self.positive_terms(q.a)
+        if isinstance(q, (wquery.Prefix, wquery.Wildcard, wquery.FuzzyTerm, wquery.Regex)):
+            return {(q.fieldname, t) for t in self.expand(q)}
+        if isinstance(q, wquery.Term):
+            try:
+                return {(q.fieldname, self._tbytes(q.fieldname, q.text))} if q.fieldname in self.schema else out
+            except Exception:
+                return out
+        if q.is_leaf():
+            return {(f, self._tbytes(f, t)) for f, t in _words_of(q) if f in self.schema}
+        for sub in q.children():
+            out |= self.positive_terms(sub)
+        return out
 
     def _by_whoosh(self, q):
         """Match with Whoosh (phrases, ranges …); score from the query's words."""

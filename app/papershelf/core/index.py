@@ -14,7 +14,9 @@ a tag edit never waits on a Whoosh commit.
 
 from __future__ import annotations
 
+import functools
 import gc
+import html
 import json
 import logging
 import os
@@ -34,7 +36,6 @@ from whoosh import index as windex
 from whoosh import qparser, query as wquery, sorting
 from whoosh.analysis import STOP_WORDS, Token, Tokenizer
 from whoosh.fields import ID, KEYWORD, NUMERIC, TEXT, Schema
-from whoosh.highlight import ContextFragmenter, HtmlFormatter, highlight
 from whoosh.lang.porter import stem as porter_stem
 
 from . import fastsearch
@@ -640,22 +641,19 @@ class SearchIndex:
         out: dict[str, str] = {}
         with self._search_lock:
             try:
-                # prefix and fuzzy terms are expanded once here, not once per row
-                found = q.existing_terms(self._get_searcher().reader(), phrases=True, expand=True)
+                # prefix and fuzzy terms as the search expanded them (cached), not once per row
+                found = self._get_evaluator().positive_terms(q)
             except Exception:
                 found = set()
-        terms = {t.decode("utf-8") if isinstance(t, bytes) else t
-                 for f, t in found if f in ("abstract", "title")}
+        terms = {t.decode("utf-8", "replace") for f, t in found if f in ("abstract", "title")}
         if not terms:
             return out
-        fragmenter = ContextFragmenter(maxchars=160, surround=40)
-        formatter = HtmlFormatter(tagname="b", classname="match", between=" … ")
+        order = {t: n for n, t in enumerate(sorted(terms))}
         for pid in ids:
             paper = self.library._store.papers.get(pid)
             if paper is None:
                 continue
-            abstract = plain_text(paper.abstract)
-            out[pid] = highlight(abstract, terms, self._analyzer, fragmenter, formatter, top=top) or ""
+            out[pid] = make_snippet(plain_text(paper.abstract), order, self._analyzer._normal, top=top)
         return out
 
     def more_like(self, paper_id: str, limit: int = 10) -> list[str]:
@@ -671,6 +669,65 @@ class SearchIndex:
     def doc_count(self) -> int:
         with self._search_lock:
             return self._get_searcher().doc_count()
+
+
+@functools.lru_cache(maxsize=64)
+def _term_finder(terms: tuple[str, ...]) -> re.Pattern:
+    heads = sorted({t[:max(3, len(t) - 2)] for t in terms}, key=len, reverse=True)
+    return re.compile(r"(?<![\w.'’])(?:%s)\w*(?:[.'’]\w+)*" % "|".join(map(re.escape, heads)), re.IGNORECASE)
+
+
+SNIPPET_CHARS = 160       # one fragment at most
+SNIPPET_SURROUND = 40     # context before the first match of a fragment
+
+
+def make_snippet(text: str, terms: dict[str, int], normal: Callable[[str], str], top: int = 2) -> str:
+    """The `top` best fragments of `text` around words whose indexed form is in
+    `terms` (term → its number, for the CSS class), in text order, joined by
+    " … "; HTML-escaped, matches in <b class="match termN">. One regular
+    expression pass and a cached stemmer: Whoosh's highlighter costs ~1 ms per
+    abstract, this ~0.1 ms.
+    """
+    matches = []   # (start, end, term number)
+    # Stems are (nearly) prefixes of the words they come from: in plain ASCII
+    # text only words starting like a term are run through the stemmer.
+    finder = _term_finder(tuple(terms)) if text.isascii() else _WORD_RE
+    for m in finder.finditer(text):
+        n = terms.get(normal(m.group()))
+        if n is not None:
+            matches.append((m.start(), m.end(), n))
+    if not matches:
+        return ""
+    fragments = []   # (score, start, end, matches)
+    i = 0
+    while i < len(matches):
+        start = max(0, matches[i][0] - SNIPPET_SURROUND)
+        limit = start + SNIPPET_CHARS
+        j = i
+        while j + 1 < len(matches) and matches[j + 1][1] <= limit:
+            j += 1
+        inside = matches[i:j + 1]
+        score = (len({n for _, _, n in inside}), len(inside))
+        fragments.append((score, start, limit, inside))
+        i = j + 1
+    best = sorted(fragments, key=lambda f: (-f[0][0], -f[0][1], f[1]))[:top]
+    parts = []
+    for _, start, limit, inside in sorted(best, key=lambda f: f[1]):
+        if start > 0:                       # begin and end on word boundaries
+            space = text.find(" ", start, inside[0][0])
+            start = space + 1 if space >= 0 else inside[0][0]
+        end = min(len(text), limit)
+        if end < len(text):
+            space = text.rfind(" ", inside[-1][1], end)
+            end = space if space >= 0 else inside[-1][1]
+        pos, html_parts = start, []
+        for a, b, n in inside:
+            html_parts.append(html.escape(text[pos:a], quote=False))
+            html_parts.append(f'<b class="match term{n}">{html.escape(text[a:b], quote=False)}</b>')
+            pos = b
+        html_parts.append(html.escape(text[pos:end], quote=False))
+        parts.append("".join(html_parts).strip())
+    return " … ".join(parts)
 
 
 _NOTHING_TO_SEARCH_RE = re.compile(r"(?:[\s*?()\"'~^+\-]|\bAND\b|\bOR\b|\bNOT\b)*")
