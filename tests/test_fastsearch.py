@@ -108,3 +108,27 @@ def test_ranking_counts_every_occurrence_and_weights_titles(tmp_path, seeds):
         assert list(hits.scores.values()) == sorted(hits.scores.values(), reverse=True)
         # the limit cuts the same ranking short
         assert ix.search("solver", limit=3).ids == hits.ids[:3]
+
+
+def test_a_large_rebuild_is_split_into_segments_built_by_worker_processes(tmp_path, seeds, words, monkeypatch):
+    import papershelf.core.index as index_module
+    with Library.open(tmp_path / "lib") as lib:
+        lib.import_files(seeds)
+        lib.add_tags(list(lib.ids())[:40], ["llm"])
+        with SearchIndex(lib).open() as ix:
+            expected = {text: fast_ids(ix, text) for text in query_mix(words)}
+        monkeypatch.setattr(index_module, "SEGMENT_DOCS", 100)
+        seen = []
+        with SearchIndex(lib) as ix:
+            assert ix.rebuild(progress=lambda n, total: seen.append((n, total)))
+            segments = ix._get_searcher().reader().leaf_readers()
+            assert len(segments) == 4                      # 372 papers, 100 a segment
+            assert ix.doc_count() == 372
+            assert {text: fast_ids(ix, text) for text in query_mix(words)} == expected
+            assert seen[-1] == (372, 372)
+            check_same(ix, words)
+        with SearchIndex(lib) as ix:                       # a cancelled rebuild keeps the old index
+            assert not ix.rebuild(cancelled=lambda: True)
+            assert not (tmp_path / "lib" / "index.new").exists()
+        with SearchIndex(lib).open() as ix:
+            assert ix.rebuilt_because == "" and ix.doc_count() == 372

@@ -54,6 +54,8 @@ MAX_QUERY_TERMS = 48
 SEARCH_FIELDS = ("title", "authors", "abstract", "notes", "area")
 SORTS = ("relevance", "added", "title")
 FIELD_BOOSTS = {"title": 3.0, "authors": 2.0}
+SEGMENT_DOCS = 10_000      # a rebuild writes segments of this many papers (see rebuild())
+MAX_BUILD_PROCESSES = 4
 
 
 
@@ -335,7 +337,10 @@ class SearchIndex:
                 cancelled: Callable[[], bool] | None = None) -> bool:
         """Index every paper afresh, into a new folder swapped in at the end.
 
-        Returns False (and leaves the old index in place) if cancelled.
+        Returns False (and leaves the old index in place) if cancelled. Large
+        libraries are indexed as segments of SEGMENT_DOCS papers, built by one
+        process per core: Whoosh spends its time in Python, so threads would
+        not help, and one writer slows down as its pool spills to disk.
         """
         self._close_ix()
         new = self.folder.with_name(self.folder.name + ".new")
@@ -347,30 +352,71 @@ class SearchIndex:
         member = lib.memberships()
         papers = list(lib.papers())
         total = len(papers)
-        writer = ix.writer(limitmb=256)
-        mark = ""
+        mark = max((p.updated for p in papers), default="")
         try:
-            for n, paper in enumerate(papers):
-                if cancelled and n % 500 == 0 and cancelled():
-                    writer.cancel()
-                    ix.close()
-                    shutil.rmtree(new, ignore_errors=True)
-                    return False
-                writer.add_document(**paper_document(paper, member.get(paper.id, [])))
-                mark = max(mark, paper.updated)
-                if progress and n % 1000 == 0:
-                    progress(n, total)
-            writer.commit(optimize=True)
+            if total <= SEGMENT_DOCS:
+                done = self._build_here(ix, papers, member, progress, cancelled)
+            else:
+                done = self._build_in_processes(ix, new, papers, member, progress, cancelled)
         except BaseException:
-            writer.cancel()
             ix.close()
             shutil.rmtree(new, ignore_errors=True)
             raise
         ix.close()
+        if not done:
+            shutil.rmtree(new, ignore_errors=True)
+            return False
         self._swap_in(new, generation, mark)
         if progress:
             progress(total, total)
         self._ix = windex.open_dir(str(self.folder))
+        return True
+
+    def _build_here(self, ix, papers, member, progress, cancelled) -> bool:
+        writer = ix.writer(limitmb=256)
+        try:
+            for n, paper in enumerate(papers):
+                if cancelled and n % 500 == 0 and cancelled():
+                    writer.cancel()
+                    return False
+                writer.add_document(**paper_document(paper, member.get(paper.id, [])))
+                if progress and n % 1000 == 0:
+                    progress(n, len(papers))
+            writer.commit(optimize=True)
+        except BaseException:
+            writer.cancel()
+            raise
+        return True
+
+    def _build_in_processes(self, ix, new: Path, papers, member, progress, cancelled) -> bool:
+        import multiprocessing
+        from whoosh.writing import SegmentWriter
+
+        total = len(papers)
+        chunks = [papers[i:i + SEGMENT_DOCS] for i in range(0, total, SEGMENT_DOCS)]
+        workers = max(1, min(len(chunks), os.cpu_count() or 1, MAX_BUILD_PROCESSES))
+        # "spawn", not fork: the GUI has threads, and forking them is unsafe
+        ctx = multiprocessing.get_context("spawn")
+        counter = ctx.Value("q", 0)
+        segments = []
+        with ctx.Pool(workers, initializer=_init_build_worker, initargs=(counter,)) as pool:
+            pending = [pool.apply_async(_build_segment, (str(new), [
+                paper_document(p, member.get(p.id, [])) for p in chunk])) for chunk in chunks]
+            while pending:
+                if cancelled and cancelled():
+                    pool.terminate()
+                    return False
+                if progress:
+                    progress(min(counter.value, total - 1), total)
+                pending[0].wait(0.2)
+                while pending and pending[0].ready():
+                    segments.append(pending.pop(0).get())   # raises what the worker raised
+        writer = SegmentWriter(ix, limitmb=8)
+        try:
+            writer._close_segment()
+            writer._commit_toc(segments)     # the workers' segments, in chunk order
+        finally:
+            writer._finish()
         return True
 
     def _swap_in(self, new: Path, generation, mark: str) -> None:
@@ -675,6 +721,30 @@ class SearchIndex:
 def _term_finder(terms: tuple[str, ...]) -> re.Pattern:
     heads = sorted({t[:max(3, len(t) - 2)] for t in terms}, key=len, reverse=True)
     return re.compile(r"(?<![\w.'’])(?:%s)\w*(?:[.'’]\w+)*" % "|".join(map(re.escape, heads)), re.IGNORECASE)
+
+
+def _init_build_worker(counter) -> None:
+    global _build_counter
+    _build_counter = counter
+
+
+_build_counter = None
+
+
+def _build_segment(folder: str, docs: list[dict]):
+    """In a worker process: write `docs` as one segment of the index in
+    `folder`; returns the segment for the parent to list in the index."""
+    from whoosh.writing import SegmentWriter
+    ix = windex.open_dir(folder)
+    writer = SegmentWriter(ix, _lk=False, limitmb=256)
+    for n, doc in enumerate(docs, 1):
+        writer.add_document(**doc)
+        if n % 250 == 0 and _build_counter is not None:
+            with _build_counter.get_lock():
+                _build_counter.value += 250
+    segment = writer._finalize_segment()
+    ix.close()
+    return segment
 
 
 SNIPPET_CHARS = 160       # one fragment at most
