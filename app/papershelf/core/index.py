@@ -389,32 +389,74 @@ class SearchIndex:
         return True
 
     def _build_in_processes(self, ix, new: Path, papers, member, progress, cancelled) -> bool:
-        import multiprocessing
+        import pickle
+        import subprocess
+        import sys
         from whoosh.writing import SegmentWriter
 
+        import papershelf
+
         total = len(papers)
-        chunks = [papers[i:i + SEGMENT_DOCS] for i in range(0, total, SEGMENT_DOCS)]
-        workers = max(1, min(len(chunks), os.cpu_count() or 1, MAX_BUILD_PROCESSES))
-        # "spawn", not fork: the GUI has threads, and forking them is unsafe
-        ctx = multiprocessing.get_context("spawn")
-        counter = ctx.Value("q", 0)
-        segments = []
-        with ctx.Pool(workers, initializer=_init_build_worker, initargs=(counter,)) as pool:
-            pending = [pool.apply_async(_build_segment, (str(new), [
-                paper_document(p, member.get(p.id, [])) for p in chunk])) for chunk in chunks]
-            while pending:
+        jobs_dir = new.with_name(new.name + "-jobs")
+        shutil.rmtree(jobs_dir, ignore_errors=True)
+        jobs_dir.mkdir()
+        jobs = []
+        for k, start in enumerate(range(0, total, SEGMENT_DOCS)):
+            job = jobs_dir / f"job{k:04d}"
+            with open(job, "wb") as f:
+                pickle.dump([paper_document(p, member.get(p.id, [])) for p in papers[start:start + SEGMENT_DOCS]],
+                            f, protocol=pickle.HIGHEST_PROTOCOL)
+            jobs.append(job)
+        workers = max(1, min(len(jobs), os.cpu_count() or 1, MAX_BUILD_PROCESSES))
+        env = dict(os.environ)
+        source_root = str(Path(papershelf.__file__).resolve().parent.parent)
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [source_root, env.get("PYTHONPATH")]))
+        waiting, running, finished = list(jobs), {}, []
+
+        def written() -> int:
+            n = SEGMENT_DOCS * len(finished)
+            for job in running:
+                try:
+                    n += int((jobs_dir / (job.name + ".progress")).read_text() or 0)
+                except (OSError, ValueError):
+                    pass
+            return n
+
+        try:
+            while waiting or running:
+                while waiting and len(running) < workers:
+                    job = waiting.pop(0)
+                    with open(job.with_suffix(".err"), "wb") as err:
+                        running[job] = subprocess.Popen(
+                            [sys.executable, "-m", "papershelf.core.indexbuild", str(new), str(job)],
+                            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err, env=env)
                 if cancelled and cancelled():
-                    pool.terminate()
                     return False
+                for job, proc in list(running.items()):
+                    if proc.poll() is None:
+                        continue
+                    del running[job]
+                    if proc.returncode != 0:
+                        tail = job.with_suffix(".err").read_text(errors="replace").strip().splitlines()[-1:]
+                        raise OSError(f"indexing worker failed ({proc.returncode}): {' '.join(tail)}")
+                    finished.append(job)
                 if progress:
-                    progress(min(counter.value, total - 1), total)
-                pending[0].wait(0.2)
-                while pending and pending[0].ready():
-                    segments.append(pending.pop(0).get())   # raises what the worker raised
+                    progress(min(written(), total - 1), total)
+                if running:
+                    time.sleep(0.1)
+            segments = []
+            for job in jobs:      # in chunk order: document numbers follow the library's order
+                with open(jobs_dir / (job.name + ".segment"), "rb") as f:
+                    segments.append(pickle.load(f))
+        finally:
+            for proc in running.values():
+                proc.kill()
+                proc.wait()
+            shutil.rmtree(jobs_dir, ignore_errors=True)
         writer = SegmentWriter(ix, limitmb=8)
         try:
             writer._close_segment()
-            writer._commit_toc(segments)     # the workers' segments, in chunk order
+            writer._commit_toc(segments)
         finally:
             writer._finish()
         return True
@@ -721,30 +763,6 @@ class SearchIndex:
 def _term_finder(terms: tuple[str, ...]) -> re.Pattern:
     heads = sorted({t[:max(3, len(t) - 2)] for t in terms}, key=len, reverse=True)
     return re.compile(r"(?<![\w.'’])(?:%s)\w*(?:[.'’]\w+)*" % "|".join(map(re.escape, heads)), re.IGNORECASE)
-
-
-def _init_build_worker(counter) -> None:
-    global _build_counter
-    _build_counter = counter
-
-
-_build_counter = None
-
-
-def _build_segment(folder: str, docs: list[dict]):
-    """In a worker process: write `docs` as one segment of the index in
-    `folder`; returns the segment for the parent to list in the index."""
-    from whoosh.writing import SegmentWriter
-    ix = windex.open_dir(folder)
-    writer = SegmentWriter(ix, _lk=False, limitmb=256)
-    for n, doc in enumerate(docs, 1):
-        writer.add_document(**doc)
-        if n % 250 == 0 and _build_counter is not None:
-            with _build_counter.get_lock():
-                _build_counter.value += 250
-    segment = writer._finalize_segment()
-    ix.close()
-    return segment
 
 
 SNIPPET_CHARS = 160       # one fragment at most
