@@ -40,6 +40,7 @@ from whoosh.lang.porter import stem as porter_stem
 
 from . import fastsearch
 from .errors import SearchIndexError
+from .indexbuild import segment_writer
 from .library import Change, Library
 from .paper import Paper, Status, normalize_tag
 from .text import plain_text
@@ -373,7 +374,7 @@ class SearchIndex:
         return True
 
     def _build_here(self, ix, papers, member, progress, cancelled) -> bool:
-        writer = ix.writer(limitmb=256)
+        writer = segment_writer(ix, limitmb=256)
         try:
             for n, paper in enumerate(papers):
                 if cancelled and n % 500 == 0 and cancelled():
@@ -567,7 +568,7 @@ class SearchIndex:
         for name, ids in list(lib._store.lists.items()):
             for pid in put.intersection(ids):
                 member.setdefault(pid, []).append(name)
-        writer = self._ix.writer(timeout=10)
+        writer = segment_writer(self._ix, timeout=10)
         try:
             for pid in gone:
                 writer.delete_by_term("id", pid)

@@ -23,15 +23,47 @@ from pathlib import Path
 PROGRESS_EVERY = 250
 
 
+def segment_writer(ix, **kwargs):
+    """A Whoosh SegmentWriter that looks up field lengths in memory while it
+    writes postings (stock Whoosh reads each one from the column file: a
+    fifth of the time of a commit)."""
+    from whoosh.codec.whoosh3 import LENGTHS_COLUMN, _lenfield
+    from whoosh.util.numeric import byte_to_length
+    from whoosh.writing import SegmentWriter
+
+    table = [None] + [byte_to_length(b) for b in range(1, 256)]
+
+    class _Lengths:
+        def __init__(self, pdr):
+            self._pdr = pdr
+            self._fields: dict[str, bytes] = {}
+
+        def doc_field_length(self, docnum, fieldname, default=0):
+            raw = self._fields.get(fieldname)
+            if raw is None:
+                col = self._pdr._cached_reader(_lenfield(fieldname), LENGTHS_COLUMN)
+                raw = b"" if col is None else col._dbfile.get(col._basepos, col._count * col._fixedlen)
+                self._fields[fieldname] = raw
+            return table[raw[docnum]] if docnum < len(raw) else None
+
+        def close(self):
+            self._pdr.close()
+
+    class Writer(SegmentWriter):
+        def per_document_reader(self):
+            return _Lengths(super().per_document_reader())
+
+    return Writer(ix, **kwargs)
+
+
 def build(index_folder: str, job_file: str) -> None:
     from whoosh import index as windex
-    from whoosh.writing import SegmentWriter
 
     with open(job_file, "rb") as f:
         docs = pickle.load(f)
     progress = Path(job_file + ".progress")
     ix = windex.open_dir(index_folder)
-    writer = SegmentWriter(ix, _lk=False, limitmb=256)
+    writer = segment_writer(ix, _lk=False, limitmb=256)
     for n, doc in enumerate(docs, 1):
         writer.add_document(**doc)
         if n % PROGRESS_EVERY == 0:
