@@ -210,3 +210,42 @@ def test_big_import_is_written_as_a_snapshot(library, seeds, data_dir, monkeypat
     library.close()
     with Library.open(data_dir, readonly=True) as again:
         assert len(again) == 372
+
+
+def test_snapshots_restore_fields_lists_and_deleted_papers_exactly(seeded, data_dir):
+    lib = seeded
+    ids = list(lib.ids())[:5]
+    lib.create_list("Mine")
+    lib.add_to_list("Mine", ids[:3])
+    before = lib.snapshot_fields(ids)
+    lists_before = {"Mine": list(lib.list_ids("Mine"))}
+    lib.add_tags(ids, ["llm"])
+    lib.set_status(ids, "read")
+    lib.set_notes(ids[0], "changed")
+    lib.remove_from_list("Mine", ids[:1])
+    lib.restore_fields(before)
+    lib.restore_lists(lists_before)
+    assert lib.snapshot_fields(ids) == before
+    assert lib.list_ids("Mine") == ids[:3]
+    # deletion, then putting back: the same records and list positions
+    records = [lib.get(pid) for pid in ids[:2]]
+    raw_before = [dict(p.raw()) for p in records]
+    lib.delete_papers(ids[:2])
+    assert lib.list_ids("Mine") == ids[2:3]
+    assert lib.restore_papers(records, lists_before) == 2
+    assert [dict(lib.get(pid).raw()) for pid in ids[:2]] == raw_before
+    assert lib.list_ids("Mine") == ids[:3]
+    lib.close()
+    reopened = Library.open(data_dir)
+    assert [dict(reopened.get(pid).raw()) for pid in ids[:2]] == raw_before
+    reopened.close()
+
+
+def test_renaming_a_tag_onto_another_merges_them(seeded):
+    lib = seeded
+    ids = list(lib.ids())
+    lib.add_tags(ids[:4], ["ML"])
+    lib.add_tags(ids[2:6], ["machine learning"])
+    assert lib.rename_tag("ml", "Machine Learning") == 4
+    counts = lib.tag_counts()
+    assert counts["machine learning"] == 6 and "ml" not in counts

@@ -56,6 +56,7 @@ class SegmentData:
         self._terms: OrderedDict = OrderedDict()
         self._lengths: dict[str, np.ndarray] = {}
         self._columns: dict[str, np.ndarray] = {}
+        self._ids: list[str] | None = None
 
     def postings(self, field: str, tbytes: bytes) -> tuple[np.ndarray, np.ndarray]:
         """(segment-local ids, weights) of one term, deleted documents included."""
@@ -116,6 +117,12 @@ class SegmentData:
             self._lengths[field] = arr
         return arr
 
+    def paper_ids(self) -> list[str]:
+        """Each document's paper id (the `id` column)."""
+        if self._ids is None:
+            self._ids = [b.decode("utf-8") for b in self.reader.column_reader("id", translate=False)]
+        return self._ids
+
     def column(self, field: str) -> np.ndarray:
         """A sortable column's values (bytes) for every document."""
         arr = self._columns.get(field)
@@ -164,6 +171,7 @@ class Evaluator:
         self._lengths: dict[str, np.ndarray] = {}
         self._ranks: dict[str, np.ndarray] = {}
         self._expansions: dict[tuple, list[bytes]] = {}
+        self._paper_ids: list[str] | None = None
 
     # ---- postings across segments --------------------------------------------
     def postings(self, field: str, tbytes: bytes):
@@ -190,6 +198,12 @@ class Evaluator:
             arr = np.concatenate(parts) if parts else np.zeros(0, dtype=np.float32)
             self._lengths[field] = arr
         return arr
+
+    def paper_ids(self, docs: np.ndarray) -> list[str]:
+        if self._paper_ids is None:
+            self._paper_ids = [pid for data, _ in self.leaves for pid in data.paper_ids()]
+        every = self._paper_ids
+        return [every[d] for d in docs.tolist()]
 
     def rank(self, field: str) -> np.ndarray:
         """Every document's rank by a sortable column (equal values, equal ranks)."""

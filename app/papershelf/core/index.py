@@ -47,7 +47,7 @@ from .text import plain_text
 
 log = logging.getLogger(__name__)
 
-INDEX_VERSION = 1          # bump when the schema or the analysis changes: forces a rebuild
+INDEX_VERSION = 2          # bump when the schema or the analysis changes: forces a rebuild
 INDEX_DIR = "index"
 STATE_FILE = "papershelf-index.json"
 MAX_QUERY_CHARS = 1000
@@ -137,7 +137,7 @@ def make_schema() -> Schema:
     text = PaperAnalyzer()
     names = PaperAnalyzer(stem=False, stops=False)
     return Schema(
-        id=ID(stored=True, unique=True),
+        id=ID(stored=True, unique=True, sortable=True),
         title=TEXT(analyzer=text, field_boost=FIELD_BOOSTS["title"]),
         authors=TEXT(analyzer=names, field_boost=FIELD_BOOSTS["authors"]),
         abstract=TEXT(analyzer=text),          # not stored: the store has it
@@ -680,7 +680,7 @@ class SearchIndex:
                     order = fastsearch.top(docs, ev.rank("title_sort")[docs], limit, descending=False)
                 else:   # "added", and relevance with nothing to rank by
                     order = fastsearch.top(docs, ev.rank("added")[docs], limit, descending=True)
-                ids = [searcher.stored_fields(int(docs[i]))["id"] for i in order]
+                ids = ev.paper_ids(docs[order])
                 score_map = ({pid: float(scores[i]) for pid, i in zip(ids, order)}
                              if sort == "relevance" else {})
                 found = self._facets(ev, docs) if facets else {}

@@ -357,6 +357,65 @@ class Library:
             self._by_fp.pop(fp, None)
         return len(ids)
 
+    def rename_tag(self, old: str, new: str) -> int:
+        """Rename a tag on every paper that has it; renaming onto an existing
+        tag merges the two. Returns how many papers changed."""
+        old, new = normalize_tag(old), normalize_tag(new)
+        if not new:
+            raise ValueError("a tag needs a name")
+        having = [p.id for p in self.papers() if old in p.tags]
+        return self._set_many(having, lambda p: {"tags": sorted((set(p.tags) - {old}) | {new})})
+
+    # ---- undo support: put back exactly what was there ----------------------
+    UNDOABLE_FIELDS = ("status", "tags", "notes", "rating", "title", "title_derived")
+
+    def snapshot_fields(self, ids: Iterable[str]) -> dict[str, dict]:
+        """The user-editable fields of these papers, to hand back to `restore_fields`."""
+        out = {}
+        for pid in ids:
+            paper = self._store.papers.get(pid)
+            if paper is not None:
+                out[pid] = {f: _copy(getattr(paper, f)) for f in self.UNDOABLE_FIELDS}
+        return out
+
+    def restore_fields(self, snapshot: dict[str, dict]) -> int:
+        """Set fields back to a snapshot (papers deleted since are skipped)."""
+        present = [pid for pid in snapshot if pid in self._store.papers]
+        return self._set_many(present, lambda p: snapshot[p.id])
+
+    def restore_lists(self, lists: dict[str, list[str] | None]) -> None:
+        """Put reading lists back as they were (None: the list did not exist)."""
+        ops, touched, names = [], set(), set()
+        for name, members in lists.items():
+            current = self._store.lists.get(name)
+            if current == members:
+                continue
+            if members is not None:
+                members = [pid for pid in members if pid in self._store.papers]
+            ops.append(Op("list", name, members))
+            touched |= set(current or ()) ^ set(members or ())
+            names.add(name)
+        if ops:
+            self._commit(ops + self._touch(touched),
+                         [Change("lists-changed", ids=frozenset(touched), lists=frozenset(names))])
+
+    def restore_papers(self, papers: list[Paper], lists: dict[str, list[str] | None]) -> int:
+        """Bring deleted papers back exactly as they were, and the reading lists
+        they were on. Papers already present are left alone."""
+        back = [p for p in papers if p.id not in self._store.papers]
+        if not back:
+            return 0
+        ops = [Op("add", p.id, Paper.from_dict(dict(p.raw()))) for p in back]
+        for name, members in lists.items():
+            if members is not None and self._store.lists.get(name) != members:
+                ops.append(Op("list", name, list(members)))
+        self._commit(ops, [Change("papers-added", ids=frozenset(p.id for p in back)),
+                           Change("lists-changed", lists=frozenset(lists))])
+        for p in back:
+            if self._fp_index is not None and p.fingerprint:
+                self._fp_index[p.fingerprint] = p.id
+        return len(back)
+
     # ---- reading lists -----------------------------------------------------
     def create_list(self, name: str) -> str:
         name = _list_name(name)
@@ -427,6 +486,10 @@ class Library:
 
     def backups(self) -> list[Path]:
         return self._store.backups()
+
+
+def _copy(value):
+    return list(value) if isinstance(value, list) else value
 
 
 def _list_name(name: str) -> str:

@@ -1,0 +1,120 @@
+"""An abstract as safe, readable HTML (for the abstract viewer; no Qt here).
+
+LaTeX text macros become formatting (`\\textbf` bold, `\\emph`/`\\textit`
+italic, `\\textsc` small capitals, `\\texttt` monospace), math in `$…$`
+becomes Unicode with sub- and superscripts, Markdown emphasis, code and
+links are honoured, bare http(s) links become links, and words matching
+the search are marked. Everything that comes from the abstract is
+HTML-escaped: an abstract holding `<script>` shows that text.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from typing import Callable
+
+from .text import (_MATHBB_RE, _BB, _MD_CODE_RE, _MD_LINK_RE, _URL_RE, _TEX_SINGLE_QUOTE_RE,
+                   latex_to_text)
+
+_PH = "\x00"               # placeholder brackets for finished HTML pieces
+_OPEN, _CLOSE = "\x01", "\x02"   # style markers: \x01b\x02 … \x01/b\x02
+
+_STYLE_MACROS = {
+    "textbf": "b", "mathbf": "b", "boldsymbol": "b", "bm": "b",
+    "textit": "i", "emph": "i", "mathit": "i", "textsl": "i",
+    "textsc": "sc", "texttt": "tt", "mathtt": "tt", "underline": "u",
+}
+_STYLE_RE = re.compile(r"\\(" + "|".join(_STYLE_MACROS) + r")\s*\{([^{}]*)\}")
+_HREF_RE = re.compile(r"\\href\s*\{(https?://[^{}\s]+)\}\s*\{([^{}]*)\}")
+_URL_MACRO_RE = re.compile(r"\\url\s*\{(https?://[^{}\s]+)\}")
+_MATH_RE = re.compile(r"(?<!\\)(\$\$?)(.+?)(?<!\\)\1", re.S)
+_MD_STRONG_RE = re.compile(r"(\*\*|__)(?=\S)(.+?)(?<=\S)\1")
+_MD_EM_RE = re.compile(r"(?<![\w*])\*(?=\S)([^*\n]+?)(?<=\S)\*(?![\w*])|(?<![\w_])_(?=\S)([^_\n]+?)(?<=\S)_(?![\w_])")
+_SCRIPT_RE = re.compile(r"([_^])(?:\{([^{}]*)\}|(\\[A-Za-z]+|[A-Za-z0-9+\-*]))")
+_BRACE_RE = re.compile(r"(?<!\\)[{}]")
+_MARK_RE = re.compile(_OPEN + r"(/?)(\w+)" + _CLOSE)
+_PH_RE = re.compile(_PH + r"(\d+)" + _PH)
+# words to highlight; entities and style markers are matched first, to be left alone
+_WORD_RE = re.compile("&#?\\w+;|" + _OPEN + r"/?\w+" + _CLOSE + r"|\w+(?:[.'’]\w+)*")
+
+_TAGS = {
+    "b": ("<b>", "</b>"), "i": ("<i>", "</i>"), "u": ("<u>", "</u>"),
+    "sc": ('<span style="font-variant:small-caps">', "</span>"),
+    "tt": ("<code>", "</code>"),
+}
+
+
+def abstract_html(raw: str, terms: set[str] | None = None,
+                  normal: Callable[[str], str] | None = None) -> str:
+    """The abstract as HTML; words whose `normal(word)` is in `terms` are marked
+    with <span class="match">."""
+    pieces: list[str] = []
+
+    def keep(fragment_html: str) -> str:
+        pieces.append(fragment_html)
+        return f"{_PH}{len(pieces) - 1}{_PH}"
+
+    def link(url: str, label: str) -> str:
+        return keep(f'<a href="{html.escape(url, quote=True)}">{html.escape(label, quote=False)}</a>')
+
+    text = raw.replace(_PH, "").replace(_OPEN, "").replace(_CLOSE, "")
+    text = _HREF_RE.sub(lambda m: link(m.group(1), latex_to_text(m.group(2))), text)
+    text = _URL_MACRO_RE.sub(lambda m: link(m.group(1), m.group(1)), text)
+    text = _MD_LINK_RE.sub(lambda m: link(m.group(2), m.group(1) or m.group(2)), text)
+    text = _URL_RE.sub(lambda m: _bare_link(m.group(0), link), text)
+    text = _MATH_RE.sub(lambda m: keep(_math_html(m.group(2))), text)
+    text = _MD_CODE_RE.sub(lambda m: keep(f"<code>{html.escape(m.group(1), quote=False)}</code>"), text)
+    for _ in range(4):   # nested \textbf{\emph{x}}
+        new = _STYLE_RE.sub(lambda m: _mark(_STYLE_MACROS[m.group(1)], m.group(2)), text)
+        if new == text:
+            break
+        text = new
+    text = _MD_STRONG_RE.sub(lambda m: _mark("b", m.group(2)), text)
+    text = _MD_EM_RE.sub(lambda m: _mark("i", m.group(1) or m.group(2)), text)
+    text = text.replace("``", "\u201c").replace("''", "\u201d").replace("---", "\u2014").replace("--", "\u2013")
+    text = _TEX_SINGLE_QUOTE_RE.sub("\u2018\\1\u2019", text)
+    text = latex_to_text(text)
+    text = _BRACE_RE.sub("", text).replace("\\{", "{").replace("\\}", "}")
+    text = " ".join(text.split())
+    out = html.escape(text, quote=False)
+    if terms and normal:
+        def mark(m) -> str:
+            word = m.group(0)
+            if word[0] in "&" + _OPEN or normal(word) not in terms:
+                return word
+            return f'<span class="match">{word}</span>'
+        out = _WORD_RE.sub(mark, out)
+    out = _MARK_RE.sub(lambda m: _TAGS[m.group(2)][1 if m.group(1) else 0], out)
+    return _PH_RE.sub(lambda m: pieces[int(m.group(1))], out)
+
+
+def _mark(style: str, inner: str) -> str:
+    return f"{_OPEN}{style}{_CLOSE}{inner}{_OPEN}/{style}{_CLOSE}"
+
+
+def _bare_link(url: str, link) -> str:
+    trail = ""
+    while url and url[-1] in ".,;:!?*_'\")":
+        if url[-1] == ")" and url.count("(") >= url.count(")"):
+            break
+        trail = url[-1] + trail
+        url = url[:-1]
+    return link(url, url) + trail
+
+
+def _math_html(expr: str) -> str:
+    """Math as Unicode text: symbols, blackboard letters, sub- and superscripts."""
+    expr = _MATHBB_RE.sub(lambda m: _BB.get(m.group(1), m.group(1)), expr)
+    scripts: list[tuple[str, str]] = []
+
+    def script(m) -> str:
+        scripts.append(("sup" if m.group(1) == "^" else "sub", m.group(2) if m.group(2) is not None else m.group(3)))
+        return f"{_PH}s{len(scripts) - 1}{_PH}"
+
+    expr = _SCRIPT_RE.sub(script, expr)
+    body = html.escape(_BRACE_RE.sub("", latex_to_text(expr)), quote=False)
+    for n, (tag, inner) in enumerate(scripts):
+        inner_html = html.escape(_BRACE_RE.sub("", latex_to_text(inner)), quote=False)
+        body = body.replace(f"{_PH}s{n}{_PH}", f"<{tag}>{inner_html}</{tag}>")
+    return f'<span class="math">{body.strip()}</span>'
