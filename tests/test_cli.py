@@ -138,14 +138,18 @@ def test_damaged_library_gets_a_clear_message_and_recover(imported):
     assert len(json.loads(run_cli("list", "--json", data_dir=imported).stdout)) == 372
 
 
-def test_no_command_on_first_run_brings_in_the_sample_library(tmp_path):
+NO_DISPLAY = {"QT_QPA_PLATFORM": "", "DISPLAY": "", "WAYLAND_DISPLAY": ""}
+
+
+def test_no_command_without_a_display_brings_in_the_sample_library_and_lists_it(tmp_path):
     folder = tmp_path / "first-run"
-    res = run_cli(data_dir=folder)
+    res = run_cli(data_dir=folder, env=NO_DISPLAY)
     assert res.returncode == 0, res.stderr
     assert "importing the sample library" in res.stdout
     assert len(json.loads(run_cli("list", "--json", data_dir=folder).stdout)) == 372
-    second = run_cli(data_dir=folder)
+    second = run_cli(data_dir=folder, env=NO_DISPLAY)
     assert "importing the sample library" not in second.stdout
+    assert "No display was found" in second.stdout
 
 
 def test_import_samples_flag(data_dir):

@@ -118,11 +118,12 @@ def test_a_large_rebuild_is_split_into_segments_built_by_worker_processes(tmp_pa
         with SearchIndex(lib).open() as ix:
             expected = {text: fast_ids(ix, text) for text in query_mix(words)}
         monkeypatch.setattr(index_module, "SEGMENT_DOCS", 100)
+        monkeypatch.setattr(index_module, "PARALLEL_MIN", 50)
         seen = []
         with SearchIndex(lib) as ix:
             assert ix.rebuild(progress=lambda n, total: seen.append((n, total)))
             segments = ix._get_searcher().reader().leaf_readers()
-            assert len(segments) == 4                      # 372 papers, 100 a segment
+            assert len(segments) == 4                      # 372 papers, at most 100 a segment
             assert ix.doc_count() == 372
             assert {text: fast_ids(ix, text) for text in query_mix(words)} == expected
             assert seen[-1] == (372, 372)

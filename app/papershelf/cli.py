@@ -390,7 +390,10 @@ def cmd_recover(args) -> int:
 
 
 def cmd_default(args) -> int:
-    """No command: the window once it exists; until then, a first look at the library."""
+    """No command: the window. Without a display, a first look at the library instead."""
+    if _have_display():
+        from .gui.app import main as gui
+        return gui(args.data_dir)
     with _open(args, write=True) as lib:
         if not len(lib):
             samples = paths.sample_listings()
@@ -400,9 +403,17 @@ def cmd_default(args) -> int:
         papers = list(lib.papers())
     print()
     _print_table(papers[:20])
-    print(f"\nShowing 20 of {len(papers)}. The Papershelf window is not built yet; "
-          "meanwhile 'papershelf --help' lists what the command line can do.")
+    print(f"\nShowing 20 of {len(papers)}. No display was found for the Papershelf window; "
+          "'papershelf --help' lists what the command line can do.")
     return EXIT_OK
+
+
+def _have_display() -> bool:
+    if os.environ.get("QT_QPA_PLATFORM"):
+        return True
+    if sys.platform.startswith("linux") or "bsd" in sys.platform:
+        return bool(os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
+    return True
 
 
 COMMANDS = {

@@ -55,7 +55,8 @@ MAX_QUERY_TERMS = 48
 SEARCH_FIELDS = ("title", "authors", "abstract", "notes", "area")
 SORTS = ("relevance", "added", "title")
 FIELD_BOOSTS = {"title": 3.0, "authors": 2.0}
-SEGMENT_DOCS = 10_000      # a rebuild writes segments of this many papers (see rebuild())
+SEGMENT_DOCS = 10_000      # a rebuild writes segments of at most this many papers (see rebuild())
+PARALLEL_MIN = 2_000       # larger libraries are indexed by one process per core
 MAX_BUILD_PROCESSES = 4
 
 
@@ -219,6 +220,7 @@ class SearchIndex:
         self._evaluator: fastsearch.Evaluator | None = None
         self._segments: dict = {}          # segment id → what was read from it (see fastsearch)
         self._facet_codes: dict = {}
+        self.committed: list[Callable[[], None]] = []   # called (on the writer thread) after each update lands
 
     # ---- opening, rebuilding, catching up -----------------------------------
     def open(self, progress: Callable[[int, int], None] | None = None,
@@ -355,7 +357,7 @@ class SearchIndex:
         total = len(papers)
         mark = max((p.updated for p in papers), default="")
         try:
-            if total <= SEGMENT_DOCS:
+            if total <= PARALLEL_MIN or (os.cpu_count() or 1) == 1 and total <= SEGMENT_DOCS:
                 done = self._build_here(ix, papers, member, progress, cancelled)
             else:
                 done = self._build_in_processes(ix, new, papers, member, progress, cancelled)
@@ -398,24 +400,28 @@ class SearchIndex:
         import papershelf
 
         total = len(papers)
+        workers = max(1, min(os.cpu_count() or 1, MAX_BUILD_PROCESSES))
+        size = max(1, min(SEGMENT_DOCS, -(-total // workers)))   # every core busy, segments ≤ SEGMENT_DOCS
         jobs_dir = new.with_name(new.name + "-jobs")
         shutil.rmtree(jobs_dir, ignore_errors=True)
         jobs_dir.mkdir()
         jobs = []
-        for k, start in enumerate(range(0, total, SEGMENT_DOCS)):
+        sizes = {}
+        for k, start in enumerate(range(0, total, size)):
             job = jobs_dir / f"job{k:04d}"
+            chunk = papers[start:start + size]
             with open(job, "wb") as f:
-                pickle.dump([paper_document(p, member.get(p.id, [])) for p in papers[start:start + SEGMENT_DOCS]],
+                pickle.dump([paper_document(p, member.get(p.id, [])) for p in chunk],
                             f, protocol=pickle.HIGHEST_PROTOCOL)
             jobs.append(job)
-        workers = max(1, min(len(jobs), os.cpu_count() or 1, MAX_BUILD_PROCESSES))
+            sizes[job] = len(chunk)
         env = dict(os.environ)
         source_root = str(Path(papershelf.__file__).resolve().parent.parent)
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [source_root, env.get("PYTHONPATH")]))
         waiting, running, finished = list(jobs), {}, []
 
         def written() -> int:
-            n = SEGMENT_DOCS * len(finished)
+            n = sum(sizes[job] for job in finished)
             for job in running:
                 try:
                     n += int((jobs_dir / (job.name + ".progress")).read_text() or 0)
@@ -544,6 +550,8 @@ class SearchIndex:
                 generation = self.library.generation
                 mark = self._write_batch(put, gone)
                 self._write_state(generation, max(mark, self._read_state().get("updated_mark", "")))
+                for callback in list(self.committed):
+                    callback()
             except Exception:
                 log.exception("search index update failed; it will be rebuilt on next start")
                 try:
@@ -744,6 +752,23 @@ class SearchIndex:
                 continue
             out[pid] = make_snippet(plain_text(paper.abstract), order, self._analyzer._normal, top=top)
         return out
+
+    def highlight_terms(self, text: str) -> set[str]:
+        """The indexed forms of the words a query matches in titles and abstracts
+        (prefix and fuzzy words as what they matched), for highlighting; compare
+        words through `normal`."""
+        q, _ = self.parse(text)
+        with self._search_lock:
+            try:
+                found = self._get_evaluator().positive_terms(q)
+            except Exception:
+                return set()
+        return {t.decode("utf-8", "replace") for f, t in found if f in ("abstract", "title")}
+
+    @property
+    def normal(self) -> Callable[[str], str]:
+        """A word as the index holds it (folded and stemmed)."""
+        return self._analyzer._normal
 
     def more_like(self, paper_id: str, limit: int = 10) -> list[str]:
         paper = self.library.get(paper_id)

@@ -1,0 +1,77 @@
+"""The abstract viewer: title, authors, area, sources, links and the abstract."""
+
+from __future__ import annotations
+
+import html
+from pathlib import Path
+from typing import Callable
+
+from PySide6.QtCore import QUrl
+from PySide6.QtGui import QDesktopServices
+from PySide6.QtWidgets import QTextBrowser
+
+from ..core.paper import Paper
+from ..core.render import abstract_html
+from ..core.text import plain_text
+
+STYLE = """
+h2 { margin: 0 0 4px 0; }
+.derived { color: #6e7781; font-size: small; }
+.meta { color: #57606a; }
+.match { background-color: #fff3b0; }
+.math { font-family: serif; }
+p.abstract { line-height: 140%; }
+"""
+
+
+class AbstractView(QTextBrowser):
+    """Read-only and safe: every piece of the paper is escaped; links open in
+    the system browser on click, and only http(s) ones."""
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.setObjectName("abstractView")
+        self.setAccessibleName(self.tr("Abstract"))
+        self.setOpenLinks(False)
+        self.setOpenExternalLinks(False)
+        self.document().setDefaultStyleSheet(STYLE)
+        self.anchorClicked.connect(self._open_link)
+        self.opened_links: list[str] = []     # what was handed to the system browser
+        self.show_nothing()
+
+    def show_nothing(self, count: int = 0) -> None:
+        if count > 1:
+            self.setHtml(f"<p class='meta'>{self.tr('%n papers selected', '', count)}</p>")
+        else:
+            self.setHtml(f"<p class='meta'>{html.escape(self.tr('Select a paper to read its abstract.'))}</p>")
+
+    def show_paper(self, paper: Paper, terms: set[str] | None = None,
+                   normal: Callable[[str], str] | None = None) -> None:
+        esc = lambda s: html.escape(s, quote=False)  # noqa: E731
+        parts = [f"<h2>{esc(plain_text(paper.title))}</h2>"]
+        if paper.title_derived:
+            parts.append(f"<p class='derived'>{esc(self.tr('Title derived from the abstract'))}</p>")
+        if paper.authors:
+            parts.append(f"<p>{esc(', '.join(paper.authors))}</p>")
+        meta = [x for x in (" · ".join(y for y in (paper.area, paper.subarea) if y),
+                            str(paper.year or ""), paper.venue) if x]
+        if meta:
+            parts.append(f"<p class='meta'>{esc(' — '.join(meta))}</p>")
+        parts.append(f"<p class='abstract'>{abstract_html(paper.abstract, terms, normal)}</p>")
+        links = [u for u in paper.links if u.lower().startswith(("http://", "https://"))]
+        if paper.doi:
+            links.append(f"https://doi.org/{paper.doi}")
+        if paper.arxiv_id:
+            links.append(f"https://arxiv.org/abs/{paper.arxiv_id}")
+        if links:
+            items = "".join(f"<li><a href='{html.escape(u, quote=True)}'>{esc(u)}</a></li>" for u in links)
+            parts.append(f"<p class='meta'>{esc(self.tr('Links'))}</p><ul>{items}</ul>")
+        sources = sorted({Path(s.file).name for s in paper.sources})
+        if sources:
+            parts.append(f"<p class='meta'>{esc(self.tr('From'))}: {esc(', '.join(sources))}</p>")
+        self.setHtml("".join(parts))
+
+    def _open_link(self, url: QUrl) -> None:
+        if url.scheme() in ("http", "https"):
+            self.opened_links.append(url.toString())
+            QDesktopServices.openUrl(url)

@@ -1,0 +1,66 @@
+"""Undoable edits: each records what it changed and can put it back exactly."""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from PySide6.QtGui import QUndoCommand
+
+from ..core.library import Library
+
+
+def _lists(library: Library) -> dict[str, list[str]]:
+    return {name: list(members) for name, members in library.lists().items()}
+
+
+class LibraryEdit(QUndoCommand):
+    """Run `action` once; undo restores the papers' editable fields (and the
+    reading lists, if the edit touches them); redo puts the result back."""
+
+    def __init__(self, library: Library, label: str, ids, action: Callable[[], object],
+                 touches_lists: bool = False):
+        super().__init__(label)
+        self.library = library
+        self.ids = list(dict.fromkeys(ids))
+        self.action = action
+        self.touches_lists = touches_lists
+        self._done = False
+
+    def redo(self) -> None:
+        lib = self.library
+        if not self._done:
+            self.before = lib.snapshot_fields(self.ids)
+            self.lists_before = _lists(lib) if self.touches_lists else {}
+            self.action()
+            self.after = lib.snapshot_fields(self.ids)
+            self.lists_after = _lists(lib) if self.touches_lists else {}
+            self._done = True
+            if self.before == self.after and self.lists_before == self.lists_after:
+                self.setObsolete(True)     # nothing changed: nothing to undo
+            return
+        lib.restore_fields(self.after)
+        self._restore_lists(self.lists_after, self.lists_before)
+
+    def undo(self) -> None:
+        self.library.restore_fields(self.before)
+        self._restore_lists(self.lists_before, self.lists_after)
+
+    def _restore_lists(self, target: dict, other: dict) -> None:
+        if self.touches_lists:
+            wanted = {name: target.get(name) for name in set(target) | set(other)}
+            self.library.restore_lists(wanted)
+
+
+class DeletePapers(QUndoCommand):
+    def __init__(self, library: Library, ids, label: str):
+        super().__init__(label)
+        self.library = library
+        self.ids = [pid for pid in dict.fromkeys(ids) if pid in library._store.papers]
+        self.papers = [library.get(pid) for pid in self.ids]
+        self.lists_before = _lists(library)
+
+    def redo(self) -> None:
+        self.library.delete_papers([pid for pid in self.ids if pid in self.library._store.papers])
+
+    def undo(self) -> None:
+        self.library.restore_papers(self.papers, self.lists_before)

@@ -1,0 +1,28 @@
+"""Library change events as a Qt signal, delivered on the GUI thread.
+
+`Library` calls its subscribers on whatever thread made the change (an
+import runs on a worker); this object turns each call into a queued signal
+so panels refresh on the GUI thread.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QObject, Signal
+
+from ..core.library import Change, Library
+
+
+class LibraryEvents(QObject):
+    changed = Signal(object)          # a core.library.Change
+
+    def __init__(self, library: Library, parent: QObject | None = None):
+        super().__init__(parent)
+        self._unsubscribe = library.subscribe(self._relay)
+
+    def _relay(self, change: Change) -> None:
+        self.changed.emit(change)
+
+    def close(self) -> None:
+        if self._unsubscribe:
+            self._unsubscribe()
+            self._unsubscribe = None

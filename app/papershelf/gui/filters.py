@@ -1,0 +1,145 @@
+"""The filter sidebar: status, tags, areas and reading lists, with counts."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QModelIndex, QSettings, Qt, Signal
+from PySide6.QtGui import QAction, QBrush, QColor, QIcon, QPixmap, QStandardItem, QStandardItemModel
+from PySide6.QtWidgets import QAbstractItemView, QMenu, QTreeView
+
+from ..core.paper import Status
+from .paper_model import STATUS_LABELS
+
+KindRole = Qt.ItemDataRole.UserRole + 10
+ValueRole = Qt.ItemDataRole.UserRole + 11
+
+GROUPS = (("status", "Status"), ("tag", "Tags"), ("area", "Areas"), ("list", "Reading lists"))
+
+
+def tag_color(tag: str) -> str:
+    return QSettings().value(f"tagColors/{tag}", "", str) or ""
+
+
+def set_tag_color(tag: str, color: str) -> None:
+    settings = QSettings()
+    if color:
+        settings.setValue(f"tagColors/{tag}", color)
+    else:
+        settings.remove(f"tagColors/{tag}")
+
+
+def color_icon(color: str) -> QIcon:
+    pix = QPixmap(12, 12)
+    pix.fill(QColor(color) if color else Qt.GlobalColor.transparent)
+    return QIcon(pix)
+
+
+class FilterPanel(QTreeView):
+    """Click an entry to filter by it; click it again (or "All") to drop that filter.
+
+    Emits `filterChosen(kind, value)`; value None clears that kind.
+    Context menus on tags (rename, merge, colour) and lists (rename, delete)
+    emit requests the window carries out.
+    """
+
+    filterChosen = Signal(str, object)
+    renameTagRequested = Signal(str)
+    colorTagRequested = Signal(str)
+    renameListRequested = Signal(str)
+    deleteListRequested = Signal(str)
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.setObjectName("filterPanel")
+        self.setAccessibleName(self.tr("Filters"))
+        self.setHeaderHidden(True)
+        self.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.setUniformRowHeights(True)
+        self.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
+        self.customContextMenuRequested.connect(self._context_menu)
+        self._model = QStandardItemModel(self)
+        self.setModel(self._model)
+        self._groups: dict[str, QStandardItem] = {}
+        for kind, label in GROUPS:
+            item = QStandardItem(self.tr(label))
+            item.setSelectable(False)
+            font = item.font()
+            font.setBold(True)
+            item.setFont(font)
+            self._model.appendRow(item)
+            self._groups[kind] = item
+        self.active: dict[str, str | None] = {kind: None for kind, _ in GROUPS}
+        self.clicked.connect(self._on_clicked)
+        self.expandAll()
+
+    # ---- contents ----------------------------------------------------------
+    def set_counts(self, status: dict[str, int], tags: dict[str, int], areas: dict[str, int],
+                   lists: dict[str, int], total: int) -> None:
+        """Show the counts for the current search (lists: their sizes)."""
+        status_rows = [(None, self.tr("All"), total)] + [
+            (s.value, self.tr(STATUS_LABELS[s]), status.get(s.value, 0)) for s in Status]
+        self._fill("status", status_rows)
+        tag_rows = sorted(tags.items(), key=lambda kv: (-kv[1], kv[0]))
+        if self.active["tag"] and self.active["tag"] not in tags:
+            tag_rows.append((self.active["tag"], 0))
+        self._fill("tag", [(t, t, n) for t, n in tag_rows])
+        area_rows = sorted(areas.items(), key=lambda kv: (-kv[1], kv[0]))
+        self._fill("area", [(a, a.title() if a.islower() else a, n) for a, n in area_rows])
+        self._fill("list", [(name, name, n) for name, n in sorted(lists.items(), key=lambda kv: kv[0].casefold())])
+        self.expandAll()
+
+    def _fill(self, kind: str, rows) -> None:
+        group = self._groups[kind]
+        group.removeRows(0, group.rowCount())
+        for value, label, count in rows:
+            item = QStandardItem(f"{label}  ({count:,})")
+            item.setData(kind, KindRole)
+            item.setData(value, ValueRole)
+            item.setToolTip(label)
+            if kind == "tag":
+                item.setIcon(color_icon(tag_color(value)))
+            if self.active.get(kind) == value and (value is not None or kind == "status"):
+                font = item.font()
+                font.setBold(True)
+                item.setFont(font)
+                item.setForeground(QBrush(QColor("#1f6feb")))
+            group.appendRow(item)
+
+    def entries(self, kind: str) -> list[tuple[object, str]]:
+        """(value, label) of each entry under one heading, as shown."""
+        group = self._groups[kind]
+        return [(group.child(r).data(ValueRole), group.child(r).text()) for r in range(group.rowCount())]
+
+    def index_of(self, kind: str, value) -> QModelIndex:
+        group = self._groups[kind]
+        for r in range(group.rowCount()):
+            if group.child(r).data(ValueRole) == value:
+                return group.child(r).index()
+        return QModelIndex()
+
+    # ---- interaction -------------------------------------------------------
+    def _on_clicked(self, index: QModelIndex) -> None:
+        kind = index.data(KindRole)
+        if kind is None:
+            return
+        value = index.data(ValueRole)
+        if self.active.get(kind) == value:
+            value = None             # a second click drops the filter
+        self.active[kind] = value
+        self.filterChosen.emit(kind, value)
+
+    def clear_filter(self, kind: str) -> None:
+        self.active[kind] = None
+
+    def _context_menu(self, pos) -> None:
+        index = self.indexAt(pos)
+        kind, value = index.data(KindRole), index.data(ValueRole)
+        if not value or kind not in ("tag", "list"):
+            return
+        menu = QMenu(self)
+        if kind == "tag":
+            menu.addAction(self.tr("Rename or merge tag…"), lambda: self.renameTagRequested.emit(value))
+            menu.addAction(self.tr("Tag colour…"), lambda: self.colorTagRequested.emit(value))
+        else:
+            menu.addAction(self.tr("Rename list…"), lambda: self.renameListRequested.emit(value))
+            menu.addAction(self.tr("Delete list…"), lambda: self.deleteListRequested.emit(value))
+        menu.exec(self.viewport().mapToGlobal(pos))

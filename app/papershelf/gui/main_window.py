@@ -1,0 +1,734 @@
+"""The main window: assembles the panels, menus and shortcuts, and routes requests.
+
+Data is reached only through `Library` (edits, as undoable commands) and
+`SearchService` (queries, off the GUI thread). Long work (imports, index
+builds) runs as tasks with a progress bar and Cancel in the status bar.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from PySide6.QtCore import QByteArray, QItemSelectionModel, QSettings, Qt, QTimer, Signal, Slot
+from PySide6.QtGui import QAction, QColor, QKeySequence, QShortcut, QUndoStack
+from PySide6.QtWidgets import (QAbstractItemView, QApplication, QColorDialog, QFileDialog, QHeaderView,
+                               QInputDialog, QLabel, QLineEdit, QMainWindow, QMessageBox, QProgressBar,
+                               QPushButton, QSplitter, QStackedWidget, QTableView, QVBoxLayout, QWidget)
+
+from .. import paths
+from ..core.errors import PapershelfError
+from ..core.index import SearchIndex
+from ..core.library import Change, FileReport, Library
+from ..core.paper import Status
+from .abstract_view import AbstractView
+from .commands import DeletePapers, LibraryEdit
+from .events import LibraryEvents
+from .filters import FilterPanel, set_tag_color, tag_color
+from .paper_model import COLUMNS, STATUS_LABELS, PaperTableModel
+from .search import Answer, Query, SearchService
+from .tag_panel import TagPanel
+from .tasks import Task, run_task
+
+SEARCH_DELAY_MS = 150         # typing pause before a search runs
+REFRESH_DELAY_MS = 300        # after edits land in the index, re-run the search once
+IMPORTABLE = "Listings and bibliographies (*.txt *.md *.bib *.ris);;All files (*)"
+
+
+class MainWindow(QMainWindow):
+    searchAnswered = Signal()          # the list now shows the answer to the current query
+    indexReady = Signal()
+    importFinished = Signal(list)      # the FileReports of an import
+    _index_committed_signal = Signal()  # from the index writer thread
+
+    def __init__(self, library: Library, open_index: bool = True, parent=None):
+        super().__init__(parent)
+        self.library = library
+        self.setObjectName("mainWindow")
+        self.setWindowTitle(self.tr("Papershelf"))
+        self.setAcceptDrops(True)
+        self.undo_stack = QUndoStack(self)
+        self.index: SearchIndex | None = None
+        self.query = Query()
+        self.last_answer: Answer | None = None
+        self._task: Task | None = None
+        self._import_task: Task | None = None
+        self._closing = False
+        self._request_started = 0.0
+
+        self.events = LibraryEvents(library, self)
+        self.events.changed.connect(self._library_changed)
+        self.search = SearchService(library, self)
+        self.search.answered.connect(self._show_answer)
+        self._index_committed_signal.connect(self._after_index_commit)
+        self._search_timer = QTimer(self, singleShot=True, interval=SEARCH_DELAY_MS)
+        self._search_timer.timeout.connect(self.run_search)
+        self._refresh_timer = QTimer(self, singleShot=True, interval=REFRESH_DELAY_MS)
+        self._refresh_timer.timeout.connect(self.run_search)
+        self._build_widgets()
+        self._build_actions()
+        self._restore_settings()
+        self._refresh_lists_and_tags()
+        self._update_empty_state()
+        self.run_search()
+        if open_index:
+            QTimer.singleShot(0, self.open_index)
+
+    # ---- building ----------------------------------------------------------
+    def _build_widgets(self) -> None:
+        self.filter_panel = FilterPanel()
+        self.filter_panel.filterChosen.connect(self._filter_chosen)
+        self.filter_panel.renameTagRequested.connect(self.rename_tag)
+        self.filter_panel.colorTagRequested.connect(self.color_tag)
+        self.filter_panel.renameListRequested.connect(self.rename_list)
+        self.filter_panel.deleteListRequested.connect(self.delete_list)
+
+        self.search_box = QLineEdit()
+        self.search_box.setObjectName("searchBox")
+        self.search_box.setAccessibleName(self.tr("Search"))
+        self.search_box.setPlaceholderText(self.tr("Search titles, abstracts, authors…  (Ctrl+F)"))
+        self.search_box.setClearButtonEnabled(True)
+        self.search_box.textEdited.connect(self._query_typed)
+        self.search_box.returnPressed.connect(self.run_search)
+        esc = QShortcut(QKeySequence(Qt.Key.Key_Escape), self.search_box, context=Qt.ShortcutContext.WidgetShortcut)
+        esc.activated.connect(self.clear_search)
+
+        self.model = PaperTableModel(self.library, self)
+        self.model.sortRequested.connect(self._sort_requested)
+        self.paper_list = QTableView()
+        self.paper_list.setObjectName("paperList")
+        self.paper_list.setAccessibleName(self.tr("Papers"))
+        self.paper_list.setModel(self.model)
+        self.paper_list.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.paper_list.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
+        self.paper_list.horizontalHeader().setSortIndicator(-1, Qt.SortOrder.AscendingOrder)
+        self.paper_list.horizontalHeader().setSortIndicatorClearable(True)
+        self.model.blockSignals(True)       # enabling sorting sorts once; the search decides the order
+        self.paper_list.setSortingEnabled(True)
+        self.model.blockSignals(False)
+        self.paper_list.setWordWrap(False)
+        self.paper_list.setAlternatingRowColors(True)
+        self.paper_list.setShowGrid(False)
+        self.paper_list.verticalHeader().hide()
+        self.paper_list.verticalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
+        self.paper_list.verticalHeader().setDefaultSectionSize(self.fontMetrics().height() + 8)
+        header = self.paper_list.horizontalHeader()
+        header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
+        header.setStretchLastSection(False)
+        for col, width in zip(COLUMNS, (420, 190, 150, 80, 60, 130, 90)):
+            self.paper_list.setColumnWidth(COLUMNS.index(col), width)
+        self.paper_list.selectionModel().selectionChanged.connect(self._selection_changed)
+
+        empty = QWidget()
+        empty.setObjectName("emptyState")
+        box = QVBoxLayout(empty)
+        box.addStretch(1)
+        message = QLabel(self.tr("<h3>Your library is empty</h3><p>Import conference listings, "
+                                 "Daily Papers digests or BibTeX files (File ▸ Import, or drop them here), "
+                                 "or start with the sample library.</p>"))
+        message.setWordWrap(True)
+        message.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        box.addWidget(message)
+        self.samples_button = QPushButton(self.tr("Load the sample library"))
+        self.samples_button.setObjectName("loadSamplesButton")
+        self.samples_button.setAccessibleName(self.tr("Load the sample library"))
+        self.samples_button.clicked.connect(self.import_samples)
+        box.addWidget(self.samples_button, 0, Qt.AlignmentFlag.AlignHCenter)
+        import_button = QPushButton(self.tr("Import files…"))
+        import_button.setObjectName("emptyImportButton")
+        import_button.clicked.connect(self.choose_files)
+        box.addWidget(import_button, 0, Qt.AlignmentFlag.AlignHCenter)
+        box.addStretch(2)
+        self.list_stack = QStackedWidget()
+        self.list_stack.addWidget(self.paper_list)
+        self.list_stack.addWidget(empty)
+
+        middle = QWidget()
+        mid = QVBoxLayout(middle)
+        mid.setContentsMargins(0, 0, 0, 0)
+        mid.addWidget(self.search_box)
+        mid.addWidget(self.list_stack, 1)
+
+        self.abstract_view = AbstractView()
+        self.tag_panel = TagPanel()
+        self.tag_panel.addTagsRequested.connect(self.add_tags)
+        self.tag_panel.removeTagRequested.connect(self.remove_tag)
+        self.tag_panel.statusRequested.connect(self.set_status)
+        self.tag_panel.ratingRequested.connect(self.set_rating)
+        self.tag_panel.notesEdited.connect(self.save_notes)
+        self.tag_panel.addToListRequested.connect(self.add_to_list)
+
+        self.right_split = QSplitter(Qt.Orientation.Vertical)
+        self.right_split.setObjectName("rightSplitter")
+        self.right_split.addWidget(self.abstract_view)
+        self.right_split.addWidget(self.tag_panel)
+        self.right_split.setSizes([480, 260])
+        self.main_split = QSplitter(Qt.Orientation.Horizontal)
+        self.main_split.setObjectName("mainSplitter")
+        self.main_split.addWidget(self.filter_panel)
+        self.main_split.addWidget(middle)
+        self.main_split.addWidget(self.right_split)
+        self.main_split.setSizes([210, 760, 430])
+        self.main_split.setStretchFactor(1, 1)
+        self.setCentralWidget(self.main_split)
+
+        bar = self.statusBar()
+        self.result_label = QLabel()
+        self.result_label.setObjectName("resultLabel")
+        bar.addWidget(self.result_label, 1)
+        self.progress = QProgressBar()
+        self.progress.setObjectName("taskProgress")
+        self.progress.setMaximumWidth(220)
+        self.progress.setTextVisible(True)
+        self.cancel_button = QPushButton(self.tr("Cancel"))
+        self.cancel_button.setObjectName("cancelTaskButton")
+        self.cancel_button.clicked.connect(self.cancel_task)
+        bar.addPermanentWidget(self.progress)
+        bar.addPermanentWidget(self.cancel_button)
+        self.progress.hide()
+        self.cancel_button.hide()
+
+    def _build_actions(self) -> None:
+        file_menu = self.menuBar().addMenu(self.tr("&File"))
+        self.import_action = self._action(file_menu, self.tr("&Import…"), self.choose_files, QKeySequence.StandardKey.Open,
+                                          "importAction")
+        self._action(file_menu, self.tr("Import Pasted &Text"), self.import_clipboard,
+                     QKeySequence("Ctrl+Shift+V"), "importPasteAction")
+        self._action(file_menu, self.tr("Load the &Sample Library"), self.import_samples, None, "samplesAction")
+        self._action(file_menu, self.tr("&Rebuild Search Index"), lambda: self.open_index(rebuild=True), None,
+                     "reindexAction")
+        file_menu.addSeparator()
+        self._action(file_menu, self.tr("&Quit"), self.close, QKeySequence.StandardKey.Quit, "quitAction")
+
+        edit = self.menuBar().addMenu(self.tr("&Edit"))
+        undo = self.undo_stack.createUndoAction(self, self.tr("&Undo"))
+        undo.setShortcut(QKeySequence.StandardKey.Undo)
+        undo.setObjectName("undoAction")
+        redo = self.undo_stack.createRedoAction(self, self.tr("&Redo"))
+        redo.setShortcuts([QKeySequence.StandardKey.Redo, QKeySequence("Ctrl+Shift+Z")])
+        redo.setObjectName("redoAction")
+        edit.addAction(undo)
+        edit.addAction(redo)
+        self.addAction(undo)
+        self.addAction(redo)
+        edit.addSeparator()
+        self._action(edit, self.tr("&Find"), self.focus_search, QKeySequence.StandardKey.Find, "findAction")
+        self._action(edit, self.tr("Add to Reading &List…"), self.choose_list, QKeySequence("Ctrl+L"), "addToListAction")
+        self.delete_action = self._action(edit, self.tr("&Delete From Library…"), self.delete_selected,
+                                          QKeySequence.StandardKey.Delete, "deleteAction")
+        self.delete_action.setShortcutContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
+        self.paper_list.addAction(self.delete_action)
+        status_menu = edit.addMenu(self.tr("Mark &As"))
+        for n, status in enumerate(Status, 1):
+            self._action(status_menu, self.tr(STATUS_LABELS[status]),
+                         lambda _=False, s=status.value: self.set_status(s), QKeySequence(f"Alt+{n}"),
+                         f"status{n}Action")
+        # 1-9 toggle the nine most used tags, only while the list has the focus
+        for n in range(1, 10):
+            shortcut = QShortcut(QKeySequence(str(n)), self.paper_list, context=Qt.ShortcutContext.WidgetShortcut)
+            shortcut.activated.connect(lambda n=n: self.toggle_top_tag(n))
+
+        help_menu = self.menuBar().addMenu(self.tr("&Help"))
+        self._action(help_menu, self.tr("&About Papershelf"), self.about, None, "aboutAction")
+
+    def _action(self, menu, text, slot, shortcut, name) -> QAction:
+        action = QAction(text, self)
+        action.setObjectName(name)
+        if shortcut is not None:
+            action.setShortcut(shortcut)
+        action.triggered.connect(slot)
+        menu.addAction(action)
+        self.addAction(action)
+        return action
+
+    # ---- settings ----------------------------------------------------------
+    def _restore_settings(self) -> None:
+        s = QSettings()
+        geometry = s.value("window/geometry")
+        if isinstance(geometry, QByteArray) and not geometry.isEmpty():
+            self.restoreGeometry(geometry)
+        else:
+            self.resize(1400, 820)
+        for key, splitter in (("window/mainSplitter", self.main_split), ("window/rightSplitter", self.right_split)):
+            state = s.value(key)
+            if isinstance(state, QByteArray) and not state.isEmpty():
+                splitter.restoreState(state)
+        header = s.value("list/header")
+        if isinstance(header, QByteArray) and not header.isEmpty():
+            self.paper_list.horizontalHeader().restoreState(header)
+        sort = s.value("list/sort", "relevance", str)
+        if sort in COLUMNS:
+            self.query = self.query.with_(sort=sort, descending=s.value("list/descending", False, bool))
+
+    def save_settings(self) -> None:
+        s = QSettings()
+        s.setValue("window/geometry", self.saveGeometry())
+        s.setValue("window/mainSplitter", self.main_split.saveState())
+        s.setValue("window/rightSplitter", self.right_split.saveState())
+        s.setValue("list/header", self.paper_list.horizontalHeader().saveState())
+        s.setValue("list/sort", self.query.sort)
+        s.setValue("list/descending", self.query.descending)
+        s.sync()
+
+    def closeEvent(self, event) -> None:
+        self.tag_panel.flush_notes()
+        self.save_settings()
+        self._closing = True
+        for task in (self._task, self._import_task):
+            if task is not None and not task.finished:
+                task.cancel()
+                task.wait(30)
+        self.search.close()
+        self.events.close()
+        if self.index is not None:
+            self.index.close()
+            self.index = None
+        super().closeEvent(event)
+
+    # ---- the search index --------------------------------------------------
+    def open_index(self, rebuild: bool = False) -> None:
+        """Open (or build) the search index in the background."""
+        if self._task is not None and not self._task.finished:
+            return
+        lib = self.library
+        old = self.index
+        if old is not None:
+            self.search.set_index(None)
+            old.close()
+            self.index = None
+
+        def work(progress, cancelled):
+            ix = SearchIndex(lib)
+            if rebuild:
+                if not ix.rebuild(progress, cancelled):
+                    return None
+            ix.open(progress, cancelled)
+            return ix
+
+        self._show_progress(self.tr("Opening the search index…"))
+        self._task = run_task(work, parent=self, name="papershelf-index-open",
+                              on_done=self._index_opened, on_error=self._index_failed,
+                              on_progress=lambda n, total: self._progress_step(n, total, self.tr("Indexing")))
+
+    def _index_opened(self, ix: SearchIndex | None) -> None:
+        self._hide_progress()
+        if ix is None:
+            self.statusBar().showMessage(self.tr("Indexing cancelled; searching titles only."), 5000)
+            return
+        if self._closing:
+            ix.close()
+            return
+        self.index = ix
+        ix.committed.append(self._index_committed_elsewhere)
+        self.search.set_index(ix)
+        if ix.rebuilt_because:
+            self.statusBar().showMessage(self.tr("Search index rebuilt: %s.") % ix.rebuilt_because, 8000)
+        self.run_search()
+        self.indexReady.emit()
+
+    def _index_failed(self, exc: BaseException) -> None:
+        self._hide_progress()
+        self.show_error(self.tr("Search is limited to titles"), str(exc))
+
+    def _index_committed_elsewhere(self) -> None:
+        # called on the index writer thread: hop to the GUI thread
+        self._index_committed_signal.emit()
+
+    # ---- searching ---------------------------------------------------------
+    def _query_typed(self, text: str) -> None:
+        self.query = self.query.with_(text=text)
+        self._search_timer.start()
+
+    def focus_search(self) -> None:
+        self.search_box.setFocus(Qt.FocusReason.ShortcutFocusReason)
+        self.search_box.selectAll()
+
+    def clear_search(self) -> None:
+        if self.search_box.text():
+            self.search_box.clear()
+            self.query = self.query.with_(text="")
+            self.run_search()
+
+    def _filter_chosen(self, kind: str, value) -> None:
+        field = {"status": "status", "tag": "tag", "area": "area", "list": "list_name"}[kind]
+        self.query = self.query.with_(**{field: value})
+        self.run_search()
+
+    def _sort_requested(self, column: str, descending: bool) -> None:
+        self.query = self.query.with_(sort=column, descending=descending)
+        self.run_search()
+
+    def run_search(self) -> None:
+        self._search_timer.stop()
+        self._refresh_timer.stop()
+        self._request_started = time.perf_counter()
+        self.search.request(self.query)
+
+    @Slot(object)
+    def _show_answer(self, answer: Answer) -> None:
+        if answer.query != self.query:
+            return                      # a newer request is on its way
+        self.last_answer = answer
+        if answer.error:
+            self.statusBar().showMessage(self.tr("Search failed: %s") % answer.error, 8000)
+            return
+        selected = self.selected_ids()
+        current = self.model.id_at(self.paper_list.currentIndex().row())
+        self.model.set_ids(answer.ids)
+        self._reselect(selected, current)
+        elapsed = (time.perf_counter() - self._request_started) * 1000
+        text = self.tr("%s papers · %d ms") % (f"{answer.total:,}", round(elapsed))
+        if not answer.indexed and answer.query.text.strip():
+            text += "  " + self.tr("(search index not ready: matching titles only)")
+        elif answer.fallback:
+            text += "  " + self.tr("(query not understood; searched its words)")
+        self.result_label.setText(text)
+        self._update_counts(answer)
+        self._update_empty_state()
+        self.searchAnswered.emit()
+
+    def _reselect(self, ids: list[str], current: str | None) -> None:
+        sel = self.paper_list.selectionModel()
+        if not ids or len(ids) > 2000:
+            self._selection_changed()
+            return
+        flags = QItemSelectionModel.SelectionFlag.Select | QItemSelectionModel.SelectionFlag.Rows
+        sel.blockSignals(True)
+        for pid in ids:
+            row = self.model.row_of(pid)
+            if row >= 0:
+                sel.select(self.model.index(row, 0), flags)
+        if current and self.model.row_of(current) >= 0:
+            sel.setCurrentIndex(self.model.index(self.model.row_of(current), 0),
+                                QItemSelectionModel.SelectionFlag.NoUpdate)
+        sel.blockSignals(False)
+        self._selection_changed()
+
+    def _update_counts(self, answer: Answer) -> None:
+        lists = {name: len(members) for name, members in self.library.lists().items()}
+        if answer.facets:
+            facets = answer.facets
+            self.filter_panel.set_counts(facets.get("status", {}), facets.get("tags", {}),
+                                         facets.get("area", {}), lists, answer.total)
+        else:   # no index yet: counts over the whole library
+            areas: dict[str, int] = {}
+            for p in self.library.papers():
+                if p.area:
+                    areas[p.area.casefold()] = areas.get(p.area.casefold(), 0) + 1
+            self.filter_panel.set_counts({s.value: n for s, n in self.library.status_counts().items()},
+                                         dict(self.library.tag_counts()), areas, lists, answer.total)
+
+    def _update_empty_state(self) -> None:
+        self.list_stack.setCurrentIndex(1 if len(self.library) == 0 else 0)
+
+    # ---- selection ---------------------------------------------------------
+    def selected_ids(self) -> list[str]:
+        rows = sorted({i.row() for i in self.paper_list.selectionModel().selectedRows()})
+        return [pid for pid in (self.model.id_at(r) for r in rows) if pid]
+
+    def _selection_changed(self, *_) -> None:
+        ids = self.selected_ids()
+        papers = [self.library.get(pid) for pid in ids[:5000] if pid in self.library._store.papers]
+        self.tag_panel.show_selection(papers)
+        if len(papers) == 1:
+            terms, normal = self._highlight_terms()
+            self.abstract_view.show_paper(papers[0], terms, normal)
+        else:
+            self.abstract_view.show_nothing(len(papers))
+
+    def _highlight_terms(self):
+        if self.index is None or not self.query.text.strip():
+            return None, None
+        try:
+            return self.index.highlight_terms(self.query.text), self.index.normal
+        except PapershelfError:
+            return None, None
+
+    # ---- edits (each one undoable) -------------------------------------------
+    def _edit(self, label: str, ids: list[str], action, touches_lists: bool = False) -> bool:
+        if not ids:
+            self.statusBar().showMessage(self.tr("Select papers first."), 3000)
+            return False
+        if self._import_task is not None and not self._import_task.finished:
+            self.statusBar().showMessage(self.tr("Wait for the import to finish."), 3000)
+            return False
+        try:
+            self.undo_stack.push(LibraryEdit(self.library, label, ids, action, touches_lists))
+        except (PapershelfError, ValueError) as exc:
+            self.show_error(self.tr("The change was not made"), str(exc))
+            return False
+        return True
+
+    def add_tags(self, tags: list[str]) -> None:
+        ids = self.selected_ids()
+        self._edit(self.tr("Tag %s") % ", ".join(tags), ids, lambda: self.library.add_tags(ids, tags))
+        self._refresh_lists_and_tags()
+
+    def remove_tag(self, tag: str) -> None:
+        ids = self.selected_ids()
+        self._edit(self.tr("Remove tag %s") % tag, ids, lambda: self.library.remove_tags(ids, [tag]))
+        self._refresh_lists_and_tags()
+
+    def toggle_top_tag(self, n: int) -> None:
+        top = [t for t, _ in sorted(self.library.tag_counts().items(), key=lambda kv: (-kv[1], kv[0]))][:9]
+        if n > len(top):
+            self.statusBar().showMessage(self.tr("There is no tag number %d yet.") % n, 3000)
+            return
+        tag = top[n - 1]
+        ids = self.selected_ids()
+        if ids and all(tag in self.library.get(pid).tags for pid in ids):
+            self.remove_tag(tag)
+        else:
+            self.add_tags([tag])
+
+    def set_status(self, status: str) -> None:
+        ids = self.selected_ids()
+        label = self.tr("Mark as %s") % self.tr(STATUS_LABELS[Status(status)])
+        self._edit(label, ids, lambda: self.library.set_status(ids, status))
+
+    def set_rating(self, rating) -> None:
+        ids = self.selected_ids()
+        self._edit(self.tr("Rate"), ids, lambda: self.library.set_rating(ids, rating))
+
+    def save_notes(self, paper_id: str, text: str) -> None:
+        if paper_id not in self.library._store.papers or self.library.get(paper_id).notes == text:
+            return
+        self._edit(self.tr("Edit notes"), [paper_id], lambda: self.library.set_notes(paper_id, text))
+
+    def choose_list(self) -> None:
+        if not self.selected_ids():
+            self.statusBar().showMessage(self.tr("Select papers first."), 3000)
+            return
+        pos = self.paper_list.viewport().mapToGlobal(self.paper_list.visualRect(self.paper_list.currentIndex()).center())
+        self.tag_panel.list_menu.popup(pos)
+
+    def add_to_list(self, name: str) -> None:
+        ids = self.selected_ids()
+        if not ids:
+            return
+        if not name:
+            name, ok = QInputDialog.getText(self, self.tr("New reading list"), self.tr("Name of the new list:"))
+            if not ok or not name.strip():
+                return
+        self._edit(self.tr("Add to %s") % name, ids, lambda: self.library.add_to_list(name, ids), touches_lists=True)
+        self._refresh_lists_and_tags()
+
+    def delete_selected(self) -> None:
+        ids = self.selected_ids()
+        if not ids:
+            return
+        answer = QMessageBox.question(
+            self, self.tr("Delete papers"),
+            self.tr("Remove %d paper(s) from the library? Their tags, notes and list places go too "
+                    "(Edit ▸ Undo brings them back).") % len(ids),
+            QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.Cancel, QMessageBox.StandardButton.Cancel)
+        if answer != QMessageBox.StandardButton.Yes:
+            return
+        try:
+            self.undo_stack.push(DeletePapers(self.library, ids, self.tr("Delete %d paper(s)") % len(ids)))
+        except PapershelfError as exc:
+            self.show_error(self.tr("Nothing was deleted"), str(exc))
+        self._update_empty_state()
+
+    # ---- tags and lists from the sidebar -------------------------------------
+    def rename_tag(self, tag: str) -> None:
+        new, ok = QInputDialog.getText(self, self.tr("Rename tag"),
+                                       self.tr("New name for “%s” (an existing tag's name merges the two):") % tag,
+                                       text=tag)
+        if not ok or not new.strip() or new.strip() == tag:
+            return
+        ids = [p.id for p in self.library.papers() if tag in p.tags]
+        if self._edit(self.tr("Rename tag %s") % tag, ids, lambda: self.library.rename_tag(tag, new)):
+            if self.filter_panel.active["tag"] == tag:
+                self.filter_panel.active["tag"] = None
+                self.query = self.query.with_(tag=None)
+            color = tag_color(tag)
+            if color and not tag_color(new.strip().casefold()):
+                set_tag_color(" ".join(new.split()).casefold(), color)
+            self._refresh_lists_and_tags()
+
+    def color_tag(self, tag: str) -> None:
+        color = QColorDialog.getColor(QColor(tag_color(tag) or "#ddf4ff"), self, self.tr("Colour of %s") % tag)
+        if color.isValid():
+            set_tag_color(tag, color.name())
+            self.run_search()
+            self._selection_changed()
+
+    def rename_list(self, name: str) -> None:
+        new, ok = QInputDialog.getText(self, self.tr("Rename reading list"), self.tr("New name:"), text=name)
+        if not ok or not new.strip() or new.strip() == name:
+            return
+        members = self.library.list_ids(name)
+        if self._edit(self.tr("Rename list %s") % name, members or [name],
+                      lambda: self.library.rename_list(name, new), touches_lists=True):
+            if self.query.list_name == name:
+                self.filter_panel.active["list"] = None
+                self.query = self.query.with_(list_name=None)
+            self._refresh_lists_and_tags()
+            self.run_search()
+
+    def delete_list(self, name: str) -> None:
+        answer = QMessageBox.question(self, self.tr("Delete reading list"),
+                                      self.tr("Delete the reading list “%s”? The papers stay in the library.") % name)
+        if answer != QMessageBox.StandardButton.Yes:
+            return
+        members = self.library.list_ids(name)
+        if self._edit(self.tr("Delete list %s") % name, members or [name],
+                      lambda: self.library.delete_list(name), touches_lists=True):
+            if self.query.list_name == name:
+                self.filter_panel.active["list"] = None
+                self.query = self.query.with_(list_name=None)
+            self._refresh_lists_and_tags()
+            self.run_search()
+
+    def _refresh_lists_and_tags(self) -> None:
+        self.tag_panel.set_known_tags(sorted(self.library.tag_counts()))
+        self.tag_panel.set_lists(sorted(self.library.lists(), key=str.casefold))
+
+    # ---- change events ---------------------------------------------------------
+    @Slot(object)
+    def _library_changed(self, change: Change) -> None:
+        self.model.refresh(change)
+        selected = set(self.selected_ids())
+        if change.kind != "papers-removed" and selected & set(change.ids) or change.kind == "lists-changed":
+            self._selection_changed()
+        if change.kind in ("papers-added", "papers-removed", "lists-changed"):
+            self._refresh_lists_and_tags()
+        if self.index is None:
+            self._refresh_timer.start()
+        self._update_empty_state()
+
+    @Slot()
+    def _after_index_commit(self) -> None:
+        self._refresh_timer.start()
+
+    # ---- importing -----------------------------------------------------------
+    def choose_files(self) -> None:
+        files, _ = QFileDialog.getOpenFileNames(self, self.tr("Import listings"), str(Path.home()), self.tr(IMPORTABLE))
+        if files:
+            self.import_files([Path(f) for f in files])
+
+    def import_samples(self) -> None:
+        samples = paths.sample_listings()
+        if not samples:
+            self.show_error(self.tr("No sample library"), self.tr("The sample listings are missing from this installation."))
+            return
+        self.import_files(samples)
+
+    def import_clipboard(self) -> None:
+        from ..core.importers import PASTE_LABEL, parse_text
+        text = QApplication.clipboard().text()
+        if not text.strip():
+            self.statusBar().showMessage(self.tr("The clipboard holds no text to import."), 4000)
+            return
+        try:
+            report = self.library.import_parsed(parse_text(text, PASTE_LABEL))
+        except PapershelfError as exc:
+            self.show_error(self.tr("The pasted text was not imported"), str(exc))
+            return
+        self._import_done([report])
+
+    def import_files(self, files: list[Path]) -> None:
+        if self._import_task is not None and not self._import_task.finished:
+            self.statusBar().showMessage(self.tr("An import is already running."), 4000)
+            return
+        lib = self.library
+
+        def work(progress, cancelled):
+            return lib.import_files(files, progress=lambda n, total, _path: progress(n, total), cancelled=cancelled)
+
+        self._show_progress(self.tr("Importing…"))
+        self.import_action.setEnabled(False)
+        self.tag_panel.setEnabled(False)
+        self._import_task = run_task(work, parent=self, name="papershelf-import",
+                                     on_done=self._import_done, on_error=self._import_failed,
+                                     on_progress=lambda n, total: self._progress_step(n, total, self.tr("Importing")))
+
+    def _import_finished_common(self) -> None:
+        self._hide_progress()
+        self.import_action.setEnabled(True)
+        self.tag_panel.setEnabled(True)
+
+    def _import_done(self, reports: list[FileReport]) -> None:
+        self._import_finished_common()
+        if not reports:
+            self.statusBar().showMessage(self.tr("Import cancelled; the library is unchanged."), 5000)
+            self.importFinished.emit([])
+            return
+        added = sum(r.added for r in reports)
+        merged = sum(r.merged for r in reports)
+        self.statusBar().showMessage(self.tr("Imported %d new paper(s), %d merged with ones already here.")
+                                     % (added, merged), 8000)
+        troubles = [r for r in reports if r.error or r.problems]
+        if troubles:
+            lines = []
+            for r in reports:
+                lines.append(r.summary())
+                for p in r.problems[:50]:
+                    lines.append(f"    {p}")
+                if len(r.problems) > 50:
+                    lines.append(f"    … and {len(r.problems) - 50} more")
+            box = QMessageBox(QMessageBox.Icon.Warning, self.tr("Import finished with problems"),
+                              self.tr("Some files, or parts of them, could not be imported. "
+                                      "Everything else was imported."), QMessageBox.StandardButton.Ok, self)
+            box.setObjectName("importReport")
+            box.setDetailedText("\n".join(lines))
+            box.open()
+            self.import_report = box
+        self._refresh_lists_and_tags()
+        self._update_empty_state()
+        self.run_search()
+        self.importFinished.emit(reports)
+
+    def _import_failed(self, exc: BaseException) -> None:
+        self._import_finished_common()
+        self.show_error(self.tr("Nothing was imported"), str(exc))
+        self.importFinished.emit([])
+
+    def dragEnterEvent(self, event) -> None:
+        if event.mimeData().hasUrls() and any(u.isLocalFile() for u in event.mimeData().urls()):
+            event.acceptProposedAction()
+
+    def dropEvent(self, event) -> None:
+        files = [Path(u.toLocalFile()) for u in event.mimeData().urls() if u.isLocalFile()]
+        if files:
+            event.acceptProposedAction()
+            self.import_files(files)
+
+    # ---- progress and messages ----------------------------------------------
+    def _show_progress(self, text: str) -> None:
+        self.progress.setRange(0, 0)
+        self.progress.setFormat(text)
+        self.progress.show()
+        self.cancel_button.show()
+
+    def _progress_step(self, done: int, total: int, label: str) -> None:
+        if total > 0:
+            self.progress.setRange(0, total)
+            self.progress.setValue(done)
+            self.progress.setFormat(f"{label} %p%")
+
+    def _hide_progress(self) -> None:
+        running = [t for t in (self._task, self._import_task) if t is not None and not t.finished]
+        if not running:
+            self.progress.hide()
+            self.cancel_button.hide()
+
+    def cancel_task(self) -> None:
+        for task in (self._import_task, self._task):
+            if task is not None and not task.finished:
+                task.cancel()
+                self.progress.setFormat(self.tr("Cancelling…"))
+                return
+
+    def show_error(self, title: str, text: str) -> None:
+        box = QMessageBox(QMessageBox.Icon.Warning, title, text, QMessageBox.StandardButton.Ok, self)
+        box.setObjectName("errorDialog")
+        box.open()
+        self.error_box = box
+
+    def about(self) -> None:
+        from .. import __version__
+        QMessageBox.about(self, self.tr("About Papershelf"),
+                          self.tr("<b>Papershelf %s</b><p>A reading-list manager for research papers.</p>"
+                                  "<p>Library: %s</p>") % (__version__, self.library.folder))

@@ -1,0 +1,144 @@
+"""The paper list's model: paper ids, with rows built only when shown."""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from datetime import datetime
+
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt, Signal
+from PySide6.QtGui import QBrush, QColor, QFont
+
+from ..core.library import Change, Library
+from ..core.paper import Paper, Status
+from ..core.text import plain_text
+
+PaperIdRole = Qt.ItemDataRole.UserRole + 1
+
+COLUMNS = ("title", "authors", "area", "status", "rating", "tags", "added")
+HEADERS = {"title": "Title", "authors": "Authors", "area": "Area", "status": "Status",
+           "rating": "Rating", "tags": "Tags", "added": "Added"}
+STATUS_LABELS = {Status.UNREAD: "Unread", Status.TO_READ: "To read", Status.READING: "Reading",
+                 Status.READ: "Read", Status.SKIPPED: "Skipped"}
+_STATUS_COLORS = {Status.TO_READ: "#1f6feb", Status.READING: "#bf8700", Status.READ: "#1a7f37",
+                  Status.SKIPPED: "#8c959f"}
+ROW_CACHE = 2000
+
+
+def authors_short(authors: list[str]) -> str:
+    if not authors:
+        return ""
+    if len(authors) <= 2:
+        return ", ".join(authors)
+    return f"{authors[0]}, {authors[1]} et al."
+
+
+def added_short(stamp: str) -> str:
+    try:
+        return datetime.fromisoformat(stamp.replace("Z", "+00:00")).astimezone().strftime("%Y-%m-%d")
+    except ValueError:
+        return stamp[:10]
+
+
+class PaperTableModel(QAbstractTableModel):
+    """Rows are paper ids in the order the search gave; cells are built on
+    demand and kept in a small cache, so a 100,000-paper list costs nothing
+    until it scrolls into view."""
+
+    sortRequested = Signal(str, bool)     # column name, descending
+
+    def __init__(self, library: Library, parent=None):
+        super().__init__(parent)
+        self.library = library
+        self._ids: list[str] = []
+        self._row_of: dict[str, int] | None = None
+        self._cache: OrderedDict[str, tuple] = OrderedDict()
+        self._italic = QFont()
+        self._italic.setItalic(True)
+
+    # ---- contents ----------------------------------------------------------
+    def set_ids(self, ids: list[str]) -> None:
+        self.beginResetModel()
+        self._ids = list(ids)
+        self._row_of = None
+        self._cache.clear()
+        self.endResetModel()
+
+    def ids(self) -> list[str]:
+        return self._ids
+
+    def id_at(self, row: int) -> str | None:
+        return self._ids[row] if 0 <= row < len(self._ids) else None
+
+    def row_of(self, paper_id: str) -> int:
+        if self._row_of is None:
+            self._row_of = {pid: n for n, pid in enumerate(self._ids)}
+        return self._row_of.get(paper_id, -1)
+
+    def refresh(self, change: Change) -> None:
+        """Repaint the rows a change touched (removed rows disappear)."""
+        if change.kind == "papers-removed":
+            gone = change.ids
+            if any(self.row_of(pid) >= 0 for pid in gone):
+                self.set_ids([pid for pid in self._ids if pid not in gone])
+            return
+        for pid in change.ids:
+            self._cache.pop(pid, None)
+            row = self.row_of(pid)
+            if row >= 0:
+                self.dataChanged.emit(self.index(row, 0), self.index(row, len(COLUMNS) - 1))
+
+    # ---- Qt model API ------------------------------------------------------
+    def rowCount(self, parent=QModelIndex()) -> int:
+        return 0 if parent.isValid() else len(self._ids)
+
+    def columnCount(self, parent=QModelIndex()) -> int:
+        return 0 if parent.isValid() else len(COLUMNS)
+
+    def headerData(self, section, orientation, role=Qt.ItemDataRole.DisplayRole):
+        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole:
+            return self.tr(HEADERS[COLUMNS[section]])
+        return None
+
+    def _row(self, pid: str) -> tuple | None:
+        row = self._cache.get(pid)
+        if row is None:
+            paper = self.library._store.papers.get(pid)
+            if paper is None:
+                return None
+            row = (plain_text(paper.title), authors_short(paper.authors),
+                   " · ".join(x for x in (paper.area, paper.subarea) if x),
+                   STATUS_LABELS[paper.status], "★" * (paper.rating or 0), ", ".join(paper.tags),
+                   added_short(paper.added), paper)
+            self._cache[pid] = row
+            if len(self._cache) > ROW_CACHE:
+                self._cache.popitem(last=False)
+        return row
+
+    def data(self, index: QModelIndex | QPersistentModelIndex, role=Qt.ItemDataRole.DisplayRole):
+        if not index.isValid() or not 0 <= index.row() < len(self._ids):
+            return None
+        pid = self._ids[index.row()]
+        if role == PaperIdRole:
+            return pid
+        row = self._row(pid)
+        if row is None:
+            return None
+        col = index.column()
+        if role == Qt.ItemDataRole.DisplayRole:
+            return row[col]
+        paper: Paper = row[-1]
+        if role == Qt.ItemDataRole.ToolTipRole:
+            if col == 0:
+                title = row[0]
+                return title + ("\n(title derived from the abstract)" if paper.title_derived else "")
+            return row[col] or None
+        if role == Qt.ItemDataRole.FontRole and col == 0 and paper.title_derived:
+            return self._italic
+        if role == Qt.ItemDataRole.ForegroundRole and col == 3 and paper.status in _STATUS_COLORS:
+            return QBrush(QColor(_STATUS_COLORS[paper.status]))
+        return None
+
+    def sort(self, column: int, order=Qt.SortOrder.AscendingOrder) -> None:
+        # the search service sorts (off the GUI thread); the view only asks
+        if 0 <= column < len(COLUMNS):
+            self.sortRequested.emit(COLUMNS[column], order == Qt.SortOrder.DescendingOrder)

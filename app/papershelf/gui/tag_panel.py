@@ -1,0 +1,254 @@
+"""The tagging panel: tags as removable chips, status, rating, notes, lists.
+
+Every control acts on the whole selection. The panel edits nothing itself:
+it emits requests, and the window turns each into one undoable edit.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QPoint, QRect, QSize, QStringListModel, Qt, QTimer, Signal
+from PySide6.QtWidgets import (QButtonGroup, QComboBox, QCompleter, QHBoxLayout, QLabel, QLayout,
+                               QLineEdit, QMenu, QPlainTextEdit, QSizePolicy, QToolButton, QVBoxLayout,
+                               QWidget)
+
+from ..core.paper import Paper, Status
+from .filters import tag_color
+from .paper_model import STATUS_LABELS
+
+NOTES_DELAY_MS = 600
+
+
+class FlowLayout(QLayout):
+    """Lays chips out left to right, wrapping like text."""
+
+    def __init__(self, parent=None, spacing: int = 4):
+        super().__init__(parent)
+        self._items = []
+        self._spacing = spacing
+        self.setContentsMargins(0, 0, 0, 0)
+
+    def addItem(self, item):
+        self._items.append(item)
+
+    def count(self):
+        return len(self._items)
+
+    def itemAt(self, i):
+        return self._items[i] if 0 <= i < len(self._items) else None
+
+    def takeAt(self, i):
+        return self._items.pop(i) if 0 <= i < len(self._items) else None
+
+    def expandingDirections(self):
+        return Qt.Orientation(0)
+
+    def hasHeightForWidth(self):
+        return True
+
+    def heightForWidth(self, width):
+        return self._place(QRect(0, 0, width, 0), apply=False)
+
+    def setGeometry(self, rect):
+        super().setGeometry(rect)
+        self._place(rect, apply=True)
+
+    def sizeHint(self):
+        return self.minimumSize()
+
+    def minimumSize(self):
+        size = QSize()
+        for item in self._items:
+            size = size.expandedTo(item.minimumSize())
+        return size
+
+    def _place(self, rect, apply: bool) -> int:
+        x, y, line = rect.x(), rect.y(), 0
+        for item in self._items:
+            hint = item.sizeHint()
+            if x + hint.width() > rect.right() and line > 0:
+                x, y, line = rect.x(), y + line + self._spacing, 0
+            if apply:
+                item.setGeometry(QRect(QPoint(x, y), hint))
+            x += hint.width() + self._spacing
+            line = max(line, hint.height())
+        return y + line - rect.y()
+
+
+class TagPanel(QWidget):
+    addTagsRequested = Signal(list)          # tag names
+    removeTagRequested = Signal(str)
+    statusRequested = Signal(str)            # a Status value
+    ratingRequested = Signal(object)         # 1-5 or None
+    notesEdited = Signal(str, str)           # paper id, text (after a pause in typing)
+    addToListRequested = Signal(str)         # list name ("" = ask for a new one)
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.setObjectName("tagPanel")
+        self.setAccessibleName(self.tr("Tags and status"))
+        self._ids: list[str] = []
+        self._notes_for: str | None = None
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(6, 6, 6, 6)
+
+        self.heading = QLabel(self.tr("No paper selected"))
+        self.heading.setObjectName("selectionLabel")
+        layout.addWidget(self.heading)
+
+        self.chips = QWidget()
+        self.chips.setObjectName("tagChips")
+        self.chips.setAccessibleName(self.tr("Tags of the selection"))
+        self._flow = FlowLayout(self.chips)
+        self.chips.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Minimum)
+        layout.addWidget(self.chips)
+
+        self.tag_input = QLineEdit()
+        self.tag_input.setObjectName("tagInput")
+        self.tag_input.setAccessibleName(self.tr("Add tags"))
+        self.tag_input.setPlaceholderText(self.tr("Add tags (comma-separated), Enter"))
+        self._completion = QStringListModel(self)
+        completer = QCompleter(self._completion, self)
+        completer.setCaseSensitivity(Qt.CaseSensitivity.CaseInsensitive)
+        completer.setFilterMode(Qt.MatchFlag.MatchContains)
+        self.tag_input.setCompleter(completer)
+        self.tag_input.returnPressed.connect(self._add_typed_tags)
+        layout.addWidget(self.tag_input)
+
+        self.status_picker = QWidget()
+        self.status_picker.setObjectName("statusPicker")
+        self.status_picker.setAccessibleName(self.tr("Reading status"))
+        row = QHBoxLayout(self.status_picker)
+        row.setContentsMargins(0, 0, 0, 0)
+        row.setSpacing(2)
+        self.status_buttons = QButtonGroup(self)
+        self.status_buttons.setExclusive(False)   # a mixed selection shows none checked
+        for n, status in enumerate(Status, 1):
+            button = QToolButton()
+            button.setText(self.tr(STATUS_LABELS[status]))
+            button.setCheckable(True)
+            button.setObjectName(f"status-{status.value}")
+            button.setAccessibleName(self.tr("Mark as %s") % self.tr(STATUS_LABELS[status]))
+            button.setToolTip(self.tr("Mark as %s (Alt+%d)") % (self.tr(STATUS_LABELS[status]), n))
+            button.setProperty("status", status.value)
+            self.status_buttons.addButton(button)
+            row.addWidget(button)
+        row.addStretch(1)
+        self.status_buttons.buttonClicked.connect(self._status_clicked)
+        layout.addWidget(self.status_picker)
+
+        line = QHBoxLayout()
+        self.rating = QComboBox()
+        self.rating.setObjectName("ratingPicker")
+        self.rating.setAccessibleName(self.tr("Rating"))
+        self.rating.addItem(self.tr("No rating"), None)
+        for n in range(1, 6):
+            self.rating.addItem("★" * n, n)
+        self.rating.activated.connect(lambda i: self.ratingRequested.emit(self.rating.itemData(i)))
+        line.addWidget(self.rating)
+        self.list_button = QToolButton()
+        self.list_button.setObjectName("addToListButton")
+        self.list_button.setText(self.tr("Add to reading list"))
+        self.list_button.setAccessibleName(self.tr("Add to reading list"))
+        self.list_button.setToolTip(self.tr("Add the selection to a reading list (Ctrl+L)"))
+        self.list_button.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
+        self.list_menu = QMenu(self.list_button)
+        self.list_button.setMenu(self.list_menu)
+        line.addWidget(self.list_button)
+        line.addStretch(1)
+        layout.addLayout(line)
+
+        self.notes = QPlainTextEdit()
+        self.notes.setObjectName("notesEdit")
+        self.notes.setAccessibleName(self.tr("Notes"))
+        self.notes.setPlaceholderText(self.tr("Notes (saved as you type)"))
+        self._notes_timer = QTimer(self)
+        self._notes_timer.setSingleShot(True)
+        self._notes_timer.setInterval(NOTES_DELAY_MS)
+        self._notes_timer.timeout.connect(self.flush_notes)
+        self.notes.textChanged.connect(self._notes_typed)
+        layout.addWidget(self.notes, 1)
+        self._loading = False
+        self.show_selection([])
+
+    # ---- showing the selection ---------------------------------------------
+    def set_known_tags(self, tags: list[str]) -> None:
+        self._completion.setStringList(tags)
+
+    def set_lists(self, names: list[str]) -> None:
+        self.list_menu.clear()
+        for name in names:
+            self.list_menu.addAction(name, lambda n=name: self.addToListRequested.emit(n))
+        if names:
+            self.list_menu.addSeparator()
+        self.list_menu.addAction(self.tr("New reading list…"), lambda: self.addToListRequested.emit(""))
+
+    def show_selection(self, papers: list[Paper]) -> None:
+        self.flush_notes()
+        self._loading = True
+        self._ids = [p.id for p in papers]
+        n = len(papers)
+        self.heading.setText(self.tr("No paper selected") if not n else
+                             self.tr("1 paper") if n == 1 else self.tr("%d papers") % n)
+        for w in (self.tag_input, self.status_picker, self.rating, self.list_button):
+            w.setEnabled(bool(n))
+        # chips: the union of the selection's tags; "(k/n)" when not all have it
+        while self._flow.count():
+            item = self._flow.takeAt(0)
+            if item.widget():
+                item.widget().deleteLater()
+        counts: dict[str, int] = {}
+        for p in papers:
+            for t in p.tags:
+                counts[t] = counts.get(t, 0) + 1
+        for tag in sorted(counts):
+            chip = QToolButton()
+            chip.setObjectName(f"chip-{tag}")
+            label = tag if counts[tag] == n else f"{tag} ({counts[tag]}/{n})"
+            chip.setText(f"{label}  ✕")
+            chip.setAccessibleName(self.tr("Remove tag %s") % tag)
+            chip.setToolTip(self.tr("Remove %s from the selection") % tag)
+            color = tag_color(tag)
+            chip.setStyleSheet("QToolButton { border: 1px solid #d0d7de; border-radius: 9px; padding: 1px 6px;"
+                               + (f" background: {color};" if color else "") + " }")
+            chip.clicked.connect(lambda _=False, t=tag: self.removeTagRequested.emit(t))
+            self._flow.addWidget(chip)
+        self.chips.updateGeometry()
+        statuses = {p.status for p in papers}
+        for button in self.status_buttons.buttons():
+            button.setChecked(len(statuses) == 1 and button.property("status") == next(iter(statuses)).value)
+        ratings = {p.rating for p in papers}
+        self.rating.setCurrentIndex(self.rating.findData(next(iter(ratings))) if len(ratings) == 1 else 0)
+        self.notes.setEnabled(n == 1)
+        self._notes_for = papers[0].id if n == 1 else None
+        self.notes.setPlainText(papers[0].notes if n == 1 else "")
+        if n > 1:
+            self.notes.setPlaceholderText(self.tr("Notes are per paper: select one"))
+        else:
+            self.notes.setPlaceholderText(self.tr("Notes (saved as you type)"))
+        self._loading = False
+
+    def chip_labels(self) -> list[str]:
+        return [self._flow.itemAt(i).widget().text().removesuffix("  ✕") for i in range(self._flow.count())
+                if self._flow.itemAt(i).widget() is not None]
+
+    # ---- requests ------------------------------------------------------------
+    def _add_typed_tags(self) -> None:
+        tags = [t.strip() for t in self.tag_input.text().split(",") if t.strip()]
+        if tags and self._ids:
+            self.addTagsRequested.emit(tags)
+        self.tag_input.clear()
+
+    def _status_clicked(self, button) -> None:
+        self.statusRequested.emit(button.property("status"))
+
+    def _notes_typed(self) -> None:
+        if not self._loading and self._notes_for:
+            self._notes_timer.start()
+
+    def flush_notes(self) -> None:
+        """Save notes typed but not yet saved (called before the selection changes)."""
+        if self._notes_timer.isActive():
+            self._notes_timer.stop()
+        if self._notes_for and not self._loading:
+            text = self.notes.toPlainText()
+            self.notesEdited.emit(self._notes_for, text)
