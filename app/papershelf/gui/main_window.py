@@ -10,7 +10,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from PySide6.QtCore import QByteArray, QItemSelectionModel, QSettings, Qt, QTimer, Signal, Slot
+from PySide6.QtCore import QByteArray, QEvent, QItemSelectionModel, QSettings, Qt, QTimer, Signal, Slot
 from PySide6.QtGui import QAction, QColor, QKeySequence, QShortcut, QUndoStack
 from PySide6.QtWidgets import (QAbstractItemView, QApplication, QColorDialog, QFileDialog, QHeaderView,
                                QInputDialog, QLabel, QLineEdit, QMainWindow, QMessageBox, QProgressBar,
@@ -90,8 +90,7 @@ class MainWindow(QMainWindow):
         self.search_box.setClearButtonEnabled(True)
         self.search_box.textEdited.connect(self._query_typed)
         self.search_box.returnPressed.connect(self.run_search)
-        esc = QShortcut(QKeySequence(Qt.Key.Key_Escape), self.search_box, context=Qt.ShortcutContext.WidgetShortcut)
-        esc.activated.connect(self.clear_search)
+        self.search_box.installEventFilter(self)      # Esc clears it
 
         self.model = PaperTableModel(self.library, self)
         self.model.sortRequested.connect(self._sort_requested)
@@ -223,13 +222,23 @@ class MainWindow(QMainWindow):
             self._action(status_menu, self.tr(STATUS_LABELS[status]),
                          lambda _=False, s=status.value: self.set_status(s), QKeySequence(f"Alt+{n}"),
                          f"status{n}Action")
-        # 1-9 toggle the nine most used tags, only while the list has the focus
-        for n in range(1, 10):
-            shortcut = QShortcut(QKeySequence(str(n)), self.paper_list, context=Qt.ShortcutContext.WidgetShortcut)
-            shortcut.activated.connect(lambda n=n: self.toggle_top_tag(n))
+        # 1-9 toggle the nine most used tags, only while the list has the focus (eventFilter)
+        self.paper_list.installEventFilter(self)
 
         help_menu = self.menuBar().addMenu(self.tr("&Help"))
         self._action(help_menu, self.tr("&About Papershelf"), self.about, None, "aboutAction")
+
+    def eventFilter(self, watched, event) -> bool:
+        if event.type() == QEvent.Type.KeyPress:
+            key, mods = event.key(), event.modifiers() & ~Qt.KeyboardModifier.KeypadModifier
+            if watched is self.search_box and key == Qt.Key.Key_Escape and not mods:
+                self.clear_search()
+                return True
+            if (watched is self.paper_list and Qt.Key.Key_1 <= key <= Qt.Key.Key_9
+                    and mods == Qt.KeyboardModifier.NoModifier):
+                self.toggle_top_tag(key - Qt.Key.Key_0)
+                return True
+        return super().eventFilter(watched, event)
 
     def _action(self, menu, text, slot, shortcut, name) -> QAction:
         action = QAction(text, self)
@@ -377,7 +386,8 @@ class MainWindow(QMainWindow):
         self.model.set_ids(answer.ids)
         self._reselect(selected, current)
         elapsed = (time.perf_counter() - self._request_started) * 1000
-        text = self.tr("%s papers · %d ms") % (f"{answer.total:,}", round(elapsed))
+        noun = self.tr("paper") if answer.total == 1 else self.tr("papers")
+        text = f"{answer.total:,} {noun} · {round(elapsed)} ms"
         if not answer.indexed and answer.query.text.strip():
             text += "  " + self.tr("(search index not ready: matching titles only)")
         elif answer.fallback:
