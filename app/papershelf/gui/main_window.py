@@ -30,7 +30,7 @@ from .search import Answer, Query, SearchService
 from .tag_panel import TagPanel
 from .tasks import Task, run_task
 
-SEARCH_DELAY_MS = 150         # typing pause before a search runs
+SEARCH_DELAY_MS = 30          # gathers a burst of keys (a paste); the search thread keeps only the latest request
 REFRESH_DELAY_MS = 300        # after edits land in the index, re-run the search once
 IMPORTABLE = "Listings and bibliographies (*.txt *.md *.bib *.ris);;All files (*)"
 

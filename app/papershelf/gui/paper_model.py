@@ -22,6 +22,8 @@ STATUS_LABELS = {Status.UNREAD: "Unread", Status.TO_READ: "To read", Status.READ
 _STATUS_COLORS = {Status.TO_READ: "#1f6feb", Status.READING: "#bf8700", Status.READ: "#1a7f37",
                   Status.SKIPPED: "#8c959f"}
 ROW_CACHE = 2000
+_ROLES = frozenset({Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.ToolTipRole, Qt.ItemDataRole.FontRole,
+                    Qt.ItemDataRole.ForegroundRole, PaperIdRole})
 
 
 def authors_short(authors: list[str]) -> str:
@@ -115,7 +117,8 @@ class PaperTableModel(QAbstractTableModel):
         return row
 
     def data(self, index: QModelIndex | QPersistentModelIndex, role=Qt.ItemDataRole.DisplayRole):
-        if not index.isValid() or not 0 <= index.row() < len(self._ids):
+        # painting asks for a dozen roles per cell: the ones never answered go first
+        if role not in _ROLES or not index.isValid() or not 0 <= index.row() < len(self._ids):
             return None
         pid = self._ids[index.row()]
         if role == PaperIdRole:

@@ -1,0 +1,243 @@
+"""GUI benchmark: start-up to rows, keystroke to list updated, scrolling, memory.
+
+Not a pytest test; run it by hand (offscreen, no display needed)::
+
+    python tests/perf/bench_gui.py                        # 100,000 papers
+    python tests/perf/bench_gui.py --size 10000
+    python tests/perf/bench_gui.py --library DIR          # reuse a library folder (its index too)
+
+Steps, each in a fresh process:
+
+* prepare (not measured): the synthetic corpus of ``bench_store.py``,
+  imported, then its search index built, so that the start-up runs on a
+  warm index (``--library`` skips this);
+* start-up: from launching ``python`` to the window shown with rows in
+  the list and the index open, measured by the parent from process start to
+  the child's "ready" line (3 runs; the median is printed);
+* typing: queries typed one key at a time with ``QTest.keyClick`` into
+  ``searchBox``; for every keystroke, the time from the key press until
+  the list shows the answer to the text typed so far (end to end: the
+  debounce, the search on its thread, the model reset, the status line);
+* scrolling: 1,000 rows scrolled one row at a time from the top, each
+  step painted (``viewport().repaint()``), total and per row;
+* memory: the child's peak RSS.
+
+Targets (issue): start-up <= 1.5 s with a warm index, keystroke p95 <=
+100 ms, peak memory <= 600 MB; printed as PASS/MISS, never changing the exit
+status.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve()
+ROOT = HERE.parents[2]
+if str(ROOT / "app") not in sys.path:
+    sys.path.insert(0, str(ROOT / "app"))
+if str(HERE.parent) not in sys.path:
+    sys.path.insert(0, str(HERE.parent))
+
+from bench_store import describe_commit, mark, pct, peak_rss_mb, print_footer, write_corpus  # noqa: E402
+
+TARGET_START_S = 1.5
+TARGET_KEY_P95_MS = 100.0
+TARGET_PEAK_MB = 600.0
+QUERIES = ("language model", "diffusion", "reinforcement learning", "graph neural", "optim")
+SCROLL_ROWS = 1000
+START_RUNS = 3
+
+
+# ---- children ----------------------------------------------------------------
+
+def _app():
+    os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    from PySide6.QtCore import QSettings
+    from PySide6.QtWidgets import QApplication
+    app = QApplication.instance() or QApplication([])
+    from papershelf.gui.app import configure_application
+    configure_application(app)
+    QSettings.setDefaultFormat(QSettings.Format.IniFormat)
+    QSettings.setPath(QSettings.Format.IniFormat, QSettings.Scope.UserScope, tempfile.mkdtemp(prefix="ps-qs-"))
+    return app
+
+
+def _spin(app, until, timeout: float) -> bool:
+    end = time.perf_counter() + timeout
+    while time.perf_counter() < end:
+        app.processEvents()
+        if until():
+            return True
+        time.sleep(0.0005)
+    return False
+
+
+def child_prepare(lib_dir: str, n: int, seed: int) -> dict:
+    from papershelf.core.index import SearchIndex
+    from papershelf.core.library import Library
+    files = write_corpus(n, Path(lib_dir).parent / "listings", seed)
+    with Library.open(lib_dir) as lib:
+        t = time.perf_counter()
+        lib.import_files(files)
+        imported = time.perf_counter() - t
+        t = time.perf_counter()
+        SearchIndex(lib).open().close()
+        return {"papers": len(lib), "import_s": imported, "index_s": time.perf_counter() - t}
+
+
+def child_start(lib_dir: str) -> dict:
+    app = _app()
+    from papershelf.core.library import Library
+    from papershelf.gui.main_window import MainWindow
+    lib = Library.open(lib_dir)
+    win = MainWindow(lib)
+    win.show()
+    ok = _spin(app, lambda: win.index is not None and win.model.rowCount() > 0 and win.last_answer is not None
+               and win.last_answer.indexed, 120)
+    print("ready", flush=True)
+    rebuilt = win.index.rebuilt_because if win.index else "no index"
+    win.close()
+    lib.close()
+    return {"ok": ok, "rows": win.model.rowCount(), "rebuilt": rebuilt, "peak_mb": peak_rss_mb()}
+
+
+def child_interact(lib_dir: str) -> dict:
+    app = _app()
+    from PySide6.QtCore import Qt
+    from PySide6.QtTest import QTest
+    from papershelf.core.library import Library
+    from papershelf.gui.main_window import MainWindow
+    lib = Library.open(lib_dir)
+    win = MainWindow(lib)
+    win.show()
+    _spin(app, lambda: win.index is not None and win.last_answer is not None and win.last_answer.indexed, 120)
+    box = win.search_box
+    box.setFocus()
+    per_key: list[float] = []
+    kinds: dict[str, list[float]] = {}
+    for query in QUERIES:
+        QTest.keyClick(box, Qt.Key.Key_Escape)
+        _spin(app, lambda: win.last_answer.query.text == "" and not win._search_timer.isActive(), 10)
+        for ch in query:
+            t = time.perf_counter()
+            QTest.keyClick(box, ch)
+            text = box.text()
+            _spin(app, lambda: win.last_answer.query.text == text and win.model.rowCount() == win.last_answer.total,
+                  10)
+            ms = (time.perf_counter() - t) * 1000
+            per_key.append(ms)
+            kinds.setdefault(query, []).append(ms)
+    QTest.keyClick(box, Qt.Key.Key_Escape)
+    _spin(app, lambda: win.last_answer.query.text == "" and win.model.rowCount() == win.last_answer.total, 10)
+    rows = win.model.rowCount()
+    table = win.paper_list
+    steps = min(SCROLL_ROWS, rows - 1)
+    t = time.perf_counter()
+    for r in range(steps):
+        table.scrollTo(win.model.index(r, 0))
+        table.viewport().repaint()
+        app.processEvents()
+    scroll_s = time.perf_counter() - t
+    # selecting a row shows its abstract (what a reader does next)
+    t = time.perf_counter()
+    table.selectRow(500)
+    app.processEvents()
+    select_ms = (time.perf_counter() - t) * 1000
+    win.close()
+    lib.close()
+    return {"per_key": per_key, "kinds": {k: [statistics.median(v), max(v)] for k, v in kinds.items()},
+            "scroll_s": scroll_s, "scroll_rows": steps, "select_ms": select_ms, "rows": rows,
+            "peak_mb": peak_rss_mb()}
+
+
+CHILDREN = {"prepare": child_prepare, "start": child_start, "interact": child_interact}
+
+
+def child_main(argv: list[str]) -> None:
+    name, *args = argv
+    fn = CHILDREN[name]
+    typed = [int(a) if a.isdigit() else a for a in args]
+    print(json.dumps(fn(*typed)), flush=True)
+
+
+# ---- parent ------------------------------------------------------------------
+
+def run(name: str, *args, timeout: float = 3600) -> dict:
+    proc = subprocess.run([sys.executable, str(HERE), "--_child", name, *map(str, args)],
+                          capture_output=True, text=True, timeout=timeout)
+    if proc.returncode != 0:
+        raise RuntimeError(f"child {name} failed ({proc.returncode}):\n{proc.stderr[-4000:]}")
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def timed_start(lib_dir: str) -> tuple[float, dict]:
+    started = time.perf_counter()
+    proc = subprocess.Popen([sys.executable, str(HERE), "--_child", "start", lib_dir],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    ready = None
+    for line in proc.stdout:
+        if line.strip() == "ready" and ready is None:
+            ready = time.perf_counter() - started
+        last = line
+    proc.wait(120)
+    if proc.returncode != 0:
+        raise RuntimeError(f"start-up child failed:\n{proc.stderr.read()[-4000:]}")
+    return ready, json.loads(last)
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["--_child"]:
+        child_main(argv[1:])
+        return 0
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--size", type=int, default=100_000)
+    ap.add_argument("--seed", type=int, default=1729)
+    ap.add_argument("--library", default=None, help="an existing library folder to use as it is")
+    ap.add_argument("--tmpdir", default=None)
+    args = ap.parse_args(argv)
+    commit = describe_commit()
+    t0 = time.perf_counter()
+    print(f"papershelf GUI benchmark: commit {commit}, python {sys.version.split()[0]}, {os.cpu_count()} CPU(s), "
+          f"offscreen")
+    if args.library:
+        lib_dir = args.library
+    else:
+        lib_dir = str(Path(tempfile.mkdtemp(prefix=f"papershelf-bench-gui-{args.size}-", dir=args.tmpdir)) / "library")
+        prep = run("prepare", lib_dir, args.size, args.seed)
+        print(f"prepared {prep['papers']:,} papers: import {prep['import_s']:.1f} s, index {prep['index_s']:.1f} s "
+              "(not measured here; see bench_store.py and bench_search.py)")
+    starts = []
+    for k in range(START_RUNS):
+        seconds, info = timed_start(lib_dir)
+        starts.append(seconds)
+        print(f"  start-up run {k + 1}: {seconds:.2f} s to {info['rows']:,} rows "
+              f"(index {'current' if not info['rebuilt'] else 'rebuilt: ' + info['rebuilt']}), peak {info['peak_mb']:.0f} MB")
+    res = run("interact", lib_dir)
+    keys = res["per_key"]
+    print(f"  typing: {len(keys)} keystrokes over {len(QUERIES)} queries, list updated after p50 {pct(keys, 50):.0f} / "
+          f"p95 {pct(keys, 95):.0f} / max {max(keys):.0f} ms")
+    for q, (med, worst) in res["kinds"].items():
+        print(f"    {q!r:26} median {med:6.1f} ms, worst {worst:6.1f} ms")
+    print(f"  scrolling {res['scroll_rows']:,} rows one at a time: {res['scroll_s'] * 1000:.0f} ms "
+          f"({res['scroll_s'] * 1000 / max(1, res['scroll_rows']):.2f} ms a row); selecting a row: {res['select_ms']:.0f} ms")
+    peak = max(res["peak_mb"], *(0,))
+    start = statistics.median(starts)
+    print()
+    print(f"summary: {res['rows']:,} papers | start-up {start:.2f} s [{mark(start <= TARGET_START_S)} <= {TARGET_START_S} s] | "
+          f"keystroke p95 {pct(keys, 95):.0f} ms [{mark(pct(keys, 95) <= TARGET_KEY_P95_MS)} <= {TARGET_KEY_P95_MS:.0f}] | "
+          f"peak {peak:.0f} MB [{mark(peak <= TARGET_PEAK_MB)} <= {TARGET_PEAK_MB:.0f}]")
+    print_footer(commit, t0)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
