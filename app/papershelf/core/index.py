@@ -40,7 +40,7 @@ from whoosh.lang.porter import stem as porter_stem
 
 from . import fastsearch
 from .errors import SearchIndexError
-from .indexbuild import segment_writer
+from .indexbuild import PARENT_ENV, segment_writer
 from .library import Change, Library
 from .paper import Paper, Status, normalize_tag
 from .text import plain_text
@@ -418,6 +418,7 @@ class SearchIndex:
         env = dict(os.environ)
         source_root = str(Path(papershelf.__file__).resolve().parent.parent)
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [source_root, env.get("PYTHONPATH")]))
+        env[PARENT_ENV] = str(os.getpid())        # workers stop if this process dies
         waiting, running, finished = list(jobs), {}, []
 
         def written() -> int:

@@ -21,6 +21,7 @@ import sys
 from pathlib import Path
 
 PROGRESS_EVERY = 250
+PARENT_ENV = "PAPERSHELF_INDEX_PARENT"
 
 
 def segment_writer(ix, **kwargs):
@@ -64,10 +65,14 @@ def build(index_folder: str, job_file: str) -> None:
     progress = Path(job_file + ".progress")
     ix = windex.open_dir(index_folder)
     writer = segment_writer(ix, _lk=False, limitmb=256)
+    parent = int(os.environ.get(PARENT_ENV, "0") or 0)
     for n, doc in enumerate(docs, 1):
         writer.add_document(**doc)
         if n % PROGRESS_EVERY == 0:
             progress.write_text(str(n))
+            if parent and os.getppid() != parent:   # the rebuild that started us is gone
+                writer.cancel()
+                sys.exit(3)
     segment = writer._finalize_segment()
     ix.close()
     tmp = job_file + ".segment.tmp"

@@ -6,7 +6,7 @@ from collections import OrderedDict
 from datetime import datetime
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt, Signal
-from PySide6.QtGui import QBrush, QColor, QFont
+from PySide6.QtGui import QBrush, QColor
 
 from ..core.library import Change, Library
 from ..core.paper import Paper, Status
@@ -22,8 +22,7 @@ STATUS_LABELS = {Status.UNREAD: "Unread", Status.TO_READ: "To read", Status.READ
 _STATUS_COLORS = {Status.TO_READ: "#1f6feb", Status.READING: "#bf8700", Status.READ: "#1a7f37",
                   Status.SKIPPED: "#8c959f"}
 ROW_CACHE = 2000
-_ROLES = frozenset({Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.ToolTipRole, Qt.ItemDataRole.FontRole,
-                    Qt.ItemDataRole.ForegroundRole, PaperIdRole})
+_ROLES = frozenset({Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.ToolTipRole, Qt.ItemDataRole.ForegroundRole, PaperIdRole})
 
 
 def authors_short(authors: list[str]) -> str:
@@ -54,8 +53,6 @@ class PaperTableModel(QAbstractTableModel):
         self._ids: list[str] = []
         self._row_of: dict[str, int] | None = None
         self._cache: OrderedDict[str, tuple] = OrderedDict()
-        self._italic = QFont()
-        self._italic.setItalic(True)
 
     # ---- contents ----------------------------------------------------------
     def set_ids(self, ids: list[str]) -> None:
@@ -135,8 +132,6 @@ class PaperTableModel(QAbstractTableModel):
                 title = row[0]
                 return title + ("\n(title derived from the abstract)" if paper.title_derived else "")
             return row[col] or None
-        if role == Qt.ItemDataRole.FontRole and col == 0 and paper.title_derived:
-            return self._italic
         if role == Qt.ItemDataRole.ForegroundRole and col == 3 and paper.status in _STATUS_COLORS:
             return QBrush(QColor(_STATUS_COLORS[paper.status]))
         return None
