@@ -92,6 +92,18 @@ def build_parser() -> argparse.ArgumentParser:
 
     sub.add_parser("reindex", help="rebuild the search index from the library")
 
+    c = sub.add_parser("export", help="write papers to a BibTeX or BibLaTeX file (all of them, or a "
+                       "tag, a list, a status, a search, or ids)")
+    g = c.add_mutually_exclusive_group()
+    g.add_argument("--tag")
+    g.add_argument("--list", dest="list_name", metavar="LIST")
+    g.add_argument("--status", type=_status)
+    g.add_argument("--query", metavar="QUERY", help="the papers a search finds")
+    g.add_argument("--ids", nargs="+", metavar="ID", help="ids or unique id prefixes")
+    c.add_argument("--dialect", choices=("bibtex", "biblatex"), default="bibtex",
+                   help="bibtex: ASCII for classic BibTeX; biblatex: UTF-8 for biber (default: %(default)s)")
+    c.add_argument("-o", "--output", required=True, metavar="FILE", help="'-' writes to standard output")
+
     sub.add_parser("lists", help="show the reading lists")
 
     c = sub.add_parser("list-add", help="add papers to a reading list (created if new)")
@@ -416,10 +428,33 @@ def _have_display() -> bool:
     return True
 
 
+def cmd_export(args) -> int:
+    with _open(args, write=True) as lib:
+        if args.ids:
+            ids = [lib.resolve(ref) for ref in args.ids]
+        elif args.query is not None:
+            ix = _open_index(lib, quiet=args.output == "-")
+            try:
+                ids = ix.search(args.query, limit=None, facets=False).ids
+            finally:
+                ix.close()
+        elif args.tag or args.list_name or args.status:
+            ids = [p.id for p in lib.query(status=args.status, tag=args.tag, list_name=args.list_name)]
+        else:
+            ids = lib.ids()
+        report, text = lib.export_bibtex(ids, args.output, args.dialect)
+    if args.output == "-":
+        sys.stdout.write(text)
+        print(report.summary(), file=sys.stderr)
+    else:
+        print(report.summary())
+    return EXIT_OK
+
+
 COMMANDS = {
     "import": cmd_import, "list": cmd_list, "show": cmd_show, "tag": cmd_tag,
     "status": cmd_status, "note": cmd_note, "title": cmd_title, "rate": cmd_rate, "lists": cmd_lists,
-    "search": cmd_search, "reindex": cmd_reindex, "list-add": cmd_list_add, "list-remove": cmd_list_remove, "recover": cmd_recover,
+    "search": cmd_search, "reindex": cmd_reindex, "export": cmd_export, "list-add": cmd_list_add, "list-remove": cmd_list_remove, "recover": cmd_recover,
 }
 
 

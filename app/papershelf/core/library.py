@@ -366,6 +366,40 @@ class Library:
         having = [p.id for p in self.papers() if old in p.tags]
         return self._set_many(having, lambda p: {"tags": sorted((set(p.tags) - {old}) | {new})})
 
+    # ---- export ------------------------------------------------------------
+    def export_bibtex(self, ids: Iterable[str], path: Path | str, dialect: str = "bibtex"):
+        """Write these papers to a .bib file (atomically; "-" returns the text
+        without writing) and pin the citation keys they were given.
+
+        Returns (ExportReport, text)."""
+        from .citekeys import assign_keys
+        from .exporters.bibtex import ExportReport, render, write_atomically
+        ids = [self.get(pid).id for pid in dict.fromkeys(ids)]
+        keys = assign_keys(self._store.papers.values())
+        text, replaced = render([self._store.papers[pid] for pid in ids], keys, dialect)
+        report = ExportReport(path=str(path), entries=len(ids), replaced_chars=replaced)
+        if str(path) != "-":
+            try:
+                write_atomically(Path(path), text)
+            except OSError as exc:
+                raise PapershelfError(f"Could not write {path}: {exc.strerror or exc}. Nothing was exported; "
+                                      "choose a folder you can write to.", Path(path)) from exc
+        report.new_keys = {pid: keys[pid] for pid in ids if not self._store.papers[pid].citekey}
+        if report.new_keys and not self.readonly:
+            self._set_many(report.new_keys, lambda p: {"citekey": report.new_keys[p.id]})
+        return report, text
+
+    def set_citekey(self, paper_id: str, key: str) -> int:
+        """A citation key the user chose ('' lets Papershelf pick one again)."""
+        from .citekeys import valid_key
+        key = key.strip()
+        if key and not valid_key(key):
+            raise ValueError(f"{key!r} is not a usable citation key: start with a letter, then letters, "
+                             "digits or : _ - . (at most 80)")
+        if key and any(p.citekey.casefold() == key.casefold() and p.id != paper_id for p in self.papers()):
+            raise ValueError(f"the citation key {key!r} is already used by another paper")
+        return self._set_many([paper_id], lambda p: {"citekey": key})
+
     # ---- undo support: put back exactly what was there ----------------------
     UNDOABLE_FIELDS = ("status", "tags", "notes", "rating", "title", "title_derived")
 

@@ -1,0 +1,276 @@
+"""BibTeX and BibLaTeX export that compiles without hand repair.
+
+Two dialects:
+
+* ``bibtex``: pure ASCII, for classic BibTeX (and pdfLaTeX): accents as
+  ``{\\"u}``-style commands, Greek and math symbols as math, LaTeX specials
+  escaped;
+* ``biblatex``: UTF-8 for biber; Latin letters stay as they are, everything
+  pdfLaTeX cannot typeset is handled as in ``bibtex``.
+
+Abstracts arrive as pasted from web pages: a mix of LaTeX, Markdown and
+bare specials. Text is taken as the reader sees it (``plain_text`` rules:
+markup removed, macros to Unicode) and then escaped, so nothing in an
+abstract can end its field or start another entry. Math in ``$…$`` is kept
+as math when it only uses what base LaTeX knows; otherwise it becomes text.
+Characters with no LaTeX form under pdfLaTeX (CJK, emoji) are written as
+``?`` and counted in the report: the library keeps the originals.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import tempfile
+import unicodedata
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterable
+
+from ..citekeys import surname
+from ..paper import Paper
+from ..text import SYMBOLS, _MATH_RE, latex_to_text, plain_text
+
+DIALECTS = ("bibtex", "biblatex")
+
+_SPECIALS = {
+    "\\": r"\textbackslash{}", "{": r"\{", "}": r"\}", "$": r"\$", "&": r"\&", "%": r"\%",
+    "#": r"\#", "_": r"\_", "^": r"\^{}", "~": r"\textasciitilde{}", "<": r"\textless{}",
+    ">": r"\textgreater{}", "|": r"\textbar{}",
+}
+_ACCENT_CMDS = {"\u0301": "'", "\u0300": "`", "\u0302": "^", "\u0308": '"', "\u0303": "~", "\u0304": "=",
+                "\u0307": ".", "\u0306": "u", "\u030c": "v", "\u030b": "H", "\u0327": "c", "\u0328": "k",
+                "\u030a": "r"}
+_LETTERS = {"ß": r"{\ss}", "æ": r"{\ae}", "Æ": r"{\AE}", "ø": r"{\o}", "Ø": r"{\O}", "ł": r"{\l}",
+            "Ł": r"{\L}", "œ": r"{\oe}", "Œ": r"{\OE}", "ı": r"{\i}", "å": r"{\aa}", "Å": r"{\AA}",
+            "đ": "d", "Đ": "D", "þ": r"{\th}", "Þ": r"{\TH}", "ð": r"{\dh}", "Ð": r"{\DH}"}
+_PUNCT = {"\u201c": "``", "\u201d": "''", "\u2018": "`", "\u2019": "'", "\u2013": "--", "\u2014": "---",
+          "\u2026": r"\ldots{}", "\u00a0": "~", "\u2009": r"\,", "\u00ab": r"\guillemotleft{}",
+          "\u00bb": r"\guillemotright{}", "\u00a7": r"\S{}", "\u00b6": r"\P{}", "\u00a9": r"\textcopyright{}",
+          "\u00b0": r"\textdegree{}", "\u2022": r"\textbullet{}", "\u20ac": r"\texteuro{}", "\u00a3": r"\pounds{}"}
+_MATH_SYMBOLS = {v: k for k, v in SYMBOLS.items()
+                 if len(v) == 1 and not v.isascii() and k.isalpha() and k not in ("ss", "ae", "o", "O", "aa",
+                                                                                   "l", "L", "i")}
+_MATH_SYMBOLS.update({"×": "times", "·": "cdot", "≤": "leq", "≥": "geq", "±": "pm", "→": "rightarrow",
+                      "∞": "infty", "≈": "approx", "≠": "neq", "∈": "in", "÷": "div", "√": "surd",
+                      "′": "prime", "−": "-"})
+_SAFE_MATH_MACROS = frozenset("""alpha beta gamma delta epsilon varepsilon zeta eta theta vartheta iota kappa
+lambda mu nu xi pi varpi rho varrho sigma varsigma tau upsilon phi varphi chi psi omega Gamma Delta Theta Lambda
+Xi Pi Sigma Upsilon Phi Psi Omega times cdot cdots ldots dots leq le geq ge neq ne approx sim simeq equiv propto
+infty pm mp to rightarrow leftarrow Rightarrow Leftarrow leftrightarrow mapsto in notin subset subseteq supset
+cup cap forall exists partial nabla sum prod int oint sqrt frac log ln exp min max sup inf lim arg det dim sin
+cos tan ell circ star ast emptyset top bot perp mid parallel langle rangle lfloor rfloor lceil rceil mathrm
+mathbf mathit mathsf mathtt mathcal quad qquad left right big Big prime hat bar tilde vec dot ddot overline
+underline widehat widetilde Pr neg wedge vee oplus otimes setminus colon""".split())
+_MACRO_NAME_RE = re.compile(r"\\([A-Za-z]+|.)")
+_SAFE_MATH_CHARS_RE = re.compile(r"^[A-Za-z0-9\s+\-*/=<>()\[\],.;:!'|^_{}\\]*$")
+_MATHBB_RE = re.compile(r"\\mathbb\s*\{\s*([A-Za-z])\s*\}")
+_PROTECT_RE = re.compile(r"(?<![\w{])([A-Za-z]*[A-Z][A-Za-z0-9]*[A-Z0-9][A-Za-z0-9]*|[A-Z]\d[\w]*|[a-z]+[A-Z]\w*)"
+                         r"(?:-[A-Za-z0-9]+)*(?![\w}])")
+_ARXIV_RE = re.compile(r"^(\d{4}\.\d{4,5})(v\d+)?$|^([a-z\-]+(\.[A-Z]{2})?/\d{7})(v\d+)?$")
+
+
+@dataclass
+class ExportReport:
+    path: str
+    entries: int = 0
+    replaced_chars: int = 0          # characters pdfLaTeX cannot typeset, written as "?"
+    new_keys: dict[str, str] = field(default_factory=dict)   # paper id → key pinned by this export
+
+    def summary(self) -> str:
+        where = "standard output" if self.path == "-" else self.path
+        text = f"Wrote {self.entries} entr{'y' if self.entries == 1 else 'ies'} to {where}."
+        if self.replaced_chars:
+            text += (f" {self.replaced_chars} character(s) with no LaTeX form (CJK, emoji…) were written as '?';"
+                     " the library keeps the originals.")
+        return text
+
+
+class _Encoder:
+    def __init__(self, dialect: str):
+        if dialect not in DIALECTS:
+            raise ValueError(f"unknown dialect {dialect!r}; use one of: {', '.join(DIALECTS)}")
+        self.dialect = dialect
+        self.replaced = 0
+
+    # ---- characters --------------------------------------------------------
+    def char(self, ch: str) -> str:
+        if ch in _SPECIALS:
+            return _SPECIALS[ch]
+        if ch.isascii():
+            return ch if ch.isprintable() else " "
+        if self.dialect == "biblatex" and ("\u00c0" <= ch <= "\u017f" and ch not in "\u00d7\u00f7"):
+            return ch                                   # Latin letters: UTF-8 for biber
+        if ch in _PUNCT:
+            return _PUNCT[ch]
+        if ch in _LETTERS:
+            return _LETTERS[ch]
+        if ch in _MATH_SYMBOLS:
+            name = _MATH_SYMBOLS[ch]
+            # braced: two in a row must not make "$$" (display math)
+            return "{$-$}" if name == "-" else f"{{$\\{name}$}}"
+        decomposed = unicodedata.normalize("NFD", ch)
+        base, marks = decomposed[0], decomposed[1:]
+        if base.isascii() and base.isalpha() and marks and all(m in _ACCENT_CMDS for m in marks):
+            out = r"\i" if base == "i" else base
+            for m in marks:
+                cmd = _ACCENT_CMDS[m]
+                out = f"\\{cmd}{{{out}}}" if cmd.isalpha() else f"\\{cmd}{out}" if len(out) == 1 else f"\\{cmd}{{{out}}}"
+            return "{" + out + "}"
+        compat = unicodedata.normalize("NFKC", ch)
+        if compat != ch and compat.isascii():
+            return self.text(compat)
+        if unicodedata.category(ch).startswith("Z"):
+            return " "
+        self.replaced += 1
+        return "?"
+
+    def text(self, text: str) -> str:
+        return "".join(self.char(ch) for ch in text)
+
+    # ---- fields ------------------------------------------------------------
+    def rich(self, raw: str, protect_case: bool = False) -> str:
+        """Abstract or title text: markup as the reader sees it, specials
+        escaped, safe math kept as math."""
+        parts = []
+        pos = 0
+        for m in _MATH_RE.finditer(raw):
+            parts.append(self._prose(raw[pos:m.start()], protect_case))
+            parts.append(self._math(m.group(1)))
+            pos = m.end()
+        parts.append(self._prose(raw[pos:], protect_case))
+        return " ".join(" ".join(parts).split())
+
+    def _prose(self, raw: str, protect_case: bool) -> str:
+        if not raw.strip():
+            return raw
+        # plain_text without touching math (there is none left here); keep edge spaces
+        lead = " " if raw[:1].isspace() else ""
+        trail = " " if raw[-1:].isspace() else ""
+        plain = plain_text(raw)
+        if not protect_case:
+            return lead + self.text(plain) + trail
+        out, pos = [], 0
+        for m in _PROTECT_RE.finditer(plain):
+            out.append(self.text(plain[pos:m.start()]))
+            out.append("{" + self.text(m.group(0)) + "}")
+            pos = m.end()
+        out.append(self.text(plain[pos:]))
+        return lead + "".join(out) + trail
+
+    def _math(self, expr: str) -> str:
+        expr = _MATHBB_RE.sub(r"\\mathbf{\1}", expr).strip()
+        names = {m.group(1) for m in _MACRO_NAME_RE.finditer(expr)}
+        balanced = _balanced(expr)
+        if (expr and balanced and _SAFE_MATH_CHARS_RE.match(expr)
+                and all(n in _SAFE_MATH_MACROS or n in ",;:! " for n in names)):
+            return f"${expr}$"
+        # math LaTeX alone cannot typeset: as text
+        return self.text(" ".join(plain_text(f"${expr}$").split()))
+
+    def name(self, name: str) -> str:
+        """One author as "Last, First"; a one-word or corporate name double-braced."""
+        name = " ".join(plain_text(name).split())
+        if not name:
+            return ""
+        if "," in name:
+            last, first = (x.strip() for x in name.split(",", 1))
+        else:
+            last = surname(name)
+            first = name[: len(name) - len(last)].strip()
+        if not first:
+            return "{" + self.text(last) + "}"
+        return f"{self.text(last)}, {self.text(first)}"
+
+
+def _balanced(text: str) -> bool:
+    depth = 0
+    escaped = False
+    for ch in text:
+        if escaped:
+            escaped = False
+            continue
+        if ch == "\\":
+            escaped = True
+        elif ch == "{":
+            depth += 1
+        elif ch == "}":
+            depth -= 1
+            if depth < 0:
+                return False
+    return depth == 0
+
+
+def _verbatim(value: str, dialect: str) -> str:
+    """A URL or DOI: as it is, except what would break the field itself."""
+    value = "".join(ch for ch in value if ch.isprintable() and ch not in "{}\\ \"")
+    if dialect == "bibtex":
+        # classic styles hand url to LaTeX unprotected: % would start a comment, # a parameter
+        value = value.replace("%", r"\%").replace("#", r"\#")
+    return value
+
+
+def entry(paper: Paper, key: str, enc: _Encoder) -> str:
+    dialect = enc.dialect
+    fields: list[tuple[str, str]] = []
+    if paper.authors:
+        fields.append(("author", " and ".join(n for n in (enc.name(a) for a in paper.authors) if n)))
+    title = enc.rich(paper.title, protect_case=True) if paper.title else ""
+    if title:
+        fields.append(("title", title))
+    arxiv = paper.arxiv_id if paper.arxiv_id and _ARXIV_RE.match(paper.arxiv_id) else ""
+    if paper.venue and paper.year:
+        kind = "inproceedings"
+        fields.append(("booktitle", enc.rich(paper.venue)))
+    else:
+        kind = "misc"
+        if paper.venue:
+            fields.append(("howpublished", enc.rich(paper.venue)))
+    if paper.year:
+        fields.append(("year", str(int(paper.year))))
+    if arxiv:
+        fields += [("eprint", arxiv), ("archiveprefix" if dialect == "bibtex" else "eprinttype", "arXiv")]
+    if paper.doi:
+        fields.append(("doi", _verbatim(paper.doi, dialect)))
+    url = next((u for u in paper.links if u.lower().startswith(("http://", "https://"))), "")
+    if url:
+        fields.append(("url", _verbatim(url, dialect)))
+    if paper.tags:
+        fields.append(("keywords", enc.text(", ".join(paper.tags))))
+    if paper.abstract:
+        fields.append(("abstract", enc.rich(paper.abstract)))
+    if paper.title_derived:
+        fields.append(("note", enc.text("Title derived from the abstract by Papershelf")))
+    if not paper.authors and dialect == "bibtex":
+        # classic styles sort by author, else by `key`: without either they warn
+        fields.append(("key", enc.text(" ".join(plain_text(paper.title).split()[:6]) or key)))
+    width = max((len(n) for n, _ in fields), default=0)
+    body = ",\n".join(f"  {n.ljust(width)} = {{{v}}}" for n, v in fields if v)
+    return f"@{kind}{{{key},\n{body}\n}}\n"
+
+
+def render(papers: Iterable[Paper], keys: dict[str, str], dialect: str = "bibtex") -> tuple[str, int]:
+    """The .bib text for `papers` (sorted by key) and how many characters were replaced."""
+    enc = _Encoder(dialect)
+    papers = sorted(papers, key=lambda p: keys[p.id].casefold())
+    head = "% Exported by Papershelf" + (" (BibLaTeX, UTF-8, for biber)" if dialect == "biblatex" else " (BibTeX, ASCII)")
+    text = head + "\n\n" + "\n".join(entry(p, keys[p.id], enc) for p in papers)
+    return text, enc.replaced
+
+
+def write_atomically(path: Path, text: str) -> None:
+    """Write `text` to `path` via a temporary file in the same folder, fsync, rename."""
+    path = Path(path)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
