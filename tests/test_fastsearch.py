@@ -38,7 +38,9 @@ def query_mix(words, seed=7):
                f"{a} -{b}", f"abstract:{a}"]
     qs += ["", "*", "status:to-read", "tag:llm", "area:robotics", "year:2024", "list:mine",
            "author:thaman", "verisimpl", "NOT model", "model AND", '"unbalanced', "((diffus*",
-           "nosuchfield:word", "tags:llm OR status:read"]
+           "nosuchfield:word", "tags:llm OR status:read", '"phase transition"', '"reward hacking"',
+           '"large language models"', '"language model" reasoning', '"language models"~3', 'title:"reward model"',
+           '"of the"', '"policy optimization" NOT "reward model"']
     return qs
 
 

@@ -23,6 +23,8 @@ small new segments are read again.
 
 from __future__ import annotations
 
+import bisect
+import itertools
 import math
 import pickle
 import zlib
@@ -103,6 +105,39 @@ class SegmentData:
                 break
             m._goto(m._nextoffset)
         return np.concatenate(id_parts), np.concatenate(weight_parts)
+
+    def positions(self, field: str, tbytes: bytes, docs: np.ndarray) -> list[list[int]]:
+        """The positions of a term in each of `docs` (segment-local, sorted, all
+        holding the term), reading only the posting blocks that hold them."""
+        reader = self.reader
+        fmt = reader.schema[field].format
+        m = reader._terms.matcher(field, tbytes, fmt)
+        out: list[list[int]] = []
+        wanted = docs.tolist()
+        if not isinstance(m, W3LeafMatcher):
+            values = dict(zip(m.all_ids(), m._values)) if getattr(m, "_values", None) is not None else {}
+            return [fmt.decode_positions(values[d]) if d in values else [] for d in wanted]
+        i, n = 0, len(wanted)
+        postfile = m._postfile
+        while i < n:
+            if m._maxid >= wanted[i]:          # this block holds the next wanted documents
+                raw = postfile.get(m._dataoffset, m._nextoffset - m._dataoffset)
+                if m._compression:
+                    raw = zlib.decompress(raw)
+                data = pickle.loads(raw)
+                ids = np.cumsum(np.array(data[0], dtype=np.int64))
+                values = data[2]
+                k = bisect.bisect_right(wanted, m._maxid, i)
+                js = np.searchsorted(ids, docs[i:k])
+                found = ids[np.minimum(js, len(ids) - 1)] == docs[i:k]
+                for j, ok in zip(js.tolist(), found.tolist()):
+                    out.append(_decode_positions(values[j]) if ok else [])
+                i = k
+            if i >= n or m._lastblock:
+                break
+            m._goto(m._nextoffset)
+        out.extend([] for _ in range(n - len(out)))
+        return out
 
     def lengths(self, field: str) -> np.ndarray:
         """Each document's length in `field` (words), as Whoosh recorded it."""
@@ -264,6 +299,8 @@ class Evaluator:
             return self.term(q.fieldname, tbytes, q.boost)
         if isinstance(q, (wquery.Prefix, wquery.Wildcard, wquery.FuzzyTerm, wquery.Regex)):
             return self._multiterm(q)
+        if type(q) is wquery.Phrase:
+            return self._phrase(q)
         if isinstance(q, wquery.Not):          # inside And it is a subtraction (see _and)
             return self._and([q])
         if isinstance(q, wquery.And):
@@ -357,6 +394,35 @@ class Evaluator:
             out |= self.positive_terms(sub)
         return out
 
+    def _phrase(self, q):
+        """Words in order, each within `slop` positions of the one before:
+        candidates from the postings, then positions read for those only
+        (Whoosh's span matcher costs ~100 µs a candidate; this ~5)."""
+        field = q.fieldname
+        if field not in self.schema or not self.schema[field].format.supports("positions"):
+            return self._by_whoosh(q)
+        try:
+            words = [self._tbytes(field, w) for w in q.words]
+        except Exception:
+            return _empty()
+        if not words:
+            return _empty()
+        if len(words) == 1:
+            return self.term(field, words[0], q.boost)
+        ids, scores = self._and([wquery.Term(field, w, boost=q.boost) for w in words])
+        if not len(ids):
+            return ids, scores
+        keep = np.zeros(len(ids), dtype=bool)
+        slop = max(1, int(q.slop))
+        for data, offset in self.leaves:
+            lo, hi = np.searchsorted(ids, [offset, offset + data.count])
+            if lo == hi:
+                continue
+            local = ids[lo:hi] - offset
+            per_word = [data.positions(field, w, local) for w in words]
+            keep[lo:hi] = [_in_sequence([pw[k] for pw in per_word], slop) for k in range(hi - lo)]
+        return ids[keep], scores[keep]
+
     def _by_whoosh(self, q):
         """Match with Whoosh (phrases, ranges …); score from the query's words."""
         ids = np.fromiter(q.docs(self.searcher), dtype=np.int64)
@@ -372,6 +438,24 @@ class Evaluator:
                         hit = t_ids[pos] == ids
                         scores += np.where(hit, t_scores[pos], 0)
         return ids, scores
+
+
+def _decode_positions(value: bytes) -> list[int]:
+    """Whoosh's Positions format: a 4-byte count, then the pickled position deltas."""
+    return list(itertools.accumulate(pickle.loads(value[4:] if value.endswith(b".") else value[4:] + b".")))
+
+
+def _in_sequence(positions: list[list[int]], slop: int) -> bool:
+    """Is there a position of each word, in order, each at most `slop` after the last?"""
+    current = set(positions[0])
+    for nxt in positions[1:]:
+        if slop == 1:
+            current = {p for p in nxt if p - 1 in current}
+        else:
+            current = {p for p in nxt if any(p - d in current for d in range(1, slop + 1))}
+        if not current:
+            return False
+    return True
 
 
 def _words_of(q):
