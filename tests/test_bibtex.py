@@ -211,3 +211,76 @@ def imported_cli(data_dir, seeds):
     res = run_cli("import", *map(str, seeds), data_dir=data_dir)
     assert res.returncode == 0, res.stderr
     return data_dir
+
+
+FIXTURES = Path(__file__).resolve().parent / "fixtures" / "bib"
+
+
+def test_zotero_export_imports_with_real_titles_and_decoded_latex(library):
+    report = library.import_files([FIXTURES / "zotero.bib"])[0]
+    assert report.added == 2 and not report.problems
+    papers = {p.citekey: p for p in library.papers()}
+    attention = papers["vaswani_attention_2017"]
+    assert attention.title == "Attention is all you need" and not attention.title_derived
+    assert attention.authors[0] == "Ashish Vaswani" and attention.authors[6] == "Łukasz Kaiser"
+    assert attention.year == 2017 and "Neural Information Processing Systems" in attention.venue
+    assert "transformers" in attention.tags
+    schrodinger = papers["muller_schrodinger_2021"]
+    assert schrodinger.title == "Schrödinger bridges for Bayesian inference with diffusion models"
+    assert schrodinger.authors == ["Jürgen Müller", "OpenAI"] and schrodinger.arxiv_id == "2101.00001"
+
+
+def test_jabref_file_with_a_broken_entry_reports_its_line_and_imports_the_rest(library):
+    report = library.import_files([FIXTURES / "jabref.bib"])[0]
+    assert report.added == 2
+    assert any(p.line == 16 and "could not be read" in p.message for p in report.problems), report.problems
+    smith = next(p for p in library.papers() if p.citekey == "Smith2020")
+    assert smith.venue == "International Conference on Machine Learning"          # @String resolved
+    assert smith.title.startswith("BayeSQP: Bayesian Optimization")
+    assert smith.authors == ["John Smith", "Anna van der Berg"]
+    assert set(smith.tags) == {"optimization", "gaussian processes"}
+
+
+def test_ris_records(library):
+    report = library.import_files([FIXTURES / "sample.ris"])[0]
+    assert report.added == 2 and report.format == "ris"
+    sparse = next(p for p in library.papers() if p.title.startswith("Sparse attention"))
+    assert sparse.authors == ["Jane Doe", "Richard Roe"] and sparse.year == 2023
+    assert sparse.doi == "10.1000/xyz123" and sparse.arxiv_id == "2301.01234"
+    assert set(sparse.tags) == {"attention", "efficiency"}
+
+
+@pytest.mark.parametrize("dialect", ["bibtex", "biblatex"])
+def test_export_then_import_round_trips_and_merges(seeded, tmp_path, data_dir, dialect):
+    lib = seeded
+    ids = list(lib.ids())
+    lib.add_tags(ids[:20], ["llm", "to_read & 100%"])
+    lib.set_title(ids[3], "A Real Title: 100% & #1 of the_best, Schrödinger's $\\alpha$")
+    target = tmp_path / f"out-{dialect}.bib"
+    lib.export_bibtex(ids, target, dialect)
+    before = {pid: (shown(p.title), list(p.authors), p.year, plain_abstract(p), sorted(p.tags))
+              for pid, p in ((pid, lib.get(pid)) for pid in ids)}
+    fresh = Library.open(tmp_path / "fresh")
+    report = fresh.import_files([target])[0]
+    assert report.added == len(ids) and not report.problems
+    after = {p.id: (shown(p.title), list(p.authors), p.year, plain_abstract(p), sorted(p.tags))
+             for p in fresh.papers()}
+    assert after == before
+    fresh.close()
+    again = lib.import_files([target])[0]            # into the library it came from: merged, not doubled
+    assert again.added == 0 and len(lib) == len(ids)
+
+
+def shown(title):
+    from papershelf.core.text import plain_text
+    return plain_text(title)
+
+
+def plain_abstract(paper):
+    """The abstract as read. Compared as NFKC with ASCII quotes: the BibTeX
+    dialect writes ’ as ' (how TeX spells it) and has no blackboard bold without
+    amssymb (𝔼 goes out as \\mathbf{E})."""
+    import unicodedata
+    from papershelf.core.text import plain_text
+    text = " ".join(plain_text(paper.abstract).split())
+    return unicodedata.normalize("NFKC", text).translate({0x2019: "'", 0x2018: "'", 0x201C: '"', 0x201D: '"'})

@@ -542,6 +542,7 @@ class _ImportBatch:
         self.views: dict[str, Paper] = {}     # existing papers with this import's changes applied
         self.pending: dict[str, dict] = {}    # existing id → accumulated field changes
         self.new_fps: list[str] = []
+        self.keys_taken: set[str] | None = None
 
     def add(self, parsed: ParsedFile) -> FileReport:
         lib = self.lib
@@ -566,6 +567,8 @@ class _ImportBatch:
             pid = lib._by_fp.get(fp)
             if pid is None:
                 paper = lib._new_paper(cand, fp, source, self.now, taken=self.new, plain=plain)
+                if cand.citekey:
+                    self._keep_key(paper, cand.citekey)
                 self.new[paper.id] = paper
                 lib._by_fp[fp] = paper.id
                 self.new_fps.append(fp)
@@ -592,6 +595,15 @@ class _ImportBatch:
                 merged.add(pid)
         report.merged += len(merged)
         return report
+
+    def _keep_key(self, paper: Paper, key: str) -> None:
+        """A .bib file's citation key becomes the paper's, unless another paper has it."""
+        from .citekeys import valid_key
+        if self.keys_taken is None:
+            self.keys_taken = {p.citekey.casefold() for p in self.lib.papers() if p.citekey}
+        if valid_key(key) and key.casefold() not in self.keys_taken:
+            paper.citekey = key
+            self.keys_taken.add(key.casefold())
 
     def commit(self) -> None:
         lib = self.lib

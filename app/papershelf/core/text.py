@@ -20,7 +20,9 @@ _TEXT_MACROS = (
 _TEXT_MACRO_RE = re.compile(r"\\(?:" + _TEXT_MACROS + r")\s*\{([^{}]*)\}")
 _HREF_RE = re.compile(r"\\href\s*\{([^{}]*)\}\s*\{([^{}]*)\}")
 _MATHBB_RE = re.compile(r"\\mathbb\s*\{\s*([A-Za-z])\s*\}")
-_ACCENT_RE = re.compile(r"""\\(['`^"~=.uvHc])\s*(?:\{\s*([A-Za-z])\s*\}|([A-Za-z]))""")
+# \'e and \'{e}; the letter accents only as whole control words (\v{s}, \v s), so
+# \varepsilon and \vec stay themselves
+_ACCENT_RE = re.compile(r"""\\(['`^"~=.]|[uvHc](?![A-Za-z]))\s*(?:\{\s*([A-Za-z])\s*\}|([A-Za-z]))""")
 _ACCENTS = {"'": "\u0301", "`": "\u0300", "^": "\u0302", '"': "\u0308", "~": "\u0303",
             "=": "\u0304", ".": "\u0307", "u": "\u0306", "v": "\u030c", "H": "\u030b",
             "c": "\u0327"}
@@ -52,6 +54,11 @@ SYMBOLS = {
     # old-style font switches ({\\it x}, {\\sc x}) carry no text
     "it": "", "em": "", "bf": "", "sc": "", "rm": "", "tt": "", "sl": "", "sf": "",
     "quad": " ", "qquad": " ", "left": "", "right": "", "big": "", "Big": "",
+    # what the BibTeX exporter writes for characters LaTeX treats specially
+    "textless": "<", "textgreater": ">", "textbar": "|", "textbackslash": "\\",
+    "textasciitilde": "~", "textasciicircum": "^", "textunderscore": "_", "textdegree": "°",
+    "textbullet": "•", "texteuro": "€", "textcopyright": "©", "pounds": "£", "S": "§", "P": "¶",
+    "guillemotleft": "«", "guillemotright": "»",
 }
 _MACRO_RE = re.compile(r"\\([A-Za-z]+|[%&_#${}])")
 _MATH_RE = re.compile(r"(?<!\\)\$\$?(.+?)(?<!\\)\$\$?", re.S)
@@ -65,6 +72,7 @@ _TEX_SINGLE_QUOTE_RE = re.compile(r"`([^\s`'\\](?:[^`'\\\n]{0,200}[^\s`'\\])?)'(
 
 
 def _math_to_text(expr: str) -> str:
+    expr = expr.strip()
     expr = _MATHBB_RE.sub(lambda m: _BB.get(m.group(1), m.group(1)), expr)
     expr = latex_to_text(expr)
     # sub/superscripts and grouping braces carry no words
@@ -143,7 +151,8 @@ def fold(text: str) -> str:
     text = text.casefold()
     if text.isascii():
         return text
-    return _COMBINING_RE.sub("", unicodedata.normalize("NFKD", text))
+    # casefold again after NFKD: "𝔼" decomposes to "E"
+    return _COMBINING_RE.sub("", unicodedata.normalize("NFKD", text)).casefold()
 
 
 def fingerprint_text(raw: str, plain: str | None = None) -> str:

@@ -35,7 +35,7 @@ DIALECTS = ("bibtex", "biblatex")
 
 _SPECIALS = {
     "\\": r"\textbackslash{}", "{": r"\{", "}": r"\}", "$": r"\$", "&": r"\&", "%": r"\%",
-    "#": r"\#", "_": r"\_", "^": r"\^{}", "~": r"\textasciitilde{}", "<": r"\textless{}",
+    "#": r"\#", "_": r"\_", "^": r"\textasciicircum{}", "~": r"\textasciitilde{}", "<": r"\textless{}",
     ">": r"\textgreater{}", "|": r"\textbar{}",
 }
 _ACCENT_CMDS = {"\u0301": "'", "\u0300": "`", "\u0302": "^", "\u0308": '"', "\u0303": "~", "\u0304": "=",
@@ -99,8 +99,9 @@ class _Encoder:
             return _SPECIALS[ch]
         if ch.isascii():
             return ch if ch.isprintable() else " "
-        if self.dialect == "biblatex" and ("\u00c0" <= ch <= "\u017f" and ch not in "\u00d7\u00f7"):
-            return ch                                   # Latin letters: UTF-8 for biber
+        if self.dialect == "biblatex" and ("\u00c0" <= ch <= "\u017f" and ch not in "\u00d7\u00f7"
+                                           or ch in "\u2018\u2019\u201c\u201d\u2013\u2014"):
+            return ch                                   # Latin letters, quotes, dashes: UTF-8 for biber
         if ch in _PUNCT:
             return _PUNCT[ch]
         if ch in _LETTERS:
@@ -139,7 +140,7 @@ class _Encoder:
             parts.append(self._math(m.group(1)))
             pos = m.end()
         parts.append(self._prose(raw[pos:], protect_case))
-        return " ".join(" ".join(parts).split())
+        return " ".join("".join(parts).split())
 
     def _prose(self, raw: str, protect_case: bool) -> str:
         if not raw.strip():

@@ -6,6 +6,7 @@ from pathlib import Path
 
 from ..errors import ListingError
 from .base import Candidate, ParsedFile, Problem, decode_text, read_text
+from .bibfile import parse_bib, parse_ris
 from .listing import parse_listing
 from ..text import clean_text
 
@@ -17,11 +18,12 @@ PASTE_LABEL = "<pasted text>"
 
 def parse_text(text: str, path: str) -> ParsedFile:
     """Parse already-decoded text (a paste, or a file's contents)."""
-    head = text.lstrip()[:200]
-    if head.startswith("@") or Path(path).suffix.lower() in (".bib", ".ris") or head.startswith("TY  -"):
-        raise ListingError(
-            f"{path} looks like a BibTeX or RIS file; Papershelf reads paper listings for now, "
-            "and .bib/.ris import is on its way.", path)
+    head = text.lstrip("\ufeff \t\r\n")[:200]
+    suffix = Path(path).suffix.lower()
+    if suffix == ".ris" or head.startswith("TY  -"):
+        return parse_ris(text, path)
+    if suffix == ".bib" or head.startswith("@") or head.startswith("%") and "\n@" in text[:5000]:
+        return parse_bib(text, path)
     return parse_listing(text, path)
 
 

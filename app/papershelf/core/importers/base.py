@@ -43,6 +43,7 @@ class Candidate:
     doi: str = ""
     arxiv_id: str = ""
     tags: list[str] = field(default_factory=list)
+    citekey: str = ""          # the key a .bib file gave it (kept if free)
 
 
 @dataclass(slots=True)

@@ -1,0 +1,185 @@
+"""BibTeX (.bib, with bibtexparser v2) and RIS (.ris) files.
+
+Real titles come in as real titles (replacing derived ones when the paper is
+already here); `@string` macros are resolved; LaTeX in titles, names and
+venues is turned into text; the abstract is kept as written (the viewer and
+the exporter read its LaTeX). An entry that does not parse is reported with
+its line and the others still import. Papershelf's own exports come back
+as the same papers: a "Title derived from the abstract" note keeps the title
+derived, and keywords come back as tags.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+
+from ..text import plain_text
+from .base import Candidate, ParsedFile, Problem
+
+DERIVED_NOTE = "Title derived from the abstract by Papershelf"
+_YEAR_RE = re.compile(r"\b(1[5-9]\d\d|2\d\d\d)\b")
+_ARXIV_URL_RE = re.compile(r"arxiv\.org/(?:abs|pdf)/([^\s/?#]+?)(?:\.pdf)?(?:[?#]|$)", re.I)
+_RIS_LINE_RE = re.compile(r"^([A-Z][A-Z0-9])  -(?: (.*))?$")
+
+
+def _text(value: str) -> str:
+    return " ".join(plain_text(value).split())
+
+
+def split_authors(value: str) -> list[str]:
+    """BibTeX author lists: split on top-level " and ", each name as "First Last"."""
+    names, depth, start = [], 0, 0
+    lowered = value
+    i = 0
+    while i < len(value):
+        ch = value[i]
+        if ch == "{":
+            depth += 1
+        elif ch == "}":
+            depth = max(0, depth - 1)
+        elif depth == 0 and lowered[i:i + 5].lower() == " and " :
+            names.append(value[start:i])
+            start = i + 5
+            i += 4
+        i += 1
+    names.append(value[start:])
+    out = []
+    for raw in names:
+        raw = raw.strip()
+        if not raw or raw.lower() == "others":
+            continue
+        if raw.startswith("{") and raw.endswith("}") and raw.count("{") == 1:
+            out.append(_text(raw))              # {Corporate Name}
+            continue
+        name = _text(raw)
+        parts = _top_level_commas(raw)
+        if len(parts) >= 2:                     # Last, First  or  Last, Jr, First
+            last, first = _text(parts[0]), _text(parts[-1])
+            name = f"{first} {last}".strip()
+        if name:
+            out.append(name)
+    return out
+
+
+def _top_level_commas(value: str) -> list[str]:
+    parts, depth, start = [], 0, 0
+    for i, ch in enumerate(value):
+        if ch == "{":
+            depth += 1
+        elif ch == "}":
+            depth = max(0, depth - 1)
+        elif ch == "," and depth == 0:
+            parts.append(value[start:i])
+            start = i + 1
+    parts.append(value[start:])
+    return parts
+
+
+def _year(value: str) -> int | None:
+    m = _YEAR_RE.search(value or "")
+    return int(m.group(1)) if m else None
+
+
+def parse_bib(text: str, path: str) -> ParsedFile:
+    import bibtexparser
+
+    problems: list[Problem] = []
+    logging.getLogger("bibtexparser").setLevel(logging.CRITICAL)   # failures are reported below instead
+    library = bibtexparser.parse_string(text)
+    for block in library.failed_blocks:
+        line = (getattr(block, "start_line", 0) or 0) + 1
+        error = getattr(block, "error", None)
+        reason = str(error).splitlines()[0] if error and str(error) else "it is not valid BibTeX"
+        problems.append(Problem(path, line, f"this entry could not be read ({reason}); it was skipped"))
+    papers = []
+    for entry in library.entries:
+        fields = {k.lower(): (f.value if isinstance(f.value, str) else str(f.value)) for k, f in entry.fields_dict.items()}
+        line = entry.start_line + 1
+        title = _text(fields.get("title", ""))
+        abstract = fields.get("abstract", "").strip()
+        note = _text(fields.get("note", ""))
+        if DERIVED_NOTE in note:
+            title = ""                                  # ours, derived: derive it again
+        if not title and not abstract:
+            problems.append(Problem(path, line, f"entry {entry.key!r} has neither a title nor an abstract; skipped"))
+            continue
+        arxiv = ""
+        if fields.get("eprint") and (fields.get("archiveprefix", "") + fields.get("eprinttype", "")).lower() == "arxiv":
+            arxiv = fields["eprint"].strip()
+        elif m := _ARXIV_URL_RE.search(fields.get("url", "")):
+            arxiv = m.group(1)
+        tags = [t.strip() for t in re.split(r"[;,]", _text(fields.get("keywords", ""))) if t.strip()]
+        papers.append(Candidate(
+            abstract=abstract, line=line, title=title, authors=split_authors(fields.get("author", "")),
+            year=_year(fields.get("year", "") or fields.get("date", "")),
+            venue=_text(fields.get("booktitle") or fields.get("journal") or fields.get("journaltitle") or ""),
+            doi=fields.get("doi", "").strip(), arxiv_id=arxiv, tags=tags, citekey=entry.key.strip()))
+    if not papers and not problems:
+        problems.append(Problem(path, 0, "no BibTeX entries were found in it"))
+    return ParsedFile(path=path, format="bibtex", papers=papers, problems=problems)
+
+
+def parse_ris(text: str, path: str) -> ParsedFile:
+    problems: list[Problem] = []
+    papers: list[Candidate] = []
+    record: dict[str, list[str]] | None = None
+    start = 0
+    last_tag = ""
+    for n, raw in enumerate(text.splitlines(), 1):
+        line = raw.rstrip()
+        if not line.strip():
+            continue
+        m = _RIS_LINE_RE.match(line)
+        if not m:
+            if record is not None and last_tag:          # a wrapped value goes on
+                record[last_tag][-1] += " " + line.strip()
+            else:
+                problems.append(Problem(path, n, f"not a RIS line: {line.strip()[:60]!r}; skipped"))
+            continue
+        tag, value = m.group(1), (m.group(2) or "").strip()
+        if tag == "TY":
+            if record is not None:
+                problems.append(Problem(path, start, "a record without its closing ER line; imported anyway"))
+                _ris_paper(record, start, path, papers, problems)
+            record, start, last_tag = {}, n, ""
+            continue
+        if record is None:
+            problems.append(Problem(path, n, f"{tag} line outside a record (no TY line before it); skipped"))
+            continue
+        if tag == "ER":
+            _ris_paper(record, start, path, papers, problems)
+            record, last_tag = None, ""
+            continue
+        record.setdefault(tag, []).append(value)
+        last_tag = tag
+    if record is not None:
+        problems.append(Problem(path, start, "the last record has no closing ER line; imported anyway"))
+        _ris_paper(record, start, path, papers, problems)
+    if not papers and not problems:
+        problems.append(Problem(path, 0, "no RIS records were found in it"))
+    return ParsedFile(path=path, format="ris", papers=papers, problems=problems)
+
+
+def _ris_paper(rec: dict[str, list[str]], line: int, path: str, papers: list, problems: list) -> None:
+    def first(*tags):
+        for t in tags:
+            if rec.get(t):
+                return rec[t][0]
+        return ""
+
+    title = _text(first("TI", "T1", "CT"))
+    abstract = first("AB", "N2").strip()
+    if not title and not abstract:
+        problems.append(Problem(path, line, "a record with neither a title (TI) nor an abstract (AB); skipped"))
+        return
+    authors = []
+    for name in rec.get("AU", []) + rec.get("A1", []):
+        parts = [p.strip() for p in name.split(",")]
+        authors.append(f"{parts[1]} {parts[0]}".strip() if len(parts) >= 2 else name.strip())
+    url = first("UR")
+    m = _ARXIV_URL_RE.search(url)
+    papers.append(Candidate(
+        abstract=abstract, line=line, title=title, authors=[a for a in authors if a],
+        year=_year(first("PY", "Y1", "DA")), venue=_text(first("T2", "JO", "JF", "BT", "JA")),
+        doi=first("DO"), arxiv_id=m.group(1) if m else "", tags=[k for k in rec.get("KW", []) if k]))
