@@ -329,3 +329,28 @@ def test_qt_bindings_keep_their_references_to_none(opened):
         model.index(0, 1).data(_Qt.ItemDataRole.DecorationRole)      # None from Python, through Qt
         opened.win.result_label.setText("x")                          # a call that returns None
     assert sys.getrefcount(None) >= before - 50      # the bug took one per call: 4,000 here
+
+
+def test_exporting_the_selection_and_a_reading_list(opened, qtbot, monkeypatch, tmp_path):
+    from PySide6.QtWidgets import QFileDialog
+    win = opened.win
+    select_rows(win, [0, 1, 2, 3])
+    ids = win.selected_ids()
+    asked = []
+
+    def save_as(parent, caption, start, filters, chosen):
+        asked.append((caption, start, chosen))
+        return str(tmp_path / "chosen"), filters.split(";;")[1]      # the BibLaTeX filter
+
+    monkeypatch.setattr(QFileDialog, "getSaveFileName", save_as)
+    with qtbot.waitSignal(win.exportFinished, timeout=30_000) as blocker:
+        qtbot.keyClick(win, Qt.Key.Key_E, Qt.KeyboardModifier.ControlModifier)
+    assert blocker.args[0].entries == 4
+    written = (tmp_path / "chosen.bib").read_text(encoding="utf-8")
+    assert written.count("\n@misc{") == 4 and "BibLaTeX" in written
+    assert all(opened.lib.get(pid).citekey for pid in ids)          # keys pinned by the export
+    # a reading list from the sidebar, into the folder and dialect used last time
+    opened.lib.add_to_list("Thesis", ids[:2])
+    with qtbot.waitSignal(win.exportFinished, timeout=30_000):
+        win.filter_panel.exportRequested.emit("list", "Thesis")
+    assert asked[-1][1] == str(tmp_path / "Thesis.bib") and asked[-1][2].startswith("BibLaTeX")

@@ -46,6 +46,7 @@ class FilterPanel(QTreeView):
     colorTagRequested = Signal(str)
     renameListRequested = Signal(str)
     deleteListRequested = Signal(str)
+    exportRequested = Signal(str, str)     # kind, value
 
     def __init__(self, parent=None):
         super().__init__(parent)
@@ -133,9 +134,13 @@ class FilterPanel(QTreeView):
     def _context_menu(self, pos) -> None:
         index = self.indexAt(pos)
         kind, value = index.data(KindRole), index.data(ValueRole)
-        if not value or kind not in ("tag", "list"):
+        if not value or kind not in ("tag", "list", "status"):
             return
         menu = QMenu(self)
+        menu.addAction(self.tr("Export to BibTeX…"), lambda: self.exportRequested.emit(kind, value))
+        if kind == "status":
+            menu.exec(self.viewport().mapToGlobal(pos))
+            return
         if kind == "tag":
             menu.addAction(self.tr("Rename or merge tag…"), lambda: self.renameTagRequested.emit(value))
             menu.addAction(self.tr("Tag colour…"), lambda: self.colorTagRequested.emit(value))

@@ -39,6 +39,7 @@ class MainWindow(QMainWindow):
     searchAnswered = Signal()          # the list now shows the answer to the current query
     indexReady = Signal()
     importFinished = Signal(list)      # the FileReports of an import
+    exportFinished = Signal(object)    # the ExportReport of an export (None: failed or cancelled)
     _index_committed_signal = Signal()  # from the index writer thread
 
     def __init__(self, library: Library, open_index: bool = True, parent=None):
@@ -82,6 +83,7 @@ class MainWindow(QMainWindow):
         self.filter_panel.colorTagRequested.connect(self.color_tag)
         self.filter_panel.renameListRequested.connect(self.rename_list)
         self.filter_panel.deleteListRequested.connect(self.delete_list)
+        self.filter_panel.exportRequested.connect(self.export_filter)
 
         self.search_box = QLineEdit()
         self.search_box.setObjectName("searchBox")
@@ -194,6 +196,11 @@ class MainWindow(QMainWindow):
         self._action(file_menu, self.tr("Import Pasted &Text"), self.import_clipboard,
                      QKeySequence("Ctrl+Shift+V"), "importPasteAction")
         self._action(file_menu, self.tr("Load the &Sample Library"), self.import_samples, None, "samplesAction")
+        file_menu.addSeparator()
+        self._action(file_menu, self.tr("&Export Selection to BibTeX…"), self.export_selection,
+                     QKeySequence("Ctrl+E"), "exportSelectionAction")
+        self._action(file_menu, self.tr("Export &Shown Papers to BibTeX…"), self.export_shown,
+                     QKeySequence("Ctrl+Shift+E"), "exportShownAction")
         self._action(file_menu, self.tr("&Rebuild Search Index"), lambda: self.open_index(rebuild=True), None,
                      "reindexAction")
         file_menu.addSeparator()
@@ -704,6 +711,67 @@ class MainWindow(QMainWindow):
         if files:
             event.acceptProposedAction()
             self.import_files(files)
+
+    # ---- exporting -------------------------------------------------------------
+    EXPORT_FILTERS = {"bibtex": "BibTeX, ASCII, for bibtex (*.bib)",
+                      "biblatex": "BibLaTeX, UTF-8, for biber (*.bib)"}
+
+    def export_selection(self) -> None:
+        self.export_ids(self.selected_ids(), self.tr("selection"))
+
+    def export_shown(self) -> None:
+        self.export_ids(self.model.ids(), self.query.list_name or self.query.tag or self.tr("papers"))
+
+    def export_filter(self, kind: str, value: str) -> None:
+        if kind == "list":
+            ids = self.library.list_ids(value)
+        elif kind == "tag":
+            ids = [p.id for p in self.library.query(tag=value)]
+        else:
+            ids = [p.id for p in self.library.query(status=value)]
+        self.export_ids(ids, value)
+
+    def export_ids(self, ids: list[str], name: str) -> None:
+        if not ids:
+            self.statusBar().showMessage(self.tr("Nothing to export: no papers."), 4000)
+            return
+        if self._import_task is not None and not self._import_task.finished:
+            self.statusBar().showMessage(self.tr("Wait for the import to finish."), 3000)
+            return
+        s = QSettings()
+        folder = s.value("export/folder", str(Path.home()), str)
+        dialect = s.value("export/dialect", "bibtex", str)
+        if dialect not in self.EXPORT_FILTERS:
+            dialect = "bibtex"
+        slug = "".join(ch if ch.isalnum() or ch in "-_" else "-" for ch in name).strip("-") or "papers"
+        path, chosen = QFileDialog.getSaveFileName(
+            self, self.tr("Export %d paper(s) to BibTeX") % len(ids), str(Path(folder) / f"{slug}.bib"),
+            ";;".join(self.EXPORT_FILTERS.values()), self.EXPORT_FILTERS[dialect])
+        if not path:
+            return
+        dialect = next((k for k, v in self.EXPORT_FILTERS.items() if v == chosen), dialect)
+        if not path.lower().endswith(".bib"):
+            path += ".bib"
+        s.setValue("export/folder", str(Path(path).parent))
+        s.setValue("export/dialect", dialect)
+        lib = self.library
+
+        def work(progress, cancelled):
+            return lib.export_bibtex(ids, path, dialect)[0]
+
+        def done(report) -> None:
+            self._import_finished_common()
+            self.statusBar().showMessage(report.summary(), 10000)
+            self.exportFinished.emit(report)
+
+        def failed(exc) -> None:
+            self._import_finished_common()
+            self.show_error(self.tr("Nothing was exported"), str(exc))
+            self.exportFinished.emit(None)
+
+        self._show_progress(self.tr("Exporting…"))
+        self.tag_panel.setEnabled(False)
+        self._import_task = run_task(work, parent=self, name="papershelf-export", on_done=done, on_error=failed)
 
     # ---- progress and messages ----------------------------------------------
     def _show_progress(self, text: str) -> None:
