@@ -1,0 +1,127 @@
+"""BibTeX benchmark: export of a large library, import of a large .bib.
+
+Not a pytest test; run it by hand::
+
+    python tests/perf/bench_bibtex.py                 # export 100,000, import 10,000
+    python tests/perf/bench_bibtex.py --export 10000 --import 2000
+
+Steps, each in a fresh process: the synthetic corpus of ``bench_store.py``
+imported (not measured); ``Library.export_bibtex`` of every paper in both
+dialects (keys assigned library-wide, text escaped, file written
+atomically; the first export also pins the keys, so it is timed apart
+from a second one); then a .bib of N entries (the first N of that export)
+imported into an empty library with ``Library.import_files``.
+
+Targets (issue): export of 100,000 papers <= 5 s; import of a
+10,000-entry .bib >= 2,000 entries/s. Printed as PASS/MISS.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve()
+ROOT = HERE.parents[2]
+if str(ROOT / "app") not in sys.path:
+    sys.path.insert(0, str(ROOT / "app"))
+if str(HERE.parent) not in sys.path:
+    sys.path.insert(0, str(HERE.parent))
+
+from bench_store import describe_commit, mark, peak_rss_mb, print_footer, write_corpus  # noqa: E402
+
+TARGET_EXPORT_S = 5.0
+TARGET_IMPORT_PPS = 2_000.0
+
+
+def child_prepare(folder: str, n: int, seed: int) -> dict:
+    from papershelf.core.library import Library
+    files = write_corpus(n, Path(folder) / "listings", seed)
+    with Library.open(Path(folder) / "library") as lib:
+        lib.import_files(files)
+        return {"papers": len(lib)}
+
+
+def child_export(folder: str) -> dict:
+    from papershelf.core.library import Library
+    out = {}
+    with Library.open(Path(folder) / "library") as lib:
+        for dialect, label in (("bibtex", "first"), ("bibtex", "again"), ("biblatex", "again")):
+            target = Path(folder) / f"all-{dialect}.bib"
+            t = time.perf_counter()
+            report, _ = lib.export_bibtex(lib.ids(), target, dialect)
+            out[f"{dialect}-{label}"] = {"s": time.perf_counter() - t, "entries": report.entries,
+                                         "mb": target.stat().st_size / 2**20, "pinned": len(report.new_keys)}
+    out["peak_mb"] = peak_rss_mb()
+    return out
+
+
+def child_import(folder: str, n: int) -> dict:
+    from papershelf.core.library import Library
+    text = (Path(folder) / "all-bibtex.bib").read_text(encoding="utf-8")
+    head, *entries = text.split("\n@")
+    part = Path(folder) / f"part-{n}.bib"
+    part.write_text(head + "".join("\n@" + e for e in entries[:n]), encoding="utf-8")
+    with Library.open(Path(folder) / "imported") as lib:
+        t = time.perf_counter()
+        reports = lib.import_files([part])
+        seconds = time.perf_counter() - t
+        return {"s": seconds, "added": sum(r.added for r in reports), "problems": sum(len(r.problems) for r in reports),
+                "peak_mb": peak_rss_mb()}
+
+
+CHILDREN = {"prepare": child_prepare, "export": child_export, "import": child_import}
+
+
+def run(name: str, *args) -> dict:
+    proc = subprocess.run([sys.executable, str(HERE), "--_child", name, *map(str, args)],
+                          capture_output=True, text=True, timeout=7200)
+    if proc.returncode != 0:
+        raise RuntimeError(f"child {name} failed ({proc.returncode}):\n{proc.stderr[-4000:]}")
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["--_child"]:
+        name, *args = argv[1:]
+        print(json.dumps(CHILDREN[name](*[int(a) if a.isdigit() else a for a in args])), flush=True)
+        return 0
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--export", type=int, default=100_000, help="papers in the exported library")
+    ap.add_argument("--import", dest="import_n", type=int, default=10_000, help="entries in the imported .bib")
+    ap.add_argument("--seed", type=int, default=1729)
+    ap.add_argument("--tmpdir", default=None)
+    args = ap.parse_args(argv)
+    commit = describe_commit()
+    t0 = time.perf_counter()
+    print(f"papershelf BibTeX benchmark: commit {commit}, python {sys.version.split()[0]}, {os.cpu_count()} CPU(s)")
+    folder = tempfile.mkdtemp(prefix="papershelf-bench-bibtex-", dir=args.tmpdir)
+    prep = run("prepare", folder, max(args.export, args.import_n), args.seed)
+    print(f"prepared {prep['papers']:,} papers (not measured)")
+    exp = run("export", folder)
+    for key in ("bibtex-first", "bibtex-again", "biblatex-again"):
+        e = exp[key]
+        print(f"  export {key:15} {e['entries']:,} entries in {e['s']:.2f} s ({e['entries'] / e['s']:,.0f}/s), "
+              f"{e['mb']:.0f} MB, keys pinned {e['pinned']:,}")
+    imp = run("import", folder, args.import_n)
+    pps = imp["added"] / imp["s"]
+    print(f"  import of a {args.import_n:,}-entry .bib: {imp['s']:.2f} s = {pps:,.0f} entries/s, "
+          f"{imp['added']:,} added, {imp['problems']} problems, peak {imp['peak_mb']:.0f} MB")
+    worst_export = max(exp[k]["s"] for k in ("bibtex-first", "bibtex-again", "biblatex-again"))
+    print()
+    print(f"summary: export {prep['papers']:,} papers worst {worst_export:.2f} s "
+          f"[{mark(worst_export <= TARGET_EXPORT_S)} <= {TARGET_EXPORT_S:.0f} s] | import {pps:,.0f} entries/s "
+          f"[{mark(pps >= TARGET_IMPORT_PPS)} >= {TARGET_IMPORT_PPS:,.0f}] | export peak {exp['peak_mb']:.0f} MB")
+    print_footer(commit, t0)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
