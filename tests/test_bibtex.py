@@ -284,3 +284,16 @@ def plain_abstract(paper):
     from papershelf.core.text import plain_text
     text = " ".join(plain_text(paper.abstract).split())
     return unicodedata.normalize("NFKC", text).translate({0x2019: "'", 0x2018: "'", 0x201C: '"', 0x201D: '"'})
+
+
+def test_cli_shows_and_sets_citation_keys(imported_cli):
+    folder = imported_cli
+    with Library.open(folder, readonly=True) as lib:
+        pid = next(p.id for p in lib.papers() if p.title.startswith("RHB"))
+    shown = run_cli("key", pid[:6], data_dir=folder)
+    assert shown.returncode == 0 and shown.stdout.startswith(f"{pid}: thamanrhb") and "not exported yet" in shown.stdout
+    assert run_cli("key", pid, "Thaman2025RHB", data_dir=folder).returncode == 0
+    out = run_cli("export", "--ids", pid, "-o", "-", data_dir=folder)
+    assert out.stdout.startswith("% Exported") and "@misc{Thaman2025RHB," in out.stdout
+    bad = run_cli("key", pid, "two words", data_dir=folder)
+    assert bad.returncode == 2 and "not a usable citation key" in bad.stderr

@@ -76,6 +76,10 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("id")
     c.add_argument("title")
 
+    c = sub.add_parser("key", help="show or set a paper's citation key ('' lets Papershelf choose again)")
+    c.add_argument("id")
+    c.add_argument("key", nargs="?")
+
     c = sub.add_parser("rate", help="rate papers 1-5 (0 clears)")
     c.add_argument("args", nargs="+", metavar="ID... RATING")
 
@@ -290,6 +294,21 @@ def cmd_title(args) -> int:
     return EXIT_OK
 
 
+def cmd_key(args) -> int:
+    from .core.citekeys import assign_keys
+    with _open(args, write=args.key is not None) as lib:
+        pid = lib.resolve(args.id)
+        if args.key is not None:
+            try:
+                lib.set_citekey(pid, args.key)
+            except ValueError as exc:
+                raise UsageError(str(exc)) from None
+        paper = lib.get(pid)
+        key = paper.citekey or assign_keys(lib.papers())[pid]
+        print(f"{pid}: {key}" + ("" if paper.citekey else "   (not exported yet: fixed at the first export)"))
+    return EXIT_OK
+
+
 def cmd_rate(args) -> int:
     if len(args.args) < 2:
         raise UsageError("give one or more paper ids, then a rating 0-5")
@@ -453,7 +472,7 @@ def cmd_export(args) -> int:
 
 COMMANDS = {
     "import": cmd_import, "list": cmd_list, "show": cmd_show, "tag": cmd_tag,
-    "status": cmd_status, "note": cmd_note, "title": cmd_title, "rate": cmd_rate, "lists": cmd_lists,
+    "status": cmd_status, "note": cmd_note, "title": cmd_title, "key": cmd_key, "rate": cmd_rate, "lists": cmd_lists,
     "search": cmd_search, "reindex": cmd_reindex, "export": cmd_export, "list-add": cmd_list_add, "list-remove": cmd_list_remove, "recover": cmd_recover,
 }
 
