@@ -21,7 +21,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
 import sys
 import tempfile
 import time
@@ -34,7 +33,8 @@ if str(ROOT / "app") not in sys.path:
 if str(HERE.parent) not in sys.path:
     sys.path.insert(0, str(HERE.parent))
 
-from bench_store import describe_commit, mark, peak_rss_mb, print_footer, write_corpus  # noqa: E402
+from bench_store import (describe_commit, mark, peak_rss_mb, print_footer, run_script_child,  # noqa: E402
+                         write_corpus)
 
 TARGET_EXPORT_S = 5.0
 TARGET_IMPORT_PPS = 2_000.0
@@ -80,11 +80,7 @@ CHILDREN = {"prepare": child_prepare, "export": child_export, "import": child_im
 
 
 def run(name: str, *args) -> dict:
-    proc = subprocess.run([sys.executable, str(HERE), "--_child", name, *map(str, args)],
-                          capture_output=True, text=True, timeout=7200)
-    if proc.returncode != 0:
-        raise RuntimeError(f"child {name} failed ({proc.returncode}):\n{proc.stderr[-4000:]}")
-    return json.loads(proc.stdout.strip().splitlines()[-1])
+    return run_script_child(HERE, name, *map(str, args), timeout=7200)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -46,7 +46,8 @@ if str(ROOT / "app") not in sys.path:
 if str(HERE.parent) not in sys.path:
     sys.path.insert(0, str(HERE.parent))
 
-from bench_store import describe_commit, mark, pct, peak_rss_mb, print_footer, write_corpus  # noqa: E402
+from bench_store import (describe_commit, mark, pct, peak_rss_mb, print_footer, run_script_child,  # noqa: E402
+                         write_corpus)
 
 TARGET_START_S = 1.5
 TARGET_KEY_P95_MS = 100.0
@@ -170,12 +171,8 @@ def child_main(argv: list[str]) -> None:
 
 # ---- parent ------------------------------------------------------------------
 
-def run(name: str, *args, timeout: float = 3600) -> dict:
-    proc = subprocess.run([sys.executable, str(HERE), "--_child", name, *map(str, args)],
-                          capture_output=True, text=True, timeout=timeout)
-    if proc.returncode != 0:
-        raise RuntimeError(f"child {name} failed ({proc.returncode}):\n{proc.stderr[-4000:]}")
-    return json.loads(proc.stdout.strip().splitlines()[-1])
+def run(name: str, *args) -> dict:
+    return run_script_child(HERE, name, *map(str, args), timeout=7200)
 
 
 def timed_start(lib_dir: str) -> tuple[float, dict]:
