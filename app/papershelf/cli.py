@@ -41,6 +41,9 @@ def build_parser() -> argparse.ArgumentParser:
     p = _Parser(prog="papershelf", description="A reading-list manager for research papers. "
                 "With no command, opens the Papershelf window.")
     p.add_argument("--version", action="version", version=f"papershelf {__version__}")
+    p.add_argument("--install-desktop", action="store_true",
+                   help="add Papershelf to the desktop's application menu (and as a handler of .bib/.ris files)")
+    p.add_argument("--uninstall-desktop", action="store_true", help="remove what --install-desktop added")
     p.add_argument("--data-dir", metavar="DIR",
                    help=f"library folder (default: ${paths.ENV_DATA_DIR} or {paths.data_dir(None)})")
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
@@ -420,11 +423,51 @@ def cmd_recover(args) -> int:
     return EXIT_OK
 
 
+def _files_to_open(argv: list[str]) -> list[str] | None:
+    """File paths given instead of a command, or None."""
+    rest, skip = [], False
+    for a in argv:
+        if skip:
+            skip = False
+            continue
+        if a == "--data-dir":
+            skip = True
+            continue
+        if a.startswith("--data-dir="):
+            continue
+        rest.append(a)
+    if rest and rest[0] not in COMMANDS and not rest[0].startswith("-") and all(Path(a).exists() for a in rest):
+        return rest
+    return None
+
+
+def cmd_desktop(args) -> int:
+    from . import desktop
+    if args.uninstall_desktop:
+        removed = desktop.uninstall()
+        print("Removed " + ", ".join(map(str, removed)) if removed else "Nothing to remove.")
+        return EXIT_OK
+    try:
+        written = desktop.install()
+    except OSError as exc:
+        print(f"papershelf: could not install the desktop entry: {exc}", file=sys.stderr)
+        return EXIT_FAILED
+    print("Installed the desktop entry and icon:\n  " + "\n  ".join(map(str, written)))
+    print("Papershelf is now in the application menu; 'papershelf --uninstall-desktop' removes it.")
+    return EXIT_OK
+
+
 def cmd_default(args) -> int:
     """No command: the window. Without a display, a first look at the library instead."""
+    files = getattr(args, "open_files", [])
     if _have_display():
         from .gui.app import main as gui
-        return gui(args.data_dir)
+        return gui(args.data_dir, files=files)
+    if files:
+        with _open(args, write=True) as lib:
+            for report in lib.import_files(files):
+                print(report.summary())
+        return EXIT_OK
     with _open(args, write=True) as lib:
         if not len(lib):
             samples = paths.sample_listings()
@@ -478,8 +521,17 @@ COMMANDS = {
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
     parser = build_parser()
+    files = _files_to_open(argv)
+    if files is not None:
+        # `papershelf refs.bib` (what a file manager runs): the window, importing them
+        args = parser.parse_args([a for a in argv if a not in files])
+        args.open_files = files
+        return cmd_default(args)
     args = parser.parse_args(argv)
+    if args.install_desktop or args.uninstall_desktop:
+        return cmd_desktop(args)
     handler = COMMANDS.get(args.command, cmd_default)
     try:
         return handler(args)

@@ -23,6 +23,7 @@ from ..core.library import Change, FileReport, Library
 from ..core.paper import Status
 from .abstract_view import AbstractView
 from .commands import DeletePapers, LibraryEdit
+from .dialogs import search_as_you_type
 from .events import LibraryEvents
 from .filters import FilterPanel, set_tag_color, tag_color
 from .paper_model import COLUMNS, STATUS_LABELS, PaperTableModel
@@ -232,7 +233,13 @@ class MainWindow(QMainWindow):
         # 1-9 toggle the nine most used tags, only while the list has the focus (eventFilter)
         self.paper_list.installEventFilter(self)
 
+        edit.addSeparator()
+        self._action(edit, self.tr("&Preferences…"), self.preferences, QKeySequence.StandardKey.Preferences,
+                     "preferencesAction").setShortcuts([QKeySequence.StandardKey.Preferences, QKeySequence("Ctrl+,")])
+
         help_menu = self.menuBar().addMenu(self.tr("&Help"))
+        self._action(help_menu, self.tr("&Keyboard Shortcuts"), self.show_shortcuts, QKeySequence.StandardKey.HelpContents,
+                     "shortcutsAction")
         self._action(help_menu, self.tr("&About Papershelf"), self.about, None, "aboutAction")
 
     def eventFilter(self, watched, event) -> bool:
@@ -353,7 +360,8 @@ class MainWindow(QMainWindow):
     # ---- searching ---------------------------------------------------------
     def _query_typed(self, text: str) -> None:
         self.query = self.query.with_(text=text)
-        self._search_timer.start()
+        if search_as_you_type() or not text:
+            self._search_timer.start()
 
     def focus_search(self) -> None:
         self.search_box.setFocus(Qt.FocusReason.ShortcutFocusReason)
@@ -804,6 +812,18 @@ class MainWindow(QMainWindow):
         box.setObjectName("errorDialog")
         box.open()
         self.error_box = box
+
+    def preferences(self) -> None:
+        from .dialogs import PreferencesDialog
+        dialog = PreferencesDialog(str(self.library.folder), self)
+        dialog.open()
+        self.preferences_dialog = dialog
+
+    def show_shortcuts(self) -> None:
+        from .dialogs import ShortcutsDialog
+        dialog = ShortcutsDialog(self)
+        dialog.open()
+        self.shortcuts_dialog = dialog
 
     def about(self) -> None:
         from .. import __version__
