@@ -16,12 +16,14 @@ from ..core.text import plain_text
 
 STYLE = """
 h2 { margin: 0 0 4px 0; }
-.derived { color: #6e7781; font-size: small; }
-.meta { color: #57606a; }
-.match { background-color: #fff3b0; }
+.derived { color: %(muted)s; font-size: small; }
+.meta { color: %(muted)s; }
+.match { background-color: %(mark)s; color: %(marktext)s; }
 .math { font-family: serif; }
-p.abstract { line-height: 140%; }
+p.abstract { line-height: 140%%; }
 """
+LIGHT = {"muted": "#57606a", "mark": "#fff3b0", "marktext": "#1f2328"}
+DARK = {"muted": "#9aa0a6", "mark": "#7a5c00", "marktext": "#ffffff"}
 
 
 class AbstractView(QTextBrowser):
@@ -34,10 +36,20 @@ class AbstractView(QTextBrowser):
         self.setAccessibleName(self.tr("Abstract"))
         self.setOpenLinks(False)
         self.setOpenExternalLinks(False)
-        self.document().setDefaultStyleSheet(STYLE)
+        self._apply_colours()
         self.anchorClicked.connect(self._open_link)
         self.opened_links: list[str] = []     # what was handed to the system browser
         self.show_nothing()
+
+    def _apply_colours(self) -> None:
+        dark = self.palette().base().color().lightness() < 128
+        self.document().setDefaultStyleSheet(STYLE % (DARK if dark else LIGHT))
+
+    def changeEvent(self, event) -> None:
+        from PySide6.QtCore import QEvent
+        if event.type() in (QEvent.Type.PaletteChange, QEvent.Type.ApplicationPaletteChange):
+            self._apply_colours()
+        super().changeEvent(event)
 
     def show_nothing(self, count: int = 0) -> None:
         if count > 1:

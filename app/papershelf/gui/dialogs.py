@@ -18,13 +18,45 @@ def search_as_you_type() -> bool:
 
 
 def apply_theme(theme: str | None = None) -> None:
-    """Light, dark, or the system's palette (Qt 6.8+ follows the system by itself)."""
+    """Light, dark, or the system's colours. Platforms with a theme switch
+    through Qt's colour scheme; elsewhere (plain X11) a dark choice sets a dark
+    Fusion palette itself."""
+    from PySide6.QtWidgets import QApplication
+    app = QApplication.instance()
+    if app is None:
+        return
     theme = theme or QSettings().value("appearance/theme", "system", str)
     hints = QGuiApplication.styleHints()
-    if not hasattr(hints, "setColorScheme"):
-        return
     scheme = {"light": Qt.ColorScheme.Light, "dark": Qt.ColorScheme.Dark}.get(theme, Qt.ColorScheme.Unknown)
-    hints.setColorScheme(scheme)
+    if hasattr(hints, "setColorScheme"):
+        hints.setColorScheme(scheme)
+    wants_dark = theme == "dark" or theme == "system" and hints.colorScheme() == Qt.ColorScheme.Dark
+    looks_dark = app.palette().window().color().lightness() < 128
+    if wants_dark and not looks_dark:
+        app.setStyle("Fusion")
+        app.setPalette(dark_palette())
+    elif theme == "light" and looks_dark:
+        app.setStyle("Fusion")
+        app.setPalette(app.style().standardPalette())
+
+
+def dark_palette():
+    from PySide6.QtGui import QColor, QPalette
+    p = QPalette()
+    roles = {
+        QPalette.ColorRole.Window: "#202124", QPalette.ColorRole.WindowText: "#e8eaed",
+        QPalette.ColorRole.Base: "#17181a", QPalette.ColorRole.AlternateBase: "#232427",
+        QPalette.ColorRole.Text: "#e8eaed", QPalette.ColorRole.Button: "#2b2c2f",
+        QPalette.ColorRole.ButtonText: "#e8eaed", QPalette.ColorRole.Highlight: "#2f6fde",
+        QPalette.ColorRole.HighlightedText: "#ffffff", QPalette.ColorRole.ToolTipBase: "#2b2c2f",
+        QPalette.ColorRole.ToolTipText: "#e8eaed", QPalette.ColorRole.PlaceholderText: "#9aa0a6",
+        QPalette.ColorRole.Link: "#8ab4f8", QPalette.ColorRole.BrightText: "#ffffff",
+    }
+    for role, color in roles.items():
+        p.setColor(role, QColor(color))
+    for role in (QPalette.ColorRole.WindowText, QPalette.ColorRole.Text, QPalette.ColorRole.ButtonText):
+        p.setColor(QPalette.ColorGroup.Disabled, role, QColor("#6f7378"))
+    return p
 
 
 class PreferencesDialog(QDialog):
