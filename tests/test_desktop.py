@@ -125,3 +125,10 @@ def test_a_file_given_without_a_display_is_imported(tmp_path):
     res = run_cli(str(SEEDS[0]), data_dir=folder, env={"QT_QPA_PLATFORM": "", "DISPLAY": "", "WAYLAND_DISPLAY": ""})
     assert res.returncode == 0, res.stderr
     assert "20 added" in res.stdout
+
+
+def test_the_first_window_fits_the_screen_and_carries_the_icon(window):
+    screen = window.screen().availableGeometry()
+    assert window.width() <= screen.width() and window.height() <= screen.height()
+    assert not QApplication.windowIcon().isNull()
+    assert QApplication.desktopFileName() == "io.github.papershelf.Papershelf"

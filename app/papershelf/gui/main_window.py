@@ -270,8 +270,12 @@ class MainWindow(QMainWindow):
         geometry = s.value("window/geometry")
         if isinstance(geometry, QByteArray) and not geometry.isEmpty():
             self.restoreGeometry(geometry)
-        else:
-            self.resize(1400, 820)
+        else:   # first start: most of the screen, at most 1400x860 (fits 1366x768 with its panels)
+            screen = self.screen().availableGeometry() if self.screen() else None
+            width, height = 1400, 860
+            if screen is not None:
+                width, height = min(width, int(screen.width() * 0.92)), min(height, int(screen.height() * 0.9))
+            self.resize(width, height)
         for key, splitter in (("window/mainSplitter", self.main_split), ("window/rightSplitter", self.right_split)):
             state = s.value(key)
             if isinstance(state, QByteArray) and not state.isEmpty():
