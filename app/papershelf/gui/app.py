@@ -180,7 +180,6 @@ def main(data_dir: str | None = None, argv: list[str] | None = None, files: list
     if hand_over(folder, files):
         print(f"Papershelf is already running on {folder}; handed it over.")
         return 0
-    first_run = not (folder / "library.jsonl").exists()
     try:
         library = Library.open(folder)
     except PapershelfError as exc:
@@ -193,10 +192,9 @@ def main(data_dir: str | None = None, argv: list[str] | None = None, files: list
     window = MainWindow(library)
     server = InstanceServer(folder, window)
     window.show()
-    # the very first start opens on the sample library, not on nothing
-    todo = (paths.sample_listings() if first_run and not len(library) else []) + [Path(f) for f in files]
-    if todo:
-        QTimer.singleShot(0, lambda: window.import_files(todo))
+    # an empty library opens on the welcome view, the sample library one click away
+    if files:
+        QTimer.singleShot(0, lambda: window.import_files([Path(f) for f in files]))
     try:
         return app.exec()
     finally:

@@ -131,9 +131,9 @@ class MainWindow(QMainWindow):
         message.setWordWrap(True)
         message.setAlignment(Qt.AlignmentFlag.AlignCenter)
         box.addWidget(message)
-        self.samples_button = QPushButton(self.tr("Load the sample library"))
+        self.samples_button = QPushButton(self.tr("Open the sample library"))
         self.samples_button.setObjectName("loadSamplesButton")
-        self.samples_button.setAccessibleName(self.tr("Load the sample library"))
+        self.samples_button.setAccessibleName(self.tr("Open the sample library"))
         self.samples_button.clicked.connect(self.import_samples)
         box.addWidget(self.samples_button, 0, Qt.AlignmentFlag.AlignHCenter)
         import_button = QPushButton(self.tr("Import files…"))
@@ -196,7 +196,7 @@ class MainWindow(QMainWindow):
                                           "importAction")
         self._action(file_menu, self.tr("Import Pasted &Text"), self.import_clipboard,
                      QKeySequence("Ctrl+Shift+V"), "importPasteAction")
-        self._action(file_menu, self.tr("Load the &Sample Library"), self.import_samples, None, "samplesAction")
+        self._action(file_menu, self.tr("Open the &Sample Library"), self.import_samples, None, "samplesAction")
         file_menu.addSeparator()
         self._action(file_menu, self.tr("&Export Selection to BibTeX…"), self.export_selection,
                      QKeySequence("Ctrl+E"), "exportSelectionAction")
