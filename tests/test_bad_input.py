@@ -139,7 +139,13 @@ def test_fifty_megabytes_of_binary(seeded, data_dir, before, tmp_path):
     assert_refused(seeded, data_dir, before, path, "binary file")
 
 
-def test_bibtex_file_is_named_not_misread(seeded, data_dir, before, tmp_path):
+def test_a_bib_file_without_entries_is_named_and_changes_nothing(seeded, data_dir, before, tmp_path):
     path = tmp_path / "refs.bib"
-    path.write_text("@article{x, title={T}}\n")
-    assert_refused(seeded, data_dir, before, path, "BibTeX or RIS")
+    path.write_text("These are my notes, not BibTeX.\n")
+    assert_refused(seeded, data_dir, before, path, "no BibTeX entries were found")
+
+
+def test_a_bib_file_whose_every_entry_is_broken_reports_each_line(seeded, data_dir, before, tmp_path):
+    path = tmp_path / "broken.bib"
+    path.write_text("@article{a, title={never closed,\n\n@misc{b, title = {also {unbalanced}\n")
+    assert_refused(seeded, data_dir, before, path, "could not be read")
