@@ -47,7 +47,7 @@ from .text import plain_text
 
 log = logging.getLogger(__name__)
 
-INDEX_VERSION = 2          # bump when the schema or the analysis changes: forces a rebuild
+INDEX_VERSION = 3          # bump when the schema or the analysis changes: forces a rebuild
 INDEX_DIR = "index"
 STATE_FILE = "papershelf-index.json"
 MAX_QUERY_CHARS = 1000
@@ -304,8 +304,21 @@ class SearchIndex:
         except (OSError, ValueError):
             return {}
 
+    def _file_sizes(self) -> dict[str, int]:
+        sizes = {}
+        for path in self.folder.iterdir():
+            if path.name != STATE_FILE and not path.name.endswith(("LOCK", ".tmp")):
+                try:
+                    sizes[path.name] = path.stat().st_size
+                except OSError:
+                    pass
+        return sizes
+
     def _write_state(self, generation, mark: str) -> None:
-        state = {"version": INDEX_VERSION, "generation": list(generation), "updated_mark": mark}
+        # the files' sizes as written: Whoosh has no checksums, and a file cut
+        # short or removed would otherwise only show when a search reads it
+        state = {"version": INDEX_VERSION, "generation": list(generation), "updated_mark": mark,
+                 "files": self._file_sizes()}
         tmp = self.folder / (STATE_FILE + ".tmp")
         with open(tmp, "w", encoding="utf-8") as f:
             json.dump(state, f)
@@ -317,6 +330,13 @@ class SearchIndex:
         state = self._read_state()
         if state.get("version") != INDEX_VERSION:
             return "the index is from another version of Papershelf"
+        recorded = state.get("files")
+        if isinstance(recorded, dict):
+            now = self._file_sizes()
+            changed = sorted(name for name, size in recorded.items() if now.get(name) != size)
+            if changed:
+                return (f"the index could not be read (files changed size or went missing since they were "
+                        f"written: {', '.join(changed[:3])})")
         reason = ""
         # Whoosh leaves files open when it trips over damage; they are closed
         # (with a ResourceWarning each) when the exception lets go of them
