@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QByteArray, QEvent, QItemSelectionModel, QSettings, Qt, QTimer, Signal, Slot
 from PySide6.QtGui import QAction, QColor, QKeySequence, QShortcut, QUndoStack
@@ -18,7 +19,6 @@ from PySide6.QtWidgets import (QAbstractItemView, QApplication, QColorDialog, QF
 
 from .. import paths
 from ..core.errors import PapershelfError
-from ..core.index import SearchIndex
 from ..core.library import Change, FileReport, Library
 from ..core.paper import Status
 from .abstract_view import AbstractView
@@ -31,7 +31,10 @@ from .search import Answer, Query, SearchService
 from .tag_panel import TagPanel
 from .tasks import Task, run_task
 
-SEARCH_DELAY_MS = 30          # gathers a burst of keys (a paste); the search thread keeps only the latest request
+if TYPE_CHECKING:      # the index module (Whoosh, numpy) loads on the worker that opens it
+    from ..core.index import SearchIndex
+
+SEARCH_DELAY_MS = 10          # lets a burst of keys (a paste) become one request; the search thread keeps only the latest
 REFRESH_DELAY_MS = 300        # after edits land in the index, re-run the search once
 IMPORTABLE = "Listings and bibliographies (*.txt *.md *.bib *.ris);;All files (*)"
 
@@ -325,6 +328,7 @@ class MainWindow(QMainWindow):
             self.index = None
 
         def work(progress, cancelled):
+            from ..core.index import SearchIndex
             ix = SearchIndex(lib)
             if rebuild:
                 if not ix.rebuild(progress, cancelled):

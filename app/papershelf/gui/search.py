@@ -12,10 +12,13 @@ from __future__ import annotations
 import threading
 import time
 from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, Signal, Slot
 
-from ..core.index import Results, SearchIndex
+if TYPE_CHECKING:
+    from ..core.index import SearchIndex
+
 from ..core.library import Library
 from ..core.paper import Status
 
@@ -110,7 +113,7 @@ class SearchService(QObject):
         started = time.perf_counter()
         index = self.index
         if index is not None:
-            res: Results = index.search(query.text, status=query.status, tag=query.tag, area=query.area,
+            res = index.search(query.text, status=query.status, tag=query.tag, area=query.area,
                                         list_name=query.list_name, limit=None, facets=True,
                                         sort="relevance" if query.sort == "relevance" else "added")
             ids, facets, fallback, indexed = res.ids, res.facets, res.fallback, True
