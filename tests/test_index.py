@@ -321,3 +321,40 @@ def test_snippet_fragments_find_every_form_of_a_word():
     assert len(parts) == 2 and all(len(p) < 260 for p in parts)
     assert "happy" in far           # the fragment with the most distinct words wins a place
     assert make_snippet("Nothing to see here.", terms, normal) == ""
+
+
+def test_a_second_rebuild_at_the_same_time_is_refused_and_harms_nothing(lib_dir):
+    from papershelf.core.errors import SearchIndexError
+    from papershelf.core.index import _try_lock
+    held = _try_lock(lib_dir / (INDEX_DIR + ".rebuild.lock"))     # another Papershelf rebuilding
+    try:
+        with Library.open(lib_dir) as lib:
+            ix = SearchIndex(lib)
+            with pytest.raises(SearchIndexError, match="being rebuilt by another Papershelf"):
+                ix.rebuild()
+            ix.close()
+    finally:
+        import os
+        os.close(held)
+    with Library.open(lib_dir) as lib, SearchIndex(lib).open() as ix:
+        assert ix.rebuilt_because == "" and ix.doc_count() == 372
+
+
+def test_an_edit_committed_by_another_process_is_not_mistaken_for_damage(lib_dir):
+    import json
+    with Library.open(lib_dir) as lib, SearchIndex(lib).open() as ix:
+        lib.add_tags(list(lib.ids())[:10], ["first"])
+        ix.flush()
+        state_before = (lib_dir / INDEX_DIR / STATE_FILE).read_text()
+        for k in range(6):                         # enough commits for Whoosh to merge small segments away
+            lib.add_tags(list(lib.ids())[k * 10:(k + 1) * 10], [f"t{k}"])
+            ix.flush()
+    recorded = set(json.loads(state_before)["files"])
+    assert recorded - {p.name for p in (lib_dir / INDEX_DIR).iterdir()}      # some recorded files are gone
+    # a reader holding the older state: files it recorded were merged away, which is not damage
+    with Library.open(lib_dir) as lib:
+        ix = SearchIndex(lib)
+        (lib_dir / INDEX_DIR / STATE_FILE).write_text(state_before)
+        ix.open()
+        assert ix.rebuilt_because == ""
+        ix.close()

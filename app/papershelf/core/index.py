@@ -314,6 +314,30 @@ class SearchIndex:
                     pass
         return sizes
 
+    def _damaged_files(self, recorded) -> list[str]:
+        """Files of the current segments whose size is not what was written.
+
+        Segment files never change once written; a commit by another process
+        only adds files and deletes those of segments it merged away, so a
+        missing file counts only if the current table of contents still
+        lists its segment."""
+        if not isinstance(recorded, dict):
+            return []
+        now = self._file_sizes()
+        live = {seg.segment_id() for seg in self._ix._segments()}
+        damaged = []
+        for name, size in recorded.items():
+            if name not in now:
+                if any(sid in name for sid in live):
+                    damaged.append(name)
+            elif now[name] != size and not name.endswith(".toc"):
+                damaged.append(name)
+        # the table of contents in use must be the one written, if it was recorded
+        toc = f"_{windex._DEF_INDEX_NAME}_{self._ix.latest_generation()}.toc"
+        if toc in recorded and now.get(toc) != recorded[toc]:
+            damaged.append(toc)
+        return sorted(damaged)
+
     def _write_state(self, generation, mark: str) -> None:
         # the files' sizes as written: Whoosh has no checksums, and a file cut
         # short or removed would otherwise only show when a search reads it
@@ -330,13 +354,6 @@ class SearchIndex:
         state = self._read_state()
         if state.get("version") != INDEX_VERSION:
             return "the index is from another version of Papershelf"
-        recorded = state.get("files")
-        if isinstance(recorded, dict):
-            now = self._file_sizes()
-            changed = sorted(name for name, size in recorded.items() if now.get(name) != size)
-            if changed:
-                return (f"the index could not be read (files changed size or went missing since they were "
-                        f"written: {', '.join(changed[:3])})")
         reason = ""
         # Whoosh leaves files open when it trips over damage; they are closed
         # (with a ResourceWarning each) when the exception lets go of them
@@ -344,6 +361,10 @@ class SearchIndex:
             warnings.simplefilter("ignore", ResourceWarning)
             try:
                 self._ix = windex.open_dir(str(self.folder))
+                damaged = self._damaged_files(state.get("files"))
+                if damaged:
+                    raise OSError(f"files changed size or went missing since they were written: "
+                                  f"{', '.join(damaged[:3])}")
                 with self._ix.searcher() as s:   # touch every segment: damage shows here
                     s.doc_count()
                     next(iter(s.lexicon("id")), None)
@@ -366,6 +387,18 @@ class SearchIndex:
         not help, and one writer slows down as its pool spills to disk.
         """
         self._close_ix()
+        self.folder.parent.mkdir(parents=True, exist_ok=True)
+        lock = _try_lock(self.folder.with_name(self.folder.name + ".rebuild.lock"))
+        if lock is None:
+            raise SearchIndexError(
+                f"The search index in {self.folder} is being rebuilt by another Papershelf; "
+                "try again when it has finished.", self.folder)
+        try:
+            return self._rebuild(progress, cancelled)
+        finally:
+            os.close(lock)
+
+    def _rebuild(self, progress, cancelled) -> bool:
         new = self.folder.with_name(self.folder.name + ".new")
         shutil.rmtree(new, ignore_errors=True)
         new.mkdir(parents=True)
@@ -810,6 +843,22 @@ class SearchIndex:
 def _term_finder(terms: tuple[str, ...]) -> re.Pattern:
     heads = sorted({t[:max(3, len(t) - 2)] for t in terms}, key=len, reverse=True)
     return re.compile(r"(?<![\w.'’])(?:%s)\w*(?:[.'’]\w+)*" % "|".join(map(re.escape, heads)), re.IGNORECASE)
+
+
+def _try_lock(path: Path) -> int | None:
+    """An exclusive lock on `path` (released by the OS if we die), or None if held."""
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        if os.name == "nt":  # pragma: no cover - Windows only
+            import msvcrt
+            msvcrt.locking(fd, msvcrt.LK_NBLCK, 1)
+        else:
+            import fcntl
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        os.close(fd)
+        return None
+    return fd
 
 
 SNIPPET_CHARS = 160       # one fragment at most
