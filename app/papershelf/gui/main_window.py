@@ -75,7 +75,7 @@ class MainWindow(QMainWindow):
         self._restore_settings()
         self._refresh_lists_and_tags()
         self._update_empty_state()
-        self.run_search()
+        self._show_library_now()
         if open_index:
             QTimer.singleShot(0, self.open_index)
 
@@ -389,6 +389,21 @@ class MainWindow(QMainWindow):
     def _sort_requested(self, column: str, descending: bool) -> None:
         self.query = self.query.with_(sort=column, descending=descending)
         self.run_search()
+
+    def _show_library_now(self) -> None:
+        """The first rows without waiting for any thread: the whole library,
+        newest first (the order the index gives an empty query). Counts follow
+        a moment later, sorted views and filters go through the search."""
+        if self.query != Query(sort=self.query.sort, descending=self.query.descending) or self.query.sort != "relevance":
+            self.run_search()
+            return
+        ids = self.library.ids()
+        ids.reverse()
+        self.last_answer = Answer(self.query, ids, len(ids), indexed=False)
+        self.model.set_ids(ids)
+        self.result_label.setText(f"{len(ids):,} {self.tr('paper') if len(ids) == 1 else self.tr('papers')}")
+        self._update_empty_state()
+        QTimer.singleShot(0, lambda: self._update_counts(self.last_answer) if self.last_answer.facets == {} else None)
 
     def run_search(self) -> None:
         self._search_timer.stop()
