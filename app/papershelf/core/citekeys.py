@@ -22,6 +22,8 @@ KEY_RE = re.compile(r"^[A-Za-z][A-Za-z0-9:_\-.]{0,79}$")
 
 
 def ascii_fold(text: str) -> str:
+    if text.isascii():
+        return text
     text = text.replace("ß", "ss").replace("æ", "ae").replace("ø", "o").replace("ł", "l").replace("đ", "d")
     return unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode("ascii")
 
@@ -49,8 +51,13 @@ def _alnum(text: str) -> str:
 
 def base_key(paper: Paper) -> str:
     author = _alnum(surname(paper.authors[0]).split(" ")[-1]) if paper.authors else ""
-    words = [_alnum(w) for w in plain_text(paper.title).split()]
-    words = [w for w in words if w and w not in _STOP]
+    words = []
+    for w in plain_text(paper.title).split():       # only the first two significant words are used
+        w = _alnum(w)
+        if w and w not in _STOP:
+            words.append(w)
+            if len(words) == 2:
+                break
     word = words[0] if words else ""
     if not author:
         # no author: the title's first two significant words carry the key

@@ -371,19 +371,23 @@ class Library:
         """Write these papers to a .bib file (atomically; "-" returns the text
         without writing) and pin the citation keys they were given.
 
-        Returns (ExportReport, text)."""
+        Returns (ExportReport, text); the text only for "-", a file is written piece by piece."""
         from .citekeys import assign_keys
-        from .exporters.bibtex import ExportReport, render, write_atomically
+        from .exporters.bibtex import ExportReport, Rendering, write_atomically
         ids = [self.get(pid).id for pid in dict.fromkeys(ids)]
         keys = assign_keys(self._store.papers.values())
-        text, replaced = render([self._store.papers[pid] for pid in ids], keys, dialect)
-        report = ExportReport(path=str(path), entries=len(ids), replaced_chars=replaced)
-        if str(path) != "-":
+        rendering = Rendering([self._store.papers[pid] for pid in ids], keys, dialect)
+        text = ""
+        report = ExportReport(path=str(path), entries=len(ids))
+        if str(path) == "-":
+            text = "".join(rendering)
+        else:
             try:
-                write_atomically(Path(path), text)
+                write_atomically(Path(path), rendering)    # streamed: no second copy of a big file in memory
             except OSError as exc:
                 raise PapershelfError(f"Could not write {path}: {exc.strerror or exc}. Nothing was exported; "
                                       "choose a folder you can write to.", Path(path)) from exc
+        report.replaced_chars = rendering.replaced
         report.new_keys = {pid: keys[pid] for pid in ids if not self._store.papers[pid].citekey}
         if report.new_keys and not self.readonly:
             self._set_many(report.new_keys, lambda p: {"citekey": report.new_keys[p.id]})

@@ -44,6 +44,14 @@ _ACCENT_CMDS = {"\u0301": "'", "\u0300": "`", "\u0302": "^", "\u0308": '"', "\u0
 _LETTERS = {"ß": r"{\ss}", "æ": r"{\ae}", "Æ": r"{\AE}", "ø": r"{\o}", "Ø": r"{\O}", "ł": r"{\l}",
             "Ł": r"{\L}", "œ": r"{\oe}", "Œ": r"{\OE}", "ı": r"{\i}", "å": r"{\aa}", "Å": r"{\AA}",
             "đ": "d", "Đ": "D", "þ": r"{\th}", "Þ": r"{\TH}", "ð": r"{\dh}", "Ð": r"{\DH}"}
+_SPECIAL_RE = re.compile(r"[\\{}$&%#_^~<>|\x00-\x1f\x7f]")
+
+
+def _escape_special(m) -> str:
+    return _SPECIALS.get(m.group(), " ")       # control characters become spaces
+
+_MARKUP_RE = re.compile(r"[\\{}$*_`\[~-]")
+_NON_ASCII_RE = re.compile(r"[^\x00-\x7f]")
 _PUNCT = {"\u201c": "``", "\u201d": "''", "\u2018": "`", "\u2019": "'", "\u2013": "--", "\u2014": "---",
           "\u2026": r"\ldots{}", "\u00a0": "~", "\u2009": r"\,", "\u00ab": r"\guillemotleft{}",
           "\u00bb": r"\guillemotright{}", "\u00a7": r"\S{}", "\u00b6": r"\P{}", "\u00a9": r"\textcopyright{}",
@@ -127,12 +135,20 @@ class _Encoder:
         return "?"
 
     def text(self, text: str) -> str:
-        return "".join(self.char(ch) for ch in text)
+        # specials and control characters through one C-level translate; only
+        # what is left outside ASCII goes through char() one by one
+        out = _SPECIAL_RE.sub(_escape_special, text) if _SPECIAL_RE.search(text) else text
+        if not out.isascii():
+            out = _NON_ASCII_RE.sub(lambda m: self.char(m.group()), out)
+        return out
 
     # ---- fields ------------------------------------------------------------
     def rich(self, raw: str, protect_case: bool = False) -> str:
         """Abstract or title text: markup as the reader sees it, specials
         escaped, safe math kept as math."""
+        if "$" not in raw:
+            out = self._prose(raw, protect_case).strip()
+            return " ".join(out.split()) if ("  " in out or "\n" in out or "\t" in out) else out
         parts = []
         pos = 0
         for m in _MATH_RE.finditer(raw):
@@ -140,7 +156,8 @@ class _Encoder:
             parts.append(self._math(m.group(1)))
             pos = m.end()
         parts.append(self._prose(raw[pos:], protect_case))
-        return " ".join("".join(parts).split())
+        out = "".join(parts).strip()
+        return " ".join(out.split()) if ("  " in out or "\n" in out or "\t" in out) else out
 
     def _prose(self, raw: str, protect_case: bool) -> str:
         if not raw.strip():
@@ -171,7 +188,7 @@ class _Encoder:
 
     def name(self, name: str) -> str:
         """One author as "Last, First"; a one-word or corporate name double-braced."""
-        name = " ".join(plain_text(name).split())
+        name = " ".join((plain_text(name) if _MARKUP_RE.search(name) else name).split())
         if not name:
             return ""
         if "," in name:
@@ -250,22 +267,45 @@ def entry(paper: Paper, key: str, enc: _Encoder) -> str:
     return f"@{kind}{{{key},\n{body}\n}}\n"
 
 
+class Rendering:
+    """The .bib text of `papers` (sorted by key), piece by piece; `replaced`
+    counts the characters written as "?" once it has been iterated."""
+
+    def __init__(self, papers: Iterable[Paper], keys: dict[str, str], dialect: str = "bibtex"):
+        self.enc = _Encoder(dialect)
+        self.papers = sorted(papers, key=lambda p: keys[p.id].casefold())
+        self.keys = keys
+        self.dialect = dialect
+
+    @property
+    def replaced(self) -> int:
+        return self.enc.replaced
+
+    def __iter__(self):
+        yield "% Exported by Papershelf" + (" (BibLaTeX, UTF-8, for biber)" if self.dialect == "biblatex"
+                                            else " (BibTeX, ASCII)") + "\n\n"
+        for n, p in enumerate(self.papers):
+            yield ("\n" if n else "") + entry(p, self.keys[p.id], self.enc)
+
+
 def render(papers: Iterable[Paper], keys: dict[str, str], dialect: str = "bibtex") -> tuple[str, int]:
-    """The .bib text for `papers` (sorted by key) and how many characters were replaced."""
-    enc = _Encoder(dialect)
-    papers = sorted(papers, key=lambda p: keys[p.id].casefold())
-    head = "% Exported by Papershelf" + (" (BibLaTeX, UTF-8, for biber)" if dialect == "biblatex" else " (BibTeX, ASCII)")
-    text = head + "\n\n" + "\n".join(entry(p, keys[p.id], enc) for p in papers)
-    return text, enc.replaced
+    """The whole .bib text and how many characters were replaced."""
+    rendering = Rendering(papers, keys, dialect)
+    text = "".join(rendering)
+    return text, rendering.replaced
 
 
-def write_atomically(path: Path, text: str) -> None:
-    """Write `text` to `path` via a temporary file in the same folder, fsync, rename."""
+def write_atomically(path: Path, text: str | Iterable[str]) -> None:
+    """Write `text` (or its pieces) to `path` via a temporary file in the same
+    folder, fsync, rename: an interrupted export leaves the old file."""
     path = Path(path)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
-            f.write(text)
+            if isinstance(text, str):
+                f.write(text)
+            else:
+                f.writelines(text)
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, path)
