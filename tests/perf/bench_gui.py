@@ -21,6 +21,9 @@ Steps, each in a fresh process:
   debounce, the search on its thread, the model reset, the status line);
 * scrolling: 1,000 rows scrolled one row at a time from the top, each
   step painted (``viewport().repaint()``), total and per row;
+* import: N papers imported through the window (File ▸ Import's path, on
+  its worker thread) while a 10 ms timer records how long the event loop
+  goes without running;
 * memory: the child's peak RSS.
 
 Targets (issue): start-up <= 1.5 s with a warm index, keystroke p95 <=
@@ -162,7 +165,46 @@ def child_interact(lib_dir: str) -> dict:
             "peak_mb": peak_rss_mb()}
 
 
-CHILDREN = {"prepare": child_prepare, "start": child_start, "interact": child_interact}
+def child_import(folder: str, n: int, seed: int) -> dict:
+    """Import N papers through the window while a 10 ms timer measures how
+    long the event loop goes without running (what a person feels as a hang)."""
+    app = _app()
+    from PySide6.QtCore import QTimer
+    from papershelf.core.library import Library
+    from papershelf.gui.main_window import MainWindow
+    files = write_corpus(n, Path(folder) / "listings", seed)
+    lib = Library.open(Path(folder) / "library")
+    win = MainWindow(lib, open_index=False)
+    win.show()
+    _spin(app, lambda: win.last_answer is not None, 10)
+    gaps: list[float] = []
+    last = [time.perf_counter()]
+
+    def tick():
+        now = time.perf_counter()
+        gaps.append((now - last[0]) * 1000)
+        last[0] = now
+
+    timer = QTimer()
+    timer.setInterval(10)
+    timer.timeout.connect(tick)
+    done = []
+    win.importFinished.connect(lambda reports: done.append(reports))
+    t = time.perf_counter()
+    timer.start()
+    win.import_files(files)
+    _spin(app, lambda: bool(done), 3600)
+    seconds = time.perf_counter() - t
+    added = sum(r.added for r in done[0])
+    _spin(app, lambda: win.model.rowCount() >= added, 60)       # the list shows them
+    timer.stop()
+    rows = win.model.rowCount()
+    win.close()
+    lib.close()
+    return {"seconds": seconds, "added": added, "gaps": gaps, "rows": rows}
+
+
+CHILDREN = {"prepare": child_prepare, "start": child_start, "interact": child_interact, "import": child_import}
 
 
 def child_main(argv: list[str]) -> None:
@@ -232,6 +274,11 @@ def main(argv: list[str] | None = None) -> int:
         print(f"    {q!r:26} median {med:6.1f} ms, worst {worst:6.1f} ms")
     print(f"  scrolling {res['scroll_rows']:,} rows one at a time: {res['scroll_s'] * 1000:.0f} ms "
           f"({res['scroll_s'] * 1000 / max(1, res['scroll_rows']):.2f} ms a row); selecting a row: {res['select_ms']:.0f} ms")
+    imp = run("import", tempfile.mkdtemp(prefix="papershelf-bench-gui-import-", dir=args.tmpdir), args.size, args.seed)
+    gaps = imp["gaps"]
+    print(f"  importing {imp['added']:,} papers through the window: {imp['seconds']:.1f} s; the event loop "
+          f"(a 10 ms timer) ran every p50 {pct(gaps, 50):.0f} / p95 {pct(gaps, 95):.0f} / p99 {pct(gaps, 99):.0f} / "
+          f"max {max(gaps):.0f} ms meanwhile; then {imp['rows']:,} rows")
     peak = max(res["peak_mb"], *start_peaks)
     start = statistics.median(starts)
     ready = statistics.median(readies)
