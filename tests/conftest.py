@@ -95,3 +95,16 @@ def tmpfs(tmp_path):
     if os.name != "posix" or shutil.which("mount") is None:
         pytest.skip("needs mount(8)")
     return lambda size="4m": Mount(tmp_path / f"mnt-{size}", size)
+
+
+@pytest.fixture
+def settings(tmp_path, qapp):
+    """QSettings in the test's own folder, empty, with the application's names."""
+    from PySide6.QtCore import QSettings
+    from papershelf.gui.app import configure_application
+    configure_application(qapp)
+    QSettings.setDefaultFormat(QSettings.Format.IniFormat)
+    QSettings.setPath(QSettings.Format.IniFormat, QSettings.Scope.UserScope, str(tmp_path / "settings"))
+    QSettings().clear()
+    yield
+    QSettings().clear()

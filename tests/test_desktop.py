@@ -15,20 +15,11 @@ from PySide6.QtWidgets import QApplication, QLineEdit, QPushButton
 
 from conftest import SEEDS, run_cli
 from papershelf.core.library import Library
-from papershelf.gui.app import ErrorReporter, InstanceServer, configure_application
+from papershelf.gui.app import ErrorReporter, InstanceServer
 from papershelf.gui.main_window import MainWindow
 
 pytestmark = pytest.mark.gui
 
-
-@pytest.fixture
-def settings(tmp_path, qapp):
-    configure_application(qapp)
-    QSettings.setDefaultFormat(QSettings.Format.IniFormat)
-    QSettings.setPath(QSettings.Format.IniFormat, QSettings.Scope.UserScope, str(tmp_path / "settings"))
-    QSettings().clear()
-    yield
-    QSettings().clear()
 
 
 @pytest.fixture

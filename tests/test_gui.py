@@ -6,13 +6,12 @@ import shutil
 import warnings
 
 import pytest
-from PySide6.QtCore import QMimeData, QPoint, QPointF, QSettings, Qt, QUrl
+from PySide6.QtCore import QMimeData, QPoint, QPointF, Qt, QUrl
 from PySide6.QtGui import QDesktopServices, QDragEnterEvent, QDropEvent
 from PySide6.QtWidgets import QApplication, QLineEdit, QMessageBox, QPlainTextEdit, QTableView, QTextBrowser, QTreeView
 
 from papershelf.core.index import SearchIndex
 from papershelf.core.library import Library
-from papershelf.gui.app import configure_application
 from papershelf.gui.main_window import MainWindow
 
 pytestmark = pytest.mark.gui
@@ -27,15 +26,6 @@ def indexed_seeds(tmp_path_factory):
         SearchIndex(lib).open().close()
     return folder
 
-
-@pytest.fixture
-def settings(tmp_path, qapp):
-    configure_application(qapp)
-    QSettings.setDefaultFormat(QSettings.Format.IniFormat)
-    QSettings.setPath(QSettings.Format.IniFormat, QSettings.Scope.UserScope, str(tmp_path / "settings"))
-    QSettings().clear()
-    yield
-    QSettings().clear()
 
 
 class Opened:

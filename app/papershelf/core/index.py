@@ -33,7 +33,7 @@ from typing import Callable, Iterable
 
 import numpy as np
 from whoosh import index as windex
-from whoosh import qparser, query as wquery, sorting
+from whoosh import qparser, query as wquery
 from whoosh.analysis import STOP_WORDS, Token, Tokenizer
 from whoosh.fields import ID, KEYWORD, NUMERIC, TEXT, Schema
 from whoosh.lang.porter import stem as porter_stem
@@ -726,7 +726,6 @@ class SearchIndex:
             filters.append(("lists", _keyword(list_name)))
         with self._search_lock:
             try:
-                searcher = self._get_searcher()
                 ev = self._get_evaluator()
                 docs, scores = ev.evaluate(q)
                 for fieldname, value in filters:
@@ -754,9 +753,9 @@ class SearchIndex:
                        fallback=fell_back, elapsed_ms=(time.perf_counter() - started) * 1000)
 
     def _get_evaluator(self) -> fastsearch.Evaluator:
+        searcher = self._get_searcher()     # a commit drops the searcher, and with it the evaluator
         if self._evaluator is None:
-            self._evaluator = fastsearch.Evaluator(self._get_searcher(), self._segments, FIELD_BOOSTS,
-                                                   SEARCH_FIELDS)
+            self._evaluator = fastsearch.Evaluator(searcher, self._segments, FIELD_BOOSTS, SEARCH_FIELDS)
             self._facet_codes = {}
         return self._evaluator
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from PySide6.QtCore import QModelIndex, QSettings, Qt, Signal
-from PySide6.QtGui import QAction, QBrush, QColor, QIcon, QPixmap, QStandardItem, QStandardItemModel
+from PySide6.QtGui import QBrush, QColor, QIcon, QPixmap, QStandardItem, QStandardItemModel
 from PySide6.QtWidgets import QAbstractItemView, QMenu, QTreeView
 
 from ..core.paper import Status

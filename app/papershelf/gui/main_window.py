@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QByteArray, QEvent, QItemSelectionModel, QSettings, Qt, QTimer, Signal, Slot
-from PySide6.QtGui import QAction, QColor, QKeySequence, QShortcut, QUndoStack
+from PySide6.QtGui import QAction, QColor, QKeySequence, QUndoStack
 from PySide6.QtWidgets import (QAbstractItemView, QApplication, QColorDialog, QFileDialog, QHeaderView,
                                QInputDialog, QLabel, QLineEdit, QMainWindow, QMessageBox, QProgressBar,
                                QPushButton, QSplitter, QStackedWidget, QTableView, QVBoxLayout, QWidget)

@@ -29,7 +29,7 @@ from typing import Iterable
 
 from ..citekeys import surname
 from ..paper import Paper
-from ..text import SYMBOLS, _MATH_RE, latex_to_text, plain_text
+from ..text import SYMBOLS, _MATH_RE, plain_text
 
 DIALECTS = ("bibtex", "biblatex")
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..errors import ListingError
+
 from .base import Candidate, ParsedFile, Problem, decode_text, read_text
 from .bibfile import parse_bib, parse_ris
 from .listing import parse_listing
