@@ -30,6 +30,10 @@ HOSTILE = [
     "A \\textsc{VeriSimpl} paper with **bold** and *emphasis* and [a link](https://example.org/a_b%20c#frag) "
     "and \\emph{nested \\textbf{markup}} that a reader should see as text, not as raw markup, in the export.",
     "Long abstract " + "word " * 4000 + "the end of a twenty thousand character abstract that must compile.",
+    # found in review: \\ then a brace (BibTeX counts braces, backslash or not), math pdflatex rejects,
+    # and money that looks like math
+    "An abstract whose first line\\\\} second, note = {Injected ends in a LaTeX line break and a brace, "
+    "then $x\u2028= 1$ and $a\x1fb$ and $x_1_2$ and $\\left( x$ and $x^$ and costs $5 and $10 in the text.",
 ]
 
 DOC = {
@@ -119,6 +123,26 @@ def test_the_whole_library_compiles_without_errors_or_warnings(hostile_library, 
     cited = set(re.findall(r"\\bibitem\{([^}]+)\}", out["bbl"])) if dialect == "bibtex" else \
         set(re.findall(r"\\entry\{([^}]+)\}", out["bbl"]))
     assert cited == set(keys)
+
+
+@needs_tex
+def test_math_in_titles_keeps_its_case_and_team_names_stay_one_author(seeded, tmp_path):
+    from papershelf.core.importers.base import Candidate, ParsedFile
+    lib = seeded
+    cand = Candidate(abstract="We study the $\\Gamma$ function and sigma algebras with a team of many people "
+                              "over a long period and report what we found about both of them.", line=1,
+                     title="The $\\Gamma$ function and $\\Sigma$-algebras",
+                     authors=["Research and Development Team", "Ada Lovelace"])
+    report = lib.import_parsed(ParsedFile(path="<pasted text>", format="test", papers=[cand], problems=[]))
+    pid = report.added_ids[0]
+    target = tmp_path / "one.bib"
+    lib.export_bibtex([pid], target, "bibtex")
+    text = target.read_text()
+    assert "{Research and Development Team} and Lovelace, Ada" in text
+    out = compile_bib(tmp_path, text, "bibtex")
+    assert problems(out, "bibtex") == []
+    assert "\\Gamma" in out["bbl"] and "\\gamma" not in out["bbl"]
+    assert "Team" in out["bbl"] and "Lovelace" in out["bbl"]
 
 
 def test_hostile_text_cannot_leave_its_field(hostile_library, tmp_path):

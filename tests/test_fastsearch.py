@@ -40,7 +40,7 @@ def query_mix(words, seed=7):
            "author:thaman", "verisimpl", "NOT model", "model AND", '"unbalanced', "((diffus*",
            "nosuchfield:word", "tags:llm OR status:read", '"phase transition"', '"reward hacking"',
            '"large language models"', '"language model" reasoning', '"language models"~3', 'title:"reward model"',
-           '"of the"', '"policy optimization" NOT "reward model"']
+           '"of the"', '"policy optimization" NOT "reward model"', "tags:*", "notes:*", "title:*"]
     return qs
 
 

@@ -287,6 +287,8 @@ class Evaluator:
         if q is wquery.NullQuery or isinstance(q, wquery.NullQuery.__class__):
             return _empty()
         if isinstance(q, wquery.Every):
+            if q.fieldname not in (None, "*"):      # tags:* — papers with anything in that field
+                return self._by_whoosh(q)
             ids = np.flatnonzero(self.live).astype(np.int64)
             return ids, np.zeros(len(ids))
         if isinstance(q, wquery.Term):

@@ -31,6 +31,7 @@ import gc
 import os
 import shutil
 import socket
+import threading
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
@@ -220,6 +221,7 @@ class Store:
         self._snapshot_bytes = 0
         self._valid_journal_len = 0
         self._lock = _Lock(self.folder / LOCK)
+        self._write_lock = threading.RLock()      # one writer thread at a time within this process
 
     # ---- paths -------------------------------------------------------------
     @property
@@ -478,7 +480,13 @@ class Store:
         """Make `ops` durable, then apply them to the in-memory state.
 
         Raises StoreWriteError (and changes nothing) if they could not be saved.
+        Thread-safe: the window edits on its thread while an import commits
+        on a worker; journal lines must not interleave or share a number.
         """
+        with self._write_lock:
+            self._apply(ops)
+
+    def _apply(self, ops: list[Op]) -> None:
         if not ops:
             return
         if self.readonly:
@@ -558,6 +566,10 @@ class Store:
     # ---- compaction and backups -------------------------------------------
     def compact(self) -> None:
         """Write the whole state as a new snapshot and start an empty journal."""
+        with self._write_lock:
+            self._compact()
+
+    def _compact(self) -> None:
         if self.readonly:
             raise ReadOnlyLibraryError(f"The library in {self.folder} was opened read-only.", self.folder)
         new_gen = self.generation + 1

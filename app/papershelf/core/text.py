@@ -55,7 +55,7 @@ SYMBOLS = {
     "it": "", "em": "", "bf": "", "sc": "", "rm": "", "tt": "", "sl": "", "sf": "",
     "quad": " ", "qquad": " ", "left": "", "right": "", "big": "", "Big": "",
     # what the BibTeX exporter writes for characters LaTeX treats specially
-    "textless": "<", "textgreater": ">", "textbar": "|", "textbackslash": "\\",
+    "textbraceleft": "{", "textbraceright": "}", "textless": "<", "textgreater": ">", "textbar": "|", "textbackslash": "\\",
     "textasciitilde": "~", "textasciicircum": "^", "textunderscore": "_", "textdegree": "°",
     "textbullet": "•", "texteuro": "€", "textcopyright": "©", "pounds": "£", "S": "§", "P": "¶",
     "guillemotleft": "«", "guillemotright": "»",

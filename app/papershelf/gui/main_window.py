@@ -485,12 +485,12 @@ class MainWindow(QMainWindow):
             self.abstract_view.show_nothing(len(papers))
 
     def _highlight_terms(self):
-        if self.index is None or not self.query.text.strip():
+        # worked out on the search thread with the answer: the GUI thread never
+        # waits for the index's lock
+        answer = self.last_answer
+        if self.index is None or answer is None or not answer.terms:
             return None, None
-        try:
-            return self.index.highlight_terms(self.query.text), self.index.normal
-        except PapershelfError:
-            return None, None
+        return answer.terms, self.index.normal
 
     # ---- edits (each one undoable) -------------------------------------------
     def _edit(self, label: str, ids: list[str], action, touches_lists: bool = False) -> bool:
@@ -564,6 +564,9 @@ class MainWindow(QMainWindow):
     def delete_selected(self) -> None:
         ids = self.selected_ids()
         if not ids:
+            return
+        if self._import_task is not None and not self._import_task.finished:
+            self.statusBar().showMessage(self.tr("Wait for the import to finish."), 3000)
             return
         answer = QMessageBox.question(
             self, self.tr("Delete papers"),

@@ -58,6 +58,7 @@ class Answer:
     indexed: bool = True              # False: the index was not ready, text was matched on titles only
     fallback: bool = False
     error: str = ""
+    terms: set[str] = field(default_factory=set)      # query words as the index holds them, to highlight
 
 
 class SearchService(QObject):
@@ -117,22 +118,24 @@ class SearchService(QObject):
                                         list_name=query.list_name, limit=None, facets=True,
                                         sort="relevance" if query.sort == "relevance" else "added")
             ids, facets, fallback, indexed = res.ids, res.facets, res.fallback, True
+            terms = index.highlight_terms(query.text) if query.text.strip() else set()
         else:
             ids = [p.id for p in self.library.query(status=query.status, tag=query.tag, area=query.area,
                                                     list_name=query.list_name)]
             words = query.text.casefold().split()
             if words:
-                get = self.library.get
-                ids = [pid for pid in ids if all(w in get(pid).title.casefold() for w in words)]
-            facets, fallback, indexed = {}, False, False
+                get = self.library._store.papers.get      # a paper deleted meanwhile is just not there
+                ids = [pid for pid in ids if (p := get(pid)) is not None and all(w in p.title.casefold() for w in words)]
+            facets, fallback, indexed, terms = {}, False, False, set()
         if query.list_name and not query.text.strip() and query.sort == "relevance":
             wanted = set(ids)                       # a reading list keeps its own order
             ids = [pid for pid in self.library.list_ids(query.list_name) if pid in wanted]
         if query.sort in SORT_KEYS:
             key = SORT_KEYS[query.sort]
             get = self.library._store.papers.get
-            ids = [pid for pid in ids if get(pid) is not None]
-            ids.sort(key=lambda pid: key(get(pid)), reverse=query.descending)
+            papers = {pid: p for pid in ids if (p := get(pid)) is not None}   # read once: edits go on meanwhile
+            ids = sorted(papers, key=lambda pid: key(papers[pid]), reverse=query.descending)
         elif query.sort == "relevance" and query.descending:
             ids.reverse()
-        return Answer(query, ids, len(ids), facets, (time.perf_counter() - started) * 1000, indexed, fallback)
+        return Answer(query, ids, len(ids), facets, (time.perf_counter() - started) * 1000, indexed, fallback,
+                      terms=terms)

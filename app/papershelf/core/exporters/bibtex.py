@@ -34,7 +34,8 @@ from ..text import SYMBOLS, _MATH_RE, plain_text
 DIALECTS = ("bibtex", "biblatex")
 
 _SPECIALS = {
-    "\\": r"\textbackslash{}", "{": r"\{", "}": r"\}", "$": r"\$", "&": r"\&", "%": r"\%",
+    # \{ would still close a field for BibTeX, which counts braces without looking at backslashes
+    "\\": r"\textbackslash{}", "{": r"\textbraceleft{}", "}": r"\textbraceright{}", "$": r"\$", "&": r"\&", "%": r"\%",
     "#": r"\#", "_": r"\_", "^": r"\textasciicircum{}", "~": r"\textasciitilde{}", "<": r"\textless{}",
     ">": r"\textgreater{}", "|": r"\textbar{}",
 }
@@ -71,7 +72,13 @@ cos tan ell circ star ast emptyset top bot perp mid parallel langle rangle lfloo
 mathbf mathit mathsf mathtt mathcal quad qquad left right big Big prime hat bar tilde vec dot ddot overline
 underline widehat widetilde Pr neg wedge vee oplus otimes setminus colon""".split())
 _MACRO_NAME_RE = re.compile(r"\\([A-Za-z]+|.)")
-_SAFE_MATH_CHARS_RE = re.compile(r"^[A-Za-z0-9\s+\-*/=<>()\[\],.;:!'|^_{}\\]*$")
+_SAFE_MATH_CHARS_RE = re.compile(r"^[A-Za-z0-9 \t\n+\-*/=<>()\[\],.;:!'|^_{}\\]*$", re.ASCII)
+_SCRIPT_ARG = r"(?:\{[^{}]*\}|\\[A-Za-z]+|[^\s{}\\])"
+# constructs LaTeX stops on: x_1_2, x^, x_}, \frac or \sqrt without an argument
+_BAD_MATH_RE = re.compile(r"_" + _SCRIPT_ARG + r"\s*_|\^" + _SCRIPT_ARG + r"\s*\^|[_^]\s*(?:$|[_^}\])])"
+                          r"|\\(?:frac|sqrt)(?![A-Za-z])\s*(?:$|[^{\[\sA-Za-z0-9\\])|\\frac\s*\{[^{}]*\}\s*(?:$|[^{\s])")
+# $5 and $10 is money, not math: math opens on a non-space and does not close right before a digit
+_EXPORT_MATH_RE = re.compile(r"(?<!\\)\$(?!\s)([^$]+?)(?<![\s\\])\$(?!\d)")
 _MATHBB_RE = re.compile(r"\\mathbb\s*\{\s*([A-Za-z])\s*\}")
 _PROTECT_RE = re.compile(r"(?<![\w{])([A-Za-z]*[A-Z][A-Za-z0-9]*[A-Z0-9][A-Za-z0-9]*|[A-Z]\d[\w]*|[a-z]+[A-Z]\w*)"
                          r"(?:-[A-Za-z0-9]+)*(?![\w}])")
@@ -151,9 +158,9 @@ class _Encoder:
             return " ".join(out.split()) if ("  " in out or "\n" in out or "\t" in out) else out
         parts = []
         pos = 0
-        for m in _MATH_RE.finditer(raw):
+        for m in _EXPORT_MATH_RE.finditer(raw):
             parts.append(self._prose(raw[pos:m.start()], protect_case))
-            parts.append(self._math(m.group(1)))
+            parts.append(self._math(m.group(1), braced=protect_case))
             pos = m.end()
         parts.append(self._prose(raw[pos:], protect_case))
         out = "".join(parts).strip()
@@ -176,13 +183,15 @@ class _Encoder:
         out.append(self.text(plain[pos:]))
         return lead + "".join(out) + trail
 
-    def _math(self, expr: str) -> str:
+    def _math(self, expr: str, braced: bool = False) -> str:
         expr = _MATHBB_RE.sub(r"\\mathbf{\1}", expr).strip()
         names = {m.group(1) for m in _MACRO_NAME_RE.finditer(expr)}
-        balanced = _balanced(expr)
-        if (expr and balanced and _SAFE_MATH_CHARS_RE.match(expr)
-                and all(n in _SAFE_MATH_MACROS or n in ",;:! " for n in names)):
-            return f"${expr}$"
+        safe = (bool(expr) and _balanced(expr) and bool(_SAFE_MATH_CHARS_RE.match(expr))
+                and not _BAD_MATH_RE.search(expr) and expr.count("\\left") == expr.count("\\right")
+                and all(n in _SAFE_MATH_MACROS or n in ",;:! " for n in names))
+        if safe:
+            # braced in titles: the style must not lower-case it ($\Gamma$ -> $\gamma$)
+            return f"{{${expr}$}}" if braced else f"${expr}$"
         # math LaTeX alone cannot typeset: as text
         return self.text(" ".join(plain_text(f"${expr}$").split()))
 
@@ -191,6 +200,8 @@ class _Encoder:
         name = " ".join((plain_text(name) if _MARKUP_RE.search(name) else name).split())
         if not name:
             return ""
+        if re.search(r"\band\b", name, re.I):
+            return "{" + self.text(name) + "}"          # "Research and Development Team": one name, braced
         if "," in name:
             last, first = (x.strip() for x in name.split(",", 1))
         else:
