@@ -19,7 +19,6 @@ Targets (issue): export of 100,000 papers <= 5 s; import of a
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 import tempfile
@@ -33,8 +32,8 @@ if str(ROOT / "app") not in sys.path:
 if str(HERE.parent) not in sys.path:
     sys.path.insert(0, str(HERE.parent))
 
-from bench_store import (describe_commit, mark, peak_rss_mb, print_footer, run_script_child,  # noqa: E402
-                         write_corpus)
+from bench_store import (child_requested, describe_commit, mark, named_children, peak_rss_mb,  # noqa: E402
+                         print_footer, run_script_child, write_corpus)
 
 TARGET_EXPORT_S = 5.0
 TARGET_IMPORT_PPS = 2_000.0
@@ -77,6 +76,7 @@ def child_import(folder: str, n: int) -> dict:
 
 
 CHILDREN = {"prepare": child_prepare, "export": child_export, "import": child_import}
+child_main = named_children(CHILDREN)
 
 
 def run(name: str, *args) -> dict:
@@ -85,9 +85,7 @@ def run(name: str, *args) -> dict:
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
-    if argv[:1] == ["--_child"]:
-        name, *args = argv[1:]
-        print(json.dumps(CHILDREN[name](*[int(a) if a.isdigit() else a for a in args])), flush=True)
+    if child_requested(argv, child_main):
         return 0
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--export", type=int, default=100_000, help="papers in the exported library")

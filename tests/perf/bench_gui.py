@@ -50,8 +50,8 @@ if str(ROOT / "app") not in sys.path:
 if str(HERE.parent) not in sys.path:
     sys.path.insert(0, str(HERE.parent))
 
-from bench_store import (describe_commit, mark, pct, peak_rss_mb, print_footer, run_script_child,  # noqa: E402
-                         write_corpus)
+from bench_store import (child_requested, describe_commit, mark, named_children, pct, peak_rss_mb,  # noqa: E402
+                         print_footer, run_script_child, write_corpus)
 
 TARGET_START_S = 1.5
 TARGET_KEY_P95_MS = 100.0
@@ -207,11 +207,7 @@ def child_import(folder: str, n: int, seed: int) -> dict:
 CHILDREN = {"prepare": child_prepare, "start": child_start, "interact": child_interact, "import": child_import}
 
 
-def child_main(argv: list[str]) -> None:
-    name, *args = argv
-    fn = CHILDREN[name]
-    typed = [int(a) if a.isdigit() else a for a in args]
-    print(json.dumps(fn(*typed)), flush=True)
+child_main = named_children(CHILDREN)
 
 
 # ---- parent ------------------------------------------------------------------
@@ -237,8 +233,7 @@ def timed_start(lib_dir: str) -> tuple[float, float, dict]:
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
-    if argv[:1] == ["--_child"]:
-        child_main(argv[1:])
+    if child_requested(argv, child_main):
         return 0
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--size", type=int, default=100_000)

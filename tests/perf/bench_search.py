@@ -59,7 +59,7 @@ if str(ROOT / "app") not in sys.path:   # run with any python, not only the venv
 if str(HERE.parent) not in sys.path:
     sys.path.insert(0, str(HERE.parent))
 
-from bench_store import (describe_commit, mark, pct, peak_rss_mb, print_footer,  # noqa: E402
+from bench_store import (child_requested, describe_commit, mark, pct, peak_rss_mb, print_footer,  # noqa: E402
                          run_script_child, write_corpus)
 
 DEFAULT_SIZES = (10_000, 100_000)
@@ -623,8 +623,7 @@ def summary(rows: list[dict]) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
-    if argv[:1] == ["--_child"]:
-        child_main(argv[1:])
+    if child_requested(argv, child_main):
         return 0
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--sizes", default=",".join(map(str, DEFAULT_SIZES)),

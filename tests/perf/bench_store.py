@@ -355,6 +355,25 @@ def run_child(*args: str, timeout: float = 1800) -> dict:
     return run_script_child(HERE, *args, timeout=timeout)
 
 
+def child_requested(argv: list[str], child_main) -> bool:
+    """In a benchmark's main(): `--_child ARGS` means this process is one
+    measurement started by run_script_child; run it and say so."""
+    if argv[:1] != ["--_child"]:
+        return False
+    child_main(argv[1:])
+    return True
+
+
+def named_children(children: dict):
+    """A child_main for benchmarks whose children are plain functions: the
+    first argument names one, whole-number arguments become ints, the result
+    is printed as the JSON line run_script_child reads."""
+    def child_main(argv: list[str]) -> None:
+        name, *args = argv
+        print(json.dumps(children[name](*[int(a) if a.isdigit() else a for a in args])), flush=True)
+    return child_main
+
+
 def run_script_child(script: Path, *args: str, timeout: float, show_progress: bool = False) -> dict:
     """Run `script --_child ARGS` in a fresh process; its result is stdout's last line (JSON).
 
@@ -530,8 +549,7 @@ def describe_commit() -> str:
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
-    if argv[:1] == ["--_child"]:
-        child_main(argv[1:])
+    if child_requested(argv, child_main):
         return 0
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--sizes", default=",".join(map(str, DEFAULT_SIZES)),
