@@ -58,9 +58,11 @@ def check_same(ix, words):
     mismatched = []
     for text in query_mix(words):
         q, _ = ix.parse(text)
-        if whoosh_ids(ix, q) != fast_ids(ix, text):
-            mismatched.append(text)
-    assert mismatched == []
+        expected, got = whoosh_ids(ix, q), fast_ids(ix, text)
+        if expected != got:
+            segments = [(r.doc_count_all(), len(r.deleted_docs_set)) for r, _ in ix._get_searcher().reader().leaf_readers()]
+            mismatched.append((text, sorted(expected - got)[:5], sorted(got - expected)[:5], segments))
+    assert mismatched == []      # (query, only Whoosh found, only we found, (docs, deleted) per segment)
 
 
 def test_same_papers_as_whoosh_on_a_fresh_index(tmp_path, seeds, words):
