@@ -134,7 +134,7 @@ def test_damaged_library_gets_a_clear_message_and_recover(imported):
     assert res.returncode == 1
     assert str(snap) in res.stderr and "papershelf recover" in res.stderr and "Traceback" not in res.stderr
     rec = run_cli("recover", data_dir=imported)
-    assert rec.returncode == 0 and "restored the backup" in rec.stdout
+    assert rec.returncode == 0 and "from the backup" in rec.stdout and "Kept the damaged library.jsonl" in rec.stdout
     assert len(json.loads(run_cli("list", "--json", data_dir=imported).stdout)) == 372
 
 

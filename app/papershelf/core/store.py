@@ -29,9 +29,11 @@ import datetime as _dt
 import errno
 import gc
 import os
+import re
 import shutil
 import socket
 import threading
+import time
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
@@ -45,10 +47,18 @@ from .errors import (ReadOnlyLibraryError, StoreCorruptError, StoreLockedError,
                      StoreUnreadableError, StoreVersionError, StoreWriteError)
 from .paper import EDITABLE_FIELDS, STATUS_VALUES, Paper, encode_field
 
-SCHEMA_VERSION = 1
+# 2: every line of the library file carries a CRC-32, as journal lines do (1: plain JSON lines)
+SCHEMA_VERSION = 2
 SNAPSHOT = "library.jsonl"
 JOURNAL = "journal.jsonl"
 LOCK = "library.lock"
+# Readers hold it shared while they read the library file and the journal; a
+# compaction holds it exclusively while it swaps the two (see Store._swap_lock).
+READ_LOCK = "library.readlock"
+# How long a compaction waits for readers before swapping anyway (they notice and retry).
+SWAP_WAIT_SECONDS = 5.0
+# Our own temporary files, left behind only by a process killed while writing.
+TEMP_SUFFIXES = (".tmp", ".restore")
 BACKUPS = "backups"
 FORMAT_NAME = "papershelf-library"
 
@@ -196,8 +206,7 @@ def _fsync_dir(folder: Path) -> None:
 
 
 def _journal_line(payload: dict) -> bytes:
-    body = orjson.dumps(payload)
-    return body + b"\t" + format(zlib.crc32(body), "08x").encode() + b"\n"
+    return _seal(orjson.dumps(payload))
 
 
 class Store:
@@ -220,6 +229,8 @@ class Store:
         self._journal_bytes = 0
         self._snapshot_bytes = 0
         self._valid_journal_len = 0
+        self._journal_fix_newline = False
+        self._snapshot_version = SCHEMA_VERSION
         self._lock = _Lock(self.folder / LOCK)
         self._write_lock = threading.RLock()      # one writer thread at a time within this process
 
@@ -245,9 +256,14 @@ class Store:
                 raise _write_error(exc, self.folder) from exc
             self._lock.acquire()
         try:
+            if not self.readonly:
+                self._remove_stale_temp_files()
             self._load()
             if not self.readonly:
                 self._open_journal_for_append()
+                if self._snapshot_version < SCHEMA_VERSION and self.snapshot_path.exists():
+                    # written by an older Papershelf: bring it forward now (the old file stays a backup)
+                    self.compact()
         except BaseException:
             self.close()
             raise
@@ -269,29 +285,85 @@ class Store:
     def __exit__(self, *exc) -> None:
         self.close()
 
-    def _load(self) -> None:
-        # A reader without the lock may race a compaction: the snapshot it read
-        # and the journal it reads next may come from different generations.
-        # The journal lines carry their generation, so a mismatch is seen and
-        # the read is simply retried.
-        for _attempt in range(5):
-            before = _stat_key(self.snapshot_path)
-            if before is None:
-                self._refuse_if_library_file_vanished()
-                self.papers, self.lists, self.generation, self.seq = {}, {}, 0, 0
-                self._snapshot_bytes = 0
+    def _remove_stale_temp_files(self) -> None:
+        """A process killed while writing a new library file leaves its temporary file.
+
+        Only called with the write lock held, so no other process is writing one."""
+        for name in (SNAPSHOT + suffix for suffix in TEMP_SUFFIXES):
+            path = self.folder / name
+            try:
+                if path.is_file() and not path.is_symlink():
+                    path.unlink()
+                    log.info("removed %s, left by an interrupted write", path)
+            except OSError:
+                log.warning("could not remove %s", path, exc_info=True)
+
+    @contextlib.contextmanager
+    def _swap_lock(self, exclusive: bool):
+        """Readers (shared) against a compaction's swap of library file and journal (exclusive).
+
+        A reader holds it while it reads both files, so it never sees the
+        library file of one generation with the journal of another. The
+        writer waits at most SWAP_WAIT_SECONDS for readers, then swaps anyway:
+        readers also check generations and retry, so this only saves them work.
+        """
+        if os.name == "nt":  # pragma: no cover - no flock; readers fall back to retrying
+            yield
+            return
+        import fcntl
+        path = self.folder / READ_LOCK
+        try:
+            fd = os.open(path, (os.O_RDWR | os.O_CREAT) if exclusive else os.O_RDONLY, 0o644)
+        except OSError:
+            yield   # a read-only folder without the file: nobody can be compacting
+            return
+        try:
+            if exclusive:
+                deadline = time.monotonic() + SWAP_WAIT_SECONDS
+                while True:
+                    try:
+                        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                        break
+                    except OSError:
+                        if time.monotonic() > deadline:
+                            log.info("readers still hold %s; swapping anyway", path)
+                            break
+                        time.sleep(0.01)
             else:
-                self._read_snapshot(self.snapshot_path)
-            consistent = self._replay_journal()
+                fcntl.flock(fd, fcntl.LOCK_SH)    # a swap takes milliseconds
+            yield
+        finally:
+            os.close(fd)
+
+    def _load(self) -> None:
+        # A reader without the write lock may race a compaction: the swap lock
+        # keeps it out of the swap, and the journal lines carry their
+        # generation, so a mismatch that gets through anyway is seen and the
+        # read retried.
+        consistent = False
+        for _attempt in range(20 if self.readonly else 1):
+            with self._swap_lock(exclusive=False) if self.readonly else contextlib.nullcontext():
+                before = _stat_key(self.snapshot_path)
+                if before is None:
+                    self._refuse_if_library_file_vanished()
+                    self.papers, self.lists, self.generation, self.seq = {}, {}, 0, 0
+                    self._snapshot_bytes = 0
+                    self._snapshot_version = SCHEMA_VERSION
+                else:
+                    self._read_snapshot(self.snapshot_path)
+                consistent = self._replay_journal()
             if consistent and _stat_key(self.snapshot_path) == before:
                 return
-            if not self.readonly:
-                break
         if not consistent:
             raise StoreCorruptError(
                 f"The journal {self.journal_path} does not belong to the library file "
-                f"{self.snapshot_path}. Nothing was changed. Run 'papershelf recover' to keep the "
-                "library file and set the journal aside.", self.journal_path)
+                f"{self.snapshot_path} (it holds edits of a newer library file, as if an older one "
+                "had been put back by hand). Nothing was changed. Run 'papershelf recover' to keep "
+                "the library file and set the journal aside.", self.journal_path)
+        # a read-only reader that kept losing the race to compactions (twenty in a row)
+        raise StoreUnreadableError(
+            f"The library in {self.folder} kept changing while Papershelf read it (another Papershelf "
+            "is saving it). Nothing is wrong with it; try again.", self.folder)
 
     def _refuse_if_library_file_vanished(self) -> None:
         """No library file: a new library, unless backups say there was one."""
@@ -301,8 +373,8 @@ class Store:
             raise StoreCorruptError(
                 f"The library file {self.snapshot_path} is missing, but {self.backup_dir} holds "
                 f"backups of a library. Nothing was changed. "
-                + (f"Run 'papershelf recover' to restore the latest good backup, {good}."
-                   if good else "None of the backups can be read either."),
+                + (f"Run 'papershelf recover' to restore the latest good backup, {good}, and replay "
+                   "the journal on top." if good else "None of the backups can be read either."),
                 self.snapshot_path, good)
 
     def _read_snapshot(self, path: Path) -> None:
@@ -311,13 +383,24 @@ class Store:
         self.generation = header["generation"]
         self.seq = header.get("journal_seq", 0)
         self.fingerprint_version = header.get("fingerprint_version", 0)
+        self._snapshot_version = header["schema_version"]
         self._snapshot_bytes = path.stat().st_size
 
-    def _replay_journal(self, salvage: bool = False) -> bool:
-        """Apply the journal's edits; with `salvage`, stop quietly at damage."""
+    def _replay_journal(self, salvage: "JournalSalvage | None" = None) -> bool:
+        """Apply the journal's edits.
+
+        Without `salvage`, any damaged line stops the load with an error: a
+        complete (newline-ended) line that fails its checksum is damage, not
+        a torn write, wherever it is. Only an unfinished last line (no
+        newline: the process died mid-write, so the edit was never reported
+        as saved) is dropped. With `salvage`, every line whose checksum is
+        good and whose base still applies is replayed, and the rest are
+        written down in `salvage`.
+        """
         path = self.journal_path
         self._valid_journal_len = 0
         self._journal_bytes = 0
+        self._journal_fix_newline = False
         self.dropped_torn_line = False
         try:
             with open(path, "rb") as f:
@@ -328,54 +411,70 @@ class Store:
             raise StoreUnreadableError(
                 f"Papershelf cannot read the journal {path} ({exc.strerror}); it was not changed. "
                 "Check its permissions.", path) from exc
-        pos = 0
         lines = data.split(b"\n")
-        tail_complete = data.endswith(b"\n")
+        tail = lines.pop()               # after the last newline: b"" for a whole file
+        if tail:
+            whole = tail if _parse_journal_line(tail) is not None else tail[:-1]
+            if _parse_journal_line(whole) is not None:
+                # a whole edit whose newline alone is missing or damaged: keep it
+                lines.append(whole)
+                self._journal_fix_newline = True
+                tail = b""
+        pos = 0
         for i, line in enumerate(lines):
-            last = i == len(lines) - 1
-            if last and not line:
-                break
-            record = _parse_journal_line(line) if (not last or tail_complete) else None
+            lineno = i + 1
+            record = _parse_journal_line(line)
+            problem = None
             if record is None:
-                rest = b"\n".join(lines[i + 1:]).strip()
-                if rest and not salvage:
-                    raise StoreCorruptError(
-                        f"The journal {path} is damaged at line {i + 1} (its checksum does not match) "
-                        "and has edits after it. Nothing was changed. Run 'papershelf recover' to keep "
-                        "the edits before that line and set the damaged journal aside.", path)
-                self.dropped_torn_line = True   # a write cut short by a crash: never acknowledged
-                break
-            try:
-                _check_record(record)
-                ops = [_decode_op(raw) for raw in record["ops"]]
-            except (KeyError, TypeError, ValueError) as exc:
-                if salvage:
-                    break
+                problem = "its checksum does not match"
+            else:
+                try:
+                    _check_record(record)
+                    ops = [_decode_op(raw) for raw in record["ops"]]
+                except (KeyError, TypeError, ValueError) as exc:
+                    problem = f"Papershelf cannot read its edit ({exc})"
+            if problem is not None:
+                if salvage is not None:
+                    salvage.damaged(lineno, line, problem)
+                    continue
+                where = ("its last line" if lineno == len(lines) else f"line {lineno}, with "
+                         f"{len(lines) - lineno} more after it")
                 raise StoreCorruptError(
-                    f"The journal {path} has an edit Papershelf cannot read at line {i + 1} ({exc}). "
-                    "Nothing was changed. Run 'papershelf recover' to keep the edits before it.",
-                    path) from exc
+                    f"The journal {path} is damaged at {where}: {problem}. The file is complete, so "
+                    "this is damage (a disk or copying fault), not an interrupted save; an edit saved "
+                    "there may be wrong or lost. Nothing was changed and nothing will be written until "
+                    "it is repaired: run 'papershelf recover' to keep every readable edit, set the "
+                    "damaged journal aside and be told exactly which edits were lost.", path)
             gen = record.get("gen", 0)
-            if gen < self.generation:
-                pos += len(line) + 1  # already folded into the snapshot
+            seq = record["seq"]
+            if gen < self.generation or (gen == self.generation and seq <= self.seq):
+                pos += len(line) + 1  # already folded into the library file
                 continue
             if gen > self.generation:
-                if salvage:
-                    break
-                return False
-            if record["seq"] != self.seq + 1:
-                if record["seq"] <= self.seq:
-                    pos += len(line) + 1
+                if salvage is not None:
+                    salvage.other_generation(lineno, seq)
                     continue
-                if salvage:
-                    break
-                raise StoreCorruptError(
-                    f"The journal {path} skips from edit {self.seq} to {record['seq']} at line {i + 1}. "
-                    "Nothing was changed. Run 'papershelf recover'.", path)
-            for op in ops:
-                self._apply_in_memory(op)
-            self.seq = record["seq"]
+                return False
+            if seq != self.seq + 1:
+                if salvage is None:
+                    raise StoreCorruptError(
+                        f"The journal {path} skips from edit {self.seq} to {seq} at line {lineno}. "
+                        "Nothing was changed. Run 'papershelf recover' to keep every readable edit "
+                        "and be told which were lost.", path)
+                salvage.gap(self.seq, seq)
+            if salvage is not None:
+                salvage.replay(self, lineno, seq, ops)
+            else:
+                for op in ops:
+                    self._apply_in_memory(op)
+            self.seq = seq
             pos += len(line) + 1
+        if tail:
+            self.dropped_torn_line = True   # a write cut short by a crash: never acknowledged
+            log.info("the unfinished last line of %s (%d bytes) was a save cut short; dropped",
+                     path, len(tail))
+        if self._journal_fix_newline:
+            pos -= 1                        # the newline still has to be written
         self._valid_journal_len = pos
         self._journal_bytes = pos
         return True
@@ -386,9 +485,15 @@ class Store:
             existed = path.exists()
             fd = os.open(path, os.O_WRONLY | os.O_CREAT | _O_BINARY, 0o644)
             size = os.fstat(fd).st_size
-            if size > self._valid_journal_len:
-                # drop a torn tail so the next line starts clean
+            if size != self._valid_journal_len or self._journal_fix_newline:
+                # drop a torn tail so the next line starts clean; put back a damaged last newline
                 os.ftruncate(fd, self._valid_journal_len)
+                if self._journal_fix_newline:
+                    os.lseek(fd, 0, os.SEEK_END)
+                    os.write(fd, b"\n")
+                    self._valid_journal_len += 1
+                    self._journal_bytes += 1
+                    self._journal_fix_newline = False
                 os.fsync(fd)
             os.lseek(fd, 0, os.SEEK_END)
             if not existed:
@@ -398,13 +503,13 @@ class Store:
         self._journal_fd = fd
 
     def recover(self) -> str:
-        """Set damaged files aside and get back to the best readable state.
+        """Get back every edit that can be read, and say exactly what was lost.
 
-        A damaged or missing library file is replaced by the latest good
-        backup; a damaged journal, or one that belongs to another library
-        file, is cut back to its last good edit. Whatever is set aside is kept
-        beside the library with a `.damaged-<time>` suffix. Returns what was
-        done, in words.
+        The library file: every intact line is kept; papers and lists whose
+        lines are damaged or cut off are taken from the latest good backup.
+        The journal: every line whose checksum is good and whose base still
+        applies is replayed on top. Damaged files are kept beside the library
+        with a `.damaged-<time>` suffix. Returns what was done, in words.
         """
         if self.readonly:
             raise ReadOnlyLibraryError(f"The library in {self.folder} was opened read-only.", self.folder)
@@ -413,67 +518,178 @@ class Store:
         except OSError as exc:
             raise _write_error(exc, self.folder) from exc
         self._lock.acquire()
-        stamp = _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%d-%H%M%S")
-        done: list[str] = []
-
-        def keep_aside(path: Path, move: bool) -> None:
-            target = path.with_name(f"{path.name}.damaged-{stamp}")
-            try:
-                os.replace(path, target) if move else shutil.copy2(path, target)
-            except OSError as exc:
-                raise _write_error(exc, self.folder) from exc
-            done.append(f"kept the damaged {path.name} as {target}")
-
         try:
+            self._remove_stale_temp_files()
             try:
-                if self.snapshot_path.exists():
-                    self._read_snapshot(self.snapshot_path)
-                else:
-                    self._refuse_if_library_file_vanished()
-                    self.papers, self.lists, self.generation, self.seq = {}, {}, 0, 0
-            except StoreCorruptError as exc:
-                if exc.backup is None:
-                    raise StoreCorruptError(
-                        f"{exc} There is nothing to restore from; the files were left as they are.",
-                        self.snapshot_path) from None
-                # restore the backup under a temporary name first, so that a
-                # failure part-way leaves the damaged file where it was
-                tmp = self.folder / (SNAPSHOT + ".restore")
-                try:
-                    shutil.copy2(exc.backup, tmp)
-                    with open(tmp, "rb") as f:
-                        os.fsync(f.fileno())
-                except OSError as err:
-                    raise _write_error(err, self.folder) from err
-                if self.snapshot_path.exists():
-                    keep_aside(self.snapshot_path, move=True)
-                if self.journal_path.exists():
-                    keep_aside(self.journal_path, move=True)
-                os.replace(tmp, self.snapshot_path)
-                _fsync_dir(self.folder)
-                done.append(f"restored the backup {exc.backup}")
-                self._read_snapshot(self.snapshot_path)
-                return "; ".join(done) + "."
-            try:
-                journal_ok = self._replay_journal()
-            except StoreCorruptError:
-                journal_ok = False
-            if not journal_ok:
-                # start again from the snapshot and keep the journal's good prefix
-                if self.snapshot_path.exists():
-                    self._read_snapshot(self.snapshot_path)
-                else:
-                    self.papers, self.lists, self.generation, self.seq = {}, {}, 0, 0
-                self._replay_journal(salvage=True)
-                kept = self.seq
-                keep_aside(self.journal_path, move=False)   # a copy: the original goes only once saved
-                self.compact()                              # new snapshot; empties the journal
-                done.append(f"kept the edits up to number {kept} in a new library file")
-            if not done:
+                self._load()
                 return "Nothing needed recovering: the library and its journal read cleanly."
-            return "; ".join(done) + "."
+            except StoreCorruptError:
+                pass
+            return self._recover()
         finally:
             self.close()
+
+    def _recover(self) -> str:
+        stamp = _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%d-%H%M%S")
+        report: list[str] = []
+        aside: list[Path] = []
+
+        def keep_aside(path: Path) -> None:
+            target = path.with_name(f"{path.name}.damaged-{stamp}")
+            n = 1
+            while target.exists():
+                target = path.with_name(f"{path.name}.damaged-{stamp}.{n}")
+                n += 1
+            try:
+                shutil.copy2(path, target)   # a copy: the original goes only once the new file is saved
+                _fsync_dir(self.folder)
+            except OSError as exc:
+                raise _write_error(exc, self.folder) from exc
+            aside.append(target)
+
+        # 1. the library file
+        snapshot_damaged = False
+        try:
+            if self.snapshot_path.exists():
+                self._read_snapshot(self.snapshot_path)
+            else:
+                self._refuse_if_library_file_vanished()
+                self.papers, self.lists, self.generation, self.seq = {}, {}, 0, 0
+        except StoreCorruptError:
+            snapshot_damaged = True
+            journal_gens = _journal_generations(self.journal_path)
+            report.extend(self._salvage_library_file(journal_gens))
+            if self.snapshot_path.exists():
+                keep_aside(self.snapshot_path)
+
+        # 2. the journal, on top
+        salvage = JournalSalvage()
+        self._replay_journal(salvage=salvage)
+        if salvage.replayed:
+            report.append(f"Replayed {salvage.replayed} edit(s) from the journal on top.")
+        report.extend(salvage.describe())
+        if salvage.lost_anything and self.journal_path.exists():
+            keep_aside(self.journal_path)
+
+        # 3. save it all as a new library file (which empties the journal)
+        # never let the generation of a journal set aside meet the new file's
+        self.generation = max([self.generation, *_journal_generations(self.journal_path)])
+        self._compact(backup_current=not snapshot_damaged)
+        for path in aside:
+            report.append(f"Kept the damaged {path.name.split('.damaged-')[0]} as {path}.")
+        report.append(f"The library now holds {len(self.papers)} papers and {len(self.lists)} "
+                      f"reading lists, saved as {self.snapshot_path}.")
+        return "\n".join(report)
+
+    def _salvage_library_file(self, journal_gens: list[int]) -> list[str]:
+        """Rebuild the state from a damaged library file's intact lines and the latest good backup."""
+        report: list[str] = []
+        path = self.snapshot_path
+        scan = salvage_snapshot(path) if path.exists() else SnapshotSalvage(
+            papers={}, lists={}, order=[], damaged_lines=[], damaged_lists=[], cut_short=True)
+        backup = latest_good_backup(self.backup_dir)
+        if backup is not None:
+            bpapers, blists, bheader = read_snapshot(backup, None)
+        else:
+            bpapers, blists, bheader = {}, {}, None
+        if not scan.papers and not scan.lists and backup is None:
+            raise StoreCorruptError(
+                f"The library file {path} is damaged beyond use (no intact line) and there is no "
+                "readable backup to restore from; the files were left as they are.", path)
+        papers = scan.papers
+        lists = scan.lists
+        meta = scan.header or scan.end
+        if path.exists():
+            if scan.damaged_lines:
+                shown = ", ".join(map(str, scan.damaged_lines[:10])) + (
+                    f" and {len(scan.damaged_lines) - 10} more" if len(scan.damaged_lines) > 10 else "")
+                report.append(f"The library file {path} has {len(scan.damaged_lines)} damaged line(s) "
+                              f"(line {shown}).")
+            if scan.cut_short:
+                report.append(f"The library file {path} was cut short after line "
+                              f"{1 + len(scan.papers) + len(scan.lists) + len(scan.damaged_lines)}.")
+            report.append(f"Kept every intact line: {len(papers)} papers and {len(lists)} reading lists.")
+        else:
+            report.append(f"The library file {path} was missing.")
+
+        # Which papers of the backup belong where the damage is. Papers are
+        # written in the order they joined the library, in every library file,
+        # so a backup paper missing between two intact lines with no damage
+        # between them was deleted since the backup, not lost.
+        from_backup: list[str] = []
+        border = list(bpapers)
+        bpos = {pid: i for i, pid in enumerate(border)}
+        named = [ev[2] for ev in scan.order if ev[0] == "d" and ev[2]]
+        for pid in named:
+            if pid in bpapers and pid not in papers:
+                papers[pid] = bpapers[pid]
+                from_backup.append(pid)
+        expected = meta.get("papers") if meta else None
+        gaps: list[tuple[str | None, str | None]] = []
+        prev = None
+        in_gap = False
+        for ev in scan.order:
+            if ev[0] == "p":
+                if in_gap:
+                    gaps.append((prev, ev[1]))
+                    in_gap = False
+                prev = ev[1]
+            elif ev[2] is None:
+                in_gap = True
+        if in_gap or scan.cut_short or not path.exists():
+            gaps.append((prev, None))
+        if expected is not None and len(papers) >= expected:
+            gaps = []        # every paper the file held is accounted for
+        for lo_id, hi_id in gaps:
+            if lo_id is not None and lo_id not in bpos:
+                continue     # joined after the backup: so did everything after it
+            lo = bpos[lo_id] + 1 if lo_id is not None else 0
+            hi = bpos.get(hi_id, len(border)) if hi_id is not None else len(border)
+            for pid in border[lo:hi]:
+                if pid not in papers:
+                    papers[pid] = bpapers[pid]
+                    from_backup.append(pid)
+        if from_backup:
+            report.append(
+                f"Restored {len(from_backup)} paper(s) whose lines were damaged or missing from the backup "
+                f"{backup}, as they were then; edits made to them after that backup are lost: "
+                + ", ".join(from_backup[:20]) + (" …" if len(from_backup) > 20 else "") + ".")
+        if expected is not None and len(papers) < expected:
+            report.append(
+                f"Could not recover {expected - len(papers)} paper(s): their lines are damaged or "
+                "missing and no backup holds them (they joined the library after the latest backup).")
+        if expected is not None and len(papers) > expected:
+            report.append(
+                f"{len(papers) - expected} of the restored papers may have been deleted since the backup; "
+                "look them up by id and delete them again if so.")
+        # reading lists: written after the papers, so a cut file loses them first
+        expected_lists = meta.get("lists") if meta else None
+        restored_lists = []
+        if expected_lists is None or len(lists) < expected_lists:
+            wanted = set(scan.damaged_lists)
+            for name, ids in blists.items():
+                if name not in lists and (name in wanted or scan.cut_short or expected_lists is None
+                                          or not path.exists()):
+                    lists[name] = list(ids)
+                    restored_lists.append(name)
+        if restored_lists:
+            report.append(f"Restored the reading list(s) {', '.join(map(repr, restored_lists))} from the "
+                          f"backup {backup}; changes made to them after it are lost.")
+        if expected_lists is not None and len(lists) < expected_lists:
+            report.append(f"Could not recover {expected_lists - len(lists)} reading list(s).")
+
+        # the generation the journal's edits were written against
+        if meta is not None:
+            self.generation = meta["generation"] if isinstance(meta.get("generation"), int) else 0
+            self.seq = meta.get("journal_seq", 0) if isinstance(meta.get("journal_seq", 0), int) else 0
+        elif journal_gens:
+            self.generation, self.seq = max(journal_gens), -1   # -1: take the journal from its start
+        else:
+            self.generation = (bheader["generation"] + 1) if bheader else 1
+            self.seq = 0
+        self.papers, self.lists = papers, lists
+        self.fingerprint_version = (scan.header or bheader or {}).get("fingerprint_version", 0)
+        return report
 
     # ---- changing ----------------------------------------------------------
     def apply(self, ops: list[Op]) -> None:
@@ -569,16 +785,15 @@ class Store:
         with self._write_lock:
             self._compact()
 
-    def _compact(self) -> None:
+    def _compact(self, backup_current: bool = True) -> None:
         if self.readonly:
             raise ReadOnlyLibraryError(f"The library in {self.folder} was opened read-only.", self.folder)
         new_gen = self.generation + 1
         tmp = self.folder / (SNAPSHOT + ".tmp")
         try:
             write_snapshot(tmp, self.papers, self.lists, new_gen, self.seq, self.fingerprint_version)
-            if self.snapshot_path.exists():
+            if backup_current and self.snapshot_path.exists():
                 self._backup_current()
-            os.replace(tmp, self.snapshot_path)
         except BaseException as exc:
             try:
                 tmp.unlink()
@@ -587,28 +802,38 @@ class Store:
             if isinstance(exc, OSError):
                 raise _write_error(exc, self.folder) from exc
             raise
-        # From the rename on, the new snapshot is the library: journal lines
-        # must carry its generation even if what follows fails.
-        self.generation = new_gen
-        try:
-            _fsync_dir(self.folder)
-        except OSError as exc:
-            raise _write_error(exc, self.folder) from exc
-        self._snapshot_bytes = self.snapshot_path.stat().st_size
-        # The journal's lines now carry an older generation and would be
-        # skipped on load anyway; emptying it is only tidiness.
-        try:
-            if self._journal_fd is not None:
-                os.ftruncate(self._journal_fd, 0)
-                os.lseek(self._journal_fd, 0, os.SEEK_SET)
-                os.fsync(self._journal_fd)
-            elif self.journal_path.exists():
-                with open(self.journal_path, "r+b") as f:
-                    f.truncate(0)
-                    os.fsync(f.fileno())
-            self._journal_bytes = self._valid_journal_len = 0
-        except OSError:
-            pass
+        with self._swap_lock(exclusive=True):
+            try:
+                os.replace(tmp, self.snapshot_path)
+            except OSError as exc:
+                try:
+                    tmp.unlink()
+                except OSError:
+                    pass
+                raise _write_error(exc, self.folder) from exc
+            # From the rename on, the new snapshot is the library: journal lines
+            # must carry its generation even if what follows fails.
+            self.generation = new_gen
+            self._snapshot_version = SCHEMA_VERSION
+            try:
+                _fsync_dir(self.folder)
+            except OSError as exc:
+                raise _write_error(exc, self.folder) from exc
+            self._snapshot_bytes = self.snapshot_path.stat().st_size
+            # The journal's lines now carry an older generation and would be
+            # skipped on load anyway; emptying it is only tidiness.
+            try:
+                if self._journal_fd is not None:
+                    os.ftruncate(self._journal_fd, 0)
+                    os.lseek(self._journal_fd, 0, os.SEEK_SET)
+                    os.fsync(self._journal_fd)
+                elif self.journal_path.exists():
+                    with open(self.journal_path, "r+b") as f:
+                        f.truncate(0)
+                        os.fsync(f.fileno())
+                self._journal_bytes = self._valid_journal_len = 0
+            except OSError:
+                pass
         self._prune_backups()
 
     def _backup_current(self) -> None:
@@ -652,6 +877,110 @@ class Store:
                     pass
 
 
+class JournalSalvage:
+    """What `recover` replayed from a journal and what it could not."""
+
+    def __init__(self):
+        self.replayed = 0
+        self.damaged_lines: list[tuple[int, int | None, str]] = []   # (line, seq it seems to have, what)
+        self.missing: set[int] = set()                               # sequence numbers never seen
+        self.not_applied: list[tuple[int, int, str]] = []            # (line, seq, why)
+        self.newer: list[int] = []                                   # lines of a newer library file
+
+    @property
+    def lost_anything(self) -> bool:
+        return bool(self.damaged_lines or self.missing or self.not_applied or self.newer)
+
+    def damaged(self, lineno: int, line: bytes, problem: str) -> None:
+        seq, what = _describe_damaged_edit(line)
+        self.damaged_lines.append((lineno, seq, what or problem))
+
+    def other_generation(self, lineno: int, seq: int) -> None:
+        self.newer.append(lineno)
+
+    def gap(self, last_seq: int, seq: int) -> None:
+        if last_seq >= 0:
+            self.missing.update(range(last_seq + 1, seq))
+
+    def replay(self, store: "Store", lineno: int, seq: int, ops: list[Op]) -> None:
+        applied = False
+        for op in ops:
+            why = None
+            if op.kind == "set" and op.key not in store.papers:
+                why = f"it changes paper {op.key}, which is not in the library"
+            elif op.kind == "rename" and op.key not in store.lists:
+                why = f"it renames the reading list {op.key!r}, which is not in the library"
+            if why:
+                self.not_applied.append((lineno, seq, why))
+                continue
+            store._apply_in_memory(op)
+            applied = True
+        self.replayed += applied
+
+    def describe(self) -> list[str]:
+        out = []
+        shown = set()
+        lost = []
+        for lineno, seq, what in self.damaged_lines:
+            if seq is not None and seq in self.missing:
+                shown.add(seq)
+                lost.append(f"edit {seq} (journal line {lineno}: {what})")
+            else:
+                lost.append(f"journal line {lineno} ({what})")
+        lost += [f"edit {seq} (its line is missing)" for seq in sorted(self.missing - shown)]
+        if lost:
+            out.append(f"Lost {len(lost)} edit(s) that could not be read: " + "; ".join(lost) + ".")
+        for lineno, seq, why in self.not_applied:
+            out.append(f"Did not apply edit {seq} (journal line {lineno}): {why}.")
+        if self.newer:
+            out.append(f"Did not apply {len(self.newer)} edit(s) (journal lines {self.newer[0]}-{self.newer[-1]}) "
+                       "written for a newer library file than this one (as if an older library file had been "
+                       "put back by hand).")
+        return out
+
+
+def _describe_damaged_edit(line: bytes) -> tuple[int | None, str]:
+    """Best guess at what a damaged journal line held, for the report."""
+    body = line.rpartition(b"\t")[0] or line
+    try:
+        record = orjson.loads(body)
+    except ValueError:
+        m = re.search(rb'"seq":(\d{1,12})', body)
+        return (int(m.group(1)) if m else None), "unreadable"
+    if not isinstance(record, dict):
+        return None, "unreadable"
+    seq = record.get("seq") if type(record.get("seq")) is int else None
+    parts = []
+    for raw in record.get("ops", [])[:3] if isinstance(record.get("ops"), list) else []:
+        if isinstance(raw, list) and len(raw) == 3 and isinstance(raw[1], str):
+            kind, key, value = raw
+            if kind == "set" and isinstance(value, dict):
+                fields = [f for f in value if f != "updated"] or ["the time stamp"]
+                parts.append(f"set {', '.join(map(str, fields))} of paper {key}")
+            elif kind == "add":
+                parts.append(f"add paper {key}")
+            elif kind == "del":
+                parts.append(f"delete paper {key}")
+            elif kind in ("list", "rename"):
+                parts.append(f"change the reading list {key!r}")
+    what = ("it seems to " + "; ".join(parts)) if parts else "unreadable"
+    return seq, what
+
+
+def _journal_generations(path: Path) -> list[int]:
+    """The generations named by a journal's intact lines (for a library file whose header is lost)."""
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return []
+    gens = []
+    for line in data.split(b"\n"):
+        record = _parse_journal_line(line)
+        if record is not None and type(record.get("gen", 0)) is int:
+            gens.append(record.get("gen", 0))
+    return gens
+
+
 def _backup_sort_key(path: Path):
     parts = path.stem.split("-")   # library, YYYYmmdd, HHMMSS, gN
     try:
@@ -674,11 +1003,9 @@ def _stat_key(path: Path):
 
 def _parse_journal_line(line: bytes) -> dict | None:
     body, sep, crc = line.rpartition(b"\t")
-    if not sep or len(crc) != 8:
+    if not sep or b"%08x" % zlib.crc32(body) != crc:
         return None
     try:
-        if int(crc, 16) != zlib.crc32(body):
-            return None
         record = orjson.loads(body)
     except ValueError:
         return None
@@ -695,25 +1022,43 @@ def _check_record(record: dict) -> None:
         raise ValueError("its sequence number, generation or edits have the wrong type")
 
 
+def _seal(body: bytes) -> bytes:
+    """One line of the library file or the journal: ``<json>\\t<crc32 hex>\\n``."""
+    return body + b"\t" + b"%08x" % zlib.crc32(body) + b"\n"
+
+
+def _unseal(line: bytes) -> bytes | None:
+    """The JSON of a whole sealed line (newline included), or None if it fails its checksum."""
+    if len(line) < 11 or line[-1] != 10 or line[-10] != 9:
+        return None
+    body = line[:-10]
+    if b"%08x" % zlib.crc32(body) != line[-9:-1]:
+        return None
+    return body
+
+
 def write_snapshot(path: Path, papers: dict[str, Paper], lists: dict[str, list[str]],
                    generation: int, seq: int, fingerprint_version: int = FINGERPRINT_VERSION) -> None:
     header = {"format": FORMAT_NAME, "schema_version": SCHEMA_VERSION, "generation": generation,
               "journal_seq": seq, "fingerprint_version": fingerprint_version, "saved": now_iso(),
               "papers": len(papers), "lists": len(lists)}
     dumps = orjson.dumps
+    seal = _seal
     with open(path, "wb", buffering=1 << 20) as f:
-        f.write(dumps(header) + b"\n")
+        f.write(seal(dumps(header)))
         chunk: list[bytes] = []
         for paper in papers.values():
-            chunk.append(dumps(paper.raw()))
+            chunk.append(seal(dumps(paper.raw())))
             if len(chunk) >= 2000:
-                f.write(b"\n".join(chunk) + b"\n")
+                f.write(b"".join(chunk))
                 chunk.clear()
         if chunk:
-            f.write(b"\n".join(chunk) + b"\n")
+            f.write(b"".join(chunk))
         for name, ids in lists.items():
-            f.write(dumps({"list": name, "ids": ids}) + b"\n")
-        f.write(dumps({"end": True, "papers": len(papers), "lists": len(lists)}) + b"\n")
+            f.write(seal(dumps({"list": name, "ids": ids})))
+        # the end line repeats what recovery needs if the header is the damaged line
+        f.write(seal(dumps({"end": True, "papers": len(papers), "lists": len(lists),
+                            "generation": generation, "journal_seq": seq})))
         f.flush()
         os.fsync(f.fileno())
 
@@ -749,8 +1094,10 @@ def _read_snapshot(path: Path, backup_dir: Path | None):
 
     def corrupt(detail: str) -> StoreCorruptError:
         backup = latest_good_backup(backup_dir) if backup_dir else None
-        advice = (f" The latest good backup is {backup}; run 'papershelf recover' to set the damaged "
-                  "file aside and restore it." if backup else " No backup that can be read was found.")
+        advice = (f" Run 'papershelf recover': it keeps every intact line of the file, takes what is "
+                  f"missing from the latest good backup ({backup}) and replays the journal on top."
+                  if backup else " Run 'papershelf recover' to keep every intact line of it (no backup "
+                  "that can be read was found).")
         return StoreCorruptError(
             f"The library file {path} cannot be read: {detail}. Papershelf has not changed it.{advice}",
             path, backup)
@@ -763,28 +1110,24 @@ def _read_snapshot(path: Path, backup_dir: Path | None):
             "changed; check its permissions, or whether another program holds it.", path) from exc
     with f:
         first = f.readline()
-        try:
-            header = orjson.loads(first)
-        except ValueError:
-            raise corrupt("the first line is not a Papershelf header (the file is damaged or not a library)")
-        if not isinstance(header, dict) or header.get("format") != FORMAT_NAME:
-            raise corrupt("it is not a Papershelf library file")
-        if not isinstance(header.get("generation"), int) or not isinstance(header.get("journal_seq", 0), int):
-            raise corrupt("its header is damaged")
-        version = header.get("schema_version")
-        if not isinstance(version, int) or version < 1:
-            raise corrupt(f"unknown schema version {version!r}")
+        header = _parse_header(first)
+        if header is None:
+            raise corrupt("line 1 is damaged: it is not a whole Papershelf header with a matching "
+                          "checksum (the file is damaged or not a library)")
+        version = header["schema_version"]
         if version > SCHEMA_VERSION:
             raise StoreVersionError(
                 f"The library file {path} was written by a newer Papershelf (schema {version}; this one "
                 f"reads up to {SCHEMA_VERSION}). Update Papershelf to open it; nothing was changed.", path)
+        sealed = version >= 2
         papers: dict[str, Paper] = {}
         lists: dict[str, list[str]] = {}
         end = None
-        migrations = [MIGRATIONS[v] for v in range(version, SCHEMA_VERSION)]
+        migrations = [MIGRATIONS[v] for v in range(version, SCHEMA_VERSION) if v in MIGRATIONS]
         wrap = Paper.wrap_trusted
         statuses = STATUS_VALUES
         loads = orjson.loads
+        crc32 = zlib.crc32
         lineno = 1
         # the hot loop of every start: 100,000 iterations, kept lean on purpose
         for line in f:
@@ -793,6 +1136,13 @@ def _read_snapshot(path: Path, backup_dir: Path | None):
                 if line.strip():
                     raise corrupt(f"there is data after the end mark (line {lineno})")
                 continue
+            if sealed:
+                # inline _unseal: a checksum per line finds a flipped bit in any field
+                if len(line) < 11 or line[-1] != 10 or line[-10] != 9 \
+                        or b"%08x" % crc32(line[:-10]) != line[-9:-1]:
+                    raise corrupt(f"line {lineno} is damaged (its checksum does not match"
+                                  + (")" if line.endswith(b"\n") else "; the file was cut short there)"))
+                line = line[:-10]
             try:
                 rec = loads(line)
                 if migrations:
@@ -804,7 +1154,7 @@ def _read_snapshot(path: Path, backup_dir: Path | None):
                         raise ValueError("a paper record needs a string id and a known status")
                     papers[pid] = wrap(rec)
                 elif "list" in rec:
-                    lists[rec["list"]] = list(rec["ids"])
+                    lists[_check_list_name(rec["list"])] = _check_ids(rec["ids"])
                 elif rec.get("end"):
                     end = rec
                 else:
@@ -816,6 +1166,114 @@ def _read_snapshot(path: Path, backup_dir: Path | None):
         if end.get("papers") != len(papers) or end.get("lists") != len(lists):
             raise corrupt(f"it holds {len(papers)} papers but says {end.get('papers')}")
     return papers, lists, header
+
+
+def _parse_header(line: bytes) -> dict | None:
+    """The header of a library file (either schema), or None if it is damaged."""
+    body = _unseal(line)
+    sealed = body is not None
+    try:
+        header = orjson.loads(body if sealed else line)
+    except ValueError:
+        return None
+    if not isinstance(header, dict) or header.get("format") != FORMAT_NAME:
+        return None
+    version = header.get("schema_version")
+    if (not isinstance(version, int) or version < 1
+            or ((version >= 2) != sealed and version <= SCHEMA_VERSION)
+            or not isinstance(header.get("generation"), int)
+            or not isinstance(header.get("journal_seq", 0), int)):
+        return None
+    return header
+
+
+def _check_list_name(name) -> str:
+    if not isinstance(name, str):
+        raise ValueError("a reading list needs a name")
+    return name
+
+
+def _check_ids(ids) -> list[str]:
+    if not isinstance(ids, list) or not all(isinstance(i, str) for i in ids):
+        raise ValueError("a reading list's ids must be strings")
+    return ids
+
+
+@dataclass
+class SnapshotSalvage:
+    """What could be read of a damaged library file, line by line."""
+
+    header: dict | None = None
+    end: dict | None = None
+    papers: dict = None
+    lists: dict = None
+    # file order of paper lines: ("p", id) for an intact one, ("d", line, id or None) for a damaged one
+    order: list = None
+    damaged_lines: list = None          # line numbers
+    damaged_lists: list = None          # names read from damaged list lines
+    cut_short: bool = False             # the last line has no newline, or the end line is missing
+
+
+_ID_IN_LINE = re.compile(rb'"id":"([0-9a-f]{6,64})"')
+_LIST_IN_LINE = re.compile(rb'\{"list":"((?:[^"\\]|\\.){1,400})"')
+
+
+def salvage_snapshot(path: Path) -> SnapshotSalvage:
+    """Every intact line of a damaged library file; damaged lines noted with their place."""
+    out = SnapshotSalvage(papers={}, lists={}, order=[], damaged_lines=[], damaged_lists=[])
+    with open(path, "rb") as f:
+        data = f.read()
+    lines = data.split(b"\n")
+    if lines and lines[-1] == b"":
+        lines.pop()
+    elif lines:
+        out.cut_short = True
+    out.header = _parse_header(lines[0] + b"\n") if lines else None
+    if out.header is not None:
+        sealed = out.header["schema_version"] >= 2
+    else:   # guess the schema from the lines themselves
+        sealed = any(_unseal(line + b"\n") is not None for line in lines[1:50])
+    for lineno, line in enumerate(lines[1:], start=2):
+        whole = line + b"\n"
+        body = _unseal(whole) if sealed else line
+        rec = None
+        if body is not None:
+            try:
+                rec = orjson.loads(body)
+            except ValueError:
+                rec = None
+        if isinstance(rec, dict):
+            try:
+                if isinstance(rec.get("id"), str):
+                    out.papers[rec["id"]] = Paper.from_dict(rec)
+                    out.order.append(("p", rec["id"]))
+                    continue
+                if "list" in rec:
+                    out.lists[_check_list_name(rec["list"])] = _check_ids(rec["ids"])
+                    continue
+                if rec.get("end") is True and isinstance(rec.get("papers"), int):
+                    out.end = rec
+                    continue
+            except (ValueError, TypeError, KeyError, AttributeError):
+                pass
+        if not line.strip():
+            continue
+        out.damaged_lines.append(lineno)
+        m = _ID_IN_LINE.search(line)
+        if m:
+            out.order.append(("d", lineno, m.group(1).decode()))
+            continue
+        m = _LIST_IN_LINE.search(line)
+        if m:
+            try:
+                out.damaged_lists.append(orjson.loads(b'"' + m.group(1) + b'"'))
+            except ValueError:
+                pass
+            continue
+        out.order.append(("d", lineno, None))
+    if out.end is None:
+        out.cut_short = True
+    return out
 
 
 def latest_good_backup(backup_dir: Path) -> Path | None:
