@@ -666,17 +666,19 @@ class Store:
         expected_lists = meta.get("lists") if meta else None
         restored_lists = []
         if expected_lists is None or len(lists) < expected_lists:
-            wanted = set(scan.damaged_lists)
-            for name, ids in blists.items():
-                if name not in lists and (name in wanted or scan.cut_short or expected_lists is None
-                                          or not path.exists()):
-                    lists[name] = list(ids)
-                    restored_lists.append(name)
+            if scan.damaged_lists or scan.cut_short or expected_lists is None:
+                for name, ids in blists.items():
+                    if name not in lists:
+                        lists[name] = list(ids)
+                        restored_lists.append(name)
         if restored_lists:
             report.append(f"Restored the reading list(s) {', '.join(map(repr, restored_lists))} from the "
                           f"backup {backup}; changes made to them after it are lost.")
         if expected_lists is not None and len(lists) < expected_lists:
             report.append(f"Could not recover {expected_lists - len(lists)} reading list(s).")
+        elif expected_lists is not None and len(lists) > expected_lists:
+            report.append(f"{len(lists) - expected_lists} of the restored reading lists may have been "
+                          "deleted since the backup; delete them again if so.")
 
         # the generation the journal's edits were written against
         if meta is not None:
@@ -1268,7 +1270,7 @@ def salvage_snapshot(path: Path) -> SnapshotSalvage:
             try:
                 out.damaged_lists.append(orjson.loads(b'"' + m.group(1) + b'"'))
             except ValueError:
-                pass
+                out.damaged_lists.append("")
             continue
         out.order.append(("d", lineno, None))
     if out.end is None:

@@ -1,0 +1,254 @@
+"""Damage a disk, a sync tool or a bad shutdown really causes: found, named,
+refused, and undone by `papershelf recover` without losing what can be read.
+
+Each test drives the installed CLI in a subprocess, as a user would."""
+
+from __future__ import annotations
+
+import json
+import random
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from conftest import run_cli, snapshot_files
+from papershelf.core import store as store_mod
+from papershelf.core.library import Library
+from papershelf.core.paper import Paper
+from papershelf.core.store import JOURNAL, SNAPSHOT
+
+
+@pytest.fixture
+def imported(data_dir, seeds):
+    res = run_cli("import", *map(str, seeds), data_dir=data_dir)
+    assert res.returncode == 0, res.stderr
+    return data_dir
+
+
+def first_id(folder) -> str:
+    with Library.open(folder, readonly=True) as lib:
+        return lib.ids()[0]
+
+
+def notes_of(folder, pid) -> str:
+    res = run_cli("show", "--json", pid, data_dir=folder)
+    assert res.returncode == 0, res.stderr
+    return json.loads(res.stdout).get("notes", "")
+
+
+def flip_bit(path, offset: int, bit: int = 0) -> None:
+    data = bytearray(path.read_bytes())
+    data[offset] ^= 1 << bit
+    path.write_bytes(bytes(data))
+
+
+def test_a_damaged_last_journal_line_is_refused_not_dropped(imported):
+    """A complete, newline-ended line that fails its checksum is damage, not a torn write."""
+    pid = first_id(imported)
+    assert run_cli("note", pid, "first", data_dir=imported).returncode == 0
+    assert run_cli("note", pid, "important", data_dir=imported).returncode == 0
+    journal = imported / JOURNAL
+    data = journal.read_bytes()
+    flip_bit(journal, data.rindex(b"important"))          # inside the last line; its newline intact
+    before = snapshot_files(imported)
+    show = run_cli("show", pid, data_dir=imported)
+    assert show.returncode == 1 and "first" not in show.stdout
+    assert str(journal) in show.stderr and "its last line" in show.stderr
+    assert "papershelf recover" in show.stderr and "Traceback" not in show.stderr
+    rate = run_cli("rate", pid, "3", data_dir=imported)   # a write must not erase the damaged edit
+    assert rate.returncode == 1 and "papershelf recover" in rate.stderr
+    assert snapshot_files(imported) == before
+    rec = run_cli("recover", data_dir=imported)
+    assert rec.returncode == 0
+    assert f"Lost 1 edit(s) that could not be read" in rec.stdout and f"set notes of paper {pid}" in rec.stdout
+    kept = [p for p in imported.iterdir() if p.name.startswith("journal.jsonl.damaged-")]
+    assert len(kept) == 1 and kept[0].read_bytes() == before[JOURNAL]   # the bytes are kept
+    assert notes_of(imported, pid) == "first"
+
+
+def test_a_damaged_newline_alone_loses_no_edit(imported):
+    pid = first_id(imported)
+    run_cli("note", pid, "first", data_dir=imported)
+    run_cli("note", pid, "important", data_dir=imported)
+    journal = imported / JOURNAL
+    flip_bit(journal, len(journal.read_bytes()) - 1, 3)    # "\n" -> "\x02"
+    assert notes_of(imported, pid) == "important"
+    assert run_cli("rate", pid, "3", data_dir=imported).returncode == 0   # the newline is put back
+    assert notes_of(imported, pid) == "important"
+    assert json.loads(run_cli("show", "--json", pid, data_dir=imported).stdout)["rating"] == 3
+
+
+def test_recover_replays_every_good_edit_after_a_damaged_line(imported):
+    pid = first_id(imported)
+    with Library.open(imported) as lib:
+        ids = lib.ids()[:23]
+        for i, p in enumerate(ids):
+            lib.set_notes(p, f"note {i}")
+    journal = imported / JOURNAL
+    lines = journal.read_bytes().split(b"\n")
+    bad = next(i for i, line in enumerate(lines, 1) if b'"note 2"' in line)
+    lines[bad - 1] = lines[bad - 1].replace(b"note 2", b"nOte 2")
+    journal.write_bytes(b"\n".join(lines))
+    assert run_cli("show", pid, data_dir=imported).returncode == 1
+    rec = run_cli("recover", data_dir=imported)
+    assert rec.returncode == 0, rec.stderr
+    assert "Lost 1 edit(s)" in rec.stdout and f"set notes of paper {ids[2]}" in rec.stdout
+    assert f"journal line {bad}" in rec.stdout
+    with Library.open(imported, readonly=True) as lib:
+        kept = [lib.get(p).notes for p in ids]
+    assert kept == [f"note {i}" if i != 2 else "" for i in range(23)]   # 22 of 22 good edits
+
+
+def test_recover_after_a_cut_library_file_keeps_its_intact_lines_and_the_journal(imported):
+    with Library.open(imported) as lib:
+        lib.compact()                                       # the backup: no notes yet
+        ids = lib.ids()
+        recent = ids[:70]
+        for i, p in enumerate(recent):
+            lib.set_notes(p, f"recent {i}")
+        lib.compact()                                       # the 70 edits are in the library file now
+        lib.set_notes(ids[-1], "in the journal")            # and one more in the journal
+    snap = imported / SNAPSHOT
+    data = snap.read_bytes()
+    snap.write_bytes(data[:-670])                           # the last 670 bytes cut off
+    res = run_cli("list", data_dir=imported)
+    assert res.returncode == 1 and "cut short" in res.stderr
+    rec = run_cli("recover", data_dir=imported)
+    assert rec.returncode == 0, rec.stderr
+    assert "Restored 1 paper(s)" in rec.stdout and ids[-1] in rec.stdout
+    with Library.open(imported, readonly=True) as lib:
+        assert len(lib) == len(ids)
+        assert [lib.get(p).notes for p in recent] == [f"recent {i}" for i in range(70)]   # 70 of 70
+        assert lib.get(ids[-1]).notes == "in the journal"   # the journal replayed on top
+
+
+def test_recover_restores_lists_and_papers_of_damaged_lines_from_the_backup(imported):
+    with Library.open(imported) as lib:
+        ids = lib.ids()
+        lib.add_to_list("thesis", ids[:5])
+        lib.compact()
+        lib.set_notes(ids[10], "after the backup")
+        lib.compact()
+    snap = imported / SNAPSHOT
+    lines = snap.read_bytes().split(b"\n")
+    lines[11] = lines[11].replace(b"after", b"aftre")            # ids[10]'s line
+    lines[-3] = lines[-3].replace(b"thesis", b"thesIs")          # the list's line
+    snap.write_bytes(b"\n".join(lines))
+    res = run_cli("list", data_dir=imported)
+    assert res.returncode == 1 and "line 12 is damaged" in res.stderr
+    rec = run_cli("recover", data_dir=imported)
+    assert rec.returncode == 0, rec.stderr
+    assert "line 12" in rec.stdout and ids[10] in rec.stdout and "'thesis'" in rec.stdout
+    with Library.open(imported, readonly=True) as lib:
+        assert len(lib) == len(ids) and lib.list_ids("thesis") == ids[:5]
+        assert lib.get(ids[10]).notes == ""                      # the backup's copy, as reported
+
+
+def test_every_bit_flip_in_the_library_file_is_found(imported):
+    """Random 1-3 bit flips: refused with the line named, never loaded changed."""
+    with Library.open(imported) as lib:
+        lib.add_to_list("l", lib.ids()[:3])
+        lib.compact()
+        expected = {p.id: p.raw() for p in lib.papers()}
+    snap = imported / SNAPSHOT
+    pristine = snap.read_bytes()
+    rng = random.Random(7)
+    refused = 0
+    for _ in range(30):
+        data = bytearray(pristine)
+        for _ in range(rng.randint(1, 3)):
+            data[rng.randrange(len(data))] ^= 1 << rng.randrange(8)
+        snap.write_bytes(bytes(data))
+        try:
+            with Library.open(imported, readonly=True) as lib:
+                assert {p.id: p.raw() for p in lib.papers()} == expected, "a flip loaded silently"
+        except store_mod.StoreCorruptError as exc:
+            assert "line" in str(exc) and str(snap) in str(exc)
+            refused += 1
+    assert refused == 30
+
+
+def test_an_older_library_file_is_brought_forward_and_kept_as_a_backup(imported):
+    with Library.open(imported) as lib:
+        lib.compact()
+        expected = {p.id: p.raw() for p in lib.papers()}
+    snap = imported / SNAPSHOT
+    # the same library as schema 1 wrote it: plain JSON lines
+    old = [store_mod._unseal(line + b"\n") for line in snap.read_bytes().split(b"\n")[:-1]]
+    old[0] = old[0].replace(b'"schema_version":2', b'"schema_version":1')
+    snap.write_bytes(b"\n".join(old) + b"\n")
+    with Library.open(imported) as lib:
+        assert {p.id: p.raw() for p in lib.papers()} == expected
+    assert store_mod._unseal(snap.read_bytes().split(b"\n", 1)[0] + b"\n") is not None
+    assert any(b'"schema_version":1' in p.read_bytes()[:200] for p in (imported / "backups").iterdir())
+
+
+def test_a_killed_compaction_leaves_no_temporary_file_behind(imported):
+    (imported / (SNAPSHOT + ".tmp")).write_bytes(b"half a library")
+    assert run_cli("tag", first_id(imported), "--add", "x", data_dir=imported).returncode == 0
+    assert not (imported / (SNAPSHOT + ".tmp")).exists()
+
+
+# Both on one core, the reader at the lowest priority: a reader on a busy
+# machine, slower than the writer's compactions (what made readers fail).
+PIN = "import os; os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})\n"
+
+READER = PIN + textwrap.dedent("""
+    import os, sys
+    os.nice(19)
+    from papershelf.core.library import Library
+    from papershelf.core.errors import PapershelfError
+    failures = 0
+    for _ in range(int(sys.argv[2])):
+        try:
+            with Library.open(sys.argv[1], readonly=True) as lib:
+                assert len(lib) == 30000, len(lib)
+        except PapershelfError as exc:
+            failures += 1
+            print(exc, file=sys.stderr)
+    print(failures)
+    """)
+
+COMPACTOR = PIN + textwrap.dedent("""
+    import sys
+    from papershelf.core.library import Library
+    lib = Library.open(sys.argv[1])
+    ids = lib.ids()
+    print("ready", flush=True)
+    n = 0
+    while True:
+        lib.set_notes(ids[n % len(ids)], f"n{n}")
+        lib.compact()
+        n += 1
+    """)
+
+
+def write_big_library(folder, n: int) -> None:
+    """n papers written straight as a library file (much faster than importing them)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    words = "diffusion transformer policy gradient graph neural retrieval language model".split()
+    rng = random.Random(n)
+    papers = {}
+    for i in range(n):
+        pid = f"{i:010x}"
+        abstract = " ".join(rng.choice(words) for _ in range(150))
+        papers[pid] = Paper.from_dict({"id": pid, "title": f"Paper {i}", "abstract": abstract,
+                                       "added": "2026-01-01T00:00:00+00:00"})
+    store_mod.write_snapshot(folder / SNAPSHOT, papers, {}, 1, 0)
+
+
+@pytest.mark.slow
+def test_readers_never_see_damage_while_another_process_compacts(data_dir):
+    # big enough that reading it takes longer than the writer needs between compactions
+    write_big_library(data_dir, 30_000)
+    with subprocess.Popen([sys.executable, "-c", COMPACTOR, str(data_dir)], stdout=subprocess.PIPE,
+                          text=True) as writer:
+        try:
+            assert writer.stdout.readline().strip() == "ready"
+            reader = subprocess.run([sys.executable, "-c", READER, str(data_dir), "40"], capture_output=True,
+                                    text=True, timeout=600)
+        finally:
+            writer.kill()
+    assert reader.stdout.strip() == "0", reader.stderr[-2000:]
