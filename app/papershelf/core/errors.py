@@ -60,3 +60,7 @@ class SearchIndexError(PapershelfError):
 
 class NotFoundError(PapershelfError):
     """No paper or reading list by that id or name."""
+
+
+class ExportError(PapershelfError):
+    """An export could not be written (full disk, permissions...). A file that was there is unchanged."""

@@ -16,7 +16,7 @@ from typing import Callable, Iterable
 
 from . import importers
 from .dedupe import FINGERPRINT_VERSION, fingerprint, merge_into
-from .errors import ListingError, NotFoundError, PapershelfError
+from .errors import ListingError, NotFoundError
 from .importers.base import Candidate, ParsedFile, Problem
 from .paper import FIELDS, RATING_MAX, RATING_MIN, Paper, Source, Status, normalize_tag
 from .store import Op, Store, gc_paused, now_iso
@@ -373,7 +373,8 @@ class Library:
 
         Returns (ExportReport, text); the text only for "-", a file is written piece by piece."""
         from .citekeys import assign_keys
-        from .exporters.bibtex import ExportReport, Rendering, write_atomically
+        from .exporters.bibtex import ExportReport, Rendering
+        from .fileio import write_atomically
         ids = [self.get(pid).id for pid in dict.fromkeys(ids)]
         keys = assign_keys(self._store.papers.values())
         rendering = Rendering([self._store.papers[pid] for pid in ids], keys, dialect)
@@ -382,11 +383,7 @@ class Library:
         if str(path) == "-":
             text = "".join(rendering)
         else:
-            try:
-                write_atomically(Path(path), rendering)    # streamed: no second copy of a big file in memory
-            except OSError as exc:
-                raise PapershelfError(f"Could not write {path}: {exc.strerror or exc}. Nothing was exported; "
-                                      "choose a folder you can write to.", Path(path)) from exc
+            write_atomically(Path(path), rendering)    # streamed; ExportError says why it failed
         report.replaced_chars = rendering.replaced
         report.new_keys = {pid: keys[pid] for pid in ids if not self._store.papers[pid].citekey}
         if report.new_keys and not self.readonly:

@@ -19,15 +19,13 @@ Characters with no LaTeX form under pdfLaTeX (CJK, emoji) are written as
 
 from __future__ import annotations
 
-import os
 import re
-import tempfile
 import unicodedata
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Iterable
 
 from ..citekeys import surname
+from ..fileio import write_atomically  # noqa: F401  (moved; kept importable from here)
 from ..paper import Paper
 from ..text import SYMBOLS, _MATH_RE, plain_text
 
@@ -304,25 +302,3 @@ def render(papers: Iterable[Paper], keys: dict[str, str], dialect: str = "bibtex
     rendering = Rendering(papers, keys, dialect)
     text = "".join(rendering)
     return text, rendering.replaced
-
-
-def write_atomically(path: Path, text: str | Iterable[str]) -> None:
-    """Write `text` (or its pieces) to `path` via a temporary file in the same
-    folder, fsync, rename: an interrupted export leaves the old file."""
-    path = Path(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
-            if isinstance(text, str):
-                f.write(text)
-            else:
-                f.writelines(text)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise

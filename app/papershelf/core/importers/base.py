@@ -59,7 +59,8 @@ def read_text(path: Path) -> tuple[str, list[Problem]]:
 
     UTF-8 (with or without BOM) and UTF-16 with a BOM are read silently.
     UTF-16 without a BOM and legacy 8-bit files are read too, with a note,
-    because people save pasted text from whatever editor they have.
+    because people save pasted text from whatever editor they have; so is
+    UTF-8 with a few invalid bytes (replaced, each line named).
     """
     shown = clean_text(str(path))
     try:
@@ -93,7 +94,7 @@ def decode_text(data: bytes, shown: str, path: Path | None = None) -> tuple[str,
     notes: list[Problem] = []
 
     if data.startswith(codecs.BOM_UTF8):
-        text = _decode(data[3:], "utf-8", path)
+        text, notes = _decode_utf8(data[3:], shown)      # the mark says UTF-8, whatever the damage
     elif data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
         text = _decode(data, "utf-16", path)
     elif _looks_utf16(data):
@@ -106,17 +107,76 @@ def decode_text(data: bytes, shown: str, path: Path | None = None) -> tuple[str,
             raise ListingError(
                 f"{shown} is a binary file, not a text listing of papers; "
                 "paste the listing into a plain-text file.", path)
-        try:
-            text = data.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            text = data.decode("cp1252", errors="replace")
-            line = data[: exc.start].count(b"\n") + 1
-            notes.append(Problem(
-                shown, line,
-                "the file is not UTF-8; it was read as Windows-1252 (Latin-1). "
-                "Check accented names, or save the file as UTF-8 and import it again"))
+        text, notes = _decode_8bit(data, shown)
     text = text.lstrip("\ufeff").replace("\r\n", "\n").replace("\r", "\n")
     return text, notes
+
+
+# Damaged lines named one by one up to this many; the rest in one note.
+MAX_BAD_LINE_NOTES = 20
+_CP1252_UNDEFINED = b"\x81\x8d\x8f\x90\x9d"
+
+
+def _decode_8bit(data: bytes, shown: str) -> tuple[str, list[Problem]]:
+    """UTF-8, UTF-8 with a few damaged bytes, or a whole Windows-1252 file.
+
+    In a Windows-1252 file, valid UTF-8 multi-byte sequences only happen by
+    chance (an accented capital followed by a symbol), far less often than
+    invalid ones (any accented letter between ASCII). So: as many valid
+    sequences as invalid ones or more, it is UTF-8 with damage; otherwise
+    Windows-1252, unless that leaves even more bytes unreadable.
+    """
+    try:
+        return data.decode("utf-8"), []
+    except UnicodeDecodeError as exc:
+        first_bad = exc.start
+    text = data.decode("utf-8", errors="replace")
+    invalid = text.count("\ufffd") - data.count("\ufffd".encode())    # one per invalid sequence
+    valid = len(text) - len(text.encode("ascii", "ignore")) - invalid   # valid non-ASCII characters
+    if (valid and invalid <= valid) or sum(data.count(b) for b in _CP1252_UNDEFINED) >= invalid:
+        return _decode_utf8(data, shown, text)
+    line = data[:first_bad].count(b"\n") + 1
+    return data.decode("cp1252", errors="replace"), [Problem(
+        shown, line,
+        "the file is not UTF-8; it was read as Windows-1252 (Latin-1). "
+        "Check accented names, or save the file as UTF-8 and import it again")]
+
+
+def _decode_utf8(data: bytes, shown: str, text: str | None = None) -> tuple[str, list[Problem]]:
+    """UTF-8 with invalid bytes replaced by U+FFFD, and a note naming each line that had them."""
+    if text is None:
+        try:
+            return data.decode("utf-8"), []
+        except UnicodeDecodeError:
+            text = data.decode("utf-8", errors="replace")
+    # lines as the parsers count them (CR, LF and CRLF each end one)
+    lines = text.replace("\r\n", "\n").replace("\r", "\n")
+    genuine = b"\xef\xbf\xbd" in data                    # a U+FFFD that was in the file already
+    byte_lines = data.splitlines() if genuine else []
+    bad: list[int] = []
+    line, last = 1, 0
+    pos = lines.find("\ufffd")
+    while pos >= 0:
+        line += lines.count("\n", last, pos)
+        last = pos
+        if (not bad or bad[-1] != line) and not (genuine and _valid_utf8(byte_lines[line - 1])):
+            bad.append(line)
+        pos = lines.find("\ufffd", pos + 1)
+    notes = [Problem(shown, n, "invalid UTF-8 bytes were replaced with \ufffd; the rest of the file is UTF-8")
+             for n in bad[:MAX_BAD_LINE_NOTES]]
+    if len(bad) > MAX_BAD_LINE_NOTES:
+        notes.append(Problem(shown, bad[MAX_BAD_LINE_NOTES],
+                             f"invalid UTF-8 bytes were replaced with \ufffd here and on "
+                             f"{len(bad) - MAX_BAD_LINE_NOTES - 1} more line(s)"))
+    return text, notes
+
+
+def _valid_utf8(data: bytes) -> bool:
+    try:
+        data.decode("utf-8")
+        return True
+    except UnicodeDecodeError:
+        return False
 
 
 def _decode(data: bytes, encoding: str, path: Path | None) -> str:

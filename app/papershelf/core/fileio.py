@@ -1,0 +1,186 @@
+"""Replacing a user's file (an export) all at once, and nothing else about it.
+
+`write_atomically` writes a temporary file beside the real target (through
+symlinks), gives it the old file's mode and owner (a new file gets
+0o666 & ~umask, as any editor would make it), fsyncs and renames it over the
+target: the old file or the new one, never half of one. Temporary files are
+named `.NAME.papershelf-XXXXXXXX.tmp`; one left by a killed export is removed
+by the next write into that folder once it is old enough to be abandoned.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import re
+import stat
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Iterable
+
+from .errors import ExportError
+from .text import clean_text
+
+TEMP_MARK = ".papershelf-"
+# mkstemp's random part: 8 of [a-z0-9_]
+_TEMP_RE = re.compile(r"\A\..+\.papershelf-[a-z0-9_]{8}\.tmp\Z")
+# a temporary file untouched this long belongs to no running export
+STALE_AFTER_SECONDS = 15 * 60
+
+_REASONS = {
+    errno.ENOSPC: "the disk is full",
+    errno.EDQUOT: "the disk quota is exceeded",
+    errno.EACCES: "permission denied",
+    errno.EPERM: "permission denied",
+    errno.EROFS: "the folder is on a read-only file system",
+    errno.ENOENT: "the folder does not exist",
+    errno.ENOTDIR: "the folder does not exist",
+    errno.EISDIR: "it is a folder",
+    errno.ENAMETOOLONG: "the name is too long",
+}
+
+_umask_lock = threading.Lock()
+
+
+def is_temp_name(name: str) -> bool:
+    """Whether `name` is one of our temporary files."""
+    return bool(_TEMP_RE.match(name))
+
+
+def current_umask() -> int:
+    """The process umask, without changing it where the system can tell."""
+    try:
+        with open("/proc/self/status", encoding="ascii", errors="replace") as f:
+            for line in f:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    # os.umask both sets and reads: set it back at once (other threads may create files meanwhile)
+    with _umask_lock:
+        old = os.umask(0o022)
+        os.umask(old)
+    return old
+
+
+def remove_stale_temp_files(folder: Path | str, older_than_seconds: float = STALE_AFTER_SECONDS) -> list[Path]:
+    """Remove our temporary files in `folder` untouched for `older_than_seconds`
+    (an export was killed); anything else, or a fresh one, is left alone.
+    Returns what was removed; errors are ignored (this is housekeeping)."""
+    folder = Path(folder)
+    try:
+        names = [n for n in os.listdir(folder) if TEMP_MARK in n and is_temp_name(n)]
+    except OSError:
+        return []
+    cutoff = time.time() - older_than_seconds
+    removed = []
+    for name in names:
+        path = folder / name
+        try:
+            st = path.lstat()
+            if stat.S_ISREG(st.st_mode) and st.st_mtime < cutoff:
+                path.unlink()
+                removed.append(path)
+        except OSError:
+            pass
+    return removed
+
+
+def write_error(exc: OSError, path: Path | str, existed: bool = False) -> ExportError:
+    """The typed error for a failed write: what failed, where, and what is left."""
+    reason = _REASONS.get(exc.errno, exc.strerror or str(exc))
+    shown = clean_text(str(path))
+    left = f"; {shown} is as it was" if existed else ""
+    hint = ("free some space or choose another folder" if exc.errno in (errno.ENOSPC, errno.EDQUOT)
+            else "choose a folder you can write to")
+    return ExportError(f"Could not write {shown}: {reason}. Nothing was exported{left}; {hint}.", path)
+
+
+def write_atomically(path: Path | str, text: str | Iterable[str]) -> None:
+    """Write `text` (or its pieces, as UTF-8) in place of `path`, all or nothing.
+
+    A symlink stays a symlink and its target gets the text; a replaced file
+    keeps its mode and (where permitted) owner. A device or pipe is written
+    to directly. Raises ExportError saying why on failure; other exceptions
+    (from producing `text`) pass through. Either way no temporary file stays.
+    """
+    shown = Path(path)
+    target = Path(os.path.realpath(path))
+    try:
+        st: os.stat_result | None = os.stat(target)
+    except FileNotFoundError:
+        st = None
+    except OSError as exc:
+        raise write_error(exc, shown) from exc
+    if st is not None and stat.S_ISDIR(st.st_mode):
+        raise write_error(IsADirectoryError(errno.EISDIR, "Is a directory"), shown)
+    if st is not None and not stat.S_ISREG(st.st_mode):
+        _write_directly(target, text, shown)      # /dev/null, a pipe: renaming over it would be wrong
+        return
+
+    remove_stale_temp_files(target.parent)
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}{TEMP_MARK}", suffix=".tmp", dir=target.parent)
+    except OSError as exc:
+        raise write_error(exc, shown) from exc
+    try:
+        if st is not None and (st.st_uid, st.st_gid) != (os.geteuid(), os.getegid()):
+            try:
+                os.fchown(fd, st.st_uid, st.st_gid)         # before chmod: chown clears set-id bits
+            except PermissionError:
+                pass                                        # not ours to give away: we own the new file
+        try:
+            os.fchmod(fd, 0o666 & ~current_umask() if st is None else stat.S_IMODE(st.st_mode))
+        except PermissionError:
+            pass                   # FAT and the like refuse modes they cannot store; theirs applies
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
+            fd = -1
+            _write(f, text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, target)
+        tmp = ""
+        _fsync_dir(target.parent)
+    except BaseException as exc:
+        if fd >= 0:
+            os.close(fd)
+        if tmp:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+        if isinstance(exc, OSError):
+            raise write_error(exc, shown, existed=st is not None) from exc
+        raise
+
+
+def _write(f, text: str | Iterable[str]) -> None:
+    if isinstance(text, str):
+        f.write(text)
+    else:
+        f.writelines(text)
+
+
+def _write_directly(target: Path, text: str | Iterable[str], shown: Path) -> None:
+    try:
+        with open(target, "w", encoding="utf-8", newline="\n") as f:
+            _write(f, text)
+    except OSError as exc:
+        raise write_error(exc, shown) from exc
+
+
+def _fsync_dir(folder: Path) -> None:
+    if os.name != "posix":  # pragma: no cover
+        return
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass           # some file systems cannot fsync a folder; the rename is done either way
+    finally:
+        os.close(fd)
