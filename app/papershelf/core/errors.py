@@ -60,3 +60,8 @@ class SearchIndexError(PapershelfError):
 
 class NotFoundError(PapershelfError):
     """No paper or reading list by that id or name."""
+
+
+class SingleInstanceError(PapershelfError):
+    """The channel to a running Papershelf (socket folder, server, message) is not
+    the user's own or not valid; it is not used, and the window opens on its own."""
