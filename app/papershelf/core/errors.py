@@ -64,3 +64,8 @@ class NotFoundError(PapershelfError):
 
 class ExportError(PapershelfError):
     """An export could not be written (full disk, permissions...). A file that was there is unchanged."""
+
+
+class SingleInstanceError(PapershelfError):
+    """The channel to a running Papershelf (socket folder, server, message) is not
+    the user's own or not valid; it is not used, and the window opens on its own."""

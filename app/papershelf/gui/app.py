@@ -1,14 +1,12 @@
 """Starting the window: QApplication, one instance per library, logging, errors.
 
 A second start on the same library does not open a second writer: it hands
-the files it was given to the running Papershelf (a QLocalServer named after
-the library folder), which raises its window and imports them.
+the files it was given to the running Papershelf (a local socket in a folder
+private to the user, see instance.py), which raises its window and imports them.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
 import logging
 import logging.handlers
 import os
@@ -18,13 +16,13 @@ from pathlib import Path
 
 from PySide6.QtCore import QCoreApplication, QSettings, QTimer
 from PySide6.QtGui import QGuiApplication, QIcon
-from PySide6.QtNetwork import QLocalServer, QLocalSocket
 from PySide6.QtWidgets import QApplication, QMessageBox, QPushButton
 
 from .. import __version__, paths
-from ..core.errors import PapershelfError
+from ..core.errors import PapershelfError, SingleInstanceError
 from ..core.library import Library
 from ..desktop import APP_ID, resources_dir
+from .instance import InstanceServer, hand_over
 
 ORG = "Papershelf"
 log = logging.getLogger("papershelf")
@@ -105,69 +103,6 @@ class ErrorReporter:
         box.open()
 
 
-# ---- one instance per library ----------------------------------------------
-
-def server_name(folder: Path) -> str:
-    digest = hashlib.sha1(str(Path(folder).expanduser().resolve()).encode("utf-8")).hexdigest()[:16]
-    return f"papershelf-{digest}"
-
-
-def hand_over(folder: Path, files: list[str], timeout_ms: int = 1000) -> bool:
-    """If a Papershelf runs on this library, give it the files (and the focus); True if one did."""
-    sock = QLocalSocket()
-    sock.connectToServer(server_name(folder))
-    if not sock.waitForConnected(timeout_ms):
-        return False
-    payload = json.dumps({"files": [str(Path(f).resolve()) for f in files]}).encode("utf-8") + b"\n"
-    sock.write(payload)
-    sock.flush()
-    if sock.bytesToWrite():
-        sock.waitForBytesWritten(timeout_ms)
-    # the running one answers once it has taken them
-    ok = sock.waitForReadyRead(timeout_ms * 5) and bytes(sock.readLine()).startswith(b"ok")
-    sock.disconnectFromServer()
-    return ok
-
-
-class InstanceServer:
-    """Listens for later starts on the same library."""
-
-    def __init__(self, folder: Path, window):
-        self.window = window
-        self.server = QLocalServer()
-        name = server_name(folder)
-        if not self.server.listen(name):
-            QLocalServer.removeServer(name)      # left behind by a crash
-            self.server.listen(name)
-        self.server.newConnection.connect(self._accept)
-
-    def _accept(self) -> None:
-        while self.server.hasPendingConnections():
-            sock = self.server.nextPendingConnection()
-            sock.readyRead.connect(lambda s=sock: self._read(s))
-
-    def _read(self, sock) -> None:
-        if not sock.canReadLine():
-            return
-        try:
-            message = json.loads(bytes(sock.readLine()).decode("utf-8"))
-        except ValueError:
-            sock.disconnectFromServer()
-            return
-        sock.write(b"ok\n")
-        sock.flush()
-        w = self.window
-        w.showNormal()
-        w.raise_()
-        w.activateWindow()
-        files = [Path(f) for f in message.get("files", []) if Path(f).exists()]
-        if files:
-            w.import_files(files)
-
-    def close(self) -> None:
-        self.server.close()
-
-
 # ---- main ------------------------------------------------------------------
 
 def main(data_dir: str | None = None, argv: list[str] | None = None, files: list[str] | None = None) -> int:
@@ -177,9 +112,13 @@ def main(data_dir: str | None = None, argv: list[str] | None = None, files: list
     if not data_dir and not os.environ.get(paths.ENV_DATA_DIR):
         data_dir = QSettings().value("library/folder", "", str) or None   # Preferences
     folder = paths.data_dir(data_dir)
-    if hand_over(folder, files):
-        print(f"Papershelf is already running on {folder}; handed it over.")
-        return 0
+    try:
+        if hand_over(folder, files):
+            print(f"Papershelf is already running on {folder}; handed it over.")
+            return 0
+    except SingleInstanceError as exc:
+        # nothing was handed over: open as usual (the store's lock says if the library is open elsewhere)
+        log.warning("Nothing handed over to a running Papershelf: %s", exc)
     try:
         library = Library.open(folder)
     except PapershelfError as exc:
@@ -190,7 +129,11 @@ def main(data_dir: str | None = None, argv: list[str] | None = None, files: list
     apply_theme()
     from .main_window import MainWindow
     window = MainWindow(library)
-    server = InstanceServer(folder, window)
+    try:
+        server = InstanceServer(folder, window)
+    except SingleInstanceError as exc:
+        log.warning("Later starts cannot hand their files to this window: %s", exc)
+        server = None
     window.show()
     # an empty library opens on the welcome view, the sample library one click away
     if files:
@@ -198,5 +141,6 @@ def main(data_dir: str | None = None, argv: list[str] | None = None, files: list
     try:
         return app.exec()
     finally:
-        server.close()
+        if server is not None:
+            server.close()
         library.close()
