@@ -335,7 +335,10 @@ def _open_index(lib, quiet: bool = False):
 
     ix = SearchIndex(lib)
     ix.open(progress=progress)
-    if ix.rebuilt_because and not quiet:
+    if ix.damaged:      # said even with --json: the index had to be repaired
+        print(f"{'' if quiet else chr(13)}The search index in {ix.folder} was damaged; "
+              f"rebuilt it ({len(lib)} papers).", file=sys.stderr)
+    elif ix.rebuilt_because and not quiet:
         print(f"\rIndexed {len(lib)} papers for search ({ix.rebuilt_because}).", file=sys.stderr)
     return ix
 
@@ -349,13 +352,21 @@ def _snippet_text(snippet_html: str, tty: bool) -> str:
 
 
 def cmd_search(args) -> int:
+    from .core.errors import SearchIndexDamagedError
     text = " ".join(args.query)
     with _open(args, write=False) as lib:
         ix = _open_index(lib, quiet=args.json)
         try:
-            res = ix.search(text, status=args.status.value if args.status else None, tag=args.tag,
-                            area=args.area, list_name=args.list_name, sort=args.sort, limit=args.limit,
-                            facets=False)
+            def search():
+                return ix.search(text, status=args.status.value if args.status else None, tag=args.tag,
+                                 area=args.area, list_name=args.list_name, sort=args.sort, limit=args.limit,
+                                 facets=False)
+            try:
+                res = search()
+            except SearchIndexDamagedError:     # marked damaged: opening again rebuilds it, once
+                ix.close()
+                ix = _open_index(lib, quiet=args.json)
+                res = search()
             snippets = ix.snippets(res.ids, text)
         finally:
             ix.close()
@@ -381,12 +392,23 @@ def cmd_search(args) -> int:
 
 def cmd_reindex(args) -> int:
     from .core.index import SearchIndex
+    shown = []
+
+    def progress(done: int, total: int) -> None:
+        shown.append(done)
+        print(f"\rIndexing {total} papers… {100 * done // max(total, 1)}%", end="", file=sys.stderr, flush=True)
+
     with _open(args, write=False) as lib:
         ix = SearchIndex(lib)
         started = time.perf_counter()
-        ix.rebuild(progress=lambda done, total: print(
-            f"\rIndexing {total} papers… {100 * done // max(total, 1)}%", end="", file=sys.stderr, flush=True))
-        ix.close()
+        try:
+            ix.rebuild(progress=progress)
+        except BaseException:
+            if shown:           # the error goes on a line of its own
+                print(file=sys.stderr)
+            raise
+        finally:
+            ix.close()
         print(f"\rIndexed {len(lib)} papers in {time.perf_counter() - started:.1f} s.", file=sys.stderr)
     return EXIT_OK
 

@@ -58,6 +58,11 @@ class SearchIndexError(PapershelfError):
     """The search index could not be built or used (the library itself is fine)."""
 
 
+class SearchIndexDamagedError(SearchIndexError):
+    """Reading the search index failed: it is marked damaged, and opening it
+    again rebuilds it from the library."""
+
+
 class NotFoundError(PapershelfError):
     """No paper or reading list by that id or name."""
 

@@ -27,6 +27,7 @@ import threading
 import time
 import unicodedata
 import warnings
+import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable
@@ -39,7 +40,7 @@ from whoosh.fields import ID, KEYWORD, NUMERIC, TEXT, Schema
 from whoosh.lang.porter import stem as porter_stem
 
 from . import fastsearch
-from .errors import SearchIndexError
+from .errors import SearchIndexDamagedError, SearchIndexError
 from .indexbuild import PARENT_ENV, segment_writer
 from .library import Change, Library
 from .paper import Paper, Status, normalize_tag
@@ -58,6 +59,10 @@ FIELD_BOOSTS = {"title": 3.0, "authors": 2.0}
 SEGMENT_DOCS = 10_000      # a rebuild writes segments of at most this many papers (see rebuild())
 PARALLEL_MIN = 2_000       # larger libraries are indexed by one process per core
 MAX_BUILD_PROCESSES = 4
+# Files not checksummed: postings and the term table are most of the index
+# (~90%) and checking them would make open several times slower; damage
+# there fails the query that reads it, and a failed query rebuilds.
+UNCHECKED_SUFFIXES = (".pst", ".trm")
 
 
 
@@ -215,6 +220,8 @@ class SearchIndex:
         self._unsubscribe: Callable[[], None] | None = None
         self._analyzer = PaperAnalyzer()
         self.rebuilt_because = ""
+        self.damaged = ""           # why this object rebuilt the index as damaged ("" if it did not)
+        self._damage_mark = ""      # a failed read, kept in the state file until a rebuild
         self.stale = False
         self._query_parser = None
         self._evaluator: fastsearch.Evaluator | None = None
@@ -234,10 +241,7 @@ class SearchIndex:
             self._open(progress, cancelled)
         except OSError as exc:
             self._close_ix()
-            raise SearchIndexError(
-                f"The search index in {self.folder} could not be built: {exc.strerror or exc}. "
-                "Your library is unaffected; searching needs that folder to be writable.",
-                self.folder) from exc
+            raise self._unwritable(exc) from exc
         except windex.LockError as exc:
             self._close_ix()
             raise SearchIndexError(
@@ -263,12 +267,22 @@ class SearchIndex:
                     # keeps it current, and this one searches what is there
                     self.stale = True
                 except Exception as exc:   # damage Whoosh only notices when reading
-                    self.rebuilt_because = f"the index could not be read ({exc.__class__.__name__}: {exc})"
+                    self.rebuilt_because = self._damage(
+                        f"the index could not be read ({exc.__class__.__name__}: {exc})")
                 if self.rebuilt_because:
                     self._close_ix()
                     gc.collect()
             if self.rebuilt_because:
                 self.rebuild(progress, cancelled)
+
+    def _unwritable(self, exc: OSError) -> SearchIndexError:
+        return SearchIndexError(
+            f"The search index in {self.folder} could not be built: {exc.strerror or exc}. "
+            "Your library is unaffected; searching needs that folder to be writable.", self.folder)
+
+    def _damage(self, reason: str) -> str:
+        self.damaged = reason
+        return reason
 
     def close(self) -> None:
         if self._unsubscribe:
@@ -314,8 +328,8 @@ class SearchIndex:
                     pass
         return sizes
 
-    def _damaged_files(self, recorded) -> list[str]:
-        """Files of the current segments whose size is not what was written.
+    def _damaged_files(self, recorded, crcs) -> list[str]:
+        """Files of the current segments whose size or checksum is not what was written.
 
         Segment files never change once written; a commit by another process
         only adds files and deletes those of segments it merged away, so a
@@ -323,26 +337,70 @@ class SearchIndex:
         lists its segment."""
         if not isinstance(recorded, dict):
             return []
+        crcs = crcs if isinstance(crcs, dict) else {}
         now = self._file_sizes()
         live = {seg.segment_id() for seg in self._ix._segments()}
+
+        def changed(name: str) -> bool:
+            if now.get(name) != recorded[name]:
+                return True
+            try:
+                return name in crcs and _crc32(self.folder / name) != crcs[name]
+            except FileNotFoundError:      # merged away meanwhile by another process
+                return False
+
         damaged = []
-        for name, size in recorded.items():
+        for name in recorded:
             if name not in now:
                 if any(sid in name for sid in live):
                     damaged.append(name)
-            elif now[name] != size and not name.endswith(".toc"):
+            elif not name.endswith(".toc") and changed(name):
                 damaged.append(name)
         # the table of contents in use must be the one written, if it was recorded
         toc = f"_{windex._DEF_INDEX_NAME}_{self._ix.latest_generation()}.toc"
-        if toc in recorded and now.get(toc) != recorded[toc]:
+        if toc in recorded and changed(toc):
             damaged.append(toc)
         return sorted(damaged)
 
     def _write_state(self, generation, mark: str) -> None:
-        # the files' sizes as written: Whoosh has no checksums, and a file cut
-        # short or removed would otherwise only show when a search reads it
+        # the files' sizes and checksums as written: Whoosh has none, and a
+        # file cut short or overwritten would otherwise only show (if at all)
+        # when a search reads it
+        sizes = self._file_sizes()
         state = {"version": INDEX_VERSION, "generation": list(generation), "updated_mark": mark,
-                 "files": self._file_sizes()}
+                 "files": sizes, "crc32": self._checksums(sizes, self._read_state())}
+        if self._damage_mark:
+            state["damaged"] = self._damage_mark
+        self._store_state(state)
+
+    def _checksums(self, sizes: dict[str, int], previous: dict) -> dict[str, int]:
+        """crc32 of the files checked at open, taken over from the previous
+        state for a file of the same name and size (segment files never
+        change), so a commit only reads the files it added."""
+        old_sizes, old = previous.get("files"), previous.get("crc32")
+        if not isinstance(old_sizes, dict) or not isinstance(old, dict):
+            old_sizes, old = {}, {}
+        crcs = {}
+        for name, size in sizes.items():
+            if name.endswith(UNCHECKED_SUFFIXES):
+                continue
+            if name in old and old_sizes.get(name) == size:
+                crcs[name] = old[name]
+            else:
+                try:
+                    crcs[name] = _crc32(self.folder / name)
+                except OSError:      # deleted meanwhile by another process's merge
+                    pass
+        return crcs
+
+    def _mark_damaged(self, detail: str) -> None:
+        """Record that reading the index failed: the next open rebuilds it."""
+        self._damage_mark = detail
+        state = self._read_state()
+        state["damaged"] = detail
+        self._store_state(state)
+
+    def _store_state(self, state: dict) -> None:
         tmp = self.folder / (STATE_FILE + ".tmp")
         with open(tmp, "w", encoding="utf-8") as f:
             json.dump(state, f)
@@ -351,7 +409,13 @@ class SearchIndex:
     def _why_rebuild(self) -> str:
         if not self.folder.is_dir() or not any(self.folder.glob("*.toc")):
             return "there is no index yet"
+        if not (self.folder / STATE_FILE).is_file():
+            return "its state file is missing"
         state = self._read_state()
+        if not state:
+            return self._damage(f"the index could not be read ({STATE_FILE} is damaged)")
+        if state.get("damaged"):
+            return self._damage(f"the index could not be read (a search failed: {state['damaged']})")
         if state.get("version") != INDEX_VERSION:
             return "the index is from another version of Papershelf"
         reason = ""
@@ -361,17 +425,17 @@ class SearchIndex:
             warnings.simplefilter("ignore", ResourceWarning)
             try:
                 self._ix = windex.open_dir(str(self.folder))
-                damaged = self._damaged_files(state.get("files"))
+                damaged = self._damaged_files(state.get("files"), state.get("crc32"))
                 if damaged:
-                    raise OSError(f"files changed size or went missing since they were written: "
+                    raise OSError(f"files changed or went missing since they were written: "
                                   f"{', '.join(damaged[:3])}")
                 with self._ix.searcher() as s:   # touch every segment: damage shows here
                     s.doc_count()
                     next(iter(s.lexicon("id")), None)
                     s.document_number(id="")
             except Exception as exc:
-                # no checksums: damage surfaces as any built-in error
-                reason = f"the index could not be read ({exc.__class__.__name__}: {exc})"
+                # damage Whoosh trips over surfaces as any built-in error
+                reason = self._damage(f"the index could not be read ({exc.__class__.__name__}: {exc})")
             if reason:
                 self._close_ix()
                 gc.collect()
@@ -387,20 +451,31 @@ class SearchIndex:
         not help, and one writer slows down as its pool spills to disk.
         """
         self._close_ix()
-        self.folder.parent.mkdir(parents=True, exist_ok=True)
-        lock = _try_lock(self.folder.with_name(self.folder.name + ".rebuild.lock"))
+        try:
+            self.folder.parent.mkdir(parents=True, exist_ok=True)
+            lock = _try_lock(self.folder.with_name(self.folder.name + ".rebuild.lock"))
+        except OSError as exc:      # a read-only folder, say
+            raise self._unwritable(exc) from exc
         if lock is None:
             raise SearchIndexError(
                 f"The search index in {self.folder} is being rebuilt by another Papershelf; "
                 "try again when it has finished.", self.folder)
         try:
             return self._rebuild(progress, cancelled)
+        except OSError as exc:
+            self._close_ix()
+            raise self._unwritable(exc) from exc
+        except Exception as exc:
+            self._close_ix()
+            raise SearchIndexError(f"The search index in {self.folder} could not be built "
+                                   f"({exc.__class__.__name__}: {exc}). Your library is unaffected.",
+                                   self.folder) from exc
         finally:
             os.close(lock)
 
     def _rebuild(self, progress, cancelled) -> bool:
         new = self.folder.with_name(self.folder.name + ".new")
-        shutil.rmtree(new, ignore_errors=True)
+        _discard(new)
         new.mkdir(parents=True)
         ix = windex.create_in(str(new), self.schema)
         lib = self.library
@@ -456,7 +531,7 @@ class SearchIndex:
         workers = max(1, min(os.cpu_count() or 1, MAX_BUILD_PROCESSES))
         size = max(1, min(SEGMENT_DOCS, -(-total // workers)))   # every core busy, segments ≤ SEGMENT_DOCS
         jobs_dir = new.with_name(new.name + "-jobs")
-        shutil.rmtree(jobs_dir, ignore_errors=True)
+        _discard(jobs_dir)
         jobs_dir.mkdir()
         jobs = []
         sizes = {}
@@ -523,13 +598,15 @@ class SearchIndex:
         return True
 
     def _swap_in(self, new: Path, generation, mark: str) -> None:
+        # whatever is at `index` or `index.old` (a folder, a file) is cache: it goes
         old = self.folder.with_name(self.folder.name + ".old")
-        shutil.rmtree(old, ignore_errors=True)
-        if self.folder.exists():
+        _discard(old)
+        if os.path.lexists(self.folder):
             os.replace(self.folder, old)
         os.replace(new, self.folder)
+        self._damage_mark = ""
         self._write_state(generation, mark)
-        shutil.rmtree(old, ignore_errors=True)
+        _discard(old)
 
     def _catch_up(self) -> None:
         """Apply what the library did while the index was not watching."""
@@ -747,10 +824,38 @@ class SearchIndex:
                 found = self._facets(ev, docs) if facets else {}
                 total = int(len(docs))
             except Exception as exc:
-                raise SearchIndexError(f"Searching failed ({exc.__class__.__name__}: {exc}); "
-                                       "'papershelf reindex' rebuilds the index.", self.folder) from exc
+                raise self._read_failed(exc) from exc
         return Results(ids=ids, total=total, scores=score_map, facets=found, query=text,
                        fallback=fell_back, elapsed_ms=(time.perf_counter() - started) * 1000)
+
+    def _read_failed(self, exc: Exception) -> SearchIndexError:
+        """The error to raise for a read of the index that failed with `exc`.
+
+        Whoosh has no checksums of its own: damage surfaces as any built-in
+        exception (ValueError, struct.error, zlib.error, pickle errors...),
+        so any failure but a permission or a closed index counts as damage
+        and is recorded, and the next open rebuilds. Once this object has
+        rebuilt the index as damaged, a failure is only reported: a rebuild
+        would not help, and the caller must not loop.
+        """
+        detail = f"{exc.__class__.__name__}: {exc}"
+        if self._ix is None:
+            return SearchIndexError(f"The search index in {self.folder} is not open.", self.folder)
+        if isinstance(exc, PermissionError):
+            return SearchIndexError(f"The search index in {self.folder} could not be read: "
+                                    f"{exc.strerror or exc}.", self.folder)
+        if self.damaged:
+            return SearchIndexError(f"Searching failed ({detail}), although the search index in "
+                                    f"{self.folder} was just rebuilt.", self.folder)
+        log.info("reading the search index failed (%s): marking it damaged", detail)
+        try:
+            self._mark_damaged(detail)
+        except OSError as err:
+            return SearchIndexError(f"The search index in {self.folder} is damaged ({detail}) and cannot "
+                                    f"be rebuilt there: {err.strerror or err}. Your library is unaffected.",
+                                    self.folder)
+        return SearchIndexDamagedError(f"The search index in {self.folder} is damaged ({detail}); "
+                                       "it is rebuilt when next opened.", self.folder)
 
     def _get_evaluator(self) -> fastsearch.Evaluator:
         searcher = self._get_searcher()     # a commit drops the searcher, and with it the evaluator
@@ -826,22 +931,56 @@ class SearchIndex:
     def more_like(self, paper_id: str, limit: int = 10) -> list[str]:
         paper = self.library.get(paper_id)
         with self._search_lock:
-            s = self._get_searcher()
-            docnum = s.document_number(id=paper_id)
-            if docnum is None:
-                return []
-            hits = s.more_like(docnum, "abstract", text=plain_text(paper.abstract), top=limit)
-            return [hit["id"] for hit in hits]
+            try:
+                s = self._get_searcher()
+                docnum = s.document_number(id=paper_id)
+                if docnum is None:
+                    return []
+                hits = s.more_like(docnum, "abstract", text=plain_text(paper.abstract), top=limit)
+                return [hit["id"] for hit in hits]
+            except Exception as exc:
+                raise self._read_failed(exc) from exc
 
     def doc_count(self) -> int:
         with self._search_lock:
-            return self._get_searcher().doc_count()
+            try:
+                return self._get_searcher().doc_count()
+            except Exception as exc:
+                raise self._read_failed(exc) from exc
 
 
 @functools.lru_cache(maxsize=64)
 def _term_finder(terms: tuple[str, ...]) -> re.Pattern:
     heads = sorted({t[:max(3, len(t) - 2)] for t in terms}, key=len, reverse=True)
     return re.compile(r"(?<![\w.'’])(?:%s)\w*(?:[.'’]\w+)*" % "|".join(map(re.escape, heads)), re.IGNORECASE)
+
+
+def _crc32(path: Path) -> int:
+    crc = 0
+    with open(path, "rb") as f:
+        while chunk := f.read(1 << 20):
+            crc = zlib.crc32(chunk, crc)
+    return crc
+
+
+def _discard(path: Path) -> None:
+    """Remove what is at `path`, a folder or a file (index leftovers: cache);
+    what cannot be removed is set aside under a unique name, never left to
+    block the next rebuild."""
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path, ignore_errors=True)
+    else:
+        try:
+            path.unlink()
+        except OSError:
+            pass
+    if os.path.lexists(path):
+        stamp = time.strftime("%Y%m%d-%H%M%S")
+        aside, n = path.with_name(f"{path.name}.damaged-{stamp}"), 1
+        while os.path.lexists(aside):
+            n += 1
+            aside = path.with_name(f"{path.name}.damaged-{stamp}-{n}")
+        os.replace(path, aside)
 
 
 def _try_lock(path: Path) -> int | None:

@@ -413,6 +413,9 @@ class MainWindow(QMainWindow):
 
     @Slot(object)
     def _show_answer(self, answer: Answer) -> None:
+        if answer.index_damaged and self.index is not None:
+            # marked damaged: opening it again rebuilds it, with progress (once: see SearchIndex.damaged)
+            self.open_index()
         if answer.query != self.query:
             return                      # a newer request is on its way
         self.last_answer = answer

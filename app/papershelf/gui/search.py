@@ -19,6 +19,7 @@ from PySide6.QtCore import QObject, Signal, Slot
 if TYPE_CHECKING:
     from ..core.index import SearchIndex
 
+from ..core.errors import SearchIndexDamagedError
 from ..core.library import Library
 from ..core.paper import Status
 
@@ -59,6 +60,7 @@ class Answer:
     fallback: bool = False
     error: str = ""
     terms: set[str] = field(default_factory=set)      # query words as the index holds them, to highlight
+    index_damaged: bool = False       # the index failed to read: the window rebuilds it
 
 
 class SearchService(QObject):
@@ -113,10 +115,15 @@ class SearchService(QObject):
         """Answer one query (on the calling thread)."""
         started = time.perf_counter()
         index = self.index
+        damaged = False
         if index is not None:
-            res = index.search(query.text, status=query.status, tag=query.tag, area=query.area,
-                                        list_name=query.list_name, limit=None, facets=True,
-                                        sort="relevance" if query.sort == "relevance" else "added")
+            try:
+                res = index.search(query.text, status=query.status, tag=query.tag, area=query.area,
+                                   list_name=query.list_name, limit=None, facets=True,
+                                   sort="relevance" if query.sort == "relevance" else "added")
+            except SearchIndexDamagedError:     # answered from titles until it is rebuilt
+                index, damaged = None, True
+        if index is not None:
             ids, facets, fallback, indexed = res.ids, res.facets, res.fallback, True
             terms = index.highlight_terms(query.text) if query.text.strip() else set()
         else:
@@ -138,4 +145,4 @@ class SearchService(QObject):
         elif query.sort == "relevance" and query.descending:
             ids.reverse()
         return Answer(query, ids, len(ids), facets, (time.perf_counter() - started) * 1000, indexed, fallback,
-                      terms=terms)
+                      terms=terms, index_damaged=damaged)
