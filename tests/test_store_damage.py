@@ -252,3 +252,57 @@ def test_readers_never_see_damage_while_another_process_compacts(data_dir):
         finally:
             writer.kill()
     assert reader.stdout.strip() == "0", reader.stderr[-2000:]
+
+
+@pytest.mark.parametrize("cut", ["last line", "two lines", "emptied", "deleted"])
+def test_a_journal_that_lost_saved_lines_at_its_end_is_damage(imported, cut):
+    """A cut between two lines leaves nothing torn to see; the last durable edit is recorded apart."""
+    with Library.open(imported) as lib:
+        lib.compact()
+    pid = first_id(imported)
+    for text in ("one", "two", "three"):
+        assert run_cli("note", pid, text, data_dir=imported).returncode == 0
+    journal = imported / JOURNAL
+    lines = journal.read_bytes().split(b"\n")[:-1]
+    if cut == "deleted":
+        journal.unlink()
+    else:
+        keep = {"last line": len(lines) - 1, "two lines": len(lines) - 2, "emptied": 0}[cut]
+        journal.write_bytes(b"".join(line + b"\n" for line in lines[:keep]))
+    res = run_cli("show", pid, data_dir=imported)
+    assert res.returncode == 1 and "saved edit(s) at its end are missing" in res.stderr
+    rec = run_cli("recover", data_dir=imported)
+    assert rec.returncode == 0 and "its line is missing" in rec.stdout, rec.stdout
+    assert run_cli("show", pid, data_dir=imported).returncode == 0
+
+
+def test_the_window_offers_to_repair_a_damaged_library(imported, qtbot, settings):
+    from PySide6.QtWidgets import QApplication, QMessageBox
+    from papershelf.gui.app import open_library
+
+    pid = first_id(imported)
+    run_cli("note", pid, "first", data_dir=imported)
+    run_cli("note", pid, "second", data_dir=imported)
+    journal = imported / JOURNAL
+    flip_bit(journal, journal.read_bytes().rindex(b"second"))
+    seen: list[str] = []
+
+    def answer():
+        box = QApplication.activeModalWidget()
+        if isinstance(box, QMessageBox):
+            seen.append(box.text() + "\n" + box.informativeText())
+            repair = [b for b in box.buttons() if b.text() == "Repair"]
+            (repair[0] if repair else box.buttons()[0]).click()
+
+    from PySide6.QtCore import QTimer
+    timer = QTimer()
+    timer.timeout.connect(answer)
+    timer.start(50)
+    lib = open_library(imported)
+    timer.stop()
+    try:
+        assert lib is not None and lib.get(pid).notes == "first"
+    finally:
+        lib.close()
+    assert "damaged" in seen[0] and "choose Repair" in seen[0] and "papershelf recover" not in seen[0]
+    assert "The library was repaired" in seen[1] and f"set notes of paper {pid}" in seen[1]

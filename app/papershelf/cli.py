@@ -121,7 +121,8 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("name")
     c.add_argument("ids", nargs="+", metavar="ID")
 
-    sub.add_parser("recover", help="set a damaged library file aside and restore the latest good backup")
+    sub.add_parser("recover", help="repair a damaged library: keep every intact line and readable edit, take "
+                   "what is missing from the latest good backup, and say exactly what was lost")
     return p
 
 
@@ -196,7 +197,10 @@ def _print_paper(p: Paper, lists: list[str]) -> None:
 # ---- commands -------------------------------------------------------------
 
 def _open(args, write: bool) -> Library:
-    return Library.open(paths.data_dir(args.data_dir), readonly=not write)
+    lib = Library.open(paths.data_dir(args.data_dir), readonly=not write)
+    for notice in lib.notices:
+        print(f"papershelf: note: {notice}", file=sys.stderr)
+    return lib
 
 
 def _ids(lib: Library, refs: list[str]) -> list[str]:
@@ -440,8 +444,7 @@ def cmd_list_remove(args) -> int:
 
 
 def cmd_recover(args) -> int:
-    from .core.store import Store
-    print(Store(paths.data_dir(args.data_dir)).recover())
+    print(Library.recover(paths.data_dir(args.data_dir)))
     return EXIT_OK
 
 

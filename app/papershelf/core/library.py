@@ -93,6 +93,16 @@ class Library:
     def open(cls, folder: Path | str, readonly: bool = False) -> "Library":
         return cls(Store(folder, readonly=readonly).open())
 
+    @staticmethod
+    def recover(folder: Path | str) -> str:
+        """Repair a damaged library folder (see Store.recover); returns the report in words."""
+        return Store(folder).recover()
+
+    @property
+    def notices(self) -> list[str]:
+        """What opening the library found that the user should hear about (not errors)."""
+        return list(self._store.notices)
+
     def close(self) -> None:
         self._store.close()
 

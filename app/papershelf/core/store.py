@@ -55,6 +55,11 @@ LOCK = "library.lock"
 # Readers hold it shared while they read the library file and the journal; a
 # compaction holds it exclusively while it swaps the two (see Store._swap_lock).
 READ_LOCK = "library.readlock"
+# The generation and sequence number of the last edit made durable, written
+# after each journal line is synced: a journal that later ends before that
+# edit lost lines that were saved (cut short, emptied or deleted), which its
+# own lines cannot show when the cut falls between two of them.
+MARK = "journal.last"
 # How long a compaction waits for readers before swapping anyway (they notice and retry).
 SWAP_WAIT_SECONDS = 5.0
 # Our own temporary files, left behind only by a process killed while writing.
@@ -231,6 +236,8 @@ class Store:
         self._valid_journal_len = 0
         self._journal_fix_newline = False
         self._snapshot_version = SCHEMA_VERSION
+        self._mark_fd: int | None = None
+        self.notices: list[str] = []        # things the user should hear about that are not errors
         self._lock = _Lock(self.folder / LOCK)
         self._write_lock = threading.RLock()      # one writer thread at a time within this process
 
@@ -273,6 +280,9 @@ class Store:
         if self._journal_fd is not None:
             os.close(self._journal_fd)
             self._journal_fd = None
+        if self._mark_fd is not None:
+            os.close(self._mark_fd)
+            self._mark_fd = None
         self._lock.release()
         if self.papers:
             # loads and imports froze what they built (see gc_paused); hand it
@@ -351,8 +361,10 @@ class Store:
                     self._snapshot_version = SCHEMA_VERSION
                 else:
                     self._read_snapshot(self.snapshot_path)
+                mark = self._read_mark()      # before the journal: it is written after the journal
                 consistent = self._replay_journal()
             if consistent and _stat_key(self.snapshot_path) == before:
+                self._check_mark(mark)
                 return
         if not consistent:
             raise StoreCorruptError(
@@ -364,6 +376,33 @@ class Store:
         raise StoreUnreadableError(
             f"The library in {self.folder} kept changing while Papershelf read it (another Papershelf "
             "is saving it). Nothing is wrong with it; try again.", self.folder)
+
+    def _read_mark(self) -> tuple[int, int] | None:
+        try:
+            with open(self.folder / MARK, "rb") as f:
+                gen, seq = f.read(64).split()
+            return int(gen), int(seq)
+        except (OSError, ValueError):
+            return None             # none yet, or unreadable: it only ever adds a check
+
+    def _check_mark(self, mark: tuple[int, int] | None) -> None:
+        if mark is None or mark[0] != self.generation or mark[1] <= self.seq:
+            return
+        lost = mark[1] - self.seq
+        raise StoreCorruptError(
+            f"The journal {self.journal_path} ends at edit {self.seq}, but edit {mark[1]} was saved: "
+            f"{lost} saved edit(s) at its end are missing (the file was cut short, emptied or "
+            "deleted). Nothing was changed. Run 'papershelf recover' to keep the edits that remain "
+            "and be told which were lost.", self.journal_path)
+
+    def _write_mark(self) -> None:
+        """Record the last durable edit. Not synced: after a crash it may be older, never newer."""
+        try:
+            if self._mark_fd is None:
+                self._mark_fd = os.open(self.folder / MARK, os.O_RDWR | os.O_CREAT | _O_BINARY, 0o644)
+            os.pwrite(self._mark_fd, b"%20d %20d\n" % (self.generation, self.seq), 0)
+        except OSError:
+            log.warning("could not update %s", self.folder / MARK, exc_info=True)
 
     def _refuse_if_library_file_vanished(self) -> None:
         """No library file: a new library, unless backups say there was one."""
@@ -483,9 +522,11 @@ class Store:
         path = self.journal_path
         try:
             existed = path.exists()
-            fd = os.open(path, os.O_WRONLY | os.O_CREAT | _O_BINARY, 0o644)
+            fd = os.open(path, os.O_RDWR | os.O_CREAT | _O_BINARY, 0o644)
             size = os.fstat(fd).st_size
             if size != self._valid_journal_len or self._journal_fix_newline:
+                if size > self._valid_journal_len and not self._journal_fix_newline:
+                    self._keep_torn_tail(fd, size)
                 # drop a torn tail so the next line starts clean; put back a damaged last newline
                 os.ftruncate(fd, self._valid_journal_len)
                 if self._journal_fix_newline:
@@ -501,6 +542,27 @@ class Store:
         except OSError as exc:
             raise _write_error(exc, path) from exc
         self._journal_fd = fd
+
+    def _keep_torn_tail(self, fd: int, size: int) -> None:
+        """An unfinished last line is dropped, but its bytes are kept and the user told."""
+        stamp = _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%d-%H%M%S")
+        target = self.folder / f"{JOURNAL}.unfinished-{stamp}"
+        n = 1
+        while target.exists():
+            target = self.folder / f"{JOURNAL}.unfinished-{stamp}.{n}"
+            n += 1
+        tail = os.pread(fd, size - self._valid_journal_len, self._valid_journal_len)
+        if not tail.strip(b"\0 \n"):
+            return                      # zeros a crash left past the end: nothing to keep
+        with open(target, "wb") as f:
+            f.write(tail)
+            f.flush()
+            os.fsync(f.fileno())
+        _fsync_dir(self.folder)
+        self.notices.append(
+            f"The last save before Papershelf stopped was cut short (the program or the computer "
+            f"stopped while writing it); it had not been reported as saved, and was left out. "
+            f"Its {len(tail)} bytes are kept in {target}.")
 
     def recover(self) -> str:
         """Get back every edit that can be read, and say exactly what was lost.
@@ -564,7 +626,10 @@ class Store:
 
         # 2. the journal, on top
         salvage = JournalSalvage()
+        mark = self._read_mark()
         self._replay_journal(salvage=salvage)
+        if mark is not None and mark[0] == self.generation and mark[1] > self.seq and self.seq >= 0:
+            salvage.missing.update(range(self.seq + 1, mark[1] + 1))   # saved, then cut off the end
         if salvage.replayed:
             report.append(f"Replayed {salvage.replayed} edit(s) from the journal on top.")
         report.extend(salvage.describe())
@@ -722,6 +787,7 @@ class Store:
         for op in ops:
             self._apply_in_memory(op)
         self.seq += 1
+        self._write_mark()
         if self._journal_bytes > max(JOURNAL_COMPACT_BYTES, self._snapshot_bytes // 5):
             try:
                 self.compact()
@@ -822,6 +888,7 @@ class Store:
             except OSError as exc:
                 raise _write_error(exc, self.folder) from exc
             self._snapshot_bytes = self.snapshot_path.stat().st_size
+            self._write_mark()
             # The journal's lines now carry an older generation and would be
             # skipped on load anyway; emptying it is only tidiness.
             try:

@@ -19,7 +19,7 @@ from PySide6.QtGui import QGuiApplication, QIcon
 from PySide6.QtWidgets import QApplication, QMessageBox, QPushButton
 
 from .. import __version__, paths
-from ..core.errors import PapershelfError, SingleInstanceError
+from ..core.errors import PapershelfError, SingleInstanceError, StoreCorruptError
 from ..core.library import Library
 from ..desktop import APP_ID, resources_dir
 from .instance import InstanceServer, hand_over
@@ -105,6 +105,63 @@ class ErrorReporter:
 
 # ---- main ------------------------------------------------------------------
 
+def open_library(folder: Path) -> Library | None:
+    """Open the library; a damaged one is offered a repair (the same as `papershelf recover`)."""
+    while True:
+        try:
+            return Library.open(folder)
+        except StoreCorruptError as exc:
+            box = QMessageBox(QMessageBox.Icon.Critical, "Papershelf",
+                              "Your library is damaged. Nothing has been changed yet.")
+            box.setInformativeText(
+                str(exc).replace("Run 'papershelf recover'", "Choose Repair")
+                .replace("run 'papershelf recover'", "choose Repair"))
+            repair = box.addButton("Repair", QMessageBox.ButtonRole.AcceptRole)
+            box.addButton(QMessageBox.StandardButton.Close)
+            box.setDefaultButton(repair)
+            box.exec()
+            if box.clickedButton() is not repair:
+                return None
+            report = _run_with_busy_dialog(lambda: Library.recover(folder), "Repairing your library…")
+            if isinstance(report, PapershelfError):
+                QMessageBox.critical(None, "Papershelf", str(report))
+                return None
+            done = QMessageBox(QMessageBox.Icon.Information, "Papershelf", "The library was repaired.")
+            done.setInformativeText(report)
+            done.exec()
+        except PapershelfError as exc:
+            QMessageBox.critical(None, "Papershelf", str(exc))
+            return None
+
+
+def _run_with_busy_dialog(fn, label: str):
+    """fn() on a worker thread while a busy dialog keeps the GUI responsive; its result or error."""
+    import threading
+    from PySide6.QtCore import QEventLoop
+    from PySide6.QtWidgets import QProgressDialog
+    out: list = []
+
+    def work():
+        try:
+            out.append(fn())
+        except PapershelfError as exc:
+            out.append(exc)
+
+    dialog = QProgressDialog(label, "", 0, 0)
+    dialog.setCancelButton(None)            # a repair is not left half done
+    dialog.setMinimumDuration(300)
+    worker = threading.Thread(target=work, daemon=True)
+    worker.start()
+    loop = QEventLoop()
+    timer = QTimer()
+    timer.timeout.connect(lambda: loop.quit() if not worker.is_alive() else None)
+    timer.start(20)
+    loop.exec()
+    timer.stop()
+    dialog.close()
+    return out[0]
+
+
 def main(data_dir: str | None = None, argv: list[str] | None = None, files: list[str] | None = None) -> int:
     files = list(files or [])
     app = QApplication.instance() or QApplication(argv if argv is not None else sys.argv[:1])
@@ -119,10 +176,8 @@ def main(data_dir: str | None = None, argv: list[str] | None = None, files: list
     except SingleInstanceError as exc:
         # nothing was handed over: open as usual (the store's lock says if the library is open elsewhere)
         log.warning("Nothing handed over to a running Papershelf: %s", exc)
-    try:
-        library = Library.open(folder)
-    except PapershelfError as exc:
-        QMessageBox.critical(None, "Papershelf", str(exc))
+    library = open_library(folder)
+    if library is None:
         return 1
     sys.excepthook = ErrorReporter(setup_logging(folder))
     from .dialogs import apply_theme
@@ -135,6 +190,8 @@ def main(data_dir: str | None = None, argv: list[str] | None = None, files: list
         log.warning("Later starts cannot hand their files to this window: %s", exc)
         server = None
     window.show()
+    if library.notices:
+        QTimer.singleShot(0, lambda: QMessageBox.information(window, "Papershelf", "\n\n".join(library.notices)))
     # an empty library opens on the welcome view, the sample library one click away
     if files:
         QTimer.singleShot(0, lambda: window.import_files([Path(f) for f in files]))
