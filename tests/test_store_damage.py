@@ -6,6 +6,7 @@ Each test drives the installed CLI in a subprocess, as a user would."""
 from __future__ import annotations
 
 import json
+import os
 import random
 import subprocess
 import sys
@@ -306,3 +307,143 @@ def test_the_window_offers_to_repair_a_damaged_library(imported, qtbot, settings
         lib.close()
     assert "damaged" in seen[0] and "choose Repair" in seen[0] and "papershelf recover" not in seen[0]
     assert "The library was repaired" in seen[1] and f"set notes of paper {pid}" in seen[1]
+
+
+# ---- found by review: each failed before its fix ----------------------------
+
+def test_a_paper_whose_id_was_flipped_comes_back_from_the_backup(imported):
+    with Library.open(imported) as lib:
+        lib.compact()
+        lib.compact()
+        ids = lib.ids()
+    snap = imported / SNAPSHOT
+    lines = snap.read_bytes().split(b"\n")
+    victim = ids[5]
+    at = lines[6].index(victim.encode())
+    flipped = victim[:3] + ("0" if victim[3] != "0" else "1") + victim[4:]   # still a valid-looking id
+    lines[6] = lines[6][:at] + flipped.encode() + lines[6][at + len(victim):]
+    snap.write_bytes(b"\n".join(lines))
+    report = Library.recover(imported)
+    with Library.open(imported, readonly=True) as lib:
+        assert victim in lib.ids() and len(lib) == len(ids), report
+
+
+def test_a_schema_1_library_with_a_damaged_header_keeps_its_journal(imported):
+    with Library.open(imported) as lib:
+        lib.compact()
+        lib.compact()
+        pid = lib.ids()[0]
+    snap = imported / SNAPSHOT
+    old = [store_mod._unseal(line + b"\n") for line in snap.read_bytes().split(b"\n")[:-1]]
+    header = json.loads(old[0])
+    old[-1] = b'{"end":true,"papers":%d,"lists":0}' % (len(old) - 2)    # schema 1's end line
+    old[0] = b"garbage where the header was"
+    snap.write_bytes(b"\n".join(old) + b"\n")
+    # a saved edit in the journal, written against that library file
+    (imported / JOURNAL).write_bytes(store_mod._journal_line(
+        {"seq": header["journal_seq"] + 1, "gen": header["generation"],
+         "ops": [["set", pid, {"notes": "saved edit"}]]}))
+    report = Library.recover(imported)
+    assert "line 1" in report
+    with Library.open(imported, readonly=True) as lib:
+        assert lib.get(pid).notes == "saved edit", report
+
+
+def test_recover_of_a_missing_library_file_names_only_the_lost_edit(imported):
+    with Library.open(imported) as lib:
+        lib.compact()
+        lib.compact()                     # the backup holds everything so far
+        pid = lib.ids()[0]
+        lib.set_notes(pid, "in the library file only")
+        lib.compact()                     # the journal is empty again
+    (imported / SNAPSHOT).unlink()
+    report = Library.recover(imported)
+    assert "Lost 1 edit(s)" in report and "its line is missing" in report, report
+    assert "journal.jsonl.damaged" not in report          # an empty journal is not damaged
+
+
+def test_recover_keeps_an_unfinished_last_save_it_leaves_out(imported):
+    with Library.open(imported) as lib:
+        lib.compact()
+        lib.compact()
+        lib.set_notes(lib.ids()[0], "saved")
+    with open(imported / JOURNAL, "ab") as f:
+        f.write(b'{"seq":99,"gen":3,"ops":[["set","x",')    # a save cut short
+    snap = imported / SNAPSHOT
+    snap.write_bytes(snap.read_bytes()[:-100])                  # and the library file damaged
+    report = Library.recover(imported)
+    assert "unfinished save" in report
+    kept = [p for p in imported.iterdir() if p.name.startswith("journal.jsonl.damaged-")]
+    assert kept and b'"seq":99' in kept[0].read_bytes()
+
+
+def test_a_failed_write_whose_undo_fails_too_is_not_followed_by_a_saved_edit(library, seeds, data_dir,
+                                                                             monkeypatch):
+    import errno
+    library.import_files(seeds[:1])
+    a, b = library.ids()[:2]
+    real_pwrite, real_truncate = os.pwrite, os.ftruncate
+
+    def half_then_error(fd, data, offset):
+        real_pwrite(fd, data[:20], offset)
+        raise OSError(errno.EIO, "Input/output error")
+
+    def failing_truncate(fd, n):
+        raise OSError(errno.EIO, "Input/output error")
+
+    monkeypatch.setattr(store_mod.os, "pwrite", half_then_error)
+    monkeypatch.setattr(store_mod.os, "ftruncate", failing_truncate)
+    with pytest.raises(store_mod.StoreWriteError):
+        library.set_notes(a, "first try")
+    monkeypatch.setattr(store_mod.os, "pwrite", real_pwrite)
+    monkeypatch.setattr(store_mod.os, "ftruncate", real_truncate)
+    library.set_notes(b, "reported as saved")
+    library.close()
+    with Library.open(data_dir, readonly=True) as again:
+        assert again.get(b).notes == "reported as saved" and again.get(a).notes == ""
+
+
+def test_a_schema_1_library_opens_even_when_it_cannot_be_brought_forward(seeds, tmpfs):
+    with tmpfs("6m") as mount:
+        folder = mount.path / "library"
+        with Library.open(folder) as lib:
+            lib.import_files(seeds)
+            lib.compact()
+            pid = lib.ids()[0]
+        snap = folder / SNAPSHOT
+        old = [store_mod._unseal(line + b"\n") for line in snap.read_bytes().split(b"\n")[:-1]]
+        old[0] = old[0].replace(b'"schema_version":2', b'"schema_version":1')
+        snap.write_bytes(b"\n".join(old) + b"\n")
+        ballast = mount.path / "ballast"
+        with open(ballast, "wb") as f:      # fill the disk: no room for a second library file
+            try:
+                while True:
+                    f.write(b"\0" * 65536)
+                    f.flush()
+            except OSError:
+                pass
+        # room for a journal line, not for a second library file
+        os.truncate(ballast, ballast.stat().st_size - 16384)
+        assert snap.stat().st_size > 4 * 16384
+        with Library.open(folder) as lib:
+            lib.set_notes(pid, "still saved")
+        ballast.unlink()
+        with Library.open(folder) as lib:
+            assert lib.get(pid).notes == "still saved"
+
+
+def test_a_damaged_line_already_folded_into_the_library_file_is_harmless(library, seeds, data_dir, monkeypatch):
+    library.import_files(seeds[:1])
+    a, b = library.ids()[:2]
+    library.set_notes(a, "folded edit")
+    real = os.ftruncate
+    monkeypatch.setattr(store_mod.os, "ftruncate", lambda fd, n: (_ for _ in ()).throw(OSError(5, "EIO")))
+    library.compact()                         # the journal could not be emptied
+    monkeypatch.setattr(store_mod.os, "ftruncate", real)
+    library.set_notes(b, "new edit")
+    library.close()
+    journal = data_dir / JOURNAL
+    data = journal.read_bytes()
+    flip_bit(journal, data.index(b"folded edit"))
+    with Library.open(data_dir, readonly=True) as again:
+        assert again.get(a).notes == "folded edit" and again.get(b).notes == "new edit"

@@ -321,6 +321,7 @@ def test_damage_to_every_store_file_is_refused_or_harmless_and_recover_keeps_wha
     backup_papers = read_snapshot(backup_file)[0]
     rng = random.Random(99)
     outcomes = Counter()
+    lost_cases: list[str] = []
     kept = Counter()
     recoverable = Counter()
     for round_ in range(6 * SCALE):
@@ -365,6 +366,9 @@ def test_damage_to_every_store_file_is_refused_or_harmless_and_recover_keeps_wha
                     if pid in snap_ids or pid in backup_papers:
                         recoverable["papers"] += 1
                         kept["papers"] += pid in papers
+                        if pid not in papers:
+                            lost_cases.append(f"{how} in {name}, round {round_}: paper {pid} "
+                                              f"(in the backup: {pid in backup_papers}); recover said:\n{message}")
                     note = raw.get("notes", "")
                     if note.startswith("s") and pid in snap_ids:
                         recoverable["library-file edits"] += 1
@@ -380,7 +384,7 @@ def test_damage_to_every_store_file_is_refused_or_harmless_and_recover_keeps_wha
     report(capsys, "damage to library file, journal, journal.last and a backup",
            {**outcomes, **{f"{k} kept/recoverable": f"{kept[k]}/{recoverable[k]}" for k in recoverable},
             "silent changes": 0, "lost recoverable": sum(lost.values())})
-    assert not any(lost.values()), f"recover lost edits that survived: {lost}"
+    assert not any(lost.values()), f"recover lost edits that survived: {lost}\n" + "\n".join(lost_cases[:3])
 
 
 def test_damage_to_the_index_is_rebuilt_or_refused_never_a_wrong_answer(tmp_path, capsys):

@@ -61,7 +61,7 @@ READ_LOCK = "library.readlock"
 # own lines cannot show when the cut falls between two of them.
 MARK = "journal.last"
 # How long a compaction waits for readers before swapping anyway (they notice and retry).
-SWAP_WAIT_SECONDS = 5.0
+SWAP_WAIT_SECONDS = 2.0
 # Our own temporary files, left behind only by a process killed while writing.
 TEMP_SUFFIXES = (".tmp", ".restore")
 BACKUPS = "backups"
@@ -235,6 +235,8 @@ class Store:
         self._snapshot_bytes = 0
         self._valid_journal_len = 0
         self._journal_fix_newline = False
+        self._journal_dirty = False
+        self._journal_current_lines = 0     # lines of the current generation in the journal
         self._snapshot_version = SCHEMA_VERSION
         self._mark_fd: int | None = None
         self.notices: list[str] = []        # things the user should hear about that are not errors
@@ -269,8 +271,13 @@ class Store:
             if not self.readonly:
                 self._open_journal_for_append()
                 if self._snapshot_version < SCHEMA_VERSION and self.snapshot_path.exists():
-                    # written by an older Papershelf: bring it forward now (the old file stays a backup)
-                    self.compact()
+                    # written by an older Papershelf: bring it forward now (the old file stays a
+                    # backup); if that cannot be written, the next compaction tries again
+                    try:
+                        self.compact()
+                    except StoreWriteError as exc:
+                        log.warning("could not bring %s forward to schema %d yet: %s", self.snapshot_path,
+                                    SCHEMA_VERSION, exc)
         except BaseException:
             self.close()
             raise
@@ -305,8 +312,8 @@ class Store:
                 if path.is_file() and not path.is_symlink():
                     path.unlink()
                     log.info("removed %s, left by an interrupted write", path)
-            except OSError:
-                log.warning("could not remove %s", path, exc_info=True)
+            except OSError as exc:
+                log.warning("could not remove %s: %s", path, exc)
 
     @contextlib.contextmanager
     def _swap_lock(self, exclusive: bool):
@@ -401,8 +408,8 @@ class Store:
             if self._mark_fd is None:
                 self._mark_fd = os.open(self.folder / MARK, os.O_RDWR | os.O_CREAT | _O_BINARY, 0o644)
             os.pwrite(self._mark_fd, b"%20d %20d\n" % (self.generation, self.seq), 0)
-        except OSError:
-            log.warning("could not update %s", self.folder / MARK, exc_info=True)
+        except OSError as exc:
+            log.warning("could not update %s: %s", self.folder / MARK, exc)
 
     def _refuse_if_library_file_vanished(self) -> None:
         """No library file: a new library, unless backups say there was one."""
@@ -460,6 +467,12 @@ class Store:
                 self._journal_fix_newline = True
                 tail = b""
         pos = 0
+        self._journal_current_lines = 0
+        # A damaged line before the first line of the current generation may be
+        # one already folded into the library file (a compaction stopped before
+        # it emptied the journal): harmless if no edit of this generation is
+        # missing, which the next intact line (or journal.last) tells.
+        doubtful: list[tuple[int, bytes, str]] = []
         for i, line in enumerate(lines):
             lineno = i + 1
             record = _parse_journal_line(line)
@@ -473,19 +486,21 @@ class Store:
                 except (KeyError, TypeError, ValueError) as exc:
                     problem = f"Papershelf cannot read its edit ({exc})"
             if problem is not None:
-                if salvage is not None:
-                    salvage.damaged(lineno, line, problem)
+                if not self._journal_current_lines:
+                    doubtful.append((lineno, line, problem))
                     continue
-                where = ("its last line" if lineno == len(lines) else f"line {lineno}, with "
-                         f"{len(lines) - lineno} more after it")
-                raise StoreCorruptError(
-                    f"The journal {path} is damaged at {where}: {problem}. The file is complete, so "
-                    "this is damage (a disk or copying fault), not an interrupted save; an edit saved "
-                    "there may be wrong or lost. Nothing was changed and nothing will be written until "
-                    "it is repaired: run 'papershelf recover' to keep every readable edit, set the "
-                    "damaged journal aside and be told exactly which edits were lost.", path)
+                self._journal_damage(salvage, len(lines), lineno, line, problem)
+                continue
             gen = record.get("gen", 0)
             seq = record["seq"]
+            if doubtful:
+                if gen < self.generation or (gen == self.generation and seq == self.seq + 1):
+                    log.info("journal lines %s were damaged but already folded into the library file",
+                             [d[0] for d in doubtful])
+                else:
+                    for args in doubtful:
+                        self._journal_damage(salvage, len(lines), *args)
+                doubtful = []
             if gen < self.generation or (gen == self.generation and seq <= self.seq):
                 pos += len(line) + 1  # already folded into the library file
                 continue
@@ -507,7 +522,18 @@ class Store:
                 for op in ops:
                     self._apply_in_memory(op)
             self.seq = seq
+            self._journal_current_lines += 1
             pos += len(line) + 1
+        if doubtful:
+            # damaged lines at the end and none of this generation: harmless only if
+            # journal.last says no edit of this generation was saved
+            mark = self._read_mark()
+            if mark is None or (mark[0] == self.generation and mark[1] > self.seq) or mark[0] > self.generation:
+                for args in doubtful:
+                    self._journal_damage(salvage, len(lines), *args)
+            else:
+                log.info("journal lines %s were damaged but already folded into the library file",
+                         [d[0] for d in doubtful])
         if tail:
             self.dropped_torn_line = True   # a write cut short by a crash: never acknowledged
             log.info("the unfinished last line of %s (%d bytes) was a save cut short; dropped",
@@ -518,15 +544,33 @@ class Store:
         self._journal_bytes = pos
         return True
 
+    def _journal_damage(self, salvage, count: int, lineno: int, line: bytes, problem: str) -> None:
+        """A damaged journal line: written down when salvaging, else the load stops."""
+        if salvage is not None:
+            salvage.damaged(lineno, line, problem)
+            return
+        where = ("its last line" if lineno == count else f"line {lineno}, with "
+                 f"{count - lineno} more after it")
+        raise StoreCorruptError(
+            f"The journal {self.journal_path} is damaged at {where}: {problem}. The file is complete, "
+            "so this is damage (a disk or copying fault), not an interrupted save; an edit saved "
+            "there may be wrong or lost. Nothing was changed and nothing will be written until "
+            "it is repaired: run 'papershelf recover' to keep every readable edit, set the "
+            "damaged journal aside and be told exactly which edits were lost.", self.journal_path)
+
     def _open_journal_for_append(self) -> None:
         path = self.journal_path
         try:
             existed = path.exists()
             fd = os.open(path, os.O_RDWR | os.O_CREAT | _O_BINARY, 0o644)
             size = os.fstat(fd).st_size
+            if self.dropped_torn_line:
+                self._keep_torn_tail(fd, size)
+            if size and not self._journal_current_lines and not self._journal_fix_newline:
+                # only lines folded into the library file already (a compaction stopped before
+                # it emptied the journal): nothing in them is needed any more
+                self._valid_journal_len = self._journal_bytes = 0
             if size != self._valid_journal_len or self._journal_fix_newline:
-                if size > self._valid_journal_len and not self._journal_fix_newline:
-                    self._keep_torn_tail(fd, size)
                 # drop a torn tail so the next line starts clean; put back a damaged last newline
                 os.ftruncate(fd, self._valid_journal_len)
                 if self._journal_fix_newline:
@@ -633,7 +677,10 @@ class Store:
         if salvage.replayed:
             report.append(f"Replayed {salvage.replayed} edit(s) from the journal on top.")
         report.extend(salvage.describe())
-        if salvage.lost_anything and self.journal_path.exists():
+        if self.dropped_torn_line:
+            report.append("The journal ended in an unfinished save (never reported as saved); it was "
+                          "left out, and the journal is kept as it was (below).")
+        if (salvage.damaged_lines or salvage.newer or self.dropped_torn_line) and self.journal_path.exists():
             keep_aside(self.journal_path)
 
         # 3. save it all as a new library file (which empties the journal)
@@ -699,8 +746,8 @@ class Store:
                     gaps.append((prev, ev[1]))
                     in_gap = False
                 prev = ev[1]
-            elif ev[2] is None:
-                in_gap = True
+            else:
+                in_gap = True        # even a line whose id was read may hide others (a lost newline)
         if in_gap or scan.cut_short or not path.exists():
             gaps.append((prev, None))
         if expected is not None and len(papers) >= expected:
@@ -746,14 +793,16 @@ class Store:
                           "deleted since the backup; delete them again if so.")
 
         # the generation the journal's edits were written against
-        if meta is not None:
-            self.generation = meta["generation"] if isinstance(meta.get("generation"), int) else 0
+        if meta is not None and isinstance(meta.get("generation"), int):
+            self.generation = meta["generation"]
             self.seq = meta.get("journal_seq", 0) if isinstance(meta.get("journal_seq", 0), int) else 0
         elif journal_gens:
             self.generation, self.seq = max(journal_gens), -1   # -1: take the journal from its start
+        elif bheader is not None:
+            # the lost file came after the backup: its edits start where the backup's end
+            self.generation, self.seq = bheader["generation"] + 1, bheader.get("journal_seq", 0)
         else:
-            self.generation = (bheader["generation"] + 1) if bheader else 1
-            self.seq = 0
+            self.generation, self.seq = 1, 0
         self.papers, self.lists = papers, lists
         self.fingerprint_version = (scan.header or bheader or {}).get("fingerprint_version", 0)
         return report
@@ -791,18 +840,23 @@ class Store:
         if self._journal_bytes > max(JOURNAL_COMPACT_BYTES, self._snapshot_bytes // 5):
             try:
                 self.compact()
-            except StoreWriteError:
+            except StoreWriteError as exc:
                 # The edit is durable in the journal already; folding it in can
                 # wait for the next edit or the next start.
-                log.warning("compaction of %s failed; will retry later", self.folder, exc_info=True)
+                log.warning("compaction of %s failed; will retry later: %s", self.folder, exc)
 
     def _append(self, line: bytes) -> None:
         fd = self._journal_fd
         start = self._journal_bytes
         try:
+            if self._journal_dirty:
+                # a failed write left bytes past the last good line and taking them
+                # back failed too: the next line must not follow them
+                os.ftruncate(fd, start)
+                self._journal_dirty = False
             written = 0
-            while written < len(line):
-                written += os.write(fd, line[written:])
+            while written < len(line):      # at an explicit offset: no file position to lose
+                written += os.pwrite(fd, line[written:], start + written)
             if hasattr(os, "fdatasync"):
                 os.fdatasync(fd)
             else:  # pragma: no cover
@@ -810,9 +864,8 @@ class Store:
         except OSError as exc:
             try:  # take back a partial line so the journal stays clean
                 os.ftruncate(fd, start)
-                os.lseek(fd, start, os.SEEK_SET)
             except OSError:
-                pass
+                self._journal_dirty = True
             raise _write_error(exc, self.journal_path) from exc
         self._journal_bytes = start + len(line)
 
@@ -894,7 +947,8 @@ class Store:
             try:
                 if self._journal_fd is not None:
                     os.ftruncate(self._journal_fd, 0)
-                    os.lseek(self._journal_fd, 0, os.SEEK_SET)
+                    self._journal_bytes = self._valid_journal_len = 0
+                    self._journal_dirty = False
                     os.fsync(self._journal_fd)
                 elif self.journal_path.exists():
                     with open(self.journal_path, "r+b") as f:
@@ -1207,11 +1261,12 @@ def _read_snapshot(path: Path, backup_dir: Path | None):
                 continue
             if sealed:
                 # inline _unseal: a checksum per line finds a flipped bit in any field
+                body = memoryview(line)[:-10]          # no copy of the line
                 if len(line) < 11 or line[-1] != 10 or line[-10] != 9 \
-                        or b"%08x" % crc32(line[:-10]) != line[-9:-1]:
+                        or b"%08x" % crc32(body) != line[-9:-1]:
                     raise corrupt(f"line {lineno} is damaged (its checksum does not match"
                                   + (")" if line.endswith(b"\n") else "; the file was cut short there)"))
-                line = line[:-10]
+                line = body
             try:
                 rec = loads(line)
                 if migrations:
@@ -1298,6 +1353,8 @@ def salvage_snapshot(path: Path) -> SnapshotSalvage:
     elif lines:
         out.cut_short = True
     out.header = _parse_header(lines[0] + b"\n") if lines else None
+    if lines and out.header is None:
+        out.damaged_lines.append(1)
     if out.header is not None:
         sealed = out.header["schema_version"] >= 2
     else:   # guess the schema from the lines themselves
@@ -1328,9 +1385,9 @@ def salvage_snapshot(path: Path) -> SnapshotSalvage:
         if not line.strip():
             continue
         out.damaged_lines.append(lineno)
-        m = _ID_IN_LINE.search(line)
-        if m:
-            out.order.append(("d", lineno, m.group(1).decode()))
+        found = _ID_IN_LINE.findall(line)    # a lost newline can merge several lines into one
+        if found:
+            out.order.extend(("d", lineno, pid.decode()) for pid in found)
             continue
         m = _LIST_IN_LINE.search(line)
         if m:

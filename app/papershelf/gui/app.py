@@ -146,6 +146,10 @@ def _run_with_busy_dialog(fn, label: str):
             out.append(fn())
         except PapershelfError as exc:
             out.append(exc)
+        except Exception as exc:      # shown, never lost: the window has not started yet
+            log.exception("repair failed")
+            out.append(PapershelfError(f"The repair stopped with an unexpected error ({exc}); your "
+                                       "files were left as the repair found them."))
 
     dialog = QProgressDialog(label, "", 0, 0)
     dialog.setCancelButton(None)            # a repair is not left half done
