@@ -14,7 +14,7 @@ import html
 import re
 from typing import Callable
 
-from .text import (_MATHBB_RE, _BB, _MD_CODE_RE, _MD_LINK_RE, _URL_RE, _TEX_SINGLE_QUOTE_RE,
+from .text import (_MATHBB_RE, _BB, _MD_CODE_RE, _MD_LINK_RE, _MD_STRONG, _URL_RE, _TEX_SINGLE_QUOTE_RE,
                    latex_to_text)
 
 _PH = "\x00"               # placeholder brackets for finished HTML pieces
@@ -29,7 +29,7 @@ _STYLE_RE = re.compile(r"\\(" + "|".join(_STYLE_MACROS) + r")\s*\{([^{}]*)\}")
 _HREF_RE = re.compile(r"\\href\s*\{(https?://[^{}\s]+)\}\s*\{([^{}]*)\}")
 _URL_MACRO_RE = re.compile(r"\\url\s*\{(https?://[^{}\s]+)\}")
 _MATH_RE = re.compile(r"(?<!\\)(\$\$?)(.+?)(?<!\\)\1", re.S)
-_MD_STRONG_RE = re.compile(r"(\*\*|__)(?=\S)(.+?)(?<=\S)\1")
+_MD_STRONG_RE = re.compile(_MD_STRONG)
 _MD_EM_RE = re.compile(r"(?<![\w*])\*(?=\S)([^*\n]+?)(?<=\S)\*(?![\w*])|(?<![\w_])_(?=\S)([^_\n]+?)(?<=\S)_(?![\w_])")
 _SCRIPT_RE = re.compile(r"([_^])(?:\{([^{}]*)\}|(\\[A-Za-z]+|[A-Za-z0-9+\-*]))")
 _BRACE_RE = re.compile(r"(?<!\\)[{}]")
@@ -70,7 +70,7 @@ def abstract_html(raw: str, terms: set[str] | None = None,
         if new == text:
             break
         text = new
-    text = _MD_STRONG_RE.sub(lambda m: _mark("b", m.group(2)), text)
+    text = _MD_STRONG_RE.sub(lambda m: _mark("b", m.group(1) or m.group(2)), text)
     text = _MD_EM_RE.sub(lambda m: _mark("i", m.group(1) or m.group(2)), text)
     text = text.replace("``", "\u201c").replace("''", "\u201d").replace("---", "\u2014").replace("--", "\u2013")
     text = _TEX_SINGLE_QUOTE_RE.sub("\u2018\\1\u2019", text)

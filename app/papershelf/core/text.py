@@ -62,8 +62,12 @@ SYMBOLS = {
 }
 _MACRO_RE = re.compile(r"\\([A-Za-z]+|[%&_#${}])")
 _MATH_RE = re.compile(r"(?<!\\)\$\$?(.+?)(?<!\\)\$\$?", re.S)
-_MD_LINK_RE = re.compile(r"!?\[([^\]\n]*)\]\((https?://[^)\s]+)\)")
-_MD_EMPH_RE = re.compile(r"(\*\*|__)(?=\S)(.+?)(?<=\S)\1|(?<![\w*])\*(?=\S)([^*\n]+?)(?<=\S)\*(?![\w*])")
+# No "[" in a link's text or URL: each attempt then stops at the next "[", so
+# "[[[…](](](" costs linear time instead of one scan to the end per bracket.
+_MD_LINK_RE = re.compile(r"!?\[([^\[\]\n]*)\]\((https?://[^)\s\[]+)\)")
+# Bold content holds no "**" (or "__"), for the same reason: "**a **a **a…" is linear.
+_MD_STRONG = r"\*\*(?=\S)((?:[^*\n]|\*(?!\*))+?)(?<=\S)\*\*|__(?=\S)((?:[^_\n]|_(?!_))+?)(?<=\S)__"
+_MD_EMPH_RE = re.compile(_MD_STRONG + r"|(?<![\w*])\*(?=\S)([^*\n]+?)(?<=\S)\*(?![\w*])")
 _MD_CODE_RE = re.compile(r"`([^`\n]+)`")
 _URL_RE = re.compile(r"https?://[^\s<>\"'`\]\[{}|\\^]+", re.I)
 _SPACE_RE = re.compile(r"\s+")
@@ -117,7 +121,7 @@ def plain_text(raw: str) -> str:
     if "`" in text:
         text = _MD_CODE_RE.sub(r"\1", text)
     if "*" in text or "__" in text:
-        text = _MD_EMPH_RE.sub(lambda m: m.group(2) or m.group(3), text)
+        text = _MD_EMPH_RE.sub(lambda m: m.group(1) or m.group(2) or m.group(3), text)
     if "{" in text or "}" in text:
         # grouping braces that survive ({BayeSQP} in BibTeX style) are markup too
         text = _BRACE_RE.sub("", text)
