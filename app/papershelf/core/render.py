@@ -15,7 +15,7 @@ import re
 from typing import Callable
 
 from .text import (_MATHBB_RE, _BB, _MD_CODE_RE, _MD_LINK_RE, _MD_STRONG, _URL_RE, _TEX_SINGLE_QUOTE_RE,
-                   latex_to_text)
+                   latex_to_text, link_end)
 
 _PH = "\x00"               # placeholder brackets for finished HTML pieces
 _OPEN, _CLOSE = "\x01", "\x02"   # style markers: \x01b\x02 … \x01/b\x02
@@ -94,13 +94,8 @@ def _mark(style: str, inner: str) -> str:
 
 
 def _bare_link(url: str, link) -> str:
-    trail = ""
-    while url and url[-1] in ".,;:!?*_'\")":
-        if url[-1] == ")" and url.count("(") >= url.count(")"):
-            break
-        trail = url[-1] + trail
-        url = url[:-1]
-    return link(url, url) + trail
+    end = link_end(url, ".,;:!?*_'\"")
+    return link(url[:end], url[:end]) + url[end:]
 
 
 def _math_html(expr: str) -> str:

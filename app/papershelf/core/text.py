@@ -171,6 +171,18 @@ def fingerprint_text(raw: str, plain: str | None = None) -> str:
     return text
 
 
+def link_end(url: str, trail: str) -> int:
+    """Where a link found in running text ends: trailing `trail` characters are
+    punctuation after it, and so is each trailing ")" that opened nothing in it.
+
+    Counted once, not once per character dropped (quadratic in "http://x))))…").
+    """
+    kept = len(url.rstrip(")" + trail))
+    unmatched = max(0, url.count(")") - url.count("("))
+    parens = [i for i in range(kept, len(url)) if url[i] == ")"]
+    return kept if len(parens) <= unmatched else parens[-unmatched - 1] + 1
+
+
 def find_links(raw: str) -> list[str]:
     """http(s) links in an abstract, in order, without trailing punctuation."""
     if "http" not in raw and "HTTP" not in raw:
@@ -178,9 +190,7 @@ def find_links(raw: str) -> list[str]:
     seen: dict[str, None] = {}
     for m in _URL_RE.finditer(raw):
         url = m.group(0).rstrip(".,;:!?*_'\"")
-        # a closing paren belongs to the URL only if it opened one inside it
-        while url.endswith(")") and url.count("(") < url.count(")"):
-            url = url[:-1].rstrip(".,;:!?*_")
+        url = url[:link_end(url, ".,;:!?*_")]
         if len(url) > len("https://x"):
             seen.setdefault(url, None)
     return list(seen)
