@@ -35,6 +35,7 @@ _SCRIPT_RE = re.compile(r"([_^])(?:\{([^{}]*)\}|(\\[A-Za-z]+|[A-Za-z0-9+\-*]))")
 _BRACE_RE = re.compile(r"(?<!\\)[{}]")
 _MARK_RE = re.compile(_OPEN + r"(/?)(\w+)" + _CLOSE)
 _PH_RE = re.compile(_PH + r"(\d+)" + _PH)
+_SCRIPT_PH_RE = re.compile(_PH + r"s(\d+)" + _PH)
 # words to highlight; entities and style markers are matched first, to be left alone
 _WORD_RE = re.compile("&#?\\w+;|" + _OPEN + r"/?\w+" + _CLOSE + r"|\w+(?:[.'’]\w+)*")
 
@@ -63,7 +64,14 @@ def abstract_html(raw: str, terms: set[str] | None = None,
     text = _URL_MACRO_RE.sub(lambda m: link(m.group(1), m.group(1)), text)
     text = _MD_LINK_RE.sub(lambda m: link(m.group(2), m.group(1) or m.group(2)), text)
     text = _URL_RE.sub(lambda m: _bare_link(m.group(0), link), text)
-    text = _MATH_RE.sub(lambda m: keep(_math_html(m.group(2))), text)
+    maths: dict[str, str] = {}   # "$a$ $a$ …": each expression is converted once
+
+    def math(expr: str) -> str:
+        if expr not in maths:
+            maths[expr] = _math_html(expr)
+        return keep(maths[expr])
+
+    text = _MATH_RE.sub(lambda m: math(m.group(2)), text)
     text = _MD_CODE_RE.sub(lambda m: keep(f"<code>{html.escape(m.group(1), quote=False)}</code>"), text)
     for _ in range(4):   # nested \textbf{\emph{x}}
         new = _STYLE_RE.sub(lambda m: _mark(_STYLE_MACROS[m.group(1)], m.group(2)), text)
@@ -107,9 +115,17 @@ def _math_html(expr: str) -> str:
         scripts.append(("sup" if m.group(1) == "^" else "sub", m.group(2) if m.group(2) is not None else m.group(3)))
         return f"{_PH}s{len(scripts) - 1}{_PH}"
 
+    done: dict[tuple[str, str], str] = {}     # "x^2 … x^2": each script is converted once
+
+    def script_html(m) -> str:
+        script = scripts[int(m.group(1))]
+        if script not in done:
+            tag, inner = script
+            done[script] = f"<{tag}>{html.escape(_BRACE_RE.sub('', latex_to_text(inner)), quote=False)}</{tag}>"
+        return done[script]
+
     expr = _SCRIPT_RE.sub(script, expr)
     body = html.escape(_BRACE_RE.sub("", latex_to_text(expr)), quote=False)
-    for n, (tag, inner) in enumerate(scripts):
-        inner_html = html.escape(_BRACE_RE.sub("", latex_to_text(inner)), quote=False)
-        body = body.replace(f"{_PH}s{n}{_PH}", f"<{tag}>{inner_html}</{tag}>")
+    # one pass for all scripts: a str.replace per script is quadratic in "x^x^x^…"
+    body = _SCRIPT_PH_RE.sub(script_html, body)
     return f'<span class="math">{body.strip()}</span>'
