@@ -14,8 +14,8 @@ import html
 import re
 from typing import Callable
 
-from .text import (_MATHBB_RE, _BB, _MD_CODE_RE, _MD_LINK_RE, _URL_RE, _TEX_SINGLE_QUOTE_RE,
-                   latex_to_text)
+from .text import (_MATHBB_RE, _BB, _MD_CODE_RE, _MD_LINK_RE, _MD_STRONG, _URL_RE, _TEX_SINGLE_QUOTE_RE,
+                   latex_to_text, link_end)
 
 _PH = "\x00"               # placeholder brackets for finished HTML pieces
 _OPEN, _CLOSE = "\x01", "\x02"   # style markers: \x01b\x02 … \x01/b\x02
@@ -29,12 +29,13 @@ _STYLE_RE = re.compile(r"\\(" + "|".join(_STYLE_MACROS) + r")\s*\{([^{}]*)\}")
 _HREF_RE = re.compile(r"\\href\s*\{(https?://[^{}\s]+)\}\s*\{([^{}]*)\}")
 _URL_MACRO_RE = re.compile(r"\\url\s*\{(https?://[^{}\s]+)\}")
 _MATH_RE = re.compile(r"(?<!\\)(\$\$?)(.+?)(?<!\\)\1", re.S)
-_MD_STRONG_RE = re.compile(r"(\*\*|__)(?=\S)(.+?)(?<=\S)\1")
+_MD_STRONG_RE = re.compile(_MD_STRONG)
 _MD_EM_RE = re.compile(r"(?<![\w*])\*(?=\S)([^*\n]+?)(?<=\S)\*(?![\w*])|(?<![\w_])_(?=\S)([^_\n]+?)(?<=\S)_(?![\w_])")
 _SCRIPT_RE = re.compile(r"([_^])(?:\{([^{}]*)\}|(\\[A-Za-z]+|[A-Za-z0-9+\-*]))")
 _BRACE_RE = re.compile(r"(?<!\\)[{}]")
 _MARK_RE = re.compile(_OPEN + r"(/?)(\w+)" + _CLOSE)
 _PH_RE = re.compile(_PH + r"(\d+)" + _PH)
+_SCRIPT_PH_RE = re.compile(_PH + r"s(\d+)" + _PH)
 # words to highlight; entities and style markers are matched first, to be left alone
 _WORD_RE = re.compile("&#?\\w+;|" + _OPEN + r"/?\w+" + _CLOSE + r"|\w+(?:[.'’]\w+)*")
 
@@ -63,14 +64,21 @@ def abstract_html(raw: str, terms: set[str] | None = None,
     text = _URL_MACRO_RE.sub(lambda m: link(m.group(1), m.group(1)), text)
     text = _MD_LINK_RE.sub(lambda m: link(m.group(2), m.group(1) or m.group(2)), text)
     text = _URL_RE.sub(lambda m: _bare_link(m.group(0), link), text)
-    text = _MATH_RE.sub(lambda m: keep(_math_html(m.group(2))), text)
+    maths: dict[str, str] = {}   # "$a$ $a$ …": each expression is converted once
+
+    def math(expr: str) -> str:
+        if expr not in maths:
+            maths[expr] = _math_html(expr)
+        return keep(maths[expr])
+
+    text = _MATH_RE.sub(lambda m: math(m.group(2)), text)
     text = _MD_CODE_RE.sub(lambda m: keep(f"<code>{html.escape(m.group(1), quote=False)}</code>"), text)
     for _ in range(4):   # nested \textbf{\emph{x}}
         new = _STYLE_RE.sub(lambda m: _mark(_STYLE_MACROS[m.group(1)], m.group(2)), text)
         if new == text:
             break
         text = new
-    text = _MD_STRONG_RE.sub(lambda m: _mark("b", m.group(2)), text)
+    text = _MD_STRONG_RE.sub(lambda m: _mark("b", m.group(1) or m.group(2)), text)
     text = _MD_EM_RE.sub(lambda m: _mark("i", m.group(1) or m.group(2)), text)
     text = text.replace("``", "\u201c").replace("''", "\u201d").replace("---", "\u2014").replace("--", "\u2013")
     text = _TEX_SINGLE_QUOTE_RE.sub("\u2018\\1\u2019", text)
@@ -94,13 +102,8 @@ def _mark(style: str, inner: str) -> str:
 
 
 def _bare_link(url: str, link) -> str:
-    trail = ""
-    while url and url[-1] in ".,;:!?*_'\")":
-        if url[-1] == ")" and url.count("(") >= url.count(")"):
-            break
-        trail = url[-1] + trail
-        url = url[:-1]
-    return link(url, url) + trail
+    end = link_end(url, ".,;:!?*_'\"")
+    return link(url[:end], url[:end]) + url[end:]
 
 
 def _math_html(expr: str) -> str:
@@ -112,9 +115,17 @@ def _math_html(expr: str) -> str:
         scripts.append(("sup" if m.group(1) == "^" else "sub", m.group(2) if m.group(2) is not None else m.group(3)))
         return f"{_PH}s{len(scripts) - 1}{_PH}"
 
+    done: dict[tuple[str, str], str] = {}     # "x^2 … x^2": each script is converted once
+
+    def script_html(m) -> str:
+        script = scripts[int(m.group(1))]
+        if script not in done:
+            tag, inner = script
+            done[script] = f"<{tag}>{html.escape(_BRACE_RE.sub('', latex_to_text(inner)), quote=False)}</{tag}>"
+        return done[script]
+
     expr = _SCRIPT_RE.sub(script, expr)
     body = html.escape(_BRACE_RE.sub("", latex_to_text(expr)), quote=False)
-    for n, (tag, inner) in enumerate(scripts):
-        inner_html = html.escape(_BRACE_RE.sub("", latex_to_text(inner)), quote=False)
-        body = body.replace(f"{_PH}s{n}{_PH}", f"<{tag}>{inner_html}</{tag}>")
+    # one pass for all scripts: a str.replace per script is quadratic in "x^x^x^…"
+    body = _SCRIPT_PH_RE.sub(script_html, body)
     return f'<span class="math">{body.strip()}</span>'

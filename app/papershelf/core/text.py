@@ -62,8 +62,12 @@ SYMBOLS = {
 }
 _MACRO_RE = re.compile(r"\\([A-Za-z]+|[%&_#${}])")
 _MATH_RE = re.compile(r"(?<!\\)\$\$?(.+?)(?<!\\)\$\$?", re.S)
-_MD_LINK_RE = re.compile(r"!?\[([^\]\n]*)\]\((https?://[^)\s]+)\)")
-_MD_EMPH_RE = re.compile(r"(\*\*|__)(?=\S)(.+?)(?<=\S)\1|(?<![\w*])\*(?=\S)([^*\n]+?)(?<=\S)\*(?![\w*])")
+# No "[" in a link's text or URL: each attempt then stops at the next "[", so
+# "[[[…](](](" costs linear time instead of one scan to the end per bracket.
+_MD_LINK_RE = re.compile(r"!?\[([^\[\]\n]*)\]\((https?://[^)\s\[]+)\)")
+# Bold content holds no "**" (or "__"), for the same reason: "**a **a **a…" is linear.
+_MD_STRONG = r"\*\*(?=\S)((?:[^*\n]|\*(?!\*))+?)(?<=\S)\*\*|__(?=\S)((?:[^_\n]|_(?!_))+?)(?<=\S)__"
+_MD_EMPH_RE = re.compile(_MD_STRONG + r"|(?<![\w*])\*(?=\S)([^*\n]+?)(?<=\S)\*(?![\w*])")
 _MD_CODE_RE = re.compile(r"`([^`\n]+)`")
 _URL_RE = re.compile(r"https?://[^\s<>\"'`\]\[{}|\\^]+", re.I)
 _SPACE_RE = re.compile(r"\s+")
@@ -117,7 +121,7 @@ def plain_text(raw: str) -> str:
     if "`" in text:
         text = _MD_CODE_RE.sub(r"\1", text)
     if "*" in text or "__" in text:
-        text = _MD_EMPH_RE.sub(lambda m: m.group(2) or m.group(3), text)
+        text = _MD_EMPH_RE.sub(lambda m: m.group(1) or m.group(2) or m.group(3), text)
     if "{" in text or "}" in text:
         # grouping braces that survive ({BayeSQP} in BibTeX style) are markup too
         text = _BRACE_RE.sub("", text)
@@ -167,6 +171,18 @@ def fingerprint_text(raw: str, plain: str | None = None) -> str:
     return text
 
 
+def link_end(url: str, trail: str) -> int:
+    """Where a link found in running text ends: trailing `trail` characters are
+    punctuation after it, and so is each trailing ")" that opened nothing in it.
+
+    Counted once, not once per character dropped (quadratic in "http://x))))…").
+    """
+    kept = len(url.rstrip(")" + trail))
+    unmatched = max(0, url.count(")") - url.count("("))
+    parens = [i for i in range(kept, len(url)) if url[i] == ")"]
+    return kept if len(parens) <= unmatched else parens[-unmatched - 1] + 1
+
+
 def find_links(raw: str) -> list[str]:
     """http(s) links in an abstract, in order, without trailing punctuation."""
     if "http" not in raw and "HTTP" not in raw:
@@ -174,9 +190,7 @@ def find_links(raw: str) -> list[str]:
     seen: dict[str, None] = {}
     for m in _URL_RE.finditer(raw):
         url = m.group(0).rstrip(".,;:!?*_'\"")
-        # a closing paren belongs to the URL only if it opened one inside it
-        while url.endswith(")") and url.count("(") < url.count(")"):
-            url = url[:-1].rstrip(".,;:!?*_")
+        url = url[:link_end(url, ".,;:!?*_")]
         if len(url) > len("https://x"):
             seen.setdefault(url, None)
     return list(seen)

@@ -78,7 +78,10 @@ _BAD_MATH_RE = re.compile(r"_" + _SCRIPT_ARG + r"\s*_|\^" + _SCRIPT_ARG + r"\s*\
 # $5 and $10 is money, not math: math opens on a non-space and does not close right before a digit
 _EXPORT_MATH_RE = re.compile(r"(?<!\\)\$(?!\s)([^$]+?)(?<![\s\\])\$(?!\d)")
 _MATHBB_RE = re.compile(r"\\mathbb\s*\{\s*([A-Za-z])\s*\}")
-_PROTECT_RE = re.compile(r"(?<![\w{])([A-Za-z]*[A-Z][A-Za-z0-9]*[A-Z0-9][A-Za-z0-9]*|[A-Z]\d[\w]*|[a-z]+[A-Z]\w*)"
+# a word with a capital after its first letter; "[a-z]*[A-Z][a-z]*[A-Z0-9]" accepts what
+# "[A-Za-z]*[A-Z][A-Za-z0-9]*[A-Z0-9]" did, but a word that fails (a run of capitals
+# followed by "_" or "}") backtracks in linear time, not cubic
+_PROTECT_RE = re.compile(r"(?<![\w{])([a-z]*[A-Z][a-z]*[A-Z0-9][A-Za-z0-9]*|[A-Z]\d[\w]*|[a-z]+[A-Z]\w*)"
                          r"(?:-[A-Za-z0-9]+)*(?![\w}])")
 _ARXIV_RE = re.compile(r"^(\d{4}\.\d{4,5})(v\d+)?$|^([a-z\-]+(\.[A-Z]{2})?/\d{7})(v\d+)?$")
 

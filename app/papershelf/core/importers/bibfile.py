@@ -123,7 +123,9 @@ def parse_bib(text: str, path: str) -> ParsedFile:
 def parse_ris(text: str, path: str) -> ParsedFile:
     problems: list[Problem] = []
     papers: list[Candidate] = []
-    record: dict[str, list[str]] | None = None
+    # tag -> values, each value as its wrapped lines (joined once, at the end:
+    # adding each line to a growing string is quadratic in long abstracts)
+    record: dict[str, list[list[str]]] | None = None
     start = 0
     last_tag = ""
     for n, raw in enumerate(text.splitlines(), 1):
@@ -133,7 +135,7 @@ def parse_ris(text: str, path: str) -> ParsedFile:
         m = _RIS_LINE_RE.match(line)
         if not m:
             if record is not None and last_tag:          # a wrapped value goes on
-                record[last_tag][-1] += " " + line.strip()
+                record[last_tag][-1].append(line.strip())
             else:
                 problems.append(Problem(path, n, f"not a RIS line: {line.strip()[:60]!r}; skipped"))
             continue
@@ -151,7 +153,7 @@ def parse_ris(text: str, path: str) -> ParsedFile:
             _ris_paper(record, start, path, papers, problems)
             record, last_tag = None, ""
             continue
-        record.setdefault(tag, []).append(value)
+        record.setdefault(tag, []).append([value])
         last_tag = tag
     if record is not None:
         problems.append(Problem(path, start, "the last record has no closing ER line; imported anyway"))
@@ -161,7 +163,9 @@ def parse_ris(text: str, path: str) -> ParsedFile:
     return ParsedFile(path=path, format="ris", papers=papers, problems=problems)
 
 
-def _ris_paper(rec: dict[str, list[str]], line: int, path: str, papers: list, problems: list) -> None:
+def _ris_paper(lines: dict[str, list[list[str]]], line: int, path: str, papers: list, problems: list) -> None:
+    rec = {tag: [" ".join(parts) for parts in values] for tag, values in lines.items()}
+
     def first(*tags):
         for t in tags:
             if rec.get(t):

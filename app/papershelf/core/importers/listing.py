@@ -44,6 +44,14 @@ MAX_ABSTRACT_CHARS = 100_000
 _TERMINAL_RE = re.compile(r"""([.!?)\]"'”’]|https?://\S+)$""")
 
 
+def _ends_complete(text: str) -> bool:
+    """The text ends like a finished sentence (or with a link)."""
+    # only the last word can match: searching the whole text retries
+    # "https?://\S+$" at every "http" of a long unbroken run (quadratic)
+    words = text.rsplit(None, 1)
+    return bool(words) and bool(_TERMINAL_RE.search(words[-1]))
+
+
 def parse_area(line: str) -> tuple[str, str, bool] | None:
     """(area, subarea, known) if the line is an area line, else None."""
     if len(line) > 300:
@@ -224,7 +232,7 @@ def parse_listing(text: str, path: str) -> ParsedFile:
                                     f"not an area, author line or abstract, skipped: “{_short(unit.text)}”"))
     if area is not None or authors is not None:
         dangling("ends the file with no abstract after it (the listing seems cut off)")
-    elif papers and not _TERMINAL_RE.search(papers[-1].abstract.rstrip()):
+    elif papers and not _ends_complete(papers[-1].abstract):
         problems.append(Problem(path, papers[-1].line,
                                 "the last abstract stops mid-sentence; the listing may be cut off "
                                 "(the paper was imported as it is)"))
