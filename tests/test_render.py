@@ -43,3 +43,14 @@ def test_hostile_markup_is_escaped_and_highlights_do_not_break_it():
 def test_query_words_are_marked_in_every_form():
     html = abstract_html("Diffusion models diffuse; a \\textbf{diffusing} process.", {normal("diffusion")}, normal)
     assert html.count('class="match"') == 3
+
+
+def test_searching_for_a_number_marks_it_without_breaking_math_or_links():
+    html = abstract_html("see $x$ and 0 and [docs](https://example.org)", {"0"}, str.lower)
+    assert '<span class="match">0</span>' in html
+    assert "\x00" not in html and '<a href="https://example.org">docs</a>' in html
+
+
+def test_a_bare_link_right_before_a_markdown_link_keeps_both():
+    html = abstract_html("http://u.org[t](http://v.org) end")
+    assert html == '<a href="http://u.org">http://u.org</a><a href="http://v.org">t</a> end'

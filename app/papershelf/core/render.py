@@ -37,7 +37,7 @@ _MARK_RE = re.compile(_OPEN + r"(/?)(\w+)" + _CLOSE)
 _PH_RE = re.compile(_PH + r"(\d+)" + _PH)
 _SCRIPT_PH_RE = re.compile(_PH + r"s(\d+)" + _PH)
 # words to highlight; entities and style markers are matched first, to be left alone
-_WORD_RE = re.compile("&#?\\w+;|" + _OPEN + r"/?\w+" + _CLOSE + r"|\w+(?:[.'’]\w+)*")
+_WORD_RE = re.compile(_PH + r"s?\d+" + _PH + "|&#?\\w+;|" + _OPEN + r"/?\w+" + _CLOSE + r"|\w+(?:[.'’]\w+)*")
 
 _TAGS = {
     "b": ("<b>", "</b>"), "i": ("<i>", "</i>"), "u": ("<u>", "</u>"),
@@ -89,7 +89,7 @@ def abstract_html(raw: str, terms: set[str] | None = None,
     if terms and normal:
         def mark(m) -> str:
             word = m.group(0)
-            if word[0] in "&" + _OPEN or normal(word) not in terms:
+            if word[0] in "&" + _OPEN + _PH or normal(word) not in terms:
                 return word
             return f'<span class="match">{word}</span>'
         out = _WORD_RE.sub(mark, out)
@@ -102,8 +102,9 @@ def _mark(style: str, inner: str) -> str:
 
 
 def _bare_link(url: str, link) -> str:
+    url, ph, rest = url.partition(_PH)      # a finished piece (a link) right after the URL is not part of it
     end = link_end(url, ".,;:!?*_'\"")
-    return link(url[:end], url[:end]) + url[end:]
+    return link(url[:end], url[:end]) + url[end:] + ph + rest
 
 
 def _math_html(expr: str) -> str:
