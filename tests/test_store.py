@@ -134,7 +134,7 @@ def test_damaged_library_file_is_never_overwritten(seeded, data_dir, damage):
         if damage == "truncate":      # its line is intact: the newest state is kept
             assert "more" in again.get(pid).tags
         if damage == "bad line":      # its line is the damaged one: the backup's copy, and said so
-            assert f"lost: {pid}" in message
+            assert f"lost: paper {pid} (" in message
     assert any(p.name.startswith("library.jsonl.damaged-") for p in data_dir.iterdir())
 
 

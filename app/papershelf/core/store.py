@@ -676,7 +676,7 @@ class Store:
             salvage.missing.update(range(self.seq + 1, mark[1] + 1))   # saved, then cut off the end
         if salvage.replayed:
             report.append(f"Replayed {salvage.replayed} edit(s) from the journal on top.")
-        report.extend(salvage.describe())
+        report.extend(_with_titles(line, self.papers) for line in salvage.describe())
         if self.dropped_torn_line:
             report.append("The journal ended in an unfinished save (never reported as saved); it was "
                           "left out, and the journal is kept as it was (below).")
@@ -765,7 +765,8 @@ class Store:
             report.append(
                 f"Restored {len(from_backup)} paper(s) whose lines were damaged or missing from the backup "
                 f"{backup}, as they were then; edits made to them after that backup are lost: "
-                + ", ".join(from_backup[:20]) + (" …" if len(from_backup) > 20 else "") + ".")
+                + "; ".join(_with_titles(f"paper {pid}", papers) for pid in from_backup[:20])
+                + (" …" if len(from_backup) > 20 else "") + ".")
         if expected is not None and len(papers) < expected:
             report.append(
                 f"Could not recover {expected - len(papers)} paper(s): their lines are damaged or "
@@ -1060,6 +1061,20 @@ class JournalSalvage:
                        "written for a newer library file than this one (as if an older library file had been "
                        "put back by hand).")
         return out
+
+
+_PAPER_REF = re.compile(r"\bpaper ([0-9a-f]{6,64})\b")
+
+
+def _with_titles(text: str, papers: dict) -> str:
+    """'paper 5fcd…' → 'paper 5fcd… (“Its title”)', so a person knows which paper it was."""
+    def title(m) -> str:
+        paper = papers.get(m.group(1))
+        if paper is None or not paper.title:
+            return m.group(0)
+        short = paper.title if len(paper.title) <= 60 else paper.title[:59] + "…"
+        return f"{m.group(0)} (\u201c{short}\u201d)"
+    return _PAPER_REF.sub(title, text)
 
 
 def _describe_damaged_edit(line: bytes) -> tuple[int | None, str]:
