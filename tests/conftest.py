@@ -108,3 +108,17 @@ def settings(tmp_path, qapp):
     QSettings().clear()
     yield
     QSettings().clear()
+
+
+@pytest.fixture
+def window(qtbot, tmp_path, settings):
+    """The real window on a small library (the first listing), without its index."""
+    from papershelf.gui.main_window import MainWindow
+    lib = Library.open(tmp_path / "library")
+    lib.import_files(SEEDS[:1])
+    win = MainWindow(lib, open_index=False)
+    qtbot.addWidget(win)
+    win.show()
+    yield win
+    win.close()
+    lib.close()

@@ -14,24 +14,10 @@ from PySide6.QtCore import QSettings, Qt, QTimer
 from PySide6.QtWidgets import QApplication, QLineEdit, QPushButton
 
 from conftest import SEEDS, run_cli
-from papershelf.core.library import Library
 from papershelf.gui.app import ErrorReporter, InstanceServer
-from papershelf.gui.main_window import MainWindow
 
 pytestmark = pytest.mark.gui
 
-
-
-@pytest.fixture
-def window(qtbot, tmp_path, settings):
-    lib = Library.open(tmp_path / "library")
-    lib.import_files(SEEDS[:1])
-    win = MainWindow(lib, open_index=False)
-    qtbot.addWidget(win)
-    win.show()
-    yield win
-    win.close()
-    lib.close()
 
 
 def test_install_desktop_writes_a_valid_entry_and_icon_and_uninstall_removes_them(tmp_path):

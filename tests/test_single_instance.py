@@ -18,9 +18,7 @@ from PySide6.QtNetwork import QLocalSocket
 
 from conftest import SEEDS
 from papershelf.core.errors import SingleInstanceError
-from papershelf.core.library import Library
 from papershelf.gui.instance import MAX_MESSAGE, InstanceServer, hand_over, socket_path
-from papershelf.gui.main_window import MainWindow
 
 pytestmark = pytest.mark.gui
 
@@ -131,18 +129,6 @@ def temp_dir(monkeypatch):
     monkeypatch.setattr(tempfile, "tempdir", None)      # gettempdir() reads TMPDIR again
     yield tmp
     shutil.rmtree(tmp, ignore_errors=True)
-
-
-@pytest.fixture
-def window(qtbot, tmp_path, settings):
-    lib = Library.open(tmp_path / "library")
-    lib.import_files(SEEDS[:1])
-    win = MainWindow(lib, open_index=False)
-    qtbot.addWidget(win)
-    win.show()
-    yield win
-    win.close()
-    lib.close()
 
 
 def digest(folder: Path) -> str:

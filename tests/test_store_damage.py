@@ -63,7 +63,7 @@ def test_a_damaged_last_journal_line_is_refused_not_dropped(imported):
     assert snapshot_files(imported) == before
     rec = run_cli("recover", data_dir=imported)
     assert rec.returncode == 0
-    assert f"Lost 1 edit(s) that could not be read" in rec.stdout and f"set notes of paper {pid}" in rec.stdout
+    assert "Lost 1 edit(s) that could not be read" in rec.stdout and f"set notes of paper {pid}" in rec.stdout
     kept = [p for p in imported.iterdir() if p.name.startswith("journal.jsonl.damaged-")]
     assert len(kept) == 1 and kept[0].read_bytes() == before[JOURNAL]   # the bytes are kept
     assert notes_of(imported, pid) == "first"

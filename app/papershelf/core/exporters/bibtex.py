@@ -25,9 +25,8 @@ from dataclasses import dataclass, field
 from typing import Iterable
 
 from ..citekeys import surname
-from ..fileio import write_atomically  # noqa: F401  (moved; kept importable from here)
 from ..paper import Paper
-from ..text import SYMBOLS, _MATH_RE, plain_text
+from ..text import SYMBOLS, plain_text
 
 DIALECTS = ("bibtex", "biblatex")
 
