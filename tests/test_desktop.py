@@ -7,6 +7,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -113,3 +114,20 @@ def test_the_first_window_fits_the_screen_and_carries_the_icon(window):
     assert window.width() <= screen.width() and window.height() <= screen.height()
     assert not QApplication.windowIcon().isNull()
     assert QApplication.desktopFileName() == "io.github.papershelf.Papershelf"
+
+
+def test_the_next_start_removes_what_a_killed_export_left_in_the_last_export_folder(tmp_path, settings):
+    from papershelf.gui.app import tidy_last_export_folder
+    folder = tmp_path / "paper"
+    folder.mkdir()
+    stale = folder / ".refs.bib.papershelf-abcd1234.tmp"      # left by an export killed mid-write
+    fresh = folder / ".refs.bib.papershelf-efgh5678.tmp"      # another export writing right now
+    mine = folder / ".refs.bib.mine.tmp"                      # not ours
+    for path in (stale, fresh, mine):
+        path.write_text("half an export")
+    an_hour_ago = time.time() - 3600
+    os.utime(stale, (an_hour_ago, an_hour_ago))
+    os.utime(mine, (an_hour_ago, an_hour_ago))
+    QSettings().setValue("export/folder", str(folder))
+    tidy_last_export_folder().join(10)
+    assert not stale.exists() and fresh.exists() and mine.exists()

@@ -98,6 +98,12 @@ class Library:
         """Repair a damaged library folder (see Store.recover); returns the report in words."""
         return Store(folder).recover()
 
+    @staticmethod
+    def remove_stale_export_files(folder: Path | str) -> list[Path]:
+        """Temporary files an export killed mid-write left in `folder` (ours only, 15 minutes old)."""
+        from .fileio import remove_stale_temp_files
+        return remove_stale_temp_files(folder)
+
     @property
     def notices(self) -> list[str]:
         """What opening the library found that the user should hear about (not errors)."""

@@ -134,6 +134,20 @@ def open_library(folder: Path) -> Library | None:
             return None
 
 
+def tidy_last_export_folder():
+    """An export killed mid-write leaves a hidden temporary file beside its target: the next
+    start removes those of ours in the folder exported to last (off the GUI thread: it may be
+    a slow network folder). Returns the thread."""
+    import threading
+    folder = QSettings().value("export/folder", "", str)
+    if not folder:
+        return None
+    worker = threading.Thread(target=Library.remove_stale_export_files, args=(folder,), daemon=True,
+                              name="tidy-exports")
+    worker.start()
+    return worker
+
+
 def _run_with_busy_dialog(fn, label: str):
     """fn() on a worker thread while a busy dialog keeps the GUI responsive; its result or error."""
     import threading
@@ -194,6 +208,7 @@ def main(data_dir: str | None = None, argv: list[str] | None = None, files: list
         log.warning("Later starts cannot hand their files to this window: %s", exc)
         server = None
     window.show()
+    tidy_last_export_folder()
     if library.notices:
         QTimer.singleShot(0, lambda: QMessageBox.information(window, "Papershelf", "\n\n".join(library.notices)))
     # an empty library opens on the welcome view, the sample library one click away
