@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
-from conftest import run_cli
+from conftest import FIXTURES, run_cli
 from papershelf.core.library import Library
 
 JSON_KEYS = {"id", "title", "title_derived", "authors", "area", "subarea", "abstract", "status", "tags", "lists"}
@@ -220,3 +223,21 @@ def test_search_and_reindex(imported):
     again = run_cli("reindex", data_dir=imported)
     assert again.returncode == 0 and "Indexed 372 papers" in again.stderr
     assert run_cli("search", "x", "--limit", "0", data_dir=imported).returncode == 2
+
+
+def test_the_gui_launcher_takes_files_and_the_data_dir(tmp_path):
+    """What a double-click on a .bib runs (`papershelf-gui %F`), through the installed script."""
+    script = Path(sys.executable).with_name("papershelf-gui")
+    if not script.exists():
+        pytest.skip(f"papershelf-gui is not installed next to {sys.executable}")
+    folder = tmp_path / "gui-library"
+    bib = FIXTURES / "bib" / "zotero.bib"
+    env = {**os.environ, **NO_DISPLAY, "PYTHONPATH": os.pathsep.join(sys.path)}
+    res = subprocess.run([str(script), str(bib), "--data-dir", str(folder)], capture_output=True, text=True,
+                         env=env, timeout=120)
+    assert res.returncode == 0, res.stderr
+    assert str(bib) in res.stdout and "added" in res.stdout
+    with Library.open(folder, readonly=True) as lib:
+        assert len(lib) == len(json.loads(run_cli("list", "--json", data_dir=folder).stdout)) > 0
+        assert {s.file for p in lib.papers() for s in p.sources} == {str(bib.resolve())}
+    assert not (tmp_path / "default-library").exists()     # the environment's folder was not used

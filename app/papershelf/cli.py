@@ -490,9 +490,10 @@ def cmd_default(args) -> int:
         return gui(args.data_dir, files=files)
     if files:
         with _open(args, write=True) as lib:
-            for report in lib.import_files(files):
+            reports = lib.import_files(files)
+            for report in reports:
                 print(report.summary())
-        return EXIT_OK
+        return EXIT_FAILED if any(not r.ok for r in reports) else EXIT_OK
     with _open(args, write=True) as lib:
         if not len(lib):
             samples = paths.sample_listings()
@@ -553,11 +554,12 @@ def main(argv: list[str] | None = None) -> int:
         # `papershelf refs.bib` (what a file manager runs): the window, importing them
         args = parser.parse_args([a for a in argv if a not in files])
         args.open_files = files
-        return cmd_default(args)
-    args = parser.parse_args(argv)
-    if args.install_desktop or args.uninstall_desktop:
-        return cmd_desktop(args)
-    handler = COMMANDS.get(args.command, cmd_default)
+        handler = cmd_default
+    else:
+        args = parser.parse_args(argv)
+        if args.install_desktop or args.uninstall_desktop:
+            return cmd_desktop(args)
+        handler = COMMANDS.get(args.command, cmd_default)
     try:
         return handler(args)
     except (UsageError, NotFoundError) as exc:
@@ -574,8 +576,9 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def gui_main() -> int:
-    """Entry point for launchers (the `papershelf-gui` script)."""
-    return main([])
+    """Entry point for launchers (the `papershelf-gui` script): the same
+    arguments as `papershelf`, since the .desktop entry passes it files (%F)."""
+    return main(sys.argv[1:])
 
 
 if __name__ == "__main__":
