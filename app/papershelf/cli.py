@@ -359,7 +359,7 @@ def cmd_search(args) -> int:
     from .core.errors import SearchIndexDamagedError
     text = " ".join(args.query)
     with _open(args, write=False) as lib:
-        ix = _open_index(lib, quiet=args.json)
+        ix = _open_index(lib, quiet=args.json or not len(lib))
         try:
             def search():
                 return ix.search(text, status=args.status.value if args.status else None, tag=args.tag,
@@ -379,6 +379,10 @@ def cmd_search(args) -> int:
                           "score": round(res.scores.get(pid, 0.0), 3),
                           "snippet": _snippet_text(snippets.get(pid, ""), False).replace("«", "").replace("»", ""),
                           "snippet_html": snippets.get(pid, "")} for pid in res.ids])
+            return EXIT_OK
+        if not len(lib):
+            print("The library is empty, so nothing matches. Import listings with 'papershelf import FILE...' "
+                  "or the samples with 'papershelf import --samples'.")
             return EXIT_OK
         tty = sys.stdout.isatty()
         for pid in res.ids:

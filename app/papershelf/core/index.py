@@ -805,6 +805,12 @@ class SearchIndex:
             filters.append(("lists", _keyword(list_name)))
         with self._search_lock:
             try:
+                if not self._get_searcher().doc_count_all():
+                    # an empty library's index has no segment at all (Whoosh reads it
+                    # through a stand-in with none), so there is nothing to evaluate
+                    return Results(ids=[], total=0, facets={k: {} for k in ("status", "area", "tags")}
+                                   if facets else {}, query=text, fallback=fell_back,
+                                   elapsed_ms=(time.perf_counter() - started) * 1000)
                 ev = self._get_evaluator()
                 docs, scores = ev.evaluate(q)
                 for fieldname, value in filters:
