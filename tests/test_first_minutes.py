@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import json
+from collections import Counter
+
+import pytest
 
 from conftest import run_cli
+from papershelf.core.library import Library
 
 
 def test_searching_an_empty_library_finds_nothing_and_says_why(tmp_path):
@@ -18,3 +22,73 @@ def test_searching_an_empty_library_finds_nothing_and_says_why(tmp_path):
     assert again.returncode == 0 and "Indexed 0 papers" in again.stderr
     res = run_cli("search", "author:nobody", data_dir=folder)
     assert res.returncode == 0 and "The library is empty" in res.stdout and res.stderr == ""
+
+
+@pytest.fixture
+def library_folder(data_dir, seeds):
+    with Library.open(data_dir) as lib:
+        lib.import_files(seeds[:1])
+        first = lib.ids()[0]
+        lib.add_tags([first], ["to-read"])
+        lib.add_to_list("Thesis", [first])
+    return data_dir
+
+
+def _ids(folder):
+    return [p["id"] for p in json.loads(run_cli("list", "--json", data_dir=folder).stdout)]
+
+
+def test_a_unique_id_prefix_of_any_length_names_its_paper(library_folder):
+    ids = _ids(library_folder)
+    short = next(pid[:n] for n in (1, 2, 3) for pid in ids if sum(o.startswith(pid[:n]) for o in ids) == 1)
+    res = run_cli("show", short, "--json", data_dir=library_folder)
+    assert res.returncode == 0, res.stderr
+    assert json.loads(res.stdout)["id"].startswith(short)
+    # an ambiguous one says how many match and how much of the id tells them apart
+    first = Counter(pid[0] for pid in ids).most_common(1)[0][0]
+    res = run_cli("show", first, data_dir=library_folder)
+    matching = [pid for pid in ids if pid.startswith(first)]
+    assert res.returncode == 2
+    assert f"The id prefix '{first}' matches {len(matching)} papers" in res.stderr
+    assert "type at least" in res.stderr and len(res.stderr.splitlines()) == 1
+
+
+def test_an_export_with_a_misspelt_tag_or_status_is_refused_and_offers_the_name(library_folder, tmp_path):
+    refs = tmp_path / "refs.bib"
+    refs.write_text("@misc{kept, title={Mine}}\n")
+    res = run_cli("export", "--tag", "to-raed", "-o", str(refs), data_dir=library_folder)
+    assert res.returncode == 2 and "did you mean 'to-read'?" in res.stderr and "Wrote" not in res.stdout
+    res = run_cli("export", "--status", "raed", "-o", str(refs), data_dir=library_folder)
+    assert res.returncode == 2 and "did you mean 'read'" in res.stderr
+    res = run_cli("export", "--list", "Thesys", "-o", str(refs), data_dir=library_folder)
+    assert res.returncode == 2 and "did you mean 'Thesis'?" in res.stderr
+    assert refs.read_text() == "@misc{kept, title={Mine}}\n"
+    ok = run_cli("export", "--tag", "to-read", "-o", str(refs), data_dir=library_folder)
+    assert ok.returncode == 0 and "@misc{kept" not in refs.read_text()
+
+
+def test_an_export_that_selects_nothing_leaves_the_file_alone(library_folder, tmp_path):
+    refs = tmp_path / "refs.bib"
+    refs.write_text("@misc{kept, title={Mine}}\n")
+    for args in (["--status", "skipped"], ["--query", "zzzqqq"]):
+        res = run_cli("export", *args, "-o", str(refs), data_dir=library_folder)
+        assert res.returncode == 1, res.stderr
+        assert "selects no papers" in res.stderr and f"{refs} was left as it was" in res.stderr
+        assert refs.read_text() == "@misc{kept, title={Mine}}\n"
+    res = run_cli("export", "--status", "skipped", "-o", "-", data_dir=library_folder)
+    assert res.returncode == 1 and res.stdout == ""
+
+
+@pytest.mark.parametrize("args, message", [
+    (["list-add", "   ", "{id}"], "a reading list needs a name"),
+    (["list-remove", "", "{id}"], "No reading list named ''"),
+    (["show", ""], "A paper id is needed here"),
+    (["status", "{id}", "raed"], "did you mean 'read'"),
+    (["key", "{id}", "9 bad key"], "is not a usable citation key"),
+])
+def test_bad_input_is_one_line_not_a_traceback(library_folder, args, message):
+    pid = _ids(library_folder)[0]
+    res = run_cli(*[a.format(id=pid) for a in args], data_dir=library_folder)
+    assert res.returncode == 2, res.stderr
+    assert "Traceback" not in res.stderr and len(res.stderr.strip().splitlines()) == 1
+    assert message in res.stderr

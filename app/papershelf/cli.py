@@ -19,8 +19,7 @@ from pathlib import Path
 import orjson
 
 from . import __version__, paths
-from .core.errors import NotFoundError, PapershelfError
-from .core.errors import ListingError
+from .core.errors import InvalidValueError, ListingError, NotFoundError, NothingToExportError, PapershelfError
 from .core.importers import PASTE_LABEL, parse_bytes
 from .core.library import FileReport, Library
 from .core.paper import Paper, Status
@@ -134,9 +133,21 @@ def _positive_int(text: str) -> int:
 
 def _status(text: str) -> Status:
     try:
-        return Status.parse(text)
-    except ValueError as exc:
+        return _parse_status(text)
+    except UsageError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def _parse_status(text: str) -> Status:
+    """A status by name, or a UsageError offering the closest names."""
+    import difflib
+    try:
+        return Status.parse(text)
+    except ValueError:
+        names = [s.value for s in Status]
+        near = difflib.get_close_matches(text.strip().lower(), names, n=2, cutoff=0.5)
+        hint = ("did you mean " + " or ".join(repr(n) for n in near) + "? " if near else "")
+        raise UsageError(f"unknown status {text!r}; {hint}use one of: {', '.join(names)}") from None
 
 
 # ---- output ---------------------------------------------------------------
@@ -272,10 +283,7 @@ def cmd_status(args) -> int:
     if len(args.args) < 2:
         raise UsageError("give one or more paper ids, then the status")
     *refs, status = args.args
-    try:
-        status = Status.parse(status)
-    except ValueError as exc:
-        raise UsageError(str(exc)) from None
+    status = _parse_status(status)
     with _open(args, write=True) as lib:
         ids = _ids(lib, refs)
         n = lib.set_status(ids, status)
@@ -530,10 +538,15 @@ def cmd_export(args) -> int:
                 ids = ix.search(args.query, limit=None, facets=False).ids
             finally:
                 ix.close()
-        elif args.tag or args.list_name or args.status:
-            ids = [p.id for p in lib.query(status=args.status, tag=args.tag, list_name=args.list_name)]
+        elif args.tag is not None or args.list_name is not None or args.status:
+            tag = lib.tag_named(args.tag) if args.tag is not None else None   # a typo is an error, not 0 papers
+            ids = [p.id for p in lib.query(status=args.status, tag=tag, list_name=args.list_name)]
         else:
             ids = lib.ids()
+        if not ids:
+            raise NothingToExportError(f"{_selection(args)} selects no papers, so nothing was exported"
+                                       + ("." if args.output == "-" or not os.path.exists(args.output)
+                                          else f"; {args.output} was left as it was."), args.output)
         report, text = lib.export_bibtex(ids, args.output, args.dialect)
     if args.output == "-":
         sys.stdout.write(text)
@@ -541,6 +554,18 @@ def cmd_export(args) -> int:
     else:
         print(report.summary())
     return EXIT_OK
+
+
+def _selection(args) -> str:
+    if args.query is not None:
+        return f"The search {args.query!r}"
+    if args.tag is not None:
+        return f"The tag {args.tag!r}"
+    if args.list_name is not None:
+        return f"The reading list {args.list_name!r}"
+    if args.status:
+        return f"The status {args.status.value!r}"
+    return "The library (empty)"
 
 
 COMMANDS = {
@@ -566,7 +591,7 @@ def main(argv: list[str] | None = None) -> int:
         handler = COMMANDS.get(args.command, cmd_default)
     try:
         return handler(args)
-    except (UsageError, NotFoundError) as exc:
+    except (UsageError, NotFoundError, InvalidValueError) as exc:
         print(f"papershelf: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
     except PapershelfError as exc:

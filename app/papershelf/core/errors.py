@@ -74,3 +74,13 @@ class ExportError(PapershelfError):
 class SingleInstanceError(PapershelfError):
     """The channel to a running Papershelf (socket folder, server, message) is not
     the user's own or not valid; it is not used, and the window opens on its own."""
+
+
+class InvalidValueError(PapershelfError, ValueError):
+    """A value given to the library is not usable (an empty list name, a rating
+    of 7, a malformed citation key...). Nothing was changed. Also a ValueError,
+    which is what callers caught before this type existed."""
+
+
+class NothingToExportError(ExportError):
+    """An export selected no papers: nothing was written, a file that was there is unchanged."""

@@ -16,7 +16,7 @@ from typing import Callable, Iterable
 
 from . import importers
 from .dedupe import FINGERPRINT_VERSION, fingerprint, merge_into
-from .errors import ListingError, NotFoundError
+from .errors import InvalidValueError, ListingError, NotFoundError, NothingToExportError
 from .importers.base import Candidate, ParsedFile, Problem
 from .paper import FIELDS, RATING_MAX, RATING_MIN, Paper, Source, Status, normalize_tag
 from .store import Op, Store, gc_paused, now_iso
@@ -178,17 +178,33 @@ class Library:
             raise NotFoundError(f"No paper with id {paper_id!r} in this library.") from None
 
     def resolve(self, ref: str) -> str:
-        """A full id from an id or a unique prefix of one (as git does)."""
+        """A full id from an id or a prefix of one that no other id shares, however
+        short (as git does, without git's minimum: a small library's ids differ early)."""
         ref = ref.strip()
         if ref in self._store.papers:
             return ref
-        if len(ref) >= 4:
-            matches = [pid for pid in self._store.papers if pid.startswith(ref)]
-            if len(matches) == 1:
-                return matches[0]
-            if len(matches) > 1:
-                raise NotFoundError(f"The id prefix {ref!r} matches {len(matches)} papers; type more of it.")
+        if not ref:
+            raise NotFoundError("A paper id is needed here (or its first few characters), not an empty one.")
+        matches = sorted(pid for pid in self._store.papers if pid.startswith(ref))
+        if len(matches) == 1:
+            return matches[0]
+        if len(matches) > 1:
+            # enough characters to tell every match from the next one in order
+            need = 1 + max(_common_prefix(a, b) for a, b in zip(matches, matches[1:]))
+            shown = ", ".join(m[:need] for m in matches[:5]) + (", …" if len(matches) > 5 else "")
+            raise NotFoundError(f"The id prefix {ref!r} matches {len(matches)} papers ({shown}); "
+                                f"type at least {need} characters of the id to pick one.")
         raise NotFoundError(f"No paper with id {ref!r} in this library.")
+
+    def tag_named(self, tag: str) -> str:
+        """The tag as stored, if some paper has it; else NotFoundError naming the closest tags."""
+        wanted = normalize_tag(tag)
+        counts = self.tag_counts()
+        if wanted and wanted in counts:
+            return wanted
+        if not counts:
+            raise NotFoundError(f"No paper is tagged {tag!r}; the library has no tags yet.")
+        raise NotFoundError(f"No paper is tagged {tag!r}; " + _closest(wanted, counts, "tags"))
 
     def query(self, status: Status | str | None = None, tag: str | None = None,
               list_name: str | None = None, area: str | None = None) -> list[Paper]:
@@ -198,7 +214,10 @@ class Library:
         else:
             pool = list(self._store.papers.values())
         if status is not None:
-            status = Status.parse(status) if isinstance(status, str) else status
+            try:
+                status = Status.parse(status) if isinstance(status, str) else status
+            except ValueError as exc:
+                raise InvalidValueError(str(exc)) from None
             pool = [p for p in pool if p.status is status]
         if tag is not None:
             wanted = normalize_tag(tag)
@@ -237,7 +256,9 @@ class Library:
         for key in self._store.lists:
             if key.casefold() == folded:
                 return key
-        raise NotFoundError(f"No reading list named {name!r}.")
+        if not self._store.lists:
+            raise NotFoundError(f"No reading list named {name!r}; there are no reading lists yet.")
+        raise NotFoundError(f"No reading list named {name!r}; " + _closest(folded, self._store.lists, "lists"))
 
     # ---- importing ---------------------------------------------------------
     def import_files(self, paths: Iterable[Path | str],
@@ -345,7 +366,7 @@ class Library:
 
     def set_rating(self, ids: Iterable[str], rating: int | None) -> int:
         if rating is not None and not RATING_MIN <= rating <= RATING_MAX:
-            raise ValueError(f"a rating is {RATING_MIN} to {RATING_MAX} stars, or none")
+            raise InvalidValueError(f"a rating is {RATING_MIN} to {RATING_MAX} stars, or none")
         return self._set_many(ids, lambda p: {"rating": rating})
 
     def set_title(self, paper_id: str, title: str) -> int:
@@ -378,7 +399,7 @@ class Library:
         tag merges the two. Returns how many papers changed."""
         old, new = normalize_tag(old), normalize_tag(new)
         if not new:
-            raise ValueError("a tag needs a name")
+            raise InvalidValueError("a tag needs a name")
         having = [p.id for p in self.papers() if old in p.tags]
         return self._set_many(having, lambda p: {"tags": sorted((set(p.tags) - {old}) | {new})})
 
@@ -392,6 +413,12 @@ class Library:
         from .exporters.bibtex import ExportReport, Rendering
         from .fileio import write_atomically
         ids = [self.get(pid).id for pid in dict.fromkeys(ids)]
+        if not ids:     # an empty file over a good one is never what was meant
+            raise NothingToExportError(
+                "No papers to export; nothing was written" + ("" if str(path) == "-" else
+                                                              f" and {path} is as it was") + ".", path)
+        if dialect not in ("bibtex", "biblatex"):
+            raise InvalidValueError(f"unknown dialect {dialect!r}; use bibtex or biblatex")
         keys = assign_keys(self._store.papers.values())
         rendering = Rendering([self._store.papers[pid] for pid in ids], keys, dialect)
         text = ""
@@ -411,10 +438,10 @@ class Library:
         from .citekeys import valid_key
         key = key.strip()
         if key and not valid_key(key):
-            raise ValueError(f"{key!r} is not a usable citation key: start with a letter, then letters, "
+            raise InvalidValueError(f"{key!r} is not a usable citation key: start with a letter, then letters, "
                              "digits or : _ - . (at most 80)")
         if key and any(p.citekey.casefold() == key.casefold() and p.id != paper_id for p in self.papers()):
-            raise ValueError(f"the citation key {key!r} is already used by another paper")
+            raise InvalidValueError(f"the citation key {key!r} is already used by another paper")
         return self._set_many([paper_id], lambda p: {"citekey": key})
 
     # ---- undo support: put back exactly what was there ----------------------
@@ -471,7 +498,7 @@ class Library:
     def create_list(self, name: str) -> str:
         name = _list_name(name)
         if not name:
-            raise ValueError("a reading list needs a name")
+            raise InvalidValueError("a reading list needs a name")
         try:
             return self._list_key(name)  # already there: nothing to do
         except NotFoundError:
@@ -504,16 +531,16 @@ class Library:
     def reorder_list(self, name: str, ids: list[str]) -> None:
         key = self._list_key(name)
         if sorted(ids) != sorted(self._store.lists[key]):
-            raise ValueError("a new order must hold exactly the papers already on the list")
+            raise InvalidValueError("a new order must hold exactly the papers already on the list")
         self._commit([Op("list", key, list(ids))], [Change("lists-changed", lists=frozenset([key]))])
 
     def rename_list(self, old: str, new: str) -> str:
         key = self._list_key(old)
         new = _list_name(new)
         if not new:
-            raise ValueError("a reading list needs a name")
+            raise InvalidValueError("a reading list needs a name")
         if new != key and any(k.casefold() == new.casefold() and k != key for k in self._store.lists):
-            raise ValueError(f"there is already a reading list named {new!r}")
+            raise InvalidValueError(f"there is already a reading list named {new!r}")
         members = self._store.lists[key]
         self._commit([Op("rename", key, new), *self._touch(members)],
                      [Change("lists-changed", ids=frozenset(members), lists=frozenset([key, new]))])
@@ -537,6 +564,25 @@ class Library:
 
     def backups(self) -> list[Path]:
         return self._store.backups()
+
+
+def _common_prefix(a: str, b: str) -> int:
+    n = 0
+    while n < min(len(a), len(b)) and a[n] == b[n]:
+        n += 1
+    return n
+
+
+def _closest(wanted: str, names: Iterable[str], what: str) -> str:
+    """'did you mean …?' with the nearest names, else a few of them, for an error message."""
+    import difflib
+    names = list(names)
+    folded = {n.casefold(): n for n in names}
+    near = [folded[m] for m in difflib.get_close_matches(wanted.casefold(), list(folded), n=3, cutoff=0.6)]
+    if near:
+        return "did you mean " + " or ".join(repr(n) for n in near) + "?"
+    few = ", ".join(repr(n) for n in names[:8]) + (", …" if len(names) > 8 else "")
+    return f"the {what} are: {few}."
 
 
 def _copy(value):
