@@ -57,7 +57,7 @@ _junk = st.one_of(
 )
 
 _OPTIONS = {
-    "import": ["--samples"], "list": ["--json", "--status", "--tag", "--list", "--area"],
+    "import": ["--samples", "--as", "listing"], "list": ["--json", "--status", "--tag", "--list", "--area"],
     "show": ["--json"], "tag": ["--add", "--remove"], "status": [], "note": [], "title": [], "key": [],
     "rate": [], "search": ["--json", "--limit", "--status", "--tag", "--list", "--area", "--sort"],
     "reindex": [], "export": ["--tag", "--list", "--status", "--query", "--ids", "--dialect"],

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from pathlib import Path
 
 import pytest
 
@@ -92,3 +93,46 @@ def test_bad_input_is_one_line_not_a_traceback(library_folder, args, message):
     assert res.returncode == 2, res.stderr
     assert "Traceback" not in res.stderr and len(res.stderr.strip().splitlines()) == 1
     assert message in res.stderr
+
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def partly_a_listing(tmp_path, seeds) -> Path:
+    """Three abstracts of a real listing among notes that are not: no header, 3 of 7 paragraphs."""
+    abstracts = [p for p in seeds[2].read_text(encoding="utf-8").split("\n\n") if len(p.split()) > 40][:3]
+    path = tmp_path / "notes.txt"
+    path.write_text("## Papers to look at\n\n" + "\n\n".join(abstracts)
+                    + "\n\n- ask Anna\n\nTODO\n\nsee the other file\n", encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize("name", ["README.md", "app/papershelf/cli.py", "pyproject.toml"])
+def test_text_that_is_no_listing_is_refused_and_says_what_is_read(data_dir, name):
+    res = run_cli("import", str(ROOT / name), data_dir=data_dir)
+    assert res.returncode == 1, res.stdout
+    assert "does not look like a list of papers" in res.stdout
+    assert "Papershelf reads paper-search listings" in res.stdout and "BibTeX (.bib) and RIS (.ris)" in res.stdout
+    assert res.stdout.splitlines()[-1] == "The library now holds 0 papers."
+
+
+def test_listings_and_bibliographies_still_import_without_asking(data_dir, seeds):
+    files = [*seeds, *sorted((ROOT / "tests" / "fixtures").glob("*/*.*"))]
+    res = run_cli("import", *map(str, files), data_dir=data_dir)
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert "not imported" not in res.stdout
+    assert res.stdout.count(" added, ") == len(files)
+
+
+def test_text_that_partly_looks_like_a_listing_needs_as_listing(data_dir, seeds, tmp_path):
+    path = partly_a_listing(tmp_path, seeds)
+    res = run_cli("import", str(path), data_dir=data_dir)
+    assert res.returncode == 1
+    assert "only partly looks like a paper listing (3 of its 7 paragraphs" in res.stdout
+    assert "--as listing" in res.stdout and "it would add 3 papers" in res.stdout
+    assert res.stdout.splitlines()[-1] == "The library now holds 0 papers."
+    res = run_cli("import", "--as", "listing", str(path), data_dir=data_dir)
+    assert res.returncode == 0 and "3 added" in res.stdout
+    assert res.stdout.splitlines()[-1] == "The library now holds 3 papers."
+    piped = run_cli("import", "-", data_dir=tmp_path / "other", input=(ROOT / "README.md").read_text())
+    assert piped.returncode == 1 and "<pasted text> does not look like a list of papers" in piped.stdout

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from PySide6.QtWidgets import QLineEdit
+from PySide6.QtWidgets import QLineEdit, QMessageBox, QPushButton
 
 from papershelf.core.library import Library
 from papershelf.gui.main_window import MainWindow
@@ -42,3 +42,40 @@ def test_searching_an_empty_library_shows_no_error(empty_window, qtbot):
     qtbot.waitUntil(lambda: _settled(win) and win.last_answer.query.text == "diffusion", timeout=10_000)
     assert not [m for m in win.messages if "fail" in m or "damaged" in m]
     assert win.last_answer.error == "" and win.last_answer.total == 0
+
+
+def _import_and_wait(win, qtbot, files):
+    with qtbot.waitSignal(win.importFinished, timeout=30_000) as blocker:
+        win.import_files(files)
+    return blocker.args[0]
+
+
+def test_a_file_that_partly_looks_like_a_listing_is_previewed_before_import(empty_window, qtbot, tmp_path, seeds):
+    from test_first_minutes import partly_a_listing
+    win = empty_window
+    path = partly_a_listing(tmp_path, seeds)
+    _import_and_wait(win, qtbot, [path])
+    box = win.findChild(QMessageBox, "importPreview")
+    qtbot.waitUntil(box.isVisible, timeout=5_000)
+    assert len(win.library) == 0                   # nothing before the answer
+    assert "gives 3 papers" in box.text() and box.text().count("  • ") == 3
+    assert win.findChild(QMessageBox, "importReport") is None    # not reported as a failure
+    box.button(QMessageBox.StandardButton.Cancel).click()
+    assert len(win.library) == 0
+    _import_and_wait(win, qtbot, [path])
+    box = win.import_preview
+    qtbot.waitUntil(box.isVisible, timeout=5_000)
+    with qtbot.waitSignal(win.importFinished, timeout=30_000) as blocker:
+        box.findChild(QPushButton, "importPreviewImport").click()
+    assert [r.added for r in blocker.args[0]] == [3] and len(win.library) == 3
+
+
+def test_a_readme_dropped_on_the_window_is_refused(empty_window, qtbot):
+    from test_first_minutes import ROOT
+    win = empty_window
+    reports = _import_and_wait(win, qtbot, [ROOT / "README.md"])
+    assert "does not look like a list of papers" in reports[0].error
+    report = win.findChild(QMessageBox, "importReport")
+    qtbot.waitUntil(report.isVisible, timeout=5_000)
+    assert "Papershelf reads paper-search listings" in report.detailedText()
+    assert win.findChild(QMessageBox, "importPreview") is None and len(win.library) == 0

@@ -50,6 +50,8 @@ def build_parser() -> argparse.ArgumentParser:
     c = sub.add_parser("import", help="import paper listings (paper-search or Daily Papers text)")
     c.add_argument("files", nargs="*", metavar="FILE", help="'-' reads a pasted listing from standard input")
     c.add_argument("--samples", action="store_true", help="import the sample listings shipped with Papershelf")
+    c.add_argument("--as", dest="as_format", choices=("listing",),
+                   help="read the files as paper listings even where they only partly look like one")
 
     c = sub.add_parser("list", help="list papers")
     c.add_argument("--json", action="store_true", help="print a JSON array")
@@ -225,18 +227,22 @@ def cmd_import(args) -> int:
     paste = "-" in args.files
     if not files and not paste:
         raise UsageError("name at least one FILE to import (or --samples, or - for standard input)")
+    as_listing = args.as_format == "listing"
     with _open(args, write=True) as lib:
         reports = []
         if paste:
             try:
-                reports.append(lib.import_parsed(parse_bytes(sys.stdin.buffer.read())))
+                reports.append(lib.import_parsed(parse_bytes(sys.stdin.buffer.read(), as_listing=as_listing)))
             except ListingError as exc:
                 reports.append(FileReport(path=PASTE_LABEL, error=str(exc)))
-        reports += lib.import_files(files)
+        reports += lib.import_files(files, as_listing=as_listing)
         for report in reports:
             print(report.summary())
             for problem in report.problems:
                 print(f"  note: {problem}")
+            if report.unconfirmed:
+                print(f"  it would add {len(report.unconfirmed)} papers, the first: "
+                      + "; ".join(report.unconfirmed[:3]))
         print(f"The library now holds {len(lib)} papers.")
     return EXIT_FAILED if any(not r.ok for r in reports) else EXIT_OK
 

@@ -84,3 +84,16 @@ class InvalidValueError(PapershelfError, ValueError):
 
 class NothingToExportError(ExportError):
     """An export selected no papers: nothing was written, a file that was there is unchanged."""
+
+
+class NotAListingError(ListingError):
+    """A text file that is no paper listing, BibTeX or RIS file (a README, source code): refused."""
+
+
+class UncertainListingError(ListingError):
+    """A header-less text file that only partly looks like a listing: nothing is imported
+    until the person confirms it (`parsed` holds what would be)."""
+
+    def __init__(self, message: str, path, parsed):
+        super().__init__(message, path)
+        self.parsed = parsed

@@ -16,7 +16,7 @@ from typing import Callable, Iterable
 
 from . import importers
 from .dedupe import FINGERPRINT_VERSION, fingerprint, merge_into
-from .errors import InvalidValueError, ListingError, NotFoundError, NothingToExportError
+from .errors import InvalidValueError, ListingError, NotFoundError, NothingToExportError, UncertainListingError
 from .importers.base import Candidate, ParsedFile, Problem
 from .paper import FIELDS, RATING_MAX, RATING_MIN, Paper, Source, Status, normalize_tag
 from .store import Op, Store, gc_paused, now_iso
@@ -50,6 +50,10 @@ class FileReport:
     problems: list[Problem] = field(default_factory=list)
     error: str = ""          # the file could not be imported at all
     added_ids: list[str] = field(default_factory=list)
+    # a header-less file that only partly looks like a listing: nothing imported until
+    # confirmed (import_files(..., as_listing=True)); the papers it would give, by title
+    unconfirmed: list[str] = field(default_factory=list)
+    unconfirmed_problems: int = 0
 
     @property
     def ok(self) -> bool:
@@ -263,20 +267,22 @@ class Library:
     # ---- importing ---------------------------------------------------------
     def import_files(self, paths: Iterable[Path | str],
                      progress: Callable[[int, int, str], None] | None = None,
-                     cancelled: Callable[[], bool] | None = None) -> list[FileReport]:
+                     cancelled: Callable[[], bool] | None = None, as_listing: bool = False) -> list[FileReport]:
         """Import files as one change: all the papers they hold, or (cancelled) none.
 
         A file that cannot be read is reported and the others still import.
         One commit for the lot means one library write however many files,
-        and an import is never left half done.
+        and an import is never left half done. Text that only partly looks
+        like a listing is reported with `unconfirmed` titles and not imported,
+        unless `as_listing` says to read every file as a listing.
         """
         paths = [Path(p) for p in paths]
         batch = _ImportBatch(self)
         reports: list[FileReport] = []
         with gc_paused():
-            return self._import_files(paths, batch, reports, progress, cancelled)
+            return self._import_files(paths, batch, reports, progress, cancelled, as_listing)
 
-    def _import_files(self, paths, batch, reports, progress, cancelled) -> list[FileReport]:
+    def _import_files(self, paths, batch, reports, progress, cancelled, as_listing=False) -> list[FileReport]:
         for n, path in enumerate(paths):
             if cancelled and cancelled():
                 batch.abandon()
@@ -284,7 +290,12 @@ class Library:
             if progress:
                 progress(n, len(paths), str(path))
             try:
-                parsed = importers.parse_file(path)
+                parsed = importers.parse_file(path, as_listing=as_listing)
+            except UncertainListingError as exc:
+                reports.append(FileReport(path=clean_text(str(path)), format=exc.parsed.format, error=str(exc),
+                                          unconfirmed=[derive_title(c.abstract) for c in exc.parsed.papers],
+                                          unconfirmed_problems=len(exc.parsed.problems)))
+                continue
             except ListingError as exc:
                 reports.append(FileReport(path=clean_text(str(path)), error=str(exc)))
                 continue

@@ -682,14 +682,15 @@ class MainWindow(QMainWindow):
             return
         self._import_done([report])
 
-    def import_files(self, files: list[Path]) -> None:
+    def import_files(self, files: list[Path], as_listing: bool = False) -> None:
         if self._import_task is not None and not self._import_task.finished:
             self.statusBar().showMessage(self.tr("An import is already running."), 4000)
             return
         lib = self.library
 
         def work(progress, cancelled):
-            return lib.import_files(files, progress=lambda n, total, _path: progress(n, total), cancelled=cancelled)
+            return lib.import_files(files, progress=lambda n, total, _path: progress(n, total), cancelled=cancelled,
+                                    as_listing=as_listing)
 
         self._show_progress(self.tr("Importing…"))
         self.import_action.setEnabled(False)
@@ -713,10 +714,15 @@ class MainWindow(QMainWindow):
         merged = sum(r.merged for r in reports)
         self.statusBar().showMessage(self.tr("Imported %d new paper(s), %d merged with ones already here.")
                                      % (added, merged), 8000)
-        troubles = [r for r in reports if r.error or r.problems]
+        unsure = [r for r in reports if r.unconfirmed]      # shown with a preview, imported on Import
+        if unsure:
+            from .import_preview import ask_to_import_as_listing
+            self.import_preview = ask_to_import_as_listing(
+                self, unsure, lambda files: self.import_files(files, as_listing=True))
+        troubles = [r for r in reports if (r.error or r.problems) and not r.unconfirmed]
         if troubles:
             lines = []
-            for r in reports:
+            for r in (r for r in reports if not r.unconfirmed):
                 lines.append(r.summary())
                 for p in r.problems[:50]:
                     lines.append(f"    {p}")

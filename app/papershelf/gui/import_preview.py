@@ -1,0 +1,58 @@
+"""Asking before a file that only partly looks like a listing is imported.
+
+Text with no listing header whose paragraphs are only partly abstracts,
+area and author lines (see core.importers.listing.sniff_listing) is not
+imported at once: the window shows what it would add and imports it as a
+listing only on Import.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Callable
+
+from PySide6.QtCore import QCoreApplication
+from PySide6.QtWidgets import QMessageBox, QWidget
+
+from ..core.library import FileReport
+
+SHOWN_TITLES = 5
+
+
+def _tr(text: str) -> str:
+    return QCoreApplication.translate("ImportPreview", text)
+
+
+def preview_text(reports: list[FileReport]) -> str:
+    lines = []
+    for r in reports:
+        n = len(r.unconfirmed)
+        lines.append(_tr("%s has no listing header and only partly looks like a paper listing. "
+                         "Read as one, it gives %d %s:") % (r.path, n, _tr("paper") if n == 1 else _tr("papers")))
+        lines += [f"  • {title}" for title in r.unconfirmed[:SHOWN_TITLES]]
+        if n > SHOWN_TITLES:
+            lines.append("  " + _tr("… and %d more") % (n - SHOWN_TITLES))
+        if r.unconfirmed_problems:
+            lines.append("  " + _tr("%d paragraphs would be skipped as neither area, authors nor abstract.")
+                         % r.unconfirmed_problems)
+        lines.append("")
+    return "\n".join(lines).rstrip()
+
+
+def ask_to_import_as_listing(parent: QWidget, reports: list[FileReport],
+                             accept: Callable[[list[Path]], None]) -> QMessageBox:
+    """Show the preview (window-modal, not blocking); `accept(paths)` runs on Import."""
+    box = QMessageBox(QMessageBox.Icon.Question, _tr("Import as a paper listing?"), preview_text(reports),
+                      QMessageBox.StandardButton.Cancel, parent)
+    box.setObjectName("importPreview")
+    import_button = box.addButton(_tr("Import"), QMessageBox.ButtonRole.AcceptRole)
+    import_button.setObjectName("importPreviewImport")
+    box.setDefaultButton(QMessageBox.StandardButton.Cancel)     # Enter does not import what looks doubtful
+
+    def finished() -> None:
+        if box.clickedButton() is import_button:
+            accept([Path(r.path) for r in reports])
+
+    box.finished.connect(finished)
+    box.open()
+    return box
