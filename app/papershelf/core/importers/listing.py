@@ -254,10 +254,10 @@ def parse_listing(text: str, path: str) -> ParsedFile:
 #   no abstract at all, or below PARTIAL_SHARE  not a listing: refused;
 #   in between                                  only partly a listing: imported
 #                                               only once the person confirms it.
-# The seeds and pasted listings score 0.85-1.0; this README and the design
+# The seeds and pasted listings score 0.85-1.0; the README and the design
 # notes about 0.2, source files about 0.01.
 LISTING_SHARE = 0.6
-PARTIAL_SHARE = 0.25
+PARTIAL_SHARE = 0.3
 _MARKUP_LINE_RE = re.compile(r"^\s*(?:#|[-*+•]\s|\d+[.)]\s|>|\||```|~~~|[-=]{3,}\s*$)")
 _SENTENCE_END_RE = re.compile(r"[.!?](?:\s|$)")
 
