@@ -124,3 +124,15 @@ def test_many_damaged_lines_are_named_up_to_a_limit_and_a_real_replacement_chara
     out = notes(import_cli(tmp_path / "lib", path))
     assert [n.split(":")[2] for n in out] == [str(n) for n in abstracts[1:22]]
     assert out[-1].endswith(f"replaced with {REPLACED} here and on 4 more line(s)")
+
+
+@pytest.mark.parametrize("text", ["Der „Spaß“-Faktor beim Lernen", "THE “CAFÉ” EFFECT OF CAFFEINE"])
+def test_short_windows_1252_text_whose_bytes_make_a_utf8_pair_by_chance(tmp_path, data_dir, text):
+    """ß“ and É” are valid UTF-8 pairs (NKo, IPA letters) by accident: still Windows-1252."""
+    bib = tmp_path / "one.bib"
+    bib.write_bytes(("@article{a, title = {" + text + "}, author = {Doe, Jane}, year = {2020}}\n")
+                    .encode("cp1252"))
+    res = run_cli("import", str(bib), data_dir=data_dir)
+    assert res.returncode == 0, res.stderr
+    [paper] = json.loads(run_cli("list", "--json", data_dir=data_dir).stdout)
+    assert paper["title"] == text

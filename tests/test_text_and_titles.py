@@ -108,3 +108,9 @@ def test_we_call_this_named_contribution():
     abstract = ("Graphs need attention. We call this architecture Graph Attention Networks (GATs), "
                 "and show it works on many benchmarks.")
     assert derive_title(abstract) == "GATs: Graph Attention Networks"
+
+
+def test_a_markdown_link_whose_url_holds_brackets_is_still_a_link():
+    from papershelf.core.render import abstract_html
+    assert plain_text("see [the code](http://x.org/a[1]) now") == "see the code now"
+    assert '<a href="http://x.org/a[1]">the code</a>' in abstract_html("see [the code](http://x.org/a[1]) now")

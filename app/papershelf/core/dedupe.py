@@ -9,7 +9,7 @@ from .paper import Paper, Source
 from .text import fingerprint_text, fold
 
 # Bump when fingerprint_text changes meaning: stored fingerprints are then recomputed.
-FINGERPRINT_VERSION = 3
+FINGERPRINT_VERSION = 4   # 4: Markdown link text holds no '[' (plain_text changed)
 
 
 def fingerprint(abstract: str, title: str = "", authors: list[str] | None = None,

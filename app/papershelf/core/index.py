@@ -794,6 +794,17 @@ class SearchIndex:
         """
         started = time.perf_counter()
         q, fell_back = self.parse(text)
+        try:
+            return self._search(text, q, fell_back, started, status, tag, area, list_name, sort, limit, facets)
+        except SearchIndexError as exc:
+            if not isinstance(exc.__cause__, wquery.QueryError) or fell_back:
+                raise
+        # a query Whoosh cannot run on these fields (a phrase on tags, lists or source,
+        # which keep no positions) is a query problem, not damage: search its words
+        return self._search(text, self._plain_words(_clean_query(text)), True, started, status, tag, area,
+                            list_name, sort, limit, facets)
+
+    def _search(self, text, q, fell_back, started, status, tag, area, list_name, sort, limit, facets) -> Results:
         filters = []
         if status:
             filters.append(("status", Status.parse(str(getattr(status, "value", status))).value))
@@ -849,6 +860,18 @@ class SearchIndex:
         detail = f"{exc.__class__.__name__}: {exc}"
         if self._ix is None:
             return SearchIndexError(f"The search index in {self.folder} is not open.", self.folder)
+        if isinstance(exc, wquery.QueryError):
+            return SearchIndexError(f"This search cannot be run ({exc}); try it without quotes.", self.folder)
+        state = self._read_state()
+        try:
+            intact = bool(state.get("crc32")) and not self._damaged_files(state.get("files"), state.get("crc32"))
+        except Exception:
+            intact = False
+        if intact:
+            # every file is as it was written: a rebuild would change nothing
+            log.warning("searching failed on an intact index (%s)", detail)
+            return SearchIndexError(f"Searching failed ({detail}); the search index in {self.folder} "
+                                    "is intact, so it was not rebuilt.", self.folder)
         if isinstance(exc, PermissionError):
             return SearchIndexError(f"The search index in {self.folder} could not be read: "
                                     f"{exc.strerror or exc}.", self.folder)

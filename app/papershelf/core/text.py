@@ -64,7 +64,9 @@ _MACRO_RE = re.compile(r"\\([A-Za-z]+|[%&_#${}])")
 _MATH_RE = re.compile(r"(?<!\\)\$\$?(.+?)(?<!\\)\$\$?", re.S)
 # No "[" in a link's text or URL: each attempt then stops at the next "[", so
 # "[[[…](](](" costs linear time instead of one scan to the end per bracket.
-_MD_LINK_RE = re.compile(r"!?\[([^\[\]\n]*)\]\((https?://[^)\s\[]+)\)")
+# A URL may hold balanced [brackets] (".../a[1]"); it stops at "(", which every link
+# start has, so no start rescans past the next one (linear on hostile text).
+_MD_LINK_RE = re.compile(r"!?\[([^\[\]\n]*)\]\((https?://(?:[^()\s\[\]]|\[[^\[\]\s()]*\])+)\)")
 # Bold content holds no "**" (or "__"), for the same reason: "**a **a **a…" is linear.
 _MD_STRONG = r"\*\*(?=\S)((?:[^*\n]|\*(?!\*))+?)(?<=\S)\*\*|__(?=\S)((?:[^_\n]|_(?!_))+?)(?<=\S)__"
 _MD_EMPH_RE = re.compile(_MD_STRONG + r"|(?<![\w*])\*(?=\S)([^*\n]+?)(?<=\S)\*(?![\w*])")

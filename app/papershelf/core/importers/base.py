@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import codecs
+import re
 import stat
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -117,6 +118,12 @@ MAX_BAD_LINE_NOTES = 20
 _CP1252_UNDEFINED = b"\x81\x8d\x8f\x90\x9d"
 
 
+# characters a Windows-1252 accented capital followed by a symbol decodes to as UTF-8,
+# and that real text in a paper listing hardly holds: C1 controls, IPA and spacing
+# modifiers, Cyrillic supplement and Armenian, Syriac to NKo
+_PLAUSIBLE_RE = re.compile("[^\x00-\x7f\ufffd\u0080-\u009f\u0250-\u02ff\u0500-\u058f\u0700-\u07ff]")
+
+
 def _decode_8bit(data: bytes, shown: str) -> tuple[str, list[Problem]]:
     """UTF-8, UTF-8 with a few damaged bytes, or a whole Windows-1252 file.
 
@@ -132,7 +139,9 @@ def _decode_8bit(data: bytes, shown: str) -> tuple[str, list[Problem]]:
         first_bad = exc.start
     text = data.decode("utf-8", errors="replace")
     invalid = text.count("\ufffd") - data.count("\ufffd".encode())    # one per invalid sequence
-    valid = len(text) - len(text.encode("ascii", "ignore")) - invalid   # valid non-ASCII characters
+    # valid non-ASCII characters, leaving out what Windows-1252 pairs make by chance
+    # ("ß“" is U+07D3, NKo; "É”" is U+0254, IPA): short Windows-1252 text is not UTF-8
+    valid = len(_PLAUSIBLE_RE.findall(text))
     if (valid and invalid <= valid) or sum(data.count(b) for b in _CP1252_UNDEFINED) >= invalid:
         return _decode_utf8(data, shown, text)
     line = data[:first_bad].count(b"\n") + 1
