@@ -203,3 +203,12 @@ def test_the_window_rebuilds_an_index_a_search_finds_damaged(qtbot, lib_dir, set
         assert "not ready" not in win.findChild(object, "resultLabel").text()
     finally:
         opened.close()
+
+
+@pytest.mark.parametrize("query", ['source:"a b"', 'tags:"a,b"', 'lists:"to read, ml"'])
+def test_a_query_whoosh_cannot_run_is_no_damage(lib_dir, query):
+    """A phrase on a field without positions: searched as words, the index left alone."""
+    for _ in range(2):
+        res = run_cli("search", query, data_dir=lib_dir)
+        assert res.returncode == 0 and "damaged" not in res.stderr and "rebuilt" not in res.stderr, res.stderr
+        assert "read as plain words" in res.stdout
