@@ -234,3 +234,12 @@ def test_a_killed_export_leaves_the_old_file_and_its_temp_file_is_cleaned_later(
     assert res.returncode == 0, res.stderr
     assert temp_files(tmp_path) == []
     assert out.read_text(encoding="utf-8").count("\n@") == 3
+
+
+def test_an_export_to_a_pipe_nobody_reads_says_so_instead_of_hanging(small_library, tmp_path):
+    fifo = tmp_path / "refs.bib"
+    os.mkfifo(fifo)
+    res = subprocess.run([sys.executable, "-m", "papershelf", "--data-dir", str(small_library), "export",
+                          "-o", str(fifo)], capture_output=True, text=True, timeout=60)
+    assert res.returncode == 1 and "no program is reading" in res.stderr and "Traceback" not in res.stderr
+    assert stat.S_ISFIFO(fifo.lstat().st_mode)

@@ -174,7 +174,13 @@ def test_leftovers_never_block_reindex(lib_dir, leftover):
         res = run_cli("reindex", data_dir=lib_dir)
         assert res.returncode == 0, res.stderr
         assert "Indexed 372 papers in" in res.stderr and "Traceback" not in res.stderr
-    assert sorted(p.name for p in lib_dir.iterdir() if p.name.startswith("index")) == ["index", "index.rebuild.lock"]
+    left = sorted(p.name for p in lib_dir.iterdir() if p.name.startswith("index"))
+    if leftover.endswith("folder"):          # a copy of an index: ours, removed
+        assert left == ["index", "index.rebuild.lock"]
+    else:                                    # a file is nobody's index: set aside, never deleted
+        [aside] = [name for name in left if ".damaged-" in name]
+        assert left == sorted(["index", "index.rebuild.lock", aside])
+        assert (lib_dir / aside).read_bytes() in (b"left over", b"\x00" * 100)
     res = run_cli("search", "author:thaman", data_dir=lib_dir)
     assert res.returncode == 0 and res.stderr == "" and "RHB: Reward Hacking Benchmark" in res.stdout
 
@@ -212,3 +218,12 @@ def test_a_query_whoosh_cannot_run_is_no_damage(lib_dir, query):
         res = run_cli("search", query, data_dir=lib_dir)
         assert res.returncode == 0 and "damaged" not in res.stderr and "rebuilt" not in res.stderr, res.stderr
         assert "read as plain words" in res.stdout
+
+
+def test_a_folder_of_the_users_named_like_a_leftover_is_set_aside_not_deleted(lib_dir):
+    mine = lib_dir / "index.old"
+    mine.mkdir()
+    (mine / "notes.txt").write_text("my notes")
+    assert run_cli("reindex", data_dir=lib_dir).returncode == 0
+    [aside] = [p for p in lib_dir.iterdir() if p.name.startswith("index.old")]
+    assert (aside / "notes.txt").read_text() == "my notes"

@@ -124,6 +124,12 @@ def write_atomically(path: Path | str, text: str | Iterable[str]) -> None:
     try:
         fd, tmp = tempfile.mkstemp(prefix=f".{target.name}{TEMP_MARK}", suffix=".tmp", dir=target.parent)
     except OSError as exc:
+        if target.parent != shown.absolute().parent:
+            # a link: the folder that needs to be writable is the one it points into
+            raise ExportError(
+                f"Could not write {shown}: it links to {target}, and Papershelf cannot write in "
+                f"{target.parent} ({exc.strerror or exc}). Nothing was exported; {shown} is as it was. "
+                "Export to another file, or make that folder writable.", shown) from exc
         raise write_error(exc, shown) from exc
     try:
         if st is not None and (st.st_uid, st.st_gid) != (os.geteuid(), os.getegid()):
@@ -165,7 +171,17 @@ def _write(f, text: str | Iterable[str]) -> None:
 
 def _write_directly(target: Path, text: str | Iterable[str], shown: Path) -> None:
     try:
-        with open(target, "w", encoding="utf-8", newline="\n") as f:
+        # a pipe nobody reads would block for ever: open without waiting (ENXIO: no reader)
+        fd = os.open(target, os.O_WRONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    except OSError as exc:
+        if exc.errno == errno.ENXIO:
+            raise ExportError(f"Could not write {shown}: it is a pipe that no program is reading from. "
+                              "Nothing was exported.", shown) from exc
+        raise write_error(exc, shown) from exc
+    try:
+        if hasattr(os, "set_blocking"):
+            os.set_blocking(fd, True)        # a reader is there: write at its pace
+        with open(fd, "w", encoding="utf-8", newline="\n") as f:
             _write(f, text)
     except OSError as exc:
         raise write_error(exc, shown) from exc

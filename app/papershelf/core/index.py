@@ -14,6 +14,7 @@ a tag edit never waits on a Whoosh commit.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import gc
 import html
@@ -23,6 +24,7 @@ import os
 import queue
 import re
 import shutil
+import tempfile
 import threading
 import time
 import unicodedata
@@ -403,10 +405,17 @@ class SearchIndex:
         self._store_state(state)
 
     def _store_state(self, state: dict) -> None:
-        tmp = self.folder / (STATE_FILE + ".tmp")
-        with open(tmp, "w", encoding="utf-8") as f:
-            json.dump(state, f)
-        os.replace(tmp, self.folder / STATE_FILE)
+        # a temporary name of its own: the writer thread, a search that found damage and
+        # another process may all write the state at once
+        fd, tmp = tempfile.mkstemp(prefix=STATE_FILE + ".", suffix=".tmp", dir=self.folder)
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as f:
+                json.dump(state, f)
+            os.replace(tmp, self.folder / STATE_FILE)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            raise
 
     def _why_rebuild(self) -> str:
         if not self.folder.is_dir() or not any(self.folder.glob("*.toc")):
@@ -998,13 +1007,9 @@ def _discard(path: Path) -> None:
     """Remove what is at `path`, a folder or a file (index leftovers: cache);
     what cannot be removed is set aside under a unique name, never left to
     block the next rebuild."""
-    if path.is_dir() and not path.is_symlink():
+    if path.is_dir() and not path.is_symlink() and _ours(path):
         shutil.rmtree(path, ignore_errors=True)
-    else:
-        try:
-            path.unlink()
-        except OSError:
-            pass
+    # anything else (a user's own file or folder that happens to have the name) is set aside, not deleted
     if os.path.lexists(path):
         stamp = time.strftime("%Y%m%d-%H%M%S")
         aside, n = path.with_name(f"{path.name}.damaged-{stamp}"), 1
@@ -1012,6 +1017,17 @@ def _discard(path: Path) -> None:
             n += 1
             aside = path.with_name(f"{path.name}.damaged-{stamp}-{n}")
         os.replace(path, aside)
+
+
+def _ours(folder: Path) -> bool:
+    """Whether a folder is (what is left of) a search index: empty, or Whoosh's and our files only."""
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return False
+    return all(n == STATE_FILE or n.startswith((STATE_FILE, "MAIN_", "_MAIN_")) or n.endswith(
+        (".toc", ".seg", ".pst", ".trm", ".fln", ".col", ".lck", ".tmp", ".json")) or n == "WRITELOCK"
+        for n in names)
 
 
 def _try_lock(path: Path) -> int | None:
