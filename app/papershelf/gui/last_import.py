@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import shiboken6
-from PySide6.QtCore import QCoreApplication, QObject
+from PySide6.QtCore import QCoreApplication, QObject, QTimer
 
 from ..core.library import Change, FileReport
 from .commands import ImportPapers
@@ -37,6 +37,9 @@ class LastImport(QObject):
         super().__init__(window)
         self.window = window
         self.ids: frozenset[str] = frozenset()
+        # a change arrives while an undo runs, before the stack has moved: look once it has
+        self._later = QTimer(self, singleShot=True, interval=0)
+        self._later.timeout.connect(self.refresh)
         window.undo_stack.indexChanged.connect(self._stack_moved)
         window.events.changed.connect(self._library_changed)
 
@@ -83,4 +86,4 @@ class LastImport(QObject):
 
     def _library_changed(self, change: Change) -> None:
         if change.kind in ("papers-added", "papers-removed") and not self.window._closing:
-            self.refresh()
+            self._later.start()
