@@ -496,7 +496,8 @@ class Library:
 
     def put_records(self, records: dict[str, dict], remove: Iterable[str] = ()) -> None:
         """Make papers exactly these stored records (adding the missing ones) and
-        remove others, as one change: how an import is undone and redone."""
+        remove others, as one change: how an import is undone and redone. Every
+        field comes back but `updated`, which says when the paper last changed."""
         papers = self._store.papers
         gone = [pid for pid in dict.fromkeys(remove) if pid in papers and pid not in records]
         ops: list[Op] = [Op("del", pid) for pid in gone]
@@ -508,6 +509,7 @@ class Library:
                     ops.append(Op("list", name, [i for i in members if i not in gone_set]))
                     touched_lists.append(name)
         added, changed, fields = [], [], set()
+        now = now_iso()
         for pid, record in records.items():
             current = papers.get(pid)
             if current is None:
@@ -516,8 +518,10 @@ class Library:
                 continue
             raw = current.raw()
             diff = {k: record.get(k, FIELDS[k]) for k in set(raw) | set(record)
-                    if k != "id" and raw.get(k, FIELDS[k]) != record.get(k, FIELDS[k])}
+                    if k not in ("id", "updated") and raw.get(k, FIELDS[k]) != record.get(k, FIELDS[k])}
             if diff:
+                # `updated` moves on, as after any undo: the index catches up by it after a restart
+                diff["updated"] = now
                 ops.append(Op("set", pid, diff))
                 changed.append(pid)
                 fields.update(diff)
