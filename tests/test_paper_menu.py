@@ -133,3 +133,21 @@ def test_delete_from_the_menu_asks_and_undo_brings_the_papers_back(window, qtbot
     assert len(lib) == before - 2 and win.model.row_of(ids[0]) < 0
     win.undo_stack.undo()
     assert len(lib) == before and all(pid in lib.ids() for pid in ids)
+
+
+def test_the_menu_key_opens_the_menu_on_the_selection_as_it_is(window, qtbot):
+    win = window
+    select_rows(win, [5, 6])
+    win.paper_list.selectionModel().setCurrentIndex(win.model.index(6, 0),
+                                                    QItemSelectionModel.SelectionFlag.NoUpdate)
+    ids = win.selected_ids()
+    view = win.paper_list                # Qt sends the Menu key's event to the focus widget, at its centre
+    centre = view.rect().center()
+    QApplication.sendEvent(view, QContextMenuEvent(QContextMenuEvent.Reason.Keyboard, centre, view.mapToGlobal(centre)))
+    menu = win.paper_menu.menu
+    qtbot.waitUntil(menu.isVisible)
+    assert win.selected_ids() == ids
+    row = view.viewport().mapToGlobal(view.visualRect(win.model.index(6, 0)).center())
+    assert menu.geometry().top() == row.y()                # by the current row, not the middle of the list
+    action(menu, "paperMenuCopyKey").trigger()
+    assert QGuiApplication.clipboard().text().count(",") == 1

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QCoreApplication, QItemSelectionModel, QObject, QPoint, Qt, QUrl
-from PySide6.QtGui import QAction, QDesktopServices, QGuiApplication
+from PySide6.QtCore import QCoreApplication, QEvent, QItemSelectionModel, QObject, QPoint, Qt, QUrl
+from PySide6.QtGui import QAction, QContextMenuEvent, QDesktopServices, QGuiApplication
 from PySide6.QtWidgets import QInputDialog, QMenu
 
 from ..core.errors import PapershelfError
@@ -50,6 +50,19 @@ class PaperMenu(QObject):
         view = window.paper_list
         view.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
         view.customContextMenuRequested.connect(self.show_at)
+        view.installEventFilter(self)        # the Menu key: the selection as it is, at the current row
+
+    def eventFilter(self, watched, event) -> bool:
+        if (event.type() == QEvent.Type.ContextMenu and watched is self.window.paper_list
+                and event.reason() == QContextMenuEvent.Reason.Keyboard):
+            view = self.window.paper_list
+            current = view.currentIndex()
+            area = view.viewport().rect()
+            row = view.visualRect(current).center() if current.isValid() else area.center()
+            self._popup(QPoint(min(row.x(), area.center().x()),
+                               row.y() if area.top() <= row.y() <= area.bottom() else area.center().y()))
+            return True
+        return super().eventFilter(watched, event)
 
     # ---- building ----------------------------------------------------------
     def show_at(self, pos: QPoint) -> None:
@@ -60,6 +73,10 @@ class PaperMenu(QObject):
         if index.isValid() and not sel.isRowSelected(index.row(), index.parent()):
             sel.setCurrentIndex(index, QItemSelectionModel.SelectionFlag.ClearAndSelect
                                 | QItemSelectionModel.SelectionFlag.Rows)
+        self._popup(pos)
+
+    def _popup(self, pos: QPoint) -> None:
+        win, view = self.window, self.window.paper_list
         ids = win.selected_ids()
         if not ids:
             return
