@@ -105,3 +105,37 @@ def test_undoing_the_only_import_hides_the_entry_and_the_filter(window, qtbot, t
         win.undo_stack.undo()
     assert len(lib) == start and last_import_entry(win) is None
     assert len(titles_shown(win)) == start                                  # the filter went with it
+
+
+@pytest.fixture
+def indexed_window(qtbot, tmp_path, settings):
+    from conftest import SEEDS
+    from papershelf.core.library import Library
+    from papershelf.gui.main_window import MainWindow
+    lib = Library.open(tmp_path / "indexed")
+    lib.import_files(SEEDS[:1])
+    win = MainWindow(lib)
+    qtbot.addWidget(win)
+    with qtbot.waitSignal(win.indexReady, timeout=60_000):
+        win.show()
+    yield win
+    win.close()
+    lib.close()
+
+
+def test_with_the_index_the_search_and_the_counts_follow_an_undone_import(indexed_window, qtbot, tmp_path):
+    win, lib = indexed_window, indexed_window.library
+    more = tmp_path / "more.bib"
+    more.write_text(BIB_MORE, encoding="utf-8")
+    drop(qtbot, win, more)
+    click_last_import(qtbot, win)
+    qtbot.waitUntil(lambda: titles_shown(win) == ["Deep Nets for Shelving Papers", "Wide Shelves Hold More Papers"])
+    status = dict(win.filter_panel.entries("status"))
+    assert status[None] == "All  (2)" and status["unread"] == "Unread  (2)"     # counts of what is shown
+    qtbot.keyClicks(win.search_box, "wider")
+    qtbot.waitUntil(lambda: titles_shown(win) == ["Wide Shelves Hold More Papers"], timeout=10_000)
+    win.paper_list.setFocus()
+    qtbot.keyClick(win.paper_list, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)
+    qtbot.waitUntil(lambda: titles_shown(win) == [] and last_import_entry(win) is None, timeout=10_000)
+    qtbot.keyClick(win.search_box, Qt.Key.Key_Escape)
+    qtbot.waitUntil(lambda: len(titles_shown(win)) == len(lib), timeout=10_000)

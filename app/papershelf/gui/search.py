@@ -126,6 +126,9 @@ class SearchService(QObject):
                 index, damaged = None, True
         if index is not None:
             ids, facets, fallback, indexed = res.ids, res.facets, res.fallback, True
+            # papers removed since the index last committed (a delete, an undone import) are not shown
+            papers = self.library._store.papers
+            ids = [pid for pid in ids if pid in papers]
             terms = index.highlight_terms(query.text) if query.text.strip() else set()
         else:
             ids = [p.id for p in self.library.query(status=query.status, tag=query.tag, area=query.area,
