@@ -49,7 +49,13 @@ class LastImport(QObject):
             return
         added = sum(r.added for r in reports)
         files = ", ".join(_file_label(r.path) for r in reports if r.added or r.merged)
-        label = tr("Import of %s (1 paper)") % files if added == 1 else tr("Import of %s (%d papers)") % (files, added)
+        merged = sum(r.merged for r in reports)
+        if added == 1:
+            label = tr("Import of %s (1 paper)") % files
+        elif added:
+            label = tr("Import of %s (%d papers)") % (files, added)
+        else:
+            label = tr("Import of %s (%d merged)") % (files, merged)
         self.window.undo_stack.push(ImportPapers(self.window.library, reports, label))
 
     def command(self) -> ImportPapers | None:

@@ -67,7 +67,7 @@ class PaperMenu(QObject):
     # ---- building ----------------------------------------------------------
     def show_at(self, pos: QPoint) -> None:
         """`pos` in the list's viewport, as customContextMenuRequested gives it."""
-        win, view = self.window, self.window.paper_list
+        view = self.window.paper_list
         index = view.indexAt(pos)
         sel = view.selectionModel()
         if index.isValid() and not sel.isRowSelected(index.row(), index.parent()):
