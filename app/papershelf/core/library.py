@@ -54,6 +54,9 @@ class FileReport:
     # confirmed (import_files(..., as_listing=True)); the papers it would give, by title
     unconfirmed: list[str] = field(default_factory=list)
     unconfirmed_problems: int = 0
+    # the papers this file merged into, as stored before the import touched
+    # them (id → stored record), so that undoing the import restores them exactly
+    merged_before: dict[str, dict] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
@@ -444,6 +447,25 @@ class Library:
             self._set_many(report.new_keys, lambda p: {"citekey": report.new_keys[p.id]})
         return report, text
 
+    def citation_keys(self, ids: Iterable[str], pin: bool = True) -> dict[str, str]:
+        """paper id → the key an export gives it, in the order given. `pin`
+        keeps new keys, as an export does: a key copied into a document must
+        not change when a later import brings a paper with the same base key."""
+        from .citekeys import assign_keys
+        ids = [self.get(pid).id for pid in dict.fromkeys(ids)]
+        keys = assign_keys(self._store.papers.values())
+        new = {pid: keys[pid] for pid in ids if not self._store.papers[pid].citekey}
+        if pin and new and not self.readonly:
+            self._set_many(new, lambda p: {"citekey": new[p.id]})
+        return {pid: keys[pid] for pid in ids}
+
+    def bibtex_entries(self, ids: Iterable[str], dialect: str = "bibtex", pin: bool = True) -> str:
+        """The BibTeX entries of these papers in the order given (no file header),
+        with the keys an export gives them (pinned, as by `citation_keys`)."""
+        from .exporters.bibtex import entries_text
+        keys = self.citation_keys(ids, pin=pin)
+        return entries_text([self._store.papers[pid] for pid in keys], keys, dialect)
+
     def set_citekey(self, paper_id: str, key: str) -> int:
         """A citation key the user chose ('' lets Papershelf pick one again)."""
         from .citekeys import valid_key
@@ -504,6 +526,61 @@ class Library:
             if self._fp_index is not None and p.fingerprint:
                 self._fp_index[p.fingerprint] = p.id
         return len(back)
+
+    def records(self, ids: Iterable[str]) -> dict[str, dict]:
+        """The stored records of these papers (copies), to hand back to `put_records`."""
+        papers = self._store.papers
+        return {pid: dict(papers[pid].raw()) for pid in ids if pid in papers}
+
+    def put_records(self, records: dict[str, dict], remove: Iterable[str] = ()) -> None:
+        """Make papers exactly these stored records (adding the missing ones) and
+        remove others, as one change: how an import is undone and redone. Every
+        field comes back but `updated`, which says when the paper last changed."""
+        papers = self._store.papers
+        gone = [pid for pid in dict.fromkeys(remove) if pid in papers and pid not in records]
+        ops: list[Op] = [Op("del", pid) for pid in gone]
+        touched_lists = []
+        if gone:
+            gone_set = set(gone)
+            for name, members in self._store.lists.items():
+                if gone_set.intersection(members):
+                    ops.append(Op("list", name, [i for i in members if i not in gone_set]))
+                    touched_lists.append(name)
+        added, changed, fields = [], [], set()
+        now = now_iso()
+        for pid, record in records.items():
+            current = papers.get(pid)
+            if current is None:
+                ops.append(Op("add", pid, Paper.from_dict(dict(record))))
+                added.append(pid)
+                continue
+            raw = current.raw()
+            diff = {k: record.get(k, FIELDS[k]) for k in set(raw) | set(record)
+                    if k not in ("id", "updated") and raw.get(k, FIELDS[k]) != record.get(k, FIELDS[k])}
+            if diff:
+                # `updated` moves on, as after any undo: the index catches up by it after a restart
+                diff["updated"] = now
+                ops.append(Op("set", pid, diff))
+                changed.append(pid)
+                fields.update(diff)
+        old_fps = [papers[pid].fingerprint for pid in gone + changed]
+        events = []
+        if gone:
+            events.append(Change("papers-removed", ids=frozenset(gone)))
+        if touched_lists:
+            events.append(Change("lists-changed", lists=frozenset(touched_lists)))
+        if added:
+            events.append(Change("papers-added", ids=frozenset(added)))
+        if changed:
+            events.append(Change("papers-changed", ids=frozenset(changed), fields=frozenset(fields)))
+        self._commit(ops, events)
+        if self._fp_index is not None:
+            for fp in old_fps:
+                self._fp_index.pop(fp, None)
+            for pid in added + changed:
+                fp = papers[pid].fingerprint
+                if fp:
+                    self._fp_index[fp] = pid
 
     # ---- reading lists -----------------------------------------------------
     def create_list(self, name: str) -> str:
@@ -615,6 +692,8 @@ class _ImportBatch:
         self.new: dict[str, Paper] = {}
         self.views: dict[str, Paper] = {}     # existing papers with this import's changes applied
         self.pending: dict[str, dict] = {}    # existing id → accumulated field changes
+        self.before: dict[str, dict] = {}     # existing id → its stored record before this batch
+        self.before_reported: list[dict[str, dict]] = []   # each file's merged_before, in order
         self.new_fps: list[str] = []
         self.keys_taken: set[str] | None = None
 
@@ -634,6 +713,7 @@ class _ImportBatch:
             except OSError:
                 file_key = clean_text(parsed.path)
         merged: set[str] = set()
+        self.before_reported.append(report.merged_before)
         for cand in parsed.papers:
             source = Source(file=file_key, format=parsed.format, line=cand.line)
             plain = plain_text(cand.abstract)
@@ -652,7 +732,9 @@ class _ImportBatch:
             is_new = pid in self.new
             target = self.new[pid] if is_new else self.views.get(pid)
             if target is None:
-                target = self.views[pid] = copy.copy(lib._store.papers[pid])
+                stored = lib._store.papers[pid]
+                self.before[pid] = dict(stored.raw())     # values are replaced on change, never mutated
+                target = self.views[pid] = copy.copy(stored)
             same_file = next((s for s in target.sources if s.file == file_key and s.format == parsed.format), None)
             changes = merge_into(target, cand, same_file or source,
                                  derive_title(cand.abstract, plain=plain) if cand.abstract else "")
@@ -667,6 +749,8 @@ class _ImportBatch:
             else:
                 self.pending.setdefault(pid, {}).update(changes)
                 merged.add(pid)
+                if not any(pid in r for r in self.before_reported):
+                    report.merged_before[pid] = self.before[pid]
         report.merged += len(merged)
         return report
 

@@ -64,3 +64,31 @@ class DeletePapers(QUndoCommand):
 
     def undo(self) -> None:
         self.library.restore_papers(self.papers, self.lists_before)
+
+
+class ImportPapers(QUndoCommand):
+    """An import that has already run: undo removes the papers it added and
+    puts the ones it merged into back as they were; redo re-applies it."""
+
+    def __init__(self, library: Library, reports, label: str):
+        super().__init__(label)
+        self.library = library
+        self.added_ids = [pid for r in reports for pid in r.added_ids]
+        self.merged_before: dict[str, dict] = {}
+        for r in reports:                       # the first file to touch a paper saw it as it was
+            for pid, record in r.merged_before.items():
+                self.merged_before.setdefault(pid, record)
+        self.files = [r.path for r in reports if r.added or r.merged]
+        self.after: dict[str, dict] | None = None
+        self.applied = True
+
+    def redo(self) -> None:
+        if self.after is not None:            # the first redo is the import itself, already done
+            self.library.put_records(self.after)
+        self.applied = True
+
+    def undo(self) -> None:
+        lib = self.library
+        self.after = lib.records([*self.added_ids, *self.merged_before])
+        lib.put_records(self.merged_before, remove=self.added_ids)
+        self.applied = False

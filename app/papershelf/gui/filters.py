@@ -12,7 +12,7 @@ from .paper_model import STATUS_LABELS
 KindRole = Qt.ItemDataRole.UserRole + 10
 ValueRole = Qt.ItemDataRole.UserRole + 11
 
-GROUPS = (("status", "Status"), ("tag", "Tags"), ("area", "Areas"), ("list", "Reading lists"))
+GROUPS = (("status", "Status"), ("tag", "Tags"), ("area", "Areas"), ("list", "Reading lists"), ("import", "Imports"))
 
 
 def tag_color(tag: str) -> str:
@@ -70,6 +70,7 @@ class FilterPanel(QTreeView):
             self._groups[kind] = item
         self.active: dict[str, str | None] = {kind: None for kind, _ in GROUPS}
         self.clicked.connect(self._on_clicked)
+        self.set_last_import("", 0, "")
         self.expandAll()
 
     # ---- contents ----------------------------------------------------------
@@ -86,6 +87,15 @@ class FilterPanel(QTreeView):
         area_rows = sorted(areas.items(), key=lambda kv: (-kv[1], kv[0]))
         self._fill("area", [(a, a.title() if a.islower() else a, n) for a, n in area_rows])
         self._fill("list", [(name, name, n) for name, n in sorted(lists.items(), key=lambda kv: kv[0].casefold())])
+        self.expandAll()
+
+    def set_last_import(self, label: str, count: int, tooltip: str) -> None:
+        """The "Last import" entry (value "last"); no label hides the heading."""
+        self._fill("import", [("last", label, count)] if label else [])
+        group = self._groups["import"]
+        if label:
+            group.child(0).setToolTip(tooltip)
+        self.setRowHidden(group.row(), QModelIndex(), not label)
         self.expandAll()
 
     def _fill(self, kind: str, rows) -> None:

@@ -26,6 +26,8 @@ from .commands import DeletePapers, LibraryEdit
 from .dialogs import search_as_you_type
 from .events import LibraryEvents
 from .filters import FilterPanel, set_tag_color, tag_color
+from .last_import import LastImport
+from .paper_menu import PaperMenu
 from .paper_model import COLUMNS, STATUS_LABELS, PaperTableModel
 from .search import Answer, Query, SearchService
 from .tag_panel import TagPanel
@@ -72,6 +74,8 @@ class MainWindow(QMainWindow):
         self._refresh_timer.timeout.connect(self.run_search)
         self._build_widgets()
         self._build_actions()
+        self.paper_menu = PaperMenu(self)
+        self.last_import = LastImport(self)
         self._restore_settings()
         self._refresh_lists_and_tags()
         self._update_empty_state()
@@ -382,6 +386,10 @@ class MainWindow(QMainWindow):
             self.run_search()
 
     def _filter_chosen(self, kind: str, value) -> None:
+        if kind == "import":
+            self.query = self.query.with_(only_ids=self.last_import.ids if value else None)
+            self.run_search()
+            return
         field = {"status": "status", "tag": "tag", "area": "area", "list": "list_name"}[kind]
         self.query = self.query.with_(**{field: value})
         self.run_search()
@@ -712,6 +720,7 @@ class MainWindow(QMainWindow):
             return
         added = sum(r.added for r in reports)
         merged = sum(r.merged for r in reports)
+        self.last_import.record(reports)
         self.statusBar().showMessage(self.tr("Imported %d new paper(s), %d merged with ones already here.")
                                      % (added, merged), 8000)
         unsure = [r for r in reports if r.unconfirmed]      # shown with a preview, imported on Import

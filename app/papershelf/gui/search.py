@@ -42,6 +42,7 @@ class Query:
     tag: str | None = None
     area: str | None = None
     list_name: str | None = None
+    only_ids: frozenset[str] | None = None     # e.g. the papers the last import added
     sort: str = "relevance"          # "relevance" or a SORT_KEYS column
     descending: bool = False
 
@@ -125,6 +126,9 @@ class SearchService(QObject):
                 index, damaged = None, True
         if index is not None:
             ids, facets, fallback, indexed = res.ids, res.facets, res.fallback, True
+            # papers removed since the index last committed (a delete, an undone import) are not shown
+            papers = self.library._store.papers
+            ids = [pid for pid in ids if pid in papers]
             terms = index.highlight_terms(query.text) if query.text.strip() else set()
         else:
             ids = [p.id for p in self.library.query(status=query.status, tag=query.tag, area=query.area,
@@ -134,6 +138,9 @@ class SearchService(QObject):
                 get = self.library._store.papers.get      # a paper deleted meanwhile is just not there
                 ids = [pid for pid in ids if (p := get(pid)) is not None and all(w in p.title.casefold() for w in words)]
             facets, fallback, indexed, terms = {}, False, False, set()
+        if query.only_ids is not None:
+            ids = [pid for pid in ids if pid in query.only_ids]
+            facets = _facets(self.library, ids)       # the index counted every match
         if query.list_name and not query.text.strip() and query.sort == "relevance":
             wanted = set(ids)                       # a reading list keeps its own order
             ids = [pid for pid in self.library.list_ids(query.list_name) if pid in wanted]
@@ -146,3 +153,21 @@ class SearchService(QObject):
             ids.reverse()
         return Answer(query, ids, len(ids), facets, (time.perf_counter() - started) * 1000, indexed, fallback,
                       terms=terms, index_damaged=damaged)
+
+
+def _facets(library: Library, ids: list[str]) -> dict[str, dict[str, int]]:
+    """Status, area and tag counts of these papers, as the index gives them."""
+    status: dict[str, int] = {}
+    areas: dict[str, int] = {}
+    tags: dict[str, int] = {}
+    get = library._store.papers.get
+    for pid in ids:
+        p = get(pid)
+        if p is None:
+            continue
+        status[p.status.value] = status.get(p.status.value, 0) + 1
+        if p.area:
+            areas[p.area.casefold()] = areas.get(p.area.casefold(), 0) + 1
+        for t in p.tags:
+            tags[t] = tags.get(t, 0) + 1
+    return {"status": status, "area": areas, "tags": tags}

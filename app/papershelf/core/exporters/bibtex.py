@@ -304,3 +304,9 @@ def render(papers: Iterable[Paper], keys: dict[str, str], dialect: str = "bibtex
     rendering = Rendering(papers, keys, dialect)
     text = "".join(rendering)
     return text, rendering.replaced
+
+
+def entries_text(papers: Iterable[Paper], keys: dict[str, str], dialect: str = "bibtex") -> str:
+    """The entries of `papers` in the order given, without the file's header."""
+    enc = _Encoder(dialect)
+    return "\n".join(entry(p, keys[p.id], enc) for p in papers)

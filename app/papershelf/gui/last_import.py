@@ -1,0 +1,95 @@
+"""Imports as undoable steps, and the sidebar's "Last import" entry.
+
+The entry shows the papers that the latest import still applied (the newest
+`ImportPapers` at or below the undo stack's position) added and that are still
+in the library, so a mistaken import can be reviewed, and removed in one go
+with Undo or by deleting them. Papers it merged into were there before and
+are not listed: deleting them would lose more than the import brought.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import shiboken6
+from PySide6.QtCore import QCoreApplication, QObject, QTimer
+
+from ..core.library import Change, FileReport
+from .commands import ImportPapers
+
+if TYPE_CHECKING:
+    from .main_window import MainWindow
+
+
+def tr(text: str) -> str:
+    return QCoreApplication.translate("LastImport", text)
+
+
+def _file_label(path: str) -> str:
+    if path.startswith("<"):
+        return tr("pasted text")
+    return Path(path).name or path
+
+
+class LastImport(QObject):
+    def __init__(self, window: MainWindow):
+        super().__init__(window)
+        self.window = window
+        self.ids: frozenset[str] = frozenset()
+        # a change arrives while an undo runs, before the stack has moved: look once it has
+        self._later = QTimer(self, singleShot=True, interval=0)
+        self._later.timeout.connect(self.refresh)
+        window.undo_stack.indexChanged.connect(self._stack_moved)
+        window.events.changed.connect(self._library_changed)
+
+    def record(self, reports: list[FileReport]) -> None:
+        """Make a finished import one undoable step (nothing to undo: no step)."""
+        if not any(r.added or r.merged for r in reports):
+            return
+        added = sum(r.added for r in reports)
+        files = ", ".join(_file_label(r.path) for r in reports if r.added or r.merged)
+        merged = sum(r.merged for r in reports)
+        if added == 1:
+            label = tr("Import of %s (1 paper)") % files
+        elif added:
+            label = tr("Import of %s (%d papers)") % (files, added)
+        else:
+            label = tr("Import of %s (%d merged)") % (files, merged)
+        self.window.undo_stack.push(ImportPapers(self.window.library, reports, label))
+
+    def command(self) -> ImportPapers | None:
+        stack = self.window.undo_stack
+        for n in range(stack.index() - 1, -1, -1):
+            cmd = stack.command(n)
+            if isinstance(cmd, ImportPapers):
+                return cmd
+        return None
+
+    def refresh(self) -> None:
+        win = self.window
+        cmd = self.command()
+        papers = win.library._store.papers
+        ids = [pid for pid in cmd.added_ids if pid in papers] if cmd is not None else []
+        self.ids = frozenset(ids)
+        panel = win.filter_panel
+        if ids:
+            files = [_file_label(f) for f in cmd.files]
+            panel.set_last_import(tr("Last import"), len(ids), tr("Papers added by importing %s") % ", ".join(files))
+        else:
+            panel.set_last_import("", 0, "")
+        active = panel.active.get("import")
+        if active and win.query.only_ids != (self.ids or None):
+            if not ids:
+                panel.clear_filter("import")
+            win.query = win.query.with_(only_ids=self.ids or None)
+            win.run_search()
+
+    def _stack_moved(self, _index: int) -> None:
+        # the stack clears itself (and says so) while the window is being destroyed
+        if not self.window._closing and shiboken6.isValid(self.window.undo_stack):
+            self.refresh()
+
+    def _library_changed(self, change: Change) -> None:
+        if change.kind in ("papers-added", "papers-removed") and not self.window._closing:
+            self._later.start()

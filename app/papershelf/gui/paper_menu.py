@@ -1,0 +1,233 @@
+"""The paper list's context menu: what can be done to the papers under the mouse.
+
+Built fresh for each right-click from the selection (a click outside it
+selects the clicked row first, as file managers do). Edits go through the
+window's own slots and actions, so each one is a single undoable step; the
+copy actions put citation keys, `\\cite{...}` or BibTeX entries on the
+clipboard with the keys an export would use.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from PySide6.QtCore import QCoreApplication, QEvent, QItemSelectionModel, QObject, QPoint, Qt, QUrl
+from PySide6.QtGui import QAction, QContextMenuEvent, QDesktopServices, QGuiApplication
+from PySide6.QtWidgets import QInputDialog, QMenu
+
+from ..core.errors import PapershelfError
+from ..core.paper import RATING_MAX, RATING_MIN, Paper
+
+if TYPE_CHECKING:
+    from .main_window import MainWindow
+
+TOP_TAGS = 9
+
+
+def tr(text: str) -> str:
+    return QCoreApplication.translate("PaperMenu", text)
+
+
+def paper_link(paper: Paper) -> str:
+    """The web page of a paper: its first http(s) link, else its DOI or arXiv page."""
+    for url in paper.links:
+        if url.lower().startswith(("http://", "https://")):
+            return url
+    if paper.doi:
+        return "https://doi.org/" + paper.doi
+    if paper.arxiv_id:
+        return "https://arxiv.org/abs/" + paper.arxiv_id
+    return ""
+
+
+class PaperMenu(QObject):
+    """Shows the context menu of the window's paper list; `menu` is the one open last."""
+
+    def __init__(self, window: MainWindow):
+        super().__init__(window)
+        self.window = window
+        self.menu: QMenu | None = None
+        view = window.paper_list
+        view.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
+        view.customContextMenuRequested.connect(self.show_at)
+        view.installEventFilter(self)        # the Menu key: the selection as it is, at the current row
+
+    def eventFilter(self, watched, event) -> bool:
+        if (event.type() == QEvent.Type.ContextMenu and watched is self.window.paper_list
+                and event.reason() == QContextMenuEvent.Reason.Keyboard):
+            view = self.window.paper_list
+            current = view.currentIndex()
+            area = view.viewport().rect()
+            row = view.visualRect(current).center() if current.isValid() else area.center()
+            self._popup(QPoint(min(row.x(), area.center().x()),
+                               row.y() if area.top() <= row.y() <= area.bottom() else area.center().y()))
+            return True
+        return super().eventFilter(watched, event)
+
+    # ---- building ----------------------------------------------------------
+    def show_at(self, pos: QPoint) -> None:
+        """`pos` in the list's viewport, as customContextMenuRequested gives it."""
+        view = self.window.paper_list
+        index = view.indexAt(pos)
+        sel = view.selectionModel()
+        if index.isValid() and not sel.isRowSelected(index.row(), index.parent()):
+            sel.setCurrentIndex(index, QItemSelectionModel.SelectionFlag.ClearAndSelect
+                                | QItemSelectionModel.SelectionFlag.Rows)
+        self._popup(pos)
+
+    def _popup(self, pos: QPoint) -> None:
+        win, view = self.window, self.window.paper_list
+        ids = win.selected_ids()
+        if not ids:
+            return
+        if self.menu is not None:
+            self.menu.close()
+            self.menu.deleteLater()
+        self.menu = self.build(ids)
+        self.menu.popup(view.viewport().mapToGlobal(pos))
+
+    def build(self, ids: list[str]) -> QMenu:
+        win, lib = self.window, self.window.library
+        papers = [lib.get(pid) for pid in ids]
+        menu = QMenu(win)
+        menu.setObjectName("paperMenu")
+        menu.setAccessibleName(tr("Paper actions"))
+        menu.setToolTipsVisible(True)
+
+        tag_menu = menu.addMenu(tr("&Tag"))
+        tag_menu.setObjectName("paperMenuTags")
+        counts = lib.tag_counts()
+        top = [t for t, _ in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))][:TOP_TAGS]
+        for n, tag in enumerate(top, 1):
+            on_all = all(tag in p.tags for p in papers)
+            action = self._add(tag_menu, f"&{n}  {tag}", f"paperMenuTag{n}",
+                               (lambda _=False, t=tag: win.remove_tag(t)) if on_all
+                               else (lambda _=False, t=tag: win.add_tags([t])))
+            action.setCheckable(True)
+            action.setChecked(on_all)
+        if top:
+            tag_menu.addSeparator()
+        self._add(tag_menu, tr("New Tag…"), "paperMenuNewTag", self.new_tag)
+        present = sorted({t for p in papers for t in p.tags} - set(top))
+        if present:
+            remove = tag_menu.addMenu(tr("Remove"))
+            for tag in present:
+                remove.addAction(tag, lambda t=tag: win.remove_tag(t))
+
+        status_menu = menu.addMenu(tr("&Status"))
+        status_menu.setObjectName("paperMenuStatus")
+        for n in range(1, 10):                   # the window's Mark As actions, shortcuts and all
+            action = win.findChild(QAction, f"status{n}Action")
+            if action is None:
+                break
+            status_menu.addAction(action)
+
+        rating_menu = menu.addMenu(tr("&Rating"))
+        rating_menu.setObjectName("paperMenuRating")
+        ratings = {p.rating for p in papers}
+        for stars in range(RATING_MAX, RATING_MIN - 1, -1):
+            action = self._add(rating_menu, "★" * stars, f"paperMenuRating{stars}",
+                               lambda _=False, r=stars: win.set_rating(r))
+            action.setCheckable(True)
+            action.setChecked(ratings == {stars})
+        self._add(rating_menu, tr("No Rating"), "paperMenuRating0", lambda: win.set_rating(None))
+
+        list_menu = menu.addMenu(tr("Add to Reading &List"))
+        list_menu.setObjectName("paperMenuLists")
+        names = sorted(lib.lists(), key=str.casefold)
+        for name in names:
+            list_menu.addAction(name, lambda n=name: win.add_to_list(n))
+        if names:
+            list_menu.addSeparator()
+        self._add(list_menu, tr("New Reading List…"), "paperMenuNewList", lambda: win.add_to_list(""))
+
+        title = self._add(menu, tr("Edit T&itle…"), "paperMenuEditTitle", self.edit_title)
+        title.setEnabled(len(ids) == 1)
+
+        menu.addSeparator()
+        one = len(ids) == 1
+        self._add(menu, tr("Copy Citation &Key") if one else tr("Copy Citation &Keys"), "paperMenuCopyKey",
+                  self.copy_keys)
+        self._add(menu, tr("Copy \\&cite{…}"), "paperMenuCopyCite", self.copy_cite)
+        self._add(menu, tr("Copy &BibTeX Entry") if one else tr("Copy &BibTeX Entries"), "paperMenuCopyBibtex",
+                  self.copy_bibtex)
+        link = paper_link(papers[0]) if one else ""
+        open_link = self._add(menu, tr("&Open Link"), "paperMenuOpenLink", lambda: self.open_link(link))
+        open_link.setEnabled(bool(link))
+        open_link.setToolTip(link or tr("This paper has no web link, DOI or arXiv id."))
+
+        menu.addSeparator()
+        for name in ("exportSelectionAction", "deleteAction"):   # the window's own, with their shortcuts
+            action = win.findChild(QAction, name)
+            if action is not None:
+                menu.addAction(action)
+        return menu
+
+    @staticmethod
+    def _add(menu: QMenu, text: str, name: str, slot) -> QAction:
+        action = menu.addAction(text)
+        action.setObjectName(name)
+        action.triggered.connect(slot)
+        return action
+
+    # ---- actions -------------------------------------------------------------
+    def new_tag(self) -> None:
+        text, ok = QInputDialog.getText(self.window, tr("Tag papers"), tr("Tags (comma-separated):"))
+        tags = [t.strip() for t in text.split(",") if t.strip()] if ok else []
+        if tags:
+            self.window.add_tags(tags)
+
+    def edit_title(self) -> None:
+        win = self.window
+        ids = win.selected_ids()
+        if len(ids) != 1:
+            return
+        pid = ids[0]
+        paper = win.library.get(pid)
+        title, ok = QInputDialog.getText(win, tr("Edit title"),
+                                         tr("Title (leave it empty to derive one from the abstract):"),
+                                         text=paper.title)
+        if not ok or " ".join(title.split()) == paper.title and not paper.title_derived:
+            return
+        win._edit(tr("Edit title"), [pid], lambda: win.library.set_title(pid, title))
+
+    def _keys(self) -> list[str]:
+        win = self.window
+        ids = win.selected_ids()
+        try:
+            return list(win.library.citation_keys(ids).values())
+        except PapershelfError as exc:
+            win.show_error(tr("Nothing was copied"), str(exc))
+            return []
+
+    def _copy(self, text: str, what: str) -> None:
+        if not text:
+            return
+        QGuiApplication.clipboard().setText(text)
+        self.window.statusBar().showMessage(what, 4000)
+
+    def copy_keys(self) -> None:
+        keys = self._keys()
+        self._copy(",".join(keys), tr("Copied %s") % ",".join(keys) if len(keys) < 4
+                   else tr("Copied %d citation keys") % len(keys))
+
+    def copy_cite(self) -> None:
+        keys = self._keys()
+        text = "\\cite{%s}" % ",".join(keys) if keys else ""
+        self._copy(text, tr("Copied %s") % text if len(keys) < 4 else tr("Copied \\cite{…} of %d papers") % len(keys))
+
+    def copy_bibtex(self) -> None:
+        win = self.window
+        ids = win.selected_ids()
+        try:
+            text = win.library.bibtex_entries(ids)
+        except PapershelfError as exc:
+            win.show_error(tr("Nothing was copied"), str(exc))
+            return
+        self._copy(text, tr("Copied the BibTeX entry") if len(ids) == 1
+                   else tr("Copied %d BibTeX entries") % len(ids))
+
+    def open_link(self, url: str) -> None:
+        qurl = QUrl(url)
+        if qurl.scheme() in ("http", "https"):
+            QDesktopServices.openUrl(qurl)

@@ -1,0 +1,141 @@
+"""An import through the window is one undoable step, and the sidebar can show what it added."""
+
+from __future__ import annotations
+
+import warnings
+
+import pytest
+from PySide6.QtCore import QMimeData, QPoint, QPointF, Qt, QUrl
+from PySide6.QtGui import QAction, QDragEnterEvent, QDropEvent
+from PySide6.QtWidgets import QApplication
+
+from test_import_undo_core import BIB_MORE, BIB_ONE, same
+
+pytestmark = [pytest.mark.gui, pytest.mark.qt_log_level_fail("WARNING"),
+              pytest.mark.qt_log_ignore(r"This plugin does not support")]
+
+
+def drop(qtbot, win, path):
+    mime = QMimeData()
+    mime.setUrls([QUrl.fromLocalFile(str(path))])
+    with warnings.catch_warnings():   # PySide flags the only constructor Qt 6 has
+        warnings.simplefilter("ignore", DeprecationWarning)
+        enter = QDragEnterEvent(QPoint(50, 50), Qt.DropAction.CopyAction, mime, Qt.MouseButton.NoButton,
+                                Qt.KeyboardModifier.NoModifier)
+    QApplication.sendEvent(win, enter)    # Qt delivers a drop only where a drag entered
+    assert enter.isAccepted()
+    with qtbot.waitSignal(win.importFinished, timeout=30_000) as blocker:
+        QApplication.sendEvent(win, QDropEvent(QPointF(50, 50), Qt.DropAction.CopyAction, mime,
+                                               Qt.MouseButton.NoButton, Qt.KeyboardModifier.NoModifier))
+    return blocker.args[0]
+
+
+def titles_shown(win):
+    return sorted(win.model.index(r, 0).data() for r in range(win.model.rowCount()))
+
+
+def last_import_entry(win):
+    """The sidebar's Last import entry as a person reads it (None: not shown)."""
+    panel = win.filter_panel
+    index = panel.index_of("import", "last")
+    if not index.isValid() or panel.isRowHidden(index.parent().row(), index.parent().parent()):
+        return None
+    return index.data()
+
+
+def click_last_import(qtbot, win):
+    panel = win.filter_panel
+    rect = panel.visualRect(panel.index_of("import", "last"))
+    assert rect.isValid()
+    with qtbot.waitSignal(win.searchAnswered, timeout=10_000):
+        qtbot.mouseClick(panel.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
+
+
+def test_undo_removes_what_an_import_added_and_restores_what_it_merged(window, qtbot, tmp_path):
+    win, lib = window, window.library
+    start = len(lib)
+    one, more = tmp_path / "one.bib", tmp_path / "more.bib"
+    one.write_text(BIB_ONE, encoding="utf-8")
+    more.write_text(BIB_MORE, encoding="utf-8")
+
+    (first,) = drop(qtbot, win, one)
+    old_id = first.added_ids[0]
+    assert last_import_entry(win) == "Last import  (1)"
+    lib.add_tags([old_id], ["mine"])
+    before = lib.get(old_id).to_dict()
+
+    (report,) = drop(qtbot, win, more)
+    assert report.added == 1 and report.merged == 1 and len(lib) == start + 2
+    assert lib.get(old_id).doi == "10.1234/shelf.2020"
+    assert last_import_entry(win) == "Last import  (1)"
+    assert "more.bib" in win.filter_panel.index_of("import", "last").data(Qt.ItemDataRole.ToolTipRole)
+    click_last_import(qtbot, win)
+    assert titles_shown(win) == ["Wide Shelves Hold More Papers"]          # exactly what it added
+    assert win.undo_stack.undoText() == "Import of more.bib (1 paper)"
+
+    win.paper_list.setFocus()
+    with qtbot.waitSignal(win.searchAnswered, timeout=10_000):
+        qtbot.keyClick(win.paper_list, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)
+    assert len(lib) == start + 1 and report.added_ids[0] not in lib.ids()
+    assert same(lib.get(old_id).to_dict(), before)                         # as it was (`updated` aside)
+    # the entry now stands for the import before it, and the list follows it
+    assert last_import_entry(win) == "Last import  (1)"
+    assert titles_shown(win) == ["Deep Nets for Shelving Papers"]
+
+    with qtbot.waitSignal(win.searchAnswered, timeout=10_000):
+        win.findChild(QAction, "redoAction").trigger()                    # Edit ▸ Redo
+    assert len(lib) == start + 2 and lib.get(report.added_ids[0]).title == "Wide Shelves Hold More Papers"
+    assert lib.get(old_id).doi == "10.1234/shelf.2020" and lib.get(old_id).tags == ["mine"]
+    assert titles_shown(win) == ["Wide Shelves Hold More Papers"]
+
+    click_last_import(qtbot, win)                                           # a second click drops the filter
+    assert len(titles_shown(win)) == start + 2
+
+
+def test_undoing_the_only_import_hides_the_entry_and_the_filter(window, qtbot, tmp_path):
+    win, lib = window, window.library
+    start = len(lib)
+    more = tmp_path / "more.bib"
+    more.write_text(BIB_MORE, encoding="utf-8")
+    drop(qtbot, win, more)
+    assert last_import_entry(win) == "Last import  (2)"
+    click_last_import(qtbot, win)
+    assert titles_shown(win) == ["Deep Nets for Shelving Papers", "Wide Shelves Hold More Papers"]
+    with qtbot.waitSignal(win.searchAnswered, timeout=10_000):
+        win.undo_stack.undo()
+    assert len(lib) == start and last_import_entry(win) is None
+    assert len(titles_shown(win)) == start                                  # the filter went with it
+
+
+@pytest.fixture
+def indexed_window(qtbot, tmp_path, settings):
+    from conftest import SEEDS
+    from papershelf.core.library import Library
+    from papershelf.gui.main_window import MainWindow
+    lib = Library.open(tmp_path / "indexed")
+    lib.import_files(SEEDS[:1])
+    win = MainWindow(lib)
+    qtbot.addWidget(win)
+    with qtbot.waitSignal(win.indexReady, timeout=60_000):
+        win.show()
+    yield win
+    win.close()
+    lib.close()
+
+
+def test_with_the_index_the_search_and_the_counts_follow_an_undone_import(indexed_window, qtbot, tmp_path):
+    win, lib = indexed_window, indexed_window.library
+    more = tmp_path / "more.bib"
+    more.write_text(BIB_MORE, encoding="utf-8")
+    drop(qtbot, win, more)
+    click_last_import(qtbot, win)
+    qtbot.waitUntil(lambda: titles_shown(win) == ["Deep Nets for Shelving Papers", "Wide Shelves Hold More Papers"])
+    status = dict(win.filter_panel.entries("status"))
+    assert status[None] == "All  (2)" and status["unread"] == "Unread  (2)"     # counts of what is shown
+    qtbot.keyClicks(win.search_box, "wider")
+    qtbot.waitUntil(lambda: titles_shown(win) == ["Wide Shelves Hold More Papers"], timeout=10_000)
+    win.paper_list.setFocus()
+    qtbot.keyClick(win.paper_list, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)
+    qtbot.waitUntil(lambda: titles_shown(win) == [] and last_import_entry(win) is None, timeout=10_000)
+    qtbot.keyClick(win.search_box, Qt.Key.Key_Escape)
+    qtbot.waitUntil(lambda: len(titles_shown(win)) == len(lib), timeout=10_000)
