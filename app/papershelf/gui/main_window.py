@@ -23,6 +23,7 @@ from ..core.library import Change, FileReport, Library
 from ..core.paper import Status
 from .abstract_view import AbstractView
 from .commands import DeletePapers, LibraryEdit
+from .counts import RECOUNT_LIMIT, facet_counts, list_counts
 from .dialogs import search_as_you_type
 from .events import LibraryEvents
 from .filters import FilterPanel, set_tag_color, tag_color
@@ -36,6 +37,7 @@ if TYPE_CHECKING:      # the index module (Whoosh, numpy) loads on the worker th
 
 SEARCH_DELAY_MS = 10          # lets a burst of keys (a paste) become one request; the search thread keeps only the latest
 REFRESH_DELAY_MS = 300        # after edits land in the index, re-run the search once
+COUNTED_FIELDS = frozenset({"status", "tags", "area"})   # the sidebar counts these
 IMPORTABLE = "Listings and bibliographies (*.txt *.md *.bib *.ris);;All files (*)"
 
 
@@ -456,18 +458,29 @@ class MainWindow(QMainWindow):
         self._selection_changed()
 
     def _update_counts(self, answer: Answer) -> None:
-        lists = {name: len(members) for name, members in self.library.lists().items()}
+        shown = None if self._shows_everything(answer.query) else set(answer.ids)
+        lists = list_counts(self.library, shown)
         if answer.facets:
             facets = answer.facets
             self.filter_panel.set_counts(facets.get("status", {}), facets.get("tags", {}),
                                          facets.get("area", {}), lists, answer.total)
-        else:   # no index yet: counts over the whole library
-            areas: dict[str, int] = {}
-            for p in self.library.papers():
-                if p.area:
-                    areas[p.area.casefold()] = areas.get(p.area.casefold(), 0) + 1
-            self.filter_panel.set_counts({s.value: n for s, n in self.library.status_counts().items()},
-                                         dict(self.library.tag_counts()), areas, lists, answer.total)
+        else:   # no index yet: counted from the library
+            facets = facet_counts(self.library, answer.ids if shown is not None else self.library.ids())
+            self.filter_panel.set_counts(facets["status"], facets["tags"], facets["area"], lists, answer.total)
+
+    @staticmethod
+    def _shows_everything(query: Query) -> bool:
+        return not (query.text.strip() or query.status or query.tag or query.area or query.list_name)
+
+    def _recount_shown(self) -> None:
+        """Counts of the papers shown, from the library, right after an edit."""
+        ids = self.model.ids()
+        if self.last_answer is None or len(ids) > RECOUNT_LIMIT:
+            return          # the index's next answer brings them, a moment later
+        everything = self._shows_everything(self.query)
+        facets = facet_counts(self.library, ids if not everything else self.library.ids())
+        lists = list_counts(self.library, None if everything else set(ids))
+        self.filter_panel.set_counts(facets["status"], facets["tags"], facets["area"], lists, len(ids))
 
     def _update_empty_state(self) -> None:
         self.list_stack.setCurrentIndex(1 if len(self.library) == 0 else 0)
@@ -648,6 +661,8 @@ class MainWindow(QMainWindow):
             self._selection_changed()
         if change.kind in ("papers-added", "papers-removed", "lists-changed"):
             self._refresh_lists_and_tags()
+        if change.kind == "lists-changed" or change.kind == "papers-changed" and change.fields & COUNTED_FIELDS:
+            self._recount_shown()
         if self.index is None:
             self._refresh_timer.start()
         self._update_empty_state()
