@@ -23,6 +23,8 @@ from ..core.errors import SearchIndexDamagedError
 from ..core.library import Library
 from ..core.paper import Status
 
+FLUSH_WAIT_S = 2.0
+
 # Columns the list can be sorted by (key of each paper), in display order.
 SORT_KEYS = {
     "title": lambda p: p.title.casefold(),
@@ -117,6 +119,9 @@ class SearchService(QObject):
         index = self.index
         damaged = False
         if index is not None:
+            # an edit not yet in the index would be answered from before it (the
+            # sidebar already counts it): wait the moment its commit takes
+            index.flush(FLUSH_WAIT_S)
             try:
                 res = index.search(query.text, status=query.status, tag=query.tag, area=query.area,
                                    list_name=query.list_name, limit=None, facets=True,
