@@ -27,6 +27,7 @@ from .counts import RECOUNT_LIMIT, facet_counts, list_counts
 from .dialogs import search_as_you_type
 from .events import LibraryEvents
 from .filters import FilterPanel, set_tag_color, tag_color
+from .keys import PREFERENCES, REDO, keys
 from .paper_model import COLUMNS, STATUS_LABELS, PaperTableModel
 from .search import Answer, Query, SearchService
 from .tag_panel import TagPanel
@@ -217,7 +218,7 @@ class MainWindow(QMainWindow):
         undo.setShortcut(QKeySequence.StandardKey.Undo)
         undo.setObjectName("undoAction")
         redo = self.undo_stack.createRedoAction(self, self.tr("&Redo"))
-        redo.setShortcuts([QKeySequence.StandardKey.Redo, QKeySequence("Ctrl+Shift+Z")])
+        redo.setShortcuts(keys(*REDO))
         redo.setObjectName("redoAction")
         edit.addAction(undo)
         edit.addAction(redo)
@@ -240,7 +241,7 @@ class MainWindow(QMainWindow):
 
         edit.addSeparator()
         self._action(edit, self.tr("&Preferences…"), self.preferences, QKeySequence.StandardKey.Preferences,
-                     "preferencesAction").setShortcuts([QKeySequence.StandardKey.Preferences, QKeySequence("Ctrl+,")])
+                     "preferencesAction").setShortcuts(keys(*PREFERENCES))
 
         help_menu = self.menuBar().addMenu(self.tr("&Help"))
         self._action(help_menu, self.tr("&Keyboard Shortcuts"), self.show_shortcuts, QKeySequence.StandardKey.HelpContents,
