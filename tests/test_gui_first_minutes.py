@@ -166,3 +166,48 @@ def test_redo_works_with_ctrl_shift_z_and_ctrl_y_on_x11(tmp_path):
     assert "Ambiguous shortcut" not in res.stderr
     assert out["redo"] == {"Ctrl+Shift+Z": True, "Ctrl+Y": True}
     assert clashes(out["actions"]) == []
+
+
+# ---- item 11: a quiet exit ----------------------------------------------------
+
+EXIT_PROBE = r"""
+import sys
+from pathlib import Path
+from PySide6.QtCore import QTimer
+from PySide6.QtWidgets import QApplication
+from papershelf.core.library import Library
+from papershelf.gui.app import configure_application
+from papershelf.gui.main_window import MainWindow
+
+app = QApplication([])
+configure_application(app)
+lib = Library.open(sys.argv[1])
+lib.import_files([Path(p) for p in sys.argv[2:]])
+win = MainWindow(lib)
+
+def index_open():
+    win.search_box.setFocus()
+    win._query_typed("model")           # a search on its way when the window closes
+    win.close()
+    app.quit()
+
+win.indexReady.connect(lambda: QTimer.singleShot(0, index_open))
+win.show()
+code = app.exec()
+lib.close()
+print("exited", code)
+"""
+
+
+def test_closing_the_window_prints_no_qt_warning(tmp_path):
+    import os
+    import subprocess
+    import sys
+    from conftest import ROOT, SEEDS
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "PYTHONPATH": str(ROOT / "app"),
+           "XDG_CONFIG_HOME": str(tmp_path / "config")}
+    res = subprocess.run([sys.executable, "-c", EXIT_PROBE, str(tmp_path / "library"), *map(str, SEEDS)],
+                         capture_output=True, text=True, env=env, timeout=180)
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.strip().endswith("exited 0")
+    assert "QObject" not in res.stderr and "QThread" not in res.stderr and "QTimer" not in res.stderr, res.stderr

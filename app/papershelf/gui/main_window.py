@@ -307,6 +307,13 @@ class MainWindow(QMainWindow):
         self.tag_panel.flush_notes()
         self.save_settings()
         self._closing = True
+        # nothing may start a timer once the application is gone (Qt warns at exit):
+        # stop ours, and the index's writer thread stops calling back
+        self._search_timer.stop()
+        self._refresh_timer.stop()
+        self.statusBar().clearMessage()
+        if self.index is not None and self._index_committed_elsewhere in self.index.committed:
+            self.index.committed.remove(self._index_committed_elsewhere)
         for task in (self._task, self._import_task):
             if task is not None and not task.finished:
                 task.cancel()
