@@ -211,3 +211,57 @@ def test_closing_the_window_prints_no_qt_warning(tmp_path):
     assert res.returncode == 0, res.stderr
     assert res.stdout.strip().endswith("exited 0")
     assert "QObject" not in res.stderr and "QThread" not in res.stderr and "QTimer" not in res.stderr, res.stderr
+
+
+# ---- friction: columns that fit, and a chooser ---------------------------------
+
+def visible_columns(win):
+    """Names of the columns a person sees whole, without scrolling sideways."""
+    from papershelf.gui.paper_model import COLUMNS
+    header = win.paper_list.horizontalHeader()
+    width = win.paper_list.viewport().width()
+    return [name for col, name in enumerate(COLUMNS) if not header.isSectionHidden(col)
+            and header.sectionViewportPosition(col) >= 0
+            and header.sectionViewportPosition(col) + header.sectionSize(col) <= width]
+
+
+def shown_columns(win):
+    from papershelf.gui.paper_model import COLUMNS
+    header = win.paper_list.horizontalHeader()
+    return [name for col, name in enumerate(COLUMNS) if not header.isSectionHidden(col)]
+
+
+def test_every_default_column_fits_the_window_a_1366x768_screen_gets(opened, qtbot):
+    win = opened.win
+    win.resize(int(1366 * 0.92), int(768 * 0.9))     # what the first start gives on that screen
+    qtbot.waitUntil(lambda: win.paper_list.viewport().width() > 300)
+    assert shown_columns(win)[:2] == ["title", "authors"] and len(shown_columns(win)) >= 5
+    assert visible_columns(win) == shown_columns(win)
+    qtbot.waitUntil(lambda: win.paper_list.horizontalScrollBar().maximum() == 0)     # nothing to scroll to
+    title = win.paper_list.horizontalHeader().sectionSize(0)
+    assert title >= 2 * win.paper_list.horizontalHeader().sectionSize(1)   # the title stretches
+    win.resize(int(1366 * 0.92) + 200, int(768 * 0.9))
+    qtbot.waitUntil(lambda: win.paper_list.horizontalHeader().sectionSize(0) > title)
+
+
+def test_columns_are_chosen_on_the_header_menu_and_remembered(opened, qtbot):
+    from PySide6.QtCore import QPoint
+    from PySide6.QtGui import QContextMenuEvent
+    from PySide6.QtWidgets import QApplication, QMenu
+    win = opened.win
+    header = win.paper_list.horizontalHeader()
+    assert "rating" not in shown_columns(win)
+    pos = QPoint(10, header.height() // 2)
+    QApplication.sendEvent(header.viewport(), QContextMenuEvent(QContextMenuEvent.Reason.Mouse, pos,
+                                                                header.viewport().mapToGlobal(pos)))
+    menu = win.findChild(QMenu, "columnMenu")
+    qtbot.waitUntil(lambda: menu is not None and menu.isVisible())
+    labels = {a.text(): a for a in menu.actions() if a.isCheckable()}
+    assert list(labels) == ["Title", "Authors", "Area", "Status", "Rating", "Tags", "Added"]
+    assert not labels["Title"].isEnabled()          # the title is always there
+    labels["Rating"].trigger()
+    labels["Tags"].trigger()
+    menu.close()
+    assert "rating" in shown_columns(win) and "tags" not in shown_columns(win)
+    win = opened.reopen().win
+    assert "rating" in shown_columns(win) and "tags" not in shown_columns(win)

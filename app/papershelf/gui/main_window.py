@@ -22,6 +22,7 @@ from ..core.errors import PapershelfError
 from ..core.library import Change, FileReport, Library
 from ..core.paper import Status
 from .abstract_view import AbstractView
+from .columns import ColumnChooser
 from .commands import DeletePapers, LibraryEdit
 from .counts import RECOUNT_LIMIT, facet_counts, list_counts
 from .dialogs import search_as_you_type
@@ -120,11 +121,7 @@ class MainWindow(QMainWindow):
         self.paper_list.verticalHeader().hide()
         self.paper_list.verticalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
         self.paper_list.verticalHeader().setDefaultSectionSize(self.fontMetrics().height() + 8)
-        header = self.paper_list.horizontalHeader()
-        header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
-        header.setStretchLastSection(False)
-        for col, width in zip(COLUMNS, (420, 190, 150, 80, 60, 130, 90)):
-            self.paper_list.setColumnWidth(COLUMNS.index(col), width)
+        self.columns = ColumnChooser(self.paper_list)
         self.paper_list.selectionModel().selectionChanged.connect(self._selection_changed)
 
         empty = QWidget()
@@ -176,7 +173,7 @@ class MainWindow(QMainWindow):
         self.main_split.addWidget(self.filter_panel)
         self.main_split.addWidget(middle)
         self.main_split.addWidget(self.right_split)
-        self.main_split.setSizes([210, 760, 430])
+        self.main_split.setSizes([200, 700, 360])
         self.main_split.setStretchFactor(1, 1)
         self.setCentralWidget(self.main_split)
 
@@ -286,9 +283,9 @@ class MainWindow(QMainWindow):
             state = s.value(key)
             if isinstance(state, QByteArray) and not state.isEmpty():
                 splitter.restoreState(state)
-        header = s.value("list/header")
+        header = s.value("list/columns")       # not "list/header": its widths hid columns at 1366x768
         if isinstance(header, QByteArray) and not header.isEmpty():
-            self.paper_list.horizontalHeader().restoreState(header)
+            self.columns.restore(header)
         sort = s.value("list/sort", "relevance", str)
         if sort in COLUMNS:
             self.query = self.query.with_(sort=sort, descending=s.value("list/descending", False, bool))
@@ -298,7 +295,7 @@ class MainWindow(QMainWindow):
         s.setValue("window/geometry", self.saveGeometry())
         s.setValue("window/mainSplitter", self.main_split.saveState())
         s.setValue("window/rightSplitter", self.right_split.saveState())
-        s.setValue("list/header", self.paper_list.horizontalHeader().saveState())
+        s.setValue("list/columns", self.paper_list.horizontalHeader().saveState())
         s.setValue("list/sort", self.query.sort)
         s.setValue("list/descending", self.query.descending)
         s.sync()
