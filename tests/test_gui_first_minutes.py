@@ -265,3 +265,24 @@ def test_columns_are_chosen_on_the_header_menu_and_remembered(opened, qtbot):
     assert "rating" in shown_columns(win) and "tags" not in shown_columns(win)
     win = opened.reopen().win
     assert "rating" in shown_columns(win) and "tags" not in shown_columns(win)
+
+
+# ---- friction: sidebar counts always show ----------------------------------------
+
+def test_a_narrow_sidebar_elides_long_names_but_shows_every_count(opened, qtbot):
+    win = opened.win
+    panel = win.findChild(QTreeView, "filterPanel")
+    win.main_split.setSizes([150, 600, 300])
+    qtbot.waitUntil(lambda: panel.width() <= 160)
+    long_ones = [value for value, label in panel.entries("area") if len(label) > 24]
+    assert long_ones, panel.entries("area")
+    for value, label in panel.entries("area"):
+        name, count = panel.drawn("area", value)
+        assert label.endswith(f"  {count}")                 # the whole count
+        rect = panel.visualRect(panel.index_of("area", value))
+        assert rect.right() <= panel.viewport().width()     # inside the panel: no sideways scrolling
+        full = panel.index_of("area", value).data(Qt.ItemDataRole.ToolTipRole)
+        assert label.startswith(full)
+        if value in long_ones:
+            assert name.endswith("…") and name != full
+    assert panel.horizontalScrollBar().maximum() == 0
