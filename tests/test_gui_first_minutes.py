@@ -286,3 +286,44 @@ def test_a_narrow_sidebar_elides_long_names_but_shows_every_count(opened, qtbot)
         if value in long_ones:
             assert name.endswith("…") and name != full
     assert panel.horizontalScrollBar().maximum() == 0
+
+
+# ---- feedback: the window says what it did ------------------------------------------
+
+def test_edits_say_what_they_did_and_how_to_undo_it(opened, qtbot):
+    win = opened.win
+    bar = win.statusBar()
+    keys = win.findChild(object, "keyTagsLabel")
+    assert not keys.isVisible()                       # no tags yet: nothing on the keys
+    select_rows(win, [0, 1])
+    tag_input = win.findChild(QLineEdit, "tagInput")
+    tag_input.setFocus()
+    qtbot.keyClicks(tag_input, "llm")
+    qtbot.keyClick(tag_input, Qt.Key.Key_Return)
+    assert bar.currentMessage() == "Tagged 2 papers ‘llm’ — Ctrl+Z undoes"
+    assert keys.isVisible() and keys.text() == "Keys: 1 llm"
+    qtbot.keyClick(win.paper_list, Qt.Key.Key_1)        # every selected paper has it: 1 takes it off
+    assert bar.currentMessage() == "Removed ‘llm’ from 2 papers — Ctrl+Z undoes"
+    qtbot.keyClick(win.paper_list, Qt.Key.Key_2, Qt.KeyboardModifier.AltModifier)
+    assert bar.currentMessage() == "Marked 2 papers as To read — Ctrl+Z undoes"
+    select_rows(win, [0])
+    rating = win.findChild(object, "ratingPicker")
+    rating.setFocus()
+    qtbot.keyClick(rating, Qt.Key.Key_Down)
+    assert bar.currentMessage() == "Rated 1 paper ★ — Ctrl+Z undoes"
+
+
+def test_a_search_that_finds_nothing_says_so_and_offers_a_way_on(opened, qtbot):
+    win = opened.win
+    label = win.findChild(object, "resultLabel")
+    assert label.text() == "372 papers"
+    box = win.findChild(QLineEdit, "searchBox")
+    qtbot.keyClicks(box, "verisimpel")
+    opened.settle()
+    assert win.model.rowCount() == 0
+    assert label.text() == ("No papers match “verisimpel”. Did you mean “verisimpl”? "
+                            "For close spellings, search verisimpel~")
+    box.selectAll()
+    qtbot.keyClicks(box, "verisimpl")
+    opened.settle()
+    assert label.text() == "1 paper" and "ms" in label.toolTip()

@@ -27,6 +27,7 @@ from .commands import DeletePapers, LibraryEdit
 from .counts import RECOUNT_LIMIT, facet_counts, list_counts
 from .dialogs import search_as_you_type
 from .events import LibraryEvents
+from .feedback import edited, n_papers, no_results, quoted
 from .filters import FilterPanel, set_tag_color, tag_color
 from .keys import PREFERENCES, REDO, keys
 from .paper_model import COLUMNS, STATUS_LABELS, PaperTableModel
@@ -408,7 +409,7 @@ class MainWindow(QMainWindow):
         ids.reverse()
         self.last_answer = Answer(self.query, ids, len(ids), indexed=False)
         self.model.set_ids(ids)
-        self.result_label.setText(f"{len(ids):,} {self.tr('paper') if len(ids) == 1 else self.tr('papers')}")
+        self.result_label.setText(n_papers(len(ids)))
         self._update_empty_state()
         QTimer.singleShot(0, lambda: self._update_counts(self.last_answer) if self.last_answer.facets == {} else None)
 
@@ -434,13 +435,15 @@ class MainWindow(QMainWindow):
         self.model.set_ids(answer.ids)
         self._reselect(selected, current)
         elapsed = (time.perf_counter() - self._request_started) * 1000
-        noun = self.tr("paper") if answer.total == 1 else self.tr("papers")
-        text = f"{answer.total:,} {noun} · {round(elapsed)} ms"
-        if not answer.indexed and answer.query.text.strip():
+        text = n_papers(answer.total)
+        if not answer.total and answer.query.text.strip():
+            text = no_results(answer.query.text, answer.suggestion)
+        elif not answer.indexed and answer.query.text.strip():
             text += "  " + self.tr("(search index not ready: matching titles only)")
         elif answer.fallback:
             text += "  " + self.tr("(query not understood; searched its words)")
         self.result_label.setText(text)
+        self.result_label.setToolTip(self.tr("Answered in %d ms") % round(elapsed))
         self._update_counts(answer)
         self._update_empty_state()
         self.searchAnswered.emit()
@@ -528,18 +531,29 @@ class MainWindow(QMainWindow):
             return False
         return True
 
+    def _say_edited(self, kind: str, n: int, what: str = "") -> None:
+        undo = self.findChild(QAction, "undoAction")
+        key = undo.shortcut().toString(QKeySequence.SequenceFormat.NativeText) if undo is not None else ""
+        self.statusBar().showMessage(edited(kind, n, what, key), 8000)
+
     def add_tags(self, tags: list[str]) -> None:
         ids = self.selected_ids()
-        self._edit(self.tr("Tag %s") % ", ".join(tags), ids, lambda: self.library.add_tags(ids, tags))
+        if self._edit(self.tr("Tag %s") % ", ".join(tags), ids, lambda: self.library.add_tags(ids, tags)):
+            self._say_edited("tag", len(ids), quoted(tags))
         self._refresh_lists_and_tags()
 
     def remove_tag(self, tag: str) -> None:
         ids = self.selected_ids()
-        self._edit(self.tr("Remove tag %s") % tag, ids, lambda: self.library.remove_tags(ids, [tag]))
+        if self._edit(self.tr("Remove tag %s") % tag, ids, lambda: self.library.remove_tags(ids, [tag])):
+            self._say_edited("untag", len(ids), quoted([tag]))
         self._refresh_lists_and_tags()
 
+    def top_tags(self) -> list[str]:
+        """The tags keys 1-9 toggle: the nine most used (ties alphabetical)."""
+        return [t for t, _ in sorted(self.library.tag_counts().items(), key=lambda kv: (-kv[1], kv[0]))][:9]
+
     def toggle_top_tag(self, n: int) -> None:
-        top = [t for t, _ in sorted(self.library.tag_counts().items(), key=lambda kv: (-kv[1], kv[0]))][:9]
+        top = self.top_tags()
         if n > len(top):
             self.statusBar().showMessage(self.tr("There is no tag number %d yet.") % n, 3000)
             return
@@ -553,11 +567,13 @@ class MainWindow(QMainWindow):
     def set_status(self, status: str) -> None:
         ids = self.selected_ids()
         label = self.tr("Mark as %s") % self.tr(STATUS_LABELS[Status(status)])
-        self._edit(label, ids, lambda: self.library.set_status(ids, status))
+        if self._edit(label, ids, lambda: self.library.set_status(ids, status)):
+            self._say_edited("status", len(ids), self.tr(STATUS_LABELS[Status(status)]))
 
     def set_rating(self, rating) -> None:
         ids = self.selected_ids()
-        self._edit(self.tr("Rate"), ids, lambda: self.library.set_rating(ids, rating))
+        if self._edit(self.tr("Rate"), ids, lambda: self.library.set_rating(ids, rating)):
+            self._say_edited("rating" if rating else "unrate", len(ids), "★" * (rating or 0))
 
     def save_notes(self, paper_id: str, text: str) -> None:
         if paper_id not in self.library._store.papers or self.library.get(paper_id).notes == text:
@@ -591,13 +607,13 @@ class MainWindow(QMainWindow):
             return
         answer = QMessageBox.question(
             self, self.tr("Delete papers"),
-            self.tr("Remove %d paper(s) from the library? Their tags, notes and list places go too "
-                    "(Edit ▸ Undo brings them back).") % len(ids),
+            self.tr("Remove %s from the library? Their tags, notes and list places go too "
+                    "(Edit ▸ Undo brings them back).") % n_papers(len(ids)),
             QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.Cancel, QMessageBox.StandardButton.Cancel)
         if answer != QMessageBox.StandardButton.Yes:
             return
         try:
-            self.undo_stack.push(DeletePapers(self.library, ids, self.tr("Delete %d paper(s)") % len(ids)))
+            self.undo_stack.push(DeletePapers(self.library, ids, self.tr("Delete %s") % n_papers(len(ids))))
         except PapershelfError as exc:
             self.show_error(self.tr("Nothing was deleted"), str(exc))
         self._update_empty_state()
@@ -655,6 +671,7 @@ class MainWindow(QMainWindow):
 
     def _refresh_lists_and_tags(self) -> None:
         self.tag_panel.set_known_tags(sorted(self.library.tag_counts()))
+        self.tag_panel.set_key_tags(self.top_tags())
         self.tag_panel.set_lists(sorted(self.library.lists(), key=str.casefold))
 
     # ---- change events ---------------------------------------------------------
@@ -668,6 +685,8 @@ class MainWindow(QMainWindow):
             self._refresh_lists_and_tags()
         if change.kind == "lists-changed" or change.kind == "papers-changed" and change.fields & COUNTED_FIELDS:
             self._recount_shown()
+        if change.kind != "lists-changed" and (change.kind != "papers-changed" or "tags" in change.fields):
+            self.tag_panel.set_key_tags(self.top_tags())
         if self.index is None:
             self._refresh_timer.start()
         self._update_empty_state()
@@ -731,8 +750,8 @@ class MainWindow(QMainWindow):
             return
         added = sum(r.added for r in reports)
         merged = sum(r.merged for r in reports)
-        self.statusBar().showMessage(self.tr("Imported %d new paper(s), %d merged with ones already here.")
-                                     % (added, merged), 8000)
+        self.statusBar().showMessage(self.tr("Imported %s, %s merged with ones already here.")
+                                     % (n_papers(added).replace(" paper", " new paper"), f"{merged:,}"), 8000)
         troubles = [r for r in reports if r.error or r.problems]
         if troubles:
             lines = []
@@ -802,7 +821,7 @@ class MainWindow(QMainWindow):
             dialect = "bibtex"
         slug = "".join(ch if ch.isalnum() or ch in "-_" else "-" for ch in name).strip("-") or "papers"
         path, chosen = QFileDialog.getSaveFileName(
-            self, self.tr("Export %d paper(s) to BibTeX") % len(ids), str(Path(folder) / f"{slug}.bib"),
+            self, self.tr("Export %s to BibTeX") % n_papers(len(ids)), str(Path(folder) / f"{slug}.bib"),
             ";;".join(self.EXPORT_FILTERS.values()), self.EXPORT_FILTERS[dialect])
         if not path:
             return
