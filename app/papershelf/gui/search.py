@@ -25,7 +25,7 @@ from ..core.library import Library
 from ..core.paper import Status
 from .feedback import Vocabulary, query_words
 
-FLUSH_WAIT_S = 2.0
+FLUSH_WAIT_S = 0.5     # one writer batch (0.25 s) and its commit; an import keeps it busy far longer
 
 # Columns the list can be sorted by (key of each paper), in display order.
 SORT_KEYS = {
