@@ -731,6 +731,7 @@ class MainWindow(QMainWindow):
             return lib.import_files(files, progress=lambda n, total, _path: progress(n, total), cancelled=cancelled)
 
         self._show_progress(self.tr("Importing…"))
+        self.search.wait_for_edits = False
         self.import_action.setEnabled(False)
         self.tag_panel.setEnabled(False)
         self._import_task = run_task(work, parent=self, name="papershelf-import",
@@ -739,6 +740,7 @@ class MainWindow(QMainWindow):
 
     def _import_finished_common(self) -> None:
         self._hide_progress()
+        self.search.wait_for_edits = True
         self.import_action.setEnabled(True)
         self.tag_panel.setEnabled(True)
 

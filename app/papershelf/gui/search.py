@@ -25,7 +25,7 @@ from ..core.library import Library
 from ..core.paper import Status
 from .feedback import Vocabulary, query_words
 
-FLUSH_WAIT_S = 0.5     # one writer batch (0.25 s) and its commit; an import keeps it busy far longer
+FLUSH_WAIT_S = 2.0     # a writer batch (0.25 s) and its commit, on a loaded machine
 
 # Columns the list can be sorted by (key of each paper), in display order.
 SORT_KEYS = {
@@ -79,6 +79,7 @@ class SearchService(QObject):
         self._wake = threading.Condition()
         self._closing = False
         self._vocabulary = Vocabulary(library)
+        self.wait_for_edits = True        # off while an import keeps the index writer busy
         self._thread = threading.Thread(target=self._loop, name="papershelf-search", daemon=True)
         self._thread.start()
         self._answered_internal.connect(self._deliver)
@@ -125,7 +126,8 @@ class SearchService(QObject):
         if index is not None:
             # an edit not yet in the index would be answered from before it (the
             # sidebar already counts it): wait the moment its commit takes
-            index.flush(FLUSH_WAIT_S)
+            if self.wait_for_edits:
+                index.flush(FLUSH_WAIT_S)
             try:
                 res = index.search(query.text, status=query.status, tag=query.tag, area=query.area,
                                    list_name=query.list_name, limit=None, facets=True,
