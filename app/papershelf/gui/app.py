@@ -14,7 +14,7 @@ import sys
 import traceback
 from pathlib import Path
 
-from PySide6.QtCore import QCoreApplication, QSettings, QTimer
+from PySide6.QtCore import QCoreApplication, QEvent, QSettings, QTimer
 from PySide6.QtGui import QGuiApplication, QIcon
 from PySide6.QtWidgets import QApplication, QMessageBox, QPushButton
 
@@ -219,4 +219,10 @@ def main(data_dir: str | None = None, argv: list[str] | None = None, files: list
     finally:
         if server is not None:
             server.close()
+        # the window and its threads go before the application does, not when
+        # Python collects them after it (a timer started then warns at exit)
+        if window.isVisible():
+            window.close()
+        window.deleteLater()
+        QCoreApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)
         library.close()

@@ -121,7 +121,7 @@ SHORTCUTS = [
     ("1 … 9", "Toggle your nine most used tags on the selection (in the list)"),
     ("Alt+1 … Alt+5", "Mark as unread, to read, reading, read, skipped"),
     ("Ctrl+L", "Add the selection to a reading list"), ("Delete", "Remove the selection from the library"),
-    ("Ctrl+Z", "Undo"), ("Ctrl+Shift+Z", "Redo"), ("Ctrl+O", "Import files"),
+    ("Ctrl+Z", "Undo"), ("Ctrl+Shift+Z or Ctrl+Y", "Redo"), ("Ctrl+O", "Import files"),
     ("Ctrl+Shift+V", "Import a listing from the clipboard"), ("Ctrl+E", "Export the selection to BibTeX"),
     ("Ctrl+Shift+E", "Export the shown papers to BibTeX"), ("Ctrl+,", "Preferences"),
     ("F1", "This list"), ("Ctrl+Q", "Quit"),

@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
-from PySide6.QtCore import QModelIndex, QSettings, Qt, Signal
+from PySide6.QtCore import QModelIndex, QRect, QSettings, Qt, Signal
 from PySide6.QtGui import QBrush, QColor, QIcon, QPixmap, QStandardItem, QStandardItemModel
-from PySide6.QtWidgets import QAbstractItemView, QMenu, QTreeView
+from PySide6.QtWidgets import QAbstractItemView, QMenu, QStyle, QStyledItemDelegate, QStyleOptionViewItem, QTreeView
 
 from ..core.paper import Status
 from .paper_model import STATUS_LABELS
 
 KindRole = Qt.ItemDataRole.UserRole + 10
 ValueRole = Qt.ItemDataRole.UserRole + 11
+LabelRole = Qt.ItemDataRole.UserRole + 12
+CountRole = Qt.ItemDataRole.UserRole + 13
+COUNT_GAP = 6
 
 GROUPS = (("status", "Status"), ("tag", "Tags"), ("area", "Areas"), ("list", "Reading lists"), ("import", "Imports"))
 
@@ -31,6 +34,52 @@ def color_icon(color: str) -> QIcon:
     pix = QPixmap(12, 12)
     pix.fill(QColor(color) if color else Qt.GlobalColor.transparent)
     return QIcon(pix)
+
+
+class CountDelegate(QStyledItemDelegate):
+    """Paints an entry as its name, elided if need be, and its count, always whole,
+    at the right edge (the item's text, "name  (count)", stays for screen readers)."""
+
+    def shown(self, option: QStyleOptionViewItem, index: QModelIndex) -> tuple[str, str, QRect, QRect]:
+        """(name as drawn, count as drawn, their rectangles) in the cell `option` describes."""
+        label, count = index.data(LabelRole), index.data(CountRole)
+        opt = QStyleOptionViewItem(option)
+        self.initStyleOption(opt, index)
+        style = opt.widget.style() if opt.widget else None
+        text_rect = (style.subElementRect(QStyle.SubElement.SE_ItemViewItemText, opt, opt.widget)
+                     if style else opt.rect)
+        fm = opt.fontMetrics
+        count_text = f"({count:,})"
+        count_width = fm.horizontalAdvance(count_text)
+        count_rect = QRect(text_rect.right() - count_width, text_rect.top(), count_width, text_rect.height())
+        name_rect = QRect(text_rect.left(), text_rect.top(), max(0, text_rect.width() - count_width - COUNT_GAP),
+                          text_rect.height())
+        name = fm.elidedText(label, Qt.TextElideMode.ElideRight, name_rect.width())
+        return name, count_text, name_rect, count_rect
+
+    def paint(self, painter, option, index) -> None:
+        if index.data(CountRole) is None:
+            super().paint(painter, option, index)
+            return
+        name, count, name_rect, count_rect = self.shown(option, index)
+        opt = QStyleOptionViewItem(option)
+        self.initStyleOption(opt, index)
+        opt.text = ""
+        style = opt.widget.style()
+        style.drawControl(QStyle.ControlElement.CE_ItemViewItem, opt, painter, opt.widget)
+        painter.save()
+        painter.setFont(opt.font)
+        selected = opt.state & QStyle.StateFlag.State_Selected
+        if selected:
+            painter.setPen(opt.palette.highlightedText().color())
+        elif index.data(Qt.ItemDataRole.ForegroundRole) is not None:
+            painter.setPen(index.data(Qt.ItemDataRole.ForegroundRole).color())
+        else:
+            painter.setPen(opt.palette.text().color())
+        align = Qt.AlignmentFlag.AlignVCenter
+        painter.drawText(name_rect, align | Qt.AlignmentFlag.AlignLeft, name)
+        painter.drawText(count_rect, align | Qt.AlignmentFlag.AlignRight, count)
+        painter.restore()
 
 
 class FilterPanel(QTreeView):
@@ -59,6 +108,13 @@ class FilterPanel(QTreeView):
         self.customContextMenuRequested.connect(self._context_menu)
         self._model = QStandardItemModel(self)
         self.setModel(self._model)
+        # counts always show: a long name is elided instead of scrolled
+        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.setTextElideMode(Qt.TextElideMode.ElideRight)
+        self.header().setStretchLastSection(True)
+        self.header().setMinimumSectionSize(10)
+        self._delegate = CountDelegate(self)
+        self.setItemDelegate(self._delegate)
         self._groups: dict[str, QStandardItem] = {}
         for kind, label in GROUPS:
             item = QStandardItem(self.tr(label))
@@ -105,6 +161,8 @@ class FilterPanel(QTreeView):
             item = QStandardItem(f"{label}  ({count:,})")
             item.setData(kind, KindRole)
             item.setData(value, ValueRole)
+            item.setData(label, LabelRole)
+            item.setData(count, CountRole)
             item.setToolTip(label)
             if kind == "tag":
                 item.setIcon(color_icon(tag_color(value)))
@@ -119,6 +177,15 @@ class FilterPanel(QTreeView):
         """(value, label) of each entry under one heading, as shown."""
         group = self._groups[kind]
         return [(group.child(r).data(ValueRole), group.child(r).text()) for r in range(group.rowCount())]
+
+    def drawn(self, kind: str, value) -> tuple[str, str]:
+        """(name, count) of an entry as they are drawn at the panel's current width."""
+        index = self.index_of(kind, value)
+        option = QStyleOptionViewItem()
+        self.initViewItemOption(option)
+        option.rect = self.visualRect(index)
+        name, count, _, _ = self._delegate.shown(option, index)
+        return name, count
 
     def index_of(self, kind: str, value) -> QModelIndex:
         group = self._groups[kind]

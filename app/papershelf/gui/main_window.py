@@ -22,10 +22,14 @@ from ..core.errors import PapershelfError
 from ..core.library import Change, FileReport, Library
 from ..core.paper import Status
 from .abstract_view import AbstractView
+from .columns import ColumnChooser
 from .commands import DeletePapers, LibraryEdit
+from .counts import RECOUNT_LIMIT, facet_counts, list_counts
 from .dialogs import search_as_you_type
 from .events import LibraryEvents
+from .feedback import edited, n_papers, no_results, quoted
 from .filters import FilterPanel, set_tag_color, tag_color
+from .keys import PREFERENCES, REDO, keys
 from .last_import import LastImport
 from .paper_menu import PaperMenu
 from .paper_model import COLUMNS, STATUS_LABELS, PaperTableModel
@@ -38,6 +42,7 @@ if TYPE_CHECKING:      # the index module (Whoosh, numpy) loads on the worker th
 
 SEARCH_DELAY_MS = 10          # lets a burst of keys (a paste) become one request; the search thread keeps only the latest
 REFRESH_DELAY_MS = 300        # after edits land in the index, re-run the search once
+COUNTED_FIELDS = frozenset({"status", "tags", "area"})   # the sidebar counts these
 IMPORTABLE = "Listings and bibliographies (*.txt *.md *.bib *.ris);;All files (*)"
 
 
@@ -121,11 +126,7 @@ class MainWindow(QMainWindow):
         self.paper_list.verticalHeader().hide()
         self.paper_list.verticalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
         self.paper_list.verticalHeader().setDefaultSectionSize(self.fontMetrics().height() + 8)
-        header = self.paper_list.horizontalHeader()
-        header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
-        header.setStretchLastSection(False)
-        for col, width in zip(COLUMNS, (420, 190, 150, 80, 60, 130, 90)):
-            self.paper_list.setColumnWidth(COLUMNS.index(col), width)
+        self.columns = ColumnChooser(self.paper_list)
         self.paper_list.selectionModel().selectionChanged.connect(self._selection_changed)
 
         empty = QWidget()
@@ -177,7 +178,7 @@ class MainWindow(QMainWindow):
         self.main_split.addWidget(self.filter_panel)
         self.main_split.addWidget(middle)
         self.main_split.addWidget(self.right_split)
-        self.main_split.setSizes([210, 760, 430])
+        self.main_split.setSizes([200, 700, 360])
         self.main_split.setStretchFactor(1, 1)
         self.setCentralWidget(self.main_split)
 
@@ -219,7 +220,7 @@ class MainWindow(QMainWindow):
         undo.setShortcut(QKeySequence.StandardKey.Undo)
         undo.setObjectName("undoAction")
         redo = self.undo_stack.createRedoAction(self, self.tr("&Redo"))
-        redo.setShortcuts([QKeySequence.StandardKey.Redo, QKeySequence("Ctrl+Shift+Z")])
+        redo.setShortcuts(keys(*REDO))
         redo.setObjectName("redoAction")
         edit.addAction(undo)
         edit.addAction(redo)
@@ -242,7 +243,7 @@ class MainWindow(QMainWindow):
 
         edit.addSeparator()
         self._action(edit, self.tr("&Preferences…"), self.preferences, QKeySequence.StandardKey.Preferences,
-                     "preferencesAction").setShortcuts([QKeySequence.StandardKey.Preferences, QKeySequence("Ctrl+,")])
+                     "preferencesAction").setShortcuts(keys(*PREFERENCES))
 
         help_menu = self.menuBar().addMenu(self.tr("&Help"))
         self._action(help_menu, self.tr("&Keyboard Shortcuts"), self.show_shortcuts, QKeySequence.StandardKey.HelpContents,
@@ -287,9 +288,9 @@ class MainWindow(QMainWindow):
             state = s.value(key)
             if isinstance(state, QByteArray) and not state.isEmpty():
                 splitter.restoreState(state)
-        header = s.value("list/header")
+        header = s.value("list/columns")       # not "list/header": its widths hid columns at 1366x768
         if isinstance(header, QByteArray) and not header.isEmpty():
-            self.paper_list.horizontalHeader().restoreState(header)
+            self.columns.restore(header)
         sort = s.value("list/sort", "relevance", str)
         if sort in COLUMNS:
             self.query = self.query.with_(sort=sort, descending=s.value("list/descending", False, bool))
@@ -299,7 +300,7 @@ class MainWindow(QMainWindow):
         s.setValue("window/geometry", self.saveGeometry())
         s.setValue("window/mainSplitter", self.main_split.saveState())
         s.setValue("window/rightSplitter", self.right_split.saveState())
-        s.setValue("list/header", self.paper_list.horizontalHeader().saveState())
+        s.setValue("list/columns", self.paper_list.horizontalHeader().saveState())
         s.setValue("list/sort", self.query.sort)
         s.setValue("list/descending", self.query.descending)
         s.sync()
@@ -308,6 +309,13 @@ class MainWindow(QMainWindow):
         self.tag_panel.flush_notes()
         self.save_settings()
         self._closing = True
+        # nothing may start a timer once the application is gone (Qt warns at exit):
+        # stop ours, and the index's writer thread stops calling back
+        self._search_timer.stop()
+        self._refresh_timer.stop()
+        self.statusBar().clearMessage()
+        if self.index is not None and self._index_committed_elsewhere in self.index.committed:
+            self.index.committed.remove(self._index_committed_elsewhere)
         for task in (self._task, self._import_task):
             if task is not None and not task.finished:
                 task.cancel()
@@ -409,7 +417,7 @@ class MainWindow(QMainWindow):
         ids.reverse()
         self.last_answer = Answer(self.query, ids, len(ids), indexed=False)
         self.model.set_ids(ids)
-        self.result_label.setText(f"{len(ids):,} {self.tr('paper') if len(ids) == 1 else self.tr('papers')}")
+        self.result_label.setText(n_papers(len(ids)))
         self._update_empty_state()
         QTimer.singleShot(0, lambda: self._update_counts(self.last_answer) if self.last_answer.facets == {} else None)
 
@@ -435,13 +443,15 @@ class MainWindow(QMainWindow):
         self.model.set_ids(answer.ids)
         self._reselect(selected, current)
         elapsed = (time.perf_counter() - self._request_started) * 1000
-        noun = self.tr("paper") if answer.total == 1 else self.tr("papers")
-        text = f"{answer.total:,} {noun} · {round(elapsed)} ms"
-        if not answer.indexed and answer.query.text.strip():
+        text = n_papers(answer.total)
+        if not answer.total and answer.query.text.strip():
+            text = no_results(answer.query.text, answer.suggestion)
+        elif not answer.indexed and answer.query.text.strip():
             text += "  " + self.tr("(search index not ready: matching titles only)")
         elif answer.fallback:
             text += "  " + self.tr("(query not understood; searched its words)")
         self.result_label.setText(text)
+        self.result_label.setToolTip(self.tr("Answered in %d ms") % round(elapsed))
         self._update_counts(answer)
         self._update_empty_state()
         self.searchAnswered.emit()
@@ -464,18 +474,29 @@ class MainWindow(QMainWindow):
         self._selection_changed()
 
     def _update_counts(self, answer: Answer) -> None:
-        lists = {name: len(members) for name, members in self.library.lists().items()}
+        shown = None if self._shows_everything(answer.query) else set(answer.ids)
+        lists = list_counts(self.library, shown)
         if answer.facets:
             facets = answer.facets
             self.filter_panel.set_counts(facets.get("status", {}), facets.get("tags", {}),
                                          facets.get("area", {}), lists, answer.total)
-        else:   # no index yet: counts over the whole library
-            areas: dict[str, int] = {}
-            for p in self.library.papers():
-                if p.area:
-                    areas[p.area.casefold()] = areas.get(p.area.casefold(), 0) + 1
-            self.filter_panel.set_counts({s.value: n for s, n in self.library.status_counts().items()},
-                                         dict(self.library.tag_counts()), areas, lists, answer.total)
+        else:   # no index yet: counted from the library
+            facets = facet_counts(self.library, answer.ids if shown is not None else self.library.ids())
+            self.filter_panel.set_counts(facets["status"], facets["tags"], facets["area"], lists, answer.total)
+
+    @staticmethod
+    def _shows_everything(query: Query) -> bool:
+        return not (query.text.strip() or query.status or query.tag or query.area or query.list_name)
+
+    def _recount_shown(self) -> None:
+        """Counts of the papers shown, from the library, right after an edit."""
+        ids = self.model.ids()
+        if self.last_answer is None or len(ids) > RECOUNT_LIMIT:
+            return          # the index's next answer brings them, a moment later
+        everything = self._shows_everything(self.query)
+        facets = facet_counts(self.library, ids if not everything else self.library.ids())
+        lists = list_counts(self.library, None if everything else set(ids))
+        self.filter_panel.set_counts(facets["status"], facets["tags"], facets["area"], lists, len(ids))
 
     def _update_empty_state(self) -> None:
         self.list_stack.setCurrentIndex(1 if len(self.library) == 0 else 0)
@@ -518,18 +539,29 @@ class MainWindow(QMainWindow):
             return False
         return True
 
+    def _say_edited(self, kind: str, n: int, what: str = "") -> None:
+        undo = self.findChild(QAction, "undoAction")
+        key = undo.shortcut().toString(QKeySequence.SequenceFormat.NativeText) if undo is not None else ""
+        self.statusBar().showMessage(edited(kind, n, what, key), 8000)
+
     def add_tags(self, tags: list[str]) -> None:
         ids = self.selected_ids()
-        self._edit(self.tr("Tag %s") % ", ".join(tags), ids, lambda: self.library.add_tags(ids, tags))
+        if self._edit(self.tr("Tag %s") % ", ".join(tags), ids, lambda: self.library.add_tags(ids, tags)):
+            self._say_edited("tag", len(ids), quoted(tags))
         self._refresh_lists_and_tags()
 
     def remove_tag(self, tag: str) -> None:
         ids = self.selected_ids()
-        self._edit(self.tr("Remove tag %s") % tag, ids, lambda: self.library.remove_tags(ids, [tag]))
+        if self._edit(self.tr("Remove tag %s") % tag, ids, lambda: self.library.remove_tags(ids, [tag])):
+            self._say_edited("untag", len(ids), quoted([tag]))
         self._refresh_lists_and_tags()
 
+    def top_tags(self) -> list[str]:
+        """The tags keys 1-9 toggle: the nine most used (ties alphabetical)."""
+        return [t for t, _ in sorted(self.library.tag_counts().items(), key=lambda kv: (-kv[1], kv[0]))][:9]
+
     def toggle_top_tag(self, n: int) -> None:
-        top = [t for t, _ in sorted(self.library.tag_counts().items(), key=lambda kv: (-kv[1], kv[0]))][:9]
+        top = self.top_tags()
         if n > len(top):
             self.statusBar().showMessage(self.tr("There is no tag number %d yet.") % n, 3000)
             return
@@ -543,11 +575,13 @@ class MainWindow(QMainWindow):
     def set_status(self, status: str) -> None:
         ids = self.selected_ids()
         label = self.tr("Mark as %s") % self.tr(STATUS_LABELS[Status(status)])
-        self._edit(label, ids, lambda: self.library.set_status(ids, status))
+        if self._edit(label, ids, lambda: self.library.set_status(ids, status)):
+            self._say_edited("status", len(ids), self.tr(STATUS_LABELS[Status(status)]))
 
     def set_rating(self, rating) -> None:
         ids = self.selected_ids()
-        self._edit(self.tr("Rate"), ids, lambda: self.library.set_rating(ids, rating))
+        if self._edit(self.tr("Rate"), ids, lambda: self.library.set_rating(ids, rating)):
+            self._say_edited("rating" if rating else "unrate", len(ids), "★" * (rating or 0))
 
     def save_notes(self, paper_id: str, text: str) -> None:
         if paper_id not in self.library._store.papers or self.library.get(paper_id).notes == text:
@@ -581,13 +615,13 @@ class MainWindow(QMainWindow):
             return
         answer = QMessageBox.question(
             self, self.tr("Delete papers"),
-            self.tr("Remove %d paper(s) from the library? Their tags, notes and list places go too "
-                    "(Edit ▸ Undo brings them back).") % len(ids),
+            self.tr("Remove %s from the library? Their tags, notes and list places go too "
+                    "(Edit ▸ Undo brings them back).") % n_papers(len(ids)),
             QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.Cancel, QMessageBox.StandardButton.Cancel)
         if answer != QMessageBox.StandardButton.Yes:
             return
         try:
-            self.undo_stack.push(DeletePapers(self.library, ids, self.tr("Delete %d paper(s)") % len(ids)))
+            self.undo_stack.push(DeletePapers(self.library, ids, self.tr("Delete %s") % n_papers(len(ids))))
         except PapershelfError as exc:
             self.show_error(self.tr("Nothing was deleted"), str(exc))
         self._update_empty_state()
@@ -645,6 +679,7 @@ class MainWindow(QMainWindow):
 
     def _refresh_lists_and_tags(self) -> None:
         self.tag_panel.set_known_tags(sorted(self.library.tag_counts()))
+        self.tag_panel.set_key_tags(self.top_tags())
         self.tag_panel.set_lists(sorted(self.library.lists(), key=str.casefold))
 
     # ---- change events ---------------------------------------------------------
@@ -656,6 +691,10 @@ class MainWindow(QMainWindow):
             self._selection_changed()
         if change.kind in ("papers-added", "papers-removed", "lists-changed"):
             self._refresh_lists_and_tags()
+        if change.kind == "lists-changed" or change.kind == "papers-changed" and change.fields & COUNTED_FIELDS:
+            self._recount_shown()
+        if change.kind != "lists-changed" and (change.kind != "papers-changed" or "tags" in change.fields):
+            self.tag_panel.set_key_tags(self.top_tags())
         if self.index is None:
             self._refresh_timer.start()
         self._update_empty_state()
@@ -701,6 +740,7 @@ class MainWindow(QMainWindow):
                                     as_listing=as_listing)
 
         self._show_progress(self.tr("Importing…"))
+        self.search.wait_for_edits = False
         self.import_action.setEnabled(False)
         self.tag_panel.setEnabled(False)
         self._import_task = run_task(work, parent=self, name="papershelf-import",
@@ -709,6 +749,7 @@ class MainWindow(QMainWindow):
 
     def _import_finished_common(self) -> None:
         self._hide_progress()
+        self.search.wait_for_edits = True
         self.import_action.setEnabled(True)
         self.tag_panel.setEnabled(True)
 
@@ -721,8 +762,8 @@ class MainWindow(QMainWindow):
         added = sum(r.added for r in reports)
         merged = sum(r.merged for r in reports)
         self.last_import.record(reports)
-        self.statusBar().showMessage(self.tr("Imported %d new paper(s), %d merged with ones already here.")
-                                     % (added, merged), 8000)
+        self.statusBar().showMessage(self.tr("Imported %s, %s merged with ones already here.")
+                                     % (n_papers(added).replace(" paper", " new paper"), f"{merged:,}"), 8000)
         unsure = [r for r in reports if r.unconfirmed]      # shown with a preview, imported on Import
         if unsure:
             from .import_preview import ask_to_import_as_listing
@@ -797,7 +838,7 @@ class MainWindow(QMainWindow):
             dialect = "bibtex"
         slug = "".join(ch if ch.isalnum() or ch in "-_" else "-" for ch in name).strip("-") or "papers"
         path, chosen = QFileDialog.getSaveFileName(
-            self, self.tr("Export %d paper(s) to BibTeX") % len(ids), str(Path(folder) / f"{slug}.bib"),
+            self, self.tr("Export %s to BibTeX") % n_papers(len(ids)), str(Path(folder) / f"{slug}.bib"),
             ";;".join(self.EXPORT_FILTERS.values()), self.EXPORT_FILTERS[dialect])
         if not path:
             return

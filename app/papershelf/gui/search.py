@@ -9,6 +9,7 @@ typing never queues stale searches.
 
 from __future__ import annotations
 
+import re
 import threading
 import time
 from dataclasses import dataclass, field, replace
@@ -22,6 +23,9 @@ if TYPE_CHECKING:
 from ..core.errors import SearchIndexDamagedError
 from ..core.library import Library
 from ..core.paper import Status
+from .feedback import Vocabulary, query_words
+
+FLUSH_WAIT_S = 2.0     # a writer batch (0.25 s) and its commit, on a loaded machine
 
 # Columns the list can be sorted by (key of each paper), in display order.
 SORT_KEYS = {
@@ -62,6 +66,7 @@ class Answer:
     error: str = ""
     terms: set[str] = field(default_factory=set)      # query words as the index holds them, to highlight
     index_damaged: bool = False       # the index failed to read: the window rebuilds it
+    suggestion: str = ""              # nothing found: the query with a close word in place of an unknown one
 
 
 class SearchService(QObject):
@@ -74,6 +79,8 @@ class SearchService(QObject):
         self._pending: Query | None = None
         self._wake = threading.Condition()
         self._closing = False
+        self._vocabulary = Vocabulary(library)
+        self.wait_for_edits = True        # off while an import keeps the index writer busy
         self._thread = threading.Thread(target=self._loop, name="papershelf-search", daemon=True)
         self._thread.start()
         self._answered_internal.connect(self._deliver)
@@ -118,6 +125,10 @@ class SearchService(QObject):
         index = self.index
         damaged = False
         if index is not None:
+            # an edit not yet in the index would be answered from before it (the
+            # sidebar already counts it): wait the moment its commit takes
+            if self.wait_for_edits:
+                index.flush(FLUSH_WAIT_S)
             try:
                 res = index.search(query.text, status=query.status, tag=query.tag, area=query.area,
                                    list_name=query.list_name, limit=None, facets=True,
@@ -151,8 +162,19 @@ class SearchService(QObject):
             ids = sorted(papers, key=lambda pid: key(papers[pid]), reverse=query.descending)
         elif query.sort == "relevance" and query.descending:
             ids.reverse()
+        suggestion = self.suggest(query.text) if not ids and query.text.strip() else ""
         return Answer(query, ids, len(ids), facets, (time.perf_counter() - started) * 1000, indexed, fallback,
-                      terms=terms, index_damaged=damaged)
+                      terms=terms, index_damaged=damaged, suggestion=suggestion)
+
+    def suggest(self, text: str) -> str:
+        """The query with each word the library does not hold replaced by a close one ("" if none)."""
+        out, changed = text.strip(), False
+        for word in query_words(text):
+            close = self._vocabulary.close_word(word)
+            if close:
+                out = re.sub(rf"\b{re.escape(word)}\b", close, out, count=1)
+                changed = True
+        return out if changed else ""
 
 
 def _facets(library: Library, ids: list[str]) -> dict[str, dict[str, int]]:

@@ -114,6 +114,13 @@ class TagPanel(QWidget):
         self.tag_input.returnPressed.connect(self._add_typed_tags)
         layout.addWidget(self.tag_input)
 
+        self.key_tags = QLabel()
+        self.key_tags.setObjectName("keyTagsLabel")
+        self.key_tags.setAccessibleName(self.tr("Tags on keys 1 to 9"))
+        self.key_tags.setWordWrap(True)
+        self.key_tags.setTextFormat(Qt.TextFormat.PlainText)
+        layout.addWidget(self.key_tags)
+
         self.status_picker = QWidget()
         self.status_picker.setObjectName("statusPicker")
         self.status_picker.setAccessibleName(self.tr("Reading status"))
@@ -181,6 +188,13 @@ class TagPanel(QWidget):
         if names:
             self.list_menu.addSeparator()
         self.list_menu.addAction(self.tr("New reading list…"), lambda: self.addToListRequested.emit(""))
+
+    def set_key_tags(self, tags: list[str]) -> None:
+        """Show which tag each of the keys 1-9 toggles (on the paper list)."""
+        self.key_tags.setVisible(bool(tags))
+        self.key_tags.setText(self.tr("Keys: %s") % "   ".join(f"{n} {t}" for n, t in enumerate(tags, 1)))
+        self.key_tags.setToolTip(self.tr("With the paper list focused, a number key adds its tag to the "
+                                         "selection, or removes it if every selected paper has it."))
 
     def show_selection(self, papers: list[Paper]) -> None:
         self.flush_notes()
