@@ -48,7 +48,16 @@ def whoosh_ids(ix, q):
     """The ids Whoosh's own matcher finds for the parsed query (and the searcher read)."""
     with ix._search_lock:
         s = ix._get_searcher()
-        return {s.stored_fields(d)["id"] for d in q.docs(s)}, s
+        return {s.stored_fields(d)["id"] for d in live_docs(s, q)}, s
+
+
+def live_docs(s, q):
+    """Whoosh's matches for `q`, less deleted documents. Whoosh's own NOT
+    (InverseMatcher) yields a deleted document when it directly follows the
+    last match of what is negated: a layout only some commit timings make,
+    and the "paper Whoosh found" for `NOT model` in issue 11 (item 9)."""
+    reader = s.reader()
+    return [d for d in q.docs(s) if not reader.is_deleted(d)]
 
 
 def fast_ids(ix, text):
@@ -133,6 +142,30 @@ def test_flush_waits_for_every_queued_change_and_only_for_those(tmp_path, seeds)
             assert not edits
             assert not set(gone) & set(ix.search("", limit=None).ids)
             assert ix.search("", limit=None).total == len(ids) - 5
+
+
+def test_not_skips_a_deleted_paper_after_the_last_match(tmp_path):
+    """Found by the property test: two papers, one edited (a new copy in a new
+    segment) and deleted. Whoosh's `NOT model` returns the deleted copy (the
+    document right after the last one holding "model"); the fast evaluator
+    must not, alone or inside OR."""
+    from papershelf.core.importers.base import Candidate, ParsedFile
+    with Library.open(tmp_path / "lib") as lib:
+        lib.import_parsed(ParsedFile("<test>", "listing", [
+            Candidate(abstract="model model model", line=1, title="model"),
+            Candidate(abstract="model model model model", line=2, title="model")], []))
+        with SearchIndex(lib).open() as ix:
+            first, second = lib.ids()
+            lib.set_title(first, "models")
+            assert ix.flush()
+            lib.delete_papers([first])
+            assert ix.flush()
+            assert ix.search("NOT model", limit=None).ids == []
+            assert ix.search("model OR NOT model", limit=None).ids == [second]
+            q, _ = ix.parse("NOT model")
+            with ix._search_lock:
+                s = ix._get_searcher()
+                assert live_docs(s, q) == []
 
 
 def test_ranking_counts_every_occurrence_and_weights_titles(tmp_path, seeds):

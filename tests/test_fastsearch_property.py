@@ -26,6 +26,7 @@ from hypothesis import strategies as st
 from papershelf.core.importers.base import Candidate, ParsedFile
 from papershelf.core.index import SearchIndex
 from papershelf.core.library import Library
+from test_fastsearch import live_docs
 
 EXAMPLES = int(os.environ.get("PAPERSHELF_PROPERTY_EXAMPLES", "40"))
 
@@ -120,7 +121,7 @@ def disagreements(ix: SearchIndex, queries) -> list:
         q, _ = ix.parse(text)
         with ix._search_lock:
             s = ix._get_searcher()
-            expected = {s.stored_fields(d)["id"] for d in q.docs(s)}
+            expected = {s.stored_fields(d)["id"] for d in live_docs(s, q)}
         found = ix.search(text, limit=None, facets=False)
         assert ix._searcher is s, "a commit landed during the comparison: flush() returned early"
         got = set(found.ids)
