@@ -15,10 +15,12 @@ the common ones are fast. The index format is whoosh-reloaded 2.7.x's
 (pinned in pyproject.toml); `tests/test_fastsearch.py` checks the result
 sets against Whoosh's own evaluation.
 
-Everything read from one segment is cached by segment id: segments never
-change once written (an edited paper is a new document in a new segment and
-a deletion in the old), so after a commit only the deletion masks and the
-small new segments are read again.
+Everything read from one segment's files is cached by segment id: those
+files never change once written (an edited paper is a new document in a new
+segment and a deletion in the old). Deletions do change for an old segment:
+they live in the table of contents, so they are never cached here but read
+by each Evaluator from its own searcher's readers (`live`). A SegmentData is
+kept only while its reader is the one the searcher holds.
 """
 
 from __future__ import annotations

@@ -50,6 +50,8 @@ from .text import plain_text
 
 log = logging.getLogger(__name__)
 
+BATCH_SECONDS = 0.25        # the writer gathers edits this long into one commit
+
 INDEX_VERSION = 3          # bump when the schema or the analysis changes: forces a rebuild
 INDEX_DIR = "index"
 STATE_FILE = "papershelf-index.json"
@@ -219,8 +221,16 @@ class SearchIndex:
         self._search_lock = threading.Lock()
         self._queue: queue.Queue = queue.Queue()
         self._writer_thread: threading.Thread | None = None
-        self._idle = threading.Event()
-        self._idle.set()
+        # Changes queued and not yet committed, counted under one lock: flush()
+        # waits for zero. (An "idle" event set by the writer and cleared by the
+        # caller raced: a change queued between the writer's "queue empty?" and
+        # its set() left the event set with a commit to come, so flush()
+        # returned early and a search read the index before it landed; and a
+        # change that queued nothing cleared it for good, so flush() waited
+        # out its timeout.)
+        self._pending = 0
+        self._settled = threading.Condition()
+        self.batch_seconds = BATCH_SECONDS
         self._unsubscribe: Callable[[], None] | None = None
         self._analyzer = PaperAnalyzer()
         self.rebuilt_because = ""
@@ -639,23 +649,33 @@ class SearchIndex:
     # ---- writing -----------------------------------------------------------
     def _on_change(self, change: Change) -> None:
         if change.kind == "papers-removed":
-            self._queue.put(("del", set(change.ids)))
-        elif change.ids:
-            self._queue.put(("put", set(change.ids)))
-        self._idle.clear()
-        self._ensure_writer()
+            self._enqueue("del", change.ids)
+        elif change.ids:            # a change naming no papers (a new list) has nothing to index
+            self._enqueue("put", change.ids)
 
     def update(self, ids: Iterable[str]) -> None:
         """Queue papers to be (re)indexed by the writer thread."""
-        self._queue.put(("put", set(ids)))
-        self._idle.clear()
+        self._enqueue("put", ids)
+
+    def _enqueue(self, kind: str, ids: Iterable[str]) -> None:
+        with self._settled:
+            self._pending += 1      # counted before the writer can see it
+        self._queue.put((kind, set(ids)))
         self._ensure_writer()
 
+    def _landed(self, n: int) -> None:
+        """`n` queued changes are committed (or given up on) and searchable."""
+        with self._settled:
+            self._pending -= n
+            if self._pending <= 0:
+                self._pending = 0
+                self._settled.notify_all()
+
     def flush(self, timeout: float = 60) -> bool:
-        """Wait until queued updates are committed and searchable."""
-        if self._writer_thread is None:
-            return True
-        return self._idle.wait(timeout)
+        """Wait until every change queued so far is committed and searchable;
+        False if that took longer than `timeout` seconds."""
+        with self._settled:
+            return self._settled.wait_for(lambda: self._pending == 0, timeout)
 
     def _ensure_writer(self) -> None:
         if self._writer_thread is None or not self._writer_thread.is_alive():
@@ -667,12 +687,13 @@ class SearchIndex:
         while True:
             item = self._queue.get()
             if item is None:
-                self._idle.set()
                 return
             put: set[str] = set()
             gone: set[str] = set()
-            deadline = time.monotonic() + 0.25     # gather a burst of edits into one commit
+            taken = 0
+            deadline = time.monotonic() + self.batch_seconds     # gather a burst of edits into one commit
             while item is not None:
+                taken += 1
                 kind, ids = item
                 if kind == "put":
                     put |= ids
@@ -700,11 +721,10 @@ class SearchIndex:
                     (self.folder / STATE_FILE).unlink()
                 except OSError:
                     pass
+            finally:
+                self._landed(taken)
             if item is None:
-                self._idle.set()
                 return
-            if self._queue.empty():
-                self._idle.set()
 
     def _write_batch(self, put: set[str], gone: set[str]) -> str:
         """Write one batch; returns the newest `updated` among the papers written."""
