@@ -112,7 +112,7 @@ def landed(lib: Library, edit: tuple[str, str, str]) -> bool:
     if kind == "tag":
         return value in lib.get(pid).tags
     if kind == "list":
-        return pid in lib.list_ids(value)
+        return value in lib.lists() and pid in lib.list_ids(value)   # the list may not exist yet
     if kind == "note":
         return lib.get(pid).notes == value
     if kind == "status":
