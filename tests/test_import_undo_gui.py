@@ -139,3 +139,29 @@ def test_with_the_index_the_search_and_the_counts_follow_an_undone_import(indexe
     qtbot.waitUntil(lambda: titles_shown(win) == [] and last_import_entry(win) is None, timeout=10_000)
     qtbot.keyClick(win.search_box, Qt.Key.Key_Escape)
     qtbot.waitUntil(lambda: len(titles_shown(win)) == len(lib), timeout=10_000)
+
+
+def test_undoing_an_import_keeps_the_citation_key_copied_after_it(window, qtbot, tmp_path):
+    from PySide6.QtGui import QGuiApplication
+    from test_import_undo_core import ABS
+    from test_paper_menu import action, right_click, select_rows
+    win, lib = window, window.library
+    listing, one = tmp_path / "l.txt", tmp_path / "one.bib"
+    listing.write_text("Daily Papers\n\n" + ABS + "\n", encoding="utf-8")
+    one.write_text(BIB_ONE, encoding="utf-8")
+    (first,) = drop(qtbot, win, listing)
+    pid = first.added_ids[0]
+    (merge,) = drop(qtbot, win, one)
+    assert merge.merged == 1
+    row = win.model.row_of(pid)
+    select_rows(win, [row])
+    action(right_click(qtbot, win, row), "paperMenuCopyCite").trigger()
+    cite = QGuiApplication.clipboard().text()
+    win.paper_menu.menu.close()
+    win.paper_list.setFocus()
+    qtbot.keyClick(win.paper_list, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)   # undo the .bib import
+    assert lib.get(pid).title != "Deep Nets for Shelving Papers"                         # the merge is undone
+    assert cite == "\\cite{%s}" % lib.citation_keys([pid], pin=False)[pid]              # the key copied stays
+    win.undo_stack.redo()
+    assert lib.get(pid).title == "Deep Nets for Shelving Papers"
+    assert cite == "\\cite{%s}" % lib.citation_keys([pid], pin=False)[pid]

@@ -68,7 +68,9 @@ class DeletePapers(QUndoCommand):
 
 class ImportPapers(QUndoCommand):
     """An import that has already run: undo removes the papers it added and
-    puts the ones it merged into back as they were; redo re-applies it."""
+    puts back the fields it changed in the ones it merged into; redo re-applies
+    it. A field changed since the import (a citation key pinned by Copy Key or
+    an export, say) keeps its value either way."""
 
     def __init__(self, library: Library, reports, label: str):
         super().__init__(label)
@@ -78,17 +80,19 @@ class ImportPapers(QUndoCommand):
         for r in reports:                       # the first file to touch a paper saw it as it was
             for pid, record in r.merged_before.items():
                 self.merged_before.setdefault(pid, record)
+        # pushed as soon as the import is committed: the merged papers as it left them
+        self.merged_after = library.records(self.merged_before)
         self.files = [r.path for r in reports if r.added or r.merged]
-        self.after: dict[str, dict] | None = None
+        self.added: dict[str, dict] | None = None
         self.applied = True
 
     def redo(self) -> None:
-        if self.after is not None:            # the first redo is the import itself, already done
-            self.library.put_records(self.after)
+        if self.added is not None:            # the first redo is the import itself, already done
+            self.library.swap_fields(self.merged_before, self.merged_after, add=self.added)
         self.applied = True
 
     def undo(self) -> None:
         lib = self.library
-        self.after = lib.records([*self.added_ids, *self.merged_before])
-        lib.put_records(self.merged_before, remove=self.added_ids)
+        self.added = lib.records(self.added_ids)
+        lib.swap_fields(self.merged_after, self.merged_before, remove=self.added_ids)
         self.applied = False
