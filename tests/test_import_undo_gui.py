@@ -165,3 +165,77 @@ def test_undoing_an_import_keeps_the_citation_key_copied_after_it(window, qtbot,
     win.undo_stack.redo()
     assert lib.get(pid).title == "Deep Nets for Shelving Papers"
     assert cite == "\\cite{%s}" % lib.citation_keys([pid], pin=False)[pid]
+
+
+def drop_files(win, paths):
+    mime = QMimeData()
+    mime.setUrls([QUrl.fromLocalFile(str(p)) for p in paths])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        enter = QDragEnterEvent(QPoint(50, 50), Qt.DropAction.CopyAction, mime, Qt.MouseButton.NoButton,
+                                Qt.KeyboardModifier.NoModifier)
+    QApplication.sendEvent(win, enter)
+    assert enter.isAccepted()
+    QApplication.sendEvent(win, QDropEvent(QPointF(50, 50), Qt.DropAction.CopyAction, mime,
+                                           Qt.MouseButton.NoButton, Qt.KeyboardModifier.NoModifier))
+
+
+@pytest.fixture
+def held_import(monkeypatch):
+    """Importing a file named slow.bib waits on the worker until `release` is set."""
+    import threading
+
+    from papershelf.core import importers
+    started, release = threading.Event(), threading.Event()
+    real = importers.parse_file
+
+    def parse(path, as_listing=False):
+        if str(path).endswith("slow.bib"):
+            started.set()
+            release.wait(30)
+        return real(path, as_listing=as_listing)
+
+    monkeypatch.setattr(importers, "parse_file", parse)
+    yield started, release
+    release.set()
+
+
+def test_undo_redo_paste_and_copy_wait_while_an_import_runs(window, qtbot, tmp_path, held_import):
+    from PySide6.QtGui import QGuiApplication
+    from test_paper_menu import action, right_click, select_rows
+    started, release = held_import
+    win, lib = window, window.library
+    start = len(lib)
+    one, more, slow = tmp_path / "one.bib", tmp_path / "more.bib", tmp_path / "slow.bib"
+    one.write_text(BIB_ONE, encoding="utf-8")
+    more.write_text(BIB_MORE, encoding="utf-8")
+    slow.write_text(BIB_MORE.replace("Wide Shelves", "Tall Shelves").replace("Wider shelves", "Taller shelves"),
+                    encoding="utf-8")
+    (first,) = drop(qtbot, win, one)
+    a = first.added_ids[0]
+    undo, redo = win.findChild(QAction, "undoAction"), win.findChild(QAction, "redoAction")
+    assert undo.isEnabled() and undo.text() == "&Undo Import of one.bib (1 paper)"
+    QGuiApplication.clipboard().setText(BIB_ONE.replace("Deep Nets", "Shallow Nets").replace("deep", "shallow"))
+
+    with qtbot.waitSignal(win.importFinished, timeout=30_000):
+        drop_files(win, [more, slow])
+        qtbot.waitUntil(started.is_set)
+        assert not undo.isEnabled() and not redo.isEnabled()
+        win.paper_list.setFocus()
+        qtbot.keyClick(win.paper_list, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)      # Ctrl+Z
+        assert a in lib.ids() and win.undo_stack.index() == 1
+        qtbot.keyClick(win.paper_list, Qt.Key.Key_V,
+                       Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier)    # Ctrl+Shift+V
+        assert win.statusBar().currentMessage() == "Wait for the import to finish."
+        assert len(lib) == start + 1
+        select_rows(win, [win.model.row_of(a)])
+        menu = right_click(qtbot, win, win.model.row_of(a))
+        assert not action(menu, "paperMenuCopyCite").isEnabled()
+        assert not action(menu, "paperMenuCopyKey").isEnabled()
+        menu.close()
+        release.set()
+    assert undo.isEnabled() and win.undo_stack.count() == 2
+    win.undo_stack.undo()                                   # the second import: A as the first left it
+    assert len(lib) == start + 1 and a in lib.ids()
+    win.undo_stack.undo()
+    assert len(lib) == start
