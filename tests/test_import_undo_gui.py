@@ -239,3 +239,68 @@ def test_undo_redo_paste_and_copy_wait_while_an_import_runs(window, qtbot, tmp_p
     assert len(lib) == start + 1 and a in lib.ids()
     win.undo_stack.undo()
     assert len(lib) == start
+
+
+def test_a_file_held_for_its_preview_joins_the_same_undo_step(window, qtbot, tmp_path, seeds):
+    from PySide6.QtWidgets import QPushButton
+    from test_first_minutes import partly_a_listing
+    win, lib = window, window.library
+    start, steps = len(lib), win.undo_stack.count()
+    one = tmp_path / "one.bib"
+    one.write_text(BIB_ONE, encoding="utf-8")
+    notes = partly_a_listing(tmp_path, seeds)
+    with qtbot.waitSignal(win.importFinished, timeout=30_000):
+        drop_files(win, [one, notes])
+    box = win.import_preview
+    qtbot.waitUntil(box.isVisible)
+    assert len(lib) == start + 1
+    assert win.statusBar().currentMessage() == ("Imported 1 new paper, 0 merged with ones already here. "
+                                                "notes.txt waits for your answer.")
+    with qtbot.waitSignal(win.importFinished, timeout=30_000):
+        box.findChild(QPushButton, "importPreviewImport").click()
+    assert len(lib) == start + 4
+    assert win.undo_stack.count() == steps + 1                              # one drop, one step
+    assert win.undo_stack.undoText() == "Import of one.bib, notes.txt (4 papers)"
+    assert last_import_entry(win) == "Last import  (4)"
+    assert win.statusBar().currentMessage() == "Imported 4 new papers, 0 merged with ones already here."
+    with qtbot.waitSignal(win.searchAnswered, timeout=10_000):
+        win.undo_stack.undo()
+    assert len(lib) == start and last_import_entry(win) is None
+    win.undo_stack.redo()
+    assert len(lib) == start + 4 and last_import_entry(win) == "Last import  (4)"
+
+
+def test_only_a_file_held_for_its_preview_says_it_waits_not_that_nothing_was_imported(window, qtbot, tmp_path,
+                                                                                       seeds):
+    from PySide6.QtWidgets import QMessageBox
+    from test_first_minutes import partly_a_listing
+    win, lib = window, window.library
+    start, steps = len(lib), win.undo_stack.count()
+    with qtbot.waitSignal(win.importFinished, timeout=30_000):
+        drop_files(win, [partly_a_listing(tmp_path, seeds)])
+    box = win.import_preview
+    qtbot.waitUntil(box.isVisible)
+    assert win.statusBar().currentMessage() == "notes.txt waits for your answer."
+    box.button(QMessageBox.StandardButton.Cancel).click()
+    assert win.statusBar().currentMessage() == "notes.txt was not imported."
+    assert len(lib) == start and win.undo_stack.count() == steps
+
+
+def test_pasted_text_that_partly_looks_like_a_listing_is_previewed(window, qtbot, tmp_path, seeds):
+    from PySide6.QtGui import QGuiApplication
+    from PySide6.QtWidgets import QPushButton
+    from test_first_minutes import partly_a_listing
+    win, lib = window, window.library
+    start = len(lib)
+    QGuiApplication.clipboard().setText(partly_a_listing(tmp_path, seeds).read_text(encoding="utf-8"))
+    win.paper_list.setFocus()
+    qtbot.keyClick(win.paper_list, Qt.Key.Key_V,
+                   Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier)    # Ctrl+Shift+V
+    box = win.import_preview
+    qtbot.waitUntil(box.isVisible)
+    assert box.text().startswith("The pasted text has no listing header") and "gives 3 papers" in box.text()
+    assert getattr(win, "error_box", None) is None and len(lib) == start
+    with qtbot.waitSignal(win.importFinished, timeout=30_000):
+        box.findChild(QPushButton, "importPreviewImport").click()
+    assert len(lib) == start + 3 and last_import_entry(win) == "Last import  (3)"
+    assert win.undo_stack.undoText() == "Import of pasted text (3 papers)"

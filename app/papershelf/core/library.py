@@ -58,6 +58,13 @@ class FileReport:
     # them (id → stored record), so that undoing the import restores them exactly
     merged_before: dict[str, dict] = field(default_factory=dict)
 
+    @classmethod
+    def uncertain(cls, path: str, exc: UncertainListingError) -> "FileReport":
+        """The report of text held back until it is confirmed as a listing."""
+        return cls(path=path, format=exc.parsed.format, error=str(exc),
+                   unconfirmed=[derive_title(c.abstract) for c in exc.parsed.papers],
+                   unconfirmed_problems=len(exc.parsed.problems))
+
     @property
     def ok(self) -> bool:
         return not self.error
@@ -295,9 +302,7 @@ class Library:
             try:
                 parsed = importers.parse_file(path, as_listing=as_listing)
             except UncertainListingError as exc:
-                reports.append(FileReport(path=clean_text(str(path)), format=exc.parsed.format, error=str(exc),
-                                          unconfirmed=[derive_title(c.abstract) for c in exc.parsed.papers],
-                                          unconfirmed_problems=len(exc.parsed.problems)))
+                reports.append(FileReport.uncertain(clean_text(str(path)), exc))
                 continue
             except ListingError as exc:
                 reports.append(FileReport(path=clean_text(str(path)), error=str(exc)))

@@ -749,6 +749,7 @@ class MainWindow(QMainWindow):
         self.import_files(samples)
 
     def import_clipboard(self) -> None:
+        from ..core.errors import UncertainListingError
         from ..core.importers import PASTE_LABEL, parse_text
         if self.importing():
             self.statusBar().showMessage(self.tr("Wait for the import to finish."), 3000)
@@ -759,12 +760,31 @@ class MainWindow(QMainWindow):
             return
         try:
             report = self.library.import_parsed(parse_text(text, PASTE_LABEL))
+        except UncertainListingError as exc:        # previewed, imported on Import
+            self._ask_about([FileReport.uncertain(PASTE_LABEL, exc)], [],
+                            lambda _paths: self._import_pasted_listing(text))
+            return
         except PapershelfError as exc:
             self.show_error(self.tr("The pasted text was not imported"), str(exc))
             return
         self._import_done([report])
 
-    def import_files(self, files: list[Path], as_listing: bool = False) -> None:
+    def _import_pasted_listing(self, text: str) -> None:
+        from ..core.importers import PASTE_LABEL, parse_text
+        if self.importing():
+            self.statusBar().showMessage(self.tr("Wait for the import to finish."), 3000)
+            return
+        try:
+            report = self.library.import_parsed(parse_text(text, PASTE_LABEL, as_listing=True))
+        except PapershelfError as exc:
+            self.show_error(self.tr("The pasted text was not imported"), str(exc))
+            return
+        self._import_done([report])
+
+    def import_files(self, files: list[Path], as_listing: bool = False,
+                     completes: list[FileReport] | None = None) -> None:
+        """`completes`: the reports of the import these files were held back from
+        (for a preview); both then make one undoable step."""
         if self.importing():
             self.statusBar().showMessage(self.tr("An import is already running."), 4000)
             return
@@ -779,7 +799,8 @@ class MainWindow(QMainWindow):
         self.import_action.setEnabled(False)
         self.tag_panel.setEnabled(False)
         self._import_task = run_task(work, parent=self, name="papershelf-import",
-                                     on_done=self._import_done, on_error=self._import_failed,
+                                     on_done=lambda reports: self._import_done(reports, completes),
+                                     on_error=self._import_failed,
                                      on_progress=lambda n, total: self._progress_step(n, total, self.tr("Importing")))
         self._update_undo_actions()
 
@@ -790,26 +811,46 @@ class MainWindow(QMainWindow):
         self.tag_panel.setEnabled(True)
         self._update_undo_actions()
 
-    def _import_done(self, reports: list[FileReport]) -> None:
+    def _imported_message(self, reports: list[FileReport]) -> str:
+        added = sum(r.added for r in reports)
+        merged = sum(r.merged for r in reports)
+        return (self.tr("Imported %s, %s merged with ones already here.")
+                % (n_papers(added).replace(" paper", " new paper"), f"{merged:,}"))
+
+    def _ask_about(self, unsure: list[FileReport], sure: list[FileReport], accept) -> None:
+        """Show the preview of files held back; say so in the status bar until it is answered."""
+        from .import_preview import ask_to_import_as_listing, shown_name
+        names = ", ".join(shown_name(r.path) for r in unsure)
+        waiting = self.tr("%s waits for your answer.") % names
+        self.statusBar().showMessage(f"{self._imported_message(sure)} {waiting}" if sure else waiting)
+        box = self.import_preview = ask_to_import_as_listing(self, unsure, accept)
+
+        def answered() -> None:
+            if box.clickedButton() is not box.findChild(QPushButton, "importPreviewImport"):
+                not_imported = (self.tr("%s was not imported.") if len(unsure) == 1
+                                else self.tr("%s were not imported.")) % names
+                self.statusBar().showMessage(f"{self._imported_message(sure)} {not_imported}" if sure
+                                             else not_imported, 8000)
+
+        box.finished.connect(answered)
+
+    def _import_done(self, reports: list[FileReport], completes: list[FileReport] | None = None) -> None:
         self._import_finished_common()
         if not reports:
             self.statusBar().showMessage(self.tr("Import cancelled; the library is unchanged."), 5000)
             self.importFinished.emit([])
             return
-        added = sum(r.added for r in reports)
-        merged = sum(r.merged for r in reports)
-        self.last_import.record(reports)
-        self.statusBar().showMessage(self.tr("Imported %s, %s merged with ones already here.")
-                                     % (n_papers(added).replace(" paper", " new paper"), f"{merged:,}"), 8000)
+        self.last_import.record(reports, completes)
         unsure = [r for r in reports if r.unconfirmed]      # shown with a preview, imported on Import
+        sure = [r for r in reports if not r.unconfirmed]
         if unsure:
-            from .import_preview import ask_to_import_as_listing
-            self.import_preview = ask_to_import_as_listing(
-                self, unsure, lambda files: self.import_files(files, as_listing=True))
+            self._ask_about(unsure, sure, lambda files: self.import_files(files, as_listing=True, completes=reports))
+        else:
+            self.statusBar().showMessage(self._imported_message([*(completes or []), *reports]), 8000)
         troubles = [r for r in reports if (r.error or r.problems) and not r.unconfirmed]
         if troubles:
             lines = []
-            for r in (r for r in reports if not r.unconfirmed):
+            for r in sure:
                 lines.append(r.summary())
                 for p in r.problems[:50]:
                     lines.append(f"    {p}")
