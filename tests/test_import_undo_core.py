@@ -78,3 +78,27 @@ def test_citation_keys_and_entries_follow_the_export_and_pin_the_keys(tmp_path):
         assert text.startswith("@") and "{" + keys[ids[0]] + "," in text and "% Exported" not in text
         report, exported = lib.export_bibtex(ids[:1], "-")
         assert text in exported
+
+
+ABS = "We shelve papers with deep networks and measure how often readers find them again later."
+
+
+def test_undoing_a_merge_keeps_a_citation_key_pinned_after_it(tmp_path):
+    listing, bib = tmp_path / "l.txt", tmp_path / "one.bib"
+    listing.write_text("Daily Papers\n\n" + ABS + "\n", encoding="utf-8")
+    bib.write_text(BIB_ONE, encoding="utf-8")
+    with Library.open(tmp_path / "lib") as lib:
+        (first,) = lib.import_files([listing])
+        pid = first.added_ids[0]
+        before = lib.get(pid).to_dict()
+        (report,) = lib.import_files([bib])
+        assert report.merged == 1 and lib.get(pid).title == "Deep Nets for Shelving Papers"
+        after = lib.records([pid])
+        key = lib.citation_keys([pid])[pid]                     # Copy Key / export pins it
+        assert key and lib.get(pid).citekey == key
+        lib.swap_fields(after, report.merged_before)            # undo the import
+        now = lib.get(pid).to_dict()
+        assert now["citekey"] == key                            # the pin stays
+        assert same({**now, "citekey": ""}, before)             # everything else as it was
+        lib.swap_fields(report.merged_before, after)            # redo
+        assert same(lib.records([pid])[pid], {**after[pid], "citekey": key})

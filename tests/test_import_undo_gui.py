@@ -139,3 +139,168 @@ def test_with_the_index_the_search_and_the_counts_follow_an_undone_import(indexe
     qtbot.waitUntil(lambda: titles_shown(win) == [] and last_import_entry(win) is None, timeout=10_000)
     qtbot.keyClick(win.search_box, Qt.Key.Key_Escape)
     qtbot.waitUntil(lambda: len(titles_shown(win)) == len(lib), timeout=10_000)
+
+
+def test_undoing_an_import_keeps_the_citation_key_copied_after_it(window, qtbot, tmp_path):
+    from PySide6.QtGui import QGuiApplication
+    from test_import_undo_core import ABS
+    from test_paper_menu import action, right_click, select_rows
+    win, lib = window, window.library
+    listing, one = tmp_path / "l.txt", tmp_path / "one.bib"
+    listing.write_text("Daily Papers\n\n" + ABS + "\n", encoding="utf-8")
+    one.write_text(BIB_ONE, encoding="utf-8")
+    (first,) = drop(qtbot, win, listing)
+    pid = first.added_ids[0]
+    (merge,) = drop(qtbot, win, one)
+    assert merge.merged == 1
+    row = win.model.row_of(pid)
+    select_rows(win, [row])
+    action(right_click(qtbot, win, row), "paperMenuCopyCite").trigger()
+    cite = QGuiApplication.clipboard().text()
+    win.paper_menu.menu.close()
+    win.paper_list.setFocus()
+    qtbot.keyClick(win.paper_list, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)   # undo the .bib import
+    assert lib.get(pid).title != "Deep Nets for Shelving Papers"                         # the merge is undone
+    assert cite == "\\cite{%s}" % lib.citation_keys([pid], pin=False)[pid]              # the key copied stays
+    win.undo_stack.redo()
+    assert lib.get(pid).title == "Deep Nets for Shelving Papers"
+    assert cite == "\\cite{%s}" % lib.citation_keys([pid], pin=False)[pid]
+
+
+def drop_files(win, paths):
+    mime = QMimeData()
+    mime.setUrls([QUrl.fromLocalFile(str(p)) for p in paths])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        enter = QDragEnterEvent(QPoint(50, 50), Qt.DropAction.CopyAction, mime, Qt.MouseButton.NoButton,
+                                Qt.KeyboardModifier.NoModifier)
+    QApplication.sendEvent(win, enter)
+    assert enter.isAccepted()
+    QApplication.sendEvent(win, QDropEvent(QPointF(50, 50), Qt.DropAction.CopyAction, mime,
+                                           Qt.MouseButton.NoButton, Qt.KeyboardModifier.NoModifier))
+
+
+@pytest.fixture
+def held_import(monkeypatch):
+    """Importing a file named slow.bib waits on the worker until `release` is set."""
+    import threading
+
+    from papershelf.core import importers
+    started, release = threading.Event(), threading.Event()
+    real = importers.parse_file
+
+    def parse(path, as_listing=False):
+        if str(path).endswith("slow.bib"):
+            started.set()
+            release.wait(30)
+        return real(path, as_listing=as_listing)
+
+    monkeypatch.setattr(importers, "parse_file", parse)
+    yield started, release
+    release.set()
+
+
+def test_undo_redo_paste_and_copy_wait_while_an_import_runs(window, qtbot, tmp_path, held_import):
+    from PySide6.QtGui import QGuiApplication
+    from test_paper_menu import action, right_click, select_rows
+    started, release = held_import
+    win, lib = window, window.library
+    start = len(lib)
+    one, more, slow = tmp_path / "one.bib", tmp_path / "more.bib", tmp_path / "slow.bib"
+    one.write_text(BIB_ONE, encoding="utf-8")
+    more.write_text(BIB_MORE, encoding="utf-8")
+    slow.write_text(BIB_MORE.replace("Wide Shelves", "Tall Shelves").replace("Wider shelves", "Taller shelves"),
+                    encoding="utf-8")
+    (first,) = drop(qtbot, win, one)
+    a = first.added_ids[0]
+    undo, redo = win.findChild(QAction, "undoAction"), win.findChild(QAction, "redoAction")
+    assert undo.isEnabled() and undo.text() == "&Undo Import of one.bib (1 paper)"
+    QGuiApplication.clipboard().setText(BIB_ONE.replace("Deep Nets", "Shallow Nets").replace("deep", "shallow"))
+
+    with qtbot.waitSignal(win.importFinished, timeout=30_000):
+        drop_files(win, [more, slow])
+        qtbot.waitUntil(started.is_set)
+        assert not undo.isEnabled() and not redo.isEnabled()
+        win.paper_list.setFocus()
+        qtbot.keyClick(win.paper_list, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)      # Ctrl+Z
+        assert a in lib.ids() and win.undo_stack.index() == 1
+        qtbot.keyClick(win.paper_list, Qt.Key.Key_V,
+                       Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier)    # Ctrl+Shift+V
+        assert win.statusBar().currentMessage() == "Wait for the import to finish."
+        assert len(lib) == start + 1
+        select_rows(win, [win.model.row_of(a)])
+        menu = right_click(qtbot, win, win.model.row_of(a))
+        assert not action(menu, "paperMenuCopyCite").isEnabled()
+        assert not action(menu, "paperMenuCopyKey").isEnabled()
+        menu.close()
+        release.set()
+    assert undo.isEnabled() and win.undo_stack.count() == 2
+    win.undo_stack.undo()                                   # the second import: A as the first left it
+    assert len(lib) == start + 1 and a in lib.ids()
+    win.undo_stack.undo()
+    assert len(lib) == start
+
+
+def test_a_file_held_for_its_preview_joins_the_same_undo_step(window, qtbot, tmp_path, seeds):
+    from PySide6.QtWidgets import QPushButton
+    from test_first_minutes import partly_a_listing
+    win, lib = window, window.library
+    start, steps = len(lib), win.undo_stack.count()
+    one = tmp_path / "one.bib"
+    one.write_text(BIB_ONE, encoding="utf-8")
+    notes = partly_a_listing(tmp_path, seeds)
+    with qtbot.waitSignal(win.importFinished, timeout=30_000):
+        drop_files(win, [one, notes])
+    box = win.import_preview
+    qtbot.waitUntil(box.isVisible)
+    assert len(lib) == start + 1
+    assert win.statusBar().currentMessage() == ("Imported 1 new paper, 0 merged with ones already here. "
+                                                "notes.txt waits for your answer.")
+    with qtbot.waitSignal(win.importFinished, timeout=30_000):
+        box.findChild(QPushButton, "importPreviewImport").click()
+    assert len(lib) == start + 4
+    assert win.undo_stack.count() == steps + 1                              # one drop, one step
+    assert win.undo_stack.undoText() == "Import of one.bib, notes.txt (4 papers)"
+    assert last_import_entry(win) == "Last import  (4)"
+    assert win.statusBar().currentMessage() == "Imported 4 new papers, 0 merged with ones already here."
+    with qtbot.waitSignal(win.searchAnswered, timeout=10_000):
+        win.undo_stack.undo()
+    assert len(lib) == start and last_import_entry(win) is None
+    win.undo_stack.redo()
+    assert len(lib) == start + 4 and last_import_entry(win) == "Last import  (4)"
+
+
+def test_only_a_file_held_for_its_preview_says_it_waits_not_that_nothing_was_imported(window, qtbot, tmp_path,
+                                                                                       seeds):
+    from PySide6.QtWidgets import QMessageBox
+    from test_first_minutes import partly_a_listing
+    win, lib = window, window.library
+    start, steps = len(lib), win.undo_stack.count()
+    with qtbot.waitSignal(win.importFinished, timeout=30_000):
+        drop_files(win, [partly_a_listing(tmp_path, seeds)])
+    box = win.import_preview
+    qtbot.waitUntil(box.isVisible)
+    assert win.statusBar().currentMessage() == "notes.txt waits for your answer."
+    box.button(QMessageBox.StandardButton.Cancel).click()
+    assert win.statusBar().currentMessage() == "notes.txt was not imported."
+    assert len(lib) == start and win.undo_stack.count() == steps
+
+
+def test_pasted_text_that_partly_looks_like_a_listing_is_previewed(window, qtbot, tmp_path, seeds):
+    from PySide6.QtGui import QGuiApplication
+    from PySide6.QtWidgets import QPushButton
+    from test_first_minutes import partly_a_listing
+    win, lib = window, window.library
+    start = len(lib)
+    QGuiApplication.clipboard().setText(partly_a_listing(tmp_path, seeds).read_text(encoding="utf-8"))
+    win.paper_list.setFocus()
+    qtbot.keyClick(win.paper_list, Qt.Key.Key_V,
+                   Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier)    # Ctrl+Shift+V
+    box = win.import_preview
+    qtbot.waitUntil(box.isVisible)
+    assert box.text().startswith("The pasted text has no listing header") and "gives 3 papers" in box.text()
+    assert getattr(win, "error_box", None) is None and len(lib) == start
+    with qtbot.waitSignal(win.importFinished, timeout=30_000):
+        box.findChild(QPushButton, "importPreviewImport").click()
+    assert len(lib) == start + 3 and last_import_entry(win) == "Last import  (3)"
+    assert win.undo_stack.undoText() == "Import of pasted text (3 papers)"

@@ -58,6 +58,13 @@ class FileReport:
     # them (id → stored record), so that undoing the import restores them exactly
     merged_before: dict[str, dict] = field(default_factory=dict)
 
+    @classmethod
+    def uncertain(cls, path: str, exc: UncertainListingError) -> "FileReport":
+        """The report of text held back until it is confirmed as a listing."""
+        return cls(path=path, format=exc.parsed.format, error=str(exc),
+                   unconfirmed=[derive_title(c.abstract) for c in exc.parsed.papers],
+                   unconfirmed_problems=len(exc.parsed.problems))
+
     @property
     def ok(self) -> bool:
         return not self.error
@@ -295,9 +302,7 @@ class Library:
             try:
                 parsed = importers.parse_file(path, as_listing=as_listing)
             except UncertainListingError as exc:
-                reports.append(FileReport(path=clean_text(str(path)), format=exc.parsed.format, error=str(exc),
-                                          unconfirmed=[derive_title(c.abstract) for c in exc.parsed.papers],
-                                          unconfirmed_problems=len(exc.parsed.problems)))
+                reports.append(FileReport.uncertain(clean_text(str(path)), exc))
                 continue
             except ListingError as exc:
                 reports.append(FileReport(path=clean_text(str(path)), error=str(exc)))
@@ -581,6 +586,32 @@ class Library:
                 fp = papers[pid].fingerprint
                 if fp:
                     self._fp_index[fp] = pid
+
+    def swap_fields(self, frm: dict[str, dict], to: dict[str, dict], add: dict[str, dict] | None = None,
+                    remove: Iterable[str] = ()) -> None:
+        """Move papers from the stored records `frm` to `to`, field by field, as one
+        change: how an import's merges are undone and redone. Only the fields that
+        differ between the two move, and only where a paper still holds `frm`'s
+        value; one changed since (a citation key pinned by Copy Key or an export,
+        an edit) keeps its value. Papers in `add` are added as they are, those in
+        `remove` removed."""
+        papers = self._store.papers
+        records: dict[str, dict] = {}
+        for pid, target in to.items():
+            current, source = papers.get(pid), frm.get(pid)
+            if current is None or source is None:
+                continue
+            raw = current.raw()
+            record = dict(raw)
+            for k in set(source) | set(target):
+                if k in ("id", "updated"):
+                    continue
+                old, new = source.get(k, FIELDS[k]), target.get(k, FIELDS[k])
+                if old != new and raw.get(k, FIELDS[k]) == old:
+                    record[k] = new
+            records[pid] = record
+        records.update(add or {})
+        self.put_records(records, remove=remove)
 
     # ---- reading lists -----------------------------------------------------
     def create_list(self, name: str) -> str:

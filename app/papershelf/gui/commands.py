@@ -66,29 +66,52 @@ class DeletePapers(QUndoCommand):
         self.library.restore_papers(self.papers, self.lists_before)
 
 
+IMPORT_STEP = 11
+
+
 class ImportPapers(QUndoCommand):
     """An import that has already run: undo removes the papers it added and
-    puts the ones it merged into back as they were; redo re-applies it."""
+    puts back the fields it changed in the ones it merged into; redo re-applies
+    it. A field changed since the import (a citation key pinned by Copy Key or
+    an export, say) keeps its value either way."""
 
     def __init__(self, library: Library, reports, label: str):
         super().__init__(label)
         self.library = library
         self.added_ids = [pid for r in reports for pid in r.added_ids]
         self.merged_before: dict[str, dict] = {}
+        added = set(self.added_ids)             # one added and then merged into goes as a whole
         for r in reports:                       # the first file to touch a paper saw it as it was
             for pid, record in r.merged_before.items():
-                self.merged_before.setdefault(pid, record)
+                if pid not in added:
+                    self.merged_before.setdefault(pid, record)
+        # pushed as soon as the import is committed: the merged papers as it left them
+        self.merged_after = library.records(self.merged_before)
         self.files = [r.path for r in reports if r.added or r.merged]
-        self.after: dict[str, dict] | None = None
+        self.added: dict[str, dict] | None = None
         self.applied = True
+        # the step this one completes (a file the same drop held for a preview):
+        # built from both imports' reports, it takes that step's place
+        self.follows: ImportPapers | None = None
+
+    def id(self) -> int:
+        return IMPORT_STEP
+
+    def mergeWith(self, other) -> bool:
+        if not isinstance(other, ImportPapers) or other.follows is not self:
+            return False
+        self.added_ids, self.merged_before = other.added_ids, other.merged_before
+        self.merged_after, self.files = other.merged_after, other.files
+        self.setText(other.text())
+        return True
 
     def redo(self) -> None:
-        if self.after is not None:            # the first redo is the import itself, already done
-            self.library.put_records(self.after)
+        if self.added is not None:            # the first redo is the import itself, already done
+            self.library.swap_fields(self.merged_before, self.merged_after, add=self.added)
         self.applied = True
 
     def undo(self) -> None:
         lib = self.library
-        self.after = lib.records([*self.added_ids, *self.merged_before])
-        lib.put_records(self.merged_before, remove=self.added_ids)
+        self.added = lib.records(self.added_ids)
+        lib.swap_fields(self.merged_after, self.merged_before, remove=self.added_ids)
         self.applied = False

@@ -23,12 +23,18 @@ def _tr(text: str) -> str:
     return QCoreApplication.translate("ImportPreview", text)
 
 
+def shown_name(path: str) -> str:
+    """A file's name, or "The pasted text"."""
+    return _tr("The pasted text") if path.startswith("<") else Path(path).name or path
+
+
 def preview_text(reports: list[FileReport]) -> str:
     lines = []
     for r in reports:
         n = len(r.unconfirmed)
+        what = shown_name(r.path) if r.path.startswith("<") else r.path
         lines.append(_tr("%s has no listing header and only partly looks like a paper listing. "
-                         "Read as one, it gives %d %s:") % (r.path, n, _tr("paper") if n == 1 else _tr("papers")))
+                         "Read as one, it gives %d %s:") % (what, n, _tr("paper") if n == 1 else _tr("papers")))
         lines += [f"  • {title}" for title in r.unconfirmed[:SHOWN_TITLES]]
         if n > SHOWN_TITLES:
             lines.append("  " + _tr("… and %d more") % (n - SHOWN_TITLES))

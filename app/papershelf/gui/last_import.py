@@ -37,14 +37,24 @@ class LastImport(QObject):
         super().__init__(window)
         self.window = window
         self.ids: frozenset[str] = frozenset()
+        self._latest: tuple[ImportPapers, list[FileReport]] | None = None    # the newest step, its reports
         # a change arrives while an undo runs, before the stack has moved: look once it has
         self._later = QTimer(self, singleShot=True, interval=0)
         self._later.timeout.connect(self.refresh)
         window.undo_stack.indexChanged.connect(self._stack_moved)
         window.events.changed.connect(self._library_changed)
 
-    def record(self, reports: list[FileReport]) -> None:
-        """Make a finished import one undoable step (nothing to undo: no step)."""
+    def record(self, reports: list[FileReport], completes: list[FileReport] | None = None) -> None:
+        """Make a finished import one undoable step (nothing to undo: no step).
+        `completes`: the reports of the import this one finishes (the rest of the
+        same drop, imported while a file waited for its preview); if that import
+        is still the newest step, the two become one."""
+        stack = self.window.undo_stack
+        follows = None
+        if completes is not None and self._latest is not None and self._latest[1] is completes \
+                and stack.index() == stack.count() and stack.command(stack.count() - 1) is self._latest[0]:
+            follows = self._latest[0]
+            reports = [*completes, *reports]
         if not any(r.added or r.merged for r in reports):
             return
         added = sum(r.added for r in reports)
@@ -56,7 +66,12 @@ class LastImport(QObject):
             label = tr("Import of %s (%d papers)") % (files, added)
         else:
             label = tr("Import of %s (%d merged)") % (files, merged)
-        self.window.undo_stack.push(ImportPapers(self.window.library, reports, label))
+        cmd = ImportPapers(self.window.library, reports, label)
+        cmd.follows = follows
+        self._latest = (follows or cmd, reports if follows is None else completes)
+        stack.push(cmd)
+        if follows is not None:             # merged into the step below: the stack did not move
+            self.refresh()
 
     def command(self) -> ImportPapers | None:
         stack = self.window.undo_stack

@@ -216,12 +216,21 @@ class MainWindow(QMainWindow):
         self._action(file_menu, self.tr("&Quit"), self.close, QKeySequence.StandardKey.Quit, "quitAction")
 
         edit = self.menuBar().addMenu(self.tr("&Edit"))
-        undo = self.undo_stack.createUndoAction(self, self.tr("&Undo"))
+        # the window's own actions, not the stack's: they wait while an import runs
+        undo = self.undo_action = QAction(self.tr("&Undo"), self)
         undo.setShortcut(QKeySequence.StandardKey.Undo)
         undo.setObjectName("undoAction")
-        redo = self.undo_stack.createRedoAction(self, self.tr("&Redo"))
+        undo.triggered.connect(self.undo)
+        redo = self.redo_action = QAction(self.tr("&Redo"), self)
         redo.setShortcuts(keys(*REDO))
         redo.setObjectName("redoAction")
+        redo.triggered.connect(self.redo)
+        stack = self.undo_stack
+        for signal in (stack.canUndoChanged, stack.canRedoChanged):
+            signal.connect(self._update_undo_actions)
+        for signal in (stack.undoTextChanged, stack.redoTextChanged):
+            signal.connect(self._update_undo_actions)
+        self._update_undo_actions()
         edit.addAction(undo)
         edit.addAction(redo)
         self.addAction(undo)
@@ -261,6 +270,29 @@ class MainWindow(QMainWindow):
                 self.toggle_top_tag(key - Qt.Key.Key_0)
                 return True
         return super().eventFilter(watched, event)
+
+    def importing(self) -> bool:
+        """An import (or an export) is running: the library must not change under it."""
+        return self._import_task is not None and not self._import_task.finished
+
+    def _update_undo_actions(self, *_args) -> None:
+        stack, busy = self.undo_stack, self.importing()
+        for action, prefix, can, text in ((self.undo_action, self.tr("&Undo"), stack.canUndo(), stack.undoText()),
+                                          (self.redo_action, self.tr("&Redo"), stack.canRedo(), stack.redoText())):
+            action.setEnabled(can and not busy)
+            action.setText(f"{prefix} {text}" if text else prefix)
+
+    def undo(self) -> None:
+        if self.importing():
+            self.statusBar().showMessage(self.tr("Wait for the import to finish."), 3000)
+            return
+        self.undo_stack.undo()
+
+    def redo(self) -> None:
+        if self.importing():
+            self.statusBar().showMessage(self.tr("Wait for the import to finish."), 3000)
+            return
+        self.undo_stack.redo()
 
     def _action(self, menu, text, slot, shortcut, name) -> QAction:
         action = QAction(text, self)
@@ -529,7 +561,7 @@ class MainWindow(QMainWindow):
         if not ids:
             self.statusBar().showMessage(self.tr("Select papers first."), 3000)
             return False
-        if self._import_task is not None and not self._import_task.finished:
+        if self.importing():
             self.statusBar().showMessage(self.tr("Wait for the import to finish."), 3000)
             return False
         try:
@@ -610,7 +642,7 @@ class MainWindow(QMainWindow):
         ids = self.selected_ids()
         if not ids:
             return
-        if self._import_task is not None and not self._import_task.finished:
+        if self.importing():
             self.statusBar().showMessage(self.tr("Wait for the import to finish."), 3000)
             return
         answer = QMessageBox.question(
@@ -717,20 +749,43 @@ class MainWindow(QMainWindow):
         self.import_files(samples)
 
     def import_clipboard(self) -> None:
+        from ..core.errors import UncertainListingError
         from ..core.importers import PASTE_LABEL, parse_text
+        if self.importing():
+            self.statusBar().showMessage(self.tr("Wait for the import to finish."), 3000)
+            return
         text = QApplication.clipboard().text()
         if not text.strip():
             self.statusBar().showMessage(self.tr("The clipboard holds no text to import."), 4000)
             return
         try:
             report = self.library.import_parsed(parse_text(text, PASTE_LABEL))
+        except UncertainListingError as exc:        # previewed, imported on Import
+            self._ask_about([FileReport.uncertain(PASTE_LABEL, exc)], [],
+                            lambda _paths: self._import_pasted_listing(text))
+            return
         except PapershelfError as exc:
             self.show_error(self.tr("The pasted text was not imported"), str(exc))
             return
         self._import_done([report])
 
-    def import_files(self, files: list[Path], as_listing: bool = False) -> None:
-        if self._import_task is not None and not self._import_task.finished:
+    def _import_pasted_listing(self, text: str) -> None:
+        from ..core.importers import PASTE_LABEL, parse_text
+        if self.importing():
+            self.statusBar().showMessage(self.tr("Wait for the import to finish."), 3000)
+            return
+        try:
+            report = self.library.import_parsed(parse_text(text, PASTE_LABEL, as_listing=True))
+        except PapershelfError as exc:
+            self.show_error(self.tr("The pasted text was not imported"), str(exc))
+            return
+        self._import_done([report])
+
+    def import_files(self, files: list[Path], as_listing: bool = False,
+                     completes: list[FileReport] | None = None) -> None:
+        """`completes`: the reports of the import these files were held back from
+        (for a preview); both then make one undoable step."""
+        if self.importing():
             self.statusBar().showMessage(self.tr("An import is already running."), 4000)
             return
         lib = self.library
@@ -744,35 +799,58 @@ class MainWindow(QMainWindow):
         self.import_action.setEnabled(False)
         self.tag_panel.setEnabled(False)
         self._import_task = run_task(work, parent=self, name="papershelf-import",
-                                     on_done=self._import_done, on_error=self._import_failed,
+                                     on_done=lambda reports: self._import_done(reports, completes),
+                                     on_error=self._import_failed,
                                      on_progress=lambda n, total: self._progress_step(n, total, self.tr("Importing")))
+        self._update_undo_actions()
 
     def _import_finished_common(self) -> None:
         self._hide_progress()
         self.search.wait_for_edits = True
         self.import_action.setEnabled(True)
         self.tag_panel.setEnabled(True)
+        self._update_undo_actions()
 
-    def _import_done(self, reports: list[FileReport]) -> None:
+    def _imported_message(self, reports: list[FileReport]) -> str:
+        added = sum(r.added for r in reports)
+        merged = sum(r.merged for r in reports)
+        return (self.tr("Imported %s, %s merged with ones already here.")
+                % (n_papers(added).replace(" paper", " new paper"), f"{merged:,}"))
+
+    def _ask_about(self, unsure: list[FileReport], sure: list[FileReport], accept) -> None:
+        """Show the preview of files held back; say so in the status bar until it is answered."""
+        from .import_preview import ask_to_import_as_listing, shown_name
+        names = ", ".join(shown_name(r.path) for r in unsure)
+        waiting = self.tr("%s waits for your answer.") % names
+        self.statusBar().showMessage(f"{self._imported_message(sure)} {waiting}" if sure else waiting)
+        box = self.import_preview = ask_to_import_as_listing(self, unsure, accept)
+
+        def answered() -> None:
+            if box.clickedButton() is not box.findChild(QPushButton, "importPreviewImport"):
+                not_imported = (self.tr("%s was not imported.") if len(unsure) == 1
+                                else self.tr("%s were not imported.")) % names
+                self.statusBar().showMessage(f"{self._imported_message(sure)} {not_imported}" if sure
+                                             else not_imported, 8000)
+
+        box.finished.connect(answered)
+
+    def _import_done(self, reports: list[FileReport], completes: list[FileReport] | None = None) -> None:
         self._import_finished_common()
         if not reports:
             self.statusBar().showMessage(self.tr("Import cancelled; the library is unchanged."), 5000)
             self.importFinished.emit([])
             return
-        added = sum(r.added for r in reports)
-        merged = sum(r.merged for r in reports)
-        self.last_import.record(reports)
-        self.statusBar().showMessage(self.tr("Imported %s, %s merged with ones already here.")
-                                     % (n_papers(added).replace(" paper", " new paper"), f"{merged:,}"), 8000)
+        self.last_import.record(reports, completes)
         unsure = [r for r in reports if r.unconfirmed]      # shown with a preview, imported on Import
+        sure = [r for r in reports if not r.unconfirmed]
         if unsure:
-            from .import_preview import ask_to_import_as_listing
-            self.import_preview = ask_to_import_as_listing(
-                self, unsure, lambda files: self.import_files(files, as_listing=True))
+            self._ask_about(unsure, sure, lambda files: self.import_files(files, as_listing=True, completes=reports))
+        else:
+            self.statusBar().showMessage(self._imported_message([*(completes or []), *reports]), 8000)
         troubles = [r for r in reports if (r.error or r.problems) and not r.unconfirmed]
         if troubles:
             lines = []
-            for r in (r for r in reports if not r.unconfirmed):
+            for r in sure:
                 lines.append(r.summary())
                 for p in r.problems[:50]:
                     lines.append(f"    {p}")
@@ -828,7 +906,7 @@ class MainWindow(QMainWindow):
         if not ids:
             self.statusBar().showMessage(self.tr("Nothing to export: no papers."), 4000)
             return
-        if self._import_task is not None and not self._import_task.finished:
+        if self.importing():
             self.statusBar().showMessage(self.tr("Wait for the import to finish."), 3000)
             return
         s = QSettings()
@@ -865,6 +943,7 @@ class MainWindow(QMainWindow):
         self._show_progress(self.tr("Exporting…"))
         self.tag_panel.setEnabled(False)
         self._import_task = run_task(work, parent=self, name="papershelf-export", on_done=done, on_error=failed)
+        self._update_undo_actions()
 
     # ---- progress and messages ----------------------------------------------
     def _show_progress(self, text: str) -> None:

@@ -146,11 +146,14 @@ class PaperMenu(QObject):
 
         menu.addSeparator()
         one = len(ids) == 1
-        self._add(menu, tr("Copy Citation &Key") if one else tr("Copy Citation &Keys"), "paperMenuCopyKey",
-                  self.copy_keys)
-        self._add(menu, tr("Copy \\&cite{…}"), "paperMenuCopyCite", self.copy_cite)
-        self._add(menu, tr("Copy &BibTeX Entry") if one else tr("Copy &BibTeX Entries"), "paperMenuCopyBibtex",
-                  self.copy_bibtex)
+        copies = [
+            self._add(menu, tr("Copy Citation &Key") if one else tr("Copy Citation &Keys"), "paperMenuCopyKey",
+                      self.copy_keys),
+            self._add(menu, tr("Copy \\&cite{…}"), "paperMenuCopyCite", self.copy_cite),
+            self._add(menu, tr("Copy &BibTeX Entry") if one else tr("Copy &BibTeX Entries"), "paperMenuCopyBibtex",
+                      self.copy_bibtex)]
+        for copy_action in copies:          # copying fixes the keys: not while an import changes the library
+            copy_action.setEnabled(not win.importing())
         link = paper_link(papers[0]) if one else ""
         open_link = self._add(menu, tr("&Open Link"), "paperMenuOpenLink", lambda: self.open_link(link))
         open_link.setEnabled(bool(link))
@@ -191,8 +194,16 @@ class PaperMenu(QObject):
             return
         win._edit(tr("Edit title"), [pid], lambda: win.library.set_title(pid, title))
 
+    def _wait_for_import(self) -> bool:
+        if self.window.importing():
+            self.window.statusBar().showMessage(tr("Wait for the import to finish."), 3000)
+            return True
+        return False
+
     def _keys(self) -> list[str]:
         win = self.window
+        if self._wait_for_import():
+            return []
         ids = win.selected_ids()
         try:
             return list(win.library.citation_keys(ids).values())
@@ -218,6 +229,8 @@ class PaperMenu(QObject):
 
     def copy_bibtex(self) -> None:
         win = self.window
+        if self._wait_for_import():
+            return
         ids = win.selected_ids()
         try:
             text = win.library.bibtex_entries(ids)
