@@ -486,7 +486,8 @@ class MainWindow(QMainWindow):
 
     @staticmethod
     def _shows_everything(query: Query) -> bool:
-        return not (query.text.strip() or query.status or query.tag or query.area or query.list_name)
+        return query.only_ids is None and not (query.text.strip() or query.status or query.tag
+                                                   or query.area or query.list_name)
 
     def _recount_shown(self) -> None:
         """Counts of the papers shown, from the library, right after an edit."""
@@ -496,7 +497,8 @@ class MainWindow(QMainWindow):
         everything = self._shows_everything(self.query)
         facets = facet_counts(self.library, ids if not everything else self.library.ids())
         lists = list_counts(self.library, None if everything else set(ids))
-        self.filter_panel.set_counts(facets["status"], facets["tags"], facets["area"], lists, len(ids))
+        total = len(self.library) if everything else len(ids)
+        self.filter_panel.set_counts(facets["status"], facets["tags"], facets["area"], lists, total)
 
     def _update_empty_state(self) -> None:
         self.list_stack.setCurrentIndex(1 if len(self.library) == 0 else 0)
@@ -691,7 +693,8 @@ class MainWindow(QMainWindow):
             self._selection_changed()
         if change.kind in ("papers-added", "papers-removed", "lists-changed"):
             self._refresh_lists_and_tags()
-        if change.kind == "lists-changed" or change.kind == "papers-changed" and change.fields & COUNTED_FIELDS:
+        if (change.kind in ("lists-changed", "papers-added", "papers-removed")
+                or change.kind == "papers-changed" and change.fields & COUNTED_FIELDS):
             self._recount_shown()
         if change.kind != "lists-changed" and (change.kind != "papers-changed" or "tags" in change.fields):
             self.tag_panel.set_key_tags(self.top_tags())
