@@ -610,10 +610,37 @@ def main(argv: list[str] | None = None) -> int:
         return 130
 
 
-def gui_main() -> int:
-    """Entry point for launchers (the `papershelf-gui` script): the same
-    arguments as `papershelf`, since the .desktop entry passes it files (%F)."""
-    return main(sys.argv[1:])
+def gui_main(argv: list[str] | None = None) -> int:
+    """Entry point for launchers (the `papershelf-gui` script; the .desktop
+    entry passes it files, %F): the options of `papershelf`, and every other
+    argument is a file to open. A file that is missing is reported in the
+    window (the import's report), not on a standard error no one sees."""
+    argv = sys.argv[1:] if argv is None else list(argv)
+    options, files, skip, only_files = [], [], False, False
+    for a in argv:
+        if skip:
+            options.append(a)
+            skip = False
+        elif only_files or not a.startswith("-") or a == "-":
+            files.append(a)
+        elif a == "--":
+            only_files = True
+        else:
+            options.append(a)
+            skip = a == "--data-dir"
+    if not files:
+        return main(options)
+    args = build_parser().parse_args(options)
+    if args.install_desktop or args.uninstall_desktop:
+        return cmd_desktop(args)
+    args.open_files = [f for f in files if f != "-"]
+    try:
+        return cmd_default(args)
+    except PapershelfError as exc:
+        print(f"papershelf: {exc}", file=sys.stderr)
+        return EXIT_FAILED
+    except KeyboardInterrupt:
+        return 130
 
 
 if __name__ == "__main__":
