@@ -282,3 +282,22 @@ def test_the_gui_launcher_opens_the_window_and_reports_a_missing_file_there(tmp_
     monkeypatch.setattr(sys, "argv", ["papershelf-gui", "--data-dir", str(tmp_path / "lib"), str(gone)])
     assert cli.gui_main() == 0
     assert seen and f"{gone}: no such file" in seen[0]
+
+
+def test_one_paper_is_counted_as_one_paper(data_dir, tmp_path):
+    bib = tmp_path / "one.bib"
+    bib.write_text("@article{smith2020deep,\n  title = {Deep Nets for Shelving Papers},\n"
+                   "  author = {Smith, Jane},\n  year = {2020}\n}\n", encoding="utf-8")
+    res = run_cli("import", str(bib), data_dir=data_dir)
+    assert res.stdout.splitlines()[-1] == "The library now holds 1 paper.", res.stdout
+    listed = run_cli("list", data_dir=data_dir).stdout
+    assert listed.splitlines()[-1] == "1 paper."
+    pid = json.loads(run_cli("list", "--json", data_dir=data_dir).stdout)[0]["id"]
+    assert run_cli("rate", pid, "4", data_dir=data_dir).stdout.strip() == "Rated 1 paper."
+    assert run_cli("rate", pid, "0", data_dir=data_dir).stdout.strip() == "Cleared the rating of 1 paper."
+    assert run_cli("status", pid, "read", data_dir=data_dir).stdout.strip() == "1 of 1 paper is now read."
+    assert run_cli("list-add", "Thesis", pid, data_dir=data_dir).stdout.strip() == "Added 1 paper to 'Thesis'; it holds 1."
+    assert run_cli("lists", data_dir=data_dir).stdout.strip() == "Thesis  (1 paper)"
+    assert run_cli("list-remove", "Thesis", pid, data_dir=data_dir).stdout.strip() == "Took 1 paper off 'Thesis'."
+    reindex = run_cli("reindex", data_dir=data_dir)
+    assert "1 paper " in reindex.stderr and "1 papers" not in reindex.stderr
