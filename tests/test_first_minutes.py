@@ -149,3 +149,13 @@ def test_as_listing_still_reads_bibtex_and_ris_as_bibliographies(data_dir, seeds
         titles = [p.title for p in lib.papers()]
     assert not [t for t in titles if "@" in t or "TY  -" in t or "title =" in t], titles
     assert len(titles) > 3
+
+
+def test_the_readme_describes_the_window_as_it_is():
+    """What a reader of the README looks for: the paper menu, import undo, Last import, the columns."""
+    text = " ".join((ROOT / "README.md").read_text(encoding="utf-8").split())
+    assert "Right-click a paper" in text and "Copy Citation Key" in text
+    assert "An import is one step of Edit ▸ Undo" in text and "Imports ▸ Last import" in text
+    assert "right-click the header to choose the columns" in text
+    assert "how many papers match and how long it took" not in text
+    assert "hover over it to see how long the search took" in text
