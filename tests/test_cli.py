@@ -241,3 +241,63 @@ def test_the_gui_launcher_takes_files_and_the_data_dir(tmp_path):
         assert len(lib) == len(json.loads(run_cli("list", "--json", data_dir=folder).stdout)) > 0
         assert {s.file for p in lib.papers() for s in p.sources} == {str(bib.resolve())}
     assert not (tmp_path / "default-library").exists()     # the environment's folder was not used
+
+
+def test_the_gui_launcher_given_a_missing_file_imports_the_rest_and_says_which_is_missing(tmp_path):
+    """A launcher passes `papershelf-gui %F`; a file gone since is no usage error (exit 2, stderr only)."""
+    script = Path(sys.executable).with_name("papershelf-gui")
+    if not script.exists():
+        pytest.skip(f"papershelf-gui is not installed next to {sys.executable}")
+    gone, bib = tmp_path / "gone.bib", FIXTURES / "bib" / "zotero.bib"
+    env = {**os.environ, **NO_DISPLAY, "PYTHONPATH": os.pathsep.join(sys.path)}
+    res = subprocess.run([str(script), "--data-dir", str(tmp_path / "lib"), str(gone), str(bib)],
+                         capture_output=True, text=True, env=env, timeout=120)
+    assert res.returncode == 1, res.stderr
+    assert f"not imported: {gone}: no such file." in res.stdout and f"{bib} (bibtex): 2 added" in res.stdout
+    assert "invalid choice" not in res.stderr
+
+
+def test_the_gui_launcher_opens_the_window_and_reports_a_missing_file_there(tmp_path, qtbot, settings, monkeypatch):
+    from PySide6.QtCore import QTimer
+    from PySide6.QtWidgets import QApplication, QMessageBox
+    from papershelf import cli
+    from papershelf.gui.main_window import MainWindow
+    monkeypatch.setattr(cli, "_have_display", lambda: True)
+    monkeypatch.setattr(sys, "excepthook", sys.excepthook)    # the window installs its own
+    gone = tmp_path / "gone.bib"
+    seen = []
+
+    def look():       # once the window has reported on the import, close it: the launcher returns
+        for w in QApplication.topLevelWidgets():
+            if isinstance(w, MainWindow) and w.isVisible():
+                report = w.findChild(QMessageBox, "importReport")
+                if report is not None:
+                    seen.append(report.detailedText())
+                    report.close()
+                    w.close()
+                    return
+        QTimer.singleShot(20, look)
+
+    QTimer.singleShot(0, look)
+    monkeypatch.setattr(sys, "argv", ["papershelf-gui", "--data-dir", str(tmp_path / "lib"), str(gone)])
+    assert cli.gui_main() == 0
+    assert seen and f"{gone}: no such file" in seen[0]
+
+
+def test_one_paper_is_counted_as_one_paper(data_dir, tmp_path):
+    bib = tmp_path / "one.bib"
+    bib.write_text("@article{smith2020deep,\n  title = {Deep Nets for Shelving Papers},\n"
+                   "  author = {Smith, Jane},\n  year = {2020}\n}\n", encoding="utf-8")
+    res = run_cli("import", str(bib), data_dir=data_dir)
+    assert res.stdout.splitlines()[-1] == "The library now holds 1 paper.", res.stdout
+    listed = run_cli("list", data_dir=data_dir).stdout
+    assert listed.splitlines()[-1] == "1 paper."
+    pid = json.loads(run_cli("list", "--json", data_dir=data_dir).stdout)[0]["id"]
+    assert run_cli("rate", pid, "4", data_dir=data_dir).stdout.strip() == "Rated 1 paper."
+    assert run_cli("rate", pid, "0", data_dir=data_dir).stdout.strip() == "Cleared the rating of 1 paper."
+    assert run_cli("status", pid, "read", data_dir=data_dir).stdout.strip() == "1 of 1 paper is now read."
+    assert run_cli("list-add", "Thesis", pid, data_dir=data_dir).stdout.strip() == "Added 1 paper to 'Thesis'; it holds 1."
+    assert run_cli("lists", data_dir=data_dir).stdout.strip() == "Thesis  (1 paper)"
+    assert run_cli("list-remove", "Thesis", pid, data_dir=data_dir).stdout.strip() == "Took 1 paper off 'Thesis'."
+    reindex = run_cli("reindex", data_dir=data_dir)
+    assert "1 paper " in reindex.stderr and "1 papers" not in reindex.stderr

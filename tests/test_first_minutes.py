@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import run_cli
+from conftest import FIXTURES, run_cli
 from papershelf.core.library import Library
 
 
@@ -136,3 +136,26 @@ def test_text_that_partly_looks_like_a_listing_needs_as_listing(data_dir, seeds,
     assert res.stdout.splitlines()[-1] == "The library now holds 3 papers."
     piped = run_cli("import", "-", data_dir=tmp_path / "other", input=(ROOT / "README.md").read_text())
     assert piped.returncode == 1 and "<pasted text> does not look like a list of papers" in piped.stdout
+
+
+def test_as_listing_still_reads_bibtex_and_ris_as_bibliographies(data_dir, seeds, tmp_path):
+    """`import --as listing notes.txt refs.bib`: the .bib keeps its real title, not its raw text."""
+    path = partly_a_listing(tmp_path, seeds)
+    bib = FIXTURES / "bib" / "zotero.bib"
+    ris = FIXTURES / "bib" / "sample.ris"
+    res = run_cli("import", "--as", "listing", str(path), str(bib), str(ris), data_dir=data_dir)
+    assert res.returncode == 0, res.stdout + res.stderr
+    with Library.open(data_dir, readonly=True) as lib:
+        titles = [p.title for p in lib.papers()]
+    assert not [t for t in titles if "@" in t or "TY  -" in t or "title =" in t], titles
+    assert len(titles) > 3
+
+
+def test_the_readme_describes_the_window_as_it_is():
+    """What a reader of the README looks for: the paper menu, import undo, Last import, the columns."""
+    text = " ".join((ROOT / "README.md").read_text(encoding="utf-8").split())
+    assert "Right-click a paper" in text and "Copy Citation Key" in text
+    assert "An import is one step of Edit ▸ Undo" in text and "Imports ▸ Last import" in text
+    assert "right-click the header to choose the columns" in text
+    assert "how many papers match and how long it took" not in text
+    assert "hover over it to see how long the search took" in text

@@ -317,7 +317,7 @@ def test_missing_library_file_with_backups_is_not_a_new_library(seeded, data_dir
     (data_dir / SNAPSHOT).unlink()
     with pytest.raises(StoreCorruptError, match="is missing, but"):
         Library.open(data_dir)
-    assert "Restored 372 paper(s)" in Store(data_dir).recover()
+    assert "Restored 372 papers" in Store(data_dir).recover()
     with Library.open(data_dir) as again:
         assert len(again) == 372
 

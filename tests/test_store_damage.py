@@ -118,7 +118,7 @@ def test_recover_after_a_cut_library_file_keeps_its_intact_lines_and_the_journal
     assert res.returncode == 1 and "cut short" in res.stderr
     rec = run_cli("recover", data_dir=imported)
     assert rec.returncode == 0, rec.stderr
-    assert "Restored 1 paper(s)" in rec.stdout and ids[-1] in rec.stdout
+    assert "Restored 1 paper whose" in rec.stdout and ids[-1] in rec.stdout
     with Library.open(imported, readonly=True) as lib:
         assert len(lib) == len(ids)
         assert [lib.get(p).notes for p in recent] == [f"recent {i}" for i in range(70)]   # 70 of 70

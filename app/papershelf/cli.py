@@ -167,6 +167,11 @@ def _write_json(data) -> None:
     sys.stdout.buffer.flush()
 
 
+def _n(n: int, word: str = "paper") -> str:
+    """ "1 paper", "2 papers" """
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+
+
 def _print_table(papers: list[Paper]) -> None:
     width = shutil.get_terminal_size((120, 24)).columns
     title_width = max(30, width - 23)
@@ -175,9 +180,9 @@ def _print_table(papers: list[Paper]) -> None:
         title = p.title if len(p.title) <= title_width else p.title[: title_width - 1] + "…"
         print(f"{p.id}  {p.status.value:<8} {mark}{title}")
     if any(p.title_derived for p in papers):
-        print(f"\n{len(papers)} papers; ~ marks a title derived from the abstract.")
+        print(f"\n{_n(len(papers))}; ~ marks a title derived from the abstract.")
     else:
-        print(f"\n{len(papers)} papers.")
+        print(f"\n{_n(len(papers))}.")
 
 
 def _print_paper(p: Paper, lists: list[str]) -> None:
@@ -241,9 +246,9 @@ def cmd_import(args) -> int:
             for problem in report.problems:
                 print(f"  note: {problem}")
             if report.unconfirmed:
-                print(f"  it would add {len(report.unconfirmed)} papers, the first: "
+                print(f"  it would add {_n(len(report.unconfirmed))}, the first: "
                       + "; ".join(report.unconfirmed[:3]))
-        print(f"The library now holds {len(lib)} papers.")
+        print(f"The library now holds {_n(len(lib))}.")
     return EXIT_FAILED if any(not r.ok for r in reports) else EXIT_OK
 
 
@@ -281,7 +286,7 @@ def cmd_tag(args) -> int:
         ids = _ids(lib, args.ids)
         n = lib.add_tags(ids, split(args.add)) if args.add else 0
         n += lib.remove_tags(ids, split(args.remove)) if args.remove else 0
-        print(f"Tags changed on {n} of {len(ids)} papers." if n else "No tags changed.")
+        print(f"Tags changed on {n} of {_n(len(ids))}." if n else "No tags changed.")
     return EXIT_OK
 
 
@@ -293,7 +298,7 @@ def cmd_status(args) -> int:
     with _open(args, write=True) as lib:
         ids = _ids(lib, refs)
         n = lib.set_status(ids, status)
-        print(f"{n} of {len(ids)} papers are now {status.value}.")
+        print(f"{n} of {_n(len(ids))} {'is' if n == 1 else 'are'} now {status.value}.")
     return EXIT_OK
 
 
@@ -339,7 +344,7 @@ def cmd_rate(args) -> int:
     with _open(args, write=True) as lib:
         ids = _ids(lib, refs)
         lib.set_rating(ids, int(rating) or None)
-        print(f"Rated {len(ids)} papers." if int(rating) else f"Cleared the rating of {len(ids)} papers.")
+        print(f"Rated {_n(len(ids))}." if int(rating) else f"Cleared the rating of {_n(len(ids))}.")
     return EXIT_OK
 
 
@@ -348,16 +353,16 @@ def _open_index(lib, quiet: bool = False):
 
     def progress(done: int, total: int) -> None:
         if not quiet and total:
-            print(f"\rIndexing {total} papers for search… {100 * done // total}%", end="",
+            print(f"\rIndexing {_n(total)} for search… {100 * done // total}%", end="",
                   file=sys.stderr, flush=True)
 
     ix = SearchIndex(lib)
     ix.open(progress=progress)
     if ix.damaged:      # said even with --json: the index had to be repaired
         print(f"{'' if quiet else chr(13)}The search index in {ix.folder} was damaged; "
-              f"rebuilt it ({len(lib)} papers).", file=sys.stderr)
+              f"rebuilt it ({_n(len(lib))}).", file=sys.stderr)
     elif ix.rebuilt_because and not quiet:
-        print(f"\rIndexed {len(lib)} papers for search ({ix.rebuilt_because}).", file=sys.stderr)
+        print(f"\rIndexed {_n(len(lib))} for search ({ix.rebuilt_because}).", file=sys.stderr)
     return ix
 
 
@@ -418,7 +423,7 @@ def cmd_reindex(args) -> int:
 
     def progress(done: int, total: int) -> None:
         shown.append(done)
-        print(f"\rIndexing {total} papers… {100 * done // max(total, 1)}%", end="", file=sys.stderr, flush=True)
+        print(f"\rIndexing {_n(total)}… {100 * done // max(total, 1)}%", end="", file=sys.stderr, flush=True)
 
     with _open(args, write=False) as lib:
         ix = SearchIndex(lib)
@@ -431,7 +436,7 @@ def cmd_reindex(args) -> int:
             raise
         finally:
             ix.close()
-        print(f"\rIndexed {len(lib)} papers in {time.perf_counter() - started:.1f} s.", file=sys.stderr)
+        print(f"\rIndexed {_n(len(lib))} in {time.perf_counter() - started:.1f} s.", file=sys.stderr)
     return EXIT_OK
 
 
@@ -441,7 +446,7 @@ def cmd_lists(args) -> int:
         if not lists:
             print("No reading lists yet. Make one with 'papershelf list-add NAME ID...'.")
         for name, ids in lists.items():
-            print(f"{name}  ({len(ids)} paper{'s' if len(ids) != 1 else ''})")
+            print(f"{name}  ({_n(len(ids))})")
     return EXIT_OK
 
 
@@ -450,14 +455,14 @@ def cmd_list_add(args) -> int:
         ids = _ids(lib, args.ids)
         n = lib.add_to_list(args.name, ids)
         key = lib.create_list(args.name)   # the list's name as stored
-        print(f"Added {n} papers to {key!r}; it holds {len(lib.list_ids(key))}.")
+        print(f"Added {_n(n)} to {key!r}; it holds {len(lib.list_ids(key))}.")
     return EXIT_OK
 
 
 def cmd_list_remove(args) -> int:
     with _open(args, write=True) as lib:
         n = lib.remove_from_list(args.name, _ids(lib, args.ids))
-        print(f"Took {n} papers off {args.name!r}.")
+        print(f"Took {_n(n)} off {args.name!r}.")
     return EXIT_OK
 
 
@@ -610,10 +615,37 @@ def main(argv: list[str] | None = None) -> int:
         return 130
 
 
-def gui_main() -> int:
-    """Entry point for launchers (the `papershelf-gui` script): the same
-    arguments as `papershelf`, since the .desktop entry passes it files (%F)."""
-    return main(sys.argv[1:])
+def gui_main(argv: list[str] | None = None) -> int:
+    """Entry point for launchers (the `papershelf-gui` script; the .desktop
+    entry passes it files, %F): the options of `papershelf`, and every other
+    argument is a file to open. A file that is missing is reported in the
+    window (the import's report), not on a standard error no one sees."""
+    argv = sys.argv[1:] if argv is None else list(argv)
+    options, files, skip, only_files = [], [], False, False
+    for a in argv:
+        if skip:
+            options.append(a)
+            skip = False
+        elif only_files or not a.startswith("-") or a == "-":
+            files.append(a)
+        elif a == "--":
+            only_files = True
+        else:
+            options.append(a)
+            skip = a == "--data-dir"
+    if not files:
+        return main(options)
+    args = build_parser().parse_args(options)
+    if args.install_desktop or args.uninstall_desktop:
+        return cmd_desktop(args)
+    args.open_files = [f for f in files if f != "-"]
+    try:
+        return cmd_default(args)
+    except PapershelfError as exc:
+        print(f"papershelf: {exc}", file=sys.stderr)
+        return EXIT_FAILED
+    except KeyboardInterrupt:
+        return 130
 
 
 if __name__ == "__main__":

@@ -87,6 +87,11 @@ MIGRATIONS: dict = {}
 _O_BINARY = getattr(os, "O_BINARY", 0)
 
 
+def _n(n: int, word: str) -> str:
+    """ "1 paper", "2 papers" """
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+
+
 def now_iso() -> str:
     return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
 
@@ -689,8 +694,8 @@ class Store:
         self._compact(backup_current=not snapshot_damaged)
         for path in aside:
             report.append(f"Kept the damaged {path.name.split('.damaged-')[0]} as {path}.")
-        report.append(f"The library now holds {len(self.papers)} papers and {len(self.lists)} "
-                      f"reading lists, saved as {self.snapshot_path}.")
+        report.append(f"The library now holds {_n(len(self.papers), 'paper')} and "
+                      f"{_n(len(self.lists), 'reading list')}, saved as {self.snapshot_path}.")
         return "\n".join(report)
 
     def _salvage_library_file(self, journal_gens: list[int]) -> list[str]:
@@ -720,7 +725,7 @@ class Store:
             if scan.cut_short:
                 report.append(f"The library file {path} was cut short after line "
                               f"{1 + len(scan.papers) + len(scan.lists) + len(scan.damaged_lines)}.")
-            report.append(f"Kept every intact line: {len(papers)} papers and {len(lists)} reading lists.")
+            report.append(f"Kept every intact line: {_n(len(papers), 'paper')} and {_n(len(lists), 'reading list')}.")
         else:
             report.append(f"The library file {path} was missing.")
 
@@ -763,13 +768,13 @@ class Store:
                     from_backup.append(pid)
         if from_backup:
             report.append(
-                f"Restored {len(from_backup)} paper(s) whose lines were damaged or missing from the backup "
+                f"Restored {_n(len(from_backup), 'paper')} whose lines were damaged or missing from the backup "
                 f"{backup}, as they were then; edits made to them after that backup are lost: "
                 + "; ".join(_with_titles(f"paper {pid}", papers) for pid in from_backup[:20])
                 + (" …" if len(from_backup) > 20 else "") + ".")
         if expected is not None and len(papers) < expected:
             report.append(
-                f"Could not recover {expected - len(papers)} paper(s): their lines are damaged or "
+                f"Could not recover {_n(expected - len(papers), 'paper')}: their lines are damaged or "
                 "missing and no backup holds them (they joined the library after the latest backup).")
         if expected is not None and len(papers) > expected:
             report.append(

@@ -24,7 +24,8 @@ def quoted(names) -> str:
 
 
 def edited(kind: str, n: int, what: str, undo_key: str) -> str:
-    """The status-bar line after an edit: what it did, and how to take it back."""
+    """The status-bar line after an edit: what it did to how many papers (`n`,
+    the ones it changed), and how to take it back; for 0, that nothing changed."""
     texts = {
         "tag": tr("Tagged %(papers)s %(what)s"),
         "untag": tr("Removed %(what)s from %(papers)s"),
@@ -32,6 +33,15 @@ def edited(kind: str, n: int, what: str, undo_key: str) -> str:
         "rating": tr("Rated %(papers)s %(what)s"),
         "unrate": tr("Cleared the rating of %(papers)s"),
     }
+    if n == 0:      # nothing changed, and there is nothing to undo
+        texts = {
+            "tag": tr("Already tagged %(what)s"),
+            "untag": tr("No selected paper has %(what)s"),
+            "status": tr("Already %(what)s"),
+            "rating": tr("Already rated %(what)s"),
+            "unrate": tr("Already not rated"),
+        }
+        return texts[kind] % {"what": what.lower() if kind == "status" else what}
     line = texts[kind] % {"papers": n_papers(n), "what": what}
     return line + (" — " + tr("%s undoes") % undo_key if undo_key else "")
 

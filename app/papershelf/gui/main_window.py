@@ -518,7 +518,8 @@ class MainWindow(QMainWindow):
 
     @staticmethod
     def _shows_everything(query: Query) -> bool:
-        return not (query.text.strip() or query.status or query.tag or query.area or query.list_name)
+        return query.only_ids is None and not (query.text.strip() or query.status or query.tag
+                                                   or query.area or query.list_name)
 
     def _recount_shown(self) -> None:
         """Counts of the papers shown, from the library, right after an edit."""
@@ -528,7 +529,8 @@ class MainWindow(QMainWindow):
         everything = self._shows_everything(self.query)
         facets = facet_counts(self.library, ids if not everything else self.library.ids())
         lists = list_counts(self.library, None if everything else set(ids))
-        self.filter_panel.set_counts(facets["status"], facets["tags"], facets["area"], lists, len(ids))
+        total = len(self.library) if everything else len(ids)
+        self.filter_panel.set_counts(facets["status"], facets["tags"], facets["area"], lists, total)
 
     def _update_empty_state(self) -> None:
         self.list_stack.setCurrentIndex(1 if len(self.library) == 0 else 0)
@@ -557,35 +559,50 @@ class MainWindow(QMainWindow):
         return answer.terms, self.index.normal
 
     # ---- edits (each one undoable) -------------------------------------------
-    def _edit(self, label: str, ids: list[str], action, touches_lists: bool = False) -> bool:
+    def _edit(self, label: str, ids: list[str], action, touches_lists: bool = False) -> int | None:
+        """Make an undoable edit. Returns how many papers it changed (0: nothing
+        changed, so there is nothing to undo), or None if it was not made."""
         if not ids:
             self.statusBar().showMessage(self.tr("Select papers first."), 3000)
-            return False
+            return None
         if self.importing():
             self.statusBar().showMessage(self.tr("Wait for the import to finish."), 3000)
-            return False
+            return None
+        results = []
+
+        def run():
+            results.append(action())
+            return results[-1]
+        start = self.undo_stack.index()
         try:
-            self.undo_stack.push(LibraryEdit(self.library, label, ids, action, touches_lists))
+            self.undo_stack.push(LibraryEdit(self.library, label, ids, run, touches_lists))
         except (PapershelfError, ValueError) as exc:
             self.show_error(self.tr("The change was not made"), str(exc))
-            return False
-        return True
+            return None
+        if self.undo_stack.index() == start:     # nothing changed: the step went obsolete
+            return 0
+        changed = results[0] if results else None
+        return changed if isinstance(changed, int) and not isinstance(changed, bool) else len(ids)
 
-    def _say_edited(self, kind: str, n: int, what: str = "") -> None:
+    def _say_edited(self, kind: str, n: int | None, what: str = "") -> None:
+        """The status-bar line after an edit; only an edit that changed something
+        points to Undo, and it counts the papers it changed."""
+        if n is None:
+            return
         undo = self.findChild(QAction, "undoAction")
         key = undo.shortcut().toString(QKeySequence.SequenceFormat.NativeText) if undo is not None else ""
         self.statusBar().showMessage(edited(kind, n, what, key), 8000)
 
     def add_tags(self, tags: list[str]) -> None:
         ids = self.selected_ids()
-        if self._edit(self.tr("Tag %s") % ", ".join(tags), ids, lambda: self.library.add_tags(ids, tags)):
-            self._say_edited("tag", len(ids), quoted(tags))
+        self._say_edited("tag", self._edit(self.tr("Tag %s") % ", ".join(tags), ids,
+                                           lambda: self.library.add_tags(ids, tags)), quoted(tags))
         self._refresh_lists_and_tags()
 
     def remove_tag(self, tag: str) -> None:
         ids = self.selected_ids()
-        if self._edit(self.tr("Remove tag %s") % tag, ids, lambda: self.library.remove_tags(ids, [tag])):
-            self._say_edited("untag", len(ids), quoted([tag]))
+        self._say_edited("untag", self._edit(self.tr("Remove tag %s") % tag, ids,
+                                             lambda: self.library.remove_tags(ids, [tag])), quoted([tag]))
         self._refresh_lists_and_tags()
 
     def top_tags(self) -> list[str]:
@@ -607,13 +624,14 @@ class MainWindow(QMainWindow):
     def set_status(self, status: str) -> None:
         ids = self.selected_ids()
         label = self.tr("Mark as %s") % self.tr(STATUS_LABELS[Status(status)])
-        if self._edit(label, ids, lambda: self.library.set_status(ids, status)):
-            self._say_edited("status", len(ids), self.tr(STATUS_LABELS[Status(status)]))
+        self._say_edited("status", self._edit(label, ids, lambda: self.library.set_status(ids, status)),
+                         self.tr(STATUS_LABELS[Status(status)]))
 
     def set_rating(self, rating) -> None:
         ids = self.selected_ids()
-        if self._edit(self.tr("Rate"), ids, lambda: self.library.set_rating(ids, rating)):
-            self._say_edited("rating" if rating else "unrate", len(ids), "★" * (rating or 0))
+        self._say_edited("rating" if rating else "unrate",
+                         self._edit(self.tr("Rate"), ids, lambda: self.library.set_rating(ids, rating)),
+                         "★" * (rating or 0))
 
     def save_notes(self, paper_id: str, text: str) -> None:
         if paper_id not in self.library._store.papers or self.library.get(paper_id).notes == text:
@@ -666,7 +684,7 @@ class MainWindow(QMainWindow):
         if not ok or not new.strip() or new.strip() == tag:
             return
         ids = [p.id for p in self.library.papers() if tag in p.tags]
-        if self._edit(self.tr("Rename tag %s") % tag, ids, lambda: self.library.rename_tag(tag, new)):
+        if self._edit(self.tr("Rename tag %s") % tag, ids, lambda: self.library.rename_tag(tag, new)) is not None:
             if self.filter_panel.active["tag"] == tag:
                 self.filter_panel.active["tag"] = None
                 self.query = self.query.with_(tag=None)
@@ -688,7 +706,7 @@ class MainWindow(QMainWindow):
             return
         members = self.library.list_ids(name)
         if self._edit(self.tr("Rename list %s") % name, members or [name],
-                      lambda: self.library.rename_list(name, new), touches_lists=True):
+                      lambda: self.library.rename_list(name, new), touches_lists=True) is not None:
             if self.query.list_name == name:
                 self.filter_panel.active["list"] = None
                 self.query = self.query.with_(list_name=None)
@@ -702,7 +720,7 @@ class MainWindow(QMainWindow):
             return
         members = self.library.list_ids(name)
         if self._edit(self.tr("Delete list %s") % name, members or [name],
-                      lambda: self.library.delete_list(name), touches_lists=True):
+                      lambda: self.library.delete_list(name), touches_lists=True) is not None:
             if self.query.list_name == name:
                 self.filter_panel.active["list"] = None
                 self.query = self.query.with_(list_name=None)
@@ -723,7 +741,8 @@ class MainWindow(QMainWindow):
             self._selection_changed()
         if change.kind in ("papers-added", "papers-removed", "lists-changed"):
             self._refresh_lists_and_tags()
-        if change.kind == "lists-changed" or change.kind == "papers-changed" and change.fields & COUNTED_FIELDS:
+        if (change.kind in ("lists-changed", "papers-added", "papers-removed")
+                or change.kind == "papers-changed" and change.fields & COUNTED_FIELDS):
             self._recount_shown()
         if change.kind != "lists-changed" and (change.kind != "papers-changed" or "tags" in change.fields):
             self.tag_panel.set_key_tags(self.top_tags())

@@ -28,15 +28,16 @@ def parse_text(text: str, path: str, as_listing: bool = False) -> ParsedFile:
     Text with no listing header, BibTeX or RIS structure is read as a listing
     only when it looks like one (see listing.sniff_listing): otherwise
     NotAListingError, or UncertainListingError when it partly does.
-    `as_listing` reads it as a listing whatever it looks like.
+    `as_listing` reads such text as a listing whatever the sniffing says;
+    BibTeX and RIS are still read as BibTeX and RIS.
     """
     head = text.lstrip("\ufeff \t\r\n")[:200]
     suffix = Path(path).suffix.lower()
+    if suffix == ".ris" or head.startswith("TY  -"):
+        return parse_ris(text, path)
+    if suffix == ".bib" or head.startswith("@") or head.startswith("%") and "\n@" in text[:5000]:
+        return parse_bib(text, path)
     if not as_listing:
-        if suffix == ".ris" or head.startswith("TY  -"):
-            return parse_ris(text, path)
-        if suffix == ".bib" or head.startswith("@") or head.startswith("%") and "\n@" in text[:5000]:
-            return parse_bib(text, path)
         if not listing_header(text):
             sniff = sniff_listing(text)
             verdict = sniff.verdict
