@@ -241,6 +241,24 @@ class Library:
             pool = [p for p in pool if p.area.casefold() == wanted_area]
         return pool
 
+    def facet_counts(self, ids: Iterable[str]) -> dict[str, dict[str, int]]:
+        """Status value / tag / case-folded area → how many of `ids` have it, as the index counts."""
+        status: dict[str, int] = {}
+        tags: dict[str, int] = {}
+        areas: dict[str, int] = {}
+        get = self._store.papers.get
+        for pid in ids:
+            p = get(pid)
+            if p is None:
+                continue
+            status[p.status.value] = status.get(p.status.value, 0) + 1
+            for t in p.tags:
+                tags[t] = tags.get(t, 0) + 1
+            if p.area:
+                key = p.area.casefold()
+                areas[key] = areas.get(key, 0) + 1
+        return {"status": status, "tags": tags, "area": areas}
+
     def tag_counts(self) -> Counter:
         return Counter(t for p in self._store.papers.values() for t in p.tags)
 

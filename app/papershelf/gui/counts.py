@@ -20,21 +20,7 @@ RECOUNT_LIMIT = 20_000
 
 def facet_counts(library: Library, ids: Iterable[str]) -> dict[str, dict[str, int]]:
     """status value / tag / casefolded area → how many of `ids` have it (as the index counts)."""
-    status: dict[str, int] = {}
-    tags: dict[str, int] = {}
-    areas: dict[str, int] = {}
-    get = library._store.papers.get
-    for pid in ids:
-        p = get(pid)
-        if p is None:
-            continue
-        status[p.status.value] = status.get(p.status.value, 0) + 1
-        for t in p.tags:
-            tags[t] = tags.get(t, 0) + 1
-        if p.area:
-            key = p.area.casefold()
-            areas[key] = areas.get(key, 0) + 1
-    return {"status": status, "tags": tags, "area": areas}
+    return library.facet_counts(ids)
 
 
 def list_counts(library: Library, shown: Iterable[str] | None) -> dict[str, int]:

@@ -151,7 +151,7 @@ class SearchService(QObject):
             facets, fallback, indexed, terms = {}, False, False, set()
         if query.only_ids is not None:
             ids = [pid for pid in ids if pid in query.only_ids]
-            facets = _facets(self.library, ids)       # the index counted every match
+            facets = self.library.facet_counts(ids)       # the index counted every match
         if query.list_name and not query.text.strip() and query.sort == "relevance":
             wanted = set(ids)                       # a reading list keeps its own order
             ids = [pid for pid in self.library.list_ids(query.list_name) if pid in wanted]
@@ -175,21 +175,3 @@ class SearchService(QObject):
                 out = re.sub(rf"\b{re.escape(word)}\b", close, out, count=1)
                 changed = True
         return out if changed else ""
-
-
-def _facets(library: Library, ids: list[str]) -> dict[str, dict[str, int]]:
-    """Status, area and tag counts of these papers, as the index gives them."""
-    status: dict[str, int] = {}
-    areas: dict[str, int] = {}
-    tags: dict[str, int] = {}
-    get = library._store.papers.get
-    for pid in ids:
-        p = get(pid)
-        if p is None:
-            continue
-        status[p.status.value] = status.get(p.status.value, 0) + 1
-        if p.area:
-            areas[p.area.casefold()] = areas.get(p.area.casefold(), 0) + 1
-        for t in p.tags:
-            tags[t] = tags.get(t, 0) + 1
-    return {"status": status, "area": areas, "tags": tags}
