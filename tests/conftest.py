@@ -50,6 +50,15 @@ def seeded(library, seeds):
     return library
 
 
+def seeded_index(folder: Path) -> Path:
+    """A library of the four sample listings with its search index built, at `folder`."""
+    from papershelf.core.index import SearchIndex
+    with Library.open(folder) as lib:
+        lib.import_files(SEEDS)
+        SearchIndex(lib).open().close()
+    return folder
+
+
 def snapshot_files(folder: Path) -> dict[str, bytes]:
     """Every file of a library folder and its bytes, to prove nothing changed."""
     return {str(p.relative_to(folder)): p.read_bytes()

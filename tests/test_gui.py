@@ -10,7 +10,7 @@ from PySide6.QtCore import QMimeData, QPoint, QPointF, Qt, QUrl
 from PySide6.QtGui import QDesktopServices, QDragEnterEvent, QDropEvent
 from PySide6.QtWidgets import QApplication, QLineEdit, QMessageBox, QPlainTextEdit, QTableView, QTextBrowser, QTreeView
 
-from papershelf.core.index import SearchIndex
+from conftest import seeded_index
 from papershelf.core.library import Library
 from papershelf.gui.main_window import MainWindow
 
@@ -19,12 +19,7 @@ pytestmark = pytest.mark.gui
 
 @pytest.fixture(scope="module")
 def indexed_seeds(tmp_path_factory):
-    from conftest import SEEDS
-    folder = tmp_path_factory.mktemp("gui") / "library"
-    with Library.open(folder) as lib:
-        lib.import_files(SEEDS)
-        SearchIndex(lib).open().close()
-    return folder
+    return seeded_index(tmp_path_factory.mktemp("gui") / "library")
 
 
 

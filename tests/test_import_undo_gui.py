@@ -15,6 +15,12 @@ pytestmark = [pytest.mark.gui, pytest.mark.qt_log_level_fail("WARNING"),
               pytest.mark.qt_log_ignore(r"This plugin does not support")]
 
 
+def drop_bib(qtbot, win, path, text: str):
+    """Write `text` as a .bib file at `path` and drop it on the window; the import's reports."""
+    path.write_text(text, encoding="utf-8")
+    return drop(qtbot, win, path)
+
+
 def drop(qtbot, win, path):
     mime = QMimeData()
     mime.setUrls([QUrl.fromLocalFile(str(path))])
@@ -95,9 +101,7 @@ def test_undo_removes_what_an_import_added_and_restores_what_it_merged(window, q
 def test_undoing_the_only_import_hides_the_entry_and_the_filter(window, qtbot, tmp_path):
     win, lib = window, window.library
     start = len(lib)
-    more = tmp_path / "more.bib"
-    more.write_text(BIB_MORE, encoding="utf-8")
-    drop(qtbot, win, more)
+    drop_bib(qtbot, win, tmp_path / "more.bib", BIB_MORE)
     assert last_import_entry(win) == "Last import  (2)"
     click_last_import(qtbot, win)
     assert titles_shown(win) == ["Deep Nets for Shelving Papers", "Wide Shelves Hold More Papers"]
@@ -125,9 +129,7 @@ def indexed_window(qtbot, tmp_path, settings):
 
 def test_with_the_index_the_search_and_the_counts_follow_an_undone_import(indexed_window, qtbot, tmp_path):
     win, lib = indexed_window, indexed_window.library
-    more = tmp_path / "more.bib"
-    more.write_text(BIB_MORE, encoding="utf-8")
-    drop(qtbot, win, more)
+    drop_bib(qtbot, win, tmp_path / "more.bib", BIB_MORE)
     click_last_import(qtbot, win)
     qtbot.waitUntil(lambda: titles_shown(win) == ["Deep Nets for Shelving Papers", "Wide Shelves Hold More Papers"])
     status = dict(win.filter_panel.entries("status"))

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import run_cli, snapshot_files
+from conftest import run_cli, seeded_index, snapshot_files
 from papershelf.core.errors import SearchIndexDamagedError, SearchIndexError
 from papershelf.core.index import INDEX_DIR, STATE_FILE, SearchIndex
 from papershelf.core.library import Library
@@ -22,11 +22,7 @@ QUERY = "diffusion"          # many matches, ranked: ids, lengths and postings a
 @pytest.fixture(scope="module")
 def indexed(tmp_path_factory):
     """A seeded library with its index, and the undamaged answer to QUERY."""
-    from conftest import SEEDS
-    folder = tmp_path_factory.mktemp("damage") / "library"
-    with Library.open(folder) as lib:
-        lib.import_files(SEEDS)
-        SearchIndex(lib).open().close()
+    folder = seeded_index(tmp_path_factory.mktemp("damage") / "library")
     answer = run_cli("search", "--json", QUERY, data_dir=folder)
     assert answer.returncode == 0 and answer.stderr == "" and '"id"' in answer.stdout
     return folder, answer.stdout

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from test_import_undo_core import BIB_MORE
-from test_import_undo_gui import click_last_import, drop, titles_shown
+from test_import_undo_gui import click_last_import, drop_bib, titles_shown
 from test_paper_menu import select_rows
 
 
@@ -15,9 +15,7 @@ def test_last_import_counts_only_the_papers_it_shows(window, qtbot, tmp_path):
     win = window
     select_rows(win, [0, 1, 2])
     win.add_to_list("Thesis")
-    more = tmp_path / "more.bib"
-    more.write_text(BIB_MORE, encoding="utf-8")
-    drop(qtbot, win, more)
+    drop_bib(qtbot, win, tmp_path / "more.bib", BIB_MORE)
     click_last_import(qtbot, win)
     assert len(titles_shown(win)) == 2
     assert status_all(win) == "All  (2)"
@@ -26,9 +24,7 @@ def test_last_import_counts_only_the_papers_it_shows(window, qtbot, tmp_path):
 
 def test_an_edit_under_last_import_keeps_counting_what_is_shown(window, qtbot, tmp_path):
     win = window
-    more = tmp_path / "more.bib"
-    more.write_text(BIB_MORE, encoding="utf-8")
-    drop(qtbot, win, more)
+    drop_bib(qtbot, win, tmp_path / "more.bib", BIB_MORE)
     click_last_import(qtbot, win)
     select_rows(win, [0])
     win.set_status("reading")
@@ -40,9 +36,7 @@ def test_an_edit_under_last_import_keeps_counting_what_is_shown(window, qtbot, t
 def test_undoing_an_import_or_a_delete_updates_the_total_at_once(window, qtbot, tmp_path):
     win, lib = window, window.library
     n0 = len(lib)
-    more = tmp_path / "more.bib"
-    more.write_text(BIB_MORE, encoding="utf-8")
-    drop(qtbot, win, more)
+    drop_bib(qtbot, win, tmp_path / "more.bib", BIB_MORE)
     qtbot.waitUntil(lambda: status_all(win) == f"All  ({n0 + 2})")
     win.undo_stack.undo()
     assert len(lib) == n0

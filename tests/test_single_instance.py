@@ -249,23 +249,26 @@ def test_a_server_of_another_user_in_the_users_folder_is_never_trusted(window, t
         assert squatter.received() == [""]      # it saw a connection and nothing on it
 
 
+@pytest.fixture
+def server(window):
+    """The window's single-instance server, closed after the test whatever happens."""
+    srv = InstanceServer(window.library.folder, window)
+    yield srv
+    srv.close()
+
+
 @needs_root
 @needs_peercred
-def test_the_window_drops_a_connection_from_another_user(window, qtbot):
-    folder = window.library.folder
+def test_the_window_drops_a_connection_from_another_user(window, server, qtbot):
     before = len(window.library)
-    server = InstanceServer(folder, window)
-    try:
-        message = json.dumps({"files": [str(SEEDS[1].resolve())]})
-        child = subprocess.Popen([sys.executable, "-c", INTRUDER, str(OTHER_UID),
-                                  server.server.fullServerName(), message], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        qtbot.waitUntil(lambda: child.poll() is not None, timeout=30_000)   # the window serves meanwhile
-        out, err = child.communicate(timeout=10)
-        assert child.returncode == 0, err
-        assert out.strip() == "b''"             # closed without an answer
-        assert nothing_imported(window, before)
-    finally:
-        server.close()
+    message = json.dumps({"files": [str(SEEDS[1].resolve())]})
+    child = subprocess.Popen([sys.executable, "-c", INTRUDER, str(OTHER_UID),
+                              server.server.fullServerName(), message], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    qtbot.waitUntil(lambda: child.poll() is not None, timeout=30_000)   # the window serves meanwhile
+    out, err = child.communicate(timeout=10)
+    assert child.returncode == 0, err
+    assert out.strip() == "b''"             # closed without an answer
+    assert nothing_imported(window, before)
 
 
 # ---- what a message must be ------------------------------------------------
@@ -303,30 +306,20 @@ MALFORMED = {
 @qt_warnings_fail
 @qt_offscreen_ok
 @pytest.mark.parametrize("kind", list(MALFORMED))
-def test_a_malformed_message_is_answered_error_and_imports_nothing(kind, window, qtbot, tmp_path):
-    folder = window.library.folder
+def test_a_malformed_message_is_answered_error_and_imports_nothing(kind, window, server, qtbot, tmp_path):
     before = len(window.library)
-    server = InstanceServer(folder, window)
-    try:
-        assert talk(qtbot, server, MALFORMED[kind](tmp_path)) == b"error\n"
-        assert nothing_imported(window, before)
-        # and the window still serves the next start
-        with qtbot.waitSignal(window.importFinished, timeout=60_000) as blocker:
-            assert talk(qtbot, server, json.dumps({"files": [str(SEEDS[1].resolve())]}).encode() + b"\n") == b"ok\n"
-        assert [r.added for r in blocker.args[0]] == [19]
-    finally:
-        server.close()
+    assert talk(qtbot, server, MALFORMED[kind](tmp_path)) == b"error\n"
+    assert nothing_imported(window, before)
+    # and the window still serves the next start
+    with qtbot.waitSignal(window.importFinished, timeout=60_000) as blocker:
+        assert talk(qtbot, server, json.dumps({"files": [str(SEEDS[1].resolve())]}).encode() + b"\n") == b"ok\n"
+    assert [r.added for r in blocker.args[0]] == [19]
 
 
 @qt_warnings_fail
 @qt_offscreen_ok
-def test_a_start_that_never_finishes_its_message_is_cut_off(window, qtbot):
-    folder = window.library.folder
+def test_a_start_that_never_finishes_its_message_is_cut_off(window, server, qtbot):
     before = len(window.library)
-    server = InstanceServer(folder, window)
     server.read_timeout_ms = 200
-    try:
-        assert talk(qtbot, server, b'{"files": [') == b"error\n"
-        assert nothing_imported(window, before)
-    finally:
-        server.close()
+    assert talk(qtbot, server, b'{"files": [') == b"error\n"
+    assert nothing_imported(window, before)
