@@ -147,6 +147,32 @@ def test_recover_restores_lists_and_papers_of_damaged_lines_from_the_backup(impo
         assert lib.get(ids[10]).notes == ""                      # the backup's copy, as reported
 
 
+@pytest.mark.parametrize("bit", range(8))
+def test_a_damaged_newline_between_two_papers_loses_neither(imported, bit):
+    """A flipped newline merges two whole lines into one; both still carry their
+    own checksum, so recover keeps both, even with no backup to fall back on."""
+    with Library.open(imported) as lib:
+        ids = lib.ids()
+        lib.set_notes(ids[20], "edit one")
+        lib.set_notes(ids[21], "edit two")
+        lib.compact()
+    for old in (imported / store_mod.BACKUPS).glob("*"):
+        old.unlink()                                    # nothing else to recover them from
+    snap = imported / SNAPSHOT
+    data = snap.read_bytes()
+    at = data.index(f'"id":"{ids[21]}"'.encode())
+    newline = data.rindex(b"\n", 0, at)                 # the end of the line before ids[21]'s
+    flip_bit(snap, newline, bit)
+    res = run_cli("list", data_dir=imported)
+    assert res.returncode == 1 and "damaged" in res.stderr
+    rec = run_cli("recover", data_dir=imported)
+    assert rec.returncode == 0, rec.stderr
+    assert "Could not recover" not in rec.stdout, rec.stdout
+    with Library.open(imported, readonly=True) as lib:
+        assert lib.ids() == ids
+        assert lib.get(ids[20]).notes == "edit one" and lib.get(ids[21]).notes == "edit two"
+
+
 def test_every_bit_flip_in_the_library_file_is_found(imported):
     """Random 1-3 bit flips: refused with the line named, never loaded changed."""
     with Library.open(imported) as lib:

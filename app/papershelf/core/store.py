@@ -1380,46 +1380,76 @@ def salvage_snapshot(path: Path) -> SnapshotSalvage:
     else:   # guess the schema from the lines themselves
         sealed = any(_unseal(line + b"\n") is not None for line in lines[1:50])
     for lineno, line in enumerate(lines[1:], start=2):
-        whole = line + b"\n"
-        body = _unseal(whole) if sealed else line
-        rec = None
-        if body is not None:
-            try:
-                rec = orjson.loads(body)
-            except ValueError:
-                rec = None
-        if isinstance(rec, dict):
-            try:
-                if isinstance(rec.get("id"), str):
-                    out.papers[rec["id"]] = Paper.from_dict(rec)
-                    out.order.append(("p", rec["id"]))
-                    continue
-                if "list" in rec:
-                    out.lists[_check_list_name(rec["list"])] = _check_ids(rec["ids"])
-                    continue
-                if rec.get("end") is True and isinstance(rec.get("papers"), int):
-                    out.end = rec
-                    continue
-            except (ValueError, TypeError, KeyError, AttributeError):
-                pass
+        if _take_record(out, _unseal(line + b"\n") if sealed else line):
+            continue
         if not line.strip():
             continue
         out.damaged_lines.append(lineno)
-        found = _ID_IN_LINE.findall(line)    # a lost newline can merge several lines into one
-        if found:
-            out.order.extend(("d", lineno, pid.decode()) for pid in found)
-            continue
-        m = _LIST_IN_LINE.search(line)
-        if m:
-            try:
-                out.damaged_lists.append(orjson.loads(b'"' + m.group(1) + b'"'))
-            except ValueError:
-                out.damaged_lists.append("")
-            continue
-        out.order.append(("d", lineno, None))
+        # a damaged newline merges two or more whole lines into one: every part
+        # that still carries its own matching checksum is kept as it was saved
+        for part, intact in _sealed_parts(line) if sealed else [(line, False)]:
+            if intact and _take_record(out, _unseal(part + b"\n")):
+                continue
+            found = _ID_IN_LINE.findall(part)
+            if found:
+                out.order.extend(("d", lineno, pid.decode()) for pid in found)
+                continue
+            m = _LIST_IN_LINE.search(part)
+            if m:
+                try:
+                    out.damaged_lists.append(orjson.loads(b'"' + m.group(1) + b'"'))
+                except ValueError:
+                    out.damaged_lists.append("")
+                continue
+            out.order.append(("d", lineno, None))
     if out.end is None:
         out.cut_short = True
     return out
+
+
+_SEAL_IN_LINE = re.compile(rb"\t[0-9a-f]{8}")
+
+
+def _sealed_parts(line: bytes) -> list[tuple[bytes, bool]]:
+    """A damaged line cut after each ``\\t<crc>`` seal inside it, skipping the
+    one byte that took the place of the newline; (part, could be whole) pairs.
+    A raw tab appears in a sealed line only before its checksum (JSON escapes
+    tabs), so these are the only places one saved line can have ended."""
+    parts, start = [], 0
+    for m in _SEAL_IN_LINE.finditer(line):
+        if m.start() < start:
+            continue
+        parts.append((line[start:m.end()], True))
+        start = m.end() + 1
+    if start < len(line):
+        parts.append((line[start:], False))
+    return parts
+
+
+def _take_record(out: "SnapshotSalvage", body: bytes | None) -> bool:
+    """Add one intact library-file line to `out`; False if it is not one."""
+    if body is None:
+        return False
+    try:
+        rec = orjson.loads(body)
+    except ValueError:
+        return False
+    if not isinstance(rec, dict):
+        return False
+    try:
+        if isinstance(rec.get("id"), str):
+            out.papers[rec["id"]] = Paper.from_dict(rec)
+            out.order.append(("p", rec["id"]))
+            return True
+        if "list" in rec:
+            out.lists[_check_list_name(rec["list"])] = _check_ids(rec["ids"])
+            return True
+        if rec.get("end") is True and isinstance(rec.get("papers"), int):
+            out.end = rec
+            return True
+    except (ValueError, TypeError, KeyError, AttributeError):
+        pass
+    return False
 
 
 def latest_good_backup(backup_dir: Path) -> Path | None:
