@@ -185,6 +185,15 @@ class Library:
     def ids(self) -> list[str]:
         return list(self._store.papers)
 
+    def __contains__(self, paper_id: object) -> bool:
+        return paper_id in self._store.papers
+
+    def find(self, paper_id: str) -> Paper | None:
+        """The paper with this id, or None; safe to call from any thread (a
+        single dict read), so background readers such as the search index's
+        writer use this rather than `get`."""
+        return self._store.papers.get(paper_id)
+
     def get(self, paper_id: str) -> Paper:
         try:
             return self._store.papers[paper_id]

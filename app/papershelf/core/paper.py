@@ -14,6 +14,7 @@ import enum
 import unicodedata
 from dataclasses import dataclass
 from operator import itemgetter
+from typing import Iterable
 
 from .text import clean_text
 
@@ -50,6 +51,44 @@ def normalize_tag(tag: str) -> str:
     """
     tag = unicodedata.normalize("NFC", clean_text(tag))
     return " ".join(tag.split()).casefold()
+
+
+TAG_SEPARATOR = ","
+"""Where people type several tags in one go ("llm, to cite"): the one place
+the rule lives. A tag itself may hold a comma only when it arrives as one
+value (a .bib keyword list is split by its own rules, a list passed in code
+is taken as it is)."""
+
+_KEYWORD_COMMA = "\u201a"   # a look-alike of the comma, for the index's comma-separated keyword fields
+
+
+def split_tags(typed: str | Iterable[str]) -> list[str]:
+    """Tags from what a person typed (one string or several), split at commas,
+    normalised, empty ones and repeats dropped, in the order typed."""
+    values = [typed] if isinstance(typed, str) else list(typed)
+    out: dict[str, None] = {}
+    for value in values:
+        for part in value.split(TAG_SEPARATOR):
+            tag = normalize_tag(part)
+            if tag:
+                out[tag] = None
+    return list(out)
+
+
+def join_tags(tags: Iterable[str]) -> str:
+    """Tags as one line to show or edit: the inverse of `split_tags` for tags without commas."""
+    return (TAG_SEPARATOR + " ").join(tags)
+
+
+def tag_keyword(name: str) -> str:
+    """A tag or list name as one search-index keyword: those fields are split
+    at commas, so a comma inside a name is stored as a look-alike."""
+    return " ".join(name.split()).casefold().replace(TAG_SEPARATOR, _KEYWORD_COMMA)
+
+
+def keyword_tag(keyword: str) -> str:
+    """The tag a search-index keyword stands for (the inverse of `tag_keyword`)."""
+    return keyword.replace(_KEYWORD_COMMA, TAG_SEPARATOR)
 
 
 @dataclass(frozen=True, slots=True)
