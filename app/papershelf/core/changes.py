@@ -1,0 +1,27 @@
+"""What an operation on the library touched, as announced to its subscribers.
+
+Its own module so that every part of the core (importing, the search index)
+can name a `Change` without importing the facade that emits it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True, slots=True)
+class Change:
+    """What an operation touched, for subscribers to decide what to refresh."""
+
+    kind: str                                  # papers-added | papers-changed | papers-removed | lists-changed
+    ids: frozenset[str] = frozenset()
+    fields: frozenset[str] = frozenset()       # for papers-changed: which fields
+    lists: frozenset[str] = frozenset()        # for lists-changed: which list names
+
+
+Subscriber = Callable[[Change], None]
+
+Record = dict[str, Any]
+"""A paper's stored dict (`Paper.raw()`), as undo keeps and puts back."""

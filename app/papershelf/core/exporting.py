@@ -1,0 +1,75 @@
+"""Export and citation keys, for the facade: `Library.export_bibtex`,
+`citation_keys` and `bibtex_entries` do their work here (part of the
+facade: it uses the library's private parts). A key an export gives a paper
+is pinned, so the same paper keeps it in every later export.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from .checks import id_list
+from .errors import InvalidValueError, NothingToExportError
+
+if TYPE_CHECKING:
+    from .exporters.bibtex import ExportReport
+    from .library import Library
+
+DIALECTS = ("bibtex", "biblatex")
+
+
+def _check_dialect(dialect: str) -> None:
+    if dialect not in DIALECTS:
+        raise InvalidValueError(f"unknown dialect {dialect!r}; use bibtex or biblatex")
+
+
+def export_bibtex(lib: Library, ids: Iterable[str], path: Path | str,
+                  dialect: str = "bibtex") -> tuple[ExportReport, str]:
+    """See `Library.export_bibtex`."""
+    from .citekeys import assign_keys
+    from .exporters.bibtex import ExportReport, Rendering
+    from .fileio import write_atomically
+    ids = [lib.get(pid).id for pid in dict.fromkeys(id_list(ids))]
+    if not ids:     # an empty file over a good one is never what was meant
+        raise NothingToExportError(
+            "No papers to export; nothing was written" + ("" if str(path) == "-" else
+                                                          f" and {path} is as it was") + ".", path)
+    _check_dialect(dialect)
+    papers = lib._papers
+    keys = assign_keys(papers.values())
+    rendering = Rendering([papers[pid] for pid in ids], keys, dialect)
+    text = ""
+    report = ExportReport(path=str(path), entries=len(ids))
+    if str(path) == "-":
+        text = "".join(rendering)
+    else:
+        write_atomically(Path(path), rendering)    # streamed; ExportError says why it failed
+    report.replaced_chars = rendering.replaced
+    new_keys = report.new_keys = {pid: keys[pid] for pid in ids if not papers[pid].citekey}
+    if new_keys and not lib.readonly:
+        lib._set_many(new_keys, lambda p: {"citekey": new_keys[p.id]})
+    return report, text
+
+
+def citation_keys(lib: Library, ids: Iterable[str], pin: bool = True) -> dict[str, str]:
+    """See `Library.citation_keys`."""
+    from .citekeys import assign_keys
+    ids = [lib.get(pid).id for pid in dict.fromkeys(id_list(ids))]
+    papers = lib._papers
+    keys = assign_keys(papers.values())
+    new = {pid: keys[pid] for pid in ids if not papers[pid].citekey}
+    if pin and new and not lib.readonly:
+        lib._set_many(new, lambda p: {"citekey": new[p.id]})
+    return {pid: keys[pid] for pid in ids}
+
+
+def bibtex_entries(lib: Library, ids: Iterable[str], dialect: str = "bibtex", pin: bool = True) -> str:
+    """See `Library.bibtex_entries`."""
+    from .exporters.bibtex import entries_text
+    _check_dialect(dialect)
+    keys = citation_keys(lib, ids, pin=pin)
+    papers = lib._papers
+    text: str = entries_text([papers[pid] for pid in keys], keys, dialect)
+    return text

@@ -1,0 +1,216 @@
+"""Undo support for the facade: put back exactly what was there.
+
+The window's undo steps keep what `Library.snapshot_fields`, `lists` and
+`records` handed out and give it back through `restore_fields`,
+`restore_lists`, `restore_papers`, `put_records` and `swap_fields`; this
+module does that work for them (part of the facade: it uses the library's
+private parts). What comes back is checked first, so a malformed record
+raises InvalidValueError and changes nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING
+
+from .changes import Change, Record
+from .errors import InvalidValueError
+from .lists import touch
+from .paper import FIELDS, RATING_MAX, RATING_MIN, STATUS_VALUES, Paper, Status
+from .store import Op, now_iso
+
+if TYPE_CHECKING:
+    from .library import Library
+
+UNDOABLE_FIELDS = ("status", "tags", "notes", "rating", "title", "title_derived")
+
+
+def _copy(value: object) -> object:
+    return list(value) if isinstance(value, list) else value
+
+
+def snapshot_fields(lib: Library, ids: Iterable[str]) -> dict[str, Record]:
+    """See `Library.snapshot_fields`."""
+    out = {}
+    papers = lib._papers
+    for pid in ids:
+        paper = papers.get(pid)
+        if paper is not None:
+            out[pid] = {f: _copy(getattr(paper, f)) for f in UNDOABLE_FIELDS}
+    return out
+
+
+def restore_fields(lib: Library, snapshot: Mapping[str, Record]) -> int:
+    """See `Library.restore_fields`."""
+    for pid, fields in snapshot.items():
+        _check_fields(pid, fields, UNDOABLE_FIELDS)
+    present = lib.present(snapshot)
+    return lib._set_many(present, lambda p: snapshot[p.id])
+
+
+def restore_lists(lib: Library, lists: Mapping[str, list[str] | None]) -> None:
+    """See `Library.restore_lists`."""
+    _check_lists(lists)
+    store = lib._store
+    ops: list[Op] = []
+    touched: set[str] = set()
+    names: set[str] = set()
+    for name, members in lists.items():
+        current = store.lists.get(name)
+        if current == members:
+            continue
+        if members is not None:
+            members = lib.present(members)
+        ops.append(Op("list", name, members))
+        touched |= set(current or ()) ^ set(members or ())
+        names.add(name)
+    if ops:
+        lib._commit(ops + touch(lib, touched),
+                    [Change("lists-changed", ids=frozenset(touched), lists=frozenset(names))])
+
+
+def restore_papers(lib: Library, papers: Iterable[Paper], lists: Mapping[str, list[str] | None]) -> int:
+    """See `Library.restore_papers`."""
+    papers = list(papers)
+    for p in papers:
+        if not isinstance(p, Paper):
+            raise InvalidValueError(f"only papers the library handed out can be restored, not {p!r:.60}")
+    _check_lists(lists)
+    back = [p for p in papers if p.id not in lib]
+    if not back:
+        return 0
+    ops = [Op("add", p.id, Paper.from_dict(dict(p.raw()))) for p in back]
+    for name, members in lists.items():
+        if members is not None and lib._store.lists.get(name) != members:
+            ops.append(Op("list", name, list(members)))
+    lib._commit(ops, [Change("papers-added", ids=frozenset(p.id for p in back)),
+                      Change("lists-changed", lists=frozenset(lists))])
+    for p in back:
+        if lib._fp_index is not None and p.fingerprint:
+            lib._fp_index[p.fingerprint] = p.id
+    return len(back)
+
+
+def put_records(lib: Library, records: Mapping[str, Record], remove: Iterable[str] = ()) -> None:
+    """See `Library.put_records`."""
+    for pid, record in records.items():
+        _check_record(pid, record)
+    papers = lib._papers
+    gone = [pid for pid in dict.fromkeys(remove) if pid in papers and pid not in records]
+    ops: list[Op] = [Op("del", pid) for pid in gone]
+    touched_lists = []
+    if gone:
+        gone_set = set(gone)
+        for name, members in lib._store.lists.items():
+            if gone_set.intersection(members):
+                ops.append(Op("list", name, [i for i in members if i not in gone_set]))
+                touched_lists.append(name)
+    added: list[str] = []
+    changed: list[str] = []
+    fields: set[str] = set()
+    now = now_iso()
+    for pid, record in records.items():
+        current = papers.get(pid)
+        if current is None:
+            ops.append(Op("add", pid, Paper.from_dict({**record, "id": pid})))
+            added.append(pid)
+            continue
+        raw = current.raw()
+        diff = {k: record.get(k, FIELDS[k]) for k in set(raw) | set(record)
+                if k not in ("id", "updated") and raw.get(k, FIELDS[k]) != record.get(k, FIELDS[k])}
+        if diff:
+            # `updated` moves on, as after any undo: the index catches up by it after a restart
+            diff["updated"] = now
+            ops.append(Op("set", pid, diff))
+            changed.append(pid)
+            fields.update(diff)
+    old_fps = [papers[pid].fingerprint for pid in gone + changed]
+    events = []
+    if gone:
+        events.append(Change("papers-removed", ids=frozenset(gone)))
+    if touched_lists:
+        events.append(Change("lists-changed", lists=frozenset(touched_lists)))
+    if added:
+        events.append(Change("papers-added", ids=frozenset(added)))
+    if changed:
+        events.append(Change("papers-changed", ids=frozenset(changed), fields=frozenset(fields)))
+    lib._commit(ops, events)
+    if lib._fp_index is not None:
+        for fp in old_fps:
+            lib._fp_index.pop(fp, None)
+        for pid in added + changed:
+            fp = papers[pid].fingerprint
+            if fp:
+                lib._fp_index[fp] = pid
+
+
+def swap_fields(lib: Library, frm: Mapping[str, Record], to: Mapping[str, Record],
+                add: Mapping[str, Record] | None = None, remove: Iterable[str] = ()) -> None:
+    """See `Library.swap_fields`."""
+    for records in (frm, to, add or {}):
+        for pid, record in records.items():
+            _check_record(pid, record)
+    papers = lib._papers
+    out: dict[str, Record] = {}
+    for pid, target in to.items():
+        current, source = papers.get(pid), frm.get(pid)
+        if current is None or source is None:
+            continue
+        raw = current.raw()
+        record = dict(raw)
+        for k in set(source) | set(target):
+            if k in ("id", "updated"):
+                continue
+            old, new = source.get(k, FIELDS[k]), target.get(k, FIELDS[k])
+            if old != new and raw.get(k, FIELDS[k]) == old:
+                record[k] = new
+        out[pid] = record
+    out.update(add or {})
+    put_records(lib, out, remove=remove)
+
+
+# ---- checks: what comes back must be what was handed out ---------------------------
+
+def _check_record(pid: str, record: object) -> None:
+    """A stored record (JSON form) for paper `pid`; InvalidValueError if it cannot be one."""
+    if not isinstance(pid, str) or not isinstance(record, dict):
+        raise InvalidValueError(f"a paper's record is a dict under its id, not {record!r:.60} under {pid!r}")
+    unknown = set(record) - set(FIELDS)
+    if unknown:
+        raise InvalidValueError(f"the record of {pid} has fields a paper does not have: {', '.join(sorted(unknown))}")
+    if record.get("id", pid) != pid:
+        raise InvalidValueError(f"the record under {pid} is of another paper ({record['id']!r})")
+    if "status" in record and record["status"] not in STATUS_VALUES:
+        raise InvalidValueError(f"the record of {pid} has an unknown status {record['status']!r}")
+
+
+def _check_fields(pid: str, fields: object, allowed: Iterable[str]) -> None:
+    """Editable fields as Python values (a snapshot); InvalidValueError if they cannot be set."""
+    if not isinstance(fields, dict):
+        raise InvalidValueError(f"the fields of {pid!r} are a dict, not {fields!r:.60}")
+    unknown = set(fields) - set(allowed)
+    if unknown:
+        raise InvalidValueError(f"{', '.join(sorted(unknown))} cannot be put back by undo (paper {pid})")
+    status = fields.get("status", Status.UNREAD)
+    if not isinstance(status, Status) and status not in STATUS_VALUES:
+        raise InvalidValueError(f"unknown status {status!r} for paper {pid}")
+    tags = fields.get("tags", [])
+    if not isinstance(tags, list) or not all(isinstance(t, str) for t in tags):
+        raise InvalidValueError(f"the tags of {pid} must be a list of strings, not {tags!r:.60}")
+    rating = fields.get("rating")
+    if rating is not None and (type(rating) is not int or not RATING_MIN <= rating <= RATING_MAX):
+        raise InvalidValueError(f"a rating is {RATING_MIN} to {RATING_MAX} stars, or none, not {rating!r}")
+    for name in ("notes", "title"):
+        if not isinstance(fields.get(name, ""), str):
+            raise InvalidValueError(f"the {name} of {pid} must be text, not {fields[name]!r:.60}")
+    if not isinstance(fields.get("title_derived", False), bool):
+        raise InvalidValueError(f"title_derived of {pid} is True or False, not {fields['title_derived']!r}")
+
+
+def _check_lists(lists: Mapping[str, list[str] | None]) -> None:
+    """Reading lists as handed out (name → ids, or None); InvalidValueError otherwise."""
+    for name, members in lists.items():
+        if not isinstance(name, str) or not name:
+            raise InvalidValueError(f"a reading list needs a name, not {name!r}")
+        if members is not None and (not isinstance(members, list) or not all(isinstance(i, str) for i in members)):
+            raise InvalidValueError(f"the reading list {name!r} must hold a list of paper ids, not {members!r:.60}")

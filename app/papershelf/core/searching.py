@@ -1,0 +1,316 @@
+"""The library's search index, kept by the facade, and the answers to queries.
+
+`Library` owns one `IndexKeeper`: it opens (or rebuilds) the index in the
+library folder, says what state it is in, and answers a `Query` from it, or
+from the library's own filters and titles while it is not ready or found
+damaged. The window and the command line ask `Library`; neither holds the
+index itself.
+
+The search package loads Whoosh and numpy (most of a second), so it is
+imported on first use, here and nowhere else in the core (`_new_index`): a
+window shows its list before it, and a command that does not search never
+pays for it.
+"""
+
+from __future__ import annotations
+
+import enum
+import threading
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
+
+from .errors import InvalidValueError, SearchIndexDamagedError, SearchIndexError
+from .query import INDEX_SORTS, RELEVANCE, SORT_KEYS, Answer, Query, Vocabulary, sort_ids, title_matches
+
+if TYPE_CHECKING:
+    from .library import Library
+
+FLUSH_WAIT_S = 2.0     # a writer batch (0.25 s) and its commit, on a loaded machine
+
+Progress = Callable[[int, int], None]
+Cancelled = Callable[[], bool]
+
+
+class IndexResults(Protocol):
+    """What the index's `search` gives back."""
+
+    ids: list[str]
+    total: int
+    scores: dict[str, float]
+    facets: dict[str, dict[str, int]]
+    fallback: bool
+
+
+class SearchIndexLike(Protocol):
+    """The search index as the keeper uses it (the search package's `SearchIndex`)."""
+
+    folder: Path
+    rebuilt_because: str
+    damaged: str
+    stale: bool
+    committed: list[Callable[[], None]]
+
+    def open(self, progress: Progress | None = None, cancelled: Cancelled | None = None) -> Any:
+        """Bring the index up to date (rebuilding if need be) and follow the library."""
+
+    def rebuild(self, progress: Progress | None = None, cancelled: Cancelled | None = None) -> bool:
+        """Index every paper afresh; False if cancelled."""
+
+    def close(self) -> None:
+        """Stop following the library and close the index."""
+
+    def flush(self, timeout: float = 60) -> bool:
+        """Wait until every queued change is searchable."""
+
+    def search(self, text: str = "", status: str | None = None, tag: str | None = None,
+               area: str | None = None, list_name: str | None = None, sort: str = "relevance",
+               limit: int | None = 50, facets: bool = True) -> IndexResults:
+        """Papers matching `text` and every filter."""
+
+    def snippets(self, ids: Iterable[str], text: str, top: int = 2) -> dict[str, str]:
+        """Highlighted fragments of the abstracts of `ids`."""
+
+    def highlight_terms(self, text: str) -> set[str]:
+        """The indexed forms of the words a query matches."""
+
+    @property
+    def normal(self) -> Callable[[str], str]:
+        """A word as the index holds it."""
+
+    def more_like(self, paper_id: str, limit: int = 10) -> list[str]:
+        """Papers like this one."""
+
+
+def _new_index(library: Library) -> SearchIndexLike:
+    """A search index object for the library's folder (not yet opened).
+
+    The one place the core names the search package; imported here, on
+    first use, to keep Whoosh and numpy out of start-up."""
+    from .index import SearchIndex
+    index: SearchIndexLike = SearchIndex(library)
+    return index
+
+
+class IndexState(str, enum.Enum):
+    """Where the library's search index stands."""
+
+    CLOSED = "closed"        # not opened (or closed, or its opening was cancelled or failed)
+    OPENING = "opening"      # being opened, caught up or rebuilt
+    READY = "ready"          # searches use it
+    DAMAGED = "damaged"      # a search found it damaged: opening it again rebuilds it
+
+
+@dataclass(frozen=True)
+class IndexStatus:
+    """The index's state and what the window or the command line says about it."""
+
+    state: IndexState
+    rebuilt_because: str = ""     # why opening rebuilt it ("" if it did not)
+    damaged: str = ""             # why opening found it damaged and rebuilt it ("" if it did not)
+    stale: bool = False           # another Papershelf is writing it: searches read what is there
+    error: str = ""               # why the last opening failed ("" if it did not)
+    folder: Path | None = field(default=None, compare=False)
+
+    @property
+    def ready(self) -> bool:
+        """Searches use the index."""
+        return self.state is IndexState.READY
+
+
+class IndexKeeper:
+    """Owns the search index of one library (see the module's docstring).
+
+    Safe to use from several threads: the window opens the index on a worker
+    and searches on another while the GUI thread edits.
+    """
+
+    def __init__(self, library: Library):
+        self._library = library
+        self._lock = threading.Lock()
+        self._index: SearchIndexLike | None = None
+        self._state = IndexState.CLOSED
+        self._error = ""
+        self._epoch = 0            # moves on at every close: an opening that began before it is dropped
+        self._shut = False         # the library is closed: nothing opens any more
+        self._listeners: list[Callable[[], None]] = []
+        self._vocabulary = Vocabulary(library)
+
+    # ---- opening and closing ------------------------------------------------
+    def open(self, progress: Progress | None = None, cancelled: Cancelled | None = None,
+             rebuild: bool = False) -> bool:
+        """See `Library.open_index`."""
+        self.close()
+        with self._lock:
+            if self._shut:
+                return False
+            epoch = self._epoch
+            self._state, self._error = IndexState.OPENING, ""
+        ix = _new_index(self._library)
+        try:
+            if rebuild and not ix.rebuild(progress, cancelled):
+                self._opening_ended(epoch, IndexState.CLOSED)
+                return False
+            ix.open(progress, cancelled)
+        except BaseException as exc:
+            ix.close()
+            self._opening_ended(epoch, IndexState.CLOSED, str(exc))
+            raise
+        with self._lock:
+            adopted = epoch == self._epoch and not self._shut
+            if adopted:
+                self._index, self._state = ix, IndexState.READY
+                ix.committed.append(self._relay_committed)
+        if not adopted:         # closed while it was opening
+            ix.close()
+        return adopted
+
+    def _opening_ended(self, epoch: int, state: IndexState, error: str = "") -> None:
+        with self._lock:
+            if epoch == self._epoch:
+                self._state, self._error = state, error
+
+    def reindex(self, progress: Progress | None = None, cancelled: Cancelled | None = None) -> bool:
+        """See `Library.reindex`."""
+        with self._lock:
+            was_open = self._state in (IndexState.READY, IndexState.DAMAGED)
+        if was_open:
+            return self.open(progress, cancelled, rebuild=True)
+        self.close()
+        ix = _new_index(self._library)
+        try:
+            return ix.rebuild(progress, cancelled)
+        finally:
+            ix.close()
+
+    def close(self, shut: bool = False) -> None:
+        """Close the index (searches then match titles); `shut`: for good, with the library."""
+        with self._lock:
+            ix, self._index = self._index, None
+            self._epoch += 1
+            self._state = IndexState.CLOSED
+            self._shut = self._shut or shut
+        if ix is not None:
+            if self._relay_committed in ix.committed:
+                ix.committed.remove(self._relay_committed)
+            ix.close()
+
+    @property
+    def status(self) -> IndexStatus:
+        """See `Library.index_status`."""
+        with self._lock:
+            ix, state, error = self._index, self._state, self._error
+        if ix is None:
+            return IndexStatus(state, error=error)
+        return IndexStatus(state, ix.rebuilt_because, ix.damaged, ix.stale, error, ix.folder)
+
+    def _ready(self) -> SearchIndexLike | None:
+        with self._lock:
+            return self._index if self._state is IndexState.READY else None
+
+    # ---- being told when edits are searchable --------------------------------
+    def on_committed(self, callback: Callable[[], None]) -> Callable[[], None]:
+        """See `Library.on_index_committed`."""
+        self._listeners.append(callback)
+        return lambda: self._listeners.remove(callback) if callback in self._listeners else None
+
+    def _relay_committed(self) -> None:
+        for callback in list(self._listeners):
+            callback()
+
+    # ---- searching -------------------------------------------------------------
+    def search(self, query: Query, wait: bool = True) -> Answer:
+        """See `Library.search`."""
+        started = time.perf_counter()
+        _check_sort(query)
+        lib = self._library
+        papers = lib._papers
+        index = self._ready()
+        with self._lock:
+            damaged = self._state is IndexState.DAMAGED
+        limit = None
+        if index is not None:
+            # an edit not yet in the index would be answered from before it (the
+            # sidebar already counts it): wait the moment its commit takes
+            if wait:
+                index.flush(FLUSH_WAIT_S)
+            if query.index_order:
+                sort, limit = query.sort, (query.limit if query.only_ids is None else None)
+            else:
+                sort = RELEVANCE if query.sort == RELEVANCE else "added"
+            try:
+                res = index.search(query.text, status=query.status, tag=query.tag, area=query.area,
+                                   list_name=query.list_name, limit=limit, facets=query.facets, sort=sort)
+            except SearchIndexDamagedError:     # answered from titles until it is rebuilt
+                self._found_damaged(index)
+                index, damaged, limit = None, True, None
+        if index is not None:
+            ids, facets, fallback, indexed, scores = res.ids, res.facets, res.fallback, True, res.scores
+            # papers removed since the index last committed (a delete, an undone import) are not shown
+            ids = [pid for pid in ids if pid in papers]
+            terms = index.highlight_terms(query.text) if query.text.strip() else set()
+        else:
+            ids = [p.id for p in lib.query(status=query.status, tag=query.tag, area=query.area,
+                                           list_name=query.list_name)]
+            ids = title_matches(ids, papers.get, query.text)
+            facets, fallback, indexed, terms, scores = {}, False, False, set(), {}
+        if query.only_ids is not None:
+            ids = [pid for pid in ids if pid in query.only_ids]
+            facets = lib.facet_counts(ids) if query.facets else {}      # the index counted every match
+        if not query.index_order:
+            if query.list_name and not query.text.strip() and query.sort == RELEVANCE:
+                wanted = set(ids)                       # a reading list keeps its own order
+                ids = [pid for pid in lib.list_ids(query.list_name) if pid in wanted]
+            if query.sort in SORT_KEYS:
+                ids = sort_ids(ids, papers.get, query.sort, query.descending)
+            elif query.sort == RELEVANCE and query.descending:
+                ids.reverse()
+        elif not indexed and query.sort != RELEVANCE:   # the index's orders, from the papers meanwhile
+            ids = sort_ids(ids, papers.get, query.sort, descending=query.sort == "added")
+        total = res.total if limit is not None else len(ids)
+        if query.limit is not None:
+            ids = ids[:query.limit]
+        suggestion = self._vocabulary.suggest(query.text) if not ids and query.text.strip() else ""
+        return Answer(query, ids, total, facets, (time.perf_counter() - started) * 1000, indexed, fallback,
+                      terms=terms, index_damaged=damaged, suggestion=suggestion, scores=scores)
+
+    def _found_damaged(self, index: SearchIndexLike) -> None:
+        with self._lock:
+            if self._index is index and self._state is IndexState.READY:
+                self._state = IndexState.DAMAGED
+
+    def snippets(self, ids: Iterable[str], text: str, top: int = 2) -> dict[str, str]:
+        """See `Library.snippets`."""
+        index = self._ready()
+        return index.snippets(ids, text, top=top) if index is not None else {}
+
+    def highlight_terms(self, text: str) -> set[str]:
+        """See `Library.highlight_terms`."""
+        index = self._ready()
+        return index.highlight_terms(text) if index is not None and text.strip() else set()
+
+    @property
+    def normal(self) -> Callable[[str], str] | None:
+        """See `Library.index_normal`."""
+        with self._lock:
+            index = self._index
+        return index.normal if index is not None else None
+
+    def more_like(self, paper_id: str, limit: int = 10) -> list[str]:
+        """See `Library.more_like`."""
+        self._library.get(paper_id)         # NotFoundError for an unknown id, index or not
+        index = self._ready()
+        if index is None:
+            raise SearchIndexError("Papers like this one are found by the search index, which is not open yet; "
+                                   "try again when it is.", self._library.folder)
+        return index.more_like(paper_id, limit)
+
+
+def _check_sort(query: Query) -> None:
+    known = INDEX_SORTS if query.index_order else (RELEVANCE, *SORT_KEYS)
+    if query.sort not in known:
+        raise InvalidValueError(f"unknown order {query.sort!r}; use one of: {', '.join(known)}")
+    if query.limit is not None and query.limit < 0:
+        raise InvalidValueError(f"a limit is a number of papers, 0 or more, not {query.limit}")
