@@ -84,7 +84,8 @@ class ErrorReporter:
             return
         box = QMessageBox(QMessageBox.Icon.Critical, "Papershelf", "")
         box.setObjectName("crashDialog")
-        box.setText(QCoreApplication.translate("ErrorReporter", "Something went wrong: %s") % (exc or exc_type.__name__))
+        box.setText(QCoreApplication.translate("ErrorReporter", "Something went wrong: %s")
+                    % (exc or exc_type.__name__))
         where = (QCoreApplication.translate("ErrorReporter", "The details are also in %s.") % self.log_path
                  if self.log_path else "")
         box.setInformativeText(QCoreApplication.translate(
@@ -151,6 +152,7 @@ def tidy_last_export_folder():
 def _run_with_busy_dialog(fn, label: str):
     """fn() on a worker thread while a busy dialog keeps the GUI responsive; its result or error."""
     import threading
+
     from PySide6.QtCore import QEventLoop
     from PySide6.QtWidgets import QProgressDialog
     out: list = []

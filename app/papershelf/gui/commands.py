@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable, Iterable
 
 from PySide6.QtGui import QUndoCommand
 
@@ -52,17 +52,21 @@ class LibraryEdit(QUndoCommand):
 
 
 class DeletePapers(QUndoCommand):
-    def __init__(self, library: Library, ids, label: str):
+    """Delete papers; undo brings them back exactly, with their places on reading lists."""
+
+    def __init__(self, library: Library, ids: Iterable[str], label: str):
         super().__init__(label)
         self.library = library
-        self.ids = [pid for pid in dict.fromkeys(ids) if pid in library._store.papers]
+        self.ids = library.present(dict.fromkeys(ids))
         self.papers = [library.get(pid) for pid in self.ids]
         self.lists_before = _lists(library)
 
     def redo(self) -> None:
-        self.library.delete_papers([pid for pid in self.ids if pid in self.library._store.papers])
+        """Delete the papers (those still there)."""
+        self.library.delete_papers(self.library.present(self.ids))
 
     def undo(self) -> None:
+        """Bring the papers back, and the reading lists as they were."""
         self.library.restore_papers(self.papers, self.lists_before)
 
 

@@ -9,7 +9,7 @@ the index agrees with it.
 
 from __future__ import annotations
 
-from typing import Iterable
+from collections.abc import Iterable
 
 from ..core.library import Library
 

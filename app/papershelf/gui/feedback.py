@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-import difflib
-import re
+from collections.abc import Iterable
 
 from PySide6.QtCore import QCoreApplication
 
-from ..core.library import Library
+from ..core.query import fuzzy_query, query_words
 
 
 def tr(text: str) -> str:
+    """`text` in the user's language."""
     return QCoreApplication.translate("Feedback", text)
 
 
@@ -19,7 +19,8 @@ def n_papers(n: int) -> str:
     return tr("1 paper") if n == 1 else tr("%s papers") % f"{n:,}"
 
 
-def quoted(names) -> str:
+def quoted(names: Iterable[str]) -> str:
+    """Names in typographic quotes, comma-separated."""
     return ", ".join(f"‘{n}’" for n in names)
 
 
@@ -48,49 +49,6 @@ def edited(kind: str, n: int, what: str, undo_key: str) -> str:
 
 # ---- a search that finds nothing -------------------------------------------------
 
-_WORD = re.compile(r"[^\W\d_]{3,}")
-_QUERY_WORD = re.compile(r"(?<![\w:~*\"'])([^\W\d_]{3,})(?![\w:~*])")
-_OPERATORS = {"and", "or", "not"}
-
-
-class Vocabulary:
-    """Words of the library's titles and authors, to offer a close one when a
-    search finds nothing. Built on the search thread, again after edits."""
-
-    def __init__(self, library: Library):
-        self.library = library
-        self._generation = None
-        self._words: dict[str, list[str]] = {}
-
-    def _load(self) -> None:
-        generation = self.library.generation
-        if generation == self._generation:
-            return
-        words: set[str] = set()
-        for paper in list(self.library.papers()):
-            words.update(w.casefold() for w in _WORD.findall(paper.title))
-            for author in paper.authors:
-                words.update(w.casefold() for w in _WORD.findall(author))
-        by_letter: dict[str, list[str]] = {}
-        for w in words:
-            by_letter.setdefault(w[0], []).append(w)
-        self._words, self._generation = by_letter, generation
-
-    def close_word(self, word: str) -> str:
-        self._load()
-        word = word.casefold()
-        candidates = self._words.get(word[0], [])
-        if word in candidates:
-            return ""
-        found = difflib.get_close_matches(word, candidates, n=1, cutoff=0.75)
-        return found[0] if found else ""
-
-
-def query_words(text: str) -> list[str]:
-    """The plain words of a query (not field names, operators, fuzzy or prefix forms)."""
-    return [w for w in _QUERY_WORD.findall(text) if w.casefold() not in _OPERATORS]
-
-
 def no_results(text: str, suggestion: str) -> str:
     """What the status bar says when a search finds nothing."""
     line = tr("No papers match “%s”.") % text.strip()
@@ -98,7 +56,5 @@ def no_results(text: str, suggestion: str) -> str:
         line += " " + tr("Did you mean “%s”?") % suggestion
     words = query_words(text)
     if words:
-        fuzzy = _QUERY_WORD.sub(lambda m: m.group(1) + "~" if m.group(1).casefold() not in _OPERATORS
-                                else m.group(1), text.strip())
-        line += " " + tr("For close spellings, search %s") % fuzzy
+        line += " " + tr("For close spellings, search %s") % fuzzy_query(text)
     return line

@@ -84,8 +84,7 @@ class LastImport(QObject):
     def refresh(self) -> None:
         win = self.window
         cmd = self.command()
-        papers = win.library._store.papers
-        ids = [pid for pid in cmd.added_ids if pid in papers] if cmd is not None else []
+        ids = win.library.present(cmd.added_ids) if cmd is not None else []
         self.ids = frozenset(ids)
         panel = win.filter_panel
         if ids:

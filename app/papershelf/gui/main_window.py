@@ -38,7 +38,7 @@ from .tag_panel import TagPanel
 from .tasks import Task, run_task
 
 if TYPE_CHECKING:      # the index module (Whoosh, numpy) loads on the worker that opens it
-    from ..core.index import SearchIndex
+    from ..core.library import IndexStatus
 
 SEARCH_DELAY_MS = 10          # lets a burst of keys (a paste) become one request; the search thread keeps only the latest
 REFRESH_DELAY_MS = 300        # after edits land in the index, re-run the search once
@@ -60,7 +60,8 @@ class MainWindow(QMainWindow):
         self.setWindowTitle(self.tr("Papershelf"))
         self.setAcceptDrops(True)
         self.undo_stack = QUndoStack(self)
-        self.index: SearchIndex | None = None
+        self._index_taken = False     # the library's index is open and this window uses it (see `index`)
+        self._unwatch_index = None    # stops the index's commits calling back
         self.query = Query()
         self.last_answer: Answer | None = None
         self._task: Task | None = None
@@ -346,58 +347,57 @@ class MainWindow(QMainWindow):
         self._search_timer.stop()
         self._refresh_timer.stop()
         self.statusBar().clearMessage()
-        if self.index is not None and self._index_committed_elsewhere in self.index.committed:
-            self.index.committed.remove(self._index_committed_elsewhere)
+        if self._unwatch_index is not None:
+            self._unwatch_index()
+            self._unwatch_index = None
         for task in (self._task, self._import_task):
             if task is not None and not task.finished:
                 task.cancel()
                 task.wait(30)
         self.search.close()
         self.events.close()
-        if self.index is not None:
-            self.index.close()
-            self.index = None
+        self._index_taken = False
+        self.library.close_index()
         super().closeEvent(event)
 
     # ---- the search index --------------------------------------------------
+    @property
+    def index(self) -> IndexStatus | None:
+        """The search index's state once this window has taken the opened index
+        up (None before that, while it is opened again, and after closing)."""
+        return self.library.index_status if self._index_taken else None
+
     def open_index(self, rebuild: bool = False) -> None:
         """Open (or build) the search index in the background."""
         if self._task is not None and not self._task.finished:
             return
         lib = self.library
-        old = self.index
-        if old is not None:
-            self.search.set_index(None)
-            old.close()
-            self.index = None
+        if self._index_taken:
+            self._index_taken = False
+            lib.close_index()          # searches match titles until it is open again
 
-        def work(progress, cancelled):
-            from ..core.index import SearchIndex
-            ix = SearchIndex(lib)
-            if rebuild:
-                if not ix.rebuild(progress, cancelled):
-                    return None
-            ix.open(progress, cancelled)
-            return ix
+        def work(progress, cancelled) -> bool:
+            return lib.open_index(progress, cancelled, rebuild=rebuild)
 
         self._show_progress(self.tr("Opening the search index…"))
         self._task = run_task(work, parent=self, name="papershelf-index-open",
                               on_done=self._index_opened, on_error=self._index_failed,
                               on_progress=lambda n, total: self._progress_step(n, total, self.tr("Indexing")))
 
-    def _index_opened(self, ix: SearchIndex | None) -> None:
+    def _index_opened(self, opened: bool) -> None:
         self._hide_progress()
-        if ix is None:
+        if not opened:
             self.statusBar().showMessage(self.tr("Indexing cancelled; searching titles only."), 5000)
             return
         if self._closing:
-            ix.close()
+            self.library.close_index()
             return
-        self.index = ix
-        ix.committed.append(self._index_committed_elsewhere)
-        self.search.set_index(ix)
-        if ix.rebuilt_because:
-            self.statusBar().showMessage(self.tr("Search index rebuilt: %s.") % ix.rebuilt_because, 8000)
+        self._index_taken = True
+        if self._unwatch_index is None:
+            self._unwatch_index = self.library.on_index_committed(self._index_committed_elsewhere)
+        rebuilt_because = self.library.index_status.rebuilt_because
+        if rebuilt_because:
+            self.statusBar().showMessage(self.tr("Search index rebuilt: %s.") % rebuilt_because, 8000)
         self.run_search()
         self.indexReady.emit()
 
@@ -542,7 +542,7 @@ class MainWindow(QMainWindow):
 
     def _selection_changed(self, *_) -> None:
         ids = self.selected_ids()
-        papers = [self.library.get(pid) for pid in ids[:5000] if pid in self.library._store.papers]
+        papers = [self.library.get(pid) for pid in ids[:5000] if pid in self.library]
         self.tag_panel.show_selection(papers)
         if len(papers) == 1:
             terms, normal = self._highlight_terms()
@@ -554,9 +554,10 @@ class MainWindow(QMainWindow):
         # worked out on the search thread with the answer: the GUI thread never
         # waits for the index's lock
         answer = self.last_answer
-        if self.index is None or answer is None or not answer.terms:
+        normal = self.library.index_normal
+        if self.index is None or normal is None or answer is None or not answer.terms:
             return None, None
-        return answer.terms, self.index.normal
+        return answer.terms, normal
 
     # ---- edits (each one undoable) -------------------------------------------
     def _edit(self, label: str, ids: list[str], action, touches_lists: bool = False) -> int | None:
@@ -634,7 +635,7 @@ class MainWindow(QMainWindow):
                          "★" * (rating or 0))
 
     def save_notes(self, paper_id: str, text: str) -> None:
-        if paper_id not in self.library._store.papers or self.library.get(paper_id).notes == text:
+        if paper_id not in self.library or self.library.get(paper_id).notes == text:
             return
         self._edit(self.tr("Edit notes"), [paper_id], lambda: self.library.set_notes(paper_id, text))
 
@@ -769,7 +770,7 @@ class MainWindow(QMainWindow):
 
     def import_clipboard(self) -> None:
         from ..core.errors import UncertainListingError
-        from ..core.importers import PASTE_LABEL, parse_text
+        from ..core.library import PASTE_LABEL
         if self.importing():
             self.statusBar().showMessage(self.tr("Wait for the import to finish."), 3000)
             return
@@ -778,7 +779,7 @@ class MainWindow(QMainWindow):
             self.statusBar().showMessage(self.tr("The clipboard holds no text to import."), 4000)
             return
         try:
-            report = self.library.import_parsed(parse_text(text, PASTE_LABEL))
+            report = self.library.import_text(text)
         except UncertainListingError as exc:        # previewed, imported on Import
             self._ask_about([FileReport.uncertain(PASTE_LABEL, exc)], [],
                             lambda _paths: self._import_pasted_listing(text))
@@ -789,12 +790,11 @@ class MainWindow(QMainWindow):
         self._import_done([report])
 
     def _import_pasted_listing(self, text: str) -> None:
-        from ..core.importers import PASTE_LABEL, parse_text
         if self.importing():
             self.statusBar().showMessage(self.tr("Wait for the import to finish."), 3000)
             return
         try:
-            report = self.library.import_parsed(parse_text(text, PASTE_LABEL, as_listing=True))
+            report = self.library.import_text(text, as_listing=True)
         except PapershelfError as exc:
             self.show_error(self.tr("The pasted text was not imported"), str(exc))
             return

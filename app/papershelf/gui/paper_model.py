@@ -22,7 +22,9 @@ STATUS_LABELS = {Status.UNREAD: "Unread", Status.TO_READ: "To read", Status.READ
 _STATUS_COLORS = {Status.TO_READ: "#1f6feb", Status.READING: "#bf8700", Status.READ: "#1a7f37",
                   Status.SKIPPED: "#8c959f"}
 ROW_CACHE = 2000
-_ROLES = frozenset({Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.ToolTipRole, Qt.ItemDataRole.ForegroundRole, PaperIdRole})
+_ROLES = frozenset({Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.ToolTipRole, Qt.ItemDataRole.ForegroundRole,
+                    PaperIdRole})
+_NO_PARENT = QModelIndex()     # the table's rows have no parent
 
 
 def authors_short(authors: list[str]) -> str:
@@ -87,10 +89,10 @@ class PaperTableModel(QAbstractTableModel):
                 self.dataChanged.emit(self.index(row, 0), self.index(row, len(COLUMNS) - 1))
 
     # ---- Qt model API ------------------------------------------------------
-    def rowCount(self, parent=QModelIndex()) -> int:
+    def rowCount(self, parent: QModelIndex | QPersistentModelIndex = _NO_PARENT) -> int:
         return 0 if parent.isValid() else len(self._ids)
 
-    def columnCount(self, parent=QModelIndex()) -> int:
+    def columnCount(self, parent: QModelIndex | QPersistentModelIndex = _NO_PARENT) -> int:
         return 0 if parent.isValid() else len(COLUMNS)
 
     def headerData(self, section, orientation, role=Qt.ItemDataRole.DisplayRole):
@@ -101,7 +103,7 @@ class PaperTableModel(QAbstractTableModel):
     def _row(self, pid: str) -> tuple | None:
         row = self._cache.get(pid)
         if row is None:
-            paper = self.library._store.papers.get(pid)
+            paper = self.library.find(pid)
             if paper is None:
                 return None
             row = (plain_text(paper.title), authors_short(paper.authors),
