@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
+from .checks import status_arg
 from .errors import InvalidValueError, SearchIndexDamagedError, SearchIndexError
 from .query import INDEX_SORTS, RELEVANCE, SORT_KEYS, Answer, Query, Vocabulary, sort_ids, title_matches
 
@@ -224,7 +225,7 @@ class IndexKeeper:
     def search(self, query: Query, wait: bool = True) -> Answer:
         """See `Library.search`."""
         started = time.perf_counter()
-        _check_sort(query)
+        _check_query(query)
         lib = self._library
         papers = lib._papers
         index = self._ready()
@@ -308,7 +309,10 @@ class IndexKeeper:
         return index.more_like(paper_id, limit)
 
 
-def _check_sort(query: Query) -> None:
+def _check_query(query: Query) -> None:
+    """InvalidValueError for what no search can take (the index would raise a bare ValueError)."""
+    if query.status is not None:
+        status_arg(query.status)
     known = INDEX_SORTS if query.index_order else (RELEVANCE, *SORT_KEYS)
     if query.sort not in known:
         raise InvalidValueError(f"unknown order {query.sort!r}; use one of: {', '.join(known)}")
