@@ -12,6 +12,7 @@ import threading
 from pathlib import Path
 
 import pytest
+
 from conftest import ROOT, SEEDS, seeded_index, snapshot_files
 from papershelf.core.errors import (
     InvalidValueError,
@@ -249,7 +250,8 @@ def test_the_index_order_and_a_limit(lib):
     lib.open_index()
     full = lib.search(Query("learning", index_order=True))
     top = lib.search(Query("learning", index_order=True, limit=5))
-    assert top.ids == full.ids[:5] and top.total == full.total > 5
+    assert top.ids == full.ids[:5] and top.total == full.total > 5 and top.terms
+    assert lib.search(Query("learning", index_order=True, limit=5, highlight=False)).terms == set()
     assert set(top.ids) <= set(top.scores)
     newest = lib.search(Query(index_order=True, sort="added", limit=3, facets=False))
     assert len(newest.ids) == 3 and newest.facets == {} and newest.total == 372

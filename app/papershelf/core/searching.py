@@ -251,7 +251,7 @@ class IndexKeeper:
             ids, facets, fallback, indexed, scores = res.ids, res.facets, res.fallback, True, res.scores
             # papers removed since the index last committed (a delete, an undone import) are not shown
             ids = [pid for pid in ids if pid in papers]
-            terms = index.highlight_terms(query.text) if query.text.strip() else set()
+            terms = index.highlight_terms(query.text) if query.highlight and query.text.strip() else set()
         else:
             ids = [p.id for p in lib.query(status=query.status, tag=query.tag, area=query.area,
                                            list_name=query.list_name)]

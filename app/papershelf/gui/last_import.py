@@ -82,6 +82,7 @@ class LastImport(QObject):
         return None
 
     def refresh(self) -> None:
+        """Show the papers the latest applied import added and that are still here (or hide the entry)."""
         win = self.window
         cmd = self.command()
         ids = win.library.present(cmd.added_ids) if cmd is not None else []

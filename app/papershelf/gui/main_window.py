@@ -635,6 +635,7 @@ class MainWindow(QMainWindow):
                          "★" * (rating or 0))
 
     def save_notes(self, paper_id: str, text: str) -> None:
+        """Keep the notes typed for a paper (one undoable step; nothing if unchanged or gone)."""
         if paper_id not in self.library or self.library.get(paper_id).notes == text:
             return
         self._edit(self.tr("Edit notes"), [paper_id], lambda: self.library.set_notes(paper_id, text))
@@ -769,6 +770,7 @@ class MainWindow(QMainWindow):
         self.import_files(samples)
 
     def import_clipboard(self) -> None:
+        """Import the text on the clipboard (a preview first if it only partly looks like a listing)."""
         from ..core.errors import UncertainListingError
         from ..core.library import PASTE_LABEL
         if self.importing():
