@@ -150,6 +150,8 @@ def test_bad_filters_are_typed_errors_too(small):
         small.search(Query(sort="colour"))
     with pytest.raises(InvalidValueError, match="unknown order 'authors'; use one of: relevance, added, title"):
         small.search(Query(sort="authors", index_order=True))
+    with pytest.raises(InvalidValueError, match="a limit is a number of papers, 1 or more, not 0"):
+        small.search(Query(limit=0))
     with pytest.raises(InvalidValueError, match="search takes a Query"):
         small.search("llm")
     with pytest.raises(NotFoundError, match="No paper with id"):

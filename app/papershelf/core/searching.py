@@ -316,5 +316,5 @@ def _check_query(query: Query) -> None:
     known = INDEX_SORTS if query.index_order else (RELEVANCE, *SORT_KEYS)
     if query.sort not in known:
         raise InvalidValueError(f"unknown order {query.sort!r}; use one of: {', '.join(known)}")
-    if query.limit is not None and query.limit < 0:
-        raise InvalidValueError(f"a limit is a number of papers, 0 or more, not {query.limit}")
+    if query.limit is not None and (type(query.limit) is not int or query.limit < 1):
+        raise InvalidValueError(f"a limit is a number of papers, 1 or more, not {query.limit!r}")
