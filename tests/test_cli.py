@@ -260,9 +260,9 @@ def test_the_gui_launcher_given_a_missing_file_imports_the_rest_and_says_which_i
 def test_the_gui_launcher_opens_the_window_and_reports_a_missing_file_there(tmp_path, qtbot, settings, monkeypatch):
     from PySide6.QtCore import QTimer
     from PySide6.QtWidgets import QApplication, QMessageBox
-    from papershelf import cli
+    from papershelf import launcher
     from papershelf.gui.main_window import MainWindow
-    monkeypatch.setattr(cli, "_have_display", lambda: True)
+    monkeypatch.setattr(launcher, "have_display", lambda: True)
     monkeypatch.setattr(sys, "excepthook", sys.excepthook)    # the window installs its own
     gone = tmp_path / "gone.bib"
     seen = []
@@ -280,7 +280,7 @@ def test_the_gui_launcher_opens_the_window_and_reports_a_missing_file_there(tmp_
 
     QTimer.singleShot(0, look)
     monkeypatch.setattr(sys, "argv", ["papershelf-gui", "--data-dir", str(tmp_path / "lib"), str(gone)])
-    assert cli.gui_main() == 0
+    assert launcher.gui_main() == 0
     assert seen and f"{gone}: no such file" in seen[0]
 
 
