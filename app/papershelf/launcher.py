@@ -32,6 +32,7 @@ def open_window(args: argparse.Namespace) -> int:
     """The window on the library of `--data-dir`, importing the files given (a second start on the same
     library hands them to the window already running)."""
     from .gui.app import main as gui
+
     return gui(args.data_dir, files=args.open_files or [])
 
 

@@ -9,11 +9,11 @@ The package never imports the GUI: `papershelf.launcher` (the installed
 whether a start opens the window or runs a command here. Run on its own,
 `main` with no command gives the terminal's first look at the library.
 
-    parser.py    the grammar (argparse); file paths given instead of a command
-    commands.py  the commands that read and edit the library
-    search.py    search, reindex and export (whose --query searches)
-    output.py    exit codes, errors as one line, tables, JSON
-    backend.py   the last direct uses of core internals, to be replaced by Library methods
+    parser.py           the grammar (argparse); file paths given instead of a command
+    commands.py         the commands that read and edit the library
+    search_commands.py  search, reindex and export (whose --query searches)
+    output.py           exit codes, errors as one line, tables, JSON
+    backend.py          the last direct uses of core internals, to be replaced by Library methods
 """
 
 from __future__ import annotations
@@ -41,18 +41,44 @@ from .commands import (
 )
 from .output import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, UsageError, guarded, paper_json
 from .parser import COMMAND_NAMES, build_parser, parse_args
-from .search import cmd_export, cmd_reindex, cmd_search
+from .search_commands import cmd_export, cmd_reindex, cmd_search
 
 __all__ = [
-    "COMMANDS", "COMMAND_NAMES", "EXIT_FAILED", "EXIT_INTERRUPTED", "EXIT_OK", "EXIT_USAGE", "UsageError",
-    "build_parser", "cmd_desktop", "first_look", "guarded", "main", "paper_json", "parse_args", "run", "wants_window",
+    "COMMANDS",
+    "COMMAND_NAMES",
+    "EXIT_FAILED",
+    "EXIT_INTERRUPTED",
+    "EXIT_OK",
+    "EXIT_USAGE",
+    "UsageError",
+    "build_parser",
+    "cmd_desktop",
+    "first_look",
+    "guarded",
+    "main",
+    "paper_json",
+    "parse_args",
+    "run",
+    "wants_window",
 ]
 
 COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
-    "import": cmd_import, "list": cmd_list, "show": cmd_show, "tag": cmd_tag, "status": cmd_status,
-    "note": cmd_note, "title": cmd_title, "key": cmd_key, "rate": cmd_rate, "lists": cmd_lists,
-    "search": cmd_search, "reindex": cmd_reindex, "export": cmd_export, "list-add": cmd_list_add,
-    "list-remove": cmd_list_remove, "recover": cmd_recover,
+    "import": cmd_import,
+    "list": cmd_list,
+    "show": cmd_show,
+    "tag": cmd_tag,
+    "status": cmd_status,
+    "note": cmd_note,
+    "title": cmd_title,
+    "key": cmd_key,
+    "rate": cmd_rate,
+    "lists": cmd_lists,
+    "search": cmd_search,
+    "reindex": cmd_reindex,
+    "export": cmd_export,
+    "list-add": cmd_list_add,
+    "list-remove": cmd_list_remove,
+    "recover": cmd_recover,
 }
 
 

@@ -3,7 +3,7 @@
 TO BE REPLACED BY LIBRARY METHODS (issue 12): the CLI reaches data only
 through `Library`, and these wrap what it does not offer yet. Each function
 names the method that replaces it; once `Library` has them, the callers in
-commands.py and search.py call the library and this module goes.
+commands.py and search_commands.py call the library and this module goes.
 
 The imports stay inside the functions: the search index pulls in Whoosh,
 which a command that does not search should not pay for at start.
@@ -30,6 +30,7 @@ def import_text(lib: Library, data: bytes, as_listing: bool = False) -> FileRepo
     """Import a paste (standard input) in whatever encoding it came; a paste that cannot be imported is a
     report with its error, as a file's is.  → `Library.import_text(data, as_listing=...)`"""
     from ..core.importers import PASTE_LABEL, parse_bytes
+
     try:
         return lib.import_parsed(parse_bytes(data, as_listing=as_listing))
     except ListingError as exc:
@@ -40,6 +41,7 @@ def rebuild_index(lib: Library, progress: Progress) -> float:
     """Rebuild the search index from the library; the seconds it took (not counting loading the index's
     code).  → `Library.reindex(progress)`"""
     from ..core.index import SearchIndex
+
     ix = SearchIndex(lib)
     started = time.perf_counter()
     try:
@@ -58,6 +60,7 @@ class IndexSession:
 
     def __init__(self, lib: Library, progress: Progress) -> None:
         from ..core.index import SearchIndex
+
         self._ix: SearchIndex = SearchIndex(lib)
         self._ix.open(progress=progress)
 
@@ -76,11 +79,21 @@ class IndexSession:
         """The index's folder."""
         return self._ix.folder
 
-    def search(self, text: str, *, status: str | None = None, tag: str | None = None, area: str | None = None,
-               list_name: str | None = None, sort: str = "relevance", limit: int | None = 20) -> Results:
+    def search(
+        self,
+        text: str,
+        *,
+        status: str | None = None,
+        tag: str | None = None,
+        area: str | None = None,
+        list_name: str | None = None,
+        sort: str = "relevance",
+        limit: int | None = 20,
+    ) -> Results:
         """The papers matching `text` and the filters (no facets: the command line shows none)."""
-        return self._ix.search(text, status=status, tag=tag, area=area, list_name=list_name, sort=sort,
-                               limit=limit, facets=False)
+        return self._ix.search(
+            text, status=status, tag=tag, area=area, list_name=list_name, sort=sort, limit=limit, facets=False
+        )
 
     def snippets(self, ids: Iterable[str], text: str) -> dict[str, str]:
         """Highlighted fragments (HTML) of these papers' abstracts for the query `text`."""
@@ -93,6 +106,7 @@ class IndexSession:
     def __enter__(self) -> IndexSession:
         return self
 
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None:
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
         self.close()

@@ -2,7 +2,7 @@
 
 Each takes the parsed arguments and returns the exit code; what goes wrong
 is raised (UsageError, or the library's own errors) and `output.guarded`
-turns it into a message. The search commands are in search.py.
+turns it into a message. The search commands are in search_commands.py.
 """
 
 from __future__ import annotations
@@ -50,8 +50,9 @@ def cmd_import(args: argparse.Namespace) -> int:
             for problem in report.problems:
                 print(f"  note: {problem}")
             if report.unconfirmed:
-                print(f"  it would add {plural(len(report.unconfirmed))}, the first: "
-                      + "; ".join(report.unconfirmed[:3]))
+                print(
+                    f"  it would add {plural(len(report.unconfirmed))}, the first: " + "; ".join(report.unconfirmed[:3])
+                )
         print(f"The library now holds {plural(len(lib))}.")
     return EXIT_FAILED if any(not r.ok for r in reports) else EXIT_OK
 
@@ -64,9 +65,12 @@ def cmd_list(args: argparse.Namespace) -> int:
             member = lib.memberships()
             write_json([paper_json(p, member.get(p.id, [])) for p in papers])
         elif not papers:
-            print("No papers match." if len(lib) else
-                  "The library is empty. Import listings with 'papershelf import FILE...' "
-                  "or the samples with 'papershelf import --samples'.")
+            print(
+                "No papers match."
+                if len(lib)
+                else "The library is empty. Import listings with 'papershelf import FILE...' "
+                "or the samples with 'papershelf import --samples'."
+            )
         else:
             print_table(papers)
     return EXIT_OK
@@ -179,7 +183,7 @@ def cmd_list_add(args: argparse.Namespace) -> int:
     with open_library(args, write=True) as lib:
         ids = resolve_ids(lib, args.ids)
         n = lib.add_to_list(args.name, ids)
-        key = lib.create_list(args.name)   # the list's name as stored
+        key = lib.create_list(args.name)  # the list's name as stored
         print(f"Added {plural(n)} to {key!r}; it holds {len(lib.list_ids(key))}.")
     return EXIT_OK
 
@@ -201,6 +205,7 @@ def cmd_recover(args: argparse.Namespace) -> int:
 def cmd_desktop(args: argparse.Namespace) -> int:
     """`--install-desktop` / `--uninstall-desktop`: the application menu's entry and icon."""
     from .. import desktop
+
     if args.uninstall_desktop:
         removed = desktop.uninstall()
         print("Removed " + ", ".join(map(str, removed)) if removed else "Nothing to remove.")
@@ -234,6 +239,8 @@ def first_look(args: argparse.Namespace) -> int:
         papers = list(lib.papers())
     print()
     print_table(papers[:20])
-    print(f"\nShowing 20 of {len(papers)}. No display was found for the Papershelf window; "
-          "'papershelf --help' lists what the command line can do.")
+    print(
+        f"\nShowing 20 of {len(papers)}. No display was found for the Papershelf window; "
+        "'papershelf --help' lists what the command line can do."
+    )
     return EXIT_OK

@@ -11,8 +11,24 @@ from ..core.paper import Status
 from .output import EXIT_USAGE, UsageError
 
 # every command, in the order of `papershelf --help`; commands.COMMANDS maps them to their functions
-COMMAND_NAMES = ("import", "list", "show", "tag", "status", "note", "title", "key", "rate", "search", "reindex",
-                 "export", "lists", "list-add", "list-remove", "recover")
+COMMAND_NAMES = (
+    "import",
+    "list",
+    "show",
+    "tag",
+    "status",
+    "note",
+    "title",
+    "key",
+    "rate",
+    "search",
+    "reindex",
+    "export",
+    "lists",
+    "list-add",
+    "list-remove",
+    "recover",
+)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -22,21 +38,31 @@ class _Parser(argparse.ArgumentParser):
 
 def build_parser() -> argparse.ArgumentParser:
     """The parser of `papershelf`'s options and commands."""
-    p = _Parser(prog="papershelf", description="A reading-list manager for research papers. "
-                "With no command, opens the Papershelf window.")
+    p = _Parser(
+        prog="papershelf",
+        description="A reading-list manager for research papers. With no command, opens the Papershelf window.",
+    )
     p.add_argument("--version", action="version", version=f"papershelf {__version__}")
-    p.add_argument("--install-desktop", action="store_true",
-                   help="add Papershelf to the desktop's application menu (and as a handler of .bib/.ris files)")
+    p.add_argument(
+        "--install-desktop",
+        action="store_true",
+        help="add Papershelf to the desktop's application menu (and as a handler of .bib/.ris files)",
+    )
     p.add_argument("--uninstall-desktop", action="store_true", help="remove what --install-desktop added")
-    p.add_argument("--data-dir", metavar="DIR",
-                   help=f"library folder (default: ${paths.ENV_DATA_DIR} or {paths.data_dir(None)})")
+    p.add_argument(
+        "--data-dir", metavar="DIR", help=f"library folder (default: ${paths.ENV_DATA_DIR} or {paths.data_dir(None)})"
+    )
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
 
     c = sub.add_parser("import", help="import paper listings (paper-search or Daily Papers text)")
     c.add_argument("files", nargs="*", metavar="FILE", help="'-' reads a pasted listing from standard input")
     c.add_argument("--samples", action="store_true", help="import the sample listings shipped with Papershelf")
-    c.add_argument("--as", dest="as_format", choices=("listing",),
-                   help="read the files as paper listings even where they only partly look like one")
+    c.add_argument(
+        "--as",
+        dest="as_format",
+        choices=("listing",),
+        help="read the files as paper listings even where they only partly look like one",
+    )
 
     c = sub.add_parser("list", help="list papers")
     c.add_argument("--json", action="store_true", help="print a JSON array")
@@ -72,8 +98,10 @@ def build_parser() -> argparse.ArgumentParser:
     c = sub.add_parser("rate", help="rate papers 1-5 (0 clears)")
     c.add_argument("args", nargs="+", metavar="ID... RATING")
 
-    c = sub.add_parser("search", help="full-text search: words, \"phrases\", AND OR NOT, author: tag: "
-                       "status: area: list: year:, prefix*, fuzzy~")
+    c = sub.add_parser(
+        "search",
+        help='full-text search: words, "phrases", AND OR NOT, author: tag: status: area: list: year:, prefix*, fuzzy~',
+    )
     c.add_argument("query", nargs="*", metavar="QUERY")
     c.add_argument("--json", action="store_true")
     c.add_argument("--limit", type=_positive_int, default=20)
@@ -85,16 +113,22 @@ def build_parser() -> argparse.ArgumentParser:
 
     sub.add_parser("reindex", help="rebuild the search index from the library")
 
-    c = sub.add_parser("export", help="write papers to a BibTeX or BibLaTeX file (all of them, or a "
-                       "tag, a list, a status, a search, or ids)")
+    c = sub.add_parser(
+        "export",
+        help="write papers to a BibTeX or BibLaTeX file (all of them, or a tag, a list, a status, a search, or ids)",
+    )
     g = c.add_mutually_exclusive_group()
     g.add_argument("--tag")
     g.add_argument("--list", dest="list_name", metavar="LIST")
     g.add_argument("--status", type=_status)
     g.add_argument("--query", metavar="QUERY", help="the papers a search finds")
     g.add_argument("--ids", nargs="+", metavar="ID", help="ids or unique id prefixes")
-    c.add_argument("--dialect", choices=("bibtex", "biblatex"), default="bibtex",
-                   help="bibtex: ASCII for classic BibTeX; biblatex: UTF-8 for biber (default: %(default)s)")
+    c.add_argument(
+        "--dialect",
+        choices=("bibtex", "biblatex"),
+        default="bibtex",
+        help="bibtex: ASCII for classic BibTeX; biblatex: UTF-8 for biber (default: %(default)s)",
+    )
     c.add_argument("-o", "--output", required=True, metavar="FILE", help="'-' writes to standard output")
 
     sub.add_parser("lists", help="show the reading lists")
@@ -107,8 +141,11 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("name")
     c.add_argument("ids", nargs="+", metavar="ID")
 
-    sub.add_parser("recover", help="repair a damaged library: keep every intact line and readable edit, take "
-                   "what is missing from the latest good backup, and say exactly what was lost")
+    sub.add_parser(
+        "recover",
+        help="repair a damaged library: keep every intact line and readable edit, take "
+        "what is missing from the latest good backup, and say exactly what was lost",
+    )
     return p
 
 
@@ -128,12 +165,13 @@ def _status(text: str) -> Status:
 def parse_status(text: str) -> Status:
     """A status by name, or a UsageError offering the closest names."""
     import difflib
+
     try:
         return Status.parse(text)
     except ValueError:
         names = [s.value for s in Status]
         near = difflib.get_close_matches(text.strip().lower(), names, n=2, cutoff=0.5)
-        hint = ("did you mean " + " or ".join(repr(n) for n in near) + "? " if near else "")
+        hint = "did you mean " + " or ".join(repr(n) for n in near) + "? " if near else ""
         raise UsageError(f"unknown status {text!r}; {hint}use one of: {', '.join(names)}") from None
 
 

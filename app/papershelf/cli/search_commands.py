@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from typing import Any
 
 from ..core.errors import NothingToExportError, SearchIndexDamagedError
 from ..core.library import Library
@@ -16,15 +17,17 @@ from .output import EXIT_OK, plural, snippet_text, write_json
 def open_index(lib: Library, quiet: bool = False) -> IndexSession:
     """The library's search index, brought up to date; its progress and any rebuild said on stderr
     (damage even when `quiet`: the index had to be repaired)."""
+
     def progress(done: int, total: int) -> None:
         if not quiet and total:
-            print(f"\rIndexing {plural(total)} for search… {100 * done // total}%", end="",
-                  file=sys.stderr, flush=True)
+            print(f"\rIndexing {plural(total)} for search… {100 * done // total}%", end="", file=sys.stderr, flush=True)
 
     ix = IndexSession(lib, progress)
-    if ix.damaged:      # said even with --json: the index had to be repaired
-        print(f"{'' if quiet else chr(13)}The search index in {ix.folder} was damaged; "
-              f"rebuilt it ({plural(len(lib))}).", file=sys.stderr)
+    if ix.damaged:  # said even with --json: the index had to be repaired
+        print(
+            f"{'' if quiet else chr(13)}The search index in {ix.folder} was damaged; rebuilt it ({plural(len(lib))}).",
+            file=sys.stderr,
+        )
     elif ix.rebuilt_because and not quiet:
         print(f"\rIndexed {plural(len(lib))} for search ({ix.rebuilt_because}).", file=sys.stderr)
     return ix
@@ -35,28 +38,44 @@ def cmd_search(args: argparse.Namespace) -> int:
     text = " ".join(args.query)
     with open_library(args, write=False) as lib:
         ix = open_index(lib, quiet=args.json or not len(lib))
+        filters: dict[str, Any] = {
+            "status": args.status.value if args.status else None,
+            "tag": args.tag,
+            "area": args.area,
+            "list_name": args.list_name,
+            "sort": args.sort,
+            "limit": args.limit,
+        }
         try:
-            def search():
-                return ix.search(text, status=args.status.value if args.status else None, tag=args.tag,
-                                 area=args.area, list_name=args.list_name, sort=args.sort, limit=args.limit)
             try:
-                res = search()
-            except SearchIndexDamagedError:     # marked damaged: opening again rebuilds it, once
+                res = ix.search(text, **filters)
+            except SearchIndexDamagedError:  # marked damaged: opening again rebuilds it, once
                 ix.close()
                 ix = open_index(lib, quiet=args.json)
-                res = search()
+                res = ix.search(text, **filters)
             snippets = ix.snippets(res.ids, text)
         finally:
             ix.close()
         if args.json:
-            write_json([{"id": pid, "title": lib.get(pid).title, "title_derived": lib.get(pid).title_derived,
-                         "score": round(res.scores.get(pid, 0.0), 3),
-                         "snippet": snippet_text(snippets.get(pid, ""), False).replace("«", "").replace("»", ""),
-                         "snippet_html": snippets.get(pid, "")} for pid in res.ids])
+            write_json(
+                [
+                    {
+                        "id": pid,
+                        "title": lib.get(pid).title,
+                        "title_derived": lib.get(pid).title_derived,
+                        "score": round(res.scores.get(pid, 0.0), 3),
+                        "snippet": snippet_text(snippets.get(pid, ""), False).replace("«", "").replace("»", ""),
+                        "snippet_html": snippets.get(pid, ""),
+                    }
+                    for pid in res.ids
+                ]
+            )
             return EXIT_OK
         if not len(lib):
-            print("The library is empty, so nothing matches. Import listings with 'papershelf import FILE...' "
-                  "or the samples with 'papershelf import --samples'.")
+            print(
+                "The library is empty, so nothing matches. Import listings with 'papershelf import FILE...' "
+                "or the samples with 'papershelf import --samples'."
+            )
             return EXIT_OK
         tty = sys.stdout.isatty()
         for pid in res.ids:
@@ -67,8 +86,13 @@ def cmd_search(args: argparse.Namespace) -> int:
                 print(f"{'':20}{snippet_text(snippets[pid], tty)}")
         shown = f"showing {len(res.ids)}" if res.total > len(res.ids) else ""
         matched = "1 paper matches" if res.total == 1 else f"{res.total} papers match"
-        print(f"\n{matched}" + (f", {shown}" if shown else "") + f" ({res.elapsed_ms:.0f} ms)"
-              + ("; the query was read as plain words" if res.fallback else "") + ".")
+        print(
+            f"\n{matched}"
+            + (f", {shown}" if shown else "")
+            + f" ({res.elapsed_ms:.0f} ms)"
+            + ("; the query was read as plain words" if res.fallback else "")
+            + "."
+        )
     return EXIT_OK
 
 
@@ -84,7 +108,7 @@ def cmd_reindex(args: argparse.Namespace) -> int:
         try:
             seconds = rebuild_index(lib, progress)
         except BaseException:
-            if shown:           # the error goes on a line of its own
+            if shown:  # the error goes on a line of its own
                 print(file=sys.stderr)
             raise
         print(f"\rIndexed {plural(len(lib))} in {seconds:.1f} s.", file=sys.stderr)
@@ -103,14 +127,20 @@ def cmd_export(args: argparse.Namespace) -> int:
             finally:
                 ix.close()
         elif args.tag is not None or args.list_name is not None or args.status:
-            tag = lib.tag_named(args.tag) if args.tag is not None else None   # a typo is an error, not 0 papers
+            tag = lib.tag_named(args.tag) if args.tag is not None else None  # a typo is an error, not 0 papers
             ids = [p.id for p in lib.query(status=args.status, tag=tag, list_name=args.list_name)]
         else:
             ids = lib.ids()
         if not ids:
-            raise NothingToExportError(f"{_selection(args)} selects no papers, so nothing was exported"
-                                       + ("." if args.output == "-" or not os.path.exists(args.output)
-                                          else f"; {args.output} was left as it was."), args.output)
+            raise NothingToExportError(
+                f"{_selection(args)} selects no papers, so nothing was exported"
+                + (
+                    "."
+                    if args.output == "-" or not os.path.exists(args.output)
+                    else f"; {args.output} was left as it was."
+                ),
+                args.output,
+            )
         report, text = lib.export_bibtex(ids, args.output, args.dialect)
     if args.output == "-":
         sys.stdout.write(text)
