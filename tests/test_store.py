@@ -11,8 +11,7 @@ import pytest
 
 from conftest import snapshot_files
 from papershelf.core import store as store_mod
-from papershelf.core.errors import (StoreCorruptError, StoreLockedError, StoreVersionError,
-                                    StoreWriteError)
+from papershelf.core.errors import StoreCorruptError, StoreLockedError, StoreVersionError, StoreWriteError
 from papershelf.core.library import Library
 from papershelf.core.paper import Status
 from papershelf.core.store import JOURNAL, SNAPSHOT, Store

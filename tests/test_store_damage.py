@@ -305,6 +305,7 @@ def test_a_journal_that_lost_saved_lines_at_its_end_is_damage(imported, cut):
 
 def test_the_window_offers_to_repair_a_damaged_library(imported, qtbot, settings):
     from PySide6.QtWidgets import QApplication, QMessageBox
+
     from papershelf.gui.app import open_library
 
     pid = first_id(imported)
