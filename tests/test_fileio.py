@@ -16,6 +16,7 @@ import pytest
 from papershelf.core import fileio
 from papershelf.core.fileio import (
     fsync_dir,
+    is_temp_name,
     lock_shared_fd,
     rename_over,
     synced_file,
@@ -51,7 +52,10 @@ def test_write_bytes_atomically_failing_before_the_rename_keeps_the_old_file(tmp
     path = tmp_path / "state.json"
     path.write_bytes(b"old")
 
+    seen: list[str] = []
+
     def failing_fsync(fd):
+        seen.extend(leftovers(tmp_path, {"state.json"}))
         raise OSError(errno.EIO, "Input/output error")
 
     monkeypatch.setattr(fileio.os, "fsync", failing_fsync)
@@ -61,6 +65,8 @@ def test_write_bytes_atomically_failing_before_the_rename_keeps_the_old_file(tmp
     monkeypatch.undo()
     assert path.read_bytes() == b"old"
     assert leftovers(tmp_path, {"state.json"}) == [], "the temporary file is removed"
+    # named as exports name theirs: one a killed process left is found by the same housekeeping
+    assert len(seen) == 1 and is_temp_name(seen[0]) and seen[0].startswith(".state.json.")
 
 
 def test_write_bytes_atomically_over_a_folder_fails_and_removes_its_temporary_file(tmp_path):

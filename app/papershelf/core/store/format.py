@@ -32,7 +32,7 @@ SNAPSHOT = "library.jsonl"
 JOURNAL = "journal.jsonl"
 LOCK = "library.lock"
 # Readers hold it shared while they read the library file and the journal; a
-# compaction holds it exclusively while it swaps the two (see Store._swap_lock).
+# compaction holds it exclusively while it swaps the two (see locks.swap_lock).
 READ_LOCK = "library.readlock"
 # The generation and sequence number of the last edit made durable, written
 # after each journal line is synced: a journal that later ends before that
