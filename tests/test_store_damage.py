@@ -173,6 +173,32 @@ def test_a_damaged_newline_between_two_papers_loses_neither(imported, bit):
         assert lib.get(ids[20]).notes == "edit one" and lib.get(ids[21]).notes == "edit two"
 
 
+@pytest.mark.parametrize("seed", range(6))
+def test_garbage_over_the_end_of_a_line_keeps_the_whole_line_after_it(imported, seed):
+    """Random bytes over the end of one paper's line and its newline: that paper
+    is lost (no backup holds it, and recover says so), the next line is whole
+    and is kept with its edit."""
+    with Library.open(imported) as lib:
+        ids = lib.ids()
+        lib.set_notes(ids[21], "edit two")
+        lib.compact()
+    for old in (imported / store_mod.BACKUPS).glob("*"):
+        old.unlink()
+    snap = imported / SNAPSHOT
+    data = bytearray(snap.read_bytes())
+    newline = data.rindex(b"\n", 0, data.index(f'"id":"{ids[21]}"'.encode()))
+    rng = random.Random(seed)
+    size = rng.randint(1, 40)
+    data[newline - size + 1:newline + 1] = bytes(rng.choice(b"abc{}\t\"0123456789:,\x00\xff") for _ in range(size))
+    snap.write_bytes(bytes(data))
+    rec = run_cli("recover", data_dir=imported)
+    assert rec.returncode == 0, rec.stderr
+    assert "Could not recover 1 paper" in rec.stdout, rec.stdout
+    with Library.open(imported, readonly=True) as lib:
+        assert lib.ids() == [p for p in ids if p != ids[20]]
+        assert lib.get(ids[21]).notes == "edit two"
+
+
 def test_every_bit_flip_in_the_library_file_is_found(imported):
     """Random 1-3 bit flips: refused with the line named, never loaded changed."""
     with Library.open(imported) as lib:

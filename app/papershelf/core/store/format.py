@@ -281,8 +281,8 @@ def salvage_snapshot(path: Path) -> SnapshotSalvage:
         out.damaged_lines.append(lineno)
         # a damaged newline merges two or more whole lines into one: every part
         # that still carries its own matching checksum is kept as it was saved
-        for part, intact in _sealed_parts(line) if sealed else [(line, False)]:
-            if intact and _take_record(out, unseal(part + b"\n")):
+        for part, whole in _whole_lines_in(line) if sealed else [(line, None)]:
+            if _take_record(out, whole):
                 continue
             found = _ID_IN_LINE.findall(part)
             if found:
@@ -319,6 +319,30 @@ def _sealed_parts(line: bytes) -> list[tuple[bytes, bool]]:
     if start < len(line):
         parts.append((line[start:], False))
     return parts
+
+
+_OBJECT_START = re.compile(rb'\{"')
+
+
+def _whole_lines_in(line: bytes) -> list[tuple[bytes, bytes | None]]:
+    """A damaged line as (part, JSON of the whole saved line it is, or None).
+
+    A part that ends in a seal but fails it may still end with a whole saved
+    line whose newline, and the end of the line before it, were overwritten:
+    the first object start from which the rest passes its checksum begins it
+    (a start inside a line's JSON cannot pass that line's checksum)."""
+    out: list[tuple[bytes, bytes | None]] = []
+    for part, sealed_end in _sealed_parts(line):
+        body = unseal(part + b"\n") if sealed_end else None
+        if body is None and sealed_end:
+            for m in _OBJECT_START.finditer(part, 1):
+                tail = unseal(part[m.start():] + b"\n")
+                if tail is not None:
+                    out.append((part[:m.start()], None))
+                    part, body = part[m.start():], tail
+                    break
+        out.append((part, body))
+    return out
 
 
 def _take_record(out: SnapshotSalvage, body: bytes | None) -> bool:
