@@ -15,13 +15,12 @@ from PySide6.QtCore import QCoreApplication, QEvent, QItemSelectionModel, QObjec
 from PySide6.QtGui import QAction, QContextMenuEvent, QDesktopServices, QGuiApplication
 from PySide6.QtWidgets import QInputDialog, QMenu
 
+from ..core import overview
 from ..core.errors import PapershelfError
-from ..core.paper import RATING_MAX, RATING_MIN, Paper
+from ..core.paper import RATING_MAX, RATING_MIN, Paper, split_tags
 
 if TYPE_CHECKING:
     from .main_window import MainWindow
-
-TOP_TAGS = 9
 
 
 def tr(text: str) -> str:
@@ -96,8 +95,7 @@ class PaperMenu(QObject):
 
         tag_menu = menu.addMenu(tr("&Tag"))
         tag_menu.setObjectName("paperMenuTags")
-        counts = lib.tag_counts()
-        top = [t for t, _ in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))][:TOP_TAGS]
+        top = overview.top_tags(lib)
         for n, tag in enumerate(top, 1):
             on_all = all(tag in p.tags for p in papers)
             action = self._add(tag_menu, f"&{n}  {tag}", f"paperMenuTag{n}",
@@ -176,7 +174,7 @@ class PaperMenu(QObject):
     # ---- actions -------------------------------------------------------------
     def new_tag(self) -> None:
         text, ok = QInputDialog.getText(self.window, tr("Tag papers"), tr("Tags (comma-separated):"))
-        tags = [t.strip() for t in text.split(",") if t.strip()] if ok else []
+        tags = split_tags(text) if ok else []
         if tags:
             self.window.add_tags(tags)
 

@@ -11,7 +11,7 @@ from PySide6.QtWidgets import (QButtonGroup, QComboBox, QCompleter, QHBoxLayout,
                                QLineEdit, QMenu, QPlainTextEdit, QSizePolicy, QToolButton, QVBoxLayout,
                                QWidget)
 
-from ..core.paper import Paper, Status
+from ..core.paper import Paper, Status, split_tags
 from .filters import tag_color
 from .paper_model import STATUS_LABELS
 
@@ -247,7 +247,7 @@ class TagPanel(QWidget):
 
     # ---- requests ------------------------------------------------------------
     def _add_typed_tags(self) -> None:
-        tags = [t.strip() for t in self.tag_input.text().split(",") if t.strip()]
+        tags = split_tags(self.tag_input.text())
         if tags and self._ids:
             self.addTagsRequested.emit(tags)
         self.tag_input.clear()
