@@ -19,7 +19,8 @@ from PySide6.QtGui import QDropEvent
 from PySide6.QtWidgets import QFileDialog, QMessageBox, QPushButton
 
 from .. import paths
-from ..core import overview, reports as import_reports
+from ..core import overview
+from ..core import reports as import_reports
 from ..core.library import FileReport
 from .feedback import n_papers
 from .tasks import Task, run_task
@@ -209,7 +210,7 @@ class ImportExport(QObject):
             dialect = "bibtex"
         path, chosen = QFileDialog.getSaveFileName(
             win, self.tr("Export %s to BibTeX") % n_papers(len(ids)),
-            str(Path(folder) / f"{overview.export_file_stem(name)}.bib"),
+            str(Path(str(folder)) / f"{overview.export_file_stem(name)}.bib"),
             ";;".join(EXPORT_FILTERS.values()), EXPORT_FILTERS[dialect])
         if not path:
             return

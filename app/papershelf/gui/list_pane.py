@@ -10,8 +10,17 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QItemSelectionModel, Qt, QTimer
-from PySide6.QtWidgets import (QAbstractItemView, QHeaderView, QLabel, QLineEdit, QPushButton, QStackedWidget,
-                               QTableView, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QHeaderView,
+    QLabel,
+    QLineEdit,
+    QPushButton,
+    QStackedWidget,
+    QTableView,
+    QVBoxLayout,
+    QWidget,
+)
 
 from .columns import ColumnChooser
 from .dialogs import search_as_you_type
@@ -30,7 +39,7 @@ class ListPane(QWidget):
 
     def __init__(self, window: MainWindow) -> None:
         super().__init__()
-        self.window = window
+        self.main = window        # not `window`: that is QWidget.window()
         self.search_box = QLineEdit()
         self.search_box.setObjectName("searchBox")
         self.search_box.setAccessibleName(self.tr("Search"))
@@ -89,12 +98,12 @@ class ListPane(QWidget):
 
     def update_empty_state(self) -> None:
         """The list, or for an empty library the page that offers the samples."""
-        self.stack.setCurrentIndex(1 if len(self.window.library) == 0 else 0)
+        self.stack.setCurrentIndex(1 if len(self.main.library) == 0 else 0)
 
     # ---- the query -----------------------------------------------------------------------
     def query_typed(self, text: str) -> None:
         """New words in the search box: search as they are typed (if so set), or on Enter."""
-        win = self.window
+        win = self.main
         win.query = win.query.with_(text=text)
         if search_as_you_type() or not text:
             win._search_timer.start()
@@ -106,7 +115,7 @@ class ListPane(QWidget):
 
     def clear_search(self) -> None:
         """Empty the search box and show what the filters alone show (Esc)."""
-        win = self.window
+        win = self.main
         if self.search_box.text():
             self.search_box.clear()
             win.query = win.query.with_(text="")
@@ -114,7 +123,7 @@ class ListPane(QWidget):
 
     def sort_requested(self, column: str, descending: bool) -> None:
         """A click on a column header: sort the answer by it."""
-        win = self.window
+        win = self.main
         win.query = win.query.with_(sort=column, descending=descending)
         win.run_search()
 
@@ -122,7 +131,7 @@ class ListPane(QWidget):
         """The first rows without waiting for any thread: the whole library,
         newest first (the order the index gives an empty query). Counts follow
         a moment later, sorted views and filters go through the search."""
-        win = self.window
+        win = self.main
         query = win.query
         if query != Query(sort=query.sort, descending=query.descending) or query.sort != "relevance":
             win.run_search()
@@ -133,15 +142,19 @@ class ListPane(QWidget):
         self.model.set_ids(ids)
         win.result_label.setText(n_papers(len(ids)))
         self.update_empty_state()
-        # the answer shown by then: the index may have answered already, with its counts
-        QTimer.singleShot(0, lambda: win.sidebar.update_counts(win.last_answer) if win.last_answer.facets == {}
-                          else None)
+        QTimer.singleShot(0, self._count_first_rows)
+
+    def _count_first_rows(self) -> None:
+        # the answer shown by now: the index may have answered already, with its counts
+        answer = self.main.last_answer
+        if answer is not None and answer.facets == {}:
+            self.main.sidebar.update_counts(answer)
 
     def reselect(self, ids: list[str], current: str | None) -> None:
         """Select these papers again where the list still shows them (after a new answer)."""
         sel = self.view.selectionModel()
         if not ids or len(ids) > RESELECT_LIMIT:
-            self.window._selection_changed()
+            self.main._selection_changed()
             return
         flags = QItemSelectionModel.SelectionFlag.Select | QItemSelectionModel.SelectionFlag.Rows
         sel.blockSignals(True)
@@ -153,4 +166,4 @@ class ListPane(QWidget):
             sel.setCurrentIndex(self.model.index(self.model.row_of(current), 0),
                                 QItemSelectionModel.SelectionFlag.NoUpdate)
         sel.blockSignals(False)
-        self.window._selection_changed()
+        self.main._selection_changed()

@@ -42,7 +42,7 @@ from .tasks import Task, run_task
 if TYPE_CHECKING:      # the index module (Whoosh, numpy) loads on the worker that opens it
     from ..core.index import SearchIndex
 
-SEARCH_DELAY_MS = 10          # lets a burst of keys (a paste) become one request; the search thread keeps only the latest
+SEARCH_DELAY_MS = 10          # a burst of keys (a paste) becomes one request; the search thread keeps only the latest
 REFRESH_DELAY_MS = 300        # after edits land in the index, re-run the search once
 COUNTED_FIELDS = frozenset({"status", "tags", "area"})   # the sidebar counts these
 
@@ -227,6 +227,7 @@ class MainWindow(QMainWindow):
 
     # ---- searching ---------------------------------------------------------
     def run_search(self) -> None:
+        """Ask for the answer to the current query (it arrives in `_show_answer`)."""
         self._search_timer.stop()
         self._refresh_timer.stop()
         self._request_started = time.perf_counter()
@@ -263,6 +264,7 @@ class MainWindow(QMainWindow):
 
     # ---- selection ---------------------------------------------------------
     def selected_ids(self) -> list[str]:
+        """The selected papers, in the list's order."""
         rows = sorted({i.row() for i in self.paper_list.selectionModel().selectedRows()})
         return [pid for pid in (self.model.id_at(r) for r in rows) if pid]
 
@@ -346,13 +348,16 @@ class MainWindow(QMainWindow):
         self._import_done([report])
 
     def dragEnterEvent(self, event: QDragEnterEvent) -> None:
+        """Take a drag of local files: a drop imports them."""
         self.transfers.drag_entered(event)
 
     def dropEvent(self, event: QDropEvent) -> None:
+        """Import the dropped files."""
         self.transfers.dropped(event)
 
     # ---- messages --------------------------------------------------------------
     def show_error(self, title: str, text: str) -> None:
+        """A warning a person must close (not modal: the window goes on)."""
         box = QMessageBox(QMessageBox.Icon.Warning, title, text, QMessageBox.StandardButton.Ok, self)
         box.setObjectName("errorDialog")
         box.open()

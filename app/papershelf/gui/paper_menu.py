@@ -24,6 +24,7 @@ if TYPE_CHECKING:
 
 
 def tr(text: str) -> str:
+    """`text` in the user's language (the menu's translation context)."""
     return QCoreApplication.translate("PaperMenu", text)
 
 
@@ -51,8 +52,9 @@ class PaperMenu(QObject):
         view.customContextMenuRequested.connect(self.show_at)
         view.installEventFilter(self)        # the Menu key: the selection as it is, at the current row
 
-    def eventFilter(self, watched, event) -> bool:
-        if (event.type() == QEvent.Type.ContextMenu and watched is self.window.paper_list
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        """The Menu key on the list opens the menu at the current row."""
+        if (isinstance(event, QContextMenuEvent) and watched is self.window.paper_list
                 and event.reason() == QContextMenuEvent.Reason.Keyboard):
             view = self.window.paper_list
             current = view.currentIndex()
@@ -86,6 +88,7 @@ class PaperMenu(QObject):
         self.menu.popup(view.viewport().mapToGlobal(pos))
 
     def build(self, ids: list[str]) -> QMenu:
+        """The menu for these papers (the selection)."""
         win, lib = self.window, self.window.library
         papers = [lib.get(pid) for pid in ids]
         menu = QMenu(win)
@@ -173,12 +176,14 @@ class PaperMenu(QObject):
 
     # ---- actions -------------------------------------------------------------
     def new_tag(self) -> None:
+        """Ask for tags (comma-separated) and add them to the selection."""
         text, ok = QInputDialog.getText(self.window, tr("Tag papers"), tr("Tags (comma-separated):"))
         tags = split_tags(text) if ok else []
         if tags:
             self.window.add_tags(tags)
 
     def edit_title(self) -> None:
+        """Ask for the selected paper's title (empty: derive one from the abstract)."""
         win = self.window
         ids = win.selected_ids()
         if len(ids) != 1:
@@ -188,7 +193,7 @@ class PaperMenu(QObject):
         title, ok = QInputDialog.getText(win, tr("Edit title"),
                                          tr("Title (leave it empty to derive one from the abstract):"),
                                          text=paper.title)
-        if not ok or " ".join(title.split()) == paper.title and not paper.title_derived:
+        if not ok or (" ".join(title.split()) == paper.title and not paper.title_derived):
             return
         win._edit(tr("Edit title"), [pid], lambda: win.library.set_title(pid, title))
 
@@ -216,16 +221,19 @@ class PaperMenu(QObject):
         self.window.statusBar().showMessage(what, 4000)
 
     def copy_keys(self) -> None:
+        """Copy the selection's citation keys, comma-separated."""
         keys = self._keys()
         self._copy(",".join(keys), tr("Copied %s") % ",".join(keys) if len(keys) < 4
                    else tr("Copied %d citation keys") % len(keys))
 
     def copy_cite(self) -> None:
+        """Copy \\cite{…} of the selection's citation keys."""
         keys = self._keys()
-        text = "\\cite{%s}" % ",".join(keys) if keys else ""
+        text = "\\cite{" + ",".join(keys) + "}" if keys else ""
         self._copy(text, tr("Copied %s") % text if len(keys) < 4 else tr("Copied \\cite{…} of %d papers") % len(keys))
 
     def copy_bibtex(self) -> None:
+        """Copy the selection's BibTeX entries, with the keys an export would give."""
         win = self.window
         if self._wait_for_import():
             return
@@ -239,6 +247,7 @@ class PaperMenu(QObject):
                    else tr("Copied %d BibTeX entries") % len(ids))
 
     def open_link(self, url: str) -> None:
+        """Open a paper's web page in the browser (http and https only)."""
         qurl = QUrl(url)
         if qurl.scheme() in ("http", "https"):
             QDesktopServices.openUrl(qurl)
