@@ -199,6 +199,32 @@ def test_garbage_over_the_end_of_a_line_keeps_the_whole_line_after_it(imported, 
         assert lib.get(ids[21]).notes == "edit two"
 
 
+@pytest.mark.parametrize("damage", ["newline flipped", "end of line overwritten"])
+def test_recover_keeps_the_whole_journal_line_after_a_damaged_newline(imported, damage):
+    with Library.open(imported) as lib:
+        ids = lib.ids()
+        lib.compact()
+        for i in range(3):
+            lib.set_notes(ids[i], f"edit {i}")      # journal lines 1, 2, 3
+    journal = imported / JOURNAL
+    data = bytearray(journal.read_bytes())
+    end = data.index(b"\n")                         # the end of line 1
+    if damage == "newline flipped":
+        data[end] ^= 0x40
+    else:
+        data[end - 12:end + 1] = b"\x00garbage\xff!!!!"[:13]
+    journal.write_bytes(bytes(data))
+    rec = run_cli("recover", data_dir=imported)
+    assert rec.returncode == 0, rec.stderr
+    with Library.open(imported, readonly=True) as lib:
+        kept = [lib.get(ids[i]).notes for i in range(3)]
+    if damage == "newline flipped":
+        assert kept == ["edit 0", "edit 1", "edit 2"], rec.stdout
+    else:
+        assert kept == ["", "edit 1", "edit 2"], rec.stdout
+        assert "journal line 1" in rec.stdout
+
+
 def test_every_bit_flip_in_the_library_file_is_found(imported):
     """Random 1-3 bit flips: refused with the line named, never loaded changed."""
     with Library.open(imported) as lib:

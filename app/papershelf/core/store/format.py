@@ -281,7 +281,7 @@ def salvage_snapshot(path: Path) -> SnapshotSalvage:
         out.damaged_lines.append(lineno)
         # a damaged newline merges two or more whole lines into one: every part
         # that still carries its own matching checksum is kept as it was saved
-        for part, whole in _whole_lines_in(line) if sealed else [(line, None)]:
+        for part, whole in whole_lines_in(line) if sealed else [(line, None)]:
             if _take_record(out, whole):
                 continue
             found = _ID_IN_LINE.findall(part)
@@ -324,7 +324,7 @@ def _sealed_parts(line: bytes) -> list[tuple[bytes, bool]]:
 _OBJECT_START = re.compile(rb'\{"')
 
 
-def _whole_lines_in(line: bytes) -> list[tuple[bytes, bytes | None]]:
+def whole_lines_in(line: bytes) -> list[tuple[bytes, bytes | None]]:
     """A damaged line as (part, JSON of the whole saved line it is, or None).
 
     A part that ends in a seal but fails it may still end with a whole saved

@@ -31,7 +31,7 @@ import orjson
 from ..errors import StoreCorruptError, StoreUnreadableError
 from ..fileio import O_BINARY, fsync_dir, synced_file
 from ..paper import EDITABLE_FIELDS, STATUS_VALUES, Paper, encode_field
-from .format import JOURNAL, seal
+from .format import JOURNAL, seal, whole_lines_in
 from .locks import store_write_error
 
 if TYPE_CHECKING:
@@ -171,8 +171,10 @@ def replay_journal(store: Store, salvage: JournalSalvage | None = None) -> bool:
     # it emptied the journal): harmless if no edit of this generation is
     # missing, which the next intact line (or journal.last) tells.
     doubtful: list[tuple[int, bytes, str]] = []
-    for i, line in enumerate(lines):
-        lineno = i + 1
+    numbered = list(enumerate(lines, start=1))
+    if salvage is not None:
+        numbered = _split_merged_lines(numbered)
+    for lineno, line in numbered:
         record = parse_journal_line(line)
         problem = None
         if record is None:
@@ -242,6 +244,21 @@ def replay_journal(store: Store, salvage: JournalSalvage | None = None) -> bool:
     store._valid_journal_len = pos
     store._journal_bytes = pos
     return True
+
+
+def _split_merged_lines(numbered: list[tuple[int, bytes]]) -> list[tuple[int, bytes]]:
+    """For recovery: a damaged line that holds whole saved lines (its newline,
+    or the end of the line before, was overwritten) becomes those lines, each
+    with the physical line number it was found on."""
+    out: list[tuple[int, bytes]] = []
+    for lineno, line in numbered:
+        if parse_journal_line(line) is None:
+            parts = whole_lines_in(line)
+            if any(body is not None for _, body in parts):
+                out.extend((lineno, part) for part, _ in parts if part)
+                continue
+        out.append((lineno, line))
+    return out
 
 
 def _journal_damage(store: Store, salvage: JournalSalvage | None, count: int, lineno: int, line: bytes,
