@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from typing import Iterable
+from collections.abc import Iterable, Iterator
 
 from .paper import Paper
 from .text import plain_text
@@ -22,6 +22,7 @@ KEY_RE = re.compile(r"^[A-Za-z][A-Za-z0-9:_\-.]{0,79}$")
 
 
 def ascii_fold(text: str) -> str:
+    """The text in ASCII letters: accents dropped, ß as ss, æ as ae, ø as o…; what has no ASCII form goes."""
     if text.isascii():
         return text
     text = text.replace("ß", "ss").replace("æ", "ae").replace("ø", "o").replace("ł", "l").replace("đ", "d")
@@ -50,6 +51,7 @@ def _alnum(text: str) -> str:
 
 
 def base_key(paper: Paper) -> str:
+    """The key a paper would get alone: first author's surname, year, first significant title word."""
     author = _alnum(surname(paper.authors[0]).split(" ")[-1]) if paper.authors else ""
     words = []
     for w in plain_text(paper.title).split():       # only the first two significant words are used
@@ -69,7 +71,8 @@ def base_key(paper: Paper) -> str:
     return key or "paper"
 
 
-def _suffixes():
+def _suffixes() -> Iterator[str]:
+    """a, b, …, z, aa, ab, …: what tells apart papers whose keys clash."""
     n = 0
     while True:
         n += 1
@@ -109,4 +112,5 @@ def assign_keys(papers: Iterable[Paper]) -> dict[str, str]:
 
 
 def valid_key(key: str) -> bool:
+    """A key BibTeX and biber accept: an ASCII letter, then letters, digits and `:_-.`, at most 80."""
     return bool(KEY_RE.match(key))

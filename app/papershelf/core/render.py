@@ -12,10 +12,19 @@ from __future__ import annotations
 
 import html
 import re
-from typing import Callable
+from collections.abc import Callable
 
-from .text import (_MATHBB_RE, _BB, _MD_CODE_RE, _MD_LINK_RE, _MD_STRONG, _URL_RE, _TEX_SINGLE_QUOTE_RE,
-                   latex_to_text, link_end)
+from .text import (
+    _BB,
+    _MATHBB_RE,
+    _MD_CODE_RE,
+    _MD_LINK_RE,
+    _MD_STRONG,
+    _TEX_SINGLE_QUOTE_RE,
+    _URL_RE,
+    latex_to_text,
+    link_end,
+)
 
 _PH = "\x00"               # placeholder brackets for finished HTML pieces
 _OPEN, _CLOSE = "\x01", "\x02"   # style markers: \x01b\x02 … \x01/b\x02
@@ -87,7 +96,7 @@ def abstract_html(raw: str, terms: set[str] | None = None,
     text = " ".join(text.split())
     out = html.escape(text, quote=False)
     if terms and normal:
-        def mark(m) -> str:
+        def mark(m: re.Match[str]) -> str:
             word = m.group(0)
             if word[0] in "&" + _OPEN + _PH or normal(word) not in terms:
                 return word
@@ -101,7 +110,7 @@ def _mark(style: str, inner: str) -> str:
     return f"{_OPEN}{style}{_CLOSE}{inner}{_OPEN}/{style}{_CLOSE}"
 
 
-def _bare_link(url: str, link) -> str:
+def _bare_link(url: str, link: Callable[[str, str], str]) -> str:
     url, ph, rest = url.partition(_PH)      # a finished piece (a link) right after the URL is not part of it
     end = link_end(url, ".,;:!?*_'\"")
     return link(url[:end], url[:end]) + url[end:] + ph + rest
@@ -112,13 +121,13 @@ def _math_html(expr: str) -> str:
     expr = _MATHBB_RE.sub(lambda m: _BB.get(m.group(1), m.group(1)), expr)
     scripts: list[tuple[str, str]] = []
 
-    def script(m) -> str:
+    def script(m: re.Match[str]) -> str:
         scripts.append(("sup" if m.group(1) == "^" else "sub", m.group(2) if m.group(2) is not None else m.group(3)))
         return f"{_PH}s{len(scripts) - 1}{_PH}"
 
     done: dict[tuple[str, str], str] = {}     # "x^2 … x^2": each script is converted once
 
-    def script_html(m) -> str:
+    def script_html(m: re.Match[str]) -> str:
         script = scripts[int(m.group(1))]
         if script not in done:
             tag, inner = script

@@ -15,6 +15,7 @@ Either is shortened to a list-friendly length at a clause or word boundary.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 
 from .text import plain_text
 
@@ -82,6 +83,7 @@ _SENTENCE_END_RE = re.compile(r"[.!?](?=\s+[A-Z(\"“0-9]|$)")
 
 
 def first_sentence(text: str) -> str:
+    """The text up to the end of its first sentence (an abbreviation or an initial does not end one)."""
     for m in _SENTENCE_END_RE.finditer(text):
         end = m.start()
         tail = text[max(0, end - 8):end]
@@ -92,6 +94,7 @@ def first_sentence(text: str) -> str:
 
 
 def shorten(text: str, limit: int = MAX_TITLE) -> str:
+    """At most `limit` characters: cut at a clause boundary when one is late enough, else at a word, with "…"."""
     text = text.strip().rstrip(" ,;:.–—-")
     if len(text) <= limit:
         return text
@@ -117,7 +120,7 @@ _LEAD_RE = re.compile(
 _LEAD_WORDS = ("we ", "We ", "his paper ", "his work ", "his article ")
 
 
-def _lead_matches(text: str, end: int):
+def _lead_matches(text: str, end: int) -> Iterator[re.Match[str]]:
     """Matches of "we introduce …"-style leads in text[:end].
 
     A regex scan for the whole lead tries it at every word boundary (about
@@ -139,7 +142,7 @@ def _lead_matches(text: str, end: int):
             yield m
 
 
-def _named_from(m: re.Match) -> str | None:
+def _named_from(m: re.Match[str]) -> str | None:
     rest = m.group("rest").strip()
     acro = _ACRO_LONG_RE.match(rest)
     if acro:
@@ -151,7 +154,7 @@ def _named_from(m: re.Match) -> str | None:
         if expansion and _mostly_capitalised(expansion):
             return f"{long.group('acro')}: {expansion}"
     named = _NAME_RE.match(rest)
-    if named and _coined(named.group("name")) or (named and len(named.group("name").split()) == 1):
+    if (named and _coined(named.group("name"))) or (named and len(named.group("name").split()) == 1):
         desc = named.group("desc").strip()
         return f"{named.group('name')}: {desc}"
     return None

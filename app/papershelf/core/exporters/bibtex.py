@@ -21,11 +21,11 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Iterable
 
 from ..citekeys import surname
-from ..paper import Paper
+from ..paper import Paper, join_tags
 from ..text import SYMBOLS, plain_text
 
 DIALECTS = ("bibtex", "biblatex")
@@ -45,8 +45,9 @@ _LETTERS = {"ß": r"{\ss}", "æ": r"{\ae}", "Æ": r"{\AE}", "ø": r"{\o}", "Ø":
 _SPECIAL_RE = re.compile(r"[\\{}$&%#_^~<>|\x00-\x1f\x7f]")
 
 
-def _escape_special(m) -> str:
+def _escape_special(m: re.Match[str]) -> str:
     return _SPECIALS.get(m.group(), " ")       # control characters become spaces
+
 
 _MARKUP_RE = re.compile(r"[\\{}$*_`\[~-]")
 _NON_ASCII_RE = re.compile(r"[^\x00-\x7f]")
@@ -87,12 +88,15 @@ _ARXIV_RE = re.compile(r"^(\d{4}\.\d{4,5})(v\d+)?$|^([a-z\-]+(\.[A-Z]{2})?/\d{7}
 
 @dataclass
 class ExportReport:
+    """What an export wrote: where, how many entries, what it could not write as LaTeX."""
+
     path: str
     entries: int = 0
     replaced_chars: int = 0          # characters pdfLaTeX cannot typeset, written as "?"
     new_keys: dict[str, str] = field(default_factory=dict)   # paper id → key pinned by this export
 
     def summary(self) -> str:
+        """One sentence for the person: entries written and where, characters replaced."""
         where = "standard output" if self.path == "-" else self.path
         text = f"Wrote {self.entries} entr{'y' if self.entries == 1 else 'ies'} to {where}."
         if self.replaced_chars:
@@ -102,7 +106,9 @@ class ExportReport:
 
 
 class _Encoder:
-    def __init__(self, dialect: str):
+    """Text to one dialect's LaTeX; counts the characters it had to write as "?"."""
+
+    def __init__(self, dialect: str) -> None:
         if dialect not in DIALECTS:
             raise ValueError(f"unknown dialect {dialect!r}; use one of: {', '.join(DIALECTS)}")
         self.dialect = dialect
@@ -110,11 +116,12 @@ class _Encoder:
 
     # ---- characters --------------------------------------------------------
     def char(self, ch: str) -> str:
+        """One character outside plain ASCII text, as the dialect writes it."""
         if ch in _SPECIALS:
             return _SPECIALS[ch]
         if ch.isascii():
             return ch if ch.isprintable() else " "
-        if self.dialect == "biblatex" and ("\u00c0" <= ch <= "\u017f" and ch not in "\u00d7\u00f7"
+        if self.dialect == "biblatex" and (("\u00c0" <= ch <= "\u017f" and ch not in "\u00d7\u00f7")
                                            or ch in "\u2018\u2019\u201c\u201d\u2013\u2014"):
             return ch                                   # Latin letters, quotes, dashes: UTF-8 for biber
         if ch in _PUNCT:
@@ -131,7 +138,8 @@ class _Encoder:
             out = r"\i" if base == "i" else base
             for m in marks:
                 cmd = _ACCENT_CMDS[m]
-                out = f"\\{cmd}{{{out}}}" if cmd.isalpha() else f"\\{cmd}{out}" if len(out) == 1 else f"\\{cmd}{{{out}}}"
+                out = (f"\\{cmd}{{{out}}}" if cmd.isalpha()
+                       else f"\\{cmd}{out}" if len(out) == 1 else f"\\{cmd}{{{out}}}")
             return "{" + out + "}"
         compat = unicodedata.normalize("NFKC", ch)
         if compat != ch and compat.isascii():
@@ -142,6 +150,7 @@ class _Encoder:
         return "?"
 
     def text(self, text: str) -> str:
+        """Plain text with LaTeX's specials escaped and non-ASCII written as the dialect wants."""
         # specials and control characters through one C-level translate; only
         # what is left outside ASCII goes through char() one by one
         out = _SPECIAL_RE.sub(_escape_special, text) if _SPECIAL_RE.search(text) else text
@@ -240,6 +249,7 @@ def _verbatim(value: str, dialect: str) -> str:
 
 
 def entry(paper: Paper, key: str, enc: _Encoder) -> str:
+    """One paper's BibTeX entry under `key` (@inproceedings with a venue and a year, else @misc)."""
     dialect = enc.dialect
     fields: list[tuple[str, str]] = []
     if paper.authors:
@@ -265,7 +275,7 @@ def entry(paper: Paper, key: str, enc: _Encoder) -> str:
     if url:
         fields.append(("url", _verbatim(url, dialect)))
     if paper.tags:
-        fields.append(("keywords", enc.text(", ".join(paper.tags))))
+        fields.append(("keywords", enc.text(join_tags(paper.tags))))
     if paper.abstract:
         fields.append(("abstract", enc.rich(paper.abstract)))
     if paper.title_derived:
@@ -282,7 +292,7 @@ class Rendering:
     """The .bib text of `papers` (sorted by key), piece by piece; `replaced`
     counts the characters written as "?" once it has been iterated."""
 
-    def __init__(self, papers: Iterable[Paper], keys: dict[str, str], dialect: str = "bibtex"):
+    def __init__(self, papers: Iterable[Paper], keys: dict[str, str], dialect: str = "bibtex") -> None:
         self.enc = _Encoder(dialect)
         self.papers = sorted(papers, key=lambda p: keys[p.id].casefold())
         self.keys = keys
@@ -290,9 +300,10 @@ class Rendering:
 
     @property
     def replaced(self) -> int:
+        """Characters written as "?" so far."""
         return self.enc.replaced
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[str]:
         yield "% Exported by Papershelf" + (" (BibLaTeX, UTF-8, for biber)" if self.dialect == "biblatex"
                                             else " (BibTeX, ASCII)") + "\n\n"
         for n, p in enumerate(self.papers):

@@ -4,14 +4,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-
+from ..errors import NotAListingError, UncertainListingError
+from ..text import clean_text
 from .base import Candidate, ParsedFile, Problem, decode_text, read_text
 from .bibfile import parse_bib, parse_ris
 from .listing import listing_header, parse_listing, sniff_listing
-from ..errors import NotAListingError, UncertainListingError
-from ..text import clean_text
 
-__all__ = ["Candidate", "ParsedFile", "Problem", "PASTE_LABEL", "parse_bytes", "parse_file", "parse_text"]
+__all__ = ["PASTE_LABEL", "Candidate", "ParsedFile", "Problem", "parse_bytes", "parse_file", "parse_text"]
 
 # The source name of text that came from a paste rather than a file.
 PASTE_LABEL = "<pasted text>"
@@ -35,7 +34,7 @@ def parse_text(text: str, path: str, as_listing: bool = False) -> ParsedFile:
     suffix = Path(path).suffix.lower()
     if suffix == ".ris" or head.startswith("TY  -"):
         return parse_ris(text, path)
-    if suffix == ".bib" or head.startswith("@") or head.startswith("%") and "\n@" in text[:5000]:
+    if suffix == ".bib" or head.startswith("@") or (head.startswith("%") and "\n@" in text[:5000]):
         return parse_bib(text, path)
     if not as_listing:
         if not listing_header(text):
@@ -44,8 +43,9 @@ def parse_text(text: str, path: str, as_listing: bool = False) -> ParsedFile:
             counts = (f"{sniff.abstracts + sniff.fields} of its {sniff.paragraphs} paragraphs read like "
                       "abstracts, area or author lines")
             if verdict == "none":
+                why = "no paragraph reads like an abstract" if not sniff.abstracts else "only " + counts
                 raise NotAListingError(
-                    f"{path} does not look like a list of papers ({'no paragraph reads like an abstract' if not sniff.abstracts else 'only ' + counts}), "
+                    f"{path} does not look like a list of papers ({why}), "
                     f"so nothing was imported from it. Papershelf reads {FORMATS_READ}.", path)
             if verdict == "partial":
                 parsed = parse_listing(text, path)

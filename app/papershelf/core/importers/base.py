@@ -49,6 +49,8 @@ class Candidate:
 
 @dataclass(slots=True)
 class ParsedFile:
+    """What an importer read from one file (or paste): its papers and the problems met."""
+
     path: str
     format: str
     papers: list[Candidate]

@@ -15,6 +15,7 @@ reported with its line number, never dropped in silence.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from .base import Candidate, ParsedFile, Problem
@@ -122,11 +123,11 @@ class _Unit:
     names: list[str] | None = None
 
 
-def _units(lines: list[str], start: int, path: str, problems: list[Problem]):
+def _units(lines: list[str], start: int, path: str, problems: list[Problem]) -> Iterator[_Unit]:
     """Blocks of lines between blank lines, split into classified units."""
     block: list[tuple[int, str]] = []
 
-    def flush():
+    def flush() -> Iterator[_Unit]:
         nonlocal block
         i = 0
         # leading short lines of a block may be area/author lines pasted without blank lines
@@ -175,6 +176,8 @@ def _short(text: str, n: int = 60) -> str:
 
 
 def parse_listing(text: str, path: str) -> ParsedFile:
+    """The papers of a paper-search or Daily Papers listing (with or without its header
+    line); each line that is none of area, authors or abstract is a problem with its line."""
     lines = text.split("\n")
     problems: list[Problem] = []
     fmt = ""
@@ -190,11 +193,12 @@ def parse_listing(text: str, path: str) -> ParsedFile:
     authors: _Unit | None = None
     saw_area = False
 
-    def dangling(reason: str):
+    def dangling(reason: str) -> None:
         for unit in (area, authors):
             if unit is not None:
                 what = "area" if unit.kind == "area" else "author"
-                problems.append(Problem(path, unit.line, f"{what} line “{_short(unit.text)}” {reason}; it was not used"))
+                problems.append(Problem(path, unit.line,
+                                        f"{what} line “{_short(unit.text)}” {reason}; it was not used"))
 
     for unit in _units(lines, start, path, problems):
         if unit.kind == "area":
@@ -203,13 +207,15 @@ def parse_listing(text: str, path: str) -> ParsedFile:
                 authors = None
             area = unit
             saw_area = True
+            assert unit.area is not None
             if not unit.area[2]:
                 problems.append(Problem(path, unit.line,
                                         f"unfamiliar area “{unit.area[0]}”; kept as the paper's area"))
         elif unit.kind == "authors":
             if authors is not None:
-                problems.append(Problem(path, authors.line,
-                                        f"author line “{_short(authors.text)}” has no abstract after it; it was not used"))
+                problems.append(Problem(
+                    path, authors.line,
+                    f"author line “{_short(authors.text)}” has no abstract after it; it was not used"))
             authors = unit
         elif unit.kind == "text":
             abstract = unit.text
@@ -221,9 +227,9 @@ def parse_listing(text: str, path: str) -> ParsedFile:
                 continue
             first = area or authors or unit
             cand = Candidate(abstract=abstract, line=first.line)
-            if area is not None:
+            if area is not None and area.area is not None:
                 cand.area, cand.subarea = area.area[0], area.area[1]
-            if authors is not None:
+            if authors is not None and authors.names is not None:
                 cand.authors = list(authors.names)
             papers.append(cand)
             area = authors = None
@@ -264,12 +270,15 @@ _SENTENCE_END_RE = re.compile(r"[.!?](?:\s|$)")
 
 @dataclass(slots=True)
 class Sniff:
+    """How much of a text reads like a listing: counts of its paragraphs by kind."""
+
     paragraphs: int
     abstracts: int          # paragraphs that read like abstracts
     fields: int             # area and author lines
 
     @property
     def share(self) -> float:
+        """The part of the paragraphs that are listing-like (0 to 1)."""
         return (self.abstracts + self.fields) / max(1, self.paragraphs)
 
     @property
@@ -289,6 +298,7 @@ def listing_header(text: str) -> str:
 
 
 def reads_like_abstract(lines: list[str]) -> bool:
+    """The paragraph (its lines) is prose the length of an abstract, without Markdown or code (see above)."""
     if any(_MARKUP_LINE_RE.match(line) or line.startswith(("    ", "\t")) for line in lines):
         return False
     text = " ".join(line.strip() for line in lines)
@@ -300,6 +310,7 @@ def reads_like_abstract(lines: list[str]) -> bool:
 
 
 def sniff_listing(text: str) -> Sniff:
+    """Count the paragraphs of a header-less text that read like a listing's (see above)."""
     paragraphs = abstracts = fields = 0
     block: list[str] = []
     for raw in text.split("\n") + [""]:
