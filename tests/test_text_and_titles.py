@@ -114,3 +114,23 @@ def test_a_markdown_link_whose_url_holds_brackets_is_still_a_link():
     from papershelf.core.render import abstract_html
     assert plain_text("see [the code](http://x.org/a[1]) now") == "see the code now"
     assert '<a href="http://x.org/a[1]">the code</a>' in abstract_html("see [the code](http://x.org/a[1]) now")
+
+
+def test_plain_text_of_an_abstract_is_computed_once_while_in_use(seeds):
+    from papershelf.core import text
+
+    abstracts = [p.abstract for path in seeds for p in parse_file(path).papers]
+    text._cached_plain_text.cache_clear()
+    first = [plain_text(a) for a in abstracts]
+    assert first == [text._plain_text(a) for a in abstracts]          # the same text as computed
+    before = text._cached_plain_text.cache_info()
+    assert [plain_text(a) for a in abstracts] == first
+    after = text._cached_plain_text.cache_info()
+    cached = sum(len(a) in text.PLAIN_TEXT_CACHED_LENGTHS for a in abstracts)
+    assert cached > 0.9 * len(abstracts)
+    assert after.hits - before.hits == cached and after.misses == before.misses
+    assert after.currsize <= text.PLAIN_TEXT_CACHE_SIZE
+    # titles are cheaper to compute than to look up, and huge texts are no abstracts
+    plain_text("A short title")
+    plain_text("x" * 100_000)
+    assert text._cached_plain_text.cache_info().misses == after.misses
