@@ -23,15 +23,20 @@ def test_paper_declares_every_field_of_the_record_with_its_type():
 def test_fields_read_their_defaults_and_write_their_json_form():
     paper = Paper("p1")
     assert paper.to_dict() == {"id": "p1", **{k: v for k, v in FIELDS.items() if k != "id"}}
-    assert paper.raw() == {"id": "p1"}          # defaults are left out of the stored dict
+    assert paper.raw() == {"id": "p1"}  # defaults are left out of the stored dict
     paper.tags = ("b", "a")
     paper.status = "to-read"
     paper.sources = [Source("/x.txt", "daily-papers", 3)]
     paper.year = 2024
-    assert paper.raw() == {"id": "p1", "tags": ["b", "a"], "status": "to-read", "year": 2024,
-                           "sources": [{"file": "/x.txt", "format": "daily-papers", "line": 3}]}
+    assert paper.raw() == {
+        "id": "p1",
+        "tags": ["b", "a"],
+        "status": "to-read",
+        "year": 2024,
+        "sources": [{"file": "/x.txt", "format": "daily-papers", "line": 3}],
+    }
     assert paper.status is Status.TO_READ and paper.sources == [Source("/x.txt", "daily-papers", 3)]
-    paper.tags.append("c")                      # a list read is a copy
+    paper.tags.append("c")  # a list read is a copy
     assert paper.tags == ["b", "a"]
     paper.year = None
     assert "year" not in paper.raw() and paper.year is None
@@ -43,10 +48,17 @@ def test_unknown_fields_are_refused():
         Paper("p1", colour="red")
 
 
-@pytest.mark.parametrize("typed, status", [
-    ("read", Status.READ), ("To Read", Status.TO_READ), ("todo", Status.TO_READ), ("to_read", Status.TO_READ),
-    (" skip ", Status.SKIPPED), ("READING", Status.READING),
-])
+@pytest.mark.parametrize(
+    "typed, status",
+    [
+        ("read", Status.READ),
+        ("To Read", Status.TO_READ),
+        ("todo", Status.TO_READ),
+        ("to_read", Status.TO_READ),
+        (" skip ", Status.SKIPPED),
+        ("READING", Status.READING),
+    ],
+)
 def test_status_parse_accepts_what_people_type(typed, status):
     assert Status.parse(typed) is status
 

@@ -15,8 +15,10 @@ from collections.abc import Iterable, Iterator
 from .paper import Paper
 from .text import plain_text
 
-_STOP = frozenset("""a an the of on in for and or to with from by at via towards toward into over under
-is are be we our this that these those using use new novel what when how why do does can""".split())
+_STOP = frozenset(
+    """a an the of on in for and or to with from by at via towards toward into over under
+is are be we our this that these those using use new novel what when how why do does can""".split()
+)
 _NAME_PARTICLES = frozenset("van von der den de del della di da du le la dos das ten ter".split())
 KEY_RE = re.compile(r"^[A-Za-z][A-Za-z0-9:_\-.]{0,79}$")
 
@@ -54,7 +56,7 @@ def base_key(paper: Paper) -> str:
     """The key a paper would get alone: first author's surname, year, first significant title word."""
     author = _alnum(surname(paper.authors[0]).split(" ")[-1]) if paper.authors else ""
     words = []
-    for w in plain_text(paper.title).split():       # only the first two significant words are used
+    for w in plain_text(paper.title).split():  # only the first two significant words are used
         w = _alnum(w)
         if w and w not in _STOP:
             words.append(w)

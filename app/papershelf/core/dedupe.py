@@ -10,11 +10,12 @@ from .paper import Paper, Source
 from .text import fingerprint_text, fold
 
 # Bump when fingerprint_text changes meaning: stored fingerprints are then recomputed.
-FINGERPRINT_VERSION = 4   # 4: Markdown link text holds no '[' (plain_text changed)
+FINGERPRINT_VERSION = 4  # 4: Markdown link text holds no '[' (plain_text changed)
 
 
-def fingerprint(abstract: str, title: str = "", authors: list[str] | None = None,
-                year: int | None = None, plain: str | None = None) -> str:
+def fingerprint(
+    abstract: str, title: str = "", authors: list[str] | None = None, year: int | None = None, plain: str | None = None
+) -> str:
     """The same for two copies of one paper, whatever their markup.
 
     The abstract decides when there is one (listings have nothing else);

@@ -72,7 +72,7 @@ the rule lives. A tag itself may hold a comma only when it arrives as one
 value (a .bib keyword list is split by its own rules, a list passed in code
 is taken as it is)."""
 
-_KEYWORD_COMMA = "\u201a"   # a look-alike of the comma, for the index's comma-separated keyword fields
+_KEYWORD_COMMA = "\u201a"  # a look-alike of the comma, for the index's comma-separated keyword fields
 
 
 def split_tags(typed: str | Iterable[str]) -> list[str]:
@@ -108,9 +108,9 @@ def keyword_tag(keyword: str) -> str:
 class Source:
     """Where a copy of a paper came from: one per file that held it."""
 
-    file: str            # absolute path as imported
-    format: str          # "paper-search", "daily-papers", ...
-    line: int            # 1-based line of the paper's first line in that file
+    file: str  # absolute path as imported
+    format: str  # "paper-search", "daily-papers", ...
+    line: int  # 1-based line of the paper's first line in that file
 
     def to_dict(self) -> dict[str, str | int]:
         """The JSON form stored in a paper's `sources`."""
@@ -119,6 +119,7 @@ class Source:
 
 # name → default, in display order: the record's schema (the store and the library read
 # it). `Paper` declares each with its Python type below. Lists are copied, never shared.
+# fmt: off
 FIELDS: dict[str, object] = {
     "id": "", "title": "", "title_derived": False, "authors": [], "area": "", "subarea": "",
     "abstract": "", "links": [], "year": None, "venue": "", "doi": "", "arxiv_id": "",
@@ -126,6 +127,7 @@ FIELDS: dict[str, object] = {
     # reading state, owned by the user; imports never overwrite it
     "status": "unread", "tags": [], "rating": None, "notes": "", "citekey": "",
 }
+# fmt: on
 EDITABLE_FIELDS = frozenset(FIELDS) - {"id"}
 
 
@@ -144,6 +146,7 @@ _G = TypeVar("_G")
 _S = TypeVar("_S")
 
 if TYPE_CHECKING:
+
     class Field(Generic[_G, _S]):
         """What the type checker sees of a field of `Paper`: reads give `_G`, writes take `_S`.
 
@@ -166,10 +169,12 @@ def _field(name: str) -> Any:
     getter = itemgetter(name)
     get: Any
     if isinstance(default, list):
+
         def get(self: Paper) -> list[Any]:
             value = self._d.get(name)
             return list(value) if value is not None else []
     else:
+
         def get(self: Paper) -> Any:
             d = self._d
             return getter(d) if name in d else default

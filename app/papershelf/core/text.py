@@ -24,11 +24,14 @@ _MATHBB_RE = re.compile(r"\\mathbb\s*\{\s*([A-Za-z])\s*\}")
 # \'e and \'{e}; the letter accents only as whole control words (\v{s}, \v s), so
 # \varepsilon and \vec stay themselves
 _ACCENT_RE = re.compile(r"""\\(['`^"~=.]|[uvHc](?![A-Za-z]))\s*(?:\{\s*([A-Za-z])\s*\}|([A-Za-z]))""")
+# fmt: off
 _ACCENTS = {"'": "\u0301", "`": "\u0300", "^": "\u0302", '"': "\u0308", "~": "\u0303",
             "=": "\u0304", ".": "\u0307", "u": "\u0306", "v": "\u030c", "H": "\u030b",
             "c": "\u0327"}
+# fmt: on
 _BB = {"R": "ℝ", "N": "ℕ", "Z": "ℤ", "Q": "ℚ", "C": "ℂ", "E": "𝔼", "P": "ℙ"}
 
+# fmt: off
 SYMBOLS = {
     "alpha": "α", "beta": "β", "gamma": "γ", "delta": "δ", "epsilon": "ε",
     "varepsilon": "ε", "zeta": "ζ", "eta": "η", "theta": "θ", "vartheta": "ϑ",
@@ -62,6 +65,7 @@ SYMBOLS = {
     "textbullet": "•", "texteuro": "€", "textcopyright": "©", "pounds": "£", "S": "§", "P": "¶",
     "guillemotleft": "«", "guillemotright": "»",
 }
+# fmt: on
 _MACRO_RE = re.compile(r"\\([A-Za-z]+|[%&_#${}])")
 _MATH_RE = re.compile(r"(?<!\\)\$\$?(.+?)(?<!\\)\$\$?", re.S)
 # No "[" in a link's text or URL: each attempt then stops at the next "[", so
@@ -99,8 +103,8 @@ def latex_to_text(text: str) -> str:
             break
         text = new
     text = _ACCENT_RE.sub(
-        lambda m: unicodedata.normalize("NFC", (m.group(2) or m.group(3)) + _ACCENTS[m.group(1)]),
-        text)
+        lambda m: unicodedata.normalize("NFC", (m.group(2) or m.group(3)) + _ACCENTS[m.group(1)]), text
+    )
 
     text = _MACRO_RE.sub(lambda m: SYMBOLS.get(m.group(1), m.group(1)), text)
     return text.replace("~", "\u00a0")
@@ -218,9 +222,7 @@ def find_links(raw: str) -> list[str]:
     seen: dict[str, None] = {}
     for m in _URL_RE.finditer(raw):
         url = m.group(0).rstrip(".,;:!?*_'\"")
-        url = url[:link_end(url, ".,;:!?*_")]
+        url = url[: link_end(url, ".,;:!?*_")]
         if len(url) > len("https://x"):
             seen.setdefault(url, None)
     return list(seen)
-
-

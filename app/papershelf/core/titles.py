@@ -28,13 +28,15 @@ _VERBS = r"(?:introduce|propose|present|develop|design|build|release|call|name|t
 _TOKEN = r"[A-Z][\w\-+*'’]*"
 _NAME_RE = re.compile(rf"^(?P<name>{_TOKEN}(?:\s+{_TOKEN}){{0,2}})\s*,\s+(?P<desc>(?:a|an|the)\s.+)$")
 _LONG_ACRO_RE = re.compile(
-    r"^(?:(?:a|an|the)\s+(?:new\s+|novel\s+)?)?(?P<long>[\w\-–'’ ]{6,120}?)\s*\((?P<acro>[A-Z][\w\-+*]{1,24})\)")
+    r"^(?:(?:a|an|the)\s+(?:new\s+|novel\s+)?)?(?P<long>[\w\-–'’ ]{6,120}?)\s*\((?P<acro>[A-Z][\w\-+*]{1,24})\)"
+)
 _ACRO_LONG_RE = re.compile(r"^(?P<acro>[A-Z][\w\-+*]{1,24})\s*\((?P<long>[^()]{6,120})\)")
 _CLAUSE_RE = re.compile(r",\s|;\s|:\s|\s[–—-]{1,2}\s|\s(?=(?:which|where|while|whereas|but|because|although)\s)")
 # a clause shorter than this reads as cut off; a word cut with "…" reads better
 MIN_CLAUSE = 45
 _LEADING_FLUFF_RE = re.compile(
-    r"^(?:In (?:this|the present|our) (?:paper|work|article|study|note),?\s+|Here,?\s+|In short,?\s+)", re.I)
+    r"^(?:In (?:this|the present|our) (?:paper|work|article|study|note),?\s+|Here,?\s+|In short,?\s+)", re.I
+)
 _ABBREV = ("e.g", "i.e", "et al", "vs", "etc", "cf", "Fig", "Eq", "resp", "approx", "w.r.t", "Dr", "Prof", "St")
 
 
@@ -61,7 +63,7 @@ def _expansion(words: list[str], acro: str) -> str | None:
     initial = acro[0].casefold()
     for i in range(len(words) - 1, -1, -1):
         if words[i] in ("called", "named", "termed", "dubbed", "coined"):
-            words = words[i + 1:]
+            words = words[i + 1 :]
             break
     if not words:
         return None
@@ -86,7 +88,7 @@ def first_sentence(text: str) -> str:
     """The text up to the end of its first sentence (an abbreviation or an initial does not end one)."""
     for m in _SENTENCE_END_RE.finditer(text):
         end = m.start()
-        tail = text[max(0, end - 8):end]
+        tail = text[max(0, end - 8) : end]
         if tail.endswith(_ABBREV) or (tail[-1:].isupper() and (end == 1 or text[end - 2] == " ")):
             continue  # an abbreviation or an initial, not the end of a sentence
         return text[:end]
@@ -116,7 +118,8 @@ def shorten(text: str, limit: int = MAX_TITLE) -> str:
 
 _LEAD_RE = re.compile(
     r"(?:[Ww]e|[Tt]his (?:paper|work|article))\s+(?:first\s+|further\s+|then\s+)?"
-    r"(?P<verb>" + _VERBS + r")\s+(?P<rest>[^.;:]{2,400})")
+    r"(?P<verb>" + _VERBS + r")\s+(?P<rest>[^.;:]{2,400})"
+)
 _LEAD_WORDS = ("we ", "We ", "his paper ", "his work ", "his article ")
 
 

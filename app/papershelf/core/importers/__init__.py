@@ -17,8 +17,10 @@ PASTE_LABEL = "<pasted text>"
 
 
 # What the refusal of other text says is read.
-FORMATS_READ = ("paper-search listings (first line 论文检索), Daily Papers listings (first line "
-                "Daily Papers), either one pasted without its first line, BibTeX (.bib) and RIS (.ris) files")
+FORMATS_READ = (
+    "paper-search listings (first line 论文检索), Daily Papers listings (first line "
+    "Daily Papers), either one pasted without its first line, BibTeX (.bib) and RIS (.ris) files"
+)
 
 
 def parse_text(text: str, path: str, as_listing: bool = False) -> ParsedFile:
@@ -40,19 +42,26 @@ def parse_text(text: str, path: str, as_listing: bool = False) -> ParsedFile:
         if not listing_header(text):
             sniff = sniff_listing(text)
             verdict = sniff.verdict
-            counts = (f"{sniff.abstracts + sniff.fields} of its {sniff.paragraphs} paragraphs read like "
-                      "abstracts, area or author lines")
+            counts = (
+                f"{sniff.abstracts + sniff.fields} of its {sniff.paragraphs} paragraphs read like "
+                "abstracts, area or author lines"
+            )
             if verdict == "none":
                 why = "no paragraph reads like an abstract" if not sniff.abstracts else "only " + counts
                 raise NotAListingError(
                     f"{path} does not look like a list of papers ({why}), "
-                    f"so nothing was imported from it. Papershelf reads {FORMATS_READ}.", path)
+                    f"so nothing was imported from it. Papershelf reads {FORMATS_READ}.",
+                    path,
+                )
             if verdict == "partial":
                 parsed = parse_listing(text, path)
                 raise UncertainListingError(
                     f"{path} only partly looks like a paper listing ({counts}) and has no listing header, "
                     f"so nothing was imported from it; if it is one, import it as a listing "
-                    f"('papershelf import --as listing', or Import in the window's preview).", path, parsed)
+                    f"('papershelf import --as listing', or Import in the window's preview).",
+                    path,
+                    parsed,
+                )
     return parse_listing(text, path)
 
 

@@ -23,6 +23,7 @@ from .base import Candidate, ParsedFile, Problem
 HEADERS = {"论文检索": "paper-search", "daily papers": "daily-papers"}
 
 # Top-level areas of the ML conference taxonomies these listings come from.
+# fmt: off
 KNOWN_AREAS = {
     a.casefold(): a for a in (
         "Applications", "Deep Learning", "Evaluation", "General Machine Learning",
@@ -32,11 +33,14 @@ KNOWN_AREAS = {
         "Machine Learning Systems", "Data-centric AI", "Datasets and Benchmarks",
     )
 }
+# fmt: on
 _AREA_SEP_RE = re.compile(r"\s*[·•・‧∙]\s*")
+# fmt: off
 _PARTICLES = {
     "van", "von", "der", "den", "de", "del", "della", "di", "da", "dos", "das", "du",
     "la", "le", "y", "bin", "binti", "al", "el", "ter", "ten", "zu", "st.", "mc", "ibn",
 }
+# fmt: on
 _PROSE_RE = re.compile(r"\s(?:the|of|we|to|is|for|with|that|this|in|on|are|our|a|an)\s")
 _NAME_TOKEN_RE = re.compile(r"^[^\W\d_][\w'’.\-]*[*†‡§¶]*\d{0,2}[*†‡§¶]*$")
 # A paragraph shorter than this that is neither area nor authors is no abstract.
@@ -70,8 +74,7 @@ def parse_area(line: str) -> tuple[str, str, bool] | None:
 
 def _title_like(text: str) -> bool:
     words = text.split()
-    return 1 <= len(words) <= 6 and all(w[0].isupper() or w.casefold() in {"and", "of", "&"}
-                                        for w in words)
+    return 1 <= len(words) <= 6 and all(w[0].isupper() or w.casefold() in {"and", "of", "&"} for w in words)
 
 
 def split_authors(line: str) -> list[str] | None:
@@ -116,7 +119,7 @@ _INITIAL_END_RE = re.compile(r"(?:^|\s)[A-Z]\.$|\bJr\.$")
 
 @dataclass(slots=True)
 class _Unit:
-    kind: str     # "area", "authors", "text", "odd"
+    kind: str  # "area", "authors", "text", "odd"
     line: int
     text: str
     area: tuple[str, str, bool] | None = None
@@ -197,8 +200,9 @@ def parse_listing(text: str, path: str) -> ParsedFile:
         for unit in (area, authors):
             if unit is not None:
                 what = "area" if unit.kind == "area" else "author"
-                problems.append(Problem(path, unit.line,
-                                        f"{what} line “{_short(unit.text)}” {reason}; it was not used"))
+                problems.append(
+                    Problem(path, unit.line, f"{what} line “{_short(unit.text)}” {reason}; it was not used")
+                )
 
     for unit in _units(lines, start, path, problems):
         if unit.kind == "area":
@@ -209,20 +213,27 @@ def parse_listing(text: str, path: str) -> ParsedFile:
             saw_area = True
             assert unit.area is not None
             if not unit.area[2]:
-                problems.append(Problem(path, unit.line,
-                                        f"unfamiliar area “{unit.area[0]}”; kept as the paper's area"))
+                problems.append(Problem(path, unit.line, f"unfamiliar area “{unit.area[0]}”; kept as the paper's area"))
         elif unit.kind == "authors":
             if authors is not None:
-                problems.append(Problem(
-                    path, authors.line,
-                    f"author line “{_short(authors.text)}” has no abstract after it; it was not used"))
+                problems.append(
+                    Problem(
+                        path,
+                        authors.line,
+                        f"author line “{_short(authors.text)}” has no abstract after it; it was not used",
+                    )
+                )
             authors = unit
         elif unit.kind == "text":
             abstract = unit.text
             if len(abstract) > MAX_ABSTRACT_CHARS:
-                problems.append(Problem(
-                    path, unit.line,
-                    f"a paragraph of {len(abstract):,} characters is too long to be an abstract; skipped"))
+                problems.append(
+                    Problem(
+                        path,
+                        unit.line,
+                        f"a paragraph of {len(abstract):,} characters is too long to be an abstract; skipped",
+                    )
+                )
                 area = authors = None
                 continue
             first = area or authors or unit
@@ -234,14 +245,19 @@ def parse_listing(text: str, path: str) -> ParsedFile:
             papers.append(cand)
             area = authors = None
         else:
-            problems.append(Problem(path, unit.line,
-                                    f"not an area, author line or abstract, skipped: “{_short(unit.text)}”"))
+            problems.append(
+                Problem(path, unit.line, f"not an area, author line or abstract, skipped: “{_short(unit.text)}”")
+            )
     if area is not None or authors is not None:
         dangling("ends the file with no abstract after it (the listing seems cut off)")
     elif papers and not _ends_complete(papers[-1].abstract):
-        problems.append(Problem(path, papers[-1].line,
-                                "the last abstract stops mid-sentence; the listing may be cut off "
-                                "(the paper was imported as it is)"))
+        problems.append(
+            Problem(
+                path,
+                papers[-1].line,
+                "the last abstract stops mid-sentence; the listing may be cut off (the paper was imported as it is)",
+            )
+        )
     if not fmt:
         fmt = "paper-search" if saw_area or any(p.authors for p in papers) else "daily-papers"
     return ParsedFile(path=path, format=fmt, papers=papers, problems=problems)
@@ -273,8 +289,8 @@ class Sniff:
     """How much of a text reads like a listing: counts of its paragraphs by kind."""
 
     paragraphs: int
-    abstracts: int          # paragraphs that read like abstracts
-    fields: int             # area and author lines
+    abstracts: int  # paragraphs that read like abstracts
+    fields: int  # area and author lines
 
     @property
     def share(self) -> float:
