@@ -203,12 +203,12 @@ def test_an_older_library_file_is_brought_forward_and_kept_as_a_backup(imported)
         expected = {p.id: p.raw() for p in lib.papers()}
     snap = imported / SNAPSHOT
     # the same library as schema 1 wrote it: plain JSON lines
-    old = [store_mod._unseal(line + b"\n") for line in snap.read_bytes().split(b"\n")[:-1]]
+    old = [store_mod.unseal(line + b"\n") for line in snap.read_bytes().split(b"\n")[:-1]]
     old[0] = old[0].replace(b'"schema_version":2', b'"schema_version":1')
     snap.write_bytes(b"\n".join(old) + b"\n")
     with Library.open(imported) as lib:
         assert {p.id: p.raw() for p in lib.papers()} == expected
-    assert store_mod._unseal(snap.read_bytes().split(b"\n", 1)[0] + b"\n") is not None
+    assert store_mod.unseal(snap.read_bytes().split(b"\n", 1)[0] + b"\n") is not None
     assert any(b'"schema_version":1' in p.read_bytes()[:200] for p in (imported / "backups").iterdir())
 
 
@@ -305,6 +305,7 @@ def test_a_journal_that_lost_saved_lines_at_its_end_is_damage(imported, cut):
 
 def test_the_window_offers_to_repair_a_damaged_library(imported, qtbot, settings):
     from PySide6.QtWidgets import QApplication, QMessageBox
+
     from papershelf.gui.app import open_library
 
     pid = first_id(imported)
@@ -360,13 +361,13 @@ def test_a_schema_1_library_with_a_damaged_header_keeps_its_journal(imported):
         lib.compact()
         pid = lib.ids()[0]
     snap = imported / SNAPSHOT
-    old = [store_mod._unseal(line + b"\n") for line in snap.read_bytes().split(b"\n")[:-1]]
+    old = [store_mod.unseal(line + b"\n") for line in snap.read_bytes().split(b"\n")[:-1]]
     header = json.loads(old[0])
     old[-1] = b'{"end":true,"papers":%d,"lists":0}' % (len(old) - 2)    # schema 1's end line
     old[0] = b"garbage where the header was"
     snap.write_bytes(b"\n".join(old) + b"\n")
     # a saved edit in the journal, written against that library file
-    (imported / JOURNAL).write_bytes(store_mod._journal_line(
+    (imported / JOURNAL).write_bytes(store_mod.journal_line(
         {"seq": header["journal_seq"] + 1, "gen": header["generation"],
          "ops": [["set", pid, {"notes": "saved edit"}]]}))
     report = Library.recover(imported)
@@ -417,12 +418,12 @@ def test_a_failed_write_whose_undo_fails_too_is_not_followed_by_a_saved_edit(lib
     def failing_truncate(fd, n):
         raise OSError(errno.EIO, "Input/output error")
 
-    monkeypatch.setattr(store_mod.os, "pwrite", half_then_error)
-    monkeypatch.setattr(store_mod.os, "ftruncate", failing_truncate)
+    monkeypatch.setattr(os, "pwrite", half_then_error)
+    monkeypatch.setattr(os, "ftruncate", failing_truncate)
     with pytest.raises(store_mod.StoreWriteError):
         library.set_notes(a, "first try")
-    monkeypatch.setattr(store_mod.os, "pwrite", real_pwrite)
-    monkeypatch.setattr(store_mod.os, "ftruncate", real_truncate)
+    monkeypatch.setattr(os, "pwrite", real_pwrite)
+    monkeypatch.setattr(os, "ftruncate", real_truncate)
     library.set_notes(b, "reported as saved")
     library.close()
     with Library.open(data_dir, readonly=True) as again:
@@ -437,7 +438,7 @@ def test_a_schema_1_library_opens_even_when_it_cannot_be_brought_forward(seeds, 
             lib.compact()
             pid = lib.ids()[0]
         snap = folder / SNAPSHOT
-        old = [store_mod._unseal(line + b"\n") for line in snap.read_bytes().split(b"\n")[:-1]]
+        old = [store_mod.unseal(line + b"\n") for line in snap.read_bytes().split(b"\n")[:-1]]
         old[0] = old[0].replace(b'"schema_version":2', b'"schema_version":1')
         snap.write_bytes(b"\n".join(old) + b"\n")
         ballast = mount.path / "ballast"
@@ -463,9 +464,9 @@ def test_a_damaged_line_already_folded_into_the_library_file_is_harmless(library
     a, b = library.ids()[:2]
     library.set_notes(a, "folded edit")
     real = os.ftruncate
-    monkeypatch.setattr(store_mod.os, "ftruncate", lambda fd, n: (_ for _ in ()).throw(OSError(5, "EIO")))
+    monkeypatch.setattr(os, "ftruncate", lambda fd, n: (_ for _ in ()).throw(OSError(5, "EIO")))
     library.compact()                         # the journal could not be emptied
-    monkeypatch.setattr(store_mod.os, "ftruncate", real)
+    monkeypatch.setattr(os, "ftruncate", real)
     library.set_notes(b, "new edit")
     library.close()
     journal = data_dir / JOURNAL

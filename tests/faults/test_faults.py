@@ -53,7 +53,7 @@ def report(capsys, title: str, counts: dict) -> None:
 WRITER = textwrap.dedent("""
     import random, sys
     from pathlib import Path
-    from papershelf.core import store
+    from papershelf.core.store import store
     from papershelf.core.library import Library
     folder, threshold, n, bulk = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
     store.JOURNAL_COMPACT_BYTES = threshold
