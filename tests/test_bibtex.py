@@ -85,8 +85,11 @@ def problems(out: dict, dialect: str) -> list[str]:
         if re.search(r"^!|Warning|Undefined control sequence|Missing character", line) and "Font shape" not in line:
             found.append("latex: " + line)
     for line in out["blg"].splitlines():
-        if dialect == "bibtex" and re.search(r"^Warning--|error message|I was expecting|I'm ignoring|"
-                                             r"---line \d+ of file|There w(as|ere) \d+ warning", line):
+        if dialect == "bibtex" and re.search(
+            r"^Warning--|error message|I was expecting|I'm ignoring|"
+            r"---line \d+ of file|There w(as|ere) \d+ warning",
+            line,
+        ):
             found.append("bibtex: " + line)
         if dialect == "biblatex" and re.search(r"WARN|ERROR", line):
             found.append("biber: " + line)
@@ -113,26 +116,33 @@ def test_the_whole_library_compiles_without_errors_or_warnings(hostile_library, 
     report, _ = lib.export_bibtex(lib.ids(), target, dialect)
     text = target.read_text(encoding="utf-8")
     assert report.entries == len(lib) == 372 + len(HOSTILE)
-    assert report.replaced_chars > 0          # the emoji and the CJK, counted
+    assert report.replaced_chars > 0  # the emoji and the CJK, counted
     if dialect == "bibtex":
         assert text.isascii()
     out = compile_bib(tmp_path, target.read_text(encoding="utf-8"), dialect)
     assert problems(out, dialect) == []
     keys = re.findall(r"^@\w+\{([^,]+),", text, re.M)
-    assert len(keys) == len(set(k.casefold() for k in keys)) == report.entries
-    cited = set(re.findall(r"\\bibitem\{([^}]+)\}", out["bbl"])) if dialect == "bibtex" else \
-        set(re.findall(r"\\entry\{([^}]+)\}", out["bbl"]))
+    assert len(keys) == len({k.casefold() for k in keys}) == report.entries
+    cited = (
+        set(re.findall(r"\\bibitem\{([^}]+)\}", out["bbl"]))
+        if dialect == "bibtex"
+        else set(re.findall(r"\\entry\{([^}]+)\}", out["bbl"]))
+    )
     assert cited == set(keys)
 
 
 @needs_tex
 def test_math_in_titles_keeps_its_case_and_team_names_stay_one_author(seeded, tmp_path):
     from papershelf.core.importers.base import Candidate, ParsedFile
+
     lib = seeded
-    cand = Candidate(abstract="We study the $\\Gamma$ function and sigma algebras with a team of many people "
-                              "over a long period and report what we found about both of them.", line=1,
-                     title="The $\\Gamma$ function and $\\Sigma$-algebras",
-                     authors=["Research and Development Team", "Ada Lovelace"])
+    cand = Candidate(
+        abstract="We study the $\\Gamma$ function and sigma algebras with a team of many people "
+        "over a long period and report what we found about both of them.",
+        line=1,
+        title="The $\\Gamma$ function and $\\Sigma$-algebras",
+        authors=["Research and Development Team", "Ada Lovelace"],
+    )
     report = lib.import_parsed(ParsedFile(path="<pasted text>", format="test", papers=[cand], problems=[]))
     pid = report.added_ids[0]
     target = tmp_path / "one.bib"
@@ -149,9 +159,9 @@ def test_hostile_text_cannot_leave_its_field(hostile_library, tmp_path):
     lib = hostile_library
     _, text = lib.export_bibtex(lib.ids(), "-", "bibtex")
     entries = re.findall(r"^@(\w+)\{", text, re.M)
-    assert len(entries) == len(lib)            # no entry smuggled in by an abstract
+    assert len(entries) == len(lib)  # no entry smuggled in by an abstract
     assert "@misc{evil" not in text and "\\end{document}" not in text
-    assert "$$" not in text                   # adjacent math would start display math
+    assert "$$" not in text  # adjacent math would start display math
     # every entry's braces balance on their own
     for block in re.split(r"\n(?=@)", text.split("\n\n", 1)[1]):
         depth = 0
@@ -160,9 +170,9 @@ def test_hostile_text_cannot_leave_its_field(hostile_library, tmp_path):
             depth -= ch == "}"
             assert depth >= 0
         assert depth == 0
-    assert "$\\mathbf{R}^n$" in text and "$\\Delta x_{i}$" in text     # safe math stays math
-    assert "\\frac{a}{b$" not in text                                    # broken math does not
-    assert "{\\\"o}" in text and "{\\L}" in text and "{$\\alpha$}{$\\beta$}" in text
+    assert "$\\mathbf{R}^n$" in text and "$\\Delta x_{i}$" in text  # safe math stays math
+    assert "\\frac{a}{b$" not in text  # broken math does not
+    assert '{\\"o}' in text and "{\\L}" in text and "{$\\alpha$}{$\\beta$}" in text
     assert "50\\% of \\#hashtags use snake\\_case\\_names" in text
 
 
@@ -217,8 +227,13 @@ def test_cli_exports_a_tag_a_list_a_query_and_ids(imported_cli, tmp_path):
         ids = list(lib.ids())
         lib.add_tags(ids[:7], ["llm"])
         lib.add_to_list("Thesis", ids[10:13])
-    cases = [(["--tag", "llm"], 7), (["--list", "Thesis"], 3), (["--query", "verisimpl"], 1),
-             (["--ids", ids[20], ids[21]], 2), (["--status", "unread"], 372)]
+    cases = [
+        (["--tag", "llm"], 7),
+        (["--list", "Thesis"], 3),
+        (["--query", "verisimpl"], 1),
+        (["--ids", ids[20], ids[21]], 2),
+        (["--status", "unread"], 372),
+    ]
     for args, count in cases:
         out = tmp_path / "x.bib"
         res = run_cli("export", *args, "-o", str(out), data_dir=folder)
@@ -260,7 +275,7 @@ def test_jabref_file_with_a_broken_entry_reports_its_line_and_imports_the_rest(l
     assert report.added == 2
     assert any(p.line == 16 and "could not be read" in p.message for p in report.problems), report.problems
     smith = next(p for p in library.papers() if p.citekey == "Smith2020")
-    assert smith.venue == "International Conference on Machine Learning"          # @String resolved
+    assert smith.venue == "International Conference on Machine Learning"  # @String resolved
     assert smith.title.startswith("BayeSQP: Bayesian Optimization")
     assert smith.authors == ["John Smith", "Anna van der Berg"]
     assert set(smith.tags) == {"optimization", "gaussian processes"}
@@ -283,21 +298,23 @@ def test_export_then_import_round_trips_and_merges(seeded, tmp_path, data_dir, d
     lib.set_title(ids[3], "A Real Title: 100% & #1 of the_best, Schrödinger's $\\alpha$")
     target = tmp_path / f"out-{dialect}.bib"
     lib.export_bibtex(ids, target, dialect)
-    before = {pid: (shown(p.title), list(p.authors), p.year, plain_abstract(p), sorted(p.tags))
-              for pid, p in ((pid, lib.get(pid)) for pid in ids)}
+    before = {
+        pid: (shown(p.title), list(p.authors), p.year, plain_abstract(p), sorted(p.tags))
+        for pid, p in ((pid, lib.get(pid)) for pid in ids)
+    }
     fresh = Library.open(tmp_path / "fresh")
     report = fresh.import_files([target])[0]
     assert report.added == len(ids) and not report.problems
-    after = {p.id: (shown(p.title), list(p.authors), p.year, plain_abstract(p), sorted(p.tags))
-             for p in fresh.papers()}
+    after = {p.id: (shown(p.title), list(p.authors), p.year, plain_abstract(p), sorted(p.tags)) for p in fresh.papers()}
     assert after == before
     fresh.close()
-    again = lib.import_files([target])[0]            # into the library it came from: merged, not doubled
+    again = lib.import_files([target])[0]  # into the library it came from: merged, not doubled
     assert again.added == 0 and len(lib) == len(ids)
 
 
 def shown(title):
     from papershelf.core.text import plain_text
+
     return plain_text(title)
 
 
@@ -306,7 +323,9 @@ def plain_abstract(paper):
     dialect writes ’ as ' (how TeX spells it) and has no blackboard bold without
     amssymb (𝔼 goes out as \\mathbf{E})."""
     import unicodedata
+
     from papershelf.core.text import plain_text
+
     text = " ".join(plain_text(paper.abstract).split())
     return unicodedata.normalize("NFKC", text).translate({0x2019: "'", 0x2018: "'", 0x201C: '"', 0x201D: '"'})
 

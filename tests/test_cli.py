@@ -87,23 +87,25 @@ def test_tag_status_note_rate_lists_round_trip(imported):
     assert shown["lists"] == ["Thesis"]
     listed = json.loads(run_cli("list", "--json", "--list", "thesis", data_dir=imported).stdout)
     assert [p["id"] for p in listed] == [c, a]
-    tagged = json.loads(run_cli("list", "--json", "--tag", "to read", "--status", "reading",
-                                data_dir=imported).stdout)
+    tagged = json.loads(run_cli("list", "--json", "--tag", "to read", "--status", "reading", data_dir=imported).stdout)
     assert [p["id"] for p in tagged] == [a]
     text = run_cli("show", b, data_dir=imported).stdout
     assert "tags:     agents, to read" in text and "(title derived from the abstract)" in text
 
 
-@pytest.mark.parametrize("args, message", [
-    (["status", "nosuchid", "read"], "No paper with id 'nosuchid'"),
-    (["status", "read"], "give one or more paper ids, then the status"),
-    (["list", "--status", "later"], "unknown status 'later'"),
-    (["tag", "abc"], "--add TAG"),
-    (["frobnicate"], "invalid choice"),
-    (["show"], "the following arguments are required: id"),
-    (["rate", "x", "7"], "a rating is a number from 1 to 5"),
-    (["import"], "name at least one FILE"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["status", "nosuchid", "read"], "No paper with id 'nosuchid'"),
+        (["status", "read"], "give one or more paper ids, then the status"),
+        (["list", "--status", "later"], "unknown status 'later'"),
+        (["tag", "abc"], "--add TAG"),
+        (["frobnicate"], "invalid choice"),
+        (["show"], "the following arguments are required: id"),
+        (["rate", "x", "7"], "a rating is a number from 1 to 5"),
+        (["import"], "name at least one FILE"),
+    ],
+)
 def test_bad_arguments_give_one_line_and_exit_2(imported, args, message):
     res = run_cli(*args, data_dir=imported)
     assert res.returncode == 2
@@ -121,8 +123,12 @@ def test_data_dir_from_the_environment(tmp_path, seeds):
 
 def test_write_while_another_process_holds_the_library(imported):
     with Library.open(imported):
-        res = run_cli("status", json.loads(run_cli("list", "--json", data_dir=imported).stdout)[0]["id"],
-                      "read", data_dir=imported)
+        res = run_cli(
+            "status",
+            json.loads(run_cli("list", "--json", data_dir=imported).stdout)[0]["id"],
+            "read",
+            data_dir=imported,
+        )
     assert res.returncode == 1
     assert "open in another Papershelf" in res.stderr and "Traceback" not in res.stderr
 
@@ -216,7 +222,7 @@ def test_search_and_reindex(imported):
     pid = hits[0]["id"]
     assert run_cli("tag", pid, "--add", "to-read", data_dir=imported).returncode == 0
     tagged = json.loads(run_cli("search", "tag:to-read", "--json", data_dir=imported).stdout)
-    assert [h["id"] for h in tagged] == [pid]          # the index caught up with the CLI's edit
+    assert [h["id"] for h in tagged] == [pid]  # the index caught up with the CLI's edit
     filtered = json.loads(run_cli("search", "reward", "--tag", "to-read", "--json", data_dir=imported).stdout)
     assert [h["id"] for h in filtered] == [pid]
     assert run_cli("search", '"unbalanced (', data_dir=imported).returncode == 0
@@ -233,14 +239,15 @@ def test_the_gui_launcher_takes_files_and_the_data_dir(tmp_path):
     folder = tmp_path / "gui-library"
     bib = FIXTURES / "bib" / "zotero.bib"
     env = {**os.environ, **NO_DISPLAY, "PYTHONPATH": os.pathsep.join(sys.path)}
-    res = subprocess.run([str(script), str(bib), "--data-dir", str(folder)], capture_output=True, text=True,
-                         env=env, timeout=120)
+    res = subprocess.run(
+        [str(script), str(bib), "--data-dir", str(folder)], capture_output=True, text=True, env=env, timeout=120
+    )
     assert res.returncode == 0, res.stderr
     assert str(bib) in res.stdout and "added" in res.stdout
     with Library.open(folder, readonly=True) as lib:
         assert len(lib) == len(json.loads(run_cli("list", "--json", data_dir=folder).stdout)) > 0
         assert {s.file for p in lib.papers() for s in p.sources} == {str(bib.resolve())}
-    assert not (tmp_path / "default-library").exists()     # the environment's folder was not used
+    assert not (tmp_path / "default-library").exists()  # the environment's folder was not used
 
 
 def test_the_gui_launcher_given_a_missing_file_imports_the_rest_and_says_which_is_missing(tmp_path):
@@ -250,8 +257,13 @@ def test_the_gui_launcher_given_a_missing_file_imports_the_rest_and_says_which_i
         pytest.skip(f"papershelf-gui is not installed next to {sys.executable}")
     gone, bib = tmp_path / "gone.bib", FIXTURES / "bib" / "zotero.bib"
     env = {**os.environ, **NO_DISPLAY, "PYTHONPATH": os.pathsep.join(sys.path)}
-    res = subprocess.run([str(script), "--data-dir", str(tmp_path / "lib"), str(gone), str(bib)],
-                         capture_output=True, text=True, env=env, timeout=120)
+    res = subprocess.run(
+        [str(script), "--data-dir", str(tmp_path / "lib"), str(gone), str(bib)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
     assert res.returncode == 1, res.stderr
     assert f"not imported: {gone}: no such file." in res.stdout and f"{bib} (bibtex): 2 added" in res.stdout
     assert "invalid choice" not in res.stderr
@@ -260,14 +272,16 @@ def test_the_gui_launcher_given_a_missing_file_imports_the_rest_and_says_which_i
 def test_the_gui_launcher_opens_the_window_and_reports_a_missing_file_there(tmp_path, qtbot, settings, monkeypatch):
     from PySide6.QtCore import QTimer
     from PySide6.QtWidgets import QApplication, QMessageBox
-    from papershelf import cli
+
+    from papershelf import launcher
     from papershelf.gui.main_window import MainWindow
-    monkeypatch.setattr(cli, "_have_display", lambda: True)
-    monkeypatch.setattr(sys, "excepthook", sys.excepthook)    # the window installs its own
+
+    monkeypatch.setattr(launcher, "have_display", lambda: True)
+    monkeypatch.setattr(sys, "excepthook", sys.excepthook)  # the window installs its own
     gone = tmp_path / "gone.bib"
     seen = []
 
-    def look():       # once the window has reported on the import, close it: the launcher returns
+    def look():  # once the window has reported on the import, close it: the launcher returns
         for w in QApplication.topLevelWidgets():
             if isinstance(w, MainWindow) and w.isVisible():
                 report = w.findChild(QMessageBox, "importReport")
@@ -280,14 +294,17 @@ def test_the_gui_launcher_opens_the_window_and_reports_a_missing_file_there(tmp_
 
     QTimer.singleShot(0, look)
     monkeypatch.setattr(sys, "argv", ["papershelf-gui", "--data-dir", str(tmp_path / "lib"), str(gone)])
-    assert cli.gui_main() == 0
+    assert launcher.gui_main() == 0
     assert seen and f"{gone}: no such file" in seen[0]
 
 
 def test_one_paper_is_counted_as_one_paper(data_dir, tmp_path):
     bib = tmp_path / "one.bib"
-    bib.write_text("@article{smith2020deep,\n  title = {Deep Nets for Shelving Papers},\n"
-                   "  author = {Smith, Jane},\n  year = {2020}\n}\n", encoding="utf-8")
+    bib.write_text(
+        "@article{smith2020deep,\n  title = {Deep Nets for Shelving Papers},\n"
+        "  author = {Smith, Jane},\n  year = {2020}\n}\n",
+        encoding="utf-8",
+    )
     res = run_cli("import", str(bib), data_dir=data_dir)
     assert res.stdout.splitlines()[-1] == "The library now holds 1 paper.", res.stdout
     listed = run_cli("list", data_dir=data_dir).stdout
@@ -296,7 +313,9 @@ def test_one_paper_is_counted_as_one_paper(data_dir, tmp_path):
     assert run_cli("rate", pid, "4", data_dir=data_dir).stdout.strip() == "Rated 1 paper."
     assert run_cli("rate", pid, "0", data_dir=data_dir).stdout.strip() == "Cleared the rating of 1 paper."
     assert run_cli("status", pid, "read", data_dir=data_dir).stdout.strip() == "1 of 1 paper is now read."
-    assert run_cli("list-add", "Thesis", pid, data_dir=data_dir).stdout.strip() == "Added 1 paper to 'Thesis'; it holds 1."
+    assert (
+        run_cli("list-add", "Thesis", pid, data_dir=data_dir).stdout.strip() == "Added 1 paper to 'Thesis'; it holds 1."
+    )
     assert run_cli("lists", data_dir=data_dir).stdout.strip() == "Thesis  (1 paper)"
     assert run_cli("list-remove", "Thesis", pid, data_dir=data_dir).stdout.strip() == "Took 1 paper off 'Thesis'."
     reindex = run_cli("reindex", data_dir=data_dir)

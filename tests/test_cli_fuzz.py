@@ -14,7 +14,8 @@ import traceback
 from contextlib import contextmanager
 
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from conftest import SEEDS
 from papershelf import cli
@@ -50,18 +51,59 @@ def _streams(stdin: bytes = b""):
 # the surrogates Python makes of a file name's undecodable bytes
 _odd = st.text(alphabet=st.characters(blacklist_categories=("Cs",), blacklist_characters="\0"), max_size=12)
 _junk = st.one_of(
-    st.sampled_from(["", " ", "   ", "-", "--", "-x", "0", "7", "-1", "1e9", "99999999999999999999",
-                     "read", "raed", "to-read", "Thesis", "thesis ", "tag:", "\"", "*", "~", "NOT",
-                     "\udce9", "caf\udce9", "\u200b", "\ufeff", "Ω", "llm,,", ",", "x" * 300]),
+    st.sampled_from(
+        [
+            "",
+            " ",
+            "   ",
+            "-",
+            "--",
+            "-x",
+            "0",
+            "7",
+            "-1",
+            "1e9",
+            "99999999999999999999",
+            "read",
+            "raed",
+            "to-read",
+            "Thesis",
+            "thesis ",
+            "tag:",
+            '"',
+            "*",
+            "~",
+            "NOT",
+            "\udce9",
+            "caf\udce9",
+            "\u200b",
+            "\ufeff",
+            "Ω",
+            "llm,,",
+            ",",
+            "x" * 300,
+        ]
+    ),
     _odd,
 )
 
 _OPTIONS = {
-    "import": ["--samples", "--as", "listing"], "list": ["--json", "--status", "--tag", "--list", "--area"],
-    "show": ["--json"], "tag": ["--add", "--remove"], "status": [], "note": [], "title": [], "key": [],
-    "rate": [], "search": ["--json", "--limit", "--status", "--tag", "--list", "--area", "--sort"],
-    "reindex": [], "export": ["--tag", "--list", "--status", "--query", "--ids", "--dialect"],
-    "lists": [], "list-add": [], "list-remove": [], "recover": [],
+    "import": ["--samples", "--as", "listing"],
+    "list": ["--json", "--status", "--tag", "--list", "--area"],
+    "show": ["--json"],
+    "tag": ["--add", "--remove"],
+    "status": [],
+    "note": [],
+    "title": [],
+    "key": [],
+    "rate": [],
+    "search": ["--json", "--limit", "--status", "--tag", "--list", "--area", "--sort"],
+    "reindex": [],
+    "export": ["--tag", "--list", "--status", "--query", "--ids", "--dialect"],
+    "lists": [],
+    "list-add": [],
+    "list-remove": [],
+    "recover": [],
 }
 assert set(_OPTIONS) == set(cli.COMMANDS)
 
@@ -69,13 +111,19 @@ assert set(_OPTIONS) == set(cli.COMMANDS)
 @st.composite
 def _argv(draw, ids, out_paths):
     command = draw(st.sampled_from(sorted(_OPTIONS)))
-    token = st.one_of(_junk, st.sampled_from(ids), st.sampled_from([i[:3] for i in ids]),
-                      st.sampled_from(_OPTIONS[command] or ["--json"]))
+    token = st.one_of(
+        _junk,
+        st.sampled_from(ids),
+        st.sampled_from([i[:3] for i in ids]),
+        st.sampled_from(_OPTIONS[command] or ["--json"]),
+    )
     good_ids = st.lists(st.sampled_from(ids + [i[:3] for i in ids]), min_size=1, max_size=2)
-    shaped = {      # the command's own shape with one bad part, which finds more than free-form lists
-        "list-add": st.tuples(_junk, good_ids), "list-remove": st.tuples(_junk, good_ids),
+    shaped = {  # the command's own shape with one bad part, which finds more than free-form lists
+        "list-add": st.tuples(_junk, good_ids),
+        "list-remove": st.tuples(_junk, good_ids),
         "tag": st.tuples(good_ids, st.sampled_from(["--add", "--remove"]), _junk),
-        "status": st.tuples(good_ids, _junk), "rate": st.tuples(good_ids, _junk),
+        "status": st.tuples(good_ids, _junk),
+        "rate": st.tuples(good_ids, _junk),
         "note": st.tuples(good_ids.map(lambda x: x[:1]), _junk),
         "title": st.tuples(good_ids.map(lambda x: x[:1]), _junk),
         "key": st.tuples(good_ids.map(lambda x: x[:1]), _junk),
@@ -83,9 +131,9 @@ def _argv(draw, ids, out_paths):
     free = st.lists(token, max_size=5)
     parts = draw(st.one_of(free, shaped) if shaped is not None else free)
     args = [command] + [a for part in parts for a in ([part] if isinstance(part, str) else part)]
-    if command == "export":      # never write outside the test's folder
+    if command == "export":  # never write outside the test's folder
         args += ["-o", draw(st.sampled_from(out_paths))]
-    if command == "import":      # only "-" (standard input) or names that do not exist
+    if command == "import":  # only "-" (standard input) or names that do not exist
         args = [a if a == "-" or a.startswith("-") or not os.path.exists(a) else "missing" for a in args]
     return args
 
@@ -96,7 +144,7 @@ def test_generated_bad_arguments_never_give_a_traceback(folder):
         ids = lib.ids()
     out_paths = ["-", str(folder / "out.bib"), str(folder / "no" / "such" / "dir.bib"), str(folder)]
     here = os.getcwd()
-    os.chdir(folder)             # relative names the generator makes resolve here
+    os.chdir(folder)  # relative names the generator makes resolve here
     try:
         _run(lib_dir, ids, out_paths)
     finally:
@@ -104,15 +152,18 @@ def test_generated_bad_arguments_never_give_a_traceback(folder):
 
 
 def _run(lib_dir, ids, out_paths):
-    @settings(max_examples=int(os.environ.get("PAPERSHELF_FUZZ", "150")), deadline=None,
-              suppress_health_check=[HealthCheck.too_slow])
+    @settings(
+        max_examples=int(os.environ.get("PAPERSHELF_FUZZ", "150")),
+        deadline=None,
+        suppress_health_check=[HealthCheck.too_slow],
+    )
     @given(argv=_argv(ids, out_paths), stdin=st.sampled_from([b"", b"   \n", SEEDS[0].read_bytes()[:400]]))
     def check(argv, stdin):
         full = ["--data-dir", str(lib_dir)] + argv
         with _streams(stdin) as (out, err):
             try:
                 code = cli.main(full)
-            except SystemExit as exc:        # argparse: --help (0) or a usage error (2)
+            except SystemExit as exc:  # argparse: --help (0) or a usage error (2)
                 code = exc.code
             except BaseException:
                 pytest.fail(f"papershelf {full!r} raised:\n{traceback.format_exc()}")

@@ -47,7 +47,7 @@ def test_one_bad_byte_in_a_utf8_listing_is_replaced_and_named(seeds, tmp_path, b
     data = seed.read_bytes()
     assert data.decode("utf-8").startswith("论文检索\n")
     lines = data.split(b"\n")
-    bad_line = next(n for n, line in enumerate(lines, 1) if len(line) > 300)     # an abstract
+    bad_line = next(n for n, line in enumerate(lines, 1) if len(line) > 300)  # an abstract
     damaged = tmp_path / seed.name
     damaged.write_bytes(bom + damage(data, bad_line))
 
@@ -56,17 +56,21 @@ def test_one_bad_byte_in_a_utf8_listing_is_replaced_and_named(seeds, tmp_path, b
     out = import_cli(tmp_path / "damaged", damaged)
     got = papers(tmp_path / "damaged")
 
-    assert "(paper-search)" in out[0] and f"{len(clean)} added" in out[0]      # the 论文检索 header was read
-    assert notes(out) == [f"note: {damaged}:{bad_line}: invalid UTF-8 bytes were replaced with {REPLACED}; "
-                          "the rest of the file is UTF-8"]
+    assert "(paper-search)" in out[0] and f"{len(clean)} added" in out[0]  # the 论文检索 header was read
+    assert notes(out) == [
+        f"note: {damaged}:{bad_line}: invalid UTF-8 bytes were replaced with {REPLACED}; the rest of the file is UTF-8"
+    ]
     assert len(got) == len(clean) > 10
     changed = []
-    for before, after in zip(clean, got):
-        assert (after["area"], after["subarea"], after["authors"]) == (before["area"], before["subarea"],
-                                                                       before["authors"])
+    for before, after in zip(clean, got, strict=True):
+        assert (after["area"], after["subarea"], after["authors"]) == (
+            before["area"],
+            before["subarea"],
+            before["authors"],
+        )
         if after["abstract"] != before["abstract"]:
             changed.append((before["abstract"], after["abstract"]))
-    [(before, after)] = changed                       # the one damaged byte, and only there
+    [(before, after)] = changed  # the one damaged byte, and only there
     assert after == before[:40] + REPLACED + before[41:]
     assert any(p["area"] == "Theory" and p["subarea"] == "Optimization" for p in got)
     assert not any("Â" in p["abstract"] or "Ã" in p["abstract"] for p in got)
@@ -102,8 +106,9 @@ def test_one_bad_byte_in_a_utf8_bib_file(tmp_path):
     path.write_bytes(damage(data, bad_line, at=80))
     out = import_cli(tmp_path / "lib", path)
     assert "(bibtex)" in out[0] and "2 added" in out[0]
-    assert notes(out) == [f"note: {path}:{bad_line}: invalid UTF-8 bytes were replaced with {REPLACED}; "
-                          "the rest of the file is UTF-8"]
+    assert notes(out) == [
+        f"note: {path}:{bad_line}: invalid UTF-8 bytes were replaced with {REPLACED}; the rest of the file is UTF-8"
+    ]
     got = papers(tmp_path / "lib")
     authors = [a for p in got for a in p["authors"]]
     assert "Łukasz Kaiser" in authors and "Jürgen Müller" in authors
@@ -118,7 +123,7 @@ def test_many_damaged_lines_are_named_up_to_a_limit_and_a_real_replacement_chara
     for n in abstracts[1:26]:
         data = damage(data, n)
     lines = data.split(b"\n")
-    lines[abstracts[0] - 1] = lines[abstracts[0] - 1].replace(b" ", REPLACED.encode() + b" ", 1)   # valid UTF-8
+    lines[abstracts[0] - 1] = lines[abstracts[0] - 1].replace(b" ", REPLACED.encode() + b" ", 1)  # valid UTF-8
     path = tmp_path / "damaged.txt"
     path.write_bytes(b"\n".join(lines))
     out = notes(import_cli(tmp_path / "lib", path))
@@ -130,8 +135,7 @@ def test_many_damaged_lines_are_named_up_to_a_limit_and_a_real_replacement_chara
 def test_short_windows_1252_text_whose_bytes_make_a_utf8_pair_by_chance(tmp_path, data_dir, text):
     """ß“ and É” are valid UTF-8 pairs (NKo, IPA letters) by accident: still Windows-1252."""
     bib = tmp_path / "one.bib"
-    bib.write_bytes(("@article{a, title = {" + text + "}, author = {Doe, Jane}, year = {2020}}\n")
-                    .encode("cp1252"))
+    bib.write_bytes(("@article{a, title = {" + text + "}, author = {Doe, Jane}, year = {2020}}\n").encode("cp1252"))
     res = run_cli("import", str(bib), data_dir=data_dir)
     assert res.returncode == 0, res.stderr
     [paper] = json.loads(run_cli("list", "--json", data_dir=data_dir).stdout)

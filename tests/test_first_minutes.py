@@ -107,7 +107,7 @@ def partly_a_listing(tmp_path, seeds) -> Path:
     return path
 
 
-@pytest.mark.parametrize("name", ["README.md", "app/papershelf/cli.py", "pyproject.toml"])
+@pytest.mark.parametrize("name", ["README.md", "app/papershelf/cli/commands.py", "pyproject.toml"])
 def test_text_that_is_no_listing_is_refused_and_says_what_is_read(data_dir, name):
     res = run_cli("import", str(ROOT / name), data_dir=data_dir)
     assert res.returncode == 1, res.stdout

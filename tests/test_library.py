@@ -203,7 +203,7 @@ def test_progress_is_reported_per_file(library, seeds):
 
 
 def test_big_import_is_written_as_a_snapshot(library, seeds, data_dir, monkeypatch):
-    from papershelf.core import store
+    from papershelf.core.store import store
     monkeypatch.setattr(store, "BULK_PAPERS", 10)
     library.import_files(seeds)
     assert (data_dir / "journal.jsonl").stat().st_size == 0

@@ -12,10 +12,14 @@ from papershelf.core.errors import ListingError
 from papershelf.core.importers import parse_file, parse_text
 from papershelf.core.importers.listing import parse_area, split_authors
 
-ABSTRACT = ("We study a problem that matters a great deal to many people in the field, and we "
-            "show with careful experiments that our method improves on strong baselines.")
-ABSTRACT2 = ("Large models are expensive to serve, so we propose a cheaper way to run them on "
-             "small devices and measure the savings on three public benchmarks in detail.")
+ABSTRACT = (
+    "We study a problem that matters a great deal to many people in the field, and we "
+    "show with careful experiments that our method improves on strong baselines."
+)
+ABSTRACT2 = (
+    "Large models are expensive to serve, so we propose a cheaper way to run them on "
+    "small devices and measure the savings on three public benchmarks in detail."
+)
 
 
 def by_author(parsed, name):
@@ -96,8 +100,9 @@ def test_bom_and_crlf_from_a_real_file(tmp_path):
 
 
 def test_missing_header_is_sniffed():
-    parsed = parse_text(listing("Optimization · Everything Else", "Ada Lovelace, Alan Turing", ABSTRACT,
-                                header=""), "x.txt")
+    parsed = parse_text(
+        listing("Optimization · Everything Else", "Ada Lovelace, Alan Turing", ABSTRACT, header=""), "x.txt"
+    )
     assert parsed.format == "paper-search"
     assert parsed.papers[0].area == "Optimization"
     daily = parse_text(listing(ABSTRACT, ABSTRACT2, header=""), "y.txt")
@@ -114,7 +119,7 @@ def test_fields_pasted_without_blank_lines():
 def test_wrapped_abstract_lines_join():
     half = len(ABSTRACT) // 2
     cut = ABSTRACT.rfind(" ", 0, half)
-    text = listing("Ada Lovelace", ABSTRACT[:cut] + "\n" + ABSTRACT[cut + 1:])
+    text = listing("Ada Lovelace", ABSTRACT[:cut] + "\n" + ABSTRACT[cut + 1 :])
     [paper] = parse_text(text, "x.txt").papers
     assert paper.abstract == ABSTRACT
 
@@ -136,8 +141,7 @@ def test_area_line_without_abstract_is_reported():
 
 
 def test_listing_cut_off_mid_paper_is_reported():
-    text = listing("Theory · Optimization", "Ada Lovelace", ABSTRACT, "Deep Learning · Robustness",
-                   "Alan Turing")
+    text = listing("Theory · Optimization", "Ada Lovelace", ABSTRACT, "Deep Learning · Robustness", "Alan Turing")
     parsed = parse_text(text, "cut.txt")
     assert len(parsed.papers) == 1
     assert [p.line for p in parsed.problems] == [9, 11]
@@ -157,39 +161,67 @@ def test_unfamiliar_area_is_kept_and_reported():
     assert "unfamiliar area" in parsed.problems[0].message
 
 
-@pytest.mark.parametrize("line, expected", [
-    ("Applications · Neuroscience, Cognitive Science", ("Applications", "Neuroscience, Cognitive Science", True)),
-    ("Optimization", ("Optimization", "", True)),
-    ("Reinforcement Learning · Multi-agent", ("Reinforcement Learning", "Multi-agent", True)),
-    ("Kunvar Thaman", None),
-    ("Theory, Practice", None),
-])
+@pytest.mark.parametrize(
+    "line, expected",
+    [
+        ("Applications · Neuroscience, Cognitive Science", ("Applications", "Neuroscience, Cognitive Science", True)),
+        ("Optimization", ("Optimization", "", True)),
+        ("Reinforcement Learning · Multi-agent", ("Reinforcement Learning", "Multi-agent", True)),
+        ("Kunvar Thaman", None),
+        ("Theory, Practice", None),
+    ],
+)
 def test_parse_area(line, expected):
     assert parse_area(line) == expected
 
 
-@pytest.mark.parametrize("line, expected", [
-    ("Kunvar Thaman", ["Kunvar Thaman"]),
-    ("Long HC Pham", ["Long HC Pham"]),
-    ("Guy Van den Broeck, Zhe Zeng", ["Guy Van den Broeck", "Zhe Zeng"]),
-    ("Abele Mălan, Mauricio Álvarez, Nathanaël Haas", ["Abele Mălan", "Mauricio Álvarez", "Nathanaël Haas"]),
-    ("Benjamin M. Boyd, Philip S Yu", ["Benjamin M. Boyd", "Philip S Yu"]),
-    ("Optimization", None),
-    ("We propose a method.", None),
-    ("Load more", None),
-    ("Code is at https://github.com/x/y", None),
-])
+@pytest.mark.parametrize(
+    "line, expected",
+    [
+        ("Kunvar Thaman", ["Kunvar Thaman"]),
+        ("Long HC Pham", ["Long HC Pham"]),
+        ("Guy Van den Broeck, Zhe Zeng", ["Guy Van den Broeck", "Zhe Zeng"]),
+        ("Abele Mălan, Mauricio Álvarez, Nathanaël Haas", ["Abele Mălan", "Mauricio Álvarez", "Nathanaël Haas"]),
+        ("Benjamin M. Boyd, Philip S Yu", ["Benjamin M. Boyd", "Philip S Yu"]),
+        ("Optimization", None),
+        ("We propose a method.", None),
+        ("Load more", None),
+        ("Code is at https://github.com/x/y", None),
+    ],
+)
 def test_split_authors(line, expected):
     assert split_authors(line) == expected
 
 
 # ---- fuzzing: the only exception the importer may raise is its own -----------
 
-_pieces = st.sampled_from([
-    "论文检索", "Daily Papers", "Theory · Optimization", "Applications · Neuroscience, Cognitive Science",
-    "Kunvar Thaman", "Ada Lovelace, Alan Turing", ABSTRACT, ABSTRACT2, "", "\n", "·", "$\\Delta$",
-    "\\textsc{", "}", "**", "[x](http://", "%", "&", "_", "\ufeff", "\r\n", "\t", " ",
-])
+_pieces = st.sampled_from(
+    [
+        "论文检索",
+        "Daily Papers",
+        "Theory · Optimization",
+        "Applications · Neuroscience, Cognitive Science",
+        "Kunvar Thaman",
+        "Ada Lovelace, Alan Turing",
+        ABSTRACT,
+        ABSTRACT2,
+        "",
+        "\n",
+        "·",
+        "$\\Delta$",
+        "\\textsc{",
+        "}",
+        "**",
+        "[x](http://",
+        "%",
+        "&",
+        "_",
+        "\ufeff",
+        "\r\n",
+        "\t",
+        " ",
+    ]
+)
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -11,11 +11,11 @@ import pytest
 
 from conftest import snapshot_files
 from papershelf.core import store as store_mod
-from papershelf.core.errors import (StoreCorruptError, StoreLockedError, StoreVersionError,
-                                    StoreWriteError)
+from papershelf.core.errors import StoreCorruptError, StoreLockedError, StoreVersionError, StoreWriteError
 from papershelf.core.library import Library
 from papershelf.core.paper import Status
 from papershelf.core.store import JOURNAL, SNAPSHOT, Store
+from papershelf.core.store import store as store_core
 
 
 def compacted(library) -> None:
@@ -45,7 +45,7 @@ def test_compaction_keeps_everything_and_makes_a_backup(seeded, data_dir):
 
 
 def test_journal_grows_into_a_compaction(seeded, data_dir, monkeypatch):
-    monkeypatch.setattr(store_mod, "JOURNAL_COMPACT_BYTES", 2000)
+    monkeypatch.setattr(store_core, "JOURNAL_COMPACT_BYTES", 2000)
     compacted(seeded)
     gen = seeded.generation[0]
     snapshot_size = (data_dir / SNAPSHOT).stat().st_size
@@ -144,7 +144,7 @@ def test_library_from_a_newer_version_is_refused(seeded, data_dir):
     snap = data_dir / SNAPSHOT
     header, rest = snap.read_bytes().split(b"\n", 1)
     body = header.rpartition(b"\t")[0].replace(b'"schema_version":2', b'"schema_version":99', 1)
-    snap.write_bytes(store_mod._seal(body) + rest)   # a well-formed header from the future
+    snap.write_bytes(store_mod.seal(body) + rest)   # a well-formed header from the future
     with pytest.raises(StoreVersionError, match="newer Papershelf"):
         Library.open(data_dir)
 
@@ -299,7 +299,7 @@ def test_failed_automatic_compaction_keeps_the_saved_edit(seeds, tmpfs, monkeypa
         filler_size = filler.stat().st_size
         with open(filler, "r+b") as f:   # ...but leave room for journal lines, not a snapshot
             f.truncate(filler_size - 64 * 1024)
-        monkeypatch.setattr(store_mod, "JOURNAL_COMPACT_BYTES", 100)
+        monkeypatch.setattr(store_core, "JOURNAL_COMPACT_BYTES", 100)
         lib._store._snapshot_bytes = 0   # so the next edit asks for a compaction, which cannot fit
         generation = lib.generation[0]
         lib.add_tags([pid], ["kept"])     # returns normally: the journal line is saved
@@ -351,8 +351,8 @@ def test_well_checksummed_journal_line_of_the_wrong_shape(library, seeds, data_d
     library.close()
     journal = data_dir / JOURNAL
     with open(journal, "ab") as f:
-        f.write(store_mod._journal_line(bad_record))
-        f.write(store_mod._journal_line({"seq": 4, "gen": 0, "ops": []}))
+        f.write(store_mod.journal_line(bad_record))
+        f.write(store_mod.journal_line({"seq": 4, "gen": 0, "ops": []}))
     with pytest.raises(StoreCorruptError, match="damaged at line 3, with 1 more after it: Papershelf cannot read"):
         Library.open(data_dir)
     # the import (edit 1) and the status (edit 2) are kept; edit 3 is named as lost
@@ -364,15 +364,15 @@ def test_well_checksummed_journal_line_of_the_wrong_shape(library, seeds, data_d
 def test_compaction_failing_after_the_rename_keeps_later_edits(seeded, data_dir, monkeypatch):
     """Fault injection: the directory fsync after the rename fails (EIO)."""
     pid = seeded.ids()[0]
-    real = store_mod._fsync_dir
+    real = store_core.fsync_dir
 
     def failing(folder):
         raise OSError(5, "Input/output error")
 
-    monkeypatch.setattr(store_mod, "_fsync_dir", failing)
+    monkeypatch.setattr(store_core, "fsync_dir", failing)
     with pytest.raises(StoreWriteError):
         seeded.compact()
-    monkeypatch.setattr(store_mod, "_fsync_dir", real)
+    monkeypatch.setattr(store_core, "fsync_dir", real)
     seeded.add_tags([pid], ["after the failed fsync"])
     seeded.close()
     with Library.open(data_dir) as again:

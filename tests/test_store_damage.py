@@ -173,6 +173,58 @@ def test_a_damaged_newline_between_two_papers_loses_neither(imported, bit):
         assert lib.get(ids[20]).notes == "edit one" and lib.get(ids[21]).notes == "edit two"
 
 
+@pytest.mark.parametrize("seed", range(6))
+def test_garbage_over_the_end_of_a_line_keeps_the_whole_line_after_it(imported, seed):
+    """Random bytes over the end of one paper's line and its newline: that paper
+    is lost (no backup holds it, and recover says so), the next line is whole
+    and is kept with its edit."""
+    with Library.open(imported) as lib:
+        ids = lib.ids()
+        lib.set_notes(ids[21], "edit two")
+        lib.compact()
+    for old in (imported / store_mod.BACKUPS).glob("*"):
+        old.unlink()
+    snap = imported / SNAPSHOT
+    data = bytearray(snap.read_bytes())
+    newline = data.rindex(b"\n", 0, data.index(f'"id":"{ids[21]}"'.encode()))
+    rng = random.Random(seed)
+    size = rng.randint(1, 40)
+    data[newline - size + 1:newline + 1] = bytes(rng.choice(b"abc{}\t\"0123456789:,\x00\xff") for _ in range(size))
+    snap.write_bytes(bytes(data))
+    rec = run_cli("recover", data_dir=imported)
+    assert rec.returncode == 0, rec.stderr
+    assert "Could not recover 1 paper" in rec.stdout, rec.stdout
+    with Library.open(imported, readonly=True) as lib:
+        assert lib.ids() == [p for p in ids if p != ids[20]]
+        assert lib.get(ids[21]).notes == "edit two"
+
+
+@pytest.mark.parametrize("damage", ["newline flipped", "end of line overwritten"])
+def test_recover_keeps_the_whole_journal_line_after_a_damaged_newline(imported, damage):
+    with Library.open(imported) as lib:
+        ids = lib.ids()
+        lib.compact()
+        for i in range(3):
+            lib.set_notes(ids[i], f"edit {i}")      # journal lines 1, 2, 3
+    journal = imported / JOURNAL
+    data = bytearray(journal.read_bytes())
+    end = data.index(b"\n")                         # the end of line 1
+    if damage == "newline flipped":
+        data[end] ^= 0x40
+    else:
+        data[end - 12:end + 1] = b"\x00garbage\xff!!!!"[:13]
+    journal.write_bytes(bytes(data))
+    rec = run_cli("recover", data_dir=imported)
+    assert rec.returncode == 0, rec.stderr
+    with Library.open(imported, readonly=True) as lib:
+        kept = [lib.get(ids[i]).notes for i in range(3)]
+    if damage == "newline flipped":
+        assert kept == ["edit 0", "edit 1", "edit 2"], rec.stdout
+    else:
+        assert kept == ["", "edit 1", "edit 2"], rec.stdout
+        assert "journal line 1" in rec.stdout
+
+
 def test_every_bit_flip_in_the_library_file_is_found(imported):
     """Random 1-3 bit flips: refused with the line named, never loaded changed."""
     with Library.open(imported) as lib:
@@ -203,12 +255,12 @@ def test_an_older_library_file_is_brought_forward_and_kept_as_a_backup(imported)
         expected = {p.id: p.raw() for p in lib.papers()}
     snap = imported / SNAPSHOT
     # the same library as schema 1 wrote it: plain JSON lines
-    old = [store_mod._unseal(line + b"\n") for line in snap.read_bytes().split(b"\n")[:-1]]
+    old = [store_mod.unseal(line + b"\n") for line in snap.read_bytes().split(b"\n")[:-1]]
     old[0] = old[0].replace(b'"schema_version":2', b'"schema_version":1')
     snap.write_bytes(b"\n".join(old) + b"\n")
     with Library.open(imported) as lib:
         assert {p.id: p.raw() for p in lib.papers()} == expected
-    assert store_mod._unseal(snap.read_bytes().split(b"\n", 1)[0] + b"\n") is not None
+    assert store_mod.unseal(snap.read_bytes().split(b"\n", 1)[0] + b"\n") is not None
     assert any(b'"schema_version":1' in p.read_bytes()[:200] for p in (imported / "backups").iterdir())
 
 
@@ -305,6 +357,7 @@ def test_a_journal_that_lost_saved_lines_at_its_end_is_damage(imported, cut):
 
 def test_the_window_offers_to_repair_a_damaged_library(imported, qtbot, settings):
     from PySide6.QtWidgets import QApplication, QMessageBox
+
     from papershelf.gui.app import open_library
 
     pid = first_id(imported)
@@ -360,13 +413,13 @@ def test_a_schema_1_library_with_a_damaged_header_keeps_its_journal(imported):
         lib.compact()
         pid = lib.ids()[0]
     snap = imported / SNAPSHOT
-    old = [store_mod._unseal(line + b"\n") for line in snap.read_bytes().split(b"\n")[:-1]]
+    old = [store_mod.unseal(line + b"\n") for line in snap.read_bytes().split(b"\n")[:-1]]
     header = json.loads(old[0])
     old[-1] = b'{"end":true,"papers":%d,"lists":0}' % (len(old) - 2)    # schema 1's end line
     old[0] = b"garbage where the header was"
     snap.write_bytes(b"\n".join(old) + b"\n")
     # a saved edit in the journal, written against that library file
-    (imported / JOURNAL).write_bytes(store_mod._journal_line(
+    (imported / JOURNAL).write_bytes(store_mod.journal_line(
         {"seq": header["journal_seq"] + 1, "gen": header["generation"],
          "ops": [["set", pid, {"notes": "saved edit"}]]}))
     report = Library.recover(imported)
@@ -417,12 +470,12 @@ def test_a_failed_write_whose_undo_fails_too_is_not_followed_by_a_saved_edit(lib
     def failing_truncate(fd, n):
         raise OSError(errno.EIO, "Input/output error")
 
-    monkeypatch.setattr(store_mod.os, "pwrite", half_then_error)
-    monkeypatch.setattr(store_mod.os, "ftruncate", failing_truncate)
+    monkeypatch.setattr(os, "pwrite", half_then_error)
+    monkeypatch.setattr(os, "ftruncate", failing_truncate)
     with pytest.raises(store_mod.StoreWriteError):
         library.set_notes(a, "first try")
-    monkeypatch.setattr(store_mod.os, "pwrite", real_pwrite)
-    monkeypatch.setattr(store_mod.os, "ftruncate", real_truncate)
+    monkeypatch.setattr(os, "pwrite", real_pwrite)
+    monkeypatch.setattr(os, "ftruncate", real_truncate)
     library.set_notes(b, "reported as saved")
     library.close()
     with Library.open(data_dir, readonly=True) as again:
@@ -437,7 +490,7 @@ def test_a_schema_1_library_opens_even_when_it_cannot_be_brought_forward(seeds, 
             lib.compact()
             pid = lib.ids()[0]
         snap = folder / SNAPSHOT
-        old = [store_mod._unseal(line + b"\n") for line in snap.read_bytes().split(b"\n")[:-1]]
+        old = [store_mod.unseal(line + b"\n") for line in snap.read_bytes().split(b"\n")[:-1]]
         old[0] = old[0].replace(b'"schema_version":2', b'"schema_version":1')
         snap.write_bytes(b"\n".join(old) + b"\n")
         ballast = mount.path / "ballast"
@@ -463,9 +516,9 @@ def test_a_damaged_line_already_folded_into_the_library_file_is_harmless(library
     a, b = library.ids()[:2]
     library.set_notes(a, "folded edit")
     real = os.ftruncate
-    monkeypatch.setattr(store_mod.os, "ftruncate", lambda fd, n: (_ for _ in ()).throw(OSError(5, "EIO")))
+    monkeypatch.setattr(os, "ftruncate", lambda fd, n: (_ for _ in ()).throw(OSError(5, "EIO")))
     library.compact()                         # the journal could not be emptied
-    monkeypatch.setattr(store_mod.os, "ftruncate", real)
+    monkeypatch.setattr(os, "ftruncate", real)
     library.set_notes(b, "new edit")
     library.close()
     journal = data_dir / JOURNAL

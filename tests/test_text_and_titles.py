@@ -10,18 +10,23 @@ from papershelf.core.text import find_links, fold, plain_text
 from papershelf.core.titles import MAX_TITLE, derive_title
 
 
-@pytest.mark.parametrize("raw, shown", [
-    (r"We introduce \textsc{VeriSimpl}, based on \emph{simplification}.",
-     "We introduce VeriSimpl, based on simplification."),
-    (r"a critical time gap $\Delta$ that", "a critical time gap Δ that"),
-    (r"Exploit rates range from 0\% to 13.9\% \& more", "Exploit rates range from 0% to 13.9% & more"),
-    ("a **Glocal** *unpaired* `code` [repo](https://x.org/a)", "a Glocal unpaired code repo"),
-    (r"we are inspired by ``reverse thinking'' -- prompting", "we are inspired by “reverse thinking” – prompting"),
-    (r"a fully {\it single-loop} manner, \ie with", "a fully single-loop manner, i.e. with"),
-    (r"generalized Tur\'{a}n problems and F\"{o}ppl's model", "generalized Turán problems and Föppl's model"),
-    ("SCHUR-A*, an algorithm that leverages A* search", "SCHUR-A*, an algorithm that leverages A* search"),
-    (r"$\mathbb{E}[I(x)]$ over $\mathbb{R}^n$", "𝔼[I(x)] over ℝn"),
-])
+@pytest.mark.parametrize(
+    "raw, shown",
+    [
+        (
+            r"We introduce \textsc{VeriSimpl}, based on \emph{simplification}.",
+            "We introduce VeriSimpl, based on simplification.",
+        ),
+        (r"a critical time gap $\Delta$ that", "a critical time gap Δ that"),
+        (r"Exploit rates range from 0\% to 13.9\% \& more", "Exploit rates range from 0% to 13.9% & more"),
+        ("a **Glocal** *unpaired* `code` [repo](https://x.org/a)", "a Glocal unpaired code repo"),
+        (r"we are inspired by ``reverse thinking'' -- prompting", "we are inspired by “reverse thinking” – prompting"),
+        (r"a fully {\it single-loop} manner, \ie with", "a fully single-loop manner, i.e. with"),
+        (r"generalized Tur\'{a}n problems and F\"{o}ppl's model", "generalized Turán problems and Föppl's model"),
+        ("SCHUR-A*, an algorithm that leverages A* search", "SCHUR-A*, an algorithm that leverages A* search"),
+        (r"$\mathbb{E}[I(x)]$ over $\mathbb{R}^n$", "𝔼[I(x)] over ℝn"),
+    ],
+)
 def test_plain_text(raw, shown):
     assert plain_text(raw) == shown
 
@@ -39,29 +44,51 @@ def test_fingerprint_ignores_markup_case_and_whitespace():
 
 
 def test_find_links_strips_trailing_punctuation():
-    raw = ("Code: https://github.com/LAMDA-RL/MAFIS. See [https://github.com/Muyiiiii/NeurIPS-25-Glocal-IB]"
-           "(https://github.com/Muyiiiii/NeurIPS-25-Glocal-IB) and (https://a.org/x_(y)).")
-    assert find_links(raw) == ["https://github.com/LAMDA-RL/MAFIS",
-                               "https://github.com/Muyiiiii/NeurIPS-25-Glocal-IB",
-                               "https://a.org/x_(y)"]
+    raw = (
+        "Code: https://github.com/LAMDA-RL/MAFIS. See [https://github.com/Muyiiiii/NeurIPS-25-Glocal-IB]"
+        "(https://github.com/Muyiiiii/NeurIPS-25-Glocal-IB) and (https://a.org/x_(y))."
+    )
+    assert find_links(raw) == [
+        "https://github.com/LAMDA-RL/MAFIS",
+        "https://github.com/Muyiiiii/NeurIPS-25-Glocal-IB",
+        "https://a.org/x_(y)",
+    ]
 
 
-@pytest.mark.parametrize("abstract, title", [
-    (r"Natural language interfaces help. However, it is hard. We introduce \textsc{VeriSimpl}, a "
-     r"solver–LLM framework for robust natural-language-to-optimization formalization. It works.",
-     "VeriSimpl: a solver–LLM framework for robust natural-language-to-optimization…"),
-    ("We introduce BayeSQP, a novel algorithm for general black-box optimization that merges the "
-     "structure of sequential quadratic programming with concepts from Bayesian optimization.",
-     "BayeSQP: a novel algorithm for general black-box optimization that merges the structure…"),
-    ("Hypergraphs are hard. To this end, we propose ZEN (Zero-Parameter Hypergraph Neural Network), "
-     "a fully linear and parameter-free model.", "ZEN: Zero-Parameter Hypergraph Neural Network"),
-    ("Offline RL is hard. We introduce Quantile Reward Policy Optimization (QRPO), which learns from "
-     "pointwise absolute rewards.", "QRPO: Quantile Reward Policy Optimization"),
-    ("Combinatorial optimization (CO) is naturally discrete, making machine learning based on "
-     "differentiable relaxations difficult.", "Combinatorial optimization (CO) is naturally discrete"),
-    ("In this paper, we design Markov decision processes (MDPs) for different combinatorial problems.",
-     "We design Markov decision processes (MDPs) for different combinatorial problems"),
-])
+@pytest.mark.parametrize(
+    "abstract, title",
+    [
+        (
+            r"Natural language interfaces help. However, it is hard. We introduce \textsc{VeriSimpl}, a "
+            r"solver–LLM framework for robust natural-language-to-optimization formalization. It works.",
+            "VeriSimpl: a solver–LLM framework for robust natural-language-to-optimization…",
+        ),
+        (
+            "We introduce BayeSQP, a novel algorithm for general black-box optimization that merges the "
+            "structure of sequential quadratic programming with concepts from Bayesian optimization.",
+            "BayeSQP: a novel algorithm for general black-box optimization that merges the structure…",
+        ),
+        (
+            "Hypergraphs are hard. To this end, we propose ZEN (Zero-Parameter Hypergraph Neural Network), "
+            "a fully linear and parameter-free model.",
+            "ZEN: Zero-Parameter Hypergraph Neural Network",
+        ),
+        (
+            "Offline RL is hard. We introduce Quantile Reward Policy Optimization (QRPO), which learns from "
+            "pointwise absolute rewards.",
+            "QRPO: Quantile Reward Policy Optimization",
+        ),
+        (
+            "Combinatorial optimization (CO) is naturally discrete, making machine learning based on "
+            "differentiable relaxations difficult.",
+            "Combinatorial optimization (CO) is naturally discrete",
+        ),
+        (
+            "In this paper, we design Markov decision processes (MDPs) for different combinatorial problems.",
+            "We design Markov decision processes (MDPs) for different combinatorial problems",
+        ),
+    ],
+)
 def test_derived_titles(abstract, title):
     assert derive_title(abstract) == title
 
@@ -82,19 +109,24 @@ def test_derived_title_of_empty_abstract():
 
 
 def test_named_contribution_after_this_work():
-    abstract = ("Graphs are everywhere. This work presents GraphZip, a compressor for large "
-                "graphs that keeps neighbourhood queries fast.")
+    abstract = (
+        "Graphs are everywhere. This work presents GraphZip, a compressor for large "
+        "graphs that keeps neighbourhood queries fast."
+    )
     assert derive_title(abstract) == "GraphZip: a compressor for large graphs that keeps neighbourhood queries fast"
 
 
-@pytest.mark.parametrize("a, b", [
-    ("a bound of −5 on the loss", "a bound of -5 on the loss"),
-    ("state-of-the-art multi\u00adagent methods", "state-of-the-art multiagent methods"),
-    ("Deep nets generalise\u2028well", "Deep nets generalise well"),
-    ("as shown in the figure。", "as shown in the figure"),
-    ("it “works” — mostly…", 'it "works" -- mostly...'),
-    (r"error $\leq 0.1$ at 30° in $\mathbb{R}^n$", "error ≤ 0.1 at 30 in ℝ^n"),
-])
+@pytest.mark.parametrize(
+    "a, b",
+    [
+        ("a bound of −5 on the loss", "a bound of -5 on the loss"),
+        ("state-of-the-art multi\u00adagent methods", "state-of-the-art multiagent methods"),
+        ("Deep nets generalise\u2028well", "Deep nets generalise well"),
+        ("as shown in the figure。", "as shown in the figure"),
+        ("it “works” — mostly…", 'it "works" -- mostly...'),
+        (r"error $\leq 0.1$ at 30° in $\mathbb{R}^n$", "error ≤ 0.1 at 30 in ℝ^n"),
+    ],
+)
 def test_fingerprints_agree_across_unicode_punctuation(a, b):
     assert fingerprint(a) == fingerprint(b)
 
@@ -105,12 +137,35 @@ def test_plain_text_is_one_line_with_single_spaces(raw):
 
 
 def test_we_call_this_named_contribution():
-    abstract = ("Graphs need attention. We call this architecture Graph Attention Networks (GATs), "
-                "and show it works on many benchmarks.")
+    abstract = (
+        "Graphs need attention. We call this architecture Graph Attention Networks (GATs), "
+        "and show it works on many benchmarks."
+    )
     assert derive_title(abstract) == "GATs: Graph Attention Networks"
 
 
 def test_a_markdown_link_whose_url_holds_brackets_is_still_a_link():
     from papershelf.core.render import abstract_html
+
     assert plain_text("see [the code](http://x.org/a[1]) now") == "see the code now"
     assert '<a href="http://x.org/a[1]">the code</a>' in abstract_html("see [the code](http://x.org/a[1]) now")
+
+
+def test_plain_text_of_an_abstract_is_computed_once_while_in_use(seeds):
+    from papershelf.core import text
+
+    abstracts = [p.abstract for path in seeds for p in parse_file(path).papers]
+    text._cached_plain_text.cache_clear()
+    first = [plain_text(a) for a in abstracts]
+    assert first == [text._plain_text(a) for a in abstracts]  # the same text as computed
+    before = text._cached_plain_text.cache_info()
+    assert [plain_text(a) for a in abstracts] == first
+    after = text._cached_plain_text.cache_info()
+    cached = sum(len(a) in text.PLAIN_TEXT_CACHED_LENGTHS for a in abstracts)
+    assert cached > 0.9 * len(abstracts)
+    assert after.hits - before.hits == cached and after.misses == before.misses
+    assert after.currsize <= text.PLAIN_TEXT_CACHE_SIZE
+    # titles are cheaper to compute than to look up, and huge texts are no abstracts
+    plain_text("A short title")
+    plain_text("x" * 100_000)
+    assert text._cached_plain_text.cache_info().misses == after.misses

@@ -1,5 +1,7 @@
+"""`python -m papershelf`: the same start as the installed `papershelf` (window or terminal)."""
+
 import sys
 
-from .cli import main
+from .launcher import main
 
 sys.exit(main())

@@ -19,7 +19,8 @@ APP_NAME = "Papershelf"
 ENV_DATA_DIR = "PAPERSHELF_DATA_DIR"
 
 
-def data_dir(override: str | os.PathLike | None = None) -> Path:
+def data_dir(override: str | os.PathLike[str] | None = None) -> Path:
+    """The library folder: `override`, else $PAPERSHELF_DATA_DIR, else the platform's user data folder."""
     if override:
         return Path(override).expanduser()
     env = os.environ.get(ENV_DATA_DIR)

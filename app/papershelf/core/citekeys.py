@@ -10,18 +10,21 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from typing import Iterable
+from collections.abc import Iterable, Iterator
 
 from .paper import Paper
 from .text import plain_text
 
-_STOP = frozenset("""a an the of on in for and or to with from by at via towards toward into over under
-is are be we our this that these those using use new novel what when how why do does can""".split())
+_STOP = frozenset(
+    """a an the of on in for and or to with from by at via towards toward into over under
+is are be we our this that these those using use new novel what when how why do does can""".split()
+)
 _NAME_PARTICLES = frozenset("van von der den de del della di da du le la dos das ten ter".split())
 KEY_RE = re.compile(r"^[A-Za-z][A-Za-z0-9:_\-.]{0,79}$")
 
 
 def ascii_fold(text: str) -> str:
+    """The text in ASCII letters: accents dropped, ß as ss, æ as ae, ø as o…; what has no ASCII form goes."""
     if text.isascii():
         return text
     text = text.replace("ß", "ss").replace("æ", "ae").replace("ø", "o").replace("ł", "l").replace("đ", "d")
@@ -50,9 +53,10 @@ def _alnum(text: str) -> str:
 
 
 def base_key(paper: Paper) -> str:
+    """The key a paper would get alone: first author's surname, year, first significant title word."""
     author = _alnum(surname(paper.authors[0]).split(" ")[-1]) if paper.authors else ""
     words = []
-    for w in plain_text(paper.title).split():       # only the first two significant words are used
+    for w in plain_text(paper.title).split():  # only the first two significant words are used
         w = _alnum(w)
         if w and w not in _STOP:
             words.append(w)
@@ -69,7 +73,8 @@ def base_key(paper: Paper) -> str:
     return key or "paper"
 
 
-def _suffixes():
+def _suffixes() -> Iterator[str]:
+    """a, b, …, z, aa, ab, …: what tells apart papers whose keys clash."""
     n = 0
     while True:
         n += 1
@@ -109,4 +114,5 @@ def assign_keys(papers: Iterable[Paper]) -> dict[str, str]:
 
 
 def valid_key(key: str) -> bool:
+    """A key BibTeX and biber accept: an ASCII letter, then letters, digits and `:_-.`, at most 80."""
     return bool(KEY_RE.match(key))

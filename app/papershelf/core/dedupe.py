@@ -3,17 +3,19 @@
 from __future__ import annotations
 
 import hashlib
+from typing import Any
 
 from .importers.base import Candidate
 from .paper import Paper, Source
 from .text import fingerprint_text, fold
 
 # Bump when fingerprint_text changes meaning: stored fingerprints are then recomputed.
-FINGERPRINT_VERSION = 4   # 4: Markdown link text holds no '[' (plain_text changed)
+FINGERPRINT_VERSION = 4  # 4: Markdown link text holds no '[' (plain_text changed)
 
 
-def fingerprint(abstract: str, title: str = "", authors: list[str] | None = None,
-                year: int | None = None, plain: str | None = None) -> str:
+def fingerprint(
+    abstract: str, title: str = "", authors: list[str] | None = None, year: int | None = None, plain: str | None = None
+) -> str:
     """The same for two copies of one paper, whatever their markup.
 
     The abstract decides when there is one (listings have nothing else);
@@ -26,14 +28,14 @@ def fingerprint(abstract: str, title: str = "", authors: list[str] | None = None
     return hashlib.blake2b(basis.encode("utf-8"), digest_size=16).hexdigest()
 
 
-def merge_into(paper: Paper, cand: Candidate, source: Source, derived_title: str) -> dict:
+def merge_into(paper: Paper, cand: Candidate, source: Source, derived_title: str) -> dict[str, Any]:
     """The fields of `paper` that `cand` makes richer, as {field: new value}.
 
     Nothing the user owns (status, tags, notes, rating, a title they typed)
     is ever replaced by an import. Returns an empty dict when the copy adds
     nothing, which is how a re-import is recognised.
     """
-    changes: dict = {}
+    changes: dict[str, Any] = {}
     if cand.title and (paper.title_derived or not paper.title):
         changes["title"] = cand.title
         changes["title_derived"] = False

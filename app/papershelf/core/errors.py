@@ -4,12 +4,16 @@ person can act on; the CLI and the GUI show `str(error)` as it is."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .importers.base import ParsedFile
 
 
 class PapershelfError(Exception):
     """Base of every error the core raises on purpose."""
 
-    def __init__(self, message: str, path: Path | str | None = None):
+    def __init__(self, message: str, path: Path | str | None = None) -> None:
         super().__init__(message)
         self.message = message
         self.path = Path(path) if path is not None else None
@@ -29,7 +33,7 @@ class StoreError(PapershelfError):
 class StoreCorruptError(StoreError):
     """The library file or its journal could not be parsed. Nothing was written."""
 
-    def __init__(self, message: str, path: Path | str, backup: Path | None = None):
+    def __init__(self, message: str, path: Path | str, backup: Path | None = None) -> None:
         super().__init__(message, path)
         self.backup = backup
 
@@ -94,6 +98,6 @@ class UncertainListingError(ListingError):
     """A header-less text file that only partly looks like a listing: nothing is imported
     until the person confirms it (`parsed` holds what would be)."""
 
-    def __init__(self, message: str, path, parsed):
+    def __init__(self, message: str, path: Path | str | None, parsed: ParsedFile) -> None:
         super().__init__(message, path)
         self.parsed = parsed

@@ -1,24 +1,37 @@
-"""Replacing a user's file (an export) all at once, and nothing else about it.
+"""Writing files all or nothing, and locking them: the one owner of both.
 
-`write_atomically` writes a temporary file beside the real target (through
-symlinks), gives it the old file's mode and owner (a new file gets
+Three callers share it: the store (the library file is written to a
+temporary file, fsynced and renamed over the old one; its folder is fsynced
+so the rename survives a power cut; one process holds the writer lock), the
+search index (its state file, its rebuild lock) and exports.
+
+Exports: `write_atomically` writes a temporary file beside the real target
+(through symlinks), gives it the old file's mode and owner (a new file gets
 0o666 & ~umask, as any editor would make it), fsyncs and renames it over the
 target: the old file or the new one, never half of one. Temporary files are
 named `.NAME.papershelf-XXXXXXXX.tmp`; one left by a killed export is removed
 by the next write into that folder once it is old enough to be abandoned.
+
+Durable files (`synced_file`, `rename_over`, `fsync_dir`,
+`write_bytes_atomically`) raise OSError as it came: each caller words its own
+message. Locks (`try_lock`, `unlock`, `try_lock_fd`, `lock_shared_fd`) are
+advisory, on whole files, and released by the OS when their process dies.
 """
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import re
 import stat
+import sys
 import tempfile
 import threading
 import time
+from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Iterable
+from typing import IO, BinaryIO
 
 from .errors import ExportError
 from .text import clean_text
@@ -90,7 +103,7 @@ def remove_stale_temp_files(folder: Path | str, older_than_seconds: float = STAL
 
 def write_error(exc: OSError, path: Path | str, existed: bool = False) -> ExportError:
     """The typed error for a failed write: what failed, where, and what is left."""
-    reason = _REASONS.get(exc.errno, exc.strerror or str(exc))
+    reason = _REASONS.get(exc.errno or 0, exc.strerror or str(exc))
     shown = clean_text(str(path))
     left = f"; {shown} is as it was" if existed else ""
     hint = ("free some space or choose another folder" if exc.errno in (errno.ENOSPC, errno.EDQUOT)
@@ -162,7 +175,7 @@ def write_atomically(path: Path | str, text: str | Iterable[str]) -> None:
         raise
 
 
-def _write(f, text: str | Iterable[str]) -> None:
+def _write(f: IO[str], text: str | Iterable[str]) -> None:
     if isinstance(text, str):
         f.write(text)
     else:
@@ -188,6 +201,7 @@ def _write_directly(target: Path, text: str | Iterable[str], shown: Path) -> Non
 
 
 def _fsync_dir(folder: Path) -> None:
+    """`fsync_dir` for an export: errors ignored, the rename is done either way."""
     if os.name != "posix":  # pragma: no cover
         return
     try:
@@ -200,3 +214,133 @@ def _fsync_dir(folder: Path) -> None:
         pass           # some file systems cannot fsync a folder; the rename is done either way
     finally:
         os.close(fd)
+
+
+# ---- durable files -------------------------------------------------------
+
+# Windows opens files in text mode unless told otherwise: LF would become CRLF.
+O_BINARY: int = getattr(os, "O_BINARY", 0)
+
+
+def fsync_dir(folder: Path) -> None:
+    """Make the names in `folder` durable (a rename, a new file): fsync the folder.
+
+    Raises OSError if that fails (the store reports it: a rename that may not
+    survive a power cut is not saved). A no-op on Windows, which cannot.
+    """
+    if os.name == "nt":  # pragma: no cover
+        return
+    fd = os.open(folder, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+@contextlib.contextmanager
+def synced_file(path: Path, buffering: int = -1) -> Iterator[BinaryIO]:
+    """`path` opened for writing bytes (created, or emptied); when the block
+    ends normally its bytes are flushed and fsynced before it is closed.
+
+    On an exception the file is closed and left as it is: the caller knows
+    whether it is a temporary file to remove.
+    """
+    with open(path, "wb", buffering=buffering) as f:
+        yield f
+        f.flush()
+        os.fsync(f.fileno())
+
+
+def remove_quietly(path: Path | str) -> None:
+    """Remove a file of ours if it is there; any error is ignored (tidying only)."""
+    try:
+        os.unlink(path)
+    except OSError:
+        pass
+
+
+def rename_over(tmp: Path | str, target: Path | str) -> None:
+    """Rename `tmp` over `target` in one step (same file system: the old file
+    or the new one, never neither). On failure `tmp` is removed and the
+    OSError raised. The caller fsyncs the folder (`fsync_dir`) when the new
+    name must survive a power cut: the store does things in between.
+    """
+    try:
+        os.replace(tmp, target)
+    except OSError:
+        remove_quietly(tmp)
+        raise
+
+
+def write_bytes_atomically(path: Path, data: bytes) -> None:
+    """Replace `path` by a file holding `data`, all or nothing, durably.
+
+    A temporary file in the same folder (`.NAME.papershelf-XXXXXXXX.tmp`,
+    mode 0o600 as mkstemp makes it) is written, fsynced and renamed over
+    `path`, then the folder is fsynced. On failure before the rename the old
+    file is intact and the temporary file removed; OSError is raised as it
+    came (ENOSPC, EACCES...). If only the folder's fsync fails, the new file
+    is in place but may not survive a power cut, and the OSError is raised.
+    Safe to call from several threads or processes at once: each has its own
+    temporary file, and the last rename wins.
+    """
+    path = Path(path)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}{TEMP_MARK}", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            fd = -1
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+        tmp = ""
+    except BaseException:
+        if fd >= 0:
+            os.close(fd)
+        if tmp:
+            remove_quietly(tmp)
+        raise
+    fsync_dir(path.parent)
+
+
+# ---- locks ---------------------------------------------------------------
+
+def try_lock_fd(fd: int) -> bool:
+    """Take an exclusive lock on the open file `fd` without waiting; False if
+    another process (or another open file of this one) holds a lock on it."""
+    try:
+        if sys.platform == "win32":  # pragma: no cover - exercised on Windows only
+            import msvcrt
+            msvcrt.locking(fd, msvcrt.LK_NBLCK, 1)
+        else:
+            import fcntl
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        return False
+    return True
+
+
+def try_lock(path: Path | str) -> int | None:
+    """An exclusive lock on `path` (created if missing, mode 0o644), or None
+    if another holds it. Does not wait. Returns the open file that holds the
+    lock: `unlock` it when done; the OS releases it if the process dies.
+    OSError if the file cannot be opened (a read-only folder, say).
+    """
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | O_BINARY, 0o644)
+    if not try_lock_fd(fd):
+        os.close(fd)
+        return None
+    return fd
+
+
+def unlock(fd: int) -> None:
+    """Release a lock from `try_lock` (closing its file releases it)."""
+    os.close(fd)
+
+
+def lock_shared_fd(fd: int) -> None:
+    """`flock` shared on an open file, waiting for an exclusive holder to let go.
+
+    POSIX only: Windows has no `flock`, and callers skip shared locks there."""
+    import fcntl
+    fcntl.flock(fd, fcntl.LOCK_SH)

@@ -12,14 +12,24 @@ from __future__ import annotations
 
 import enum
 import unicodedata
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from operator import itemgetter
-from typing import Iterable
+from typing import TYPE_CHECKING, Any, Generic, TypeVar, overload
 
+from .errors import InvalidValueError
 from .text import clean_text
+
+if TYPE_CHECKING:
+    from typing_extensions import Self
+
+Record = dict[str, Any]
+"""A paper as JSON-ready values (what the store reads and writes)."""
 
 
 class Status(str, enum.Enum):
+    """Where the user is with a paper; the value is the stored form."""
+
     UNREAD = "unread"
     TO_READ = "to-read"
     READING = "reading"
@@ -27,15 +37,18 @@ class Status(str, enum.Enum):
     SKIPPED = "skipped"
 
     @classmethod
-    def parse(cls, text: str) -> "Status":
-        """Accept the canonical names plus the spellings people type."""
+    def parse(cls, text: str) -> Status:
+        """Accept the canonical names plus the spellings people type.
+
+        Anything else raises InvalidValueError (a ValueError) naming the accepted values.
+        """
         key = text.strip().lower().replace("_", "-").replace(" ", "-")
         key = {"toread": "to-read", "todo": "to-read", "skip": "skipped"}.get(key, key)
         try:
             return cls(key)
         except ValueError:
             names = ", ".join(s.value for s in cls)
-            raise ValueError(f"unknown status {text!r}; use one of: {names}") from None
+            raise InvalidValueError(f"unknown status {text!r}; use one of: {names}") from None
 
 
 _STATUS_BY_VALUE = {s.value: s for s in Status}
@@ -59,7 +72,7 @@ the rule lives. A tag itself may hold a comma only when it arrives as one
 value (a .bib keyword list is split by its own rules, a list passed in code
 is taken as it is)."""
 
-_KEYWORD_COMMA = "\u201a"   # a look-alike of the comma, for the index's comma-separated keyword fields
+_KEYWORD_COMMA = "\u201a"  # a look-alike of the comma, for the index's comma-separated keyword fields
 
 
 def split_tags(typed: str | Iterable[str]) -> list[str]:
@@ -95,15 +108,18 @@ def keyword_tag(keyword: str) -> str:
 class Source:
     """Where a copy of a paper came from: one per file that held it."""
 
-    file: str            # absolute path as imported
-    format: str          # "paper-search", "daily-papers", ...
-    line: int            # 1-based line of the paper's first line in that file
+    file: str  # absolute path as imported
+    format: str  # "paper-search", "daily-papers", ...
+    line: int  # 1-based line of the paper's first line in that file
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, str | int]:
+        """The JSON form stored in a paper's `sources`."""
         return {"file": self.file, "format": self.format, "line": self.line}
 
 
-# name → default, in display order. Lists are copied, never shared.
+# name → default, in display order: the record's schema (the store and the library read
+# it). `Paper` declares each with its Python type below. Lists are copied, never shared.
+# fmt: off
 FIELDS: dict[str, object] = {
     "id": "", "title": "", "title_derived": False, "authors": [], "area": "", "subarea": "",
     "abstract": "", "links": [], "year": None, "venue": "", "doi": "", "arxiv_id": "",
@@ -111,11 +127,12 @@ FIELDS: dict[str, object] = {
     # reading state, owned by the user; imports never overwrite it
     "status": "unread", "tags": [], "rating": None, "notes": "", "citekey": "",
 }
+# fmt: on
 EDITABLE_FIELDS = frozenset(FIELDS) - {"id"}
 
 
-def encode_field(name: str, value):
-    """A field's value in its JSON form."""
+def encode_field(name: str, value: Any) -> Any:
+    """A field's value in its JSON form (a Status as its value, a Source as a dict, a tuple as a list)."""
     if name == "status":
         return value.value if isinstance(value, Status) else Status(value).value
     if name == "sources":
@@ -125,13 +142,88 @@ def encode_field(name: str, value):
     return value
 
 
+_G = TypeVar("_G")
+_S = TypeVar("_S")
+
+if TYPE_CHECKING:
+
+    class Field(Generic[_G, _S]):
+        """What the type checker sees of a field of `Paper`: reads give `_G`, writes take `_S`.
+
+        At run time each field is a plain `property` over the paper's dict (see `_field`):
+        a descriptor class of our own would cost a Python-level `__get__` call per read.
+        """
+
+        @overload
+        def __get__(self, obj: None, owner: type[Any] | None = None) -> Self: ...
+        @overload
+        def __get__(self, obj: Paper, owner: type[Any] | None = None) -> _G: ...
+        def __get__(self, obj: Paper | None, owner: type[Any] | None = None) -> _G | Self: ...
+        def __set__(self, obj: Paper, value: _S) -> None: ...
+
+
+def _field(name: str) -> Any:
+    """The property of one field of `FIELDS`: reads from the paper's dict (the default when
+    the field is left out), writes through `update_raw` in the field's JSON form."""
+    default = FIELDS[name]
+    getter = itemgetter(name)
+    get: Any
+    if isinstance(default, list):
+
+        def get(self: Paper) -> list[Any]:
+            value = self._d.get(name)
+            return list(value) if value is not None else []
+    else:
+
+        def get(self: Paper) -> Any:
+            d = self._d
+            return getter(d) if name in d else default
+
+    def set_(self: Paper, value: Any) -> None:
+        self.update_raw({name: encode_field(name, value)})
+
+    return property(get, set_, doc=f"the paper's {name}")
+
+
+# what a list field accepts (copied into a list; a lone string is not a list of names)
+StrList = list[str] | tuple[str, ...]
+
+
 class Paper:
     """One paper. Attribute access gives Python values (Status, Source);
-    `to_dict()` gives the JSON form with every field present."""
+    `to_dict()` gives the JSON form with every field present.
+
+    Each field of `FIELDS` is declared below with its type: reading gives the first type,
+    assigning takes the second (stored in its JSON form, so tuples become lists).
+    """
 
     __slots__ = ("_d",)
 
-    def __init__(self, id: str, **values):
+    _d: Record
+
+    id: Field[str, str] = _field("id")
+    title: Field[str, str] = _field("title")
+    title_derived: Field[bool, bool] = _field("title_derived")
+    authors: Field[list[str], StrList] = _field("authors")
+    area: Field[str, str] = _field("area")
+    subarea: Field[str, str] = _field("subarea")
+    abstract: Field[str, str] = _field("abstract")
+    links: Field[list[str], StrList] = _field("links")
+    year: Field[int | None, int | None] = _field("year")
+    venue: Field[str, str] = _field("venue")
+    doi: Field[str, str] = _field("doi")
+    arxiv_id: Field[str, str] = _field("arxiv_id")
+    # sources: a property below
+    fingerprint: Field[str, str] = _field("fingerprint")
+    added: Field[str, str] = _field("added")
+    updated: Field[str, str] = _field("updated")
+    # status: a property below
+    tags: Field[list[str], StrList] = _field("tags")
+    rating: Field[int | None, int | None] = _field("rating")
+    notes: Field[str, str] = _field("notes")
+    citekey: Field[str, str] = _field("citekey")
+
+    def __init__(self, id: str, **values: Any):
         unknown = set(values) - EDITABLE_FIELDS
         if unknown:
             raise TypeError(f"unknown paper fields: {sorted(unknown)}")
@@ -140,7 +232,7 @@ class Paper:
             setattr(self, name, value)
 
     @classmethod
-    def from_dict(cls, d: dict) -> "Paper":
+    def from_dict(cls, d: Record) -> Paper:
         """Wrap a dict read from disk (no copy: the store hands over ownership)."""
         if not isinstance(d.get("id"), str):
             raise ValueError("a paper record needs a string id")
@@ -152,13 +244,14 @@ class Paper:
         return paper
 
     @classmethod
-    def wrap_trusted(cls, d: dict) -> "Paper":
+    def wrap_trusted(cls, d: Record) -> Paper:
         """from_dict without the checks, for a caller that made them."""
         paper = object.__new__(cls)
         paper._d = d
         return paper
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> Record:
+        """Every field in its JSON form, defaults included, as a new dict (lists copied)."""
         out = {}
         d = self._d
         for name, default in FIELDS.items():
@@ -167,11 +260,11 @@ class Paper:
         out["sources"] = [dict(s) for s in out["sources"]]
         return out
 
-    def raw(self) -> dict:
+    def raw(self) -> Record:
         """The stored dict itself, for the store's writer only."""
         return self._d
 
-    def update_raw(self, encoded: dict) -> None:
+    def update_raw(self, encoded: Mapping[str, Any]) -> None:
         """Apply already-encoded field values (from the journal)."""
         d = self._d
         for name, value in encoded.items():
@@ -180,53 +273,36 @@ class Paper:
             else:
                 d[name] = value
 
-    def __copy__(self) -> "Paper":
+    def __copy__(self) -> Paper:
         return Paper.from_dict(dict(self._d))
 
-    def __eq__(self, other) -> bool:
+    def __eq__(self, other: object) -> bool:
         return isinstance(other, Paper) and self.to_dict() == other.to_dict()
 
-    __hash__ = None
+    __hash__ = None  # type: ignore[assignment]   # mutable: equal papers may change
 
     def __repr__(self) -> str:
         return f"Paper(id={self.id!r}, title={self.title!r})"
 
-    # Python-typed properties over the dict, for the fields that need conversion
+    # the two fields that convert between their JSON form and a Python value
     @property
     def status(self) -> Status:
+        """The reading status; set it with a Status or its value."""
         return _STATUS_BY_VALUE[self._d.get("status", "unread")]
 
     @status.setter
-    def status(self, value) -> None:
+    def status(self, value: Status | str) -> None:
         self.update_raw({"status": encode_field("status", value)})
 
     @property
     def sources(self) -> list[Source]:
+        """Where copies of the paper came from; set it with Sources or their dicts."""
         return [Source(s["file"], s["format"], s["line"]) for s in self._d.get("sources", ())]
 
     @sources.setter
-    def sources(self, value) -> None:
+    def sources(self, value: Iterable[Source | Mapping[str, Any]]) -> None:
         self.update_raw({"sources": encode_field("sources", value)})
 
 
-def _plain_property(name: str, default):
-    getter = itemgetter(name)
-    if isinstance(default, list):
-        def get(self):
-            value = self._d.get(name)
-            return list(value) if value is not None else []
-    else:
-        def get(self):
-            d = self._d
-            return getter(d) if name in d else default
-
-    def set_(self, value):
-        self.update_raw({name: encode_field(name, value)})
-
-    return property(get, set_, doc=f"the paper's {name}")
-
-
-for _name, _default in FIELDS.items():
-    if _name not in ("status", "sources"):
-        setattr(Paper, _name, _plain_property(_name, _default))
-del _name, _default
+# the class declares exactly the fields of the table
+assert {n for n in vars(Paper) if isinstance(vars(Paper)[n], property)} == set(FIELDS), "Paper and FIELDS differ"

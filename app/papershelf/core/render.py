@@ -12,19 +12,30 @@ from __future__ import annotations
 
 import html
 import re
-from typing import Callable
+from collections.abc import Callable
 
-from .text import (_MATHBB_RE, _BB, _MD_CODE_RE, _MD_LINK_RE, _MD_STRONG, _URL_RE, _TEX_SINGLE_QUOTE_RE,
-                   latex_to_text, link_end)
+from .text import (
+    _BB,
+    _MATHBB_RE,
+    _MD_CODE_RE,
+    _MD_LINK_RE,
+    _MD_STRONG,
+    _TEX_SINGLE_QUOTE_RE,
+    _URL_RE,
+    latex_to_text,
+    link_end,
+)
 
-_PH = "\x00"               # placeholder brackets for finished HTML pieces
-_OPEN, _CLOSE = "\x01", "\x02"   # style markers: \x01b\x02 … \x01/b\x02
+_PH = "\x00"  # placeholder brackets for finished HTML pieces
+_OPEN, _CLOSE = "\x01", "\x02"  # style markers: \x01b\x02 … \x01/b\x02
 
+# fmt: off
 _STYLE_MACROS = {
     "textbf": "b", "mathbf": "b", "boldsymbol": "b", "bm": "b",
     "textit": "i", "emph": "i", "mathit": "i", "textsl": "i",
     "textsc": "sc", "texttt": "tt", "mathtt": "tt", "underline": "u",
 }
+# fmt: on
 _STYLE_RE = re.compile(r"\\(" + "|".join(_STYLE_MACROS) + r")\s*\{([^{}]*)\}")
 _HREF_RE = re.compile(r"\\href\s*\{(https?://[^{}\s]+)\}\s*\{([^{}]*)\}")
 _URL_MACRO_RE = re.compile(r"\\url\s*\{(https?://[^{}\s]+)\}")
@@ -39,15 +50,16 @@ _SCRIPT_PH_RE = re.compile(_PH + r"s(\d+)" + _PH)
 # words to highlight; entities and style markers are matched first, to be left alone
 _WORD_RE = re.compile(_PH + r"s?\d+" + _PH + "|&#?\\w+;|" + _OPEN + r"/?\w+" + _CLOSE + r"|\w+(?:[.'’]\w+)*")
 
+# fmt: off
 _TAGS = {
     "b": ("<b>", "</b>"), "i": ("<i>", "</i>"), "u": ("<u>", "</u>"),
     "sc": ('<span style="font-variant:small-caps">', "</span>"),
     "tt": ("<code>", "</code>"),
 }
+# fmt: on
 
 
-def abstract_html(raw: str, terms: set[str] | None = None,
-                  normal: Callable[[str], str] | None = None) -> str:
+def abstract_html(raw: str, terms: set[str] | None = None, normal: Callable[[str], str] | None = None) -> str:
     """The abstract as HTML; words whose `normal(word)` is in `terms` are marked
     with <span class="match">."""
     pieces: list[str] = []
@@ -64,7 +76,7 @@ def abstract_html(raw: str, terms: set[str] | None = None,
     text = _URL_MACRO_RE.sub(lambda m: link(m.group(1), m.group(1)), text)
     text = _MD_LINK_RE.sub(lambda m: link(m.group(2), m.group(1) or m.group(2)), text)
     text = _URL_RE.sub(lambda m: _bare_link(m.group(0), link), text)
-    maths: dict[str, str] = {}   # "$a$ $a$ …": each expression is converted once
+    maths: dict[str, str] = {}  # "$a$ $a$ …": each expression is converted once
 
     def math(expr: str) -> str:
         if expr not in maths:
@@ -73,7 +85,7 @@ def abstract_html(raw: str, terms: set[str] | None = None,
 
     text = _MATH_RE.sub(lambda m: math(m.group(2)), text)
     text = _MD_CODE_RE.sub(lambda m: keep(f"<code>{html.escape(m.group(1), quote=False)}</code>"), text)
-    for _ in range(4):   # nested \textbf{\emph{x}}
+    for _ in range(4):  # nested \textbf{\emph{x}}
         new = _STYLE_RE.sub(lambda m: _mark(_STYLE_MACROS[m.group(1)], m.group(2)), text)
         if new == text:
             break
@@ -87,11 +99,13 @@ def abstract_html(raw: str, terms: set[str] | None = None,
     text = " ".join(text.split())
     out = html.escape(text, quote=False)
     if terms and normal:
-        def mark(m) -> str:
+
+        def mark(m: re.Match[str]) -> str:
             word = m.group(0)
             if word[0] in "&" + _OPEN + _PH or normal(word) not in terms:
                 return word
             return f'<span class="match">{word}</span>'
+
         out = _WORD_RE.sub(mark, out)
     out = _MARK_RE.sub(lambda m: _TAGS[m.group(2)][1 if m.group(1) else 0], out)
     return _PH_RE.sub(lambda m: pieces[int(m.group(1))], out)
@@ -101,8 +115,8 @@ def _mark(style: str, inner: str) -> str:
     return f"{_OPEN}{style}{_CLOSE}{inner}{_OPEN}/{style}{_CLOSE}"
 
 
-def _bare_link(url: str, link) -> str:
-    url, ph, rest = url.partition(_PH)      # a finished piece (a link) right after the URL is not part of it
+def _bare_link(url: str, link: Callable[[str, str], str]) -> str:
+    url, ph, rest = url.partition(_PH)  # a finished piece (a link) right after the URL is not part of it
     end = link_end(url, ".,;:!?*_'\"")
     return link(url[:end], url[:end]) + url[end:] + ph + rest
 
@@ -112,13 +126,13 @@ def _math_html(expr: str) -> str:
     expr = _MATHBB_RE.sub(lambda m: _BB.get(m.group(1), m.group(1)), expr)
     scripts: list[tuple[str, str]] = []
 
-    def script(m) -> str:
+    def script(m: re.Match[str]) -> str:
         scripts.append(("sup" if m.group(1) == "^" else "sub", m.group(2) if m.group(2) is not None else m.group(3)))
         return f"{_PH}s{len(scripts) - 1}{_PH}"
 
-    done: dict[tuple[str, str], str] = {}     # "x^2 … x^2": each script is converted once
+    done: dict[tuple[str, str], str] = {}  # "x^2 … x^2": each script is converted once
 
-    def script_html(m) -> str:
+    def script_html(m: re.Match[str]) -> str:
         script = scripts[int(m.group(1))]
         if script not in done:
             tag, inner = script

@@ -15,6 +15,7 @@ Either is shortened to a list-friendly length at a clause or word boundary.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 
 from .text import plain_text
 
@@ -27,13 +28,15 @@ _VERBS = r"(?:introduce|propose|present|develop|design|build|release|call|name|t
 _TOKEN = r"[A-Z][\w\-+*'’]*"
 _NAME_RE = re.compile(rf"^(?P<name>{_TOKEN}(?:\s+{_TOKEN}){{0,2}})\s*,\s+(?P<desc>(?:a|an|the)\s.+)$")
 _LONG_ACRO_RE = re.compile(
-    r"^(?:(?:a|an|the)\s+(?:new\s+|novel\s+)?)?(?P<long>[\w\-–'’ ]{6,120}?)\s*\((?P<acro>[A-Z][\w\-+*]{1,24})\)")
+    r"^(?:(?:a|an|the)\s+(?:new\s+|novel\s+)?)?(?P<long>[\w\-–'’ ]{6,120}?)\s*\((?P<acro>[A-Z][\w\-+*]{1,24})\)"
+)
 _ACRO_LONG_RE = re.compile(r"^(?P<acro>[A-Z][\w\-+*]{1,24})\s*\((?P<long>[^()]{6,120})\)")
 _CLAUSE_RE = re.compile(r",\s|;\s|:\s|\s[–—-]{1,2}\s|\s(?=(?:which|where|while|whereas|but|because|although)\s)")
 # a clause shorter than this reads as cut off; a word cut with "…" reads better
 MIN_CLAUSE = 45
 _LEADING_FLUFF_RE = re.compile(
-    r"^(?:In (?:this|the present|our) (?:paper|work|article|study|note),?\s+|Here,?\s+|In short,?\s+)", re.I)
+    r"^(?:In (?:this|the present|our) (?:paper|work|article|study|note),?\s+|Here,?\s+|In short,?\s+)", re.I
+)
 _ABBREV = ("e.g", "i.e", "et al", "vs", "etc", "cf", "Fig", "Eq", "resp", "approx", "w.r.t", "Dr", "Prof", "St")
 
 
@@ -60,7 +63,7 @@ def _expansion(words: list[str], acro: str) -> str | None:
     initial = acro[0].casefold()
     for i in range(len(words) - 1, -1, -1):
         if words[i] in ("called", "named", "termed", "dubbed", "coined"):
-            words = words[i + 1:]
+            words = words[i + 1 :]
             break
     if not words:
         return None
@@ -82,9 +85,10 @@ _SENTENCE_END_RE = re.compile(r"[.!?](?=\s+[A-Z(\"“0-9]|$)")
 
 
 def first_sentence(text: str) -> str:
+    """The text up to the end of its first sentence (an abbreviation or an initial does not end one)."""
     for m in _SENTENCE_END_RE.finditer(text):
         end = m.start()
-        tail = text[max(0, end - 8):end]
+        tail = text[max(0, end - 8) : end]
         if tail.endswith(_ABBREV) or (tail[-1:].isupper() and (end == 1 or text[end - 2] == " ")):
             continue  # an abbreviation or an initial, not the end of a sentence
         return text[:end]
@@ -92,6 +96,7 @@ def first_sentence(text: str) -> str:
 
 
 def shorten(text: str, limit: int = MAX_TITLE) -> str:
+    """At most `limit` characters: cut at a clause boundary when one is late enough, else at a word, with "…"."""
     text = text.strip().rstrip(" ,;:.–—-")
     if len(text) <= limit:
         return text
@@ -113,11 +118,12 @@ def shorten(text: str, limit: int = MAX_TITLE) -> str:
 
 _LEAD_RE = re.compile(
     r"(?:[Ww]e|[Tt]his (?:paper|work|article))\s+(?:first\s+|further\s+|then\s+)?"
-    r"(?P<verb>" + _VERBS + r")\s+(?P<rest>[^.;:]{2,400})")
+    r"(?P<verb>" + _VERBS + r")\s+(?P<rest>[^.;:]{2,400})"
+)
 _LEAD_WORDS = ("we ", "We ", "his paper ", "his work ", "his article ")
 
 
-def _lead_matches(text: str, end: int):
+def _lead_matches(text: str, end: int) -> Iterator[re.Match[str]]:
     """Matches of "we introduce …"-style leads in text[:end].
 
     A regex scan for the whole lead tries it at every word boundary (about
@@ -139,7 +145,7 @@ def _lead_matches(text: str, end: int):
             yield m
 
 
-def _named_from(m: re.Match) -> str | None:
+def _named_from(m: re.Match[str]) -> str | None:
     rest = m.group("rest").strip()
     acro = _ACRO_LONG_RE.match(rest)
     if acro:
@@ -151,7 +157,7 @@ def _named_from(m: re.Match) -> str | None:
         if expansion and _mostly_capitalised(expansion):
             return f"{long.group('acro')}: {expansion}"
     named = _NAME_RE.match(rest)
-    if named and _coined(named.group("name")) or (named and len(named.group("name").split()) == 1):
+    if (named and _coined(named.group("name"))) or (named and len(named.group("name").split()) == 1):
         desc = named.group("desc").strip()
         return f"{named.group('name')}: {desc}"
     return None

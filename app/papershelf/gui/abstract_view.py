@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import html
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
-from PySide6.QtCore import QUrl
+from PySide6.QtCore import QEvent, QUrl
 from PySide6.QtGui import QDesktopServices
 from PySide6.QtWidgets import QTextBrowser
 
@@ -45,13 +45,14 @@ class AbstractView(QTextBrowser):
         dark = self.palette().base().color().lightness() < 128
         self.document().setDefaultStyleSheet(STYLE % (DARK if dark else LIGHT))
 
-    def changeEvent(self, event) -> None:
-        from PySide6.QtCore import QEvent
+    def changeEvent(self, event: QEvent) -> None:
+        """Follow a change to a light or dark palette."""
         if event.type() in (QEvent.Type.PaletteChange, QEvent.Type.ApplicationPaletteChange):
             self._apply_colours()
         super().changeEvent(event)
 
     def show_nothing(self, count: int = 0) -> None:
+        """No single paper selected: say how many are (`count` > 1), or how to see an abstract."""
         if count > 1:
             self.setHtml(f"<p class='meta'>{self.tr('%n papers selected', '', count)}</p>")
         else:
@@ -59,6 +60,8 @@ class AbstractView(QTextBrowser):
 
     def show_paper(self, paper: Paper, terms: set[str] | None = None,
                    normal: Callable[[str], str] | None = None) -> None:
+        """Show a paper: title, authors, abstract with the search `terms` marked
+        (compared through `normal`, the index's own analysis), links, where it came from."""
         esc = lambda s: html.escape(s, quote=False)  # noqa: E731
         parts = [f"<h2>{esc(plain_text(paper.title))}</h2>"]
         if paper.title_derived:

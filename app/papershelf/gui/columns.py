@@ -28,6 +28,7 @@ class ColumnChooser(QObject):
         self.apply_defaults()
 
     def apply_defaults(self) -> None:
+        """The columns and widths a first start shows."""
         header, chars = self.header, self.view.fontMetrics().averageCharWidth()
         header.setStretchLastSection(False)
         header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
@@ -48,14 +49,17 @@ class ColumnChooser(QObject):
         return True
 
     def shown(self) -> list[str]:
+        """The names of the columns shown, in model order."""
         return [name for col, name in enumerate(COLUMNS) if not self.header.isSectionHidden(col)]
 
     def set_shown(self, name: str, shown: bool) -> None:
+        """Show or hide a column (never the title)."""
         if name == "title":
             return
         self.header.setSectionHidden(COLUMNS.index(name), not shown)
 
     def menu(self) -> QMenu:
+        """The header's menu: a check box per column."""
         menu = QMenu(self.tr("Columns"), self.view)
         menu.setObjectName("columnMenu")
         for col, name in enumerate(COLUMNS):

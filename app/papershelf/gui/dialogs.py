@@ -5,15 +5,28 @@ from __future__ import annotations
 import html
 
 from PySide6.QtCore import QSettings, Qt
-from PySide6.QtGui import QGuiApplication
-from PySide6.QtWidgets import (QCheckBox, QComboBox, QDialog, QDialogButtonBox, QFileDialog, QFormLayout,
-                               QHBoxLayout, QLabel, QPushButton, QTextBrowser, QVBoxLayout, QWidget)
+from PySide6.QtGui import QColor, QGuiApplication, QPalette
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QComboBox,
+    QDialog,
+    QDialogButtonBox,
+    QFileDialog,
+    QFormLayout,
+    QHBoxLayout,
+    QLabel,
+    QPushButton,
+    QTextBrowser,
+    QVBoxLayout,
+    QWidget,
+)
 
 THEMES = {"system": "Follow the system", "light": "Light", "dark": "Dark"}
 DIALECTS = {"bibtex": "BibTeX (ASCII, for bibtex)", "biblatex": "BibLaTeX (UTF-8, for biber)"}
 
 
 def search_as_you_type() -> bool:
+    """Whether the list follows each key typed in the search box (else: on Enter)."""
     return QSettings().value("search/asYouType", True, bool)
 
 
@@ -30,7 +43,7 @@ def apply_theme(theme: str | None = None) -> None:
     scheme = {"light": Qt.ColorScheme.Light, "dark": Qt.ColorScheme.Dark}.get(theme, Qt.ColorScheme.Unknown)
     if hasattr(hints, "setColorScheme"):
         hints.setColorScheme(scheme)
-    wants_dark = theme == "dark" or theme == "system" and hints.colorScheme() == Qt.ColorScheme.Dark
+    wants_dark = theme == "dark" or (theme == "system" and hints.colorScheme() == Qt.ColorScheme.Dark)
     looks_dark = app.palette().window().color().lightness() < 128
     if wants_dark and not looks_dark:
         app.setStyle("Fusion")
@@ -40,8 +53,8 @@ def apply_theme(theme: str | None = None) -> None:
         app.setPalette(app.style().standardPalette())
 
 
-def dark_palette():
-    from PySide6.QtGui import QColor, QPalette
+def dark_palette() -> QPalette:
+    """The dark Fusion palette, for platforms without a colour-scheme switch."""
     p = QPalette()
     roles = {
         QPalette.ColorRole.Window: "#202124", QPalette.ColorRole.WindowText: "#e8eaed",
@@ -60,6 +73,8 @@ def dark_palette():
 
 
 class PreferencesDialog(QDialog):
+    """Library folder, export dialect, search as you type, theme; saved on OK."""
+
     def __init__(self, current_folder: str, parent=None):
         super().__init__(parent)
         self.setObjectName("preferencesDialog")
@@ -107,6 +122,7 @@ class PreferencesDialog(QDialog):
             self.folder.setText(folder)
 
     def accept(self) -> None:
+        """Save the choices (the folder is used from the next start) and apply the theme."""
         s = QSettings()
         s.setValue("library/folder", self.folder.text())
         s.setValue("export/dialect", self.dialect.currentData())
@@ -129,6 +145,8 @@ SHORTCUTS = [
 
 
 class ShortcutsDialog(QDialog):
+    """The keyboard shortcuts, in a table."""
+
     def __init__(self, parent=None):
         super().__init__(parent)
         self.setObjectName("shortcutsDialog")

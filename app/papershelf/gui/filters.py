@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from PySide6.QtCore import QModelIndex, QRect, QSettings, Qt, Signal
-from PySide6.QtGui import QBrush, QColor, QIcon, QPixmap, QStandardItem, QStandardItemModel
+from PySide6.QtGui import QBrush, QColor, QIcon, QPainter, QPixmap, QStandardItem, QStandardItemModel
 from PySide6.QtWidgets import QAbstractItemView, QMenu, QStyle, QStyledItemDelegate, QStyleOptionViewItem, QTreeView
 
 from ..core.paper import Status
@@ -19,10 +19,12 @@ GROUPS = (("status", "Status"), ("tag", "Tags"), ("area", "Areas"), ("list", "Re
 
 
 def tag_color(tag: str) -> str:
+    """The colour a person gave the tag ("" for none)."""
     return QSettings().value(f"tagColors/{tag}", "", str) or ""
 
 
 def set_tag_color(tag: str, color: str) -> None:
+    """Give the tag a colour ("" takes it away)."""
     settings = QSettings()
     if color:
         settings.setValue(f"tagColors/{tag}", color)
@@ -31,6 +33,7 @@ def set_tag_color(tag: str, color: str) -> None:
 
 
 def color_icon(color: str) -> QIcon:
+    """A small square of the colour (transparent for "")."""
     pix = QPixmap(12, 12)
     pix.fill(QColor(color) if color else Qt.GlobalColor.transparent)
     return QIcon(pix)
@@ -57,7 +60,8 @@ class CountDelegate(QStyledItemDelegate):
         name = fm.elidedText(label, Qt.TextElideMode.ElideRight, name_rect.width())
         return name, count_text, name_rect, count_rect
 
-    def paint(self, painter, option, index) -> None:
+    def paint(self, painter: QPainter, option: QStyleOptionViewItem, index: QModelIndex) -> None:
+        """The entry's name on the left, its count on the right."""
         if index.data(CountRole) is None:
             super().paint(painter, option, index)
             return
@@ -187,7 +191,8 @@ class FilterPanel(QTreeView):
         name, count, _, _ = self._delegate.shown(option, index)
         return name, count
 
-    def index_of(self, kind: str, value) -> QModelIndex:
+    def index_of(self, kind: str, value: object) -> QModelIndex:
+        """The entry of a value in a group (invalid if it has none)."""
         group = self._groups[kind]
         for r in range(group.rowCount()):
             if group.child(r).data(ValueRole) == value:
@@ -206,6 +211,7 @@ class FilterPanel(QTreeView):
         self.filterChosen.emit(kind, value)
 
     def clear_filter(self, kind: str) -> None:
+        """Forget the chosen entry of a group (without asking for a search)."""
         self.active[kind] = None
 
     def _context_menu(self, pos) -> None:

@@ -8,8 +8,8 @@ listing only on Import.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 from PySide6.QtCore import QCoreApplication
 from PySide6.QtWidgets import QMessageBox, QWidget
@@ -29,6 +29,7 @@ def shown_name(path: str) -> str:
 
 
 def preview_text(reports: list[FileReport]) -> str:
+    """What the preview says of each file held back: what reading it as a listing would give."""
     lines = []
     for r in reports:
         n = len(r.unconfirmed)

@@ -15,16 +15,16 @@ from PySide6.QtCore import QCoreApplication, QEvent, QItemSelectionModel, QObjec
 from PySide6.QtGui import QAction, QContextMenuEvent, QDesktopServices, QGuiApplication
 from PySide6.QtWidgets import QInputDialog, QMenu
 
+from ..core import overview
 from ..core.errors import PapershelfError
-from ..core.paper import RATING_MAX, RATING_MIN, Paper
+from ..core.paper import RATING_MAX, RATING_MIN, Paper, split_tags
 
 if TYPE_CHECKING:
     from .main_window import MainWindow
 
-TOP_TAGS = 9
-
 
 def tr(text: str) -> str:
+    """`text` in the user's language (the menu's translation context)."""
     return QCoreApplication.translate("PaperMenu", text)
 
 
@@ -52,8 +52,9 @@ class PaperMenu(QObject):
         view.customContextMenuRequested.connect(self.show_at)
         view.installEventFilter(self)        # the Menu key: the selection as it is, at the current row
 
-    def eventFilter(self, watched, event) -> bool:
-        if (event.type() == QEvent.Type.ContextMenu and watched is self.window.paper_list
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        """The Menu key on the list opens the menu at the current row."""
+        if (isinstance(event, QContextMenuEvent) and watched is self.window.paper_list
                 and event.reason() == QContextMenuEvent.Reason.Keyboard):
             view = self.window.paper_list
             current = view.currentIndex()
@@ -87,6 +88,7 @@ class PaperMenu(QObject):
         self.menu.popup(view.viewport().mapToGlobal(pos))
 
     def build(self, ids: list[str]) -> QMenu:
+        """The menu for these papers (the selection)."""
         win, lib = self.window, self.window.library
         papers = [lib.get(pid) for pid in ids]
         menu = QMenu(win)
@@ -96,8 +98,7 @@ class PaperMenu(QObject):
 
         tag_menu = menu.addMenu(tr("&Tag"))
         tag_menu.setObjectName("paperMenuTags")
-        counts = lib.tag_counts()
-        top = [t for t, _ in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))][:TOP_TAGS]
+        top = overview.top_tags(lib)
         for n, tag in enumerate(top, 1):
             on_all = all(tag in p.tags for p in papers)
             action = self._add(tag_menu, f"&{n}  {tag}", f"paperMenuTag{n}",
@@ -175,12 +176,14 @@ class PaperMenu(QObject):
 
     # ---- actions -------------------------------------------------------------
     def new_tag(self) -> None:
+        """Ask for tags (comma-separated) and add them to the selection."""
         text, ok = QInputDialog.getText(self.window, tr("Tag papers"), tr("Tags (comma-separated):"))
-        tags = [t.strip() for t in text.split(",") if t.strip()] if ok else []
+        tags = split_tags(text) if ok else []
         if tags:
             self.window.add_tags(tags)
 
     def edit_title(self) -> None:
+        """Ask for the selected paper's title (empty: derive one from the abstract)."""
         win = self.window
         ids = win.selected_ids()
         if len(ids) != 1:
@@ -190,7 +193,7 @@ class PaperMenu(QObject):
         title, ok = QInputDialog.getText(win, tr("Edit title"),
                                          tr("Title (leave it empty to derive one from the abstract):"),
                                          text=paper.title)
-        if not ok or " ".join(title.split()) == paper.title and not paper.title_derived:
+        if not ok or (" ".join(title.split()) == paper.title and not paper.title_derived):
             return
         win._edit(tr("Edit title"), [pid], lambda: win.library.set_title(pid, title))
 
@@ -218,16 +221,19 @@ class PaperMenu(QObject):
         self.window.statusBar().showMessage(what, 4000)
 
     def copy_keys(self) -> None:
+        """Copy the selection's citation keys, comma-separated."""
         keys = self._keys()
         self._copy(",".join(keys), tr("Copied %s") % ",".join(keys) if len(keys) < 4
                    else tr("Copied %d citation keys") % len(keys))
 
     def copy_cite(self) -> None:
+        """Copy \\cite{…} of the selection's citation keys."""
         keys = self._keys()
-        text = "\\cite{%s}" % ",".join(keys) if keys else ""
+        text = "\\cite{" + ",".join(keys) + "}" if keys else ""
         self._copy(text, tr("Copied %s") % text if len(keys) < 4 else tr("Copied \\cite{…} of %d papers") % len(keys))
 
     def copy_bibtex(self) -> None:
+        """Copy the selection's BibTeX entries, with the keys an export would give."""
         win = self.window
         if self._wait_for_import():
             return
@@ -241,6 +247,7 @@ class PaperMenu(QObject):
                    else tr("Copied %d BibTeX entries") % len(ids))
 
     def open_link(self, url: str) -> None:
+        """Open a paper's web page in the browser (http and https only)."""
         qurl = QUrl(url)
         if qurl.scheme() in ("http", "https"):
             QDesktopServices.openUrl(qurl)

@@ -7,11 +7,23 @@ it emits requests, and the window turns each into one undoable edit.
 from __future__ import annotations
 
 from PySide6.QtCore import QPoint, QRect, QSize, QStringListModel, Qt, QTimer, Signal
-from PySide6.QtWidgets import (QButtonGroup, QComboBox, QCompleter, QHBoxLayout, QLabel, QLayout,
-                               QLineEdit, QMenu, QPlainTextEdit, QSizePolicy, QToolButton, QVBoxLayout,
-                               QWidget)
+from PySide6.QtWidgets import (
+    QButtonGroup,
+    QComboBox,
+    QCompleter,
+    QHBoxLayout,
+    QLabel,
+    QLayout,
+    QLineEdit,
+    QMenu,
+    QPlainTextEdit,
+    QSizePolicy,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
+)
 
-from ..core.paper import Paper, Status
+from ..core.paper import Paper, Status, split_tags
 from .filters import tag_color
 from .paper_model import STATUS_LABELS
 
@@ -27,35 +39,36 @@ class FlowLayout(QLayout):
         self._spacing = spacing
         self.setContentsMargins(0, 0, 0, 0)
 
-    def addItem(self, item):
+    # QLayout's own methods, which Qt calls
+    def addItem(self, item):  # noqa: D102
         self._items.append(item)
 
-    def count(self):
+    def count(self):  # noqa: D102
         return len(self._items)
 
-    def itemAt(self, i):
+    def itemAt(self, i):  # noqa: D102
         return self._items[i] if 0 <= i < len(self._items) else None
 
-    def takeAt(self, i):
+    def takeAt(self, i):  # noqa: D102
         return self._items.pop(i) if 0 <= i < len(self._items) else None
 
-    def expandingDirections(self):
+    def expandingDirections(self):  # noqa: D102
         return Qt.Orientation(0)
 
-    def hasHeightForWidth(self):
+    def hasHeightForWidth(self):  # noqa: D102
         return True
 
-    def heightForWidth(self, width):
+    def heightForWidth(self, width):  # noqa: D102
         return self._place(QRect(0, 0, width, 0), apply=False)
 
-    def setGeometry(self, rect):
+    def setGeometry(self, rect):  # noqa: D102
         super().setGeometry(rect)
         self._place(rect, apply=True)
 
-    def sizeHint(self):
+    def sizeHint(self):  # noqa: D102
         return self.minimumSize()
 
-    def minimumSize(self):
+    def minimumSize(self):  # noqa: D102
         size = QSize()
         for item in self._items:
             size = size.expandedTo(item.minimumSize())
@@ -75,6 +88,8 @@ class FlowLayout(QLayout):
 
 
 class TagPanel(QWidget):
+    """Tags, status, rating, notes and reading lists of the selected papers, as requests."""
+
     addTagsRequested = Signal(list)          # tag names
     removeTagRequested = Signal(str)
     statusRequested = Signal(str)            # a Status value
@@ -179,9 +194,11 @@ class TagPanel(QWidget):
 
     # ---- showing the selection ---------------------------------------------
     def set_known_tags(self, tags: list[str]) -> None:
+        """The tags the input completes."""
         self._completion.setStringList(tags)
 
     def set_lists(self, names: list[str]) -> None:
+        """The reading lists the list button's menu offers, then a new one."""
         self.list_menu.clear()
         for name in names:
             self.list_menu.addAction(name, lambda n=name: self.addToListRequested.emit(n))
@@ -197,6 +214,7 @@ class TagPanel(QWidget):
                                          "selection, or removes it if every selected paper has it."))
 
     def show_selection(self, papers: list[Paper]) -> None:
+        """Show what these papers (the selection) have; unsaved notes are saved first."""
         self.flush_notes()
         self._loading = True
         self._ids = [p.id for p in papers]
@@ -242,12 +260,13 @@ class TagPanel(QWidget):
         self._loading = False
 
     def chip_labels(self) -> list[str]:
+        """The chips' texts, as shown (without the ✕)."""
         return [self._flow.itemAt(i).widget().text().removesuffix("  ✕") for i in range(self._flow.count())
                 if self._flow.itemAt(i).widget() is not None]
 
     # ---- requests ------------------------------------------------------------
     def _add_typed_tags(self) -> None:
-        tags = [t.strip() for t in self.tag_input.text().split(",") if t.strip()]
+        tags = split_tags(self.tag_input.text())
         if tags and self._ids:
             self.addTagsRequested.emit(tags)
         self.tag_input.clear()

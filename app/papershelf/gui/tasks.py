@@ -10,12 +10,15 @@ where it can stop.
 from __future__ import annotations
 
 import threading
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from PySide6.QtCore import QObject, Signal, Slot
 
 
 class Task(QObject):
+    """One piece of background work; its callbacks run on the GUI thread."""
+
     _progress = Signal(int, int)
     _done = Signal(object)
     _failed = Signal(object)
@@ -34,18 +37,22 @@ class Task(QObject):
         self._failed.connect(self._deliver_failed)
 
     def cancel(self) -> None:
+        """Ask the work to stop; it stops where it checks `cancelled`."""
         self._cancel.set()
 
     def cancelled(self) -> bool:
+        """Whether `cancel` was called."""
         return self._cancel.is_set()
 
     def wait(self, timeout: float | None = None) -> bool:
+        """Wait for the worker thread to end (at most `timeout` s); whether it has."""
         if self._thread is not None:
             self._thread.join(timeout)
             return not self._thread.is_alive()
         return True
 
-    def start(self, fn: Callable[..., Any], name: str) -> "Task":
+    def start(self, fn: Callable[..., Any], name: str) -> Task:
+        """Run `fn(progress, cancelled)` on a new daemon thread named `name`."""
         def work() -> None:
             try:
                 result = fn(self._progress.emit, self._cancel.is_set)
@@ -83,6 +90,8 @@ def run_task(fn: Callable[[Callable[[int, int], None], Callable[[], bool]], Any]
              on_done: Callable[[Any], None] | None = None,
              on_error: Callable[[BaseException], None] | None = None,
              on_progress: Callable[[int, int], None] | None = None) -> Task:
+    """Start `fn(progress, cancelled)` on a worker thread; the callbacks get its
+    progress, result or exception on the GUI thread."""
     task = Task(parent)
     task.on_done, task.on_error, task.on_progress = on_done, on_error, on_progress
     return task.start(fn, name)

@@ -21,15 +21,16 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Iterable
 
 from ..citekeys import surname
-from ..paper import Paper
+from ..paper import Paper, join_tags
 from ..text import SYMBOLS, plain_text
 
 DIALECTS = ("bibtex", "biblatex")
 
+# fmt: off
 _SPECIALS = {
     # \{ would still close a field for BibTeX, which counts braces without looking at backslashes
     "\\": r"\textbackslash{}", "{": r"\textbraceleft{}", "}": r"\textbraceright{}", "$": r"\$", "&": r"\&", "%": r"\%",
@@ -42,67 +43,88 @@ _ACCENT_CMDS = {"\u0301": "'", "\u0300": "`", "\u0302": "^", "\u0308": '"', "\u0
 _LETTERS = {"ß": r"{\ss}", "æ": r"{\ae}", "Æ": r"{\AE}", "ø": r"{\o}", "Ø": r"{\O}", "ł": r"{\l}",
             "Ł": r"{\L}", "œ": r"{\oe}", "Œ": r"{\OE}", "ı": r"{\i}", "å": r"{\aa}", "Å": r"{\AA}",
             "đ": "d", "Đ": "D", "þ": r"{\th}", "Þ": r"{\TH}", "ð": r"{\dh}", "Ð": r"{\DH}"}
+# fmt: on
 _SPECIAL_RE = re.compile(r"[\\{}$&%#_^~<>|\x00-\x1f\x7f]")
 
 
-def _escape_special(m) -> str:
-    return _SPECIALS.get(m.group(), " ")       # control characters become spaces
+def _escape_special(m: re.Match[str]) -> str:
+    return _SPECIALS.get(m.group(), " ")  # control characters become spaces
+
 
 _MARKUP_RE = re.compile(r"[\\{}$*_`\[~-]")
 _NON_ASCII_RE = re.compile(r"[^\x00-\x7f]")
+# fmt: off
 _PUNCT = {"\u201c": "``", "\u201d": "''", "\u2018": "`", "\u2019": "'", "\u2013": "--", "\u2014": "---",
           "\u2026": r"\ldots{}", "\u00a0": "~", "\u2009": r"\,", "\u00ab": r"\guillemotleft{}",
           "\u00bb": r"\guillemotright{}", "\u00a7": r"\S{}", "\u00b6": r"\P{}", "\u00a9": r"\textcopyright{}",
           "\u00b0": r"\textdegree{}", "\u2022": r"\textbullet{}", "\u20ac": r"\texteuro{}", "\u00a3": r"\pounds{}"}
-_MATH_SYMBOLS = {v: k for k, v in SYMBOLS.items()
-                 if len(v) == 1 and not v.isascii() and k.isalpha() and k not in ("ss", "ae", "o", "O", "aa",
-                                                                                   "l", "L", "i")}
+# fmt: on
+_MATH_SYMBOLS = {
+    v: k
+    for k, v in SYMBOLS.items()
+    if len(v) == 1 and not v.isascii() and k.isalpha() and k not in ("ss", "ae", "o", "O", "aa", "l", "L", "i")
+}
+# fmt: off
 _MATH_SYMBOLS.update({"×": "times", "·": "cdot", "≤": "leq", "≥": "geq", "±": "pm", "→": "rightarrow",
                       "∞": "infty", "≈": "approx", "≠": "neq", "∈": "in", "÷": "div", "√": "surd",
                       "′": "prime", "−": "-"})
-_SAFE_MATH_MACROS = frozenset("""alpha beta gamma delta epsilon varepsilon zeta eta theta vartheta iota kappa
+# fmt: on
+_SAFE_MATH_MACROS = frozenset(
+    """alpha beta gamma delta epsilon varepsilon zeta eta theta vartheta iota kappa
 lambda mu nu xi pi varpi rho varrho sigma varsigma tau upsilon phi varphi chi psi omega Gamma Delta Theta Lambda
 Xi Pi Sigma Upsilon Phi Psi Omega times cdot cdots ldots dots leq le geq ge neq ne approx sim simeq equiv propto
 infty pm mp to rightarrow leftarrow Rightarrow Leftarrow leftrightarrow mapsto in notin subset subseteq supset
 cup cap forall exists partial nabla sum prod int oint sqrt frac log ln exp min max sup inf lim arg det dim sin
 cos tan ell circ star ast emptyset top bot perp mid parallel langle rangle lfloor rfloor lceil rceil mathrm
 mathbf mathit mathsf mathtt mathcal quad qquad left right big Big prime hat bar tilde vec dot ddot overline
-underline widehat widetilde Pr neg wedge vee oplus otimes setminus colon""".split())
+underline widehat widetilde Pr neg wedge vee oplus otimes setminus colon""".split()
+)
 _MACRO_NAME_RE = re.compile(r"\\([A-Za-z]+|.)")
 _SAFE_MATH_CHARS_RE = re.compile(r"^[A-Za-z0-9 \t\n+\-*/=<>()\[\],.;:!'|^_{}\\]*$", re.ASCII)
 _SCRIPT_ARG = r"(?:\{[^{}]*\}|\\[A-Za-z]+|[^\s{}\\])"
 # constructs LaTeX stops on: x_1_2, x^, x_}, \frac or \sqrt without an argument
-_BAD_MATH_RE = re.compile(r"_" + _SCRIPT_ARG + r"\s*_|\^" + _SCRIPT_ARG + r"\s*\^|[_^]\s*(?:$|[_^}\])])"
-                          r"|\\(?:frac|sqrt)(?![A-Za-z])\s*(?:$|[^{\[\sA-Za-z0-9\\])|\\frac\s*\{[^{}]*\}\s*(?:$|[^{\s])")
+_BAD_MATH_RE = re.compile(
+    r"_" + _SCRIPT_ARG + r"\s*_|\^" + _SCRIPT_ARG + r"\s*\^|[_^]\s*(?:$|[_^}\])])"
+    r"|\\(?:frac|sqrt)(?![A-Za-z])\s*(?:$|[^{\[\sA-Za-z0-9\\])|\\frac\s*\{[^{}]*\}\s*(?:$|[^{\s])"
+)
 # $5 and $10 is money, not math: math opens on a non-space and does not close right before a digit
 _EXPORT_MATH_RE = re.compile(r"(?<!\\)\$(?!\s)([^$]+?)(?<![\s\\])\$(?!\d)")
 _MATHBB_RE = re.compile(r"\\mathbb\s*\{\s*([A-Za-z])\s*\}")
 # a word with a capital after its first letter; "[a-z]*[A-Z][a-z]*[A-Z0-9]" accepts what
 # "[A-Za-z]*[A-Z][A-Za-z0-9]*[A-Z0-9]" did, but a word that fails (a run of capitals
 # followed by "_" or "}") backtracks in linear time, not cubic
-_PROTECT_RE = re.compile(r"(?<![\w{])([a-z]*[A-Z][a-z]*[A-Z0-9][A-Za-z0-9]*|[A-Z]\d[\w]*|[a-z]+[A-Z]\w*)"
-                         r"(?:-[A-Za-z0-9]+)*(?![\w}])")
+_PROTECT_RE = re.compile(
+    r"(?<![\w{])([a-z]*[A-Z][a-z]*[A-Z0-9][A-Za-z0-9]*|[A-Z]\d[\w]*|[a-z]+[A-Z]\w*)"
+    r"(?:-[A-Za-z0-9]+)*(?![\w}])"
+)
 _ARXIV_RE = re.compile(r"^(\d{4}\.\d{4,5})(v\d+)?$|^([a-z\-]+(\.[A-Z]{2})?/\d{7})(v\d+)?$")
 
 
 @dataclass
 class ExportReport:
+    """What an export wrote: where, how many entries, what it could not write as LaTeX."""
+
     path: str
     entries: int = 0
-    replaced_chars: int = 0          # characters pdfLaTeX cannot typeset, written as "?"
-    new_keys: dict[str, str] = field(default_factory=dict)   # paper id → key pinned by this export
+    replaced_chars: int = 0  # characters pdfLaTeX cannot typeset, written as "?"
+    new_keys: dict[str, str] = field(default_factory=dict)  # paper id → key pinned by this export
 
     def summary(self) -> str:
+        """One sentence for the person: entries written and where, characters replaced."""
         where = "standard output" if self.path == "-" else self.path
         text = f"Wrote {self.entries} entr{'y' if self.entries == 1 else 'ies'} to {where}."
         if self.replaced_chars:
-            text += (f" {self.replaced_chars} character(s) with no LaTeX form (CJK, emoji…) were written as '?';"
-                     " the library keeps the originals.")
+            text += (
+                f" {self.replaced_chars} character(s) with no LaTeX form (CJK, emoji…) were written as '?';"
+                " the library keeps the originals."
+            )
         return text
 
 
 class _Encoder:
-    def __init__(self, dialect: str):
+    """Text to one dialect's LaTeX; counts the characters it had to write as "?"."""
+
+    def __init__(self, dialect: str) -> None:
         if dialect not in DIALECTS:
             raise ValueError(f"unknown dialect {dialect!r}; use one of: {', '.join(DIALECTS)}")
         self.dialect = dialect
@@ -110,13 +132,15 @@ class _Encoder:
 
     # ---- characters --------------------------------------------------------
     def char(self, ch: str) -> str:
+        """One character outside plain ASCII text, as the dialect writes it."""
         if ch in _SPECIALS:
             return _SPECIALS[ch]
         if ch.isascii():
             return ch if ch.isprintable() else " "
-        if self.dialect == "biblatex" and ("\u00c0" <= ch <= "\u017f" and ch not in "\u00d7\u00f7"
-                                           or ch in "\u2018\u2019\u201c\u201d\u2013\u2014"):
-            return ch                                   # Latin letters, quotes, dashes: UTF-8 for biber
+        if self.dialect == "biblatex" and (
+            ("\u00c0" <= ch <= "\u017f" and ch not in "\u00d7\u00f7") or ch in "\u2018\u2019\u201c\u201d\u2013\u2014"
+        ):
+            return ch  # Latin letters, quotes, dashes: UTF-8 for biber
         if ch in _PUNCT:
             return _PUNCT[ch]
         if ch in _LETTERS:
@@ -131,7 +155,9 @@ class _Encoder:
             out = r"\i" if base == "i" else base
             for m in marks:
                 cmd = _ACCENT_CMDS[m]
-                out = f"\\{cmd}{{{out}}}" if cmd.isalpha() else f"\\{cmd}{out}" if len(out) == 1 else f"\\{cmd}{{{out}}}"
+                out = (
+                    f"\\{cmd}{{{out}}}" if cmd.isalpha() else f"\\{cmd}{out}" if len(out) == 1 else f"\\{cmd}{{{out}}}"
+                )
             return "{" + out + "}"
         compat = unicodedata.normalize("NFKC", ch)
         if compat != ch and compat.isascii():
@@ -142,6 +168,7 @@ class _Encoder:
         return "?"
 
     def text(self, text: str) -> str:
+        """Plain text with LaTeX's specials escaped and non-ASCII written as the dialect wants."""
         # specials and control characters through one C-level translate; only
         # what is left outside ASCII goes through char() one by one
         out = _SPECIAL_RE.sub(_escape_special, text) if _SPECIAL_RE.search(text) else text
@@ -159,7 +186,7 @@ class _Encoder:
         parts = []
         pos = 0
         for m in _EXPORT_MATH_RE.finditer(raw):
-            parts.append(self._prose(raw[pos:m.start()], protect_case))
+            parts.append(self._prose(raw[pos : m.start()], protect_case))
             parts.append(self._math(m.group(1), braced=protect_case))
             pos = m.end()
         parts.append(self._prose(raw[pos:], protect_case))
@@ -177,7 +204,7 @@ class _Encoder:
             return lead + self.text(plain) + trail
         out, pos = [], 0
         for m in _PROTECT_RE.finditer(plain):
-            out.append(self.text(plain[pos:m.start()]))
+            out.append(self.text(plain[pos : m.start()]))
             out.append("{" + self.text(m.group(0)) + "}")
             pos = m.end()
         out.append(self.text(plain[pos:]))
@@ -186,9 +213,14 @@ class _Encoder:
     def _math(self, expr: str, braced: bool = False) -> str:
         expr = _MATHBB_RE.sub(r"\\mathbf{\1}", expr).strip()
         names = {m.group(1) for m in _MACRO_NAME_RE.finditer(expr)}
-        safe = (bool(expr) and _balanced(expr) and bool(_SAFE_MATH_CHARS_RE.match(expr))
-                and not _BAD_MATH_RE.search(expr) and expr.count("\\left") == expr.count("\\right")
-                and all(n in _SAFE_MATH_MACROS or n in ",;:! " for n in names))
+        safe = (
+            bool(expr)
+            and _balanced(expr)
+            and bool(_SAFE_MATH_CHARS_RE.match(expr))
+            and not _BAD_MATH_RE.search(expr)
+            and expr.count("\\left") == expr.count("\\right")
+            and all(n in _SAFE_MATH_MACROS or n in ",;:! " for n in names)
+        )
         if safe:
             # braced in titles: the style must not lower-case it ($\Gamma$ -> $\gamma$)
             return f"{{${expr}$}}" if braced else f"${expr}$"
@@ -201,7 +233,7 @@ class _Encoder:
         if not name:
             return ""
         if re.search(r"\band\b", name, re.I):
-            return "{" + self.text(name) + "}"          # "Research and Development Team": one name, braced
+            return "{" + self.text(name) + "}"  # "Research and Development Team": one name, braced
         if "," in name:
             last, first = (x.strip() for x in name.split(",", 1))
         else:
@@ -232,7 +264,7 @@ def _balanced(text: str) -> bool:
 
 def _verbatim(value: str, dialect: str) -> str:
     """A URL or DOI: as it is, except what would break the field itself."""
-    value = "".join(ch for ch in value if ch.isprintable() and ch not in "{}\\ \"")
+    value = "".join(ch for ch in value if ch.isprintable() and ch not in '{}\\ "')
     if dialect == "bibtex":
         # classic styles hand url to LaTeX unprotected: % would start a comment, # a parameter
         value = value.replace("%", r"\%").replace("#", r"\#")
@@ -240,6 +272,7 @@ def _verbatim(value: str, dialect: str) -> str:
 
 
 def entry(paper: Paper, key: str, enc: _Encoder) -> str:
+    """One paper's BibTeX entry under `key` (@inproceedings with a venue and a year, else @misc)."""
     dialect = enc.dialect
     fields: list[tuple[str, str]] = []
     if paper.authors:
@@ -265,7 +298,7 @@ def entry(paper: Paper, key: str, enc: _Encoder) -> str:
     if url:
         fields.append(("url", _verbatim(url, dialect)))
     if paper.tags:
-        fields.append(("keywords", enc.text(", ".join(paper.tags))))
+        fields.append(("keywords", enc.text(join_tags(paper.tags))))
     if paper.abstract:
         fields.append(("abstract", enc.rich(paper.abstract)))
     if paper.title_derived:
@@ -282,7 +315,7 @@ class Rendering:
     """The .bib text of `papers` (sorted by key), piece by piece; `replaced`
     counts the characters written as "?" once it has been iterated."""
 
-    def __init__(self, papers: Iterable[Paper], keys: dict[str, str], dialect: str = "bibtex"):
+    def __init__(self, papers: Iterable[Paper], keys: dict[str, str], dialect: str = "bibtex") -> None:
         self.enc = _Encoder(dialect)
         self.papers = sorted(papers, key=lambda p: keys[p.id].casefold())
         self.keys = keys
@@ -290,11 +323,15 @@ class Rendering:
 
     @property
     def replaced(self) -> int:
+        """Characters written as "?" so far."""
         return self.enc.replaced
 
-    def __iter__(self):
-        yield "% Exported by Papershelf" + (" (BibLaTeX, UTF-8, for biber)" if self.dialect == "biblatex"
-                                            else " (BibTeX, ASCII)") + "\n\n"
+    def __iter__(self) -> Iterator[str]:
+        yield (
+            "% Exported by Papershelf"
+            + (" (BibLaTeX, UTF-8, for biber)" if self.dialect == "biblatex" else " (BibTeX, ASCII)")
+            + "\n\n"
+        )
         for n, p in enumerate(self.papers):
             yield ("\n" if n else "") + entry(p, self.keys[p.id], self.enc)
 

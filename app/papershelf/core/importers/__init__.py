@@ -4,22 +4,23 @@ from __future__ import annotations
 
 from pathlib import Path
 
-
+from ..errors import NotAListingError, UncertainListingError
+from ..text import clean_text
 from .base import Candidate, ParsedFile, Problem, decode_text, read_text
 from .bibfile import parse_bib, parse_ris
 from .listing import listing_header, parse_listing, sniff_listing
-from ..errors import NotAListingError, UncertainListingError
-from ..text import clean_text
 
-__all__ = ["Candidate", "ParsedFile", "Problem", "PASTE_LABEL", "parse_bytes", "parse_file", "parse_text"]
+__all__ = ["PASTE_LABEL", "Candidate", "ParsedFile", "Problem", "parse_bytes", "parse_file", "parse_text"]
 
 # The source name of text that came from a paste rather than a file.
 PASTE_LABEL = "<pasted text>"
 
 
 # What the refusal of other text says is read.
-FORMATS_READ = ("paper-search listings (first line 论文检索), Daily Papers listings (first line "
-                "Daily Papers), either one pasted without its first line, BibTeX (.bib) and RIS (.ris) files")
+FORMATS_READ = (
+    "paper-search listings (first line 论文检索), Daily Papers listings (first line "
+    "Daily Papers), either one pasted without its first line, BibTeX (.bib) and RIS (.ris) files"
+)
 
 
 def parse_text(text: str, path: str, as_listing: bool = False) -> ParsedFile:
@@ -35,24 +36,32 @@ def parse_text(text: str, path: str, as_listing: bool = False) -> ParsedFile:
     suffix = Path(path).suffix.lower()
     if suffix == ".ris" or head.startswith("TY  -"):
         return parse_ris(text, path)
-    if suffix == ".bib" or head.startswith("@") or head.startswith("%") and "\n@" in text[:5000]:
+    if suffix == ".bib" or head.startswith("@") or (head.startswith("%") and "\n@" in text[:5000]):
         return parse_bib(text, path)
     if not as_listing:
         if not listing_header(text):
             sniff = sniff_listing(text)
             verdict = sniff.verdict
-            counts = (f"{sniff.abstracts + sniff.fields} of its {sniff.paragraphs} paragraphs read like "
-                      "abstracts, area or author lines")
+            counts = (
+                f"{sniff.abstracts + sniff.fields} of its {sniff.paragraphs} paragraphs read like "
+                "abstracts, area or author lines"
+            )
             if verdict == "none":
+                why = "no paragraph reads like an abstract" if not sniff.abstracts else "only " + counts
                 raise NotAListingError(
-                    f"{path} does not look like a list of papers ({'no paragraph reads like an abstract' if not sniff.abstracts else 'only ' + counts}), "
-                    f"so nothing was imported from it. Papershelf reads {FORMATS_READ}.", path)
+                    f"{path} does not look like a list of papers ({why}), "
+                    f"so nothing was imported from it. Papershelf reads {FORMATS_READ}.",
+                    path,
+                )
             if verdict == "partial":
                 parsed = parse_listing(text, path)
                 raise UncertainListingError(
                     f"{path} only partly looks like a paper listing ({counts}) and has no listing header, "
                     f"so nothing was imported from it; if it is one, import it as a listing "
-                    f"('papershelf import --as listing', or Import in the window's preview).", path, parsed)
+                    f"('papershelf import --as listing', or Import in the window's preview).",
+                    path,
+                    parsed,
+                )
     return parse_listing(text, path)
 
 

@@ -21,7 +21,7 @@ class Problem:
     """Something in a file the user should know about; the rest still imports."""
 
     path: str
-    line: int          # 1-based; 0 when it concerns the whole file
+    line: int  # 1-based; 0 when it concerns the whole file
     message: str
 
     def __str__(self) -> str:
@@ -44,11 +44,13 @@ class Candidate:
     doi: str = ""
     arxiv_id: str = ""
     tags: list[str] = field(default_factory=list)
-    citekey: str = ""          # the key a .bib file gave it (kept if free)
+    citekey: str = ""  # the key a .bib file gave it (kept if free)
 
 
 @dataclass(slots=True)
 class ParsedFile:
+    """What an importer read from one file (or paste): its papers and the problems met."""
+
     path: str
     format: str
     papers: list[Candidate]
@@ -73,13 +75,16 @@ def read_text(path: Path) -> tuple[str, list[Problem]]:
     if stat.S_ISDIR(st.st_mode):
         raise ListingError(f"{shown} is a folder, not a file; choose the listing files inside it.", path)
     if not stat.S_ISREG(st.st_mode):
-        raise ListingError(f"{shown} is not a regular file (a device, pipe or socket); "
-                           "save the listing as a plain file first.", path)
+        raise ListingError(
+            f"{shown} is not a regular file (a device, pipe or socket); save the listing as a plain file first.", path
+        )
     size = st.st_size
     if size > MAX_FILE_BYTES:
         raise ListingError(
             f"{shown} is {size / 2**20:.0f} MB, too large for a paper listing "
-            f"(the limit is {MAX_FILE_BYTES // 2**20} MB); split it into smaller files.", path)
+            f"(the limit is {MAX_FILE_BYTES // 2**20} MB); split it into smaller files.",
+            path,
+        )
     try:
         with open(path, "rb") as f:
             data = f.read()
@@ -95,7 +100,7 @@ def decode_text(data: bytes, shown: str, path: Path | None = None) -> tuple[str,
     notes: list[Problem] = []
 
     if data.startswith(codecs.BOM_UTF8):
-        text, notes = _decode_utf8(data[3:], shown)      # the mark says UTF-8, whatever the damage
+        text, notes = _decode_utf8(data[3:], shown)  # the mark says UTF-8, whatever the damage
     elif data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
         text = _decode(data, "utf-16", path)
     elif _looks_utf16(data):
@@ -106,8 +111,9 @@ def decode_text(data: bytes, shown: str, path: Path | None = None) -> tuple[str,
     else:
         if b"\0" in data[:65536] or _binary_ratio(data[:65536]) > 0.05:
             raise ListingError(
-                f"{shown} is a binary file, not a text listing of papers; "
-                "paste the listing into a plain-text file.", path)
+                f"{shown} is a binary file, not a text listing of papers; paste the listing into a plain-text file.",
+                path,
+            )
         text, notes = _decode_8bit(data, shown)
     text = text.lstrip("\ufeff").replace("\r\n", "\n").replace("\r", "\n")
     return text, notes
@@ -138,17 +144,21 @@ def _decode_8bit(data: bytes, shown: str) -> tuple[str, list[Problem]]:
     except UnicodeDecodeError as exc:
         first_bad = exc.start
     text = data.decode("utf-8", errors="replace")
-    invalid = text.count("\ufffd") - data.count("\ufffd".encode())    # one per invalid sequence
+    invalid = text.count("\ufffd") - data.count("\ufffd".encode())  # one per invalid sequence
     # valid non-ASCII characters, leaving out what Windows-1252 pairs make by chance
     # ("ß“" is U+07D3, NKo; "É”" is U+0254, IPA): short Windows-1252 text is not UTF-8
     valid = len(_PLAUSIBLE_RE.findall(text))
     if (valid and invalid <= valid) or sum(data.count(b) for b in _CP1252_UNDEFINED) >= invalid:
         return _decode_utf8(data, shown, text)
     line = data[:first_bad].count(b"\n") + 1
-    return data.decode("cp1252", errors="replace"), [Problem(
-        shown, line,
-        "the file is not UTF-8; it was read as Windows-1252 (Latin-1). "
-        "Check accented names, or save the file as UTF-8 and import it again")]
+    return data.decode("cp1252", errors="replace"), [
+        Problem(
+            shown,
+            line,
+            "the file is not UTF-8; it was read as Windows-1252 (Latin-1). "
+            "Check accented names, or save the file as UTF-8 and import it again",
+        )
+    ]
 
 
 def _decode_utf8(data: bytes, shown: str, text: str | None = None) -> tuple[str, list[Problem]]:
@@ -160,7 +170,7 @@ def _decode_utf8(data: bytes, shown: str, text: str | None = None) -> tuple[str,
             text = data.decode("utf-8", errors="replace")
     # lines as the parsers count them (CR, LF and CRLF each end one)
     lines = text.replace("\r\n", "\n").replace("\r", "\n")
-    genuine = b"\xef\xbf\xbd" in data                    # a U+FFFD that was in the file already
+    genuine = b"\xef\xbf\xbd" in data  # a U+FFFD that was in the file already
     byte_lines = data.splitlines() if genuine else []
     bad: list[int] = []
     line, last = 1, 0
@@ -171,12 +181,19 @@ def _decode_utf8(data: bytes, shown: str, text: str | None = None) -> tuple[str,
         if (not bad or bad[-1] != line) and not (genuine and _valid_utf8(byte_lines[line - 1])):
             bad.append(line)
         pos = lines.find("\ufffd", pos + 1)
-    notes = [Problem(shown, n, "invalid UTF-8 bytes were replaced with \ufffd; the rest of the file is UTF-8")
-             for n in bad[:MAX_BAD_LINE_NOTES]]
+    notes = [
+        Problem(shown, n, "invalid UTF-8 bytes were replaced with \ufffd; the rest of the file is UTF-8")
+        for n in bad[:MAX_BAD_LINE_NOTES]
+    ]
     if len(bad) > MAX_BAD_LINE_NOTES:
-        notes.append(Problem(shown, bad[MAX_BAD_LINE_NOTES],
-                             f"invalid UTF-8 bytes were replaced with \ufffd here and on "
-                             f"{len(bad) - MAX_BAD_LINE_NOTES - 1} more line(s)"))
+        notes.append(
+            Problem(
+                shown,
+                bad[MAX_BAD_LINE_NOTES],
+                f"invalid UTF-8 bytes were replaced with \ufffd here and on "
+                f"{len(bad) - MAX_BAD_LINE_NOTES - 1} more line(s)",
+            )
+        )
     return text, notes
 
 
@@ -192,8 +209,9 @@ def _decode(data: bytes, encoding: str, path: Path | None) -> str:
     try:
         return data.decode(encoding)
     except UnicodeDecodeError as exc:
-        raise ListingError(f"{path or 'the pasted text'}: not valid {encoding.upper()} text "
-                           f"({exc.reason} at byte {exc.start}).", path) from exc
+        raise ListingError(
+            f"{path or 'the pasted text'}: not valid {encoding.upper()} text ({exc.reason} at byte {exc.start}).", path
+        ) from exc
 
 
 def _looks_utf16(data: bytes) -> bool:
@@ -213,5 +231,3 @@ def _binary_ratio(sample: bytes) -> float:
 
 
 _CONTROL_BYTES = bytes(b for b in range(32) if b not in (9, 10, 12, 13))
-
-

@@ -14,6 +14,7 @@ from __future__ import annotations
 import logging
 import re
 
+from ..paper import TAG_SEPARATOR, split_tags
 from ..text import plain_text
 from .base import Candidate, ParsedFile, Problem
 
@@ -24,12 +25,14 @@ _RIS_LINE_RE = re.compile(r"^([A-Z][A-Z0-9])  -(?: (.*))?$")
 
 
 def _text(value: str) -> str:
+    """A title, name or venue as one line of plain text."""
     return " ".join(plain_text(value).split())
 
 
 def split_authors(value: str) -> list[str]:
     """BibTeX author lists: split on top-level " and ", each name as "First Last"."""
-    names, depth, start = [], 0, 0
+    names: list[str] = []
+    depth, start = 0, 0
     lowered = value
     i = 0
     while i < len(value):
@@ -38,7 +41,7 @@ def split_authors(value: str) -> list[str]:
             depth += 1
         elif ch == "}":
             depth = max(0, depth - 1)
-        elif depth == 0 and lowered[i:i + 5].lower() == " and " :
+        elif depth == 0 and lowered[i : i + 5].lower() == " and ":
             names.append(value[start:i])
             start = i + 5
             i += 4
@@ -50,11 +53,11 @@ def split_authors(value: str) -> list[str]:
         if not raw or raw.lower() == "others":
             continue
         if raw.startswith("{") and raw.endswith("}") and raw.count("{") == 1:
-            out.append(_text(raw))              # {Corporate Name}
+            out.append(_text(raw))  # {Corporate Name}
             continue
         name = _text(raw)
         parts = _top_level_commas(raw)
-        if len(parts) >= 2:                     # Last, First  or  Last, Jr, First
+        if len(parts) >= 2:  # Last, First  or  Last, Jr, First
             last, first = _text(parts[0]), _text(parts[-1])
             name = f"{first} {last}".strip()
         if name:
@@ -63,7 +66,9 @@ def split_authors(value: str) -> list[str]:
 
 
 def _top_level_commas(value: str) -> list[str]:
-    parts, depth, start = [], 0, 0
+    """The value split at the commas outside braces."""
+    parts: list[str] = []
+    depth, start = 0, 0
     for i, ch in enumerate(value):
         if ch == "{":
             depth += 1
@@ -82,25 +87,30 @@ def _year(value: str) -> int | None:
 
 
 def parse_bib(text: str, path: str) -> ParsedFile:
+    """The entries of a BibTeX file as candidates; an entry that does not parse is a
+    problem with its line, and the others still import."""
     import bibtexparser
 
     problems: list[Problem] = []
-    logging.getLogger("bibtexparser").setLevel(logging.CRITICAL)   # failures are reported below instead
+    logging.getLogger("bibtexparser").setLevel(logging.CRITICAL)  # failures are reported below instead
     library = bibtexparser.parse_string(text)
     for block in library.failed_blocks:
-        line = (getattr(block, "start_line", 0) or 0) + 1
+        start_line: int | None = getattr(block, "start_line", 0)
+        line = (start_line or 0) + 1
         error = getattr(block, "error", None)
         reason = str(error).splitlines()[0] if error and str(error) else "it is not valid BibTeX"
         problems.append(Problem(path, line, f"this entry could not be read ({reason}); it was skipped"))
     papers = []
     for entry in library.entries:
-        fields = {k.lower(): (f.value if isinstance(f.value, str) else str(f.value)) for k, f in entry.fields_dict.items()}
-        line = entry.start_line + 1
+        fields = {
+            k.lower(): (f.value if isinstance(f.value, str) else str(f.value)) for k, f in entry.fields_dict.items()
+        }
+        line = (entry.start_line or 0) + 1
         title = _text(fields.get("title", ""))
         abstract = fields.get("abstract", "").strip()
         note = _text(fields.get("note", ""))
         if DERIVED_NOTE in note:
-            title = ""                                  # ours, derived: derive it again
+            title = ""  # ours, derived: derive it again
         if not title and not abstract:
             problems.append(Problem(path, line, f"entry {entry.key!r} has neither a title nor an abstract; skipped"))
             continue
@@ -109,18 +119,30 @@ def parse_bib(text: str, path: str) -> ParsedFile:
             arxiv = fields["eprint"].strip()
         elif m := _ARXIV_URL_RE.search(fields.get("url", "")):
             arxiv = m.group(1)
-        tags = [t.strip() for t in re.split(r"[;,]", _text(fields.get("keywords", ""))) if t.strip()]
-        papers.append(Candidate(
-            abstract=abstract, line=line, title=title, authors=split_authors(fields.get("author", "")),
-            year=_year(fields.get("year", "") or fields.get("date", "")),
-            venue=_text(fields.get("booktitle") or fields.get("journal") or fields.get("journaltitle") or ""),
-            doi=fields.get("doi", "").strip(), arxiv_id=arxiv, tags=tags, citekey=entry.key.strip()))
+        # a .bib keyword list is separated by commas or semicolons
+        tags = split_tags(_text(fields.get("keywords", "")).replace(";", TAG_SEPARATOR))
+        papers.append(
+            Candidate(
+                abstract=abstract,
+                line=line,
+                title=title,
+                authors=split_authors(fields.get("author", "")),
+                year=_year(fields.get("year", "") or fields.get("date", "")),
+                venue=_text(fields.get("booktitle") or fields.get("journal") or fields.get("journaltitle") or ""),
+                doi=fields.get("doi", "").strip(),
+                arxiv_id=arxiv,
+                tags=tags,
+                citekey=entry.key.strip(),
+            )
+        )
     if not papers and not problems:
         problems.append(Problem(path, 0, "no BibTeX entries were found in it"))
     return ParsedFile(path=path, format="bibtex", papers=papers, problems=problems)
 
 
 def parse_ris(text: str, path: str) -> ParsedFile:
+    """The records of a RIS file as candidates; a line that is not RIS, or a record
+    without title and abstract, is a problem with its line."""
     problems: list[Problem] = []
     papers: list[Candidate] = []
     # tag -> values, each value as its wrapped lines (joined once, at the end:
@@ -134,7 +156,7 @@ def parse_ris(text: str, path: str) -> ParsedFile:
             continue
         m = _RIS_LINE_RE.match(line)
         if not m:
-            if record is not None and last_tag:          # a wrapped value goes on
+            if record is not None and last_tag:  # a wrapped value goes on
                 record[last_tag][-1].append(line.strip())
             else:
                 problems.append(Problem(path, n, f"not a RIS line: {line.strip()[:60]!r}; skipped"))
@@ -163,10 +185,13 @@ def parse_ris(text: str, path: str) -> ParsedFile:
     return ParsedFile(path=path, format="ris", papers=papers, problems=problems)
 
 
-def _ris_paper(lines: dict[str, list[list[str]]], line: int, path: str, papers: list, problems: list) -> None:
+def _ris_paper(
+    lines: dict[str, list[list[str]]], line: int, path: str, papers: list[Candidate], problems: list[Problem]
+) -> None:
+    """Add the paper of one RIS record to `papers`, or say in `problems` why it has none."""
     rec = {tag: [" ".join(parts) for parts in values] for tag, values in lines.items()}
 
-    def first(*tags):
+    def first(*tags: str) -> str:
         for t in tags:
             if rec.get(t):
                 return rec[t][0]
@@ -183,7 +208,16 @@ def _ris_paper(lines: dict[str, list[list[str]]], line: int, path: str, papers: 
         authors.append(f"{parts[1]} {parts[0]}".strip() if len(parts) >= 2 else name.strip())
     url = first("UR")
     m = _ARXIV_URL_RE.search(url)
-    papers.append(Candidate(
-        abstract=abstract, line=line, title=title, authors=[a for a in authors if a],
-        year=_year(first("PY", "Y1", "DA")), venue=_text(first("T2", "JO", "JF", "BT", "JA")),
-        doi=first("DO"), arxiv_id=m.group(1) if m else "", tags=[k for k in rec.get("KW", []) if k]))
+    papers.append(
+        Candidate(
+            abstract=abstract,
+            line=line,
+            title=title,
+            authors=[a for a in authors if a],
+            year=_year(first("PY", "Y1", "DA")),
+            venue=_text(first("T2", "JO", "JF", "BT", "JA")),
+            doi=first("DO"),
+            arxiv_id=m.group(1) if m else "",
+            tags=[k for k in rec.get("KW", []) if k],
+        )
+    )

@@ -15,6 +15,7 @@ reported with its line number, never dropped in silence.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from .base import Candidate, ParsedFile, Problem
@@ -22,6 +23,7 @@ from .base import Candidate, ParsedFile, Problem
 HEADERS = {"论文检索": "paper-search", "daily papers": "daily-papers"}
 
 # Top-level areas of the ML conference taxonomies these listings come from.
+# fmt: off
 KNOWN_AREAS = {
     a.casefold(): a for a in (
         "Applications", "Deep Learning", "Evaluation", "General Machine Learning",
@@ -31,11 +33,14 @@ KNOWN_AREAS = {
         "Machine Learning Systems", "Data-centric AI", "Datasets and Benchmarks",
     )
 }
+# fmt: on
 _AREA_SEP_RE = re.compile(r"\s*[·•・‧∙]\s*")
+# fmt: off
 _PARTICLES = {
     "van", "von", "der", "den", "de", "del", "della", "di", "da", "dos", "das", "du",
     "la", "le", "y", "bin", "binti", "al", "el", "ter", "ten", "zu", "st.", "mc", "ibn",
 }
+# fmt: on
 _PROSE_RE = re.compile(r"\s(?:the|of|we|to|is|for|with|that|this|in|on|are|our|a|an)\s")
 _NAME_TOKEN_RE = re.compile(r"^[^\W\d_][\w'’.\-]*[*†‡§¶]*\d{0,2}[*†‡§¶]*$")
 # A paragraph shorter than this that is neither area nor authors is no abstract.
@@ -69,8 +74,7 @@ def parse_area(line: str) -> tuple[str, str, bool] | None:
 
 def _title_like(text: str) -> bool:
     words = text.split()
-    return 1 <= len(words) <= 6 and all(w[0].isupper() or w.casefold() in {"and", "of", "&"}
-                                        for w in words)
+    return 1 <= len(words) <= 6 and all(w[0].isupper() or w.casefold() in {"and", "of", "&"} for w in words)
 
 
 def split_authors(line: str) -> list[str] | None:
@@ -115,18 +119,18 @@ _INITIAL_END_RE = re.compile(r"(?:^|\s)[A-Z]\.$|\bJr\.$")
 
 @dataclass(slots=True)
 class _Unit:
-    kind: str     # "area", "authors", "text", "odd"
+    kind: str  # "area", "authors", "text", "odd"
     line: int
     text: str
     area: tuple[str, str, bool] | None = None
     names: list[str] | None = None
 
 
-def _units(lines: list[str], start: int, path: str, problems: list[Problem]):
+def _units(lines: list[str], start: int, path: str, problems: list[Problem]) -> Iterator[_Unit]:
     """Blocks of lines between blank lines, split into classified units."""
     block: list[tuple[int, str]] = []
 
-    def flush():
+    def flush() -> Iterator[_Unit]:
         nonlocal block
         i = 0
         # leading short lines of a block may be area/author lines pasted without blank lines
@@ -175,6 +179,8 @@ def _short(text: str, n: int = 60) -> str:
 
 
 def parse_listing(text: str, path: str) -> ParsedFile:
+    """The papers of a paper-search or Daily Papers listing (with or without its header
+    line); each line that is none of area, authors or abstract is a problem with its line."""
     lines = text.split("\n")
     problems: list[Problem] = []
     fmt = ""
@@ -190,11 +196,13 @@ def parse_listing(text: str, path: str) -> ParsedFile:
     authors: _Unit | None = None
     saw_area = False
 
-    def dangling(reason: str):
+    def dangling(reason: str) -> None:
         for unit in (area, authors):
             if unit is not None:
                 what = "area" if unit.kind == "area" else "author"
-                problems.append(Problem(path, unit.line, f"{what} line “{_short(unit.text)}” {reason}; it was not used"))
+                problems.append(
+                    Problem(path, unit.line, f"{what} line “{_short(unit.text)}” {reason}; it was not used")
+                )
 
     for unit in _units(lines, start, path, problems):
         if unit.kind == "area":
@@ -203,39 +211,53 @@ def parse_listing(text: str, path: str) -> ParsedFile:
                 authors = None
             area = unit
             saw_area = True
+            assert unit.area is not None
             if not unit.area[2]:
-                problems.append(Problem(path, unit.line,
-                                        f"unfamiliar area “{unit.area[0]}”; kept as the paper's area"))
+                problems.append(Problem(path, unit.line, f"unfamiliar area “{unit.area[0]}”; kept as the paper's area"))
         elif unit.kind == "authors":
             if authors is not None:
-                problems.append(Problem(path, authors.line,
-                                        f"author line “{_short(authors.text)}” has no abstract after it; it was not used"))
+                problems.append(
+                    Problem(
+                        path,
+                        authors.line,
+                        f"author line “{_short(authors.text)}” has no abstract after it; it was not used",
+                    )
+                )
             authors = unit
         elif unit.kind == "text":
             abstract = unit.text
             if len(abstract) > MAX_ABSTRACT_CHARS:
-                problems.append(Problem(
-                    path, unit.line,
-                    f"a paragraph of {len(abstract):,} characters is too long to be an abstract; skipped"))
+                problems.append(
+                    Problem(
+                        path,
+                        unit.line,
+                        f"a paragraph of {len(abstract):,} characters is too long to be an abstract; skipped",
+                    )
+                )
                 area = authors = None
                 continue
             first = area or authors or unit
             cand = Candidate(abstract=abstract, line=first.line)
-            if area is not None:
+            if area is not None and area.area is not None:
                 cand.area, cand.subarea = area.area[0], area.area[1]
-            if authors is not None:
+            if authors is not None and authors.names is not None:
                 cand.authors = list(authors.names)
             papers.append(cand)
             area = authors = None
         else:
-            problems.append(Problem(path, unit.line,
-                                    f"not an area, author line or abstract, skipped: “{_short(unit.text)}”"))
+            problems.append(
+                Problem(path, unit.line, f"not an area, author line or abstract, skipped: “{_short(unit.text)}”")
+            )
     if area is not None or authors is not None:
         dangling("ends the file with no abstract after it (the listing seems cut off)")
     elif papers and not _ends_complete(papers[-1].abstract):
-        problems.append(Problem(path, papers[-1].line,
-                                "the last abstract stops mid-sentence; the listing may be cut off "
-                                "(the paper was imported as it is)"))
+        problems.append(
+            Problem(
+                path,
+                papers[-1].line,
+                "the last abstract stops mid-sentence; the listing may be cut off (the paper was imported as it is)",
+            )
+        )
     if not fmt:
         fmt = "paper-search" if saw_area or any(p.authors for p in papers) else "daily-papers"
     return ParsedFile(path=path, format=fmt, papers=papers, problems=problems)
@@ -264,12 +286,15 @@ _SENTENCE_END_RE = re.compile(r"[.!?](?:\s|$)")
 
 @dataclass(slots=True)
 class Sniff:
+    """How much of a text reads like a listing: counts of its paragraphs by kind."""
+
     paragraphs: int
-    abstracts: int          # paragraphs that read like abstracts
-    fields: int             # area and author lines
+    abstracts: int  # paragraphs that read like abstracts
+    fields: int  # area and author lines
 
     @property
     def share(self) -> float:
+        """The part of the paragraphs that are listing-like (0 to 1)."""
         return (self.abstracts + self.fields) / max(1, self.paragraphs)
 
     @property
@@ -289,6 +314,7 @@ def listing_header(text: str) -> str:
 
 
 def reads_like_abstract(lines: list[str]) -> bool:
+    """The paragraph (its lines) is prose the length of an abstract, without Markdown or code (see above)."""
     if any(_MARKUP_LINE_RE.match(line) or line.startswith(("    ", "\t")) for line in lines):
         return False
     text = " ".join(line.strip() for line in lines)
@@ -300,6 +326,7 @@ def reads_like_abstract(lines: list[str]) -> bool:
 
 
 def sniff_listing(text: str) -> Sniff:
+    """Count the paragraphs of a header-less text that read like a listing's (see above)."""
     paragraphs = abstracts = fields = 0
     block: list[str] = []
     for raw in text.split("\n") + [""]:

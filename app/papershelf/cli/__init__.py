@@ -1,0 +1,108 @@
+"""The command line: the same Library facade the window uses.
+
+Exit codes: 0 done; 1 something could not be done (a file could not be
+read, the library is damaged or open elsewhere); 2 the command was wrong
+(bad arguments, unknown paper id or list).
+
+The package never imports the GUI: `papershelf.launcher` (the installed
+`papershelf` and `papershelf-gui`, and `python -m papershelf`) decides
+whether a start opens the window or runs a command here. Run on its own,
+`main` with no command gives the terminal's first look at the library.
+
+    parser.py           the grammar (argparse); file paths given instead of a command
+    commands.py         the commands that read and edit the library
+    search_commands.py  search, reindex and export (whose --query searches)
+    output.py           exit codes, errors as one line, tables, JSON
+    backend.py          the last direct uses of core internals, to be replaced by Library methods
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable
+
+from .commands import (
+    cmd_desktop,
+    cmd_import,
+    cmd_key,
+    cmd_list,
+    cmd_list_add,
+    cmd_list_remove,
+    cmd_lists,
+    cmd_note,
+    cmd_rate,
+    cmd_recover,
+    cmd_show,
+    cmd_status,
+    cmd_tag,
+    cmd_title,
+    first_look,
+)
+from .output import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, UsageError, guarded, paper_json
+from .parser import COMMAND_NAMES, build_parser, parse_args
+from .search_commands import cmd_export, cmd_reindex, cmd_search
+
+__all__ = [
+    "COMMANDS",
+    "COMMAND_NAMES",
+    "EXIT_FAILED",
+    "EXIT_INTERRUPTED",
+    "EXIT_OK",
+    "EXIT_USAGE",
+    "UsageError",
+    "build_parser",
+    "cmd_desktop",
+    "first_look",
+    "guarded",
+    "main",
+    "paper_json",
+    "parse_args",
+    "run",
+    "wants_window",
+]
+
+COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
+    "import": cmd_import,
+    "list": cmd_list,
+    "show": cmd_show,
+    "tag": cmd_tag,
+    "status": cmd_status,
+    "note": cmd_note,
+    "title": cmd_title,
+    "key": cmd_key,
+    "rate": cmd_rate,
+    "lists": cmd_lists,
+    "search": cmd_search,
+    "reindex": cmd_reindex,
+    "export": cmd_export,
+    "list-add": cmd_list_add,
+    "list-remove": cmd_list_remove,
+    "recover": cmd_recover,
+}
+
+
+def wants_window(args: argparse.Namespace) -> bool:
+    """True when these arguments name no command: files given instead of one, or nothing to do but start
+    (what opens the window where there is a display)."""
+    if args.open_files is not None:
+        return True
+    return not (args.install_desktop or args.uninstall_desktop) and args.command is None
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run what parsed arguments ask for in the terminal: a command, the desktop entry's (un)installation,
+    or with no command the first look at the library."""
+    if args.open_files is None:
+        if args.install_desktop or args.uninstall_desktop:
+            return cmd_desktop(args)
+        handler = COMMANDS.get(args.command, first_look)
+    else:
+        handler = first_look
+    return guarded(handler, args)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """`papershelf ARGV` in the terminal; with no command, the first look at the library (the launcher
+    opens the window instead where there is a display)."""
+    return run(parse_args(sys.argv[1:] if argv is None else list(argv)))

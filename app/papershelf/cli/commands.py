@@ -1,0 +1,246 @@
+"""The commands that read and edit the library: one function per command.
+
+Each takes the parsed arguments and returns the exit code; what goes wrong
+is raised (UsageError, or the library's own errors) and `output.guarded`
+turns it into a message. The search commands are in search_commands.py.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from .. import paths
+from ..core.library import Library
+from . import backend
+from .output import EXIT_FAILED, EXIT_OK, UsageError, paper_json, plural, print_paper, print_table, write_json
+from .parser import parse_status
+
+
+def open_library(args: argparse.Namespace, write: bool) -> Library:
+    """The library of `--data-dir` (or the default folder), its notices said on stderr."""
+    lib = Library.open(paths.data_dir(args.data_dir), readonly=not write)
+    for notice in lib.notices:
+        print(f"papershelf: note: {notice}", file=sys.stderr)
+    return lib
+
+
+def resolve_ids(lib: Library, refs: list[str]) -> list[str]:
+    """Paper ids from ids or unique id prefixes (NotFoundError for one that names no paper)."""
+    return [lib.resolve(r) for r in refs]
+
+
+def cmd_import(args: argparse.Namespace) -> int:
+    """`import FILE... | - | --samples`: each file's report, then the library's size; 1 if a file failed."""
+    files = [Path(f) for f in args.files if f != "-"]
+    if args.samples:
+        files += paths.sample_listings()
+    paste = "-" in args.files
+    if not files and not paste:
+        raise UsageError("name at least one FILE to import (or --samples, or - for standard input)")
+    as_listing = args.as_format == "listing"
+    with open_library(args, write=True) as lib:
+        reports = []
+        if paste:
+            reports.append(backend.import_text(lib, sys.stdin.buffer.read(), as_listing=as_listing))
+        reports += lib.import_files(files, as_listing=as_listing)
+        for report in reports:
+            print(report.summary())
+            for problem in report.problems:
+                print(f"  note: {problem}")
+            if report.unconfirmed:
+                print(
+                    f"  it would add {plural(len(report.unconfirmed))}, the first: " + "; ".join(report.unconfirmed[:3])
+                )
+        print(f"The library now holds {plural(len(lib))}.")
+    return EXIT_FAILED if any(not r.ok for r in reports) else EXIT_OK
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    """`list`: the papers matching the filters, as a table or JSON."""
+    with open_library(args, write=False) as lib:
+        papers = lib.query(status=args.status, tag=args.tag, list_name=args.list_name, area=args.area)
+        if args.json:
+            member = lib.memberships()
+            write_json([paper_json(p, member.get(p.id, [])) for p in papers])
+        elif not papers:
+            print(
+                "No papers match."
+                if len(lib)
+                else "The library is empty. Import listings with 'papershelf import FILE...' "
+                "or the samples with 'papershelf import --samples'."
+            )
+        else:
+            print_table(papers)
+    return EXIT_OK
+
+
+def cmd_show(args: argparse.Namespace) -> int:
+    """`show ID`: everything about one paper."""
+    with open_library(args, write=False) as lib:
+        paper = lib.get(lib.resolve(args.id))
+        lists = lib.memberships().get(paper.id, [])
+        if args.json:
+            write_json(paper_json(paper, lists))
+        else:
+            print_paper(paper, lists)
+    return EXIT_OK
+
+
+def cmd_tag(args: argparse.Namespace) -> int:
+    """`tag ID... --add TAG --remove TAG` (a value may hold several tags, comma-separated)."""
+    if not args.add and not args.remove:
+        raise UsageError("say what to do: --add TAG and/or --remove TAG")
+
+    def split(values: list[str]) -> list[str]:
+        return [t for v in values for t in v.split(",") if t.strip()]
+
+    with open_library(args, write=True) as lib:
+        ids = resolve_ids(lib, args.ids)
+        n = lib.add_tags(ids, split(args.add)) if args.add else 0
+        n += lib.remove_tags(ids, split(args.remove)) if args.remove else 0
+        print(f"Tags changed on {n} of {plural(len(ids))}." if n else "No tags changed.")
+    return EXIT_OK
+
+
+def cmd_status(args: argparse.Namespace) -> int:
+    """`status ID... STATUS`."""
+    if len(args.args) < 2:
+        raise UsageError("give one or more paper ids, then the status")
+    *refs, name = args.args
+    status = parse_status(name)
+    with open_library(args, write=True) as lib:
+        ids = resolve_ids(lib, refs)
+        n = lib.set_status(ids, status)
+        print(f"{n} of {plural(len(ids))} {'is' if n == 1 else 'are'} now {status.value}.")
+    return EXIT_OK
+
+
+def cmd_note(args: argparse.Namespace) -> int:
+    """`note ID TEXT` ('-' reads the notes from standard input; '' clears them)."""
+    text = sys.stdin.read() if args.text == "-" else args.text
+    with open_library(args, write=True) as lib:
+        pid = lib.resolve(args.id)
+        lib.set_notes(pid, text)
+        print(f"Notes saved for {pid}." if text else f"Notes cleared for {pid}.")
+    return EXIT_OK
+
+
+def cmd_title(args: argparse.Namespace) -> int:
+    """`title ID TITLE` ('' goes back to the title derived from the abstract)."""
+    with open_library(args, write=True) as lib:
+        pid = lib.resolve(args.id)
+        lib.set_title(pid, args.title)
+        paper = lib.get(pid)
+        print(f"{pid}: {paper.title}" + ("   (derived from the abstract)" if paper.title_derived else ""))
+    return EXIT_OK
+
+
+def cmd_key(args: argparse.Namespace) -> int:
+    """`key ID [KEY]`: show a paper's citation key, or set it ('' lets Papershelf choose again)."""
+    with open_library(args, write=args.key is not None) as lib:
+        pid = lib.resolve(args.id)
+        if args.key is not None:
+            try:
+                lib.set_citekey(pid, args.key)
+            except ValueError as exc:
+                raise UsageError(str(exc)) from None
+        paper = lib.get(pid)
+        # the key an export would give it, not pinned: showing a key is no export
+        key = paper.citekey or lib.citation_keys([pid], pin=False)[pid]
+        print(f"{pid}: {key}" + ("" if paper.citekey else "   (not exported yet: fixed at the first export)"))
+    return EXIT_OK
+
+
+def cmd_rate(args: argparse.Namespace) -> int:
+    """`rate ID... RATING` (1-5; 0 clears)."""
+    if len(args.args) < 2:
+        raise UsageError("give one or more paper ids, then a rating 0-5")
+    *refs, rating = args.args
+    if not rating.isdecimal() or not rating.isascii() or int(rating) > 5:
+        raise UsageError(f"a rating is a number from 1 to 5, or 0 to clear it, not {rating!r}")
+    with open_library(args, write=True) as lib:
+        ids = resolve_ids(lib, refs)
+        lib.set_rating(ids, int(rating) or None)
+        print(f"Rated {plural(len(ids))}." if int(rating) else f"Cleared the rating of {plural(len(ids))}.")
+    return EXIT_OK
+
+
+def cmd_lists(args: argparse.Namespace) -> int:
+    """`lists`: the reading lists and their sizes."""
+    with open_library(args, write=False) as lib:
+        lists = lib.lists()
+        if not lists:
+            print("No reading lists yet. Make one with 'papershelf list-add NAME ID...'.")
+        for name, ids in lists.items():
+            print(f"{name}  ({plural(len(ids))})")
+    return EXIT_OK
+
+
+def cmd_list_add(args: argparse.Namespace) -> int:
+    """`list-add NAME ID...` (the list is created if new)."""
+    with open_library(args, write=True) as lib:
+        ids = resolve_ids(lib, args.ids)
+        n = lib.add_to_list(args.name, ids)
+        key = lib.create_list(args.name)  # the list's name as stored
+        print(f"Added {plural(n)} to {key!r}; it holds {len(lib.list_ids(key))}.")
+    return EXIT_OK
+
+
+def cmd_list_remove(args: argparse.Namespace) -> int:
+    """`list-remove NAME ID...`."""
+    with open_library(args, write=True) as lib:
+        n = lib.remove_from_list(args.name, resolve_ids(lib, args.ids))
+        print(f"Took {plural(n)} off {args.name!r}.")
+    return EXIT_OK
+
+
+def cmd_recover(args: argparse.Namespace) -> int:
+    """`recover`: repair a damaged library and say what was kept and lost."""
+    print(Library.recover(paths.data_dir(args.data_dir)))
+    return EXIT_OK
+
+
+def cmd_desktop(args: argparse.Namespace) -> int:
+    """`--install-desktop` / `--uninstall-desktop`: the application menu's entry and icon."""
+    from .. import desktop
+
+    if args.uninstall_desktop:
+        removed = desktop.uninstall()
+        print("Removed " + ", ".join(map(str, removed)) if removed else "Nothing to remove.")
+        return EXIT_OK
+    try:
+        written = desktop.install()
+    except OSError as exc:
+        print(f"papershelf: could not install the desktop entry: {exc}", file=sys.stderr)
+        return EXIT_FAILED
+    print("Installed the desktop entry and icon:\n  " + "\n  ".join(map(str, written)))
+    print("Papershelf is now in the application menu; 'papershelf --uninstall-desktop' removes it.")
+    return EXIT_OK
+
+
+def first_look(args: argparse.Namespace) -> int:
+    """No command and no window (no display): import the files given instead of a command, or else a first
+    look at the library, the sample library brought in when it is empty."""
+    files = args.open_files or []
+    if files:
+        with open_library(args, write=True) as lib:
+            reports = lib.import_files(files)
+            for report in reports:
+                print(report.summary())
+        return EXIT_FAILED if any(not r.ok for r in reports) else EXIT_OK
+    with open_library(args, write=True) as lib:
+        if not len(lib):
+            samples = paths.sample_listings()
+            print(f"Your library in {lib.folder} is empty; importing the sample library.")
+            for report in lib.import_files(samples):
+                print("  " + report.summary())
+        papers = list(lib.papers())
+    print()
+    print_table(papers[:20])
+    print(
+        f"\nShowing 20 of {len(papers)}. No display was found for the Papershelf window; "
+        "'papershelf --help' lists what the command line can do."
+    )
+    return EXIT_OK

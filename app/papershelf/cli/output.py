@@ -1,0 +1,118 @@
+"""What the command line prints: exit codes, one-line errors, tables, JSON.
+
+Exit codes: 0 done; 1 something could not be done (a file could not be
+read, the library is damaged or open elsewhere); 2 the command was wrong
+(bad arguments, unknown paper id or list).
+"""
+
+from __future__ import annotations
+
+import argparse
+import html
+import os
+import re
+import shutil
+import sys
+from collections.abc import Callable
+from typing import Any
+
+import orjson
+
+from ..core.errors import InvalidValueError, NotFoundError, PapershelfError
+from ..core.paper import Paper
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+EXIT_INTERRUPTED = 130
+
+
+class UsageError(Exception):
+    """A wrong command: printed as one line, exit 2."""
+
+
+def guarded(handler: Callable[[argparse.Namespace], int], args: argparse.Namespace) -> int:
+    """Run a command and turn what it raises into a message and an exit code:
+    a wrong command 2 (on one line), anything else Papershelf refused 1, Ctrl+C 130."""
+    try:
+        return handler(args)
+    except (UsageError, NotFoundError, InvalidValueError) as exc:
+        print(f"papershelf: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except PapershelfError as exc:
+        print(f"papershelf: {exc}", file=sys.stderr)
+        return EXIT_FAILED
+    except BrokenPipeError:  # `papershelf list | head`
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_OK
+    except KeyboardInterrupt:
+        return EXIT_INTERRUPTED
+
+
+def plural(n: int, word: str = "paper") -> str:
+    """ "1 paper", "2 papers" """
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+
+
+def paper_json(paper: Paper, lists: list[str]) -> dict[str, Any]:
+    """A paper as `list --json` and `show --json` print it: its record, less the fingerprint, and its lists."""
+    d = paper.to_dict()
+    d.pop("fingerprint", None)
+    d["lists"] = lists
+    return d
+
+
+def write_json(data: object) -> None:
+    """Print indented JSON (bytes straight to stdout: orjson writes UTF-8)."""
+    sys.stdout.flush()
+    sys.stdout.buffer.write(orjson.dumps(data, option=orjson.OPT_INDENT_2) + b"\n")
+    sys.stdout.buffer.flush()
+
+
+def print_table(papers: list[Paper]) -> None:
+    """One line per paper (id, status, title cut to the terminal's width), then the count."""
+    width = shutil.get_terminal_size((120, 24)).columns
+    title_width = max(30, width - 23)
+    for p in papers:
+        mark = "~" if p.title_derived else " "
+        title = p.title if len(p.title) <= title_width else p.title[: title_width - 1] + "…"
+        print(f"{p.id}  {p.status.value:<8} {mark}{title}")
+    if any(p.title_derived for p in papers):
+        print(f"\n{plural(len(papers))}; ~ marks a title derived from the abstract.")
+    else:
+        print(f"\n{plural(len(papers))}.")
+
+
+def print_paper(p: Paper, lists: list[str]) -> None:
+    """Everything about one paper, as `show` prints it."""
+    print(p.title + ("   (title derived from the abstract)" if p.title_derived else ""))
+    print(f"id:       {p.id}")
+    if p.authors:
+        print(f"authors:  {', '.join(p.authors)}")
+    if p.area:
+        print(f"area:     {p.area}" + (f" · {p.subarea}" if p.subarea else ""))
+    for label, value in (("year", p.year), ("venue", p.venue), ("doi", p.doi), ("arXiv", p.arxiv_id)):
+        if value:
+            print(f"{label + ':':<9} {value}")
+    print(f"status:   {p.status.value}")
+    if p.tags:
+        print(f"tags:     {', '.join(p.tags)}")
+    if p.rating:
+        print(f"rating:   {'★' * p.rating}{'☆' * (5 - p.rating)}")
+    if lists:
+        print(f"lists:    {', '.join(lists)}")
+    for s in p.sources:
+        print(f"source:   {s.file}:{s.line} ({s.format})")
+    for link in p.links:
+        print(f"link:     {link}")
+    print()
+    print(p.abstract)
+    if p.notes:
+        print("\nnotes:\n" + p.notes)
+
+
+_TAG_RE = re.compile(r"<b[^>]*>(.*?)</b>")
+
+
+def snippet_text(snippet_html: str, tty: bool) -> str:
+    """A search snippet as plain text: the matched words bold on a terminal, «marked» elsewhere."""
+    marked = _TAG_RE.sub(lambda m: f"\033[1m{m.group(1)}\033[0m" if tty else f"«{m.group(1)}»", snippet_html)
+    return html.unescape(marked)

@@ -1,0 +1,207 @@
+"""The command line's grammar: argparse, and file paths given instead of a command."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import NoReturn
+
+from .. import __version__, paths
+from ..core.paper import Status
+from .output import EXIT_USAGE, UsageError
+
+# every command, in the order of `papershelf --help`; commands.COMMANDS maps them to their functions
+COMMAND_NAMES = (
+    "import",
+    "list",
+    "show",
+    "tag",
+    "status",
+    "note",
+    "title",
+    "key",
+    "rate",
+    "search",
+    "reindex",
+    "export",
+    "lists",
+    "list-add",
+    "list-remove",
+    "recover",
+)
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:  # one line, not argparse's usage block
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see '{self.prog} --help')\n")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The parser of `papershelf`'s options and commands."""
+    p = _Parser(
+        prog="papershelf",
+        description="A reading-list manager for research papers. With no command, opens the Papershelf window.",
+    )
+    p.add_argument("--version", action="version", version=f"papershelf {__version__}")
+    p.add_argument(
+        "--install-desktop",
+        action="store_true",
+        help="add Papershelf to the desktop's application menu (and as a handler of .bib/.ris files)",
+    )
+    p.add_argument("--uninstall-desktop", action="store_true", help="remove what --install-desktop added")
+    p.add_argument(
+        "--data-dir", metavar="DIR", help=f"library folder (default: ${paths.ENV_DATA_DIR} or {paths.data_dir(None)})"
+    )
+    sub = p.add_subparsers(dest="command", metavar="COMMAND")
+
+    c = sub.add_parser("import", help="import paper listings (paper-search or Daily Papers text)")
+    c.add_argument("files", nargs="*", metavar="FILE", help="'-' reads a pasted listing from standard input")
+    c.add_argument("--samples", action="store_true", help="import the sample listings shipped with Papershelf")
+    c.add_argument(
+        "--as",
+        dest="as_format",
+        choices=("listing",),
+        help="read the files as paper listings even where they only partly look like one",
+    )
+
+    c = sub.add_parser("list", help="list papers")
+    c.add_argument("--json", action="store_true", help="print a JSON array")
+    c.add_argument("--status", type=_status)
+    c.add_argument("--tag")
+    c.add_argument("--list", dest="list_name", metavar="LIST")
+    c.add_argument("--area")
+
+    c = sub.add_parser("show", help="show one paper")
+    c.add_argument("id")
+    c.add_argument("--json", action="store_true")
+
+    c = sub.add_parser("tag", help="add or remove tags")
+    c.add_argument("ids", nargs="+", metavar="ID")
+    c.add_argument("--add", action="append", default=[], metavar="TAG")
+    c.add_argument("--remove", action="append", default=[], metavar="TAG")
+
+    c = sub.add_parser("status", help="set the reading status: " + ", ".join(s.value for s in Status))
+    c.add_argument("args", nargs="+", metavar="ID... STATUS")
+
+    c = sub.add_parser("note", help="set a paper's notes ('-' reads them from standard input)")
+    c.add_argument("id")
+    c.add_argument("text")
+
+    c = sub.add_parser("title", help="give a paper its real title ('' goes back to the derived one)")
+    c.add_argument("id")
+    c.add_argument("title")
+
+    c = sub.add_parser("key", help="show or set a paper's citation key ('' lets Papershelf choose again)")
+    c.add_argument("id")
+    c.add_argument("key", nargs="?")
+
+    c = sub.add_parser("rate", help="rate papers 1-5 (0 clears)")
+    c.add_argument("args", nargs="+", metavar="ID... RATING")
+
+    c = sub.add_parser(
+        "search",
+        help='full-text search: words, "phrases", AND OR NOT, author: tag: status: area: list: year:, prefix*, fuzzy~',
+    )
+    c.add_argument("query", nargs="*", metavar="QUERY")
+    c.add_argument("--json", action="store_true")
+    c.add_argument("--limit", type=_positive_int, default=20)
+    c.add_argument("--status", type=_status)
+    c.add_argument("--tag")
+    c.add_argument("--list", dest="list_name", metavar="LIST")
+    c.add_argument("--area")
+    c.add_argument("--sort", choices=("relevance", "added", "title"), default="relevance")
+
+    sub.add_parser("reindex", help="rebuild the search index from the library")
+
+    c = sub.add_parser(
+        "export",
+        help="write papers to a BibTeX or BibLaTeX file (all of them, or a tag, a list, a status, a search, or ids)",
+    )
+    g = c.add_mutually_exclusive_group()
+    g.add_argument("--tag")
+    g.add_argument("--list", dest="list_name", metavar="LIST")
+    g.add_argument("--status", type=_status)
+    g.add_argument("--query", metavar="QUERY", help="the papers a search finds")
+    g.add_argument("--ids", nargs="+", metavar="ID", help="ids or unique id prefixes")
+    c.add_argument(
+        "--dialect",
+        choices=("bibtex", "biblatex"),
+        default="bibtex",
+        help="bibtex: ASCII for classic BibTeX; biblatex: UTF-8 for biber (default: %(default)s)",
+    )
+    c.add_argument("-o", "--output", required=True, metavar="FILE", help="'-' writes to standard output")
+
+    sub.add_parser("lists", help="show the reading lists")
+
+    c = sub.add_parser("list-add", help="add papers to a reading list (created if new)")
+    c.add_argument("name")
+    c.add_argument("ids", nargs="+", metavar="ID")
+
+    c = sub.add_parser("list-remove", help="take papers off a reading list")
+    c.add_argument("name")
+    c.add_argument("ids", nargs="+", metavar="ID")
+
+    sub.add_parser(
+        "recover",
+        help="repair a damaged library: keep every intact line and readable edit, take "
+        "what is missing from the latest good backup, and say exactly what was lost",
+    )
+    return p
+
+
+def _positive_int(text: str) -> int:
+    if not text.isdecimal() or not text.isascii() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number of at least 1, not {text!r}")
+    return int(text)
+
+
+def _status(text: str) -> Status:
+    try:
+        return parse_status(text)
+    except UsageError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def parse_status(text: str) -> Status:
+    """A status by name, or a UsageError offering the closest names."""
+    import difflib
+
+    try:
+        return Status.parse(text)
+    except ValueError:
+        names = [s.value for s in Status]
+        near = difflib.get_close_matches(text.strip().lower(), names, n=2, cutoff=0.5)
+        hint = "did you mean " + " or ".join(repr(n) for n in near) + "? " if near else ""
+        raise UsageError(f"unknown status {text!r}; {hint}use one of: {', '.join(names)}") from None
+
+
+def files_to_open(argv: list[str]) -> list[str] | None:
+    """File paths given instead of a command, or None."""
+    rest, skip = [], False
+    for a in argv:
+        if skip:
+            skip = False
+            continue
+        if a == "--data-dir":
+            skip = True
+            continue
+        if a.startswith("--data-dir="):
+            continue
+        rest.append(a)
+    if rest and rest[0] not in COMMAND_NAMES and not rest[0].startswith("-") and all(Path(a).exists() for a in rest):
+        return rest
+    return None
+
+
+def parse_args(argv: list[str]) -> argparse.Namespace:
+    """The options and command of `papershelf ARGV` (argparse exits: 0 for --help and --version, 2 for a
+    wrong command). `open_files` holds the files given instead of a command (`papershelf refs.bib`, what a
+    file manager runs), None when there are none."""
+    parser = build_parser()
+    files = files_to_open(argv)
+    if files is None:
+        args = parser.parse_args(argv)
+    else:
+        args = parser.parse_args([a for a in argv if a not in files])
+    args.open_files = files
+    return args

@@ -1,0 +1,85 @@
+"""What an import did, told from its per-file reports, without Qt.
+
+An import gives one report per file (`library.FileReport`). A file that only
+partly looks like a listing is held back for a preview ("unconfirmed"); the
+rest are imported at once. These functions sort the reports into those two,
+add up what they did, and write the details a person reads when some files,
+or parts of them, could not be imported.
+
+They take any object with a report's fields (`ImportOutcome`), so that this
+module needs nothing from the facade.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Protocol, TypeVar
+
+SHOWN_PROBLEMS = 50
+"""Problems listed per file in the details; the rest are counted."""
+
+
+class ImportOutcome(Protocol):
+    """The fields of one file's import report these functions read."""
+
+    @property
+    def added(self) -> int:
+        """New papers the file added."""
+
+    @property
+    def merged(self) -> int:
+        """Papers of the file merged into ones already in the library."""
+
+    @property
+    def error(self) -> str:
+        """Why the file could not be imported at all ("" if it could)."""
+
+    @property
+    def problems(self) -> Sequence[object]:
+        """What in the file was skipped; each reads as a line."""
+
+    @property
+    def unconfirmed(self) -> Sequence[str]:
+        """The titles held back until the file is confirmed as a listing."""
+
+    def summary(self) -> str:
+        """One line: the file and what importing it did."""
+
+
+R = TypeVar("R", bound=ImportOutcome)
+
+
+def held_back(reports: Iterable[R]) -> tuple[list[R], list[R]]:
+    """The reports of files held back for a preview, and the rest, each in the order given."""
+    unsure: list[R] = []
+    sure: list[R] = []
+    for r in reports:
+        (unsure if r.unconfirmed else sure).append(r)
+    return unsure, sure
+
+
+def totals(reports: Iterable[ImportOutcome]) -> tuple[int, int]:
+    """How many papers the files added, and how many they merged into ones already there."""
+    added = merged = 0
+    for r in reports:
+        added += r.added
+        merged += r.merged
+    return added, merged
+
+
+def had_trouble(reports: Iterable[ImportOutcome]) -> bool:
+    """Whether a file imported at once could not be read, or had parts skipped."""
+    return any((r.error or r.problems) and not r.unconfirmed for r in reports)
+
+
+def problem_details(reports: Iterable[ImportOutcome], shown: int = SHOWN_PROBLEMS) -> str:
+    """Each file's summary with its problems under it (at most `shown` each,
+    then how many more): the details of the "finished with problems" message."""
+    lines: list[str] = []
+    for r in reports:
+        lines.append(r.summary())
+        for p in r.problems[:shown]:
+            lines.append(f"    {p}")
+        if len(r.problems) > shown:
+            lines.append(f"    … and {len(r.problems) - shown} more")
+    return "\n".join(lines)

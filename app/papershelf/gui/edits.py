@@ -1,0 +1,179 @@
+"""Edits of the selected papers, each one undoable step, and what the status bar says after it.
+
+The tag panel, the paper menu, the Edit menu and the number keys all ask
+here. An edit waits while an import runs (the import is one undoable step,
+and the library must not change under it), and only an edit that changed
+something points to Undo.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from PySide6.QtCore import QObject
+from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtWidgets import QInputDialog, QMessageBox
+
+from ..core import overview
+from ..core.errors import PapershelfError
+from ..core.paper import Status
+from .commands import DeletePapers, LibraryEdit
+from .feedback import edited, n_papers, quoted
+from .paper_model import STATUS_LABELS
+
+if TYPE_CHECKING:
+    from .main_window import MainWindow
+
+
+class Edits(QObject):
+    """Makes `window`'s edits of its selection as steps on its undo stack; takes the tag panel's requests."""
+
+    def __init__(self, window: MainWindow) -> None:
+        super().__init__(window)
+        self.window = window
+        panel = window.tag_panel       # its notes go to the window (`save_notes`)
+        panel.addTagsRequested.connect(self.add_tags)
+        panel.removeTagRequested.connect(self.remove_tag)
+        panel.statusRequested.connect(self.set_status)
+        panel.ratingRequested.connect(self.set_rating)
+        panel.addToListRequested.connect(self.add_to_list)
+
+    def _busy(self) -> bool:
+        if self.window.importing():
+            self.window.statusBar().showMessage(self.tr("Wait for the import to finish."), 3000)
+            return True
+        return False
+
+    def edit(self, label: str, ids: list[str], action: Callable[[], object], touches_lists: bool = False) -> int | None:
+        """Make an undoable edit. Returns how many papers it changed (0: nothing
+        changed, so there is nothing to undo), or None if it was not made."""
+        win = self.window
+        if not ids:
+            win.statusBar().showMessage(self.tr("Select papers first."), 3000)
+            return None
+        if self._busy():
+            return None
+        results = []
+
+        def run() -> object:
+            results.append(action())
+            return results[-1]
+        start = win.undo_stack.index()
+        try:
+            win.undo_stack.push(LibraryEdit(win.library, label, ids, run, touches_lists))
+        except (PapershelfError, ValueError) as exc:
+            win.show_error(self.tr("The change was not made"), str(exc))
+            return None
+        if win.undo_stack.index() == start:     # nothing changed: the step went obsolete
+            return 0
+        changed = results[0] if results else None
+        return changed if isinstance(changed, int) and not isinstance(changed, bool) else len(ids)
+
+    def say_edited(self, kind: str, n: int | None, what: str = "") -> None:
+        """The status-bar line after an edit; only an edit that changed something
+        points to Undo, and it counts the papers it changed."""
+        if n is None:
+            return
+        undo = self.window.findChild(QAction, "undoAction")
+        key = undo.shortcut().toString(QKeySequence.SequenceFormat.NativeText) if undo is not None else ""
+        self.window.statusBar().showMessage(edited(kind, n, what, key), 8000)
+
+    def undo(self) -> None:
+        """Undo the last step, unless an import is running."""
+        if not self._busy():
+            self.window.undo_stack.undo()
+
+    def redo(self) -> None:
+        """Redo the step undone last, unless an import is running."""
+        if not self._busy():
+            self.window.undo_stack.redo()
+
+    # ---- tags, status, rating -------------------------------------------------------
+    def add_tags(self, tags: list[str]) -> None:
+        """Tag the selection."""
+        win = self.window
+        ids = win.selected_ids()
+        self.say_edited("tag", self.edit(self.tr("Tag %s") % ", ".join(tags), ids,
+                                         lambda: win.library.add_tags(ids, tags)), quoted(tags))
+        win.sidebar.refresh_lists_and_tags()
+
+    def remove_tag(self, tag: str) -> None:
+        """Take a tag off the selection."""
+        win = self.window
+        ids = win.selected_ids()
+        self.say_edited("untag", self.edit(self.tr("Remove tag %s") % tag, ids,
+                                           lambda: win.library.remove_tags(ids, [tag])), quoted([tag]))
+        win.sidebar.refresh_lists_and_tags()
+
+    def toggle_top_tag(self, n: int) -> None:
+        """Key `n` (1-9): add the n-th most used tag to the selection, or remove it if all have it."""
+        win = self.window
+        top = overview.top_tags(win.library)
+        if n > len(top):
+            win.statusBar().showMessage(self.tr("There is no tag number %d yet.") % n, 3000)
+            return
+        tag = top[n - 1]
+        ids = win.selected_ids()
+        if ids and overview.all_tagged(win.library, ids, tag):
+            self.remove_tag(tag)
+        else:
+            self.add_tags([tag])
+
+    def set_status(self, status: str) -> None:
+        """Mark the selection with a status (a `Status` value)."""
+        win = self.window
+        ids = win.selected_ids()
+        label = self.tr("Mark as %s") % self.tr(STATUS_LABELS[Status(status)])
+        self.say_edited("status", self.edit(label, ids, lambda: win.library.set_status(ids, status)),
+                        self.tr(STATUS_LABELS[Status(status)]))
+
+    def set_rating(self, rating: int | None) -> None:
+        """Rate the selection 1-5 stars, or clear its rating (None)."""
+        win = self.window
+        ids = win.selected_ids()
+        self.say_edited("rating" if rating else "unrate",
+                        self.edit(self.tr("Rate"), ids, lambda: win.library.set_rating(ids, rating)),
+                        "★" * (rating or 0))
+
+    # ---- reading lists and deleting ------------------------------------------------
+    def choose_list(self) -> None:
+        """Open the reading-list menu at the current row (Ctrl+L)."""
+        win = self.window
+        if not win.selected_ids():
+            win.statusBar().showMessage(self.tr("Select papers first."), 3000)
+            return
+        view = win.paper_list
+        win.tag_panel.list_menu.popup(view.viewport().mapToGlobal(view.visualRect(view.currentIndex()).center()))
+
+    def add_to_list(self, name: str) -> None:
+        """Add the selection to a reading list ("": ask for the name of a new one)."""
+        win = self.window
+        ids = win.selected_ids()
+        if not ids:
+            return
+        if not name:
+            name, ok = QInputDialog.getText(win, self.tr("New reading list"), self.tr("Name of the new list:"))
+            if not ok or not name.strip():
+                return
+        self.edit(self.tr("Add to %s") % name, ids, lambda: win.library.add_to_list(name, ids), touches_lists=True)
+        win.sidebar.refresh_lists_and_tags()
+
+    def delete_selected(self) -> None:
+        """Remove the selection from the library, after asking (Undo brings it back)."""
+        win = self.window
+        ids = win.selected_ids()
+        if not ids or self._busy():
+            return
+        answer = QMessageBox.question(
+            win, self.tr("Delete papers"),
+            self.tr("Remove %s from the library? Their tags, notes and list places go too "
+                    "(Edit ▸ Undo brings them back).") % n_papers(len(ids)),
+            QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.Cancel, QMessageBox.StandardButton.Cancel)
+        if answer != QMessageBox.StandardButton.Yes:
+            return
+        try:
+            win.undo_stack.push(DeletePapers(win.library, ids, self.tr("Delete %s") % n_papers(len(ids))))
+        except PapershelfError as exc:
+            win.show_error(self.tr("Nothing was deleted"), str(exc))
+        win.pane.update_empty_state()

@@ -1,0 +1,239 @@
+"""Imports and exports from the window: file dialogs, drops, the work on a
+worker thread with progress and Cancel, and what the window says afterwards.
+
+One import or export runs at a time. While it runs, edits and Undo wait
+(the import becomes one undoable step, and the library must not change
+under it) and the tag panel is disabled. A file that only partly looks like
+a listing is held back and previewed (`import_preview`); files that could
+not be imported, or parts of them, are listed in a report.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Protocol
+
+from PySide6.QtCore import QMimeData, QObject, QSettings
+from PySide6.QtGui import QDropEvent
+from PySide6.QtWidgets import QFileDialog, QMessageBox, QPushButton
+
+from .. import paths
+from ..core import overview
+from ..core import reports as import_reports
+from ..core.library import FileReport
+from .feedback import n_papers
+from .tasks import Task, run_task
+
+if TYPE_CHECKING:
+    from .main_window import MainWindow
+
+IMPORTABLE = "Listings and bibliographies (*.txt *.md *.bib *.ris);;All files (*)"
+EXPORT_FILTERS = {"bibtex": "BibTeX, ASCII, for bibtex (*.bib)",
+                  "biblatex": "BibLaTeX, UTF-8, for biber (*.bib)"}
+
+
+class ExportReport(Protocol):
+    """What an export says it did (`exporters.bibtex.ExportReport`, through the facade)."""
+
+    def summary(self) -> str:
+        """One line for the status bar."""
+
+
+def dropped_files(mime: QMimeData) -> list[Path]:
+    """The local files of a drag (what a drop would import)."""
+    return [Path(u.toLocalFile()) for u in mime.urls() if u.isLocalFile()] if mime.hasUrls() else []
+
+
+class ImportExport(QObject):
+    """Runs `window`'s imports and exports; `task` is the one running or run last."""
+
+    def __init__(self, window: MainWindow) -> None:
+        super().__init__(window)
+        self.window = window
+        self.task: Task | None = None
+        self.preview: QMessageBox | None = None      # the last preview of a file held back
+        self.report: QMessageBox | None = None       # the last "finished with problems"
+        window.pane.samples_button.clicked.connect(self.import_samples)     # the empty library's page
+        window.pane.import_button.clicked.connect(self.choose_files)
+
+    def running(self) -> bool:
+        """An import (or an export) is running: the library must not change under it."""
+        return self.task is not None and not self.task.finished
+
+    def _start(self, text: str) -> None:
+        self.window.task_progress.busy(text)
+        self.window.tag_panel.setEnabled(False)
+
+    def _finished(self) -> None:
+        win = self.window
+        win.task_progress.idle()
+        win.search.wait_for_edits = True
+        win.menus.import_action.setEnabled(True)
+        win.tag_panel.setEnabled(True)
+        win.menus.update_undo()
+
+    # ---- importing ---------------------------------------------------------------------
+    def choose_files(self) -> None:
+        """Ask for files and import them."""
+        files, _ = QFileDialog.getOpenFileNames(self.window, self.tr("Import listings"), str(Path.home()),
+                                                self.tr(IMPORTABLE))
+        if files:
+            self.import_files([Path(f) for f in files])
+
+    def import_samples(self) -> None:
+        """Import the sample listings that come with the application."""
+        samples = paths.sample_listings()
+        if not samples:
+            self.window.show_error(self.tr("No sample library"),
+                                   self.tr("The sample listings are missing from this installation."))
+            return
+        self.import_files(samples)
+
+    def import_files(self, files: list[Path], as_listing: bool = False,
+                     completes: list[FileReport] | None = None) -> None:
+        """Import files on a worker thread. `completes`: the reports of the import
+        these files were held back from (for a preview); both then make one undoable step."""
+        win = self.window
+        if self.running():
+            win.statusBar().showMessage(self.tr("An import is already running."), 4000)
+            return
+        lib = win.library
+
+        def work(progress: Callable[[int, int], None], cancelled: Callable[[], bool]) -> list[FileReport]:
+            return lib.import_files(files, progress=lambda n, total, _path: progress(n, total), cancelled=cancelled,
+                                    as_listing=as_listing)
+
+        win.task_progress.busy(self.tr("Importing…"))
+        win.search.wait_for_edits = False
+        win.menus.import_action.setEnabled(False)
+        win.tag_panel.setEnabled(False)
+        self.task = run_task(work, parent=win, name="papershelf-import",
+                             on_done=lambda reports: self.import_done(reports, completes),
+                             on_error=self._import_failed,
+                             on_progress=lambda n, total: win.task_progress.step(n, total, self.tr("Importing")))
+        win.menus.update_undo()
+
+    def imported_message(self, reports: list[FileReport]) -> str:
+        """ "Imported 3 new papers, 1 merged with ones already here." """
+        added, merged = import_reports.totals(reports)
+        return (self.tr("Imported %s, %s merged with ones already here.")
+                % (n_papers(added).replace(" paper", " new paper"), f"{merged:,}"))
+
+    def ask_about(self, unsure: list[FileReport], sure: list[FileReport],
+                  accept: Callable[[list[Path]], None]) -> None:
+        """Show the preview of files held back; say so in the status bar until it is answered."""
+        from .import_preview import ask_to_import_as_listing, shown_name
+        win = self.window
+        names = ", ".join(shown_name(r.path) for r in unsure)
+        waiting = self.tr("%s waits for your answer.") % names
+        win.statusBar().showMessage(f"{self.imported_message(sure)} {waiting}" if sure else waiting)
+        box = self.preview = ask_to_import_as_listing(win, unsure, accept)
+
+        def answered() -> None:
+            if box.clickedButton() is not box.findChild(QPushButton, "importPreviewImport"):
+                not_imported = (self.tr("%s was not imported.") if len(unsure) == 1
+                                else self.tr("%s were not imported.")) % names
+                win.statusBar().showMessage(f"{self.imported_message(sure)} {not_imported}" if sure
+                                            else not_imported, 8000)
+
+        box.finished.connect(answered)
+
+    def import_done(self, reports: list[FileReport], completes: list[FileReport] | None = None) -> None:
+        """An import ended (no reports: cancelled): record it as an undoable step and say what it did."""
+        win = self.window
+        self._finished()
+        if not reports:
+            win.statusBar().showMessage(self.tr("Import cancelled; the library is unchanged."), 5000)
+            win.importFinished.emit([])
+            return
+        win.last_import.record(reports, completes)
+        unsure, sure = import_reports.held_back(reports)     # shown with a preview, imported on Import
+        if unsure:
+            self.ask_about(unsure, sure, lambda files: self.import_files(files, as_listing=True, completes=reports))
+        else:
+            win.statusBar().showMessage(self.imported_message([*(completes or []), *reports]), 8000)
+        if import_reports.had_trouble(reports):
+            box = QMessageBox(QMessageBox.Icon.Warning, self.tr("Import finished with problems"),
+                              self.tr("Some files, or parts of them, could not be imported. "
+                                      "Everything else was imported."), QMessageBox.StandardButton.Ok, win)
+            box.setObjectName("importReport")
+            box.setDetailedText(import_reports.problem_details(sure))
+            box.open()
+            self.report = box
+        win.sidebar.refresh_lists_and_tags()
+        win.pane.update_empty_state()
+        win.run_search()
+        win.importFinished.emit(reports)
+
+    def _import_failed(self, exc: BaseException) -> None:
+        self._finished()
+        self.window.show_error(self.tr("Nothing was imported"), str(exc))
+        self.window.importFinished.emit([])
+
+    def drag_entered(self, event: QDropEvent) -> None:
+        """Take a drag that holds local files."""
+        if dropped_files(event.mimeData()):
+            event.acceptProposedAction()
+
+    def dropped(self, event: QDropEvent) -> None:
+        """Import the local files of a drop."""
+        files = dropped_files(event.mimeData())
+        if files:
+            event.acceptProposedAction()
+            self.import_files(files)
+
+    # ---- exporting ---------------------------------------------------------------------
+    def export_selection(self) -> None:
+        """Export the selected papers."""
+        self.export_ids(self.window.selected_ids(), self.tr("selection"))
+
+    def export_shown(self) -> None:
+        """Export the papers the list shows, in its order."""
+        win = self.window
+        self.export_ids(win.model.ids(), win.query.list_name or win.query.tag or self.tr("papers"))
+
+    def export_ids(self, ids: list[str], name: str) -> None:
+        """Ask where to, then export these papers to a .bib file named after `name`
+        (in the folder and dialect used last time)."""
+        win = self.window
+        if not ids:
+            win.statusBar().showMessage(self.tr("Nothing to export: no papers."), 4000)
+            return
+        if self.running():
+            win.statusBar().showMessage(self.tr("Wait for the import to finish."), 3000)
+            return
+        s = QSettings()
+        folder = s.value("export/folder", str(Path.home()), str)
+        dialect = s.value("export/dialect", "bibtex", str)
+        if dialect not in EXPORT_FILTERS:
+            dialect = "bibtex"
+        path, chosen = QFileDialog.getSaveFileName(
+            win, self.tr("Export %s to BibTeX") % n_papers(len(ids)),
+            str(Path(str(folder)) / f"{overview.export_file_stem(name)}.bib"),
+            ";;".join(EXPORT_FILTERS.values()), EXPORT_FILTERS[dialect])
+        if not path:
+            return
+        dialect = next((k for k, v in EXPORT_FILTERS.items() if v == chosen), dialect)
+        if not path.lower().endswith(".bib"):
+            path += ".bib"
+        s.setValue("export/folder", str(Path(path).parent))
+        s.setValue("export/dialect", dialect)
+        lib = win.library
+
+        def work(progress: Callable[[int, int], None], cancelled: Callable[[], bool]) -> ExportReport:
+            return lib.export_bibtex(ids, path, dialect)[0]
+
+        def done(report: ExportReport) -> None:
+            self._finished()
+            win.statusBar().showMessage(report.summary(), 10000)
+            win.exportFinished.emit(report)
+
+        def failed(exc: BaseException) -> None:
+            self._finished()
+            win.show_error(self.tr("Nothing was exported"), str(exc))
+            win.exportFinished.emit(None)
+
+        self._start(self.tr("Exporting…"))
+        self.task = run_task(work, parent=win, name="papershelf-export", on_done=done, on_error=failed)
+        win.menus.update_undo()

@@ -1,0 +1,169 @@
+"""The middle column: the search box over the paper list (or, for an empty
+library, a page that offers the samples), and the query they make.
+
+Typing, a column's sort and a new answer change what the list shows; the
+selection is kept across answers where its papers are still shown.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from PySide6.QtCore import QItemSelectionModel, Qt, QTimer
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QHeaderView,
+    QLabel,
+    QLineEdit,
+    QPushButton,
+    QStackedWidget,
+    QTableView,
+    QVBoxLayout,
+    QWidget,
+)
+
+from .columns import ColumnChooser
+from .dialogs import search_as_you_type
+from .feedback import n_papers
+from .paper_model import PaperTableModel
+from .search import Answer, Query
+
+if TYPE_CHECKING:
+    from .main_window import MainWindow
+
+RESELECT_LIMIT = 2000      # a larger selection is not carried over to the next answer
+
+
+class ListPane(QWidget):
+    """The search box, the paper list (`view`, over `model`) and the empty-library page."""
+
+    def __init__(self, window: MainWindow) -> None:
+        super().__init__()
+        self.main = window        # not `window`: that is QWidget.window()
+        self.search_box = QLineEdit()
+        self.search_box.setObjectName("searchBox")
+        self.search_box.setAccessibleName(self.tr("Search"))
+        self.search_box.setPlaceholderText(self.tr("Search titles, abstracts, authors…  (Ctrl+F)"))
+        self.search_box.setClearButtonEnabled(True)
+        self.search_box.textEdited.connect(self.query_typed)
+        self.search_box.returnPressed.connect(window.run_search)
+
+        self.model = PaperTableModel(window.library, window)
+        self.model.sortRequested.connect(self.sort_requested)
+        view = self.view = QTableView()
+        view.setObjectName("paperList")
+        view.setAccessibleName(self.tr("Papers"))
+        view.setModel(self.model)
+        view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        view.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
+        view.horizontalHeader().setSortIndicator(-1, Qt.SortOrder.AscendingOrder)
+        view.horizontalHeader().setSortIndicatorClearable(True)
+        self.model.blockSignals(True)       # enabling sorting sorts once; the search decides the order
+        view.setSortingEnabled(True)
+        self.model.blockSignals(False)
+        view.setWordWrap(False)
+        view.setAlternatingRowColors(True)
+        view.setShowGrid(False)
+        view.verticalHeader().hide()
+        view.verticalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
+        view.verticalHeader().setDefaultSectionSize(window.fontMetrics().height() + 8)
+        self.columns = ColumnChooser(view)
+
+        empty = QWidget()
+        empty.setObjectName("emptyState")
+        box = QVBoxLayout(empty)
+        box.addStretch(1)
+        message = QLabel(self.tr("<h3>Your library is empty</h3><p>Import conference listings, "
+                                 "Daily Papers digests or BibTeX files (File ▸ Import, or drop them here), "
+                                 "or start with the sample library.</p>"))
+        message.setWordWrap(True)
+        message.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        box.addWidget(message)
+        self.samples_button = QPushButton(self.tr("Open the sample library"))
+        self.samples_button.setObjectName("loadSamplesButton")
+        self.samples_button.setAccessibleName(self.tr("Open the sample library"))
+        box.addWidget(self.samples_button, 0, Qt.AlignmentFlag.AlignHCenter)
+        self.import_button = QPushButton(self.tr("Import files…"))
+        self.import_button.setObjectName("emptyImportButton")
+        box.addWidget(self.import_button, 0, Qt.AlignmentFlag.AlignHCenter)
+        box.addStretch(2)
+        self.stack = QStackedWidget()
+        self.stack.addWidget(view)
+        self.stack.addWidget(empty)
+
+        column = QVBoxLayout(self)
+        column.setContentsMargins(0, 0, 0, 0)
+        column.addWidget(self.search_box)
+        column.addWidget(self.stack, 1)
+
+    def update_empty_state(self) -> None:
+        """The list, or for an empty library the page that offers the samples."""
+        self.stack.setCurrentIndex(1 if len(self.main.library) == 0 else 0)
+
+    # ---- the query -----------------------------------------------------------------------
+    def query_typed(self, text: str) -> None:
+        """New words in the search box: search as they are typed (if so set), or on Enter."""
+        win = self.main
+        win.query = win.query.with_(text=text)
+        if search_as_you_type() or not text:
+            win._search_timer.start()
+
+    def focus_search(self) -> None:
+        """Put the cursor in the search box, its words selected (Ctrl+F)."""
+        self.search_box.setFocus(Qt.FocusReason.ShortcutFocusReason)
+        self.search_box.selectAll()
+
+    def clear_search(self) -> None:
+        """Empty the search box and show what the filters alone show (Esc)."""
+        win = self.main
+        if self.search_box.text():
+            self.search_box.clear()
+            win.query = win.query.with_(text="")
+            win.run_search()
+
+    def sort_requested(self, column: str, descending: bool) -> None:
+        """A click on a column header: sort the answer by it."""
+        win = self.main
+        win.query = win.query.with_(sort=column, descending=descending)
+        win.run_search()
+
+    def show_library_now(self) -> None:
+        """The first rows without waiting for any thread: the whole library,
+        newest first (the order the index gives an empty query). Counts follow
+        a moment later, sorted views and filters go through the search."""
+        win = self.main
+        query = win.query
+        if query != Query(sort=query.sort, descending=query.descending) or query.sort != "relevance":
+            win.run_search()
+            return
+        ids = win.library.ids()
+        ids.reverse()
+        win.last_answer = Answer(query, ids, len(ids), indexed=False)
+        self.model.set_ids(ids)
+        win.result_label.setText(n_papers(len(ids)))
+        self.update_empty_state()
+        QTimer.singleShot(0, self._count_first_rows)
+
+    def _count_first_rows(self) -> None:
+        # the answer shown by now: the index may have answered already, with its counts
+        answer = self.main.last_answer
+        if answer is not None and answer.facets == {}:
+            self.main.sidebar.update_counts(answer)
+
+    def reselect(self, ids: list[str], current: str | None) -> None:
+        """Select these papers again where the list still shows them (after a new answer)."""
+        sel = self.view.selectionModel()
+        if not ids or len(ids) > RESELECT_LIMIT:
+            self.main._selection_changed()
+            return
+        flags = QItemSelectionModel.SelectionFlag.Select | QItemSelectionModel.SelectionFlag.Rows
+        sel.blockSignals(True)
+        for pid in ids:
+            row = self.model.row_of(pid)
+            if row >= 0:
+                sel.select(self.model.index(row, 0), flags)
+        if current and self.model.row_of(current) >= 0:
+            sel.setCurrentIndex(self.model.index(self.model.row_of(current), 0),
+                                QItemSelectionModel.SelectionFlag.NoUpdate)
+        sel.blockSignals(False)
+        self.main._selection_changed()
