@@ -327,7 +327,7 @@ def test_an_index_that_cannot_be_written_says_so(tmpfs):
             lib.import_files(SEEDS[:1])
         mount.remount_readonly()
         with Library.open(folder, readonly=True) as lib:
-            with pytest.raises(SearchIndexError, match="could not be built.*library is unaffected") as caught:
+            with pytest.raises(SearchIndexError, match=r"could not be built.*library is unaffected") as caught:
                 lib.open_index()
             status = lib.index_status
             assert status.state is IndexState.CLOSED and status.error == str(caught.value)
@@ -374,8 +374,9 @@ NOT_YET = {"index.py"}
 
 
 def test_nothing_in_the_core_imports_the_facade_back():
+    facade = APP / "core" / "library"
     for path in sorted((APP / "core").rglob("*.py")):
-        if path.name == "library.py" or path.name in NOT_YET:
+        if path.is_relative_to(facade) or path.name in NOT_YET:      # the facade's own modules may
             continue
         package = ".".join(["papershelf", *path.relative_to(APP).parent.parts])
         for module, guarded in _imports(path, package):

@@ -29,6 +29,7 @@ log = logging.getLogger("papershelf")
 
 
 def configure_application(app: QCoreApplication) -> None:
+    """Give the application its names (settings are kept under them), desktop file and icon."""
     app.setOrganizationName(ORG)
     app.setApplicationName("Papershelf")
     app.setApplicationVersion(__version__)
@@ -40,6 +41,7 @@ def configure_application(app: QCoreApplication) -> None:
 
 
 def app_icon() -> QIcon | None:
+    """The application icon, None if the resources are missing."""
     try:
         return QIcon(str(resources_dir() / "papershelf.svg"))
     except FileNotFoundError:
@@ -49,6 +51,7 @@ def app_icon() -> QIcon | None:
 # ---- logging ---------------------------------------------------------------
 
 def log_file(folder: Path) -> Path:
+    """Where the window logs, in the library folder."""
     return folder / "logs" / "papershelf.log"
 
 
@@ -77,6 +80,7 @@ class ErrorReporter:
         self.dialogs: list[QMessageBox] = []
 
     def __call__(self, exc_type, exc, tb) -> None:
+        """Log an uncaught exception and show it in a dialog (the window keeps running)."""
         details = "".join(traceback.format_exception(exc_type, exc, tb))
         log.error("unexpected error\n%s", details)
         print(details, file=sys.stderr)
@@ -183,6 +187,7 @@ def _run_with_busy_dialog(fn, label: str):
 
 
 def main(data_dir: str | None = None, argv: list[str] | None = None, files: list[str] | None = None) -> int:
+    """Open the window on the library (handing `files` to a running one instead); the exit status."""
     files = list(files or [])
     app = QApplication.instance() or QApplication(argv if argv is not None else sys.argv[:1])
     configure_application(app)

@@ -27,6 +27,7 @@ class LibraryEdit(QUndoCommand):
         self._done = False
 
     def redo(self) -> None:
+        """Make the edit (the first time) or put its result back."""
         lib = self.library
         if not self._done:
             self.before = lib.snapshot_fields(self.ids)
@@ -42,6 +43,7 @@ class LibraryEdit(QUndoCommand):
         self._restore_lists(self.lists_after, self.lists_before)
 
     def undo(self) -> None:
+        """Put the fields (and lists) back as they were before the edit."""
         self.library.restore_fields(self.before)
         self._restore_lists(self.lists_before, self.lists_after)
 
@@ -99,9 +101,11 @@ class ImportPapers(QUndoCommand):
         self.follows: ImportPapers | None = None
 
     def id(self) -> int:
+        """Imports share an id, so a held-back file's import can merge into its drop's step."""
         return IMPORT_STEP
 
     def mergeWith(self, other) -> bool:
+        """Take in the import that completes this one (see `follows`)."""
         if not isinstance(other, ImportPapers) or other.follows is not self:
             return False
         self.added_ids, self.merged_before = other.added_ids, other.merged_before
@@ -110,11 +114,13 @@ class ImportPapers(QUndoCommand):
         return True
 
     def redo(self) -> None:
+        """Apply the import again (the first redo is the import itself, already done)."""
         if self.added is not None:            # the first redo is the import itself, already done
             self.library.swap_fields(self.merged_before, self.merged_after, add=self.added)
         self.applied = True
 
     def undo(self) -> None:
+        """Remove the papers the import added and put back the ones it merged into."""
         lib = self.library
         self.added = lib.records(self.added_ids)
         lib.swap_fields(self.merged_after, self.merged_before, remove=self.added_ids)

@@ -13,6 +13,8 @@ from ..core.library import Change, Library
 
 
 class LibraryEvents(QObject):
+    """`Library` changes as the `changed` signal, on the GUI thread."""
+
     changed = Signal(object)          # a core.library.Change
 
     def __init__(self, library: Library, parent: QObject | None = None):
@@ -23,6 +25,7 @@ class LibraryEvents(QObject):
         self.changed.emit(change)
 
     def close(self) -> None:
+        """Stop listening to the library."""
         if self._unsubscribe:
             self._unsubscribe()
             self._unsubscribe = None

@@ -23,6 +23,7 @@ if TYPE_CHECKING:
 
 
 def tr(text: str) -> str:
+    """`text` in the user's language."""
     return QCoreApplication.translate("LastImport", text)
 
 
@@ -33,6 +34,8 @@ def _file_label(path: str) -> str:
 
 
 class LastImport(QObject):
+    """The undoable import steps and the sidebar entry of the latest one (see the module)."""
+
     def __init__(self, window: MainWindow):
         super().__init__(window)
         self.window = window
@@ -74,6 +77,7 @@ class LastImport(QObject):
             self.refresh()
 
     def command(self) -> ImportPapers | None:
+        """The newest import step the undo stack still applies, if any."""
         stack = self.window.undo_stack
         for n in range(stack.index() - 1, -1, -1):
             cmd = stack.command(n)

@@ -28,6 +28,7 @@ _NO_PARENT = QModelIndex()     # the table's rows have no parent
 
 
 def authors_short(authors: list[str]) -> str:
+    """The first two authors, "et al." for more."""
     if not authors:
         return ""
     if len(authors) <= 2:
@@ -36,6 +37,7 @@ def authors_short(authors: list[str]) -> str:
 
 
 def added_short(stamp: str) -> str:
+    """The local date of a stored time stamp (YYYY-MM-DD)."""
     try:
         return datetime.fromisoformat(stamp.replace("Z", "+00:00")).astimezone().strftime("%Y-%m-%d")
     except ValueError:
@@ -58,6 +60,7 @@ class PaperTableModel(QAbstractTableModel):
 
     # ---- contents ----------------------------------------------------------
     def set_ids(self, ids: list[str]) -> None:
+        """Show these papers, in this order."""
         self.beginResetModel()
         self._ids = list(ids)
         self._row_of = None
@@ -65,12 +68,15 @@ class PaperTableModel(QAbstractTableModel):
         self.endResetModel()
 
     def ids(self) -> list[str]:
+        """The papers shown, in order."""
         return self._ids
 
     def id_at(self, row: int) -> str | None:
+        """The paper in a row (None outside the list)."""
         return self._ids[row] if 0 <= row < len(self._ids) else None
 
     def row_of(self, paper_id: str) -> int:
+        """The row of a paper (-1 if it is not shown)."""
         if self._row_of is None:
             self._row_of = {pid: n for n, pid in enumerate(self._ids)}
         return self._row_of.get(paper_id, -1)
@@ -90,12 +96,15 @@ class PaperTableModel(QAbstractTableModel):
 
     # ---- Qt model API ------------------------------------------------------
     def rowCount(self, parent: QModelIndex | QPersistentModelIndex = _NO_PARENT) -> int:
+        """How many papers are shown."""
         return 0 if parent.isValid() else len(self._ids)
 
     def columnCount(self, parent: QModelIndex | QPersistentModelIndex = _NO_PARENT) -> int:
+        """How many columns (see COLUMNS)."""
         return 0 if parent.isValid() else len(COLUMNS)
 
     def headerData(self, section, orientation, role=Qt.ItemDataRole.DisplayRole):
+        """The column titles."""
         if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole:
             return self.tr(HEADERS[COLUMNS[section]])
         return None
@@ -116,6 +125,7 @@ class PaperTableModel(QAbstractTableModel):
         return row
 
     def data(self, index: QModelIndex | QPersistentModelIndex, role=Qt.ItemDataRole.DisplayRole):
+        """A cell's text, tooltip or colour, or the row's paper id (PaperIdRole)."""
         # painting asks for a dozen roles per cell: the ones never answered go first
         if role not in _ROLES or not index.isValid() or not 0 <= index.row() < len(self._ids):
             return None
@@ -139,6 +149,7 @@ class PaperTableModel(QAbstractTableModel):
         return None
 
     def sort(self, column: int, order=Qt.SortOrder.AscendingOrder) -> None:
+        """Ask for the list sorted by a column (`sortRequested`): the search sorts it."""
         # the search service sorts (off the GUI thread); the view only asks
         if 0 <= column < len(COLUMNS):
             self.sortRequested.emit(COLUMNS[column], order == Qt.SortOrder.DescendingOrder)

@@ -11,13 +11,13 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from .changes import Change
+from ..changes import Change
+from ..errors import InvalidValueError, NotFoundError
+from ..store import Op, now_iso
 from .checks import closest, id_list, list_name, text_arg
-from .errors import InvalidValueError, NotFoundError
-from .store import Op, now_iso
 
 if TYPE_CHECKING:
-    from .library import Library
+    from .facade import Library
 
 
 def list_key(lib: Library, name: str) -> str:

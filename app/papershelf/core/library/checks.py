@@ -9,9 +9,9 @@ from __future__ import annotations
 import difflib
 from collections.abc import Iterable
 
-from .errors import InvalidValueError
-from .paper import Status
-from .text import clean_text
+from ..errors import InvalidValueError
+from ..paper import Status
+from ..text import clean_text
 
 
 def text_arg(value: object, what: str) -> str:

@@ -10,12 +10,12 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ..errors import InvalidValueError, NothingToExportError
 from .checks import id_list
-from .errors import InvalidValueError, NothingToExportError
 
 if TYPE_CHECKING:
-    from .exporters.bibtex import ExportReport
-    from .library import Library
+    from ..exporters.bibtex import ExportReport
+    from .facade import Library
 
 DIALECTS = ("bibtex", "biblatex")
 
@@ -28,9 +28,9 @@ def _check_dialect(dialect: str) -> None:
 def export_bibtex(lib: Library, ids: Iterable[str], path: Path | str,
                   dialect: str = "bibtex") -> tuple[ExportReport, str]:
     """See `Library.export_bibtex`."""
-    from .citekeys import assign_keys
-    from .exporters.bibtex import ExportReport, Rendering
-    from .fileio import write_atomically
+    from ..citekeys import assign_keys
+    from ..exporters.bibtex import ExportReport, Rendering
+    from ..fileio import write_atomically
     ids = [lib.get(pid).id for pid in dict.fromkeys(id_list(ids))]
     if not ids:     # an empty file over a good one is never what was meant
         raise NothingToExportError(
@@ -55,7 +55,7 @@ def export_bibtex(lib: Library, ids: Iterable[str], path: Path | str,
 
 def citation_keys(lib: Library, ids: Iterable[str], pin: bool = True) -> dict[str, str]:
     """See `Library.citation_keys`."""
-    from .citekeys import assign_keys
+    from ..citekeys import assign_keys
     ids = [lib.get(pid).id for pid in dict.fromkeys(id_list(ids))]
     papers = lib._papers
     keys = assign_keys(papers.values())
@@ -67,7 +67,7 @@ def citation_keys(lib: Library, ids: Iterable[str], pin: bool = True) -> dict[st
 
 def bibtex_entries(lib: Library, ids: Iterable[str], dialect: str = "bibtex", pin: bool = True) -> str:
     """See `Library.bibtex_entries`."""
-    from .exporters.bibtex import entries_text
+    from ..exporters.bibtex import entries_text
     _check_dialect(dialect)
     keys = citation_keys(lib, ids, pin=pin)
     papers = lib._papers

@@ -15,19 +15,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from . import importers
-from .changes import Change, Record
-from .dedupe import fingerprint, merge_into
-from .errors import ListingError, UncertainListingError
-from .importers import PASTE_LABEL
-from .importers.base import Candidate, ParsedFile, Problem
-from .paper import FIELDS, Paper, Source, normalize_tag
-from .store import Op, gc_paused, now_iso
-from .text import clean_text, find_links, plain_text
-from .titles import derive_title
+from .. import importers
+from ..changes import Change, Record
+from ..dedupe import fingerprint, merge_into
+from ..errors import ListingError, UncertainListingError
+from ..importers import PASTE_LABEL
+from ..importers.base import Candidate, ParsedFile, Problem
+from ..paper import FIELDS, Paper, Source, normalize_tag
+from ..store import Op, gc_paused, now_iso
+from ..text import clean_text, find_links, plain_text
+from ..titles import derive_title
 
 if TYPE_CHECKING:
-    from .library import Library
+    from .facade import Library
 
 __all__ = ["PASTE_LABEL", "FileReport", "ImportBatch", "import_files", "import_text"]
 
@@ -228,7 +228,7 @@ class ImportBatch:
 
     def _keep_key(self, paper: Paper, key: str) -> None:
         """A .bib file's citation key becomes the paper's, unless another paper has it."""
-        from .citekeys import valid_key
+        from ..citekeys import valid_key
         if self.keys_taken is None:
             self.keys_taken = {p.citekey.casefold() for p in self.lib.papers() if p.citekey}
         if valid_key(key) and key.casefold() not in self.keys_taken:

@@ -1,14 +1,8 @@
-"""The facade: the one way the GUI and the CLI reach the data.
+"""The `Library` class: the facade's methods, each a short door to the work.
 
-Every change goes through here: it becomes store operations, is made durable,
-and is then announced to subscribers as a `Change` (plain callbacks, no Qt),
-so each view can decide whether it needs to refresh. The library also owns
-its search index (`open_index`, `search`): callers hold a `Query` and get an
-`Answer`, never the index. Bad input raises a typed error from
-`core/errors.py` (`InvalidValueError`, `NotFoundError`) and changes nothing.
-
-The work is done in the facade's own modules: `importing` (files and pasted
-text), `searching` (the index and the answers), `restoring` (undo).
+Opening, subscribers, reading and editing papers are here; importing,
+searching, reading lists, export and undo are done by this package's other
+modules (see the package's docstring).
 """
 
 from __future__ import annotations
@@ -16,28 +10,27 @@ from __future__ import annotations
 import logging
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
+from itertools import pairwise
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..changes import Change, Record, Subscriber
+from ..dedupe import FINGERPRINT_VERSION, fingerprint
+from ..errors import InvalidValueError, NotFoundError
+from ..importers.base import ParsedFile
+from ..paper import RATING_MAX, RATING_MIN, Paper, Status, normalize_tag
+from ..query import Answer, Query
+from ..store import Op, Store, now_iso
+from ..text import clean_text
+from ..titles import derive_title
 from . import exporting, importing, restoring
 from . import lists as reading_lists
-from .changes import Change, Record, Subscriber
 from .checks import closest, common_prefix, id_list, status_arg, tag_list, text_arg
-from .dedupe import FINGERPRINT_VERSION, fingerprint
-from .errors import InvalidValueError, NotFoundError
-from .importers.base import ParsedFile
-from .importing import PASTE_LABEL, FileReport
-from .paper import RATING_MAX, RATING_MIN, Paper, Status, normalize_tag
-from .query import Answer, Query
-from .searching import Cancelled, IndexKeeper, IndexState, IndexStatus, Progress
-from .store import Op, Store, now_iso
-from .text import clean_text
-from .titles import derive_title
+from .importing import FileReport
+from .searching import Cancelled, IndexKeeper, IndexStatus, Progress
 
 if TYPE_CHECKING:
-    from .exporters.bibtex import ExportReport
-
-__all__ = ["PASTE_LABEL", "Answer", "Change", "FileReport", "IndexState", "IndexStatus", "Library", "Query"]
+    from ..exporters.bibtex import ExportReport
 
 log = logging.getLogger(__name__)
 
@@ -78,7 +71,7 @@ class Library:
     @staticmethod
     def remove_stale_export_files(folder: Path | str) -> list[Path]:
         """Temporary files an export killed mid-write left in `folder` (ours only, 15 minutes old)."""
-        from .fileio import remove_stale_temp_files
+        from ..fileio import remove_stale_temp_files
         return remove_stale_temp_files(folder)
 
     @property
@@ -191,7 +184,7 @@ class Library:
             return matches[0]
         if len(matches) > 1:
             # enough characters to tell every match from the next one in order
-            need = 1 + max(common_prefix(a, b) for a, b in zip(matches, matches[1:], strict=False))
+            need = 1 + max(common_prefix(a, b) for a, b in pairwise(matches))
             shown = ", ".join(m[:need] for m in matches[:5]) + (", …" if len(matches) > 5 else "")
             raise NotFoundError(f"The id prefix {ref!r} matches {len(matches)} papers ({shown}); "
                                 f"type at least {need} characters of the id to pick one.")
@@ -407,7 +400,7 @@ class Library:
 
     def set_citekey(self, paper_id: str, key: str) -> int:
         """A citation key the user chose ('' lets Papershelf pick one again)."""
-        from .citekeys import valid_key
+        from ..citekeys import valid_key
         key = text_arg(key, "a citation key").strip()
         if key and not valid_key(key):
             raise InvalidValueError(f"{key!r} is not a usable citation key: start with a letter, then letters, "

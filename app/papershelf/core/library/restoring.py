@@ -13,14 +13,14 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING
 
-from .changes import Change, Record
-from .errors import InvalidValueError
+from ..changes import Change, Record
+from ..errors import InvalidValueError
+from ..paper import FIELDS, RATING_MAX, RATING_MIN, STATUS_VALUES, Paper, Status
+from ..store import Op, now_iso
 from .lists import touch
-from .paper import FIELDS, RATING_MAX, RATING_MIN, STATUS_VALUES, Paper, Status
-from .store import Op, now_iso
 
 if TYPE_CHECKING:
-    from .library import Library
+    from .facade import Library
 
 UNDOABLE_FIELDS = ("status", "tags", "notes", "rating", "title", "title_derived")
 

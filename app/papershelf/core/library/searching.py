@@ -22,12 +22,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
+from ..errors import InvalidValueError, SearchIndexDamagedError, SearchIndexError
+from ..query import INDEX_SORTS, RELEVANCE, SORT_KEYS, Answer, Query, Vocabulary, sort_ids, title_matches
 from .checks import status_arg
-from .errors import InvalidValueError, SearchIndexDamagedError, SearchIndexError
-from .query import INDEX_SORTS, RELEVANCE, SORT_KEYS, Answer, Query, Vocabulary, sort_ids, title_matches
 
 if TYPE_CHECKING:
-    from .library import Library
+    from .facade import Library
 
 FLUSH_WAIT_S = 2.0     # a writer batch (0.25 s) and its commit, on a loaded machine
 
@@ -90,7 +90,7 @@ def _new_index(library: Library) -> SearchIndexLike:
 
     The one place the core names the search package; imported here, on
     first use, to keep Whoosh and numpy out of start-up."""
-    from .index import SearchIndex
+    from ..index import SearchIndex
     index: SearchIndexLike = SearchIndex(library)
     return index
 

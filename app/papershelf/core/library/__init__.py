@@ -1,0 +1,31 @@
+"""The facade: the one way the GUI and the CLI reach the data.
+
+Every change goes through `Library`: it becomes store operations, is made
+durable, and is then announced to subscribers as a `Change` (plain
+callbacks, no Qt), so each view can decide whether it needs to refresh. The
+library also owns its search index (`open_index`, `search`): callers hold a
+`Query` and get an `Answer`, never the index. Bad input raises a typed
+error from `core/errors.py` (`InvalidValueError`, `NotFoundError`) and
+changes nothing.
+
+The package is the facade and nothing else: its modules may use the
+library's private parts, and nothing else in the core imports them.
+
+    facade.py     Library: opening, subscribers, reading and editing papers
+    importing.py  files and pasted text become papers (FileReport, ImportBatch)
+    searching.py  the search index, owned by the library, and the answers to queries
+    lists.py      reading lists
+    exporting.py  BibTeX export and citation keys
+    restoring.py  undo: put back exactly what was there
+    checks.py     what callers hand the facade, and the words of its errors
+"""
+
+from __future__ import annotations
+
+from ..changes import Change
+from ..query import Answer, Query
+from .facade import Library
+from .importing import PASTE_LABEL, FileReport
+from .searching import IndexState, IndexStatus
+
+__all__ = ["PASTE_LABEL", "Answer", "Change", "FileReport", "IndexState", "IndexStatus", "Library", "Query"]
