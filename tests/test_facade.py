@@ -33,6 +33,7 @@ APP = ROOT / "app" / "papershelf"
 
 # ---- bad input: a typed error a person can act on, and nothing changed ----------------
 
+
 @pytest.fixture
 def small(tmp_path):
     """A library of the first listing, with a tag and a reading list."""
@@ -51,75 +52,151 @@ def _record(lib, pid):
 
 BAD_CALLS = {
     # name: (call(lib, ids), error type, words the message holds)
-    "set_status unknown": (lambda lib, ids: lib.set_status(ids[:1], "bogus"), InvalidValueError,
-                           "unknown status 'bogus'; use one of: unread, to-read"),
+    "set_status unknown": (
+        lambda lib, ids: lib.set_status(ids[:1], "bogus"),
+        InvalidValueError,
+        "unknown status 'bogus'; use one of: unread, to-read",
+    ),
     "set_status not text": (lambda lib, ids: lib.set_status(ids[:1], 3), InvalidValueError, "a status is one of"),
-    "set_status unknown id": (lambda lib, ids: lib.set_status([ids[0], "nope"], "read"), NotFoundError,
-                              "No paper with id 'nope'"),
-    "set_status one id as text": (lambda lib, ids: lib.set_status(ids[0], "read"), InvalidValueError,
-                                  "put it in a list"),
-    "add_tags one string": (lambda lib, ids: lib.add_tags(ids, "llm, cite"), InvalidValueError,
-                            "tags are given as a list"),
+    "set_status unknown id": (
+        lambda lib, ids: lib.set_status([ids[0], "nope"], "read"),
+        NotFoundError,
+        "No paper with id 'nope'",
+    ),
+    "set_status one id as text": (
+        lambda lib, ids: lib.set_status(ids[0], "read"),
+        InvalidValueError,
+        "put it in a list",
+    ),
+    "add_tags one string": (
+        lambda lib, ids: lib.add_tags(ids, "llm, cite"),
+        InvalidValueError,
+        "tags are given as a list",
+    ),
     "add_tags not text": (lambda lib, ids: lib.add_tags(ids, [3]), InvalidValueError, "a tag must be text"),
-    "remove_tags one string": (lambda lib, ids: lib.remove_tags(ids, "llm"), InvalidValueError,
-                               "tags are given as a list"),
+    "remove_tags one string": (
+        lambda lib, ids: lib.remove_tags(ids, "llm"),
+        InvalidValueError,
+        "tags are given as a list",
+    ),
     "set_tags none": (lambda lib, ids: lib.set_tags(ids, None), InvalidValueError, "tags are given as a list"),
     "set_notes not text": (lambda lib, ids: lib.set_notes(ids[0], None), InvalidValueError, "notes must be text"),
     "set_notes unknown id": (lambda lib, ids: lib.set_notes("nope", "x"), NotFoundError, "No paper with id"),
     "set_rating 7": (lambda lib, ids: lib.set_rating(ids, 7), InvalidValueError, "a rating is 1 to 5 stars"),
     "set_rating text": (lambda lib, ids: lib.set_rating(ids, "3"), InvalidValueError, "a rating is 1 to 5 stars"),
     "set_title not text": (lambda lib, ids: lib.set_title(ids[0], 5), InvalidValueError, "a title must be text"),
-    "delete_papers unknown id": (lambda lib, ids: lib.delete_papers([ids[0], "nope"]), NotFoundError,
-                                 "No paper with id 'nope'"),
+    "delete_papers unknown id": (
+        lambda lib, ids: lib.delete_papers([ids[0], "nope"]),
+        NotFoundError,
+        "No paper with id 'nope'",
+    ),
     "rename_tag empty": (lambda lib, ids: lib.rename_tag("llm", "  "), InvalidValueError, "a tag needs a name"),
     "rename_tag not text": (lambda lib, ids: lib.rename_tag("llm", None), InvalidValueError, "a tag must be text"),
-    "set_citekey malformed": (lambda lib, ids: lib.set_citekey(ids[0], "1bad key"), InvalidValueError,
-                              "is not a usable citation key"),
-    "set_citekey not text": (lambda lib, ids: lib.set_citekey(ids[0], 12), InvalidValueError,
-                             "a citation key must be text"),
-    "export_bibtex dialect": (lambda lib, ids: lib.export_bibtex(ids, lib.folder.parent / "out.bib", "latex"),
-                              InvalidValueError, "unknown dialect 'latex'; use bibtex or biblatex"),
-    "export_bibtex nothing": (lambda lib, ids: lib.export_bibtex([], lib.folder.parent / "out.bib"),
-                              NothingToExportError, "No papers to export"),
-    "citation_keys unknown id": (lambda lib, ids: lib.citation_keys([ids[0], "nope"]), NotFoundError,
-                                 "No paper with id 'nope'"),
-    "bibtex_entries dialect": (lambda lib, ids: lib.bibtex_entries(ids, "latex"), InvalidValueError,
-                               "unknown dialect"),
+    "set_citekey malformed": (
+        lambda lib, ids: lib.set_citekey(ids[0], "1bad key"),
+        InvalidValueError,
+        "is not a usable citation key",
+    ),
+    "set_citekey not text": (
+        lambda lib, ids: lib.set_citekey(ids[0], 12),
+        InvalidValueError,
+        "a citation key must be text",
+    ),
+    "export_bibtex dialect": (
+        lambda lib, ids: lib.export_bibtex(ids, lib.folder.parent / "out.bib", "latex"),
+        InvalidValueError,
+        "unknown dialect 'latex'; use bibtex or biblatex",
+    ),
+    "export_bibtex nothing": (
+        lambda lib, ids: lib.export_bibtex([], lib.folder.parent / "out.bib"),
+        NothingToExportError,
+        "No papers to export",
+    ),
+    "citation_keys unknown id": (
+        lambda lib, ids: lib.citation_keys([ids[0], "nope"]),
+        NotFoundError,
+        "No paper with id 'nope'",
+    ),
+    "bibtex_entries dialect": (lambda lib, ids: lib.bibtex_entries(ids, "latex"), InvalidValueError, "unknown dialect"),
     "create_list empty": (lambda lib, ids: lib.create_list("   "), InvalidValueError, "a reading list needs a name"),
-    "create_list not text": (lambda lib, ids: lib.create_list(None), InvalidValueError,
-                             "a reading list's name must be text"),
-    "add_to_list unknown id": (lambda lib, ids: lib.add_to_list("new list", ["nope"]), NotFoundError,
-                               "No paper with id 'nope'"),
-    "remove_from_list no list": (lambda lib, ids: lib.remove_from_list("to sit", ids), NotFoundError,
-                                 "did you mean 'to cite'?"),
-    "reorder_list other papers": (lambda lib, ids: lib.reorder_list("to cite", ids[2:4]), InvalidValueError,
-                                  "a new order must hold exactly the papers already on the list"),
-    "rename_list empty": (lambda lib, ids: lib.rename_list("to cite", ""), InvalidValueError,
-                          "a reading list needs a name"),
-    "rename_list taken": (lambda lib, ids: (lib.create_list("later"), lib.rename_list("to cite", "LATER")),
-                          InvalidValueError, "there is already a reading list named 'LATER'"),
+    "create_list not text": (
+        lambda lib, ids: lib.create_list(None),
+        InvalidValueError,
+        "a reading list's name must be text",
+    ),
+    "add_to_list unknown id": (
+        lambda lib, ids: lib.add_to_list("new list", ["nope"]),
+        NotFoundError,
+        "No paper with id 'nope'",
+    ),
+    "remove_from_list no list": (
+        lambda lib, ids: lib.remove_from_list("to sit", ids),
+        NotFoundError,
+        "did you mean 'to cite'?",
+    ),
+    "reorder_list other papers": (
+        lambda lib, ids: lib.reorder_list("to cite", ids[2:4]),
+        InvalidValueError,
+        "a new order must hold exactly the papers already on the list",
+    ),
+    "rename_list empty": (
+        lambda lib, ids: lib.rename_list("to cite", ""),
+        InvalidValueError,
+        "a reading list needs a name",
+    ),
+    "rename_list taken": (
+        lambda lib, ids: (lib.create_list("later"), lib.rename_list("to cite", "LATER")),
+        InvalidValueError,
+        "there is already a reading list named 'LATER'",
+    ),
     "delete_list no list": (lambda lib, ids: lib.delete_list("nope"), NotFoundError, "No reading list named 'nope'"),
-    "restore_fields unknown status": (lambda lib, ids: lib.restore_fields({ids[0]: {"status": "bogus"}}),
-                                      InvalidValueError, "unknown status 'bogus'"),
-    "restore_fields other field": (lambda lib, ids: lib.restore_fields({ids[0]: {"abstract": ""}}),
-                                   InvalidValueError, "abstract cannot be put back by undo"),
-    "restore_lists not ids": (lambda lib, ids: lib.restore_lists({"to cite": "abc"}), InvalidValueError,
-                              "must hold a list of paper ids"),
-    "restore_papers not papers": (lambda lib, ids: lib.restore_papers(["abc"], {}), InvalidValueError,
-                                  "only papers the library handed out can be restored"),
-    "put_records unknown field": (lambda lib, ids: lib.put_records({ids[0]: {**_record(lib, ids[0]), "colour": 1}}),
-                                  InvalidValueError, "has fields a paper does not have: colour"),
-    "put_records other paper": (lambda lib, ids: lib.put_records({ids[0]: _record(lib, ids[1])}),
-                                InvalidValueError, "is of another paper"),
-    "swap_fields unknown status": (lambda lib, ids: lib.swap_fields({ids[0]: {"status": "x"}}, {ids[0]: {}}),
-                                   InvalidValueError, "unknown status 'x'"),
-    "import_files one path": (lambda lib, ids: lib.import_files(str(SEEDS[1])), InvalidValueError,
-                              "put it in a list"),
+    "restore_fields unknown status": (
+        lambda lib, ids: lib.restore_fields({ids[0]: {"status": "bogus"}}),
+        InvalidValueError,
+        "unknown status 'bogus'",
+    ),
+    "restore_fields other field": (
+        lambda lib, ids: lib.restore_fields({ids[0]: {"abstract": ""}}),
+        InvalidValueError,
+        "abstract cannot be put back by undo",
+    ),
+    "restore_lists not ids": (
+        lambda lib, ids: lib.restore_lists({"to cite": "abc"}),
+        InvalidValueError,
+        "must hold a list of paper ids",
+    ),
+    "restore_papers not papers": (
+        lambda lib, ids: lib.restore_papers(["abc"], {}),
+        InvalidValueError,
+        "only papers the library handed out can be restored",
+    ),
+    "put_records unknown field": (
+        lambda lib, ids: lib.put_records({ids[0]: {**_record(lib, ids[0]), "colour": 1}}),
+        InvalidValueError,
+        "has fields a paper does not have: colour",
+    ),
+    "put_records other paper": (
+        lambda lib, ids: lib.put_records({ids[0]: _record(lib, ids[1])}),
+        InvalidValueError,
+        "is of another paper",
+    ),
+    "swap_fields unknown status": (
+        lambda lib, ids: lib.swap_fields({ids[0]: {"status": "x"}}, {ids[0]: {}}),
+        InvalidValueError,
+        "unknown status 'x'",
+    ),
+    "import_files one path": (lambda lib, ids: lib.import_files(str(SEEDS[1])), InvalidValueError, "put it in a list"),
     "import_text not text": (lambda lib, ids: lib.import_text(None), InvalidValueError, "pasted text must be text"),
-    "import_text no listing": (lambda lib, ids: lib.import_text("hello"), ListingError,
-                               "does not look like a list of papers"),
-    "import_parsed not parsed": (lambda lib, ids: lib.import_parsed("text"), InvalidValueError,
-                                 "import_parsed takes a parsed file"),
+    "import_text no listing": (
+        lambda lib, ids: lib.import_text("hello"),
+        ListingError,
+        "does not look like a list of papers",
+    ),
+    "import_parsed not parsed": (
+        lambda lib, ids: lib.import_parsed("text"),
+        InvalidValueError,
+        "import_parsed takes a parsed file",
+    ),
 }
 
 
@@ -133,9 +210,9 @@ def test_bad_input_raises_a_typed_error_and_changes_nothing(small, name):
         call(small, ids)
     assert isinstance(caught.value, PapershelfError)
     assert words in str(caught.value)
-    if not isinstance(caught.value, InvalidValueError):   # those are ValueErrors too, as before
+    if not isinstance(caught.value, InvalidValueError):  # those are ValueErrors too, as before
         assert not isinstance(caught.value, (ValueError, KeyError))
-    if name != "rename_list taken":                        # that one made the list it is refused by
+    if name != "rename_list taken":  # that one made the list it is refused by
         assert small.generation == generation and snapshot_files(folder) == before
     assert ({p.id: p.to_dict() for p in small.papers()}, small.lists()) == state or name == "rename_list taken"
     assert not (folder.parent / "out.bib").exists()
@@ -161,16 +238,41 @@ def test_bad_filters_are_typed_errors_too(small):
 
 
 def test_every_public_mutator_is_covered_above():
-    mutators = {"set_status", "add_tags", "remove_tags", "set_tags", "set_notes", "set_rating", "set_title",
-                "delete_papers", "rename_tag", "set_citekey", "export_bibtex", "citation_keys", "bibtex_entries",
-                "create_list", "add_to_list", "remove_from_list", "reorder_list", "rename_list", "delete_list",
-                "restore_fields", "restore_lists", "restore_papers", "put_records", "swap_fields", "import_files",
-                "import_text", "import_parsed"}
+    mutators = {
+        "set_status",
+        "add_tags",
+        "remove_tags",
+        "set_tags",
+        "set_notes",
+        "set_rating",
+        "set_title",
+        "delete_papers",
+        "rename_tag",
+        "set_citekey",
+        "export_bibtex",
+        "citation_keys",
+        "bibtex_entries",
+        "create_list",
+        "add_to_list",
+        "remove_from_list",
+        "reorder_list",
+        "rename_list",
+        "delete_list",
+        "restore_fields",
+        "restore_lists",
+        "restore_papers",
+        "put_records",
+        "swap_fields",
+        "import_files",
+        "import_text",
+        "import_parsed",
+    }
     covered = {name.split()[0] for name in BAD_CALLS}
     assert mutators <= covered, mutators - covered
 
 
 # ---- importing pasted text ------------------------------------------------------------------
+
 
 def test_pasted_text_and_bytes_import_through_the_facade(library):
     text = (SEEDS[0]).read_text(encoding="utf-8")
@@ -181,8 +283,10 @@ def test_pasted_text_and_bytes_import_through_the_facade(library):
 
 
 def test_text_that_partly_looks_like_a_listing_waits_for_as_listing(library):
-    abstract = ("We propose a method for learning representations of graphs that scales to very large inputs "
-                "and beats every baseline we tried on the usual benchmarks by a wide margin.")
+    abstract = (
+        "We propose a method for learning representations of graphs that scales to very large inputs "
+        "and beats every baseline we tried on the usual benchmarks by a wide margin."
+    )
     text = f"Some notes of mine\n\nTODO: read these\n\n{abstract}\n"
     with pytest.raises(UncertainListingError) as caught:
         library.import_text(text)
@@ -192,6 +296,7 @@ def test_text_that_partly_looks_like_a_listing_waits_for_as_listing(library):
 
 
 # ---- the search index, owned by the library ---------------------------------------------------
+
 
 @pytest.fixture(scope="module")
 def indexed_dir(tmp_path_factory):
@@ -243,7 +348,7 @@ def test_orders_lists_and_only_ids(lib):
     assert keys == sorted(keys, reverse=True) and len(keys) == 372
     chosen = [by_title[5], by_title[1], by_title[9]]
     lib.add_to_list("mine", chosen)
-    assert lib.search(Query(list_name="mine")).ids == chosen        # a reading list keeps its own order
+    assert lib.search(Query(list_name="mine")).ids == chosen  # a reading list keeps its own order
     only = lib.search(Query(only_ids=frozenset(chosen[:2])))
     assert sorted(only.ids) == sorted(chosen[:2]) and sum(only.facets["status"].values()) == 2
 
@@ -290,18 +395,18 @@ def test_an_index_found_damaged_answers_from_titles_until_opened_again(lib, monk
     assert answer.index_damaged and not answer.indexed and answer.ids
     assert lib.index_status.state is IndexState.DAMAGED
     again = lib.search(Query("reward"))
-    assert again.index_damaged and len(calls) == 1                  # the damaged index is left alone
+    assert again.index_damaged and len(calls) == 1  # the damaged index is left alone
     monkeypatch.undo()
     assert lib.open_index() and lib.search(Query("reward")).indexed
 
 
 def test_closing_reindexing_and_cancelling(lib):
-    assert lib.reindex() is True and lib.index_status.state is IndexState.CLOSED    # rebuilt, left closed
+    assert lib.reindex() is True and lib.index_status.state is IndexState.CLOSED  # rebuilt, left closed
     assert lib.open_index(rebuild=True, cancelled=lambda: True) is False
     assert lib.index_status.state is IndexState.CLOSED
     assert lib.open_index()
     seen = []
-    assert lib.reindex(progress=lambda done, total: seen.append(total)) and seen   # open again after
+    assert lib.reindex(progress=lambda done, total: seen.append(total)) and seen  # open again after
     assert lib.index_status.ready
     lib.close_index()
     assert lib.index_status.state is IndexState.CLOSED and not lib.search(Query("reward")).indexed
@@ -319,6 +424,7 @@ def test_a_closed_library_opens_no_index(indexed_dir, tmp_path):
 
 def test_an_index_that_cannot_be_written_says_so(tmpfs):
     import os
+
     if os.geteuid() != 0:
         pytest.skip("needs a read-only mount (root)")
     with tmpfs("8m") as mount:
@@ -336,8 +442,14 @@ def test_an_index_that_cannot_be_written_says_so(tmpfs):
 
 # ---- one door: what the GUI may import and read ------------------------------------------------
 
-BEHIND_THE_FACADE = ("papershelf.core.index", "papershelf.core.importers", "papershelf.core.store",
-                     "papershelf.core.fastsearch", "papershelf.core.search", "papershelf.core.indexbuild")
+BEHIND_THE_FACADE = (
+    "papershelf.core.index",
+    "papershelf.core.importers",
+    "papershelf.core.store",
+    "papershelf.core.fastsearch",
+    "papershelf.core.search",
+    "papershelf.core.indexbuild",
+)
 
 
 def _imports(path: Path, package: str) -> list[tuple[str, bool]]:
@@ -376,7 +488,7 @@ NOT_YET = {"index.py"}
 def test_nothing_in_the_core_imports_the_facade_back():
     facade = APP / "core" / "library"
     for path in sorted((APP / "core").rglob("*.py")):
-        if path.is_relative_to(facade) or path.name in NOT_YET:      # the facade's own modules may
+        if path.is_relative_to(facade) or path.name in NOT_YET:  # the facade's own modules may
             continue
         package = ".".join(["papershelf", *path.relative_to(APP).parent.parts])
         for module, guarded in _imports(path, package):
@@ -385,10 +497,17 @@ def test_nothing_in_the_core_imports_the_facade_back():
 
 
 def test_opening_a_library_loads_no_search_engine():
-    code = ("import sys; from papershelf.core.library import Library; from papershelf.core.query import Query; "
-            "print(sorted(m for m in ('whoosh', 'numpy', 'papershelf.core.index') if m in sys.modules))")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
-                         env={"PYTHONPATH": str(ROOT / "app"), "PATH": "/usr/bin:/bin"})
+    code = (
+        "import sys; from papershelf.core.library import Library; from papershelf.core.query import Query; "
+        "print(sorted(m for m in ('whoosh', 'numpy', 'papershelf.core.index') if m in sys.modules))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={"PYTHONPATH": str(ROOT / "app"), "PATH": "/usr/bin:/bin"},
+    )
     assert out.stdout.strip() == "[]"
 
 

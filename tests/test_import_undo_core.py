@@ -48,17 +48,17 @@ def test_report_keeps_merged_papers_as_they_were_and_put_records_restores_them(t
         assert report.added == 1 and report.merged == 1
         assert set(report.merged_before) == {old_id}
         assert lib.get(old_id).to_dict() != before
-        assert lib.get(old_id).doi == "10.1234/shelf.2020"          # the merge happened
+        assert lib.get(old_id).doi == "10.1234/shelf.2020"  # the merge happened
 
         after = lib.records(report.added_ids + [old_id])
         lib.put_records(report.merged_before, remove=report.added_ids)
         assert len(lib) == 1 and same(lib.get(old_id).to_dict(), before)
-        assert lib.get(old_id).updated >= after[old_id]["updated"]     # the index catches up by it
+        assert lib.get(old_id).updated >= after[old_id]["updated"]  # the index catches up by it
         lib.put_records(after)
         assert len(lib) == 2 and lib.get(old_id).doi == "10.1234/shelf.2020"
         assert same(lib.records([old_id])[old_id], after[old_id])
 
-    with Library.open(tmp_path / "lib") as lib:                # and it was all made durable
+    with Library.open(tmp_path / "lib") as lib:  # and it was all made durable
         assert len(lib) == 2 and lib.get(old_id).tags == ["mine"]
         # a re-import after an undo finds the removed paper new again (fingerprints follow)
         lib.put_records({}, remove=[i for i in lib.ids() if i != old_id])
@@ -73,7 +73,7 @@ def test_citation_keys_and_entries_follow_the_export_and_pin_the_keys(tmp_path):
         lib.import_files([bib])
         ids = lib.ids()
         keys = lib.citation_keys(ids)
-        assert all(lib.get(pid).citekey == keys[pid] for pid in ids)    # pinned
+        assert all(lib.get(pid).citekey == keys[pid] for pid in ids)  # pinned
         text = lib.bibtex_entries(ids[:1])
         assert text.startswith("@") and "{" + keys[ids[0]] + "," in text and "% Exported" not in text
         _report, exported = lib.export_bibtex(ids[:1], "-")
@@ -94,11 +94,11 @@ def test_undoing_a_merge_keeps_a_citation_key_pinned_after_it(tmp_path):
         (report,) = lib.import_files([bib])
         assert report.merged == 1 and lib.get(pid).title == "Deep Nets for Shelving Papers"
         after = lib.records([pid])
-        key = lib.citation_keys([pid])[pid]                     # Copy Key / export pins it
+        key = lib.citation_keys([pid])[pid]  # Copy Key / export pins it
         assert key and lib.get(pid).citekey == key
-        lib.swap_fields(after, report.merged_before)            # undo the import
+        lib.swap_fields(after, report.merged_before)  # undo the import
         now = lib.get(pid).to_dict()
-        assert now["citekey"] == key                            # the pin stays
-        assert same({**now, "citekey": ""}, before)             # everything else as it was
-        lib.swap_fields(report.merged_before, after)            # redo
+        assert now["citekey"] == key  # the pin stays
+        assert same({**now, "citekey": ""}, before)  # everything else as it was
+        lib.swap_fields(report.merged_before, after)  # redo
         assert same(lib.records([pid])[pid], {**after[pid], "citekey": key})

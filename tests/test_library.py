@@ -12,8 +12,7 @@ from papershelf.core.paper import Status
 
 
 def find(lib, author=None, text=None):
-    out = [p for p in lib.papers()
-           if (author is None or author in p.authors) and (text is None or text in p.abstract)]
+    out = [p for p in lib.papers() if (author is None or author in p.authors) and (text is None or text in p.abstract)]
     return out
 
 
@@ -53,13 +52,18 @@ def test_duplicates_across_files_keep_both_provenances(seeded, seeds):
 
 
 def test_richer_fields_from_a_later_copy(library, tmp_path):
-    abstract = ("We introduce FooNet, a network for everything that anyone could ever want, and we "
-                "test it on many benchmarks with great care and patience.")
+    abstract = (
+        "We introduce FooNet, a network for everything that anyone could ever want, and we "
+        "test it on many benchmarks with great care and patience."
+    )
     bare = tmp_path / "daily.txt"
     bare.write_text(f"Daily Papers\n\n{abstract}\n", encoding="utf-8")
     rich = tmp_path / "search.txt"
-    rich.write_text(f"论文检索\n\nTheory · Deep Learning\n\nAda Lovelace, Alan Turing\n\n"
-                    f"{abstract.replace('FooNet', '**FooNet**')}\n", encoding="utf-8")
+    rich.write_text(
+        f"论文检索\n\nTheory · Deep Learning\n\nAda Lovelace, Alan Turing\n\n"
+        f"{abstract.replace('FooNet', '**FooNet**')}\n",
+        encoding="utf-8",
+    )
     library.import_files([bare])
     [paper] = library.papers()
     library.set_status([paper.id], "reading")
@@ -73,8 +77,10 @@ def test_richer_fields_from_a_later_copy(library, tmp_path):
 
 
 def test_real_title_replaces_derived_but_not_a_typed_one(library):
-    abstract = ("We propose BarNet, a method that is long enough to be an abstract of a paper in "
-                "a listing that people paste into the program every day.")
+    abstract = (
+        "We propose BarNet, a method that is long enough to be an abstract of a paper in "
+        "a listing that people paste into the program every day."
+    )
     library.import_parsed(ParsedFile("a.txt", "daily-papers", [Candidate(abstract, 1)], []))
     [paper] = library.papers()
     assert paper.title_derived and paper.title.startswith("BarNet: a method")
@@ -117,7 +123,7 @@ def test_edits_on_many_papers_persist_across_reopen(seeded, data_dir):
 def test_reading_lists(seeded):
     a, b, c = seeded.ids()[:3]
     assert seeded.add_to_list("Reading group", [a, b]) == 2
-    assert seeded.add_to_list("reading group", [b, c]) == 1   # same list, b already on it
+    assert seeded.add_to_list("reading group", [b, c]) == 1  # same list, b already on it
     assert seeded.list_ids("Reading Group") == [a, b, c]
     seeded.reorder_list("Reading group", [c, a, b])
     seeded.rename_list("Reading group", "Journal club")
@@ -144,7 +150,7 @@ def test_subscribers_hear_what_changed(seeded):
     unsubscribe = seeded.subscribe(heard.append)
     a, b = seeded.ids()[:2]
     seeded.set_status([a, b], "read")
-    seeded.set_status([a, b], "read")       # no change, no event
+    seeded.set_status([a, b], "read")  # no change, no event
     seeded.add_to_list("X", [a])
     unsubscribe()
     seeded.add_tags([a], ["quiet"])
@@ -180,7 +186,7 @@ def test_ids_are_stable_across_libraries(seeds, tmp_path):
 
 def test_readonly_library_refuses_edits(seeded, data_dir):
     pid = seeded.ids()[0]
-    with Library.open(data_dir, readonly=True) as ro:   # readers take no lock
+    with Library.open(data_dir, readonly=True) as ro:  # readers take no lock
         with pytest.raises(ReadOnlyLibraryError):
             ro.set_status([pid], "read")
         assert ro.get(pid).status is Status.UNREAD
@@ -188,8 +194,9 @@ def test_readonly_library_refuses_edits(seeded, data_dir):
 
 def test_cancelled_import_adds_nothing(library, seeds):
     seen = []
-    reports = library.import_files(seeds, progress=lambda n, total, path: seen.append(n),
-                                   cancelled=lambda: len(seen) >= 3)
+    reports = library.import_files(
+        seeds, progress=lambda n, total, path: seen.append(n), cancelled=lambda: len(seen) >= 3
+    )
     assert reports == [] and len(library) == 0
     assert seen == [0, 1, 2]
     # nothing of the cancelled attempt lingers: importing again works in full
@@ -204,6 +211,7 @@ def test_progress_is_reported_per_file(library, seeds):
 
 def test_big_import_is_written_as_a_snapshot(library, seeds, data_dir, monkeypatch):
     from papershelf.core.store import store
+
     monkeypatch.setattr(store, "BULK_PAPERS", 10)
     library.import_files(seeds)
     assert (data_dir / "journal.jsonl").stat().st_size == 0

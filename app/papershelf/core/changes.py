@@ -15,10 +15,10 @@ from typing import Any
 class Change:
     """What an operation touched, for subscribers to decide what to refresh."""
 
-    kind: str                                  # papers-added | papers-changed | papers-removed | lists-changed
+    kind: str  # papers-added | papers-changed | papers-removed | lists-changed
     ids: frozenset[str] = frozenset()
-    fields: frozenset[str] = frozenset()       # for papers-changed: which fields
-    lists: frozenset[str] = frozenset()        # for lists-changed: which list names
+    fields: frozenset[str] = frozenset()  # for papers-changed: which fields
+    lists: frozenset[str] = frozenset()  # for lists-changed: which list names
 
 
 Subscriber = Callable[[Change], None]

@@ -1,7 +1,7 @@
 """What to look for and what came back: `Query`, `Answer`, the orders a list
 can be sorted in, the title-only fallback and the "did you mean" suggestion.
 
-Plain data and pure functions, no index: `Library.search` (core/searching.py)
+Plain data and pure functions, no index: `Library.search` (core/library/searching.py)
 answers a `Query` with the search index when it is ready and with these
 helpers over the library's own filters while it is not. The window and the
 command line build queries and read answers; neither needs the index.
@@ -22,11 +22,11 @@ RELEVANCE = "relevance"
 # Columns the list can be sorted by (key of each paper), in display order.
 SORT_KEYS: dict[str, Callable[[Paper], Any]] = {
     "title": lambda p: p.title.casefold(),
-    "authors": lambda p: (p.authors[0].casefold() if p.authors else "\uffff"),
+    "authors": lambda p: p.authors[0].casefold() if p.authors else "\uffff",
     "area": lambda p: (p.area.casefold() or "\uffff", p.subarea.casefold()),
     "status": lambda p: list(Status).index(p.status),
     "rating": lambda p: p.rating or 0,
-    "tags": lambda p: (", ".join(p.tags) or "\uffff"),
+    "tags": lambda p: ", ".join(p.tags) or "\uffff",
     "added": lambda p: p.added,
 }
 
@@ -51,13 +51,13 @@ class Query:
     tag: str | None = None
     area: str | None = None
     list_name: str | None = None
-    only_ids: frozenset[str] | None = None     # e.g. the papers the last import added
-    sort: str = RELEVANCE            # "relevance" or a SORT_KEYS column (INDEX_SORTS with index_order)
+    only_ids: frozenset[str] | None = None  # e.g. the papers the last import added
+    sort: str = RELEVANCE  # "relevance" or a SORT_KEYS column (INDEX_SORTS with index_order)
     descending: bool = False
-    limit: int | None = None         # at most this many ids (the total still counts every match)
-    facets: bool = True              # count status, tags and area over every match
-    highlight: bool = True           # work out `Answer.terms`, the words to highlight
-    index_order: bool = False        # see above: the index's order, not the list's
+    limit: int | None = None  # at most this many ids (the total still counts every match)
+    facets: bool = True  # count status, tags and area over every match
+    highlight: bool = True  # work out `Answer.terms`, the words to highlight
+    index_order: bool = False  # see above: the index's order, not the list's
 
     def with_(self, **changes: Any) -> Query:
         """A copy with these fields changed."""
@@ -70,16 +70,16 @@ class Answer:
 
     query: Query
     ids: list[str]
-    total: int                        # every match, even beyond `query.limit`
+    total: int  # every match, even beyond `query.limit`
     facets: dict[str, dict[str, int]] = field(default_factory=dict)
     elapsed_ms: float = 0.0
-    indexed: bool = True              # False: the index was not ready, text was matched on titles only
-    fallback: bool = False            # the query was not understood: its plain words were searched
+    indexed: bool = True  # False: the index was not ready, text was matched on titles only
+    fallback: bool = False  # the query was not understood: its plain words were searched
     error: str = ""
-    terms: set[str] = field(default_factory=set)      # query words as the index holds them, to highlight
-    index_damaged: bool = False       # the index failed to read: open it again to rebuild it
-    suggestion: str = ""              # nothing found: the query with a close word in place of an unknown one
-    scores: dict[str, float] = field(default_factory=dict)   # id → relevance, when the index ranked them
+    terms: set[str] = field(default_factory=set)  # query words as the index holds them, to highlight
+    index_damaged: bool = False  # the index failed to read: open it again to rebuild it
+    suggestion: str = ""  # nothing found: the query with a close word in place of an unknown one
+    scores: dict[str, float] = field(default_factory=dict)  # id → relevance, when the index ranked them
 
 
 def title_matches(ids: Iterable[str], find: Callable[[str], Paper | None], text: str) -> list[str]:
@@ -95,7 +95,7 @@ def title_matches(ids: Iterable[str], find: Callable[[str], Paper | None], text:
 def sort_ids(ids: Iterable[str], find: Callable[[str], Paper | None], column: str, descending: bool) -> list[str]:
     """`ids` sorted by a `SORT_KEYS` column (stable: ties keep their order)."""
     key = SORT_KEYS[column]
-    papers = {pid: p for pid in ids if (p := find(pid)) is not None}   # read once: edits go on meanwhile
+    papers = {pid: p for pid in ids if (p := find(pid)) is not None}  # read once: edits go on meanwhile
     return sorted(papers, key=lambda pid: key(papers[pid]), reverse=descending)
 
 
@@ -168,5 +168,6 @@ def query_words(text: str) -> list[str]:
 
 def fuzzy_query(text: str) -> str:
     """The query with each plain word made fuzzy (`word~`): close spellings match too."""
-    return _QUERY_WORD.sub(lambda m: m.group(1) + "~" if m.group(1).casefold() not in _OPERATORS
-                           else m.group(1), text.strip())
+    return _QUERY_WORD.sub(
+        lambda m: m.group(1) + "~" if m.group(1).casefold() not in _OPERATORS else m.group(1), text.strip()
+    )

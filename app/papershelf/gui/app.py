@@ -50,6 +50,7 @@ def app_icon() -> QIcon | None:
 
 # ---- logging ---------------------------------------------------------------
 
+
 def log_file(folder: Path) -> Path:
     """Where the window logs, in the library folder."""
     return folder / "logs" / "papershelf.log"
@@ -72,6 +73,7 @@ def setup_logging(folder: Path) -> Path | None:
 
 # ---- errors at the boundary ------------------------------------------------
 
+
 class ErrorReporter:
     """sys.excepthook for the window: log it, tell the person, keep running."""
 
@@ -88,19 +90,29 @@ class ErrorReporter:
             return
         box = QMessageBox(QMessageBox.Icon.Critical, "Papershelf", "")
         box.setObjectName("crashDialog")
-        box.setText(QCoreApplication.translate("ErrorReporter", "Something went wrong: %s")
-                    % (exc or exc_type.__name__))
-        where = (QCoreApplication.translate("ErrorReporter", "The details are also in %s.") % self.log_path
-                 if self.log_path else "")
-        box.setInformativeText(QCoreApplication.translate(
-            "ErrorReporter", "Your library is saved after every change, so nothing you did before this is lost. "
-            "You can keep working; if it happens again, please report it with the details.") + " " + where)
+        box.setText(
+            QCoreApplication.translate("ErrorReporter", "Something went wrong: %s") % (exc or exc_type.__name__)
+        )
+        where = (
+            QCoreApplication.translate("ErrorReporter", "The details are also in %s.") % self.log_path
+            if self.log_path
+            else ""
+        )
+        box.setInformativeText(
+            QCoreApplication.translate(
+                "ErrorReporter",
+                "Your library is saved after every change, so nothing you did before this is lost. "
+                "You can keep working; if it happens again, please report it with the details.",
+            )
+            + " "
+            + where
+        )
         box.setDetailedText(details)
         # parented: addButton alone leaves the button to Python, which frees it on return
         copy = QPushButton(QCoreApplication.translate("ErrorReporter", "Copy details"), box)
         copy.setObjectName("copyDetailsButton")
         box.addButton(copy, QMessageBox.ButtonRole.ActionRole)
-        copy.clicked.disconnect()          # the button would close the box
+        copy.clicked.disconnect()  # the button would close the box
         copy.clicked.connect(lambda: QApplication.clipboard().setText(details))
         box.addButton(QMessageBox.StandardButton.Close)
         box.finished.connect(lambda _=0, b=box: self.dialogs.remove(b) if b in self.dialogs else None)
@@ -110,17 +122,21 @@ class ErrorReporter:
 
 # ---- main ------------------------------------------------------------------
 
+
 def open_library(folder: Path) -> Library | None:
     """Open the library; a damaged one is offered a repair (the same as `papershelf recover`)."""
     while True:
         try:
             return Library.open(folder)
         except StoreCorruptError as exc:
-            box = QMessageBox(QMessageBox.Icon.Critical, "Papershelf",
-                              "Your library is damaged. Nothing has been changed yet.")
+            box = QMessageBox(
+                QMessageBox.Icon.Critical, "Papershelf", "Your library is damaged. Nothing has been changed yet."
+            )
             box.setInformativeText(
-                str(exc).replace("Run 'papershelf recover'", "Choose Repair")
-                .replace("run 'papershelf recover'", "choose Repair"))
+                str(exc)
+                .replace("Run 'papershelf recover'", "Choose Repair")
+                .replace("run 'papershelf recover'", "choose Repair")
+            )
             repair = box.addButton("Repair", QMessageBox.ButtonRole.AcceptRole)
             box.addButton(QMessageBox.StandardButton.Close)
             box.setDefaultButton(repair)
@@ -144,11 +160,13 @@ def tidy_last_export_folder():
     start removes those of ours in the folder exported to last (off the GUI thread: it may be
     a slow network folder). Returns the thread."""
     import threading
+
     folder = QSettings().value("export/folder", "", str)
     if not folder:
         return None
-    worker = threading.Thread(target=Library.remove_stale_export_files, args=(folder,), daemon=True,
-                              name="tidy-exports")
+    worker = threading.Thread(
+        target=Library.remove_stale_export_files, args=(folder,), daemon=True, name="tidy-exports"
+    )
     worker.start()
     return worker
 
@@ -159,6 +177,7 @@ def _run_with_busy_dialog(fn, label: str):
 
     from PySide6.QtCore import QEventLoop
     from PySide6.QtWidgets import QProgressDialog
+
     out: list = []
 
     def work():
@@ -166,13 +185,17 @@ def _run_with_busy_dialog(fn, label: str):
             out.append(fn())
         except PapershelfError as exc:
             out.append(exc)
-        except Exception as exc:      # shown, never lost: the window has not started yet
+        except Exception as exc:  # shown, never lost: the window has not started yet
             log.exception("repair failed")
-            out.append(PapershelfError(f"The repair stopped with an unexpected error ({exc}); your "
-                                       "files were left as the repair found them."))
+            out.append(
+                PapershelfError(
+                    f"The repair stopped with an unexpected error ({exc}); your "
+                    "files were left as the repair found them."
+                )
+            )
 
     dialog = QProgressDialog(label, "", 0, 0)
-    dialog.setCancelButton(None)            # a repair is not left half done
+    dialog.setCancelButton(None)  # a repair is not left half done
     dialog.setMinimumDuration(300)
     worker = threading.Thread(target=work, daemon=True)
     worker.start()
@@ -192,7 +215,8 @@ def main(data_dir: str | None = None, argv: list[str] | None = None, files: list
     app = QApplication.instance() or QApplication(argv if argv is not None else sys.argv[:1])
     configure_application(app)
     if not data_dir and not os.environ.get(paths.ENV_DATA_DIR):
-        data_dir = QSettings().value("library/folder", "", str) or None   # Preferences
+        saved = QSettings().value("library/folder", "", str)  # Preferences
+        data_dir = saved if isinstance(saved, str) and saved else None
     folder = paths.data_dir(data_dir)
     try:
         if hand_over(folder, files):
@@ -206,8 +230,10 @@ def main(data_dir: str | None = None, argv: list[str] | None = None, files: list
         return 1
     sys.excepthook = ErrorReporter(setup_logging(folder))
     from .dialogs import apply_theme
+
     apply_theme()
     from .main_window import MainWindow
+
     window = MainWindow(library)
     try:
         server = InstanceServer(folder, window)

@@ -17,8 +17,7 @@ class LibraryEdit(QUndoCommand):
     """Run `action` once; undo restores the papers' editable fields (and the
     reading lists, if the edit touches them); redo puts the result back."""
 
-    def __init__(self, library: Library, label: str, ids, action: Callable[[], object],
-                 touches_lists: bool = False):
+    def __init__(self, library: Library, label: str, ids, action: Callable[[], object], touches_lists: bool = False):
         super().__init__(label)
         self.library = library
         self.ids = list(dict.fromkeys(ids))
@@ -37,7 +36,7 @@ class LibraryEdit(QUndoCommand):
             self.lists_after = _lists(lib) if self.touches_lists else {}
             self._done = True
             if self.before == self.after and self.lists_before == self.lists_after:
-                self.setObsolete(True)     # nothing changed: nothing to undo
+                self.setObsolete(True)  # nothing changed: nothing to undo
             return
         lib.restore_fields(self.after)
         self._restore_lists(self.lists_after, self.lists_before)
@@ -86,8 +85,8 @@ class ImportPapers(QUndoCommand):
         self.library = library
         self.added_ids = [pid for r in reports for pid in r.added_ids]
         self.merged_before: dict[str, dict] = {}
-        added = set(self.added_ids)             # one added and then merged into goes as a whole
-        for r in reports:                       # the first file to touch a paper saw it as it was
+        added = set(self.added_ids)  # one added and then merged into goes as a whole
+        for r in reports:  # the first file to touch a paper saw it as it was
             for pid, record in r.merged_before.items():
                 if pid not in added:
                     self.merged_before.setdefault(pid, record)
@@ -115,7 +114,7 @@ class ImportPapers(QUndoCommand):
 
     def redo(self) -> None:
         """Apply the import again (the first redo is the import itself, already done)."""
-        if self.added is not None:            # the first redo is the import itself, already done
+        if self.added is not None:  # the first redo is the import itself, already done
             self.library.swap_fields(self.merged_before, self.merged_after, add=self.added)
         self.applied = True
 

@@ -7,6 +7,8 @@ so panels refresh on the GUI thread.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from PySide6.QtCore import QObject, Signal
 
 from ..core.library import Change, Library
@@ -15,17 +17,17 @@ from ..core.library import Change, Library
 class LibraryEvents(QObject):
     """`Library` changes as the `changed` signal, on the GUI thread."""
 
-    changed = Signal(object)          # a core.library.Change
+    changed = Signal(object)  # a core.library.Change
 
     def __init__(self, library: Library, parent: QObject | None = None):
         super().__init__(parent)
-        self._unsubscribe = library.subscribe(self._relay)
+        self._unsubscribe: Callable[[], None] | None = library.subscribe(self._relay)
 
     def _relay(self, change: Change) -> None:
         self.changed.emit(change)
 
     def close(self) -> None:
         """Stop listening to the library."""
-        if self._unsubscribe:
+        if self._unsubscribe is not None:
             self._unsubscribe()
             self._unsubscribe = None

@@ -34,7 +34,7 @@ def edited(kind: str, n: int, what: str, undo_key: str) -> str:
         "rating": tr("Rated %(papers)s %(what)s"),
         "unrate": tr("Cleared the rating of %(papers)s"),
     }
-    if n == 0:      # nothing changed, and there is nothing to undo
+    if n == 0:  # nothing changed, and there is nothing to undo
         texts = {
             "tag": tr("Already tagged %(what)s"),
             "untag": tr("No selected paper has %(what)s"),
@@ -48,6 +48,7 @@ def edited(kind: str, n: int, what: str, undo_key: str) -> str:
 
 
 # ---- a search that finds nothing -------------------------------------------------
+
 
 def no_results(text: str, suggestion: str) -> str:
     """What the status bar says when a search finds nothing."""

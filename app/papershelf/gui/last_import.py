@@ -40,7 +40,8 @@ class LastImport(QObject):
         super().__init__(window)
         self.window = window
         self.ids: frozenset[str] = frozenset()
-        self._latest: tuple[ImportPapers, list[FileReport]] | None = None    # the newest step, its reports
+        # the newest step and its reports (those of the import it completes, once merged)
+        self._latest: tuple[ImportPapers, list[FileReport] | None] | None = None
         # a change arrives while an undo runs, before the stack has moved: look once it has
         self._later = QTimer(self, singleShot=True, interval=0)
         self._later.timeout.connect(self.refresh)
@@ -54,8 +55,13 @@ class LastImport(QObject):
         is still the newest step, the two become one."""
         stack = self.window.undo_stack
         follows = None
-        if completes is not None and self._latest is not None and self._latest[1] is completes \
-                and stack.index() == stack.count() and stack.command(stack.count() - 1) is self._latest[0]:
+        if (
+            completes is not None
+            and self._latest is not None
+            and self._latest[1] is completes
+            and stack.index() == stack.count()
+            and stack.command(stack.count() - 1) is self._latest[0]
+        ):
             follows = self._latest[0]
             reports = [*completes, *reports]
         if not any(r.added or r.merged for r in reports):
@@ -73,7 +79,7 @@ class LastImport(QObject):
         cmd.follows = follows
         self._latest = (follows or cmd, reports if follows is None else completes)
         stack.push(cmd)
-        if follows is not None:             # merged into the step below: the stack did not move
+        if follows is not None:  # merged into the step below: the stack did not move
             self.refresh()
 
     def command(self) -> ImportPapers | None:
@@ -92,7 +98,7 @@ class LastImport(QObject):
         ids = win.library.present(cmd.added_ids) if cmd is not None else []
         self.ids = frozenset(ids)
         panel = win.filter_panel
-        if ids:
+        if ids and cmd is not None:
             files = [_file_label(f) for f in cmd.files]
             panel.set_last_import(tr("Last import"), len(ids), tr("Papers added by importing %s") % ", ".join(files))
         else:

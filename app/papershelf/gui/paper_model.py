@@ -15,16 +15,33 @@ from ..core.text import plain_text
 PaperIdRole = Qt.ItemDataRole.UserRole + 1
 
 COLUMNS = ("title", "authors", "area", "status", "rating", "tags", "added")
-HEADERS = {"title": "Title", "authors": "Authors", "area": "Area", "status": "Status",
-           "rating": "Rating", "tags": "Tags", "added": "Added"}
-STATUS_LABELS = {Status.UNREAD: "Unread", Status.TO_READ: "To read", Status.READING: "Reading",
-                 Status.READ: "Read", Status.SKIPPED: "Skipped"}
-_STATUS_COLORS = {Status.TO_READ: "#1f6feb", Status.READING: "#bf8700", Status.READ: "#1a7f37",
-                  Status.SKIPPED: "#8c959f"}
+HEADERS = {
+    "title": "Title",
+    "authors": "Authors",
+    "area": "Area",
+    "status": "Status",
+    "rating": "Rating",
+    "tags": "Tags",
+    "added": "Added",
+}
+STATUS_LABELS = {
+    Status.UNREAD: "Unread",
+    Status.TO_READ: "To read",
+    Status.READING: "Reading",
+    Status.READ: "Read",
+    Status.SKIPPED: "Skipped",
+}
+_STATUS_COLORS = {
+    Status.TO_READ: "#1f6feb",
+    Status.READING: "#bf8700",
+    Status.READ: "#1a7f37",
+    Status.SKIPPED: "#8c959f",
+}
 ROW_CACHE = 2000
-_ROLES = frozenset({Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.ToolTipRole, Qt.ItemDataRole.ForegroundRole,
-                    PaperIdRole})
-_NO_PARENT = QModelIndex()     # the table's rows have no parent
+_ROLES = frozenset(
+    {Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.ToolTipRole, Qt.ItemDataRole.ForegroundRole, PaperIdRole}
+)
+_NO_PARENT = QModelIndex()  # the table's rows have no parent
 
 
 def authors_short(authors: list[str]) -> str:
@@ -49,7 +66,7 @@ class PaperTableModel(QAbstractTableModel):
     demand and kept in a small cache, so a 100,000-paper list costs nothing
     until it scrolls into view."""
 
-    sortRequested = Signal(str, bool)     # column name, descending
+    sortRequested = Signal(str, bool)  # column name, descending
 
     def __init__(self, library: Library, parent=None):
         super().__init__(parent)
@@ -115,10 +132,16 @@ class PaperTableModel(QAbstractTableModel):
             paper = self.library.find(pid)
             if paper is None:
                 return None
-            row = (plain_text(paper.title), authors_short(paper.authors),
-                   " · ".join(x for x in (paper.area, paper.subarea) if x),
-                   STATUS_LABELS[paper.status], "★" * (paper.rating or 0), ", ".join(paper.tags),
-                   added_short(paper.added), paper)
+            row = (
+                plain_text(paper.title),
+                authors_short(paper.authors),
+                " · ".join(x for x in (paper.area, paper.subarea) if x),
+                STATUS_LABELS[paper.status],
+                "★" * (paper.rating or 0),
+                ", ".join(paper.tags),
+                added_short(paper.added),
+                paper,
+            )
             self._cache[pid] = row
             if len(self._cache) > ROW_CACHE:
                 self._cache.popitem(last=False)

@@ -16,13 +16,13 @@ from PySide6.QtCore import QObject, Signal, Slot
 from ..core.library import Library
 from ..core.query import Answer, Query
 
-__all__ = ["Answer", "Query", "SearchService"]   # the window takes the query types from here
+__all__ = ["Answer", "Query", "SearchService"]  # the window takes the query types from here
 
 
 class SearchService(QObject):
     """One search thread for the window: `request(query)`, then `answered(Answer)`."""
 
-    answered = Signal(object)         # an Answer, on the GUI thread
+    answered = Signal(object)  # an Answer, on the GUI thread
 
     def __init__(self, library: Library, parent: QObject | None = None):
         super().__init__(parent)
@@ -30,7 +30,7 @@ class SearchService(QObject):
         self._pending: Query | None = None
         self._wake = threading.Condition()
         self._closing = False
-        self.wait_for_edits = True        # off while an import keeps the index writer busy
+        self.wait_for_edits = True  # off while an import keeps the index writer busy
         self._thread = threading.Thread(target=self._loop, name="papershelf-search", daemon=True)
         self._thread.start()
         self._answered_internal.connect(self._deliver)
@@ -62,9 +62,11 @@ class SearchService(QObject):
                 if self._closing:
                     return
                 query, self._pending = self._pending, None
+            if query is None:  # woken with nothing waiting only to close
+                continue
             try:
                 answer = self.run(query)
-            except Exception as exc:     # shown in the status bar; the list keeps what it had
+            except Exception as exc:  # shown in the status bar; the list keeps what it had
                 answer = Answer(query, [], 0, error=str(exc))
             self._answered_internal.emit(answer)
 

@@ -25,17 +25,22 @@ def _check_dialect(dialect: str) -> None:
         raise InvalidValueError(f"unknown dialect {dialect!r}; use bibtex or biblatex")
 
 
-def export_bibtex(lib: Library, ids: Iterable[str], path: Path | str,
-                  dialect: str = "bibtex") -> tuple[ExportReport, str]:
+def export_bibtex(
+    lib: Library, ids: Iterable[str], path: Path | str, dialect: str = "bibtex"
+) -> tuple[ExportReport, str]:
     """See `Library.export_bibtex`."""
     from ..citekeys import assign_keys
     from ..exporters.bibtex import ExportReport, Rendering
     from ..fileio import write_atomically
+
     ids = [lib.get(pid).id for pid in dict.fromkeys(id_list(ids))]
-    if not ids:     # an empty file over a good one is never what was meant
+    if not ids:  # an empty file over a good one is never what was meant
         raise NothingToExportError(
-            "No papers to export; nothing was written" + ("" if str(path) == "-" else
-                                                          f" and {path} is as it was") + ".", path)
+            "No papers to export; nothing was written"
+            + ("" if str(path) == "-" else f" and {path} is as it was")
+            + ".",
+            path,
+        )
     _check_dialect(dialect)
     papers = lib._papers
     keys = assign_keys(papers.values())
@@ -45,7 +50,7 @@ def export_bibtex(lib: Library, ids: Iterable[str], path: Path | str,
     if str(path) == "-":
         text = "".join(rendering)
     else:
-        write_atomically(Path(path), rendering)    # streamed; ExportError says why it failed
+        write_atomically(Path(path), rendering)  # streamed; ExportError says why it failed
     report.replaced_chars = rendering.replaced
     new_keys = report.new_keys = {pid: keys[pid] for pid in ids if not papers[pid].citekey}
     if new_keys and not lib.readonly:
@@ -56,6 +61,7 @@ def export_bibtex(lib: Library, ids: Iterable[str], path: Path | str,
 def citation_keys(lib: Library, ids: Iterable[str], pin: bool = True) -> dict[str, str]:
     """See `Library.citation_keys`."""
     from ..citekeys import assign_keys
+
     ids = [lib.get(pid).id for pid in dict.fromkeys(id_list(ids))]
     papers = lib._papers
     keys = assign_keys(papers.values())
@@ -68,6 +74,7 @@ def citation_keys(lib: Library, ids: Iterable[str], pin: bool = True) -> dict[st
 def bibtex_entries(lib: Library, ids: Iterable[str], dialect: str = "bibtex", pin: bool = True) -> str:
     """See `Library.bibtex_entries`."""
     from ..exporters.bibtex import entries_text
+
     _check_dialect(dialect)
     keys = citation_keys(lib, ids, pin=pin)
     papers = lib._papers

@@ -41,7 +41,7 @@ class Library:
     def __init__(self, store: Store):
         self._store = store
         self._subscribers: list[Subscriber] = []
-        self._fp_index: dict[str, str] | None = None   # built on the first import
+        self._fp_index: dict[str, str] | None = None  # built on the first import
         self._search = IndexKeeper(self)
 
     @property
@@ -72,6 +72,7 @@ class Library:
     def remove_stale_export_files(folder: Path | str) -> list[Path]:
         """Temporary files an export killed mid-write left in `folder` (ours only, 15 minutes old)."""
         from ..fileio import remove_stale_temp_files
+
         return remove_stale_temp_files(folder)
 
     @property
@@ -186,8 +187,10 @@ class Library:
             # enough characters to tell every match from the next one in order
             need = 1 + max(common_prefix(a, b) for a, b in pairwise(matches))
             shown = ", ".join(m[:need] for m in matches[:5]) + (", …" if len(matches) > 5 else "")
-            raise NotFoundError(f"The id prefix {ref!r} matches {len(matches)} papers ({shown}); "
-                                f"type at least {need} characters of the id to pick one.")
+            raise NotFoundError(
+                f"The id prefix {ref!r} matches {len(matches)} papers ({shown}); "
+                f"type at least {need} characters of the id to pick one."
+            )
         raise NotFoundError(f"No paper with id {ref!r} in this library.")
 
     def tag_named(self, tag: str) -> str:
@@ -200,8 +203,13 @@ class Library:
             raise NotFoundError(f"No paper is tagged {tag!r}; the library has no tags yet.")
         raise NotFoundError(f"No paper is tagged {tag!r}; " + closest(wanted, counts, "tags"))
 
-    def query(self, status: Status | str | None = None, tag: str | None = None,
-              list_name: str | None = None, area: str | None = None) -> list[Paper]:
+    def query(
+        self,
+        status: Status | str | None = None,
+        tag: str | None = None,
+        list_name: str | None = None,
+        area: str | None = None,
+    ) -> list[Paper]:
         """Papers matching every filter given, in library order (list order for a list)."""
         if list_name is not None:
             pool = [self._store.papers[i] for i in self.list_ids(list_name) if i in self._store.papers]
@@ -261,9 +269,13 @@ class Library:
         return out
 
     # ---- importing ---------------------------------------------------------
-    def import_files(self, paths: Iterable[Path | str],
-                     progress: Callable[[int, int, str], None] | None = None,
-                     cancelled: Callable[[], bool] | None = None, as_listing: bool = False) -> list[FileReport]:
+    def import_files(
+        self,
+        paths: Iterable[Path | str],
+        progress: Callable[[int, int, str], None] | None = None,
+        cancelled: Callable[[], bool] | None = None,
+        as_listing: bool = False,
+    ) -> list[FileReport]:
         """Import files as one change: all the papers they hold, or (cancelled) none.
 
         A file that cannot be read is reported and the others still import.
@@ -273,8 +285,9 @@ class Library:
         unless `as_listing` says to read every file as a listing.
         """
         if isinstance(paths, (str, Path)):
-            raise InvalidValueError(f"import_files takes a list of files, not one path ({str(paths)!r}); "
-                                    "put it in a list")
+            raise InvalidValueError(
+                f"import_files takes a list of files, not one path ({str(paths)!r}); put it in a list"
+            )
         return importing.import_files(self, paths, progress, cancelled, as_listing)
 
     def import_text(self, text: str | bytes, as_listing: bool = False) -> FileReport:
@@ -339,8 +352,9 @@ class Library:
 
     def set_rating(self, ids: Iterable[str], rating: int | None) -> int:
         """Rate these papers 1 to 5 stars (None clears it); returns how many changed."""
-        if rating is not None and (not isinstance(rating, int) or isinstance(rating, bool)
-                                   or not RATING_MIN <= rating <= RATING_MAX):
+        if rating is not None and (
+            not isinstance(rating, int) or isinstance(rating, bool) or not RATING_MIN <= rating <= RATING_MAX
+        ):
             raise InvalidValueError(f"a rating is {RATING_MIN} to {RATING_MAX} stars, or none, not {rating!r}")
         return self._set_many(ids, lambda p: {"rating": rating})
 
@@ -401,10 +415,13 @@ class Library:
     def set_citekey(self, paper_id: str, key: str) -> int:
         """A citation key the user chose ('' lets Papershelf pick one again)."""
         from ..citekeys import valid_key
+
         key = text_arg(key, "a citation key").strip()
         if key and not valid_key(key):
-            raise InvalidValueError(f"{key!r} is not a usable citation key: start with a letter, then letters, "
-                                    "digits or : _ - . (at most 80)")
+            raise InvalidValueError(
+                f"{key!r} is not a usable citation key: start with a letter, then letters, "
+                "digits or : _ - . (at most 80)"
+            )
         if key and any(p.citekey.casefold() == key.casefold() and p.id != paper_id for p in self.papers()):
             raise InvalidValueError(f"the citation key {key!r} is already used by another paper")
         return self._set_many([paper_id], lambda p: {"citekey": key})
@@ -440,8 +457,13 @@ class Library:
         field comes back but `updated`, which says when the paper last changed."""
         restoring.put_records(self, records, remove)
 
-    def swap_fields(self, frm: Mapping[str, Record], to: Mapping[str, Record],
-                    add: Mapping[str, Record] | None = None, remove: Iterable[str] = ()) -> None:
+    def swap_fields(
+        self,
+        frm: Mapping[str, Record],
+        to: Mapping[str, Record],
+        add: Mapping[str, Record] | None = None,
+        remove: Iterable[str] = (),
+    ) -> None:
         """Move papers from the stored records `frm` to `to`, field by field, as one
         change: how an import's merges are undone and redone. Only the fields that
         differ between the two move, and only where a paper still holds `frm`'s
@@ -476,8 +498,9 @@ class Library:
         reading_lists.delete_list(self, name)
 
     # ---- searching (see searching.py) ----------------------------------------
-    def open_index(self, progress: Progress | None = None, cancelled: Cancelled | None = None,
-                   rebuild: bool = False) -> bool:
+    def open_index(
+        self, progress: Progress | None = None, cancelled: Cancelled | None = None, rebuild: bool = False
+    ) -> bool:
         """Open the search index in the library folder, catching it up with the
         library or rebuilding it (`rebuild`: always) as need be, and keep it
         following every change; an index already open is closed first.
@@ -554,4 +577,3 @@ class Library:
     def backups(self) -> list[Path]:
         """The library's backup snapshots, newest first."""
         return self._store.backups()
-

@@ -2,9 +2,9 @@
 the ones already there and with each other, committed as one change.
 
 `Library.import_files`, `import_text` and `import_parsed` are the way in;
-this module does the work for them (it is part of the facade, so it may use
-the library's private parts; nothing outside the core imports it but for
-`FileReport`, which the facade re-exports).
+this module does the work for them (part of the facade: it uses the
+library's private parts; callers take `FileReport` and `PASTE_LABEL` from
+`papershelf.core.library`).
 """
 
 from __future__ import annotations
@@ -44,7 +44,7 @@ class FileReport:
     merged: int = 0
     unchanged: int = 0
     problems: list[Problem] = field(default_factory=list)
-    error: str = ""          # the file could not be imported at all
+    error: str = ""  # the file could not be imported at all
     added_ids: list[str] = field(default_factory=list)
     # a header-less file that only partly looks like a listing: nothing imported until
     # confirmed (import_files(..., as_listing=True)); the papers it would give, by title
@@ -57,9 +57,13 @@ class FileReport:
     @classmethod
     def uncertain(cls, path: str, exc: UncertainListingError) -> FileReport:
         """The report of text held back until it is confirmed as a listing."""
-        return cls(path=path, format=exc.parsed.format, error=str(exc),
-                   unconfirmed=[derive_title(c.abstract) for c in exc.parsed.papers],
-                   unconfirmed_problems=len(exc.parsed.problems))
+        return cls(
+            path=path,
+            format=exc.parsed.format,
+            error=str(exc),
+            unconfirmed=[derive_title(c.abstract) for c in exc.parsed.papers],
+            unconfirmed_problems=len(exc.parsed.problems),
+        )
 
     @property
     def ok(self) -> bool:
@@ -80,9 +84,13 @@ class FileReport:
         return f"{self.path} ({self.format}): " + ", ".join(parts)
 
 
-def import_files(lib: Library, paths: Iterable[Path | str],
-                 progress: Callable[[int, int, str], None] | None = None,
-                 cancelled: Callable[[], bool] | None = None, as_listing: bool = False) -> list[FileReport]:
+def import_files(
+    lib: Library,
+    paths: Iterable[Path | str],
+    progress: Callable[[int, int, str], None] | None = None,
+    cancelled: Callable[[], bool] | None = None,
+    as_listing: bool = False,
+) -> list[FileReport]:
     """What `Library.import_files` does (see there)."""
     files = [Path(p) for p in paths]
     batch = ImportBatch(lib)
@@ -129,8 +137,9 @@ def import_parsed(lib: Library, parsed: ParsedFile) -> FileReport:
     return report
 
 
-def _new_paper(lib: Library, cand: Candidate, fp: str, source: Source, now: str,
-               taken: dict[str, Paper], plain: str) -> Paper:
+def _new_paper(
+    lib: Library, cand: Candidate, fp: str, source: Source, now: str, taken: dict[str, Paper], plain: str
+) -> Paper:
     length = ID_LENGTH
     pid = fp[:length]
     while pid in lib or pid in taken:
@@ -140,11 +149,22 @@ def _new_paper(lib: Library, cand: Candidate, fp: str, source: Source, now: str,
     if not title:
         title, derived = derive_title(cand.abstract, plain=plain), True
     record = {
-        "id": pid, "title": title, "title_derived": derived, "authors": list(cand.authors),
-        "area": cand.area, "subarea": cand.subarea, "abstract": cand.abstract,
-        "links": find_links(cand.abstract), "year": cand.year, "venue": cand.venue,
-        "doi": cand.doi, "arxiv_id": cand.arxiv_id, "sources": [source.to_dict()],
-        "fingerprint": fp, "added": now, "updated": now,
+        "id": pid,
+        "title": title,
+        "title_derived": derived,
+        "authors": list(cand.authors),
+        "area": cand.area,
+        "subarea": cand.subarea,
+        "abstract": cand.abstract,
+        "links": find_links(cand.abstract),
+        "year": cand.year,
+        "venue": cand.venue,
+        "doi": cand.doi,
+        "arxiv_id": cand.arxiv_id,
+        "sources": [source.to_dict()],
+        "fingerprint": fp,
+        "added": now,
+        "updated": now,
         "tags": sorted({normalize_tag(t) for t in cand.tags} - {""}),
     }
     # built as the stored dict directly (defaults left out): a quarter of
@@ -160,10 +180,10 @@ class ImportBatch:
         self.lib = lib
         self.now = now_iso()
         self.new: dict[str, Paper] = {}
-        self.views: dict[str, Paper] = {}     # existing papers with this import's changes applied
+        self.views: dict[str, Paper] = {}  # existing papers with this import's changes applied
         self.pending: dict[str, Record] = {}  # existing id → accumulated field changes
-        self.before: dict[str, Record] = {}   # existing id → its stored record before this batch
-        self.before_reported: list[dict[str, Record]] = []   # each file's merged_before, in order
+        self.before: dict[str, Record] = {}  # existing id → its stored record before this batch
+        self.before_reported: list[dict[str, Record]] = []  # each file's merged_before, in order
         self.new_fps: list[str] = []
         self.keys_taken: set[str] | None = None
 
@@ -174,9 +194,11 @@ class ImportBatch:
         if not parsed.papers:
             report.error = f"{parsed.path}: no papers were found in it" + (
                 f" ({len(parsed.problems)} lines could not be read; the first: {parsed.problems[0]})"
-                if parsed.problems else "")
+                if parsed.problems
+                else ""
+            )
             return report
-        if parsed.path.startswith("<"):      # a paste, not a file: no path to resolve
+        if parsed.path.startswith("<"):  # a paste, not a file: no path to resolve
             file_key = parsed.path
         else:
             try:
@@ -205,11 +227,12 @@ class ImportBatch:
             target = self.new[pid] if is_new else self.views.get(pid)
             if target is None:
                 stored = lib.get(pid)
-                self.before[pid] = dict(stored.raw())     # values are replaced on change, never mutated
+                self.before[pid] = dict(stored.raw())  # values are replaced on change, never mutated
                 target = self.views[pid] = copy.copy(stored)
             same_file = next((s for s in target.sources if s.file == file_key and s.format == parsed.format), None)
-            changes = merge_into(target, cand, same_file or source,
-                                 derive_title(cand.abstract, plain=plain) if cand.abstract else "")
+            changes = merge_into(
+                target, cand, same_file or source, derive_title(cand.abstract, plain=plain) if cand.abstract else ""
+            )
             if not changes:
                 if not is_new:
                     report.unchanged += 1
@@ -217,7 +240,7 @@ class ImportBatch:
             for name, value in changes.items():
                 setattr(target, name, value)
             if is_new:
-                report.merged += 1          # a second copy within this import
+                report.merged += 1  # a second copy within this import
             else:
                 self.pending.setdefault(pid, {}).update(changes)
                 merged.add(pid)
@@ -229,6 +252,7 @@ class ImportBatch:
     def _keep_key(self, paper: Paper, key: str) -> None:
         """A .bib file's citation key becomes the paper's, unless another paper has it."""
         from ..citekeys import valid_key
+
         if self.keys_taken is None:
             self.keys_taken = {p.citekey.casefold() for p in self.lib.papers() if p.citekey}
         if valid_key(key) and key.casefold() not in self.keys_taken:

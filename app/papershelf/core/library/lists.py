@@ -58,14 +58,16 @@ def create_list(lib: Library, name: str) -> str:
 
 def add_to_list(lib: Library, name: str, ids: Iterable[str]) -> int:
     """See `Library.add_to_list`."""
-    wanted = [lib.get(pid).id for pid in dict.fromkeys(id_list(ids))]   # an unknown id creates no list
+    wanted = [lib.get(pid).id for pid in dict.fromkeys(id_list(ids))]  # an unknown id creates no list
     key = create_list(lib, name)
     members = lib._store.lists[key]
     present = set(members)
     added = [pid for pid in wanted if pid not in present]
     if added:
-        lib._commit([Op("list", key, members + added), *touch(lib, added)],
-                    [Change("lists-changed", ids=frozenset(added), lists=frozenset([key]))])
+        lib._commit(
+            [Op("list", key, members + added), *touch(lib, added)],
+            [Change("lists-changed", ids=frozenset(added), lists=frozenset([key]))],
+        )
     return len(added)
 
 
@@ -77,8 +79,10 @@ def remove_from_list(lib: Library, name: str, ids: Iterable[str]) -> int:
     kept = [i for i in members if i not in gone]
     if len(kept) != len(members):
         taken = gone & set(members)
-        lib._commit([Op("list", key, kept), *touch(lib, taken)],
-                    [Change("lists-changed", ids=frozenset(taken), lists=frozenset([key]))])
+        lib._commit(
+            [Op("list", key, kept), *touch(lib, taken)],
+            [Change("lists-changed", ids=frozenset(taken), lists=frozenset([key]))],
+        )
     return len(members) - len(kept)
 
 
@@ -101,8 +105,10 @@ def rename_list(lib: Library, old: str, new: str) -> str:
     if new != key and any(k.casefold() == new.casefold() and k != key for k in lists):
         raise InvalidValueError(f"there is already a reading list named {new!r}")
     members = lists[key]
-    lib._commit([Op("rename", key, new), *touch(lib, members)],
-                [Change("lists-changed", ids=frozenset(members), lists=frozenset([key, new]))])
+    lib._commit(
+        [Op("rename", key, new), *touch(lib, members)],
+        [Change("lists-changed", ids=frozenset(members), lists=frozenset([key, new]))],
+    )
     return new
 
 
@@ -110,5 +116,7 @@ def delete_list(lib: Library, name: str) -> None:
     """See `Library.delete_list`."""
     key = list_key(lib, name)
     members = lib._store.lists[key]
-    lib._commit([Op("list", key, None), *touch(lib, members)],
-                [Change("lists-changed", ids=frozenset(members), lists=frozenset([key]))])
+    lib._commit(
+        [Op("list", key, None), *touch(lib, members)],
+        [Change("lists-changed", ids=frozenset(members), lists=frozenset([key]))],
+    )

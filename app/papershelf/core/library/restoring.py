@@ -65,8 +65,9 @@ def restore_lists(lib: Library, lists: Mapping[str, list[str] | None]) -> None:
         touched |= set(current or ()) ^ set(members or ())
         names.add(name)
     if ops:
-        lib._commit(ops + touch(lib, touched),
-                    [Change("lists-changed", ids=frozenset(touched), lists=frozenset(names))])
+        lib._commit(
+            ops + touch(lib, touched), [Change("lists-changed", ids=frozenset(touched), lists=frozenset(names))]
+        )
 
 
 def restore_papers(lib: Library, papers: Iterable[Paper], lists: Mapping[str, list[str] | None]) -> int:
@@ -83,8 +84,10 @@ def restore_papers(lib: Library, papers: Iterable[Paper], lists: Mapping[str, li
     for name, members in lists.items():
         if members is not None and lib._store.lists.get(name) != members:
             ops.append(Op("list", name, list(members)))
-    lib._commit(ops, [Change("papers-added", ids=frozenset(p.id for p in back)),
-                      Change("lists-changed", lists=frozenset(lists))])
+    lib._commit(
+        ops,
+        [Change("papers-added", ids=frozenset(p.id for p in back)), Change("lists-changed", lists=frozenset(lists))],
+    )
     for p in back:
         if lib._fp_index is not None and p.fingerprint:
             lib._fp_index[p.fingerprint] = p.id
@@ -116,8 +119,11 @@ def put_records(lib: Library, records: Mapping[str, Record], remove: Iterable[st
             added.append(pid)
             continue
         raw = current.raw()
-        diff = {k: record.get(k, FIELDS[k]) for k in set(raw) | set(record)
-                if k not in ("id", "updated") and raw.get(k, FIELDS[k]) != record.get(k, FIELDS[k])}
+        diff = {
+            k: record.get(k, FIELDS[k])
+            for k in set(raw) | set(record)
+            if k not in ("id", "updated") and raw.get(k, FIELDS[k]) != record.get(k, FIELDS[k])
+        }
         if diff:
             # `updated` moves on, as after any undo: the index catches up by it after a restart
             diff["updated"] = now
@@ -144,8 +150,13 @@ def put_records(lib: Library, records: Mapping[str, Record], remove: Iterable[st
                 lib._fp_index[fp] = pid
 
 
-def swap_fields(lib: Library, frm: Mapping[str, Record], to: Mapping[str, Record],
-                add: Mapping[str, Record] | None = None, remove: Iterable[str] = ()) -> None:
+def swap_fields(
+    lib: Library,
+    frm: Mapping[str, Record],
+    to: Mapping[str, Record],
+    add: Mapping[str, Record] | None = None,
+    remove: Iterable[str] = (),
+) -> None:
     """See `Library.swap_fields`."""
     for records in (frm, to, add or {}):
         for pid, record in records.items():
@@ -170,6 +181,7 @@ def swap_fields(lib: Library, frm: Mapping[str, Record], to: Mapping[str, Record
 
 
 # ---- checks: what comes back must be what was handed out ---------------------------
+
 
 def _check_record(pid: str, record: object) -> None:
     """A stored record (JSON form) for paper `pid`; InvalidValueError if it cannot be one."""

@@ -29,7 +29,7 @@ from .checks import status_arg
 if TYPE_CHECKING:
     from .facade import Library
 
-FLUSH_WAIT_S = 2.0     # a writer batch (0.25 s) and its commit, on a loaded machine
+FLUSH_WAIT_S = 2.0  # a writer batch (0.25 s) and its commit, on a loaded machine
 
 Progress = Callable[[int, int], None]
 Cancelled = Callable[[], bool]
@@ -66,9 +66,17 @@ class SearchIndexLike(Protocol):
     def flush(self, timeout: float = 60) -> bool:
         """Wait until every queued change is searchable."""
 
-    def search(self, text: str = "", status: str | None = None, tag: str | None = None,
-               area: str | None = None, list_name: str | None = None, sort: str = "relevance",
-               limit: int | None = 50, facets: bool = True) -> IndexResults:
+    def search(
+        self,
+        text: str = "",
+        status: str | None = None,
+        tag: str | None = None,
+        area: str | None = None,
+        list_name: str | None = None,
+        sort: str = "relevance",
+        limit: int | None = 50,
+        facets: bool = True,
+    ) -> IndexResults:
         """Papers matching `text` and every filter."""
 
     def snippets(self, ids: Iterable[str], text: str, top: int = 2) -> dict[str, str]:
@@ -91,6 +99,7 @@ def _new_index(library: Library) -> SearchIndexLike:
     The one place the core names the search package; imported here, on
     first use, to keep Whoosh and numpy out of start-up."""
     from ..index import SearchIndex
+
     index: SearchIndexLike = SearchIndex(library)
     return index
 
@@ -98,10 +107,10 @@ def _new_index(library: Library) -> SearchIndexLike:
 class IndexState(str, enum.Enum):
     """Where the library's search index stands."""
 
-    CLOSED = "closed"        # not opened (or closed, or its opening was cancelled or failed)
-    OPENING = "opening"      # being opened, caught up or rebuilt
-    READY = "ready"          # searches use it
-    DAMAGED = "damaged"      # a search found it damaged: opening it again rebuilds it
+    CLOSED = "closed"  # not opened (or closed, or its opening was cancelled or failed)
+    OPENING = "opening"  # being opened, caught up or rebuilt
+    READY = "ready"  # searches use it
+    DAMAGED = "damaged"  # a search found it damaged: opening it again rebuilds it
 
 
 @dataclass(frozen=True)
@@ -109,10 +118,10 @@ class IndexStatus:
     """The index's state and what the window or the command line says about it."""
 
     state: IndexState
-    rebuilt_because: str = ""     # why opening rebuilt it ("" if it did not)
-    damaged: str = ""             # why opening found it damaged and rebuilt it ("" if it did not)
-    stale: bool = False           # another Papershelf is writing it: searches read what is there
-    error: str = ""               # why the last opening failed ("" if it did not)
+    rebuilt_because: str = ""  # why opening rebuilt it ("" if it did not)
+    damaged: str = ""  # why opening found it damaged and rebuilt it ("" if it did not)
+    stale: bool = False  # another Papershelf is writing it: searches read what is there
+    error: str = ""  # why the last opening failed ("" if it did not)
     folder: Path | None = field(default=None, compare=False)
 
     @property
@@ -134,14 +143,13 @@ class IndexKeeper:
         self._index: SearchIndexLike | None = None
         self._state = IndexState.CLOSED
         self._error = ""
-        self._epoch = 0            # moves on at every close: an opening that began before it is dropped
-        self._shut = False         # the library is closed: nothing opens any more
+        self._epoch = 0  # moves on at every close: an opening that began before it is dropped
+        self._shut = False  # the library is closed: nothing opens any more
         self._listeners: list[Callable[[], None]] = []
         self._vocabulary = Vocabulary(library)
 
     # ---- opening and closing ------------------------------------------------
-    def open(self, progress: Progress | None = None, cancelled: Cancelled | None = None,
-             rebuild: bool = False) -> bool:
+    def open(self, progress: Progress | None = None, cancelled: Cancelled | None = None, rebuild: bool = False) -> bool:
         """See `Library.open_index`."""
         self.close()
         with self._lock:
@@ -164,7 +172,7 @@ class IndexKeeper:
             if adopted:
                 self._index, self._state = ix, IndexState.READY
                 ix.committed.append(self._relay_committed)
-        if not adopted:         # closed while it was opening
+        if not adopted:  # closed while it was opening
             ix.close()
         return adopted
 
@@ -242,9 +250,17 @@ class IndexKeeper:
             else:
                 sort = RELEVANCE if query.sort == RELEVANCE else "added"
             try:
-                res = index.search(query.text, status=query.status, tag=query.tag, area=query.area,
-                                   list_name=query.list_name, limit=limit, facets=query.facets, sort=sort)
-            except SearchIndexDamagedError:     # answered from titles until it is rebuilt
+                res = index.search(
+                    query.text,
+                    status=query.status,
+                    tag=query.tag,
+                    area=query.area,
+                    list_name=query.list_name,
+                    limit=limit,
+                    facets=query.facets,
+                    sort=sort,
+                )
+            except SearchIndexDamagedError:  # answered from titles until it is rebuilt
                 self._found_damaged(index)
                 index, damaged, limit = None, True, None
         if index is not None:
@@ -253,29 +269,41 @@ class IndexKeeper:
             ids = [pid for pid in ids if pid in papers]
             terms = index.highlight_terms(query.text) if query.highlight and query.text.strip() else set()
         else:
-            ids = [p.id for p in lib.query(status=query.status, tag=query.tag, area=query.area,
-                                           list_name=query.list_name)]
+            ids = [
+                p.id for p in lib.query(status=query.status, tag=query.tag, area=query.area, list_name=query.list_name)
+            ]
             ids = title_matches(ids, papers.get, query.text)
             facets, fallback, indexed, terms, scores = {}, False, False, set(), {}
         if query.only_ids is not None:
             ids = [pid for pid in ids if pid in query.only_ids]
-            facets = lib.facet_counts(ids) if query.facets else {}      # the index counted every match
+            facets = lib.facet_counts(ids) if query.facets else {}  # the index counted every match
         if not query.index_order:
             if query.list_name and not query.text.strip() and query.sort == RELEVANCE:
-                wanted = set(ids)                       # a reading list keeps its own order
+                wanted = set(ids)  # a reading list keeps its own order
                 ids = [pid for pid in lib.list_ids(query.list_name) if pid in wanted]
             if query.sort in SORT_KEYS:
                 ids = sort_ids(ids, papers.get, query.sort, query.descending)
             elif query.sort == RELEVANCE and query.descending:
                 ids.reverse()
-        elif not indexed and query.sort != RELEVANCE:   # the index's orders, from the papers meanwhile
+        elif not indexed and query.sort != RELEVANCE:  # the index's orders, from the papers meanwhile
             ids = sort_ids(ids, papers.get, query.sort, descending=query.sort == "added")
         total = res.total if limit is not None else len(ids)
         if query.limit is not None:
-            ids = ids[:query.limit]
+            ids = ids[: query.limit]
         suggestion = self._vocabulary.suggest(query.text) if not ids and query.text.strip() else ""
-        return Answer(query, ids, total, facets, (time.perf_counter() - started) * 1000, indexed, fallback,
-                      terms=terms, index_damaged=damaged, suggestion=suggestion, scores=scores)
+        return Answer(
+            query,
+            ids,
+            total,
+            facets,
+            (time.perf_counter() - started) * 1000,
+            indexed,
+            fallback,
+            terms=terms,
+            index_damaged=damaged,
+            suggestion=suggestion,
+            scores=scores,
+        )
 
     def _found_damaged(self, index: SearchIndexLike) -> None:
         with self._lock:
@@ -301,11 +329,13 @@ class IndexKeeper:
 
     def more_like(self, paper_id: str, limit: int = 10) -> list[str]:
         """See `Library.more_like`."""
-        self._library.get(paper_id)         # NotFoundError for an unknown id, index or not
+        self._library.get(paper_id)  # NotFoundError for an unknown id, index or not
         index = self._ready()
         if index is None:
-            raise SearchIndexError("Papers like this one are found by the search index, which is not open yet; "
-                                   "try again when it is.", self._library.folder)
+            raise SearchIndexError(
+                "Papers like this one are found by the search index, which is not open yet; try again when it is.",
+                self._library.folder,
+            )
         return index.more_like(paper_id, limit)
 
 
