@@ -155,6 +155,7 @@ class MainWindow(QMainWindow):
         window_state.save(self)
 
     def closeEvent(self, event) -> None:
+        """Keep notes and settings, then stop the timers, tasks, threads and the search index."""
         self.tag_panel.flush_notes()
         self.save_settings()
         self._closing = True
