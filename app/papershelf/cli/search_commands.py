@@ -28,9 +28,9 @@ def open_index(lib: Library, quiet: bool = False) -> None:
     lib.open_index(progress)
     status = lib.index_status
     if status.damaged:  # said even with --json: the index had to be repaired
+        start = "" if quiet else "\r"  # over the progress line, if there was one
         print(
-            f"{'' if quiet else chr(13)}The search index in {status.folder} was damaged; rebuilt it ({plural(len(lib))}).",
-            file=sys.stderr,
+            f"{start}The search index in {status.folder} was damaged; rebuilt it ({plural(len(lib))}).", file=sys.stderr
         )
     elif status.rebuilt_because and not quiet:
         print(f"\rIndexed {plural(len(lib))} for search ({status.rebuilt_because}).", file=sys.stderr)
