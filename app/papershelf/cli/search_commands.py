@@ -62,6 +62,7 @@ def cmd_search(args: argparse.Namespace) -> int:
         limit=args.limit,
         facets=False,  # the command line shows none
         highlight=False,  # snippets mark the words matched
+        suggest=False,  # the command line offers no "did you mean"
         index_order=True,
     )
     with open_library(args, write=False) as lib:
@@ -135,7 +136,7 @@ def cmd_export(args: argparse.Namespace) -> int:
         if args.ids:
             ids = [lib.resolve(ref) for ref in args.ids]
         elif args.query is not None:
-            query = Query(args.query, facets=False, highlight=False, index_order=True)
+            query = Query(args.query, facets=False, highlight=False, suggest=False, index_order=True)
             ids = search(lib, query, quiet=args.output == "-").ids
             lib.close_index()  # before the export: its pinned keys are caught up when the index next opens
         elif args.tag is not None or args.list_name is not None or args.status:
