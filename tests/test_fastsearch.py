@@ -1,4 +1,4 @@
-"""The block-at-a-time query evaluator (core/fastsearch.py) against Whoosh's
+"""The block-at-a-time query evaluator (core/search/evaluator.py) against Whoosh's
 own matcher, on the seeds: the same papers for every query form, before and
 after edits spread the index over several segments with deletions."""
 
@@ -9,7 +9,7 @@ import re
 
 import pytest
 
-from papershelf.core.index import SearchIndex
+from papershelf.core.search import SearchIndex
 from papershelf.core.library import Library
 
 WORD_RE = re.compile(r"[A-Za-z]{4,}")
@@ -182,14 +182,14 @@ def test_ranking_counts_every_occurrence_and_weights_titles(tmp_path, seeds):
 
 
 def test_a_large_rebuild_is_split_into_segments_built_by_worker_processes(tmp_path, seeds, words, monkeypatch):
-    import papershelf.core.index as index_module
+    import papershelf.core.search.rebuild as rebuild_module
     with Library.open(tmp_path / "lib") as lib:
         lib.import_files(seeds)
         lib.add_tags(list(lib.ids())[:40], ["llm"])
         with SearchIndex(lib).open() as ix:
             expected = {text: fast_ids(ix, text) for text in query_mix(words)}
-        monkeypatch.setattr(index_module, "SEGMENT_DOCS", 100)
-        monkeypatch.setattr(index_module, "PARALLEL_MIN", 50)
+        monkeypatch.setattr(rebuild_module, "SEGMENT_DOCS", 100)
+        monkeypatch.setattr(rebuild_module, "PARALLEL_MIN", 50)
         seen = []
         with SearchIndex(lib) as ix:
             assert ix.rebuild(progress=lambda n, total: seen.append((n, total)))

@@ -7,7 +7,7 @@ import shutil
 
 import pytest
 
-from papershelf.core.index import INDEX_DIR, STATE_FILE, SearchIndex
+from papershelf.core.search import INDEX_DIR, STATE_FILE, SearchIndex
 from papershelf.core.library import Library
 
 
@@ -308,7 +308,7 @@ def test_the_writer_records_what_it_indexed(searcher, lib_dir, caplog):
 
 
 def test_snippet_fragments_find_every_form_of_a_word():
-    from papershelf.core.index import PaperAnalyzer, make_snippet
+    from papershelf.core.search import PaperAnalyzer, make_snippet
     normal = PaperAnalyzer()._normal
     terms = {normal("study"): 0, normal("happy"): 1, normal("malan"): 2}
     html = make_snippet("Our studies study what happiness and happy studying mean.", terms, normal)
@@ -325,8 +325,8 @@ def test_snippet_fragments_find_every_form_of_a_word():
 
 def test_a_second_rebuild_at_the_same_time_is_refused_and_harms_nothing(lib_dir):
     from papershelf.core.errors import SearchIndexError
-    from papershelf.core.index import _try_lock
-    held = _try_lock(lib_dir / (INDEX_DIR + ".rebuild.lock"))     # another Papershelf rebuilding
+    from papershelf.core.search.state import try_lock
+    held = try_lock(lib_dir / (INDEX_DIR + ".rebuild.lock"))     # another Papershelf rebuilding
     try:
         with Library.open(lib_dir) as lib:
             ix = SearchIndex(lib)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from papershelf.core.index import PaperAnalyzer
+from papershelf.core.search import PaperAnalyzer
 from papershelf.core.render import abstract_html
 
 normal = PaperAnalyzer()._normal

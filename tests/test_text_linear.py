@@ -26,7 +26,7 @@ import pytest
 
 from papershelf.core.dedupe import fingerprint
 from papershelf.core.exporters.bibtex import render
-from papershelf.core.index import PaperAnalyzer, make_snippet
+from papershelf.core.search import PaperAnalyzer, make_snippet
 from papershelf.core.library import Library
 from papershelf.core.paper import Paper
 from papershelf.core.render import abstract_html

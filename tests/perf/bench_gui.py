@@ -86,7 +86,7 @@ def _spin(app, until, timeout: float) -> bool:
 
 
 def child_prepare(lib_dir: str, n: int, seed: int) -> dict:
-    from papershelf.core.index import SearchIndex
+    from papershelf.core.search import SearchIndex
     from papershelf.core.library import Library
     files = write_corpus(n, Path(lib_dir).parent / "listings", seed)
     with Library.open(lib_dir) as lib:
