@@ -15,8 +15,8 @@ from papershelf.core.library import Library
 WORD_RE = re.compile(r"[A-Za-z]{4,}")
 
 
-@pytest.fixture(scope="module")
-def words():
+def seed_words():
+    """Words of the seed listings: (common, rare)."""
     from conftest import SEEDS
     text = " ".join(p.read_text(encoding="utf-8") for p in SEEDS)
     counts: dict[str, int] = {}
@@ -24,6 +24,11 @@ def words():
         counts[w.lower()] = counts.get(w.lower(), 0) + 1
     ranked = sorted(counts, key=lambda w: (-counts[w], w))
     return ranked[20:60], ranked[-40:]          # common, rare
+
+
+@pytest.fixture(scope="module")
+def words():
+    return seed_words()
 
 
 def query_mix(words, seed=7):
