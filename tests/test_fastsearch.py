@@ -9,8 +9,8 @@ import re
 
 import pytest
 
-from papershelf.core.search import SearchIndex
 from papershelf.core.library import Library
+from papershelf.core.search import SearchIndex
 
 WORD_RE = re.compile(r"[A-Za-z]{4,}")
 

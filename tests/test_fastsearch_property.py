@@ -24,8 +24,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from papershelf.core.importers.base import Candidate, ParsedFile
-from papershelf.core.search import SearchIndex
 from papershelf.core.library import Library
+from papershelf.core.search import SearchIndex
 from test_fastsearch import live_docs
 
 EXAMPLES = int(os.environ.get("PAPERSHELF_PROPERTY_EXAMPLES", "100"))

@@ -7,8 +7,8 @@ import shutil
 
 import pytest
 
-from papershelf.core.search import INDEX_DIR, STATE_FILE, SearchIndex
 from papershelf.core.library import Library
+from papershelf.core.search import INDEX_DIR, STATE_FILE, SearchIndex
 
 
 @pytest.fixture(scope="module")

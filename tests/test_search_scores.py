@@ -28,8 +28,7 @@ from whoosh.searching import Searcher
 from whoosh.writing import SegmentWriter
 
 from papershelf.core.library import Library
-from papershelf.core.search import SearchIndex
-from papershelf.core.search import internals
+from papershelf.core.search import SearchIndex, internals
 from papershelf.core.search import rebuild as rebuild_module
 from papershelf.core.search.evaluator import Evaluator
 from papershelf.core.search.schema import FIELD_BOOSTS, SEARCH_FIELDS
@@ -175,8 +174,8 @@ def test_scores_rank_title_and_author_matches_higher(indexed):
         abstract = ev.term("abstract", b"model")
     both = set(title[0].tolist()) & set(abstract[0].tolist())
     assert both
-    t = dict(zip(title[0].tolist(), title[1].tolist()))
-    a = dict(zip(abstract[0].tolist(), abstract[1].tolist()))
+    t = dict(zip(title[0].tolist(), title[1].tolist(), strict=True))
+    a = dict(zip(abstract[0].tolist(), abstract[1].tolist(), strict=True))
     assert sum(t[d] for d in both) > sum(a[d] for d in both)
 
 
@@ -239,7 +238,7 @@ def test_a_broken_internal_is_caught_by_the_probe_and_costs_no_results(edited, m
         broken = Evaluator(ix._get_searcher(), {}, FIELD_BOOSTS, SEARCH_FIELDS, fast=True)
         wrong = sorted(broken.evaluate(ix.parse("title:reward")[0])[1].tolist())
     right = sorted(fast["title:reward"][1].values())
-    assert len(wrong) == len(right) and not all(math.isclose(a, b) for a, b in zip(wrong, right))
+    assert len(wrong) == len(right) and not all(math.isclose(a, b) for a, b in zip(wrong, right, strict=True))
     monkeypatch.setattr(internals, "_verdict", None)
     with caplog.at_level(logging.WARNING, logger=internals.__name__):
         assert "postings differ" in internals.fast_path_problem()

@@ -311,6 +311,7 @@ class Evaluator:
 
     def _and(self, subqueries: Iterable[Any]) -> Scored:
         wanted, unwanted = [], []
+        result: Scored
         for sub in subqueries:
             if isinstance(sub, wquery.Not):
                 unwanted.append(sub.query)

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 from whoosh import index as windex
 from whoosh import query as wquery
 
@@ -29,7 +30,8 @@ from ..errors import SearchIndexError
 from ..paper import Status, keyword_tag, normalize_tag, tag_keyword
 from ..text import plain_text
 from . import internals
-from .evaluator import Evaluator, Ids, SegmentData, top
+from .evaluator import Evaluator, SegmentData, top
+from .internals import Ids
 from .queries import QueryParser, clean_query
 from .rebuild import Cancelled, Progress
 from .rebuild import rebuild as rebuild_index
@@ -73,7 +75,7 @@ class SearchIndex:
         self.stale = False
         self._evaluator: Evaluator | None = None
         self._segments: dict[str, SegmentData] = {}          # segment id → what was read from it
-        self._facet_codes: dict[str, tuple[list[str], Ids]] = {}
+        self._facet_codes: dict[str, tuple[list[str], npt.NDArray[np.int32]]] = {}
 
     @property
     def damaged(self) -> str:
@@ -258,10 +260,10 @@ class SearchIndex:
                 else:   # "added", and relevance with nothing to rank by
                     order = top(docs, ev.rank("added")[docs], limit, descending=True)
                 ids = ev.paper_ids(docs[order])
-                score_map = ({pid: float(scores[i]) for pid, i in zip(ids, order)}
+                score_map = ({pid: float(scores[i]) for pid, i in zip(ids, order, strict=True)}
                              if sort == "relevance" else {})
                 found = self._facets(ev, docs) if facets else {}
-                total = int(len(docs))
+                total = len(docs)
             except Exception as exc:
                 raise self._index.read_failed(exc) from exc
         return Results(ids=ids, total=total, scores=score_map, facets=found, query=text,

@@ -73,7 +73,7 @@ def bm25(term_idf: float, boost: float, field_boost: float, tf: Floats, dl: Floa
     lengths in the field."""
     tf64 = tf.astype(np.float64)
     norm = K1 * ((1 - B) + B * dl / avgdl)
-    return (term_idf * boost * field_boost) * (tf64 * (K1 + 1)) / (tf64 + norm)   # type: ignore[no-any-return]
+    return (term_idf * boost * field_boost) * (tf64 * (K1 + 1)) / (tf64 + norm)
 
 
 # ---- reading a segment's files -----------------------------------------------
@@ -119,7 +119,7 @@ def read_positions(reader: Any, field: str, tbytes: bytes, docs: Ids) -> list[li
     out: list[list[int]] = []
     wanted = docs.tolist()
     if not isinstance(m, W3LeafMatcher):
-        values = dict(zip(m.all_ids(), m._values)) if getattr(m, "_values", None) is not None else {}
+        values = dict(zip(m.all_ids(), m._values, strict=False)) if getattr(m, "_values", None) is not None else {}
         return [fmt.decode_positions(values[d]) if d in values else [] for d in wanted]
     i, n = 0, len(wanted)
     postfile = m._postfile
@@ -134,7 +134,7 @@ def read_positions(reader: Any, field: str, tbytes: bytes, docs: Ids) -> list[li
             k = bisect.bisect_right(wanted, m._maxid, i)
             js = np.searchsorted(ids, docs[i:k])
             found = ids[np.minimum(js, len(ids) - 1)] == docs[i:k]
-            for j, ok in zip(js.tolist(), found.tolist()):
+            for j, ok in zip(js.tolist(), found.tolist(), strict=True):
                 out.append(_decode_positions(values[j]) if ok else [])
             i = k
         if i >= n or m._lastblock:
@@ -362,7 +362,7 @@ def _compare(ix: Any, searcher: Any) -> str:
             ids = np.concatenate([p[0] + offset for (p, _, offset) in parts])
             tf = np.concatenate([p[1] for (p, _, _) in parts])
             dl = np.concatenate([lengths[p[0]] for (p, lengths, _) in parts])
-            ours = dict(zip(ids.tolist(), bm25(idf(size, len(ids)), 1.0, boost, tf, dl, avgdl).tolist()))
+            ours = dict(zip(ids.tolist(), bm25(idf(size, len(ids)), 1.0, boost, tf, dl, avgdl).tolist(), strict=True))
             m = searcher.postings(field, tbytes, weighting=weighting)
             while m.is_active():
                 theirs = m.score() * boost
@@ -374,7 +374,7 @@ def _compare(ix: Any, searcher: Any) -> str:
 
 def _compare_postings(segreader: Any, field: str, tbytes: bytes, dead: set[int]) -> str:
     ids, weights = read_postings(segreader, field, tbytes)
-    live = [(i, w) for i, w in zip(ids.tolist(), weights.tolist()) if i not in dead]
+    live = [(i, w) for i, w in zip(ids.tolist(), weights.tolist(), strict=True) if i not in dead]
     m = segreader.postings(field, tbytes)
     public = []
     positions = []

@@ -83,7 +83,7 @@ def _rebuild(index: IndexFolder, source: PaperSource, schema: Any,
     total = len(papers)
     mark = max((p.updated for p in papers), default="")
     try:
-        if (total <= PARALLEL_MIN or (os.cpu_count() or 1) == 1 and total <= SEGMENT_DOCS
+        if (total <= PARALLEL_MIN or ((os.cpu_count() or 1) == 1 and total <= SEGMENT_DOCS)
                 or not internals.parallel_build()):
             done = _build_here(ix, papers, member, progress, cancelled)
         else:
@@ -182,8 +182,8 @@ def _build_in_processes(ix: Any, new: Path, papers: list[Paper], member: dict[st
                 time.sleep(0.1)
         segments = []
         for job in jobs:      # in chunk order: document numbers follow the library's order
-            with open(jobs_dir / (job.name + ".segment"), "rb") as f:
-                segments.append(pickle.load(f))
+            with open(jobs_dir / (job.name + ".segment"), "rb") as done:
+                segments.append(pickle.load(done))
     finally:
         for proc in running.values():
             proc.kill()

@@ -17,6 +17,7 @@ import json
 import logging
 import os
 import shutil
+import sys
 import tempfile
 import time
 import warnings
@@ -320,7 +321,7 @@ def try_lock(path: Path) -> int | None:
     """An exclusive lock on `path` (released by the OS if we die), or None if held."""
     fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
     try:
-        if os.name == "nt":  # pragma: no cover - Windows only
+        if sys.platform == "win32":  # pragma: no cover - Windows only
             import msvcrt
             msvcrt.locking(fd, msvcrt.LK_NBLCK, 1)
         else:

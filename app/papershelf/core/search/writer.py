@@ -95,7 +95,7 @@ class IndexWriter:
             gone: set[str] = set()
             taken = 0
             deadline = time.monotonic() + self.batch_seconds     # gather a burst of edits into one commit
-            following: _Item | None | bool = item
+            following: _Item | bool | None = item
             while isinstance(following, tuple):
                 taken += 1
                 kind, ids = following
