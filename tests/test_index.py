@@ -358,3 +358,20 @@ def test_an_edit_committed_by_another_process_is_not_mistaken_for_damage(lib_dir
         ix.open()
         assert ix.rebuilt_because == ""
         ix.close()
+
+
+def test_an_index_written_before_the_search_package_opens_without_a_rebuild(lib_dir, monkeypatch):
+    """Indexes name their analyzer's class by module path in their pickled
+    schema; those written before core/search/ name papershelf.core.index."""
+    from papershelf.core.search import PaperAnalyzer
+    from papershelf.core.search.state import discard
+    with Library.open(lib_dir) as lib:
+        discard(lib_dir / INDEX_DIR)
+        monkeypatch.setattr(PaperAnalyzer, "__module__", "papershelf.core.index")   # as pickled then
+        SearchIndex(lib).open().close()
+        monkeypatch.undo()
+        assert any(b"papershelf.core.index" in p.read_bytes() for p in (lib_dir / INDEX_DIR).glob("*.toc"))
+        with SearchIndex(lib).open() as ix:
+            assert ix.rebuilt_because == "" and not ix.damaged and ix.doc_count() == 372
+            lib.add_tags(lib.ids()[:1], ["later"])
+            assert ix.flush() and len(ix.search("tag:later").ids) == 1
