@@ -103,7 +103,6 @@ class SearchIndex:
         Raises SearchIndexError when the index folder cannot be written (the
         library itself is untouched either way).
         """
-        internals.start_probe()     # checks Whoosh's internals while the index opens
         try:
             self._open(progress, cancelled)
         except OSError as exc:
@@ -114,6 +113,11 @@ class SearchIndex:
             raise self._index.busy() from exc
         if not self.source.readonly:
             self._unsubscribe = self.source.subscribe(self._writer.on_change)
+        # Whoosh's internals are checked once per process, on a thread of its own
+        # (about 20 ms); the first search waits for the verdict. Not while the
+        # index opens: its checksums let go of the GIL a megabyte at a time, and
+        # each time the probe's thread held it for a switch interval (5 ms).
+        internals.start_probe()
         return self
 
     def _open(self, progress: Progress | None, cancelled: Cancelled | None) -> None:
