@@ -16,7 +16,8 @@ SNIPPET_SURROUND = 40     # context before the first match of a fragment
 @functools.lru_cache(maxsize=64)
 def _term_finder(terms: tuple[str, ...]) -> re.Pattern[str]:
     heads = sorted({t[:max(3, len(t) - 2)] for t in terms}, key=len, reverse=True)
-    return re.compile(r"(?<![\w.'’])(?:%s)\w*(?:[.'’]\w+)*" % "|".join(map(re.escape, heads)), re.IGNORECASE)
+    alternatives = "|".join(map(re.escape, heads))
+    return re.compile(r"(?<![\w.'’])(?:" + alternatives + r")\w*(?:[.'’]\w+)*", re.IGNORECASE)
 
 
 def make_snippet(text: str, terms: dict[str, int], normal: Callable[[str], str], top: int = 2) -> str:
