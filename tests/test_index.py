@@ -325,7 +325,7 @@ def test_snippet_fragments_find_every_form_of_a_word():
 
 def test_a_second_rebuild_at_the_same_time_is_refused_and_harms_nothing(lib_dir):
     from papershelf.core.errors import SearchIndexError
-    from papershelf.core.search.state import try_lock
+    from papershelf.core.fileio import try_lock
     held = try_lock(lib_dir / (INDEX_DIR + ".rebuild.lock"))     # another Papershelf rebuilding
     try:
         with Library.open(lib_dir) as lib:

@@ -98,7 +98,7 @@ def _new_index(library: Library) -> SearchIndexLike:
 
     The one place the core names the search package; imported here, on
     first use, to keep Whoosh and numpy out of start-up."""
-    from ..index import SearchIndex
+    from ..search import SearchIndex
 
     index: SearchIndexLike = SearchIndex(library)
     return index

@@ -44,11 +44,11 @@ from whoosh.scoring import BM25F
 from . import internals
 from .internals import Floats, Ids
 
-MAX_EXPANSION = 512          # terms a prefix, wildcard or fuzzy word may stand for
-TERM_CACHE = 2048            # postings kept per segment (facet terms stay hot)
+MAX_EXPANSION = 512  # terms a prefix, wildcard or fuzzy word may stand for
+TERM_CACHE = 2048  # postings kept per segment (facet terms stay hot)
 
 Weights = npt.NDArray[np.float32]
-Scored = tuple[Ids, Floats]          # sorted document numbers, their scores
+Scored = tuple[Ids, Floats]  # sorted document numbers, their scores
 
 _EMPTY_IDS: Ids = np.zeros(0, dtype=np.int64)
 _EMPTY_SCORES: Floats = np.zeros(0, dtype=np.float64)
@@ -64,7 +64,7 @@ class SegmentData:
 
     def __init__(self, reader: Any, fast: bool) -> None:
         self.reader = reader
-        self.fast = fast            # read the files directly (internals.py), or through Whoosh's matcher
+        self.fast = fast  # read the files directly (internals.py), or through Whoosh's matcher
         self.count: int = reader.doc_count_all()
         self._terms: OrderedDict[tuple[str, bytes], tuple[Ids, Weights]] = OrderedDict()
         self._lengths: dict[str, Weights] = {}
@@ -78,8 +78,9 @@ class SegmentData:
         if hit is not None:
             self._terms.move_to_end(key)
             return hit
-        hit = (internals.read_postings(self.reader, field, tbytes) if self.fast
-               else self._matched_postings(field, tbytes))
+        hit = (
+            internals.read_postings(self.reader, field, tbytes) if self.fast else self._matched_postings(field, tbytes)
+        )
         self._terms[key] = hit
         if len(self._terms) > TERM_CACHE:
             self._terms.popitem(last=False)
@@ -138,8 +139,14 @@ class SegmentData:
 class Evaluator:
     """Evaluates parsed queries against one searcher's view of the index."""
 
-    def __init__(self, searcher: Any, segments: dict[str, SegmentData], boosts: dict[str, float],
-                 scored: Iterable[str], fast: bool | None = None) -> None:
+    def __init__(
+        self,
+        searcher: Any,
+        segments: dict[str, SegmentData],
+        boosts: dict[str, float],
+        scored: Iterable[str],
+        fast: bool | None = None,
+    ) -> None:
         self.searcher = searcher
         self.schema = searcher.schema
         self.boosts = boosts
@@ -157,7 +164,7 @@ class Evaluator:
             seen[sid] = data
             self.leaves.append((data, offset))
         segments.clear()
-        segments.update(seen)       # segments merged away are let go
+        segments.update(seen)  # segments merged away are let go
         self.size: int = reader.doc_count_all()
         self.live = np.ones(self.size, dtype=bool)
         for data, offset in self.leaves:
@@ -265,7 +272,7 @@ class Evaluator:
         if q is wquery.NullQuery or isinstance(q, wquery.NullQuery.__class__):
             return _empty()
         if isinstance(q, wquery.Every):
-            if q.fieldname not in (None, "*"):      # tags:* — papers with anything in that field
+            if q.fieldname not in (None, "*"):  # tags:* — papers with anything in that field
                 return self._by_whoosh(q)
             ids = np.flatnonzero(self.live).astype(np.int64)
             return ids, np.zeros(len(ids))
@@ -281,8 +288,18 @@ class Evaluator:
             return self._multiterm(q)
         if type(q) is wquery.Phrase:
             return self._phrase(q)
-        if isinstance(q, wquery.Not):          # inside And it is a subtraction (see _and)
+        if isinstance(q, wquery.Not):  # inside And it is a subtraction (see _and)
             return self._and([q])
+        boost = getattr(q, "boost", 1.0)
+        if boost != 1.0 and isinstance(q, wquery.CompoundQuery):
+            # a boost on a group (`model^2` is an Or across the fields): Whoosh
+            # multiplies the group's score by it, so does this
+            ids, scores = self._compound(q)
+            return ids, scores * boost
+        return self._compound(q)
+
+    def _compound(self, q: Any) -> Scored:
+        """A query made of others (And, Or, AndNot …): their answers combined."""
         if isinstance(q, wquery.And):
             return self._and(q.subqueries)
         if isinstance(q, wquery.DisjunctionMax):
@@ -344,7 +361,7 @@ class Evaluator:
         if terms is None:
             terms = []
             if q.fieldname in self.schema:
-                for _, tbytes in q.expanded_terms(self.searcher.reader()):   # fuzzy terms come back as text
+                for _, tbytes in q.expanded_terms(self.searcher.reader()):  # fuzzy terms come back as text
                     terms.append(self._tbytes(q.fieldname, tbytes))
                     if len(terms) >= MAX_EXPANSION:
                         break
@@ -463,7 +480,7 @@ def top(ids: Ids, keys: Floats, limit: int | None, descending: bool) -> Ids:
     k = -keys if descending else keys
     if limit is not None and limit < len(ids):
         cut = np.partition(k, limit - 1)[limit - 1]
-        cand = np.flatnonzero(k <= cut)       # everything tied with the last row competes
+        cand = np.flatnonzero(k <= cut)  # everything tied with the last row competes
     else:
         cand = np.arange(len(ids))
     order = cand[np.lexsort((ids[cand], k[cand]))]

@@ -25,15 +25,16 @@ from typing import Any
 from whoosh import index as windex
 
 from ..errors import SearchIndexError
+from ..fileio import try_lock, unlock
 from ..paper import Paper
 from . import internals
 from .schema import paper_document
 from .source import PaperSource
-from .state import IndexFolder, discard, try_lock
+from .state import IndexFolder, discard
 from .worker import PARENT_ENV
 
-SEGMENT_DOCS = 10_000      # a rebuild writes segments of at most this many papers
-PARALLEL_MIN = 2_000       # larger libraries are indexed by one process per core
+SEGMENT_DOCS = 10_000  # a rebuild writes segments of at most this many papers
+PARALLEL_MIN = 2_000  # larger libraries are indexed by one process per core
 MAX_BUILD_PROCESSES = 4
 WORKER_MODULE = "papershelf.core.search.worker"
 
@@ -41,8 +42,13 @@ Progress = Callable[[int, int], None]
 Cancelled = Callable[[], bool]
 
 
-def rebuild(index: IndexFolder, source: PaperSource, schema: Any,
-            progress: Progress | None = None, cancelled: Cancelled | None = None) -> bool:
+def rebuild(
+    index: IndexFolder,
+    source: PaperSource,
+    schema: Any,
+    progress: Progress | None = None,
+    cancelled: Cancelled | None = None,
+) -> bool:
     """Index every paper of `source` afresh into `index`'s folder (its `ix` must be closed).
 
     Returns False (and leaves the old index in place) if cancelled. Raises
@@ -53,7 +59,7 @@ def rebuild(index: IndexFolder, source: PaperSource, schema: Any,
     try:
         folder.parent.mkdir(parents=True, exist_ok=True)
         lock = try_lock(folder.with_name(folder.name + ".rebuild.lock"))
-    except OSError as exc:      # a read-only folder, say
+    except OSError as exc:  # a read-only folder, say
         raise index.unwritable(exc) from exc
     if lock is None:
         raise index.busy()
@@ -64,15 +70,18 @@ def rebuild(index: IndexFolder, source: PaperSource, schema: Any,
         raise index.unwritable(exc) from exc
     except Exception as exc:
         index.close()
-        raise SearchIndexError(f"The search index in {folder} could not be built "
-                               f"({exc.__class__.__name__}: {exc}). Your library is unaffected.",
-                               folder) from exc
+        raise SearchIndexError(
+            f"The search index in {folder} could not be built "
+            f"({exc.__class__.__name__}: {exc}). Your library is unaffected.",
+            folder,
+        ) from exc
     finally:
-        os.close(lock)
+        unlock(lock)
 
 
-def _rebuild(index: IndexFolder, source: PaperSource, schema: Any,
-             progress: Progress | None, cancelled: Cancelled | None) -> bool:
+def _rebuild(
+    index: IndexFolder, source: PaperSource, schema: Any, progress: Progress | None, cancelled: Cancelled | None
+) -> bool:
     new = index.folder.with_name(index.folder.name + ".new")
     discard(new)
     new.mkdir(parents=True)
@@ -83,8 +92,11 @@ def _rebuild(index: IndexFolder, source: PaperSource, schema: Any,
     total = len(papers)
     mark = max((p.updated for p in papers), default="")
     try:
-        if (total <= PARALLEL_MIN or ((os.cpu_count() or 1) == 1 and total <= SEGMENT_DOCS)
-                or not internals.parallel_build()):
+        if (
+            total <= PARALLEL_MIN
+            or ((os.cpu_count() or 1) == 1 and total <= SEGMENT_DOCS)
+            or not internals.parallel_build()
+        ):
             done = _build_here(ix, papers, member, progress, cancelled)
         else:
             done = _build_in_processes(ix, new, papers, member, progress, cancelled)
@@ -103,8 +115,9 @@ def _rebuild(index: IndexFolder, source: PaperSource, schema: Any,
     return True
 
 
-def _build_here(ix: Any, papers: list[Paper], member: dict[str, list[str]],
-                progress: Progress | None, cancelled: Cancelled | None) -> bool:
+def _build_here(
+    ix: Any, papers: list[Paper], member: dict[str, list[str]], progress: Progress | None, cancelled: Cancelled | None
+) -> bool:
     writer = internals.segment_writer(ix, limitmb=256)
     try:
         for n, paper in enumerate(papers):
@@ -121,13 +134,19 @@ def _build_here(ix: Any, papers: list[Paper], member: dict[str, list[str]],
     return True
 
 
-def _build_in_processes(ix: Any, new: Path, papers: list[Paper], member: dict[str, list[str]],
-                        progress: Progress | None, cancelled: Cancelled | None) -> bool:
+def _build_in_processes(
+    ix: Any,
+    new: Path,
+    papers: list[Paper],
+    member: dict[str, list[str]],
+    progress: Progress | None,
+    cancelled: Cancelled | None,
+) -> bool:
     import papershelf
 
     total = len(papers)
     workers = max(1, min(os.cpu_count() or 1, MAX_BUILD_PROCESSES))
-    size = max(1, min(SEGMENT_DOCS, -(-total // workers)))   # every core busy, segments ≤ SEGMENT_DOCS
+    size = max(1, min(SEGMENT_DOCS, -(-total // workers)))  # every core busy, segments ≤ SEGMENT_DOCS
     jobs_dir = new.with_name(new.name + "-jobs")
     discard(jobs_dir)
     jobs_dir.mkdir()
@@ -135,16 +154,15 @@ def _build_in_processes(ix: Any, new: Path, papers: list[Paper], member: dict[st
     sizes = {}
     for k, start in enumerate(range(0, total, size)):
         job = jobs_dir / f"job{k:04d}"
-        chunk = papers[start:start + size]
+        chunk = papers[start : start + size]
         with open(job, "wb") as f:
-            pickle.dump([paper_document(p, member.get(p.id, [])) for p in chunk],
-                        f, protocol=pickle.HIGHEST_PROTOCOL)
+            pickle.dump([paper_document(p, member.get(p.id, [])) for p in chunk], f, protocol=pickle.HIGHEST_PROTOCOL)
         jobs.append(job)
         sizes[job] = len(chunk)
     env = dict(os.environ)
     source_root = str(Path(papershelf.__file__).resolve().parent.parent)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [source_root, env.get("PYTHONPATH")]))
-    env[PARENT_ENV] = str(os.getpid())        # workers stop if this process dies
+    env[PARENT_ENV] = str(os.getpid())  # workers stop if this process dies
     waiting: list[Path] = list(jobs)
     running: dict[Path, subprocess.Popen[bytes]] = {}
     finished: list[Path] = []
@@ -165,7 +183,11 @@ def _build_in_processes(ix: Any, new: Path, papers: list[Paper], member: dict[st
                 with open(job.with_suffix(".err"), "wb") as err:
                     running[job] = subprocess.Popen(
                         [sys.executable, "-m", WORKER_MODULE, str(new), str(job)],
-                        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err, env=env)
+                        stdin=subprocess.DEVNULL,
+                        stdout=subprocess.DEVNULL,
+                        stderr=err,
+                        env=env,
+                    )
             if cancelled and cancelled():
                 return False
             for job, proc in list(running.items()):
@@ -181,7 +203,7 @@ def _build_in_processes(ix: Any, new: Path, papers: list[Paper], member: dict[st
             if running:
                 time.sleep(0.1)
         segments = []
-        for job in jobs:      # in chunk order: document numbers follow the library's order
+        for job in jobs:  # in chunk order: document numbers follow the library's order
             with open(jobs_dir / (job.name + ".segment"), "rb") as done:
                 segments.append(pickle.load(done))
     finally:

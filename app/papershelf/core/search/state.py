@@ -17,8 +17,6 @@ import json
 import logging
 import os
 import shutil
-import sys
-import tempfile
 import time
 import warnings
 import zlib
@@ -29,6 +27,7 @@ from whoosh import index as windex
 from whoosh import query as wquery
 
 from ..errors import SearchIndexDamagedError, SearchIndexError
+from ..fileio import write_bytes_atomically
 from . import internals
 from .schema import INDEX_VERSION
 
@@ -50,8 +49,8 @@ class IndexFolder:
     def __init__(self, folder: Path) -> None:
         self.folder = folder
         self.ix: Any = None
-        self.damaged = ""           # why this object rebuilt the index as damaged ("" if it did not)
-        self.damage_mark = ""       # a failed read, kept in the state file until a rebuild
+        self.damaged = ""  # why this object rebuilt the index as damaged ("" if it did not)
+        self.damage_mark = ""  # a failed read, kept in the state file until a rebuild
 
     def close(self) -> None:
         """Close the Whoosh index (searchers are the caller's to close first)."""
@@ -68,13 +67,17 @@ class IndexFolder:
         """The error for an index folder that cannot be written."""
         return SearchIndexError(
             f"The search index in {self.folder} could not be built: {exc.strerror or exc}. "
-            "Your library is unaffected; searching needs that folder to be writable.", self.folder)
+            "Your library is unaffected; searching needs that folder to be writable.",
+            self.folder,
+        )
 
     def busy(self) -> SearchIndexError:
         """The error for an index another process is rebuilding."""
         return SearchIndexError(
             f"The search index in {self.folder} is being rebuilt by another Papershelf; "
-            "try again when it has finished.", self.folder)
+            "try again when it has finished.",
+            self.folder,
+        )
 
     # ---- the state file ------------------------------------------------------
     def read_state(self) -> dict[str, Any]:
@@ -92,8 +95,13 @@ class IndexFolder:
         # file cut short or overwritten would otherwise only show (if at all)
         # when a search reads it
         sizes = self._file_sizes()
-        state: dict[str, Any] = {"version": INDEX_VERSION, "generation": list(generation), "updated_mark": mark,
-                                 "files": sizes, "crc32": self._checksums(sizes, self.read_state())}
+        state: dict[str, Any] = {
+            "version": INDEX_VERSION,
+            "generation": list(generation),
+            "updated_mark": mark,
+            "files": sizes,
+            "crc32": self._checksums(sizes, self.read_state()),
+        }
         if self.damage_mark:
             state["damaged"] = self.damage_mark
         self._store_state(state)
@@ -111,17 +119,10 @@ class IndexFolder:
         self._store_state(state)
 
     def _store_state(self, state: dict[str, Any]) -> None:
-        # a temporary name of its own: the writer thread, a search that found damage and
-        # another process may all write the state at once
-        fd, tmp = tempfile.mkstemp(prefix=STATE_FILE + ".", suffix=".tmp", dir=self.folder)
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as f:
-                json.dump(state, f)
-            os.replace(tmp, self.folder / STATE_FILE)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
-            raise
+        # durable (fsync, rename, folder fsync) and under a temporary name of its own:
+        # the writer thread, a search that found damage and another process may all
+        # write the state at once
+        write_bytes_atomically(self.folder / STATE_FILE, json.dumps(state).encode("utf-8"))
 
     def _file_sizes(self) -> dict[str, int]:
         sizes = {}
@@ -149,7 +150,7 @@ class IndexFolder:
             else:
                 try:
                     crcs[name] = crc32(self.folder / name)
-                except OSError:      # deleted meanwhile by another process's merge
+                except OSError:  # deleted meanwhile by another process's merge
                     pass
         return crcs
 
@@ -172,7 +173,7 @@ class IndexFolder:
                 return True
             try:
                 return name in crcs and crc32(self.folder / name) != crcs[name]
-            except FileNotFoundError:      # merged away meanwhile by another process
+            except FileNotFoundError:  # merged away meanwhile by another process
                 return False
 
         damaged = []
@@ -212,9 +213,8 @@ class IndexFolder:
                 self.ix = windex.open_dir(str(self.folder))
                 damaged = self.damaged_files(state.get("files"), state.get("crc32"))
                 if damaged:
-                    raise OSError(f"files changed or went missing since they were written: "
-                                  f"{', '.join(damaged[:3])}")
-                with self.ix.searcher() as s:   # touch every segment: damage shows here
+                    raise OSError(f"files changed or went missing since they were written: {', '.join(damaged[:3])}")
+                with self.ix.searcher() as s:  # touch every segment: damage shows here
                     s.doc_count()
                     next(iter(s.lexicon("id")), None)
                     s.document_number(id="")
@@ -249,23 +249,31 @@ class IndexFolder:
         if intact:
             # every file is as it was written: a rebuild would change nothing
             log.warning("searching failed on an intact index (%s)", detail)
-            return SearchIndexError(f"Searching failed ({detail}); the search index in {self.folder} "
-                                    "is intact, so it was not rebuilt.", self.folder)
+            return SearchIndexError(
+                f"Searching failed ({detail}); the search index in {self.folder} is intact, so it was not rebuilt.",
+                self.folder,
+            )
         if isinstance(exc, PermissionError):
-            return SearchIndexError(f"The search index in {self.folder} could not be read: "
-                                    f"{exc.strerror or exc}.", self.folder)
+            return SearchIndexError(
+                f"The search index in {self.folder} could not be read: {exc.strerror or exc}.", self.folder
+            )
         if self.damaged:
-            return SearchIndexError(f"Searching failed ({detail}), although the search index in "
-                                    f"{self.folder} was just rebuilt.", self.folder)
+            return SearchIndexError(
+                f"Searching failed ({detail}), although the search index in {self.folder} was just rebuilt.",
+                self.folder,
+            )
         log.info("reading the search index failed (%s): marking it damaged", detail)
         try:
             self.mark_damaged(detail)
         except OSError as err:
-            return SearchIndexError(f"The search index in {self.folder} is damaged ({detail}) and cannot "
-                                    f"be rebuilt there: {err.strerror or err}. Your library is unaffected.",
-                                    self.folder)
-        return SearchIndexDamagedError(f"The search index in {self.folder} is damaged ({detail}); "
-                                       "it is rebuilt when next opened.", self.folder)
+            return SearchIndexError(
+                f"The search index in {self.folder} is damaged ({detail}) and cannot "
+                f"be rebuilt there: {err.strerror or err}. Your library is unaffected.",
+                self.folder,
+            )
+        return SearchIndexDamagedError(
+            f"The search index in {self.folder} is damaged ({detail}); it is rebuilt when next opened.", self.folder
+        )
 
     # ---- swapping a rebuilt index in ---------------------------------------------
     def swap_in(self, new: Path, generation: tuple[int, ...], mark: str) -> None:
@@ -312,22 +320,10 @@ def _ours(folder: Path) -> bool:
         names = os.listdir(folder)
     except OSError:
         return False
-    return all(n == STATE_FILE or n.startswith((STATE_FILE, "MAIN_", "_MAIN_")) or n.endswith(
-        (".toc", ".seg", ".pst", ".trm", ".fln", ".col", ".lck", ".tmp", ".json")) or n == "WRITELOCK"
-        for n in names)
-
-
-def try_lock(path: Path) -> int | None:
-    """An exclusive lock on `path` (released by the OS if we die), or None if held."""
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
-    try:
-        if sys.platform == "win32":  # pragma: no cover - Windows only
-            import msvcrt
-            msvcrt.locking(fd, msvcrt.LK_NBLCK, 1)
-        else:
-            import fcntl
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError:
-        os.close(fd)
-        return None
-    return fd
+    return all(
+        n == STATE_FILE
+        or n.startswith((STATE_FILE, "MAIN_", "_MAIN_"))
+        or n.endswith((".toc", ".seg", ".pst", ".trm", ".fln", ".col", ".lck", ".tmp", ".json"))
+        or n == "WRITELOCK"
+        for n in names
+    )
