@@ -50,9 +50,13 @@ class SearchIndexLike(Protocol):
 
     folder: Path
     rebuilt_because: str
-    damaged: str
     stale: bool
-    committed: list[Callable[[], None]]
+
+    @property
+    def damaged(self) -> str: ...
+
+    @property
+    def committed(self) -> list[Callable[[], None]]: ...
 
     def open(self, progress: Progress | None = None, cancelled: Cancelled | None = None) -> Any:
         """Bring the index up to date (rebuilding if need be) and follow the library."""
