@@ -53,6 +53,7 @@ def seeded(library, seeds):
 def seeded_index(folder: Path) -> Path:
     """A library of the four sample listings with its search index built, at `folder`."""
     from papershelf.core.search import SearchIndex
+
     with Library.open(folder) as lib:
         lib.import_files(SEEDS)
         SearchIndex(lib).open().close()
@@ -61,19 +62,22 @@ def seeded_index(folder: Path) -> Path:
 
 def snapshot_files(folder: Path) -> dict[str, bytes]:
     """Every file of a library folder and its bytes, to prove nothing changed."""
-    return {str(p.relative_to(folder)): p.read_bytes()
-            for p in sorted(folder.rglob("*")) if p.is_file() and p.name != "library.lock"}
+    return {
+        str(p.relative_to(folder)): p.read_bytes()
+        for p in sorted(folder.rglob("*"))
+        if p.is_file() and p.name != "library.lock"
+    }
 
 
-def run_cli(*args: str, data_dir: Path | None = None, input: str | None = None,
-            env: dict | None = None) -> subprocess.CompletedProcess:
+def run_cli(
+    *args: str, data_dir: Path | None = None, input: str | None = None, env: dict | None = None
+) -> subprocess.CompletedProcess:
     """The installed console script in a real subprocess."""
     cmd = [sys.executable, "-m", "papershelf"]
     if data_dir is not None:
         cmd += ["--data-dir", str(data_dir)]
     full_env = {**os.environ, **(env or {})}
-    return subprocess.run(cmd + list(args), capture_output=True, text=True, input=input,
-                          env=full_env, timeout=120)
+    return subprocess.run(cmd + list(args), capture_output=True, text=True, input=input, env=full_env, timeout=120)
 
 
 class Mount:
@@ -83,10 +87,11 @@ class Mount:
         self.path = path
         self.size = size
 
-    def __enter__(self) -> "Mount":
+    def __enter__(self) -> Mount:
         self.path.mkdir(parents=True, exist_ok=True)
-        res = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={self.size}", "tmpfs", str(self.path)],
-                             capture_output=True, text=True)
+        res = subprocess.run(
+            ["mount", "-t", "tmpfs", "-o", f"size={self.size}", "tmpfs", str(self.path)], capture_output=True, text=True
+        )
         if res.returncode != 0:
             pytest.skip(f"cannot mount a tmpfs here (needs root): {res.stderr.strip()}")
         return self
@@ -110,7 +115,9 @@ def tmpfs(tmp_path):
 def settings(tmp_path, qapp):
     """QSettings in the test's own folder, empty, with the application's names."""
     from PySide6.QtCore import QSettings
+
     from papershelf.gui.app import configure_application
+
     configure_application(qapp)
     QSettings.setDefaultFormat(QSettings.Format.IniFormat)
     QSettings.setPath(QSettings.Format.IniFormat, QSettings.Scope.UserScope, str(tmp_path / "settings"))
@@ -123,6 +130,7 @@ def settings(tmp_path, qapp):
 def window(qtbot, tmp_path, settings):
     """The real window on a small library (the first listing), without its index."""
     from papershelf.gui.main_window import MainWindow
+
     lib = Library.open(tmp_path / "library")
     lib.import_files(SEEDS[:1])
     win = MainWindow(lib, open_index=False)

@@ -94,9 +94,9 @@ def test_latin1_listing_is_read_with_a_note(library, tmp_path):
 def test_utf16_listing(library, name, note):
     report = import_one(library, LISTINGS / name)
     assert report.ok and report.added == 2
-    assert ("Mauricio Álvarez" in [a for p in library.papers() for a in p.authors])
+    assert "Mauricio Álvarez" in [a for p in library.papers() for a in p.authors]
     notes = [str(p) for p in report.problems]
-    assert (any(note in n for n in notes) if note else notes == [])
+    assert any(note in n for n in notes) if note else notes == []
 
 
 def test_cut_off_listing_imports_what_is_whole_and_reports_the_rest(library):

@@ -23,7 +23,7 @@ from papershelf.core.importers.base import Candidate, ParsedFile
 from papershelf.core.library import Library
 
 OLD = "% the user's old bibliography\n"
-OUR_TEMP = re.compile(r"\.refs\.bib\.papershelf-[a-z0-9_]{8}\.tmp")   # what DESIGN.md promises
+OUR_TEMP = re.compile(r"\.refs\.bib\.papershelf-[a-z0-9_]{8}\.tmp")  # what DESIGN.md promises
 
 
 def is_temp_name(name: str) -> bool:
@@ -39,7 +39,7 @@ def small_library(data_dir, seeds) -> Path:
 
 @contextlib.contextmanager
 def umask(mask: int):
-    old = os.umask(mask)          # the exporting subprocess inherits it
+    old = os.umask(mask)  # the exporting subprocess inherits it
     try:
         yield
     finally:
@@ -55,8 +55,9 @@ def temp_files(folder: Path) -> list[str]:
     return sorted(n for n in os.listdir(folder) if n.endswith(".tmp"))
 
 
-@pytest.mark.parametrize("mask, mode", [(0o022, 0o644), (0o077, 0o600), (0o002, 0o664)],
-                         ids=["umask022", "umask077", "umask002"])
+@pytest.mark.parametrize(
+    "mask, mode", [(0o022, 0o644), (0o077, 0o600), (0o002, 0o664)], ids=["umask022", "umask077", "umask002"]
+)
 def test_a_new_file_gets_the_mode_the_umask_gives(small_library, tmp_path, mask, mode):
     out = tmp_path / "refs.bib"
     with umask(mask):
@@ -72,13 +73,13 @@ def test_a_replaced_file_keeps_its_mode_and_owner(small_library, tmp_path):
     out.write_text(OLD, encoding="utf-8")
     out.chmod(0o640)
     if os.geteuid() == 0:
-        os.chown(out, 1234, 4321)      # someone else's file, shared with us (root may do this)
+        os.chown(out, 1234, 4321)  # someone else's file, shared with us (root may do this)
     before = out.stat()
-    with umask(0o077):                 # the old file's mode wins over the umask
+    with umask(0o077):  # the old file's mode wins over the umask
         res = export(small_library, out)
     assert res.returncode == 0, res.stderr
     after = out.stat()
-    assert after.st_ino != before.st_ino                       # replaced, not rewritten in place
+    assert after.st_ino != before.st_ino  # replaced, not rewritten in place
     assert stat.S_IMODE(after.st_mode) == 0o640
     assert (after.st_uid, after.st_gid) == (before.st_uid, before.st_gid)
     assert "@" in out.read_text(encoding="utf-8")
@@ -106,7 +107,7 @@ def test_a_pipe_is_written_to_not_replaced(small_library, tmp_path):
         pid = lib.ids()[0]
     fifo = tmp_path / "refs.bib"
     os.mkfifo(fifo)
-    reader = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)     # one entry fits the pipe's buffer
+    reader = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)  # one entry fits the pipe's buffer
     try:
         res = export(small_library, fifo, "--ids", pid)
         assert res.returncode == 0, res.stderr
@@ -121,11 +122,11 @@ def test_stale_temporary_files_of_ours_are_removed_and_nothing_else(small_librar
     out.write_text(OLD, encoding="utf-8")
     hour_ago = time.time() - 3600
     names = {
-        "stale": ".refs.bib.papershelf-k3x_9q0a.tmp",      # a killed export's
+        "stale": ".refs.bib.papershelf-k3x_9q0a.tmp",  # a killed export's
         "stale-other": ".old.bib.papershelf-00000000.tmp",  # another file's, same folder
-        "fresh": ".refs.bib.papershelf-zz12ab34.tmp",      # another process may be writing it
-        "foreign": ".refs.bib.foo.tmp",                    # not ours
-        "no-dot": "refs.bib.papershelf-k3x_9q0a.tmp",      # not ours either
+        "fresh": ".refs.bib.papershelf-zz12ab34.tmp",  # another process may be writing it
+        "foreign": ".refs.bib.foo.tmp",  # not ours
+        "no-dot": "refs.bib.papershelf-k3x_9q0a.tmp",  # not ours either
     }
     for key, name in names.items():
         (tmp_path / name).write_text("partial", encoding="utf-8")
@@ -174,8 +175,8 @@ def _modified_names(fd: int) -> list[str]:
     buf = os.read(fd, 1 << 16)
     names, off = [], 0
     while off < len(buf):
-        _wd, mask, _cookie, length = struct.unpack_from("iIII", buf, off)
-        names.append(buf[off + 16: off + 16 + length].rstrip(b"\0").decode())
+        _wd, _mask, _cookie, length = struct.unpack_from("iIII", buf, off)
+        names.append(buf[off + 16 : off + 16 + length].rstrip(b"\0").decode())
         off += 16 + length
     return names
 
@@ -183,10 +184,17 @@ def _modified_names(fd: int) -> list[str]:
 @pytest.fixture
 def big_library(data_dir) -> Path:
     # enough papers that writing them takes far longer than the kill needs to arrive
-    papers = [Candidate(abstract=f"Paper {i} studies how a long enough abstract about topic {i}, with several "
-                                 f"more words in it, is written to a BibTeX file by an export.",
-                        line=i + 1, title=f"Study number {i}", authors=[f"Ann Writer{i}"], year=2020)
-              for i in range(40_000)]
+    papers = [
+        Candidate(
+            abstract=f"Paper {i} studies how a long enough abstract about topic {i}, with several "
+            f"more words in it, is written to a BibTeX file by an export.",
+            line=i + 1,
+            title=f"Study number {i}",
+            authors=[f"Ann Writer{i}"],
+            year=2020,
+        )
+        for i in range(40_000)
+    ]
     with Library.open(data_dir) as lib:
         lib.import_parsed(ParsedFile("generated.txt", "paper-search", papers, []))
     return data_dir
@@ -196,8 +204,11 @@ def test_a_killed_export_leaves_the_old_file_and_its_temp_file_is_cleaned_later(
     out = tmp_path / "refs.bib"
     out.write_text(OLD, encoding="utf-8")
     watch = _inotify(tmp_path)
-    proc = subprocess.Popen([sys.executable, "-m", "papershelf", "--data-dir", str(big_library),
-                             "export", "-o", str(out)], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "papershelf", "--data-dir", str(big_library), "export", "-o", str(out)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     exited = os.pidfd_open(proc.pid)
     try:
         # wait for the first write into a temporary file of ours, then kill at once
@@ -239,7 +250,11 @@ def test_a_killed_export_leaves_the_old_file_and_its_temp_file_is_cleaned_later(
 def test_an_export_to_a_pipe_nobody_reads_says_so_instead_of_hanging(small_library, tmp_path):
     fifo = tmp_path / "refs.bib"
     os.mkfifo(fifo)
-    res = subprocess.run([sys.executable, "-m", "papershelf", "--data-dir", str(small_library), "export",
-                          "-o", str(fifo)], capture_output=True, text=True, timeout=60)
+    res = subprocess.run(
+        [sys.executable, "-m", "papershelf", "--data-dir", str(small_library), "export", "-o", str(fifo)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert res.returncode == 1 and "no program is reading" in res.stderr and "Traceback" not in res.stderr
     assert stat.S_ISFIFO(fifo.lstat().st_mode)

@@ -18,12 +18,13 @@ WORD_RE = re.compile(r"[A-Za-z]{4,}")
 def seed_words():
     """Words of the seed listings: (common, rare)."""
     from conftest import SEEDS
+
     text = " ".join(p.read_text(encoding="utf-8") for p in SEEDS)
     counts: dict[str, int] = {}
     for w in WORD_RE.findall(text):
         counts[w.lower()] = counts.get(w.lower(), 0) + 1
     ranked = sorted(counts, key=lambda w: (-counts[w], w))
-    return ranked[20:60], ranked[-40:]          # common, rare
+    return ranked[20:60], ranked[-40:]  # common, rare
 
 
 @pytest.fixture(scope="module")
@@ -38,14 +39,50 @@ def query_mix(words, seed=7):
     for _ in range(6):
         a, b = rng.sample(common, 2)
         r = rng.choice(rare)
-        qs += [a, r, f"{a} {b}", f"{a} OR {r}", f"{a} NOT {b}", f"{a} AND NOT {b}", f'"{a} {b}"',
-               f"{a[:4]}*", f"{a[:-1]}x~", f"title:{a}", f"({a} OR {b}) {r}", f"author:{r}",
-               f"{a} -{b}", f"abstract:{a}"]
-    qs += ["", "*", "status:to-read", "tag:llm", "area:robotics", "year:2024", "list:mine",
-           "author:thaman", "verisimpl", "NOT model", "model AND", '"unbalanced', "((diffus*",
-           "nosuchfield:word", "tags:llm OR status:read", '"phase transition"', '"reward hacking"',
-           '"large language models"', '"language model" reasoning', '"language models"~3', 'title:"reward model"',
-           '"of the"', '"policy optimization" NOT "reward model"', "tags:*", "notes:*", "title:*"]
+        qs += [
+            a,
+            r,
+            f"{a} {b}",
+            f"{a} OR {r}",
+            f"{a} NOT {b}",
+            f"{a} AND NOT {b}",
+            f'"{a} {b}"',
+            f"{a[:4]}*",
+            f"{a[:-1]}x~",
+            f"title:{a}",
+            f"({a} OR {b}) {r}",
+            f"author:{r}",
+            f"{a} -{b}",
+            f"abstract:{a}",
+        ]
+    qs += [
+        "",
+        "*",
+        "status:to-read",
+        "tag:llm",
+        "area:robotics",
+        "year:2024",
+        "list:mine",
+        "author:thaman",
+        "verisimpl",
+        "NOT model",
+        "model AND",
+        '"unbalanced',
+        "((diffus*",
+        "nosuchfield:word",
+        "tags:llm OR status:read",
+        '"phase transition"',
+        '"reward hacking"',
+        '"large language models"',
+        '"language model" reasoning',
+        '"language models"~3',
+        'title:"reward model"',
+        '"of the"',
+        '"policy optimization" NOT "reward model"',
+        "tags:*",
+        "notes:*",
+        "title:*",
+    ]
     return qs
 
 
@@ -78,9 +115,11 @@ def check_same(ix, words):
         # (a flush() that returned early) once showed up as a "mismatch"
         assert ix._searcher is searcher, "a commit landed during the comparison"
         if expected != got:
-            segments = [(r.doc_count_all(), len(r.deleted_docs_set)) for r, _ in ix._get_searcher().reader().leaf_readers()]
+            segments = [
+                (r.doc_count_all(), len(r.deleted_docs_set)) for r, _ in ix._get_searcher().reader().leaf_readers()
+            ]
             mismatched.append((text, sorted(expected - got)[:5], sorted(got - expected)[:5], segments))
-    assert mismatched == []      # (query, only Whoosh found, only we found, (docs, deleted) per segment)
+    assert mismatched == []  # (query, only Whoosh found, only we found, (docs, deleted) per segment)
 
 
 def test_same_papers_as_whoosh_on_a_fresh_index(tmp_path, seeds, words):
@@ -96,13 +135,13 @@ def test_same_papers_after_edits_leave_deletions_in_several_segments(tmp_path, s
         with SearchIndex(lib).open() as ix:
             ids = list(lib.ids())
             rng = random.Random(3)
-            for k in range(4):             # separate commits: separate segments
+            for k in range(4):  # separate commits: separate segments
                 lib.add_tags(rng.sample(ids, 30), ["llm"])
                 lib.set_status(rng.sample(ids, 25), "to-read")
                 lib.create_list(f"l{k}")
                 lib.add_to_list(f"l{k}", rng.sample(ids, 10))
                 assert ix.flush()
-                ix.search("model")          # a searcher per state: caches are rebuilt or kept
+                ix.search("model")  # a searcher per state: caches are rebuilt or kept
             gone = rng.sample(ids, 20)
             lib.delete_papers(gone)
             assert ix.flush()
@@ -131,7 +170,7 @@ def test_flush_waits_for_every_queued_change_and_only_for_those(tmp_path, seeds)
         lib.import_files(seeds[:1])
         with SearchIndex(lib).open() as ix:
             ids = list(lib.ids())
-            lib.create_list("later")                # nothing to index
+            lib.create_list("later")  # nothing to index
             assert ix.flush(timeout=5)
             lib.add_to_list("later", ids[:3])
             lib.reorder_list("later", ids[:3][::-1])
@@ -155,10 +194,19 @@ def test_not_skips_a_deleted_paper_after_the_last_match(tmp_path):
     document right after the last one holding "model"); the fast evaluator
     must not, alone or inside OR."""
     from papershelf.core.importers.base import Candidate, ParsedFile
+
     with Library.open(tmp_path / "lib") as lib:
-        lib.import_parsed(ParsedFile("<test>", "listing", [
-            Candidate(abstract="model model model", line=1, title="model"),
-            Candidate(abstract="model model model model", line=2, title="model")], []))
+        lib.import_parsed(
+            ParsedFile(
+                "<test>",
+                "listing",
+                [
+                    Candidate(abstract="model model model", line=1, title="model"),
+                    Candidate(abstract="model model model model", line=2, title="model"),
+                ],
+                [],
+            )
+        )
         with SearchIndex(lib).open() as ix:
             first, second = lib.ids()
             lib.set_title(first, "models")
@@ -188,6 +236,7 @@ def test_ranking_counts_every_occurrence_and_weights_titles(tmp_path, seeds):
 
 def test_a_large_rebuild_is_split_into_segments_built_by_worker_processes(tmp_path, seeds, words, monkeypatch):
     import papershelf.core.search.rebuild as rebuild_module
+
     with Library.open(tmp_path / "lib") as lib:
         lib.import_files(seeds)
         lib.add_tags(list(lib.ids())[:40], ["llm"])
@@ -199,12 +248,12 @@ def test_a_large_rebuild_is_split_into_segments_built_by_worker_processes(tmp_pa
         with SearchIndex(lib) as ix:
             assert ix.rebuild(progress=lambda n, total: seen.append((n, total)))
             segments = ix._get_searcher().reader().leaf_readers()
-            assert len(segments) == 4                      # 372 papers, at most 100 a segment
+            assert len(segments) == 4  # 372 papers, at most 100 a segment
             assert ix.doc_count() == 372
             assert {text: fast_ids(ix, text) for text in query_mix(words)} == expected
             assert seen[-1] == (372, 372)
             check_same(ix, words)
-        with SearchIndex(lib) as ix:                       # a cancelled rebuild keeps the old index
+        with SearchIndex(lib) as ix:  # a cancelled rebuild keeps the old index
             assert not ix.rebuild(cancelled=lambda: True)
             assert not (tmp_path / "lib" / "index.new").exists()
         with SearchIndex(lib).open() as ix:

@@ -32,8 +32,25 @@ EXAMPLES = int(os.environ.get("PAPERSHELF_PROPERTY_EXAMPLES", "100"))
 
 # few words, so that queries match and papers share terms across segments;
 # stems that collide ("model", "models", "modeling"), stop words, an accent
-WORDS = ["model", "models", "modeling", "language", "reward", "policy", "graph", "neural",
-         "diffusion", "phase", "transition", "learning", "robot", "schrödinger", "solver", "the", "of"]
+WORDS = [
+    "model",
+    "models",
+    "modeling",
+    "language",
+    "reward",
+    "policy",
+    "graph",
+    "neural",
+    "diffusion",
+    "phase",
+    "transition",
+    "learning",
+    "robot",
+    "schrödinger",
+    "solver",
+    "the",
+    "of",
+]
 AUTHORS = ["Ada Lovelace", "Alan Turing", "Grace Hopper", "Émile Borel", "Mohammad Raza"]
 SURNAMES = ["lovelace", "turing", "hopper", "borel", "emile", "raza"]
 AREAS = ["Robotics", "Language Models", "Theory"]
@@ -44,11 +61,16 @@ LISTS = ["mine", "later"]
 words = st.lists(st.sampled_from(WORDS), min_size=1, max_size=8).map(" ".join)
 candidate = st.builds(
     lambda title, abstract, authors, area, year, tags: Candidate(
-        abstract=abstract, line=1, title=title, authors=authors, area=area, year=year, tags=tags),
-    title=words, abstract=st.lists(st.sampled_from(WORDS), min_size=3, max_size=30).map(" ".join),
-    authors=st.lists(st.sampled_from(AUTHORS), max_size=2, unique=True), area=st.sampled_from(AREAS),
-    year=st.sampled_from([2023, 2024]), tags=st.lists(st.sampled_from(TAGS), max_size=2, unique=True))
-which = st.lists(st.integers(0, 10**6), min_size=1, max_size=4)      # papers, by position mod count
+        abstract=abstract, line=1, title=title, authors=authors, area=area, year=year, tags=tags
+    ),
+    title=words,
+    abstract=st.lists(st.sampled_from(WORDS), min_size=3, max_size=30).map(" ".join),
+    authors=st.lists(st.sampled_from(AUTHORS), max_size=2, unique=True),
+    area=st.sampled_from(AREAS),
+    year=st.sampled_from([2023, 2024]),
+    tags=st.lists(st.sampled_from(TAGS), max_size=2, unique=True),
+)
+which = st.lists(st.integers(0, 10**6), min_size=1, max_size=4)  # papers, by position mod count
 
 edit = st.one_of(
     st.tuples(st.just("add"), st.lists(candidate, min_size=1, max_size=4)),
@@ -73,18 +95,23 @@ leaf = st.one_of(
     st.sampled_from(["robotics", "language", "theory"]).map(lambda a: "area:" + a),
     st.sampled_from(["tags:*", "notes:*", "year:2024"]),
     st.lists(word, min_size=2, max_size=3).map(lambda ws: '"%s"' % " ".join(ws)),
-    st.tuples(st.sampled_from(["title", "abstract"]), st.lists(word, min_size=2, max_size=2))
-    .map(lambda t: '%s:"%s"' % (t[0], " ".join(t[1]))),
+    st.tuples(st.sampled_from(["title", "abstract"]), st.lists(word, min_size=2, max_size=2)).map(
+        lambda t: '%s:"%s"' % (t[0], " ".join(t[1]))
+    ),
 )
-query = st.recursive(leaf, lambda inner: st.one_of(
-    st.tuples(inner, inner).map(" ".join),
-    st.tuples(inner, inner).map(" AND ".join),
-    st.tuples(inner, inner).map(" OR ".join),
-    st.tuples(inner, inner).map(" AND NOT ".join),
-    inner.map(lambda q: "NOT " + q),
-    inner.map(lambda q: "-" + q),
-    inner.map(lambda q: "(" + q + ")"),
-), max_leaves=6)
+query = st.recursive(
+    leaf,
+    lambda inner: st.one_of(
+        st.tuples(inner, inner).map(" ".join),
+        st.tuples(inner, inner).map(" AND ".join),
+        st.tuples(inner, inner).map(" OR ".join),
+        st.tuples(inner, inner).map(" AND NOT ".join),
+        inner.map(lambda q: "NOT " + q),
+        inner.map(lambda q: "-" + q),
+        inner.map(lambda q: "(" + q + ")"),
+    ),
+    max_leaves=6,
+)
 
 
 def apply(lib: Library, step) -> None:
@@ -131,22 +158,28 @@ def disagreements(ix: SearchIndex, queries) -> list:
     return out
 
 
-@settings(max_examples=EXAMPLES, deadline=None, derandomize=not os.environ.get("PAPERSHELF_PROPERTY_EXAMPLES"),
-          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
-@given(first=st.lists(candidate, min_size=1, max_size=12),
-       edits=st.lists(edit, min_size=1, max_size=10),
-       queries=st.lists(query, min_size=1, max_size=12))
+@settings(
+    max_examples=EXAMPLES,
+    deadline=None,
+    derandomize=not os.environ.get("PAPERSHELF_PROPERTY_EXAMPLES"),
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+@given(
+    first=st.lists(candidate, min_size=1, max_size=12),
+    edits=st.lists(edit, min_size=1, max_size=10),
+    queries=st.lists(query, min_size=1, max_size=12),
+)
 def test_fast_search_finds_what_whoosh_finds_after_any_edits(first, edits, queries):
     with tempfile.TemporaryDirectory() as tmp:
         with Library.open(Path(tmp) / "lib") as lib:
             lib.import_parsed(ParsedFile(path="<generated>", format="listing", papers=first, problems=[]))
             with SearchIndex(lib).open() as ix:
-                ix.batch_seconds = 0          # commit each edit as it comes: more segments, faster
+                ix.batch_seconds = 0  # commit each edit as it comes: more segments, faster
                 for step in edits:
                     apply(lib, step)
                     assert ix.flush(timeout=30)
-                    ix.search("model")        # a searcher (and evaluator) per state, as the window has
-                assert disagreements(ix, queries) == []   # (query, parsed, only Whoosh found, only we found)
+                    ix.search("model")  # a searcher (and evaluator) per state, as the window has
+                assert disagreements(ix, queries) == []  # (query, parsed, only Whoosh found, only we found)
                 everything = ix.search("", limit=None)
                 assert set(everything.ids) == set(lib.ids()) and everything.total == len(lib)
                 tagged = ix.search("", tag="llm", limit=None)

@@ -35,6 +35,7 @@ def leftovers(folder: Path, keep: set[str]) -> list[str]:
 
 # ---- write_bytes_atomically ------------------------------------------------
 
+
 def test_write_bytes_atomically_creates_and_replaces(tmp_path):
     path = tmp_path / "state.json"
     write_bytes_atomically(path, b'{"a": 1}')
@@ -113,7 +114,7 @@ def test_write_bytes_atomically_from_many_threads_leaves_one_whole_file(tmp_path
         try:
             for _ in range(20):
                 write_bytes_atomically(path, data)
-        except BaseException as exc:   # pragma: no cover - reported below
+        except BaseException as exc:  # pragma: no cover - reported below
             errors.append(exc)
 
     threads = [threading.Thread(target=write, args=(p,)) for p in payloads]
@@ -127,6 +128,7 @@ def test_write_bytes_atomically_from_many_threads_leaves_one_whole_file(tmp_path
 
 
 # ---- the pieces the store uses ---------------------------------------------
+
 
 def test_synced_file_rename_over_and_fsync_dir(tmp_path):
     tmp, target = tmp_path / "library.jsonl.tmp", tmp_path / "library.jsonl"
@@ -144,7 +146,7 @@ def test_rename_over_a_failure_removes_the_temporary_file(tmp_path):
     (tmp_path / "folder").mkdir()
     (tmp_path / "folder" / "inside").write_bytes(b"")
     with pytest.raises(OSError):
-        rename_over(tmp, tmp_path / "folder")     # a non-empty folder cannot be replaced by a file
+        rename_over(tmp, tmp_path / "folder")  # a non-empty folder cannot be replaced by a file
     assert not tmp.exists()
     assert (tmp_path / "folder" / "inside").exists()
 
@@ -178,8 +180,13 @@ HOLDER = textwrap.dedent("""
 
 def _child(mode: str, path: Path) -> subprocess.Popen[str]:
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [APP, os.environ.get("PYTHONPATH")])))
-    return subprocess.Popen([sys.executable, "-c", HOLDER, mode, str(path)], stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, text=True, env=env)
+    return subprocess.Popen(
+        [sys.executable, "-c", HOLDER, mode, str(path)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
 
 
 def _try_in_child(path: Path) -> str:
@@ -235,7 +242,7 @@ def test_a_shared_lock_in_another_process_keeps_an_exclusive_one_out(tmp_path):
     try:
         assert child.stdout is not None and child.stdout.readline().strip() == "got"
         assert not try_lock_fd(fd)
-        lock_shared_fd(fd)        # shared with shared: no wait
+        lock_shared_fd(fd)  # shared with shared: no wait
     finally:
         child.communicate("\n", timeout=60)
     assert try_lock_fd(fd), "the reader let go: the writer gets it"

@@ -80,13 +80,16 @@ def test_an_export_that_selects_nothing_leaves_the_file_alone(library_folder, tm
     assert res.returncode == 1 and res.stdout == ""
 
 
-@pytest.mark.parametrize("args, message", [
-    (["list-add", "   ", "{id}"], "a reading list needs a name"),
-    (["list-remove", "", "{id}"], "No reading list named ''"),
-    (["show", ""], "A paper id is needed here"),
-    (["status", "{id}", "raed"], "did you mean 'read'"),
-    (["key", "{id}", "9 bad key"], "is not a usable citation key"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["list-add", "   ", "{id}"], "a reading list needs a name"),
+        (["list-remove", "", "{id}"], "No reading list named ''"),
+        (["show", ""], "A paper id is needed here"),
+        (["status", "{id}", "raed"], "did you mean 'read'"),
+        (["key", "{id}", "9 bad key"], "is not a usable citation key"),
+    ],
+)
 def test_bad_input_is_one_line_not_a_traceback(library_folder, args, message):
     pid = _ids(library_folder)[0]
     res = run_cli(*[a.format(id=pid) for a in args], data_dir=library_folder)
@@ -102,8 +105,10 @@ def partly_a_listing(tmp_path, seeds) -> Path:
     """Three abstracts of a real listing among notes that are not: no header, 3 of 7 paragraphs."""
     abstracts = [p for p in seeds[2].read_text(encoding="utf-8").split("\n\n") if len(p.split()) > 40][:3]
     path = tmp_path / "notes.txt"
-    path.write_text("## Papers to look at\n\n" + "\n\n".join(abstracts)
-                    + "\n\n- ask Anna\n\nTODO\n\nsee the other file\n", encoding="utf-8")
+    path.write_text(
+        "## Papers to look at\n\n" + "\n\n".join(abstracts) + "\n\n- ask Anna\n\nTODO\n\nsee the other file\n",
+        encoding="utf-8",
+    )
     return path
 
 

@@ -14,6 +14,7 @@ from papershelf.core.search import INDEX_DIR, STATE_FILE, SearchIndex
 @pytest.fixture(scope="module")
 def seeded_dir(tmp_path_factory):
     from conftest import SEEDS
+
     folder = tmp_path_factory.mktemp("indexed") / "library"
     with Library.open(folder) as lib:
         lib.import_files(SEEDS)
@@ -48,17 +49,20 @@ def by_author(lib, name):
 
 
 def test_opening_an_up_to_date_index_does_not_rebuild(searcher):
-    lib, ix = searcher
+    _lib, ix = searcher
     assert ix.rebuilt_because == ""
     assert ix.doc_count() == 372
 
 
-@pytest.mark.parametrize("query, expected_title_start", [
-    ("verisimpl", "VeriSimpl: a solver–LLM framework"),
-    ("VeriSimpl", "VeriSimpl: a solver–LLM framework"),
-    ("author:thaman", "RHB: Reward Hacking Benchmark"),
-    ("bayesqp", "BayeSQP: a novel algorithm"),
-])
+@pytest.mark.parametrize(
+    "query, expected_title_start",
+    [
+        ("verisimpl", "VeriSimpl: a solver–LLM framework"),
+        ("VeriSimpl", "VeriSimpl: a solver–LLM framework"),
+        ("author:thaman", "RHB: Reward Hacking Benchmark"),
+        ("bayesqp", "BayeSQP: a novel algorithm"),
+    ],
+)
 def test_finds_the_paper(searcher, query, expected_title_start):
     lib, ix = searcher
     res = ix.search(query)
@@ -106,7 +110,7 @@ def test_fields_status_area_year(searcher):
     assert ix.search("status:unread").total == 372
     area = ix.search("area:neuroscience")
     assert area.total == 2 and all(lib.get(i).subarea == "Neuroscience, Cognitive Science" for i in area.ids)
-    assert ix.search("year:2024").total == 0       # the listings carry no years
+    assert ix.search("year:2024").total == 0  # the listings carry no years
 
 
 def test_tags_and_lists_are_searchable_after_edits(searcher):
@@ -151,7 +155,7 @@ def test_sorting(searcher):
 
 
 def test_snippets_highlight_and_escape(searcher):
-    lib, ix = searcher
+    _lib, ix = searcher
     res = ix.search("verisimpl")
     snippets = ix.snippets(res.ids, "verisimpl")
     assert '<b class="match term0">VeriSimpl</b>' in snippets[res.ids[0]]
@@ -161,8 +165,11 @@ def test_snippets_highlight_and_escape(searcher):
 def test_snippets_escape_hostile_abstracts(searcher):
     lib, ix = searcher
     from papershelf.core.importers import parse_text
-    hostile = ("We study <script>alert('x')</script> injection and <img src=x onerror=alert(1)> tags "
-               "in abstracts that people paste into reading list managers every single day.")
+
+    hostile = (
+        "We study <script>alert('x')</script> injection and <img src=x onerror=alert(1)> tags "
+        "in abstracts that people paste into reading list managers every single day."
+    )
     lib.import_parsed(parse_text(f"Daily Papers\n\n{hostile}\n", "<pasted text>"))
     assert ix.flush()
     res = ix.search("injection")
@@ -172,19 +179,40 @@ def test_snippets_escape_hostile_abstracts(searcher):
 
 
 def test_more_like_this(searcher):
-    lib, ix = searcher
+    _lib, ix = searcher
     [pid] = ix.search("verisimpl").ids
     similar = ix.more_like(pid, limit=5)
     assert pid not in similar and len(similar) == 5
 
 
-@pytest.mark.parametrize("query", [
-    '"unbalanced quote', "(unbalanced (parens", "AND", "OR OR", "NOT", "*", "?", "~", "^",
-    "x" * 10_000, "word " * 2_000, "control\x00chars\x07here\x1b[31m", "nosuchfield:value",
-    "title:", "year:[2020 TO", "((((", "\\", "tag:", "author:\"", "diffus* AND (", "🦜 emoji ☃",
-])
+@pytest.mark.parametrize(
+    "query",
+    [
+        '"unbalanced quote',
+        "(unbalanced (parens",
+        "AND",
+        "OR OR",
+        "NOT",
+        "*",
+        "?",
+        "~",
+        "^",
+        "x" * 10_000,
+        "word " * 2_000,
+        "control\x00chars\x07here\x1b[31m",
+        "nosuchfield:value",
+        "title:",
+        "year:[2020 TO",
+        "((((",
+        "\\",
+        "tag:",
+        'author:"',
+        "diffus* AND (",
+        "🦜 emoji ☃",
+    ],
+)
 def test_bad_queries_never_raise(searcher, query):
-    lib, ix = searcher
+    _lib, ix = searcher
     res = ix.search(query)
     assert res.total >= 0 and len(res.ids) <= 50
 
@@ -223,7 +251,7 @@ def test_stale_write_lock_after_a_crash_is_no_obstacle(lib_dir):
 
 
 def test_index_catches_up_with_edits_made_elsewhere(lib_dir):
-    with Library.open(lib_dir) as lib:            # another process's edits, index not watching
+    with Library.open(lib_dir) as lib:  # another process's edits, index not watching
         pid = lib.ids()[0]
         lib.add_tags([pid], ["elsewhere"])
         gone = lib.ids()[1]
@@ -260,7 +288,9 @@ def test_list_changes_made_elsewhere_reach_the_index(lib_dir):
 
 def test_read_only_folder_gives_a_clear_error_and_leaves_the_library(seeds, tmpfs):
     import os
+
     from papershelf.core.errors import SearchIndexError
+
     if os.geteuid() != 0:
         pytest.skip("needs a read-only mount (root)")
     with tmpfs("8m") as mount:
@@ -269,7 +299,7 @@ def test_read_only_folder_gives_a_clear_error_and_leaves_the_library(seeds, tmpf
             lib.import_files(seeds[:1])
         mount.remount_readonly()
         with Library.open(folder, readonly=True) as lib:
-            with pytest.raises(SearchIndexError, match="could not be built.*library is unaffected"):
+            with pytest.raises(SearchIndexError, match=r"could not be built.*library is unaffected"):
                 SearchIndex(lib).open()
             assert len(lib) == 20
 
@@ -283,7 +313,7 @@ def test_commas_in_tags_and_list_names(searcher):
     assert sorted(ix.search("", list_name="reading, 2024").ids) == sorted(ids)
     res = ix.search("", tag="A,B")
     assert sorted(res.ids) == sorted(ids[:2])
-    assert res.facets["tags"] == {"a,b": 2}     # one tag, shown as the user wrote it
+    assert res.facets["tags"] == {"a,b": 2}  # one tag, shown as the user wrote it
 
 
 def test_status_filter_takes_what_people_type(searcher):
@@ -302,6 +332,7 @@ def test_the_writer_records_what_it_indexed(searcher, lib_dir, caplog):
     assert ix.flush()
     assert "index update failed" not in caplog.text
     import json
+
     state = json.loads((lib_dir / "index" / "papershelf-index.json").read_text())
     assert state["generation"] == list(lib.generation)
     assert state["updated_mark"] == lib.get(pid).updated
@@ -309,6 +340,7 @@ def test_the_writer_records_what_it_indexed(searcher, lib_dir, caplog):
 
 def test_snippet_fragments_find_every_form_of_a_word():
     from papershelf.core.search import PaperAnalyzer, make_snippet
+
     normal = PaperAnalyzer()._normal
     terms = {normal("study"): 0, normal("happy"): 1, normal("malan"): 2}
     html = make_snippet("Our studies study what happiness and happy studying mean.", terms, normal)
@@ -319,14 +351,15 @@ def test_snippet_fragments_find_every_form_of_a_word():
     far = make_snippet(f"Study begins. {filler} Then happy ends. {filler} Last study.", terms, normal, top=2)
     parts = far.split(" … ")
     assert len(parts) == 2 and all(len(p) < 260 for p in parts)
-    assert "happy" in far           # the fragment with the most distinct words wins a place
+    assert "happy" in far  # the fragment with the most distinct words wins a place
     assert make_snippet("Nothing to see here.", terms, normal) == ""
 
 
 def test_a_second_rebuild_at_the_same_time_is_refused_and_harms_nothing(lib_dir):
     from papershelf.core.errors import SearchIndexError
     from papershelf.core.fileio import try_lock
-    held = try_lock(lib_dir / (INDEX_DIR + ".rebuild.lock"))     # another Papershelf rebuilding
+
+    held = try_lock(lib_dir / (INDEX_DIR + ".rebuild.lock"))  # another Papershelf rebuilding
     try:
         with Library.open(lib_dir) as lib:
             ix = SearchIndex(lib)
@@ -335,6 +368,7 @@ def test_a_second_rebuild_at_the_same_time_is_refused_and_harms_nothing(lib_dir)
             ix.close()
     finally:
         import os
+
         os.close(held)
     with Library.open(lib_dir) as lib, SearchIndex(lib).open() as ix:
         assert ix.rebuilt_because == "" and ix.doc_count() == 372
@@ -342,15 +376,16 @@ def test_a_second_rebuild_at_the_same_time_is_refused_and_harms_nothing(lib_dir)
 
 def test_an_edit_committed_by_another_process_is_not_mistaken_for_damage(lib_dir):
     import json
+
     with Library.open(lib_dir) as lib, SearchIndex(lib).open() as ix:
         lib.add_tags(list(lib.ids())[:10], ["first"])
         ix.flush()
         state_before = (lib_dir / INDEX_DIR / STATE_FILE).read_text()
-        for k in range(6):                         # enough commits for Whoosh to merge small segments away
-            lib.add_tags(list(lib.ids())[k * 10:(k + 1) * 10], [f"t{k}"])
+        for k in range(6):  # enough commits for Whoosh to merge small segments away
+            lib.add_tags(list(lib.ids())[k * 10 : (k + 1) * 10], [f"t{k}"])
             ix.flush()
     recorded = set(json.loads(state_before)["files"])
-    assert recorded - {p.name for p in (lib_dir / INDEX_DIR).iterdir()}      # some recorded files are gone
+    assert recorded - {p.name for p in (lib_dir / INDEX_DIR).iterdir()}  # some recorded files are gone
     # a reader holding the older state: files it recorded were merged away, which is not damage
     with Library.open(lib_dir) as lib:
         ix = SearchIndex(lib)
@@ -365,9 +400,10 @@ def test_an_index_written_before_the_search_package_opens_without_a_rebuild(lib_
     schema; those written before core/search/ name papershelf.core.index."""
     from papershelf.core.search import PaperAnalyzer
     from papershelf.core.search.state import discard
+
     with Library.open(lib_dir) as lib:
         discard(lib_dir / INDEX_DIR)
-        monkeypatch.setattr(PaperAnalyzer, "__module__", "papershelf.core.index")   # as pickled then
+        monkeypatch.setattr(PaperAnalyzer, "__module__", "papershelf.core.index")  # as pickled then
         SearchIndex(lib).open().close()
         monkeypatch.undo()
         assert any(b"papershelf.core.index" in p.read_bytes() for p in (lib_dir / INDEX_DIR).glob("*.toc"))

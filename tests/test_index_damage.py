@@ -16,7 +16,7 @@ from papershelf.core.errors import SearchIndexDamagedError, SearchIndexError
 from papershelf.core.library import Library
 from papershelf.core.search import INDEX_DIR, STATE_FILE, SearchIndex
 
-QUERY = "diffusion"          # many matches, ranked: ids, lengths and postings all count
+QUERY = "diffusion"  # many matches, ranked: ids, lengths and postings all count
 
 
 @pytest.fixture(scope="module")
@@ -62,14 +62,24 @@ def library_files(folder: Path) -> dict[str, bytes]:
     return {name: data for name, data in snapshot_files(folder).items() if not name.startswith("index")}
 
 
-@pytest.mark.parametrize("kind, how", [
-    ("pst", "zeroed"), ("pst", "garbled"),                      # found by the query that reads them
-    ("trm", "zeroed"), ("trm", "garbled"),
-    ("id.col", "zeroed range"), ("id.col", "garbled range"), ("id.col", "zeroed"),
-    ("_abstract_len.col", "zeroed range"), ("title_sort.col", "garbled range"),
-    ("toc", "zeroed range"), ("toc", "garbled"),
-    ("state", "zeroed"), ("state", "garbled"),
-])
+@pytest.mark.parametrize(
+    "kind, how",
+    [
+        ("pst", "zeroed"),
+        ("pst", "garbled"),  # found by the query that reads them
+        ("trm", "zeroed"),
+        ("trm", "garbled"),
+        ("id.col", "zeroed range"),
+        ("id.col", "garbled range"),
+        ("id.col", "zeroed"),
+        ("_abstract_len.col", "zeroed range"),
+        ("title_sort.col", "garbled range"),
+        ("toc", "zeroed range"),
+        ("toc", "garbled"),
+        ("state", "zeroed"),
+        ("state", "garbled"),
+    ],
+)
 def test_search_on_a_damaged_index_rebuilds_it_and_answers(indexed, lib_dir, kind, how):
     _, undamaged = indexed
     damage(index_file(lib_dir, kind), how)
@@ -78,7 +88,7 @@ def test_search_on_a_damaged_index_rebuilds_it_and_answers(indexed, lib_dir, kin
     assert res.returncode == 0, res.stderr
     assert res.stderr == f"The search index in {lib_dir / INDEX_DIR} was damaged; rebuilt it (372 papers).\n"
     assert res.stdout == undamaged
-    assert library_files(lib_dir) == before            # the library itself is never touched
+    assert library_files(lib_dir) == before  # the library itself is never touched
     again = run_cli("search", "--json", QUERY, data_dir=lib_dir)
     assert (again.returncode, again.stderr, again.stdout) == (0, "", undamaged)
 
@@ -95,8 +105,8 @@ def test_the_text_output_says_it_once_and_answers(lib_dir):
 def test_a_query_failing_again_after_the_rebuild_is_an_error_not_a_loop(lib_dir):
     damage(index_file(lib_dir, "id.col"), "zeroed range")
     with Library.open(lib_dir) as lib, SearchIndex(lib).open() as ix:
-        assert ix.damaged                               # found at open, rebuilt
-        damage(index_file(lib_dir, "pst"), "zeroed")    # and the disk damages it again
+        assert ix.damaged  # found at open, rebuilt
+        damage(index_file(lib_dir, "pst"), "zeroed")  # and the disk damages it again
         with pytest.raises(SearchIndexError, match="was just rebuilt") as caught:
             ix.search(QUERY)
         assert not isinstance(caught.value, SearchIndexDamagedError)
@@ -106,8 +116,8 @@ def test_a_failed_query_marks_the_index_for_the_next_open(lib_dir):
     with Library.open(lib_dir) as lib:
         with SearchIndex(lib).open() as ix:
             assert not ix.rebuilt_because
-            damage(index_file(lib_dir, "pst"), "zeroed")   # the disk damages it while it is open
-            with pytest.raises(SearchIndexDamagedError, match="is damaged.*rebuilt when next opened"):
+            damage(index_file(lib_dir, "pst"), "zeroed")  # the disk damages it while it is open
+            with pytest.raises(SearchIndexDamagedError, match=r"is damaged.*rebuilt when next opened"):
                 ix.search(QUERY)
         with SearchIndex(lib).open() as ix:
             assert "a search failed" in ix.rebuilt_because and ix.damaged
@@ -133,9 +143,11 @@ def test_reindex_on_a_read_only_folder_says_so(tmpfs, seeds, indexed_before):
         before = snapshot_files(folder)
         res = run_cli("reindex", data_dir=folder)
         assert res.returncode == 1
-        assert res.stderr == (f"papershelf: The search index in {folder / INDEX_DIR} could not be built: "
-                              "Read-only file system. Your library is unaffected; searching needs that "
-                              "folder to be writable.\n")
+        assert res.stderr == (
+            f"papershelf: The search index in {folder / INDEX_DIR} could not be built: "
+            "Read-only file system. Your library is unaffected; searching needs that "
+            "folder to be writable.\n"
+        )
         assert snapshot_files(folder) == before
 
 
@@ -153,8 +165,9 @@ def test_search_on_a_damaged_index_in_a_read_only_folder_says_so(tmpfs, seeds):
         assert "Read-only file system" in res.stderr and "Your library is unaffected" in res.stderr
 
 
-@pytest.mark.parametrize("leftover", ["index as a file", "index.old file", "index.old folder",
-                                      "index.new file", "index.new folder"])
+@pytest.mark.parametrize(
+    "leftover", ["index as a file", "index.old file", "index.old folder", "index.new file", "index.new folder"]
+)
 def test_leftovers_never_block_reindex(lib_dir, leftover):
     index = lib_dir / INDEX_DIR
     if leftover == "index as a file":
@@ -171,9 +184,9 @@ def test_leftovers_never_block_reindex(lib_dir, leftover):
         assert res.returncode == 0, res.stderr
         assert "Indexed 372 papers in" in res.stderr and "Traceback" not in res.stderr
     left = sorted(p.name for p in lib_dir.iterdir() if p.name.startswith("index"))
-    if leftover.endswith("folder"):          # a copy of an index: ours, removed
+    if leftover.endswith("folder"):  # a copy of an index: ours, removed
         assert left == ["index", "index.rebuild.lock"]
-    else:                                    # a file is nobody's index: set aside, never deleted
+    else:  # a file is nobody's index: set aside, never deleted
         [aside] = [name for name in left if ".damaged-" in name]
         assert left == sorted(["index", "index.rebuild.lock", aside])
         assert (lib_dir / aside).read_bytes() in (b"left over", b"\x00" * 100)
@@ -192,6 +205,7 @@ def test_an_index_that_is_a_file_is_rebuilt_by_search(lib_dir):
 @pytest.mark.gui
 def test_the_window_rebuilds_an_index_a_search_finds_damaged(qtbot, lib_dir, settings):
     from test_gui import Opened, titles_shown, widgets
+
     damage(index_file(lib_dir, "pst"), "zeroed")
     opened = Opened(qtbot, lib_dir).open()
     try:

@@ -34,6 +34,7 @@ def four(tmp_path):
 
 # ---- tags ---------------------------------------------------------------------------------
 
+
 def test_top_tags_are_the_most_used_first_ties_alphabetical_at_most_n(four):
     lib, (a, b, c, d) = four
     lib.add_tags([a, b, c], ["zeta"])
@@ -59,15 +60,16 @@ def test_all_tagged_says_whether_a_toggle_removes_the_tag(four):
 
 def test_a_tag_rename_touches_every_paper_with_the_tag_and_only_those(four):
     lib, (a, b, c, _d) = four
-    lib.add_tags([a, c], ["Deep  Learning"])          # stored normalised: "deep learning"
+    lib.add_tags([a, c], ["Deep  Learning"])  # stored normalised: "deep learning"
     lib.add_tags([b], ["deep"])
     assert overview.tag_rename_ids(lib, "deep learning") == [a, c]
-    assert overview.tag_rename_ids(lib, "  Deep Learning ") == [a, c]     # as Library.rename_tag reads it
+    assert overview.tag_rename_ids(lib, "  Deep Learning ") == [a, c]  # as Library.rename_tag reads it
     assert lib.rename_tag("deep learning", "DL") == len(overview.tag_rename_ids(lib, "dl")) == 2
     assert overview.tag_rename_ids(lib, "nothing") == []
 
 
 # ---- exports ----------------------------------------------------------------------------------
+
 
 def test_a_sidebar_export_takes_a_lists_papers_in_its_order_and_a_tags_or_statuss_in_library_order(four):
     lib, (a, b, c, d) = four
@@ -81,15 +83,24 @@ def test_a_sidebar_export_takes_a_lists_papers_in_its_order_and_a_tags_or_status
     assert overview.sidebar_export_ids(lib, "status", "read") == []
 
 
-@pytest.mark.parametrize(("name", "stem"), [
-    ("Thesis", "Thesis"), ("to read", "to-read"), ("week 1/2", "week-1-2"), ("a_b-c", "a_b-c"),
-    ("  ", "papers"), ("///", "papers"), ("Größe", "Größe"),
-])
+@pytest.mark.parametrize(
+    ("name", "stem"),
+    [
+        ("Thesis", "Thesis"),
+        ("to read", "to-read"),
+        ("week 1/2", "week-1-2"),
+        ("a_b-c", "a_b-c"),
+        ("  ", "papers"),
+        ("///", "papers"),
+        ("Größe", "Größe"),
+    ],
+)
 def test_the_export_file_name_keeps_letters_digits_dash_and_underscore(name, stem):
     assert overview.export_file_stem(name) == stem
 
 
 # ---- counts ------------------------------------------------------------------------------------
+
 
 def test_counts_of_the_whole_library_and_of_the_papers_shown(four):
     lib, (a, b, c, d) = four
@@ -102,9 +113,13 @@ def test_counts_of_the_whole_library_and_of_the_papers_shown(four):
     assert everything.tags == {"llm": 2}
     assert everything.lists == {"Thesis": 3}
     shown = overview.shown_counts(lib, [a, c])
-    assert (shown.total, shown.status, shown.tags, shown.lists) == (2, {"unread": 1, "read": 1}, {"llm": 1},
-                                                                    {"Thesis": 2})
-    assert overview.shown_counts(lib, [a, c], total=7).total == 7      # what the list says it shows
+    assert (shown.total, shown.status, shown.tags, shown.lists) == (
+        2,
+        {"unread": 1, "read": 1},
+        {"llm": 1},
+        {"Thesis": 2},
+    )
+    assert overview.shown_counts(lib, [a, c], total=7).total == 7  # what the list says it shows
     assert overview.list_counts(lib, {d}) == {"Thesis": 1}
     assert overview.list_counts(lib, None) == {"Thesis": 3}
 
@@ -115,34 +130,41 @@ def test_area_counts_are_case_folded_as_the_index_counts_them(seeded):
     assert counts.area == dict(expected) and counts.area
     assert sum(counts.status.values()) == counts.total == len(seeded)
     some = seeded.ids()[:7]
-    assert overview.shown_counts(seeded, some).area == dict(Counter(
-        seeded.get(pid).area.casefold() for pid in some if seeded.get(pid).area))
+    assert overview.shown_counts(seeded, some).area == dict(
+        Counter(seeded.get(pid).area.casefold() for pid in some if seeded.get(pid).area)
+    )
 
 
 # ---- import reports -------------------------------------------------------------------------------
 
+
 def test_import_reports_held_back_totals_trouble_and_details(tmp_path, seeds):
     from test_first_minutes import partly_a_listing
+
     good = tmp_path / "good.bib"
     good.write_text(BIB, encoding="utf-8")
     broken = tmp_path / "broken.bib"
-    broken.write_text("@article{x, title = {Kept Paper}, author = {A, B}}\n@article{y, author = {Nobody}}\n"
-                      "@article{z, title = {Cut", encoding="utf-8")
+    broken.write_text(
+        "@article{x, title = {Kept Paper}, author = {A, B}}\n@article{y, author = {Nobody}}\n@article{z, title = {Cut",
+        encoding="utf-8",
+    )
     notes = partly_a_listing(tmp_path, seeds)
     with Library.open(tmp_path / "lib") as lib:
         first = lib.import_files([good])
         assert reports.totals(first) == (4, 0) and not reports.had_trouble(first)
         assert reports.held_back(first) == ([], first)
-        more = tmp_path / "more.bib"          # one paper already here (merged, it brings a DOI), one new
-        more.write_text(BIB.split("@article{b")[0].replace("year = {2020}", "year = {2020}, doi = {10.1/a}")
-                        + "@article{e, title = {Epsilon Paper}, author = {Poe, Ed}, year = {2024}}\n",
-                        encoding="utf-8")
+        more = tmp_path / "more.bib"  # one paper already here (merged, it brings a DOI), one new
+        more.write_text(
+            BIB.split("@article{b")[0].replace("year = {2020}", "year = {2020}, doi = {10.1/a}")
+            + "@article{e, title = {Epsilon Paper}, author = {Poe, Ed}, year = {2024}}\n",
+            encoding="utf-8",
+        )
         again = lib.import_files([more, broken, notes, tmp_path / "gone.bib"])
     more_r, broken_r, notes_r, gone_r = again
     assert reports.totals(again) == (2, 1)
     assert reports.held_back(again) == ([notes_r], [more_r, broken_r, gone_r])
     assert reports.had_trouble(again)
-    assert not reports.had_trouble([more_r, notes_r])       # a file held back is previewed, not reported
+    assert not reports.had_trouble([more_r, notes_r])  # a file held back is previewed, not reported
     details = reports.problem_details([more_r, broken_r, gone_r]).splitlines()
     assert details[0] == more_r.summary()
     assert details[1] == broken_r.summary()
@@ -161,4 +183,7 @@ def test_import_report_details_list_at_most_fifty_problems_per_file(tmp_path):
     assert len(details) == 1 + reports.SHOWN_PROBLEMS + 1
     assert details[-1] == "    … and 3 more"
     assert reports.problem_details([report], shown=2).splitlines()[1:] == [
-        f"    {report.problems[0]}", f"    {report.problems[1]}", "    … and 51 more"]
+        f"    {report.problems[0]}",
+        f"    {report.problems[1]}",
+        "    … and 51 more",
+    ]

@@ -9,8 +9,10 @@ normal = PaperAnalyzer()._normal
 
 
 def test_latex_markdown_and_math_become_formatting():
-    html = abstract_html(r"We present \textsc{VeriSimpl}, \textbf{fast} and \emph{exact}; **bold**, *it*, "
-                         r"`code`, $\Delta x^2 + y_{i}$ over $\mathbb{R}^n$, 50\% \& more ``quoted''.")
+    html = abstract_html(
+        r"We present \textsc{VeriSimpl}, \textbf{fast} and \emph{exact}; **bold**, *it*, "
+        r"`code`, $\Delta x^2 + y_{i}$ over $\mathbb{R}^n$, 50\% \& more ``quoted''."
+    )
     assert '<span style="font-variant:small-caps">VeriSimpl</span>' in html
     assert "<b>fast</b>" in html and "<i>exact</i>" in html and "<b>bold</b>" in html and "<i>it</i>" in html
     assert "<code>code</code>" in html
@@ -24,18 +26,23 @@ def test_snake_case_and_underscores_stay_text():
 
 
 def test_only_web_links_become_links():
-    html = abstract_html("Code at https://github.com/x/y_z). See [docs](https://ex.org/d) and "
-                         "[bad](javascript:alert(1)) and \\href{https://a.org}{here}.")
+    html = abstract_html(
+        "Code at https://github.com/x/y_z). See [docs](https://ex.org/d) and "
+        "[bad](javascript:alert(1)) and \\href{https://a.org}{here}."
+    )
     assert '<a href="https://github.com/x/y_z">https://github.com/x/y_z</a>)' in html
     assert '<a href="https://ex.org/d">docs</a>' in html and '<a href="https://a.org">here</a>' in html
-    assert "href=\"javascript" not in html
+    assert 'href="javascript' not in html
 
 
 def test_hostile_markup_is_escaped_and_highlights_do_not_break_it():
-    html = abstract_html("<script>alert(1)</script> <img src=x onerror=alert(1)> lt gt amp script",
-                         {normal("script"), "lt", "amp"}, normal)
+    html = abstract_html(
+        "<script>alert(1)</script> <img src=x onerror=alert(1)> lt gt amp script",
+        {normal("script"), "lt", "amp"},
+        normal,
+    )
     assert "<script" not in html and "<img" not in html
-    assert "&lt;<span class=\"match\">script</span>&gt;" in html
+    assert '&lt;<span class="match">script</span>&gt;' in html
     assert '<span class="match">lt</span> gt <span class="match">amp</span>' in html
     assert "&<span" not in html
 

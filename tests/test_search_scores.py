@@ -36,11 +36,34 @@ from test_fastsearch import query_mix, seed_words
 
 # field boosts (title, author), phrases, prefix, fuzzy, NOT, AND/OR, fields, a query boost on a word
 SCORE_QUERIES = [
-    "model", "reward model", "title:reward", "author:thaman", "by:raza", "abstract:reward", "notes:model",
-    "optim*", "title:optim*", "diffuson~", "verisimpl~", "polcy~2", '"language model"', 'title:"reward model"',
-    '"language models"~3', '"policy optimization" reasoning', "model NOT reward", "model AND NOT reward",
-    "NOT model", "(model OR reward) NOT policy", "model OR reward", "verisimpl", "area:robotics",
-    "title:model^2 reward", "reward -model", "tag:llm model", "year:2024 model", "lang*",
+    "model",
+    "reward model",
+    "title:reward",
+    "author:thaman",
+    "by:raza",
+    "abstract:reward",
+    "notes:model",
+    "optim*",
+    "title:optim*",
+    "diffuson~",
+    "verisimpl~",
+    "polcy~2",
+    '"language model"',
+    'title:"reward model"',
+    '"language models"~3',
+    '"policy optimization" reasoning',
+    "model NOT reward",
+    "model AND NOT reward",
+    "NOT model",
+    "(model OR reward) NOT policy",
+    "model OR reward",
+    "verisimpl",
+    "area:robotics",
+    "title:model^2 reward",
+    "reward -model",
+    "tag:llm model",
+    "year:2024 model",
+    "lang*",
 ]
 
 
@@ -48,6 +71,7 @@ SCORE_QUERIES = [
 def indexed(tmp_path_factory):
     """The seeds, indexed; then (second copy) edits that leave deletions in several segments."""
     from conftest import SEEDS
+
     folder = tmp_path_factory.mktemp("scores") / "lib"
     lib = Library.open(folder)
     lib.import_files(SEEDS)
@@ -60,12 +84,13 @@ def indexed(tmp_path_factory):
 @pytest.fixture(scope="module")
 def edited(tmp_path_factory):
     from conftest import SEEDS
+
     lib = Library.open(tmp_path_factory.mktemp("scores-edited") / "lib")
     lib.import_files(SEEDS)
     ix = SearchIndex(lib).open()
     ids = list(lib.ids())
     rng = random.Random(5)
-    for k in range(3):                    # separate commits: separate segments
+    for k in range(3):  # separate commits: separate segments
         lib.add_tags(rng.sample(ids, 30), ["llm"])
         lib.set_title(ids[k], f"Reward models of language {k}")
         assert ix.flush()
@@ -131,8 +156,11 @@ def whoosh_scores(ix: SearchIndex, text: str) -> dict[str, float]:
     with ix._search_lock:
         reader = ix._get_searcher().reader()
         with Searcher(reader, weighting=_FieldBoostedBM25F(), closereader=False) as s:
-            return {hit["id"]: hit.score - bonus for hit in s.search(q.accept(_summed), limit=None)
-                    if not reader.is_deleted(hit.docnum)}
+            return {
+                hit["id"]: hit.score - bonus
+                for hit in s.search(q.accept(_summed), limit=None)
+                if not reader.is_deleted(hit.docnum)
+            }
 
 
 def differences(ix: SearchIndex, queries) -> list:
@@ -143,8 +171,11 @@ def differences(ix: SearchIndex, queries) -> list:
         if set(ours) != set(theirs):
             out.append((text, "papers", sorted(set(ours) ^ set(theirs))[:3]))
             continue
-        bad = [(pid, ours[pid], theirs[pid]) for pid in ours
-               if not math.isclose(ours[pid], theirs[pid], rel_tol=1e-6, abs_tol=1e-9)]
+        bad = [
+            (pid, ours[pid], theirs[pid])
+            for pid in ours
+            if not math.isclose(ours[pid], theirs[pid], rel_tol=1e-6, abs_tol=1e-9)
+        ]
         if bad:
             out.append((text, "scores", bad[:3]))
     return out
@@ -157,7 +188,7 @@ def all_queries() -> list[str]:
 def test_scores_are_whooshs_on_a_fresh_index(indexed):
     _, ix = indexed
     assert ix._get_evaluator().fast
-    assert differences(ix, all_queries()) == []      # (query, what differs, examples)
+    assert differences(ix, all_queries()) == []  # (query, what differs, examples)
 
 
 def test_scores_are_whooshs_after_edits_left_deletions_in_several_segments(edited):
@@ -235,7 +266,7 @@ def test_a_broken_internal_is_caught_by_the_probe_and_costs_no_results(edited, m
     queries = SCORE_QUERIES
     fast = answers(ix, queries)
     monkeypatch.setattr(internals, "W3LeafMatcher", type("Renamed", (), {}))
-    with ix._search_lock:       # unchecked, the fast path would now answer wrongly
+    with ix._search_lock:  # unchecked, the fast path would now answer wrongly
         broken = Evaluator(ix._get_searcher(), {}, FIELD_BOOSTS, SEARCH_FIELDS, fast=True)
         wrong = sorted(broken.evaluate(ix.parse("title:reward")[0])[1].tolist())
     right = sorted(fast["title:reward"][1].values())
@@ -247,7 +278,7 @@ def test_a_broken_internal_is_caught_by_the_probe_and_costs_no_results(edited, m
         with SearchIndex(lib).open() as slow_ix:
             assert same_answers(fast, answers(slow_ix, queries)) == []
     said = [r for r in caplog.records if "Whoosh's internals are not as Papershelf expects" in r.getMessage()]
-    assert len(said) == 1 and "postings differ" in said[0].getMessage()      # once, saying what differed
+    assert len(said) == 1 and "postings differ" in said[0].getMessage()  # once, saying what differed
 
 
 def test_without_the_fast_path_writers_are_whooshs_own_and_rebuilds_stay_in_process(tmp_path, seeds, monkeypatch):
@@ -260,7 +291,7 @@ def test_without_the_fast_path_writers_are_whooshs_own_and_rebuilds_stay_in_proc
             assert ix.rebuild()
             assert type(internals.segment_writer(ix._index.ix)) is SegmentWriter
             with ix._search_lock:
-                assert len(ix._get_searcher().reader().leaf_readers()) == 1      # no worker segments
+                assert len(ix._get_searcher().reader().leaf_readers()) == 1  # no worker segments
             pid = lib.ids()[0]
             ix.open()
             lib.add_tags([pid], ["fallback"])

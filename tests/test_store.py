@@ -68,13 +68,13 @@ def test_torn_last_journal_line_is_dropped_and_the_rest_kept(seeded, data_dir):
     journal = data_dir / JOURNAL
     data = journal.read_bytes()
     last = data[:-1].rsplit(b"\n", 1)[1] + b"\n"
-    with open(journal, "ab") as f:             # the process died in the middle of its next write
+    with open(journal, "ab") as f:  # the process died in the middle of its next write
         f.write(last.replace(b"read", b"skipped")[:-7])
     with Library.open(data_dir) as again:
         assert again.get(a).status is Status.READ
         assert again.get(b).status is Status.READ
         assert "was cut short" in again._store.notices[0]
-        again.set_status([b], "skipped")       # the next line starts clean
+        again.set_status([b], "skipped")  # the next line starts clean
     with Library.open(data_dir) as third:
         assert third.get(b).status is Status.SKIPPED
 
@@ -86,13 +86,13 @@ def test_damaged_journal_line_in_the_middle_stops_the_load(seeded, data_dir):
     seeded.close()
     journal = data_dir / JOURNAL
     lines = journal.read_bytes().split(b"\n")
-    lines[-3] = lines[-3].replace(b"read", b"REAd", 1)   # bit rot in the second-last edit
+    lines[-3] = lines[-3].replace(b"read", b"REAd", 1)  # bit rot in the second-last edit
     journal.write_bytes(b"\n".join(lines))
     before = snapshot_files(data_dir)
     with pytest.raises(StoreCorruptError) as err:
         Library.open(data_dir)
     assert str(journal) in str(err.value) and "papershelf recover" in str(err.value)
-    assert snapshot_files(data_dir) == before          # nothing was written
+    assert snapshot_files(data_dir) == before  # nothing was written
     message = Store(data_dir).recover()
     # the damaged edit is named; the good edit after it is kept
     assert "Lost 1 edit(s)" in message and f"set status of paper {ids[1]}" in message
@@ -105,16 +105,20 @@ def test_damaged_journal_line_in_the_middle_stops_the_load(seeded, data_dir):
 def test_damaged_library_file_is_never_overwritten(seeded, data_dir, damage):
     pid = seeded.ids()[0]
     seeded.add_tags([pid], ["precious"])
-    compacted(seeded)                      # backup of the first snapshot
+    compacted(seeded)  # backup of the first snapshot
     seeded.add_tags([pid], ["more"])
-    compacted(seeded)                      # backup with "precious"
+    compacted(seeded)  # backup with "precious"
     seeded.close()
     snap = data_dir / SNAPSHOT
     data = snap.read_bytes()
-    snap.write_bytes({"truncate": data[: len(data) // 2],
-                      "garbage": os.urandom(5000),
-                      "empty": b"",
-                      "bad line": data.replace(b'"title_derived":true', b'"title_derived":tru', 1)}[damage])
+    snap.write_bytes(
+        {
+            "truncate": data[: len(data) // 2],
+            "garbage": os.urandom(5000),
+            "empty": b"",
+            "bad line": data.replace(b'"title_derived":true', b'"title_derived":tru', 1),
+        }[damage]
+    )
     before = snapshot_files(data_dir)
     with pytest.raises(StoreCorruptError) as err:
         Library.open(data_dir)
@@ -131,9 +135,9 @@ def test_damaged_library_file_is_never_overwritten(seeded, data_dir, damage):
     assert "from the backup" in message
     with Library.open(data_dir) as again:
         assert len(again) == 372 and "precious" in again.get(pid).tags
-        if damage == "truncate":      # its line is intact: the newest state is kept
+        if damage == "truncate":  # its line is intact: the newest state is kept
             assert "more" in again.get(pid).tags
-        if damage == "bad line":      # its line is the damaged one: the backup's copy, and said so
+        if damage == "bad line":  # its line is the damaged one: the backup's copy, and said so
             assert f"lost: paper {pid} (" in message
     assert any(p.name.startswith("library.jsonl.damaged-") for p in data_dir.iterdir())
 
@@ -144,7 +148,7 @@ def test_library_from_a_newer_version_is_refused(seeded, data_dir):
     snap = data_dir / SNAPSHOT
     header, rest = snap.read_bytes().split(b"\n", 1)
     body = header.rpartition(b"\t")[0].replace(b'"schema_version":2', b'"schema_version":99', 1)
-    snap.write_bytes(store_mod.seal(body) + rest)   # a well-formed header from the future
+    snap.write_bytes(store_mod.seal(body) + rest)  # a well-formed header from the future
     with pytest.raises(StoreVersionError, match="newer Papershelf"):
         Library.open(data_dir)
 
@@ -173,19 +177,27 @@ def test_second_process_is_refused_while_the_first_holds_the_library(seeded, dat
 
 
 def test_lock_of_a_killed_process_is_released(data_dir):
-    with subprocess.Popen([sys.executable, "-c", textwrap.dedent(f"""
+    with subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            textwrap.dedent(f"""
             import sys, time
             from papershelf.core.library import Library
             lib = Library.open({str(data_dir)!r})
             print("open", flush=True)
             time.sleep(60)
-            """)], stdout=subprocess.PIPE, text=True) as child:
+            """),
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    ) as child:
         assert child.stdout.readline().strip() == "open"
         with pytest.raises(StoreLockedError):
             Library.open(data_dir)
         child.kill()
         child.wait()
-    with Library.open(data_dir) as lib:   # the OS dropped the dead process's lock
+    with Library.open(data_dir) as lib:  # the OS dropped the dead process's lock
         assert len(lib) == 0
 
 
@@ -220,7 +232,7 @@ def check_readonly(folder, seeds):
         Library.open(folder)
     assert str(folder) in str(err.value)
     assert "read-only" in str(err.value) or "permission denied" in str(err.value)
-    with Library.open(folder, readonly=True) as lib:    # reading still works
+    with Library.open(folder, readonly=True) as lib:  # reading still works
         assert len(lib) == 20
     assert snapshot_files(folder) == before
 
@@ -246,10 +258,10 @@ def test_full_disk_loses_nothing(seeds, tmpfs):
             lib.add_tags(lib.ids(), big)
         with pytest.raises(StoreWriteError):
             lib.compact()
-        assert lib.get(pid).tags == ["saved before the disk filled"]   # memory not changed either
+        assert lib.get(pid).tags == ["saved before the disk filled"]  # memory not changed either
         assert snapshot_files(folder) == before
         filler.unlink()
-        lib.add_tags([pid], ["after"])                      # works again once there is room
+        lib.add_tags([pid], ["after"])  # works again once there is room
         lib.close()
         with Library.open(folder) as again:
             assert again.get(pid).tags == ["after", "saved before the disk filled"]
@@ -290,19 +302,19 @@ def test_failed_automatic_compaction_keeps_the_saved_edit(seeds, tmpfs, monkeypa
         lib.compact()
         pid = lib.ids()[0]
         filler = mount.path / "filler"
-        with open(filler, "wb", buffering=0) as f:   # fill the disk...
+        with open(filler, "wb", buffering=0) as f:  # fill the disk...
             try:
                 while True:
                     f.write(b"x" * 4096)
             except OSError:
                 pass
         filler_size = filler.stat().st_size
-        with open(filler, "r+b") as f:   # ...but leave room for journal lines, not a snapshot
+        with open(filler, "r+b") as f:  # ...but leave room for journal lines, not a snapshot
             f.truncate(filler_size - 64 * 1024)
         monkeypatch.setattr(store_core, "JOURNAL_COMPACT_BYTES", 100)
-        lib._store._snapshot_bytes = 0   # so the next edit asks for a compaction, which cannot fit
+        lib._store._snapshot_bytes = 0  # so the next edit asks for a compaction, which cannot fit
         generation = lib.generation[0]
-        lib.add_tags([pid], ["kept"])     # returns normally: the journal line is saved
+        lib.add_tags([pid], ["kept"])  # returns normally: the journal line is saved
         assert lib.generation[0] == generation, "the compaction should have failed for want of room"
         assert lib.get(pid).tags == ["kept"]
         lib.close()
@@ -325,11 +337,11 @@ def test_missing_library_file_with_backups_is_not_a_new_library(seeded, data_dir
 def test_journal_of_another_library_file_is_recovered(seeded, data_dir):
     pid = seeded.ids()[0]
     seeded.compact()
-    seeded.compact()                       # backup of generation 1, current is 2
+    seeded.compact()  # backup of generation 1, current is 2
     seeded.add_tags([pid], ["after the backup"])
     seeded.close()
     [older, *_] = sorted(Store(data_dir).backups(), key=lambda p: p.name)
-    (data_dir / SNAPSHOT).write_bytes(older.read_bytes())   # someone restored a backup by hand
+    (data_dir / SNAPSHOT).write_bytes(older.read_bytes())  # someone restored a backup by hand
     with pytest.raises(StoreCorruptError, match="does not belong"):
         Library.open(data_dir)
     message = Store(data_dir).recover()
@@ -338,12 +350,15 @@ def test_journal_of_another_library_file_is_recovered(seeded, data_dir):
         assert len(again) == 372
 
 
-@pytest.mark.parametrize("bad_record", [
-    {"seq": 3, "gen": "x", "ops": []},
-    {"seq": 3, "gen": 0, "ops": [["set", "someid", ["notes"]]]},
-    {"seq": 3, "gen": 0, "ops": [["set", "someid", {"status": "bogus"}]]},
-    {"seq": 3, "gen": 0, "ops": [["list", "L", "not a list"]]},
-])
+@pytest.mark.parametrize(
+    "bad_record",
+    [
+        {"seq": 3, "gen": "x", "ops": []},
+        {"seq": 3, "gen": 0, "ops": [["set", "someid", ["notes"]]]},
+        {"seq": 3, "gen": 0, "ops": [["set", "someid", {"status": "bogus"}]]},
+        {"seq": 3, "gen": 0, "ops": [["list", "L", "not a list"]]},
+    ],
+)
 def test_well_checksummed_journal_line_of_the_wrong_shape(library, seeds, data_dir, bad_record):
     library.import_files(seeds[:1])
     pid = library.ids()[0]
@@ -387,7 +402,7 @@ def test_a_closed_library_is_freed(seeds, data_dir):
     for _ in range(3):
         lib = Library.open(data_dir)
         lib.import_files(seeds[:1])
-        lib.subscribe(lambda change, lib=lib: None)   # a view holding the library: a cycle
+        lib.subscribe(lambda change, lib=lib: None)  # a view holding the library: a cycle
         refs.append(weakref.ref(lib._store))
         lib.close()
         del lib

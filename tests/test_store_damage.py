@@ -52,20 +52,20 @@ def test_a_damaged_last_journal_line_is_refused_not_dropped(imported):
     assert run_cli("note", pid, "important", data_dir=imported).returncode == 0
     journal = imported / JOURNAL
     data = journal.read_bytes()
-    flip_bit(journal, data.rindex(b"important"))          # inside the last line; its newline intact
+    flip_bit(journal, data.rindex(b"important"))  # inside the last line; its newline intact
     before = snapshot_files(imported)
     show = run_cli("show", pid, data_dir=imported)
     assert show.returncode == 1 and "first" not in show.stdout
     assert str(journal) in show.stderr and "its last line" in show.stderr
     assert "papershelf recover" in show.stderr and "Traceback" not in show.stderr
-    rate = run_cli("rate", pid, "3", data_dir=imported)   # a write must not erase the damaged edit
+    rate = run_cli("rate", pid, "3", data_dir=imported)  # a write must not erase the damaged edit
     assert rate.returncode == 1 and "papershelf recover" in rate.stderr
     assert snapshot_files(imported) == before
     rec = run_cli("recover", data_dir=imported)
     assert rec.returncode == 0
     assert "Lost 1 edit(s) that could not be read" in rec.stdout and f"set notes of paper {pid}" in rec.stdout
     kept = [p for p in imported.iterdir() if p.name.startswith("journal.jsonl.damaged-")]
-    assert len(kept) == 1 and kept[0].read_bytes() == before[JOURNAL]   # the bytes are kept
+    assert len(kept) == 1 and kept[0].read_bytes() == before[JOURNAL]  # the bytes are kept
     assert notes_of(imported, pid) == "first"
 
 
@@ -74,9 +74,9 @@ def test_a_damaged_newline_alone_loses_no_edit(imported):
     run_cli("note", pid, "first", data_dir=imported)
     run_cli("note", pid, "important", data_dir=imported)
     journal = imported / JOURNAL
-    flip_bit(journal, len(journal.read_bytes()) - 1, 3)    # "\n" -> "\x02"
+    flip_bit(journal, len(journal.read_bytes()) - 1, 3)  # "\n" -> "\x02"
     assert notes_of(imported, pid) == "important"
-    assert run_cli("rate", pid, "3", data_dir=imported).returncode == 0   # the newline is put back
+    assert run_cli("rate", pid, "3", data_dir=imported).returncode == 0  # the newline is put back
     assert notes_of(imported, pid) == "important"
     assert json.loads(run_cli("show", "--json", pid, data_dir=imported).stdout)["rating"] == 3
 
@@ -99,21 +99,21 @@ def test_recover_replays_every_good_edit_after_a_damaged_line(imported):
     assert f"journal line {bad}" in rec.stdout
     with Library.open(imported, readonly=True) as lib:
         kept = [lib.get(p).notes for p in ids]
-    assert kept == [f"note {i}" if i != 2 else "" for i in range(23)]   # 22 of 22 good edits
+    assert kept == [f"note {i}" if i != 2 else "" for i in range(23)]  # 22 of 22 good edits
 
 
 def test_recover_after_a_cut_library_file_keeps_its_intact_lines_and_the_journal(imported):
     with Library.open(imported) as lib:
-        lib.compact()                                       # the backup: no notes yet
+        lib.compact()  # the backup: no notes yet
         ids = lib.ids()
         recent = ids[:70]
         for i, p in enumerate(recent):
             lib.set_notes(p, f"recent {i}")
-        lib.compact()                                       # the 70 edits are in the library file now
-        lib.set_notes(ids[-1], "in the journal")            # and one more in the journal
+        lib.compact()  # the 70 edits are in the library file now
+        lib.set_notes(ids[-1], "in the journal")  # and one more in the journal
     snap = imported / SNAPSHOT
     data = snap.read_bytes()
-    snap.write_bytes(data[:-670])                           # the last 670 bytes cut off
+    snap.write_bytes(data[:-670])  # the last 670 bytes cut off
     res = run_cli("list", data_dir=imported)
     assert res.returncode == 1 and "cut short" in res.stderr
     rec = run_cli("recover", data_dir=imported)
@@ -121,8 +121,8 @@ def test_recover_after_a_cut_library_file_keeps_its_intact_lines_and_the_journal
     assert "Restored 1 paper whose" in rec.stdout and ids[-1] in rec.stdout
     with Library.open(imported, readonly=True) as lib:
         assert len(lib) == len(ids)
-        assert [lib.get(p).notes for p in recent] == [f"recent {i}" for i in range(70)]   # 70 of 70
-        assert lib.get(ids[-1]).notes == "in the journal"   # the journal replayed on top
+        assert [lib.get(p).notes for p in recent] == [f"recent {i}" for i in range(70)]  # 70 of 70
+        assert lib.get(ids[-1]).notes == "in the journal"  # the journal replayed on top
 
 
 def test_recover_restores_lists_and_papers_of_damaged_lines_from_the_backup(imported):
@@ -134,8 +134,8 @@ def test_recover_restores_lists_and_papers_of_damaged_lines_from_the_backup(impo
         lib.compact()
     snap = imported / SNAPSHOT
     lines = snap.read_bytes().split(b"\n")
-    lines[11] = lines[11].replace(b"after", b"aftre")            # ids[10]'s line
-    lines[-3] = lines[-3].replace(b"thesis", b"thesIs")          # the list's line
+    lines[11] = lines[11].replace(b"after", b"aftre")  # ids[10]'s line
+    lines[-3] = lines[-3].replace(b"thesis", b"thesIs")  # the list's line
     snap.write_bytes(b"\n".join(lines))
     res = run_cli("list", data_dir=imported)
     assert res.returncode == 1 and "line 12 is damaged" in res.stderr
@@ -144,7 +144,7 @@ def test_recover_restores_lists_and_papers_of_damaged_lines_from_the_backup(impo
     assert "line 12" in rec.stdout and ids[10] in rec.stdout and "'thesis'" in rec.stdout
     with Library.open(imported, readonly=True) as lib:
         assert len(lib) == len(ids) and lib.list_ids("thesis") == ids[:5]
-        assert lib.get(ids[10]).notes == ""                      # the backup's copy, as reported
+        assert lib.get(ids[10]).notes == ""  # the backup's copy, as reported
 
 
 @pytest.mark.parametrize("bit", range(8))
@@ -157,11 +157,11 @@ def test_a_damaged_newline_between_two_papers_loses_neither(imported, bit):
         lib.set_notes(ids[21], "edit two")
         lib.compact()
     for old in (imported / store_mod.BACKUPS).glob("*"):
-        old.unlink()                                    # nothing else to recover them from
+        old.unlink()  # nothing else to recover them from
     snap = imported / SNAPSHOT
     data = snap.read_bytes()
     at = data.index(f'"id":"{ids[21]}"'.encode())
-    newline = data.rindex(b"\n", 0, at)                 # the end of the line before ids[21]'s
+    newline = data.rindex(b"\n", 0, at)  # the end of the line before ids[21]'s
     flip_bit(snap, newline, bit)
     res = run_cli("list", data_dir=imported)
     assert res.returncode == 1 and "damaged" in res.stderr
@@ -189,7 +189,7 @@ def test_garbage_over_the_end_of_a_line_keeps_the_whole_line_after_it(imported, 
     newline = data.rindex(b"\n", 0, data.index(f'"id":"{ids[21]}"'.encode()))
     rng = random.Random(seed)
     size = rng.randint(1, 40)
-    data[newline - size + 1:newline + 1] = bytes(rng.choice(b"abc{}\t\"0123456789:,\x00\xff") for _ in range(size))
+    data[newline - size + 1 : newline + 1] = bytes(rng.choice(b'abc{}\t"0123456789:,\x00\xff') for _ in range(size))
     snap.write_bytes(bytes(data))
     rec = run_cli("recover", data_dir=imported)
     assert rec.returncode == 0, rec.stderr
@@ -205,14 +205,14 @@ def test_recover_keeps_the_whole_journal_line_after_a_damaged_newline(imported, 
         ids = lib.ids()
         lib.compact()
         for i in range(3):
-            lib.set_notes(ids[i], f"edit {i}")      # journal lines 1, 2, 3
+            lib.set_notes(ids[i], f"edit {i}")  # journal lines 1, 2, 3
     journal = imported / JOURNAL
     data = bytearray(journal.read_bytes())
-    end = data.index(b"\n")                         # the end of line 1
+    end = data.index(b"\n")  # the end of line 1
     if damage == "newline flipped":
         data[end] ^= 0x40
     else:
-        data[end - 12:end + 1] = b"\x00garbage\xff!!!!"[:13]
+        data[end - 12 : end + 1] = b"\x00garbage\xff!!!!"[:13]
     journal.write_bytes(bytes(data))
     rec = run_cli("recover", data_dir=imported)
     assert rec.returncode == 0, rec.stderr
@@ -313,8 +313,9 @@ def write_big_library(folder, n: int) -> None:
     for i in range(n):
         pid = f"{i:010x}"
         abstract = " ".join(rng.choice(words) for _ in range(150))
-        papers[pid] = Paper.from_dict({"id": pid, "title": f"Paper {i}", "abstract": abstract,
-                                       "added": "2026-01-01T00:00:00+00:00"})
+        papers[pid] = Paper.from_dict(
+            {"id": pid, "title": f"Paper {i}", "abstract": abstract, "added": "2026-01-01T00:00:00+00:00"}
+        )
     store_mod.write_snapshot(folder / SNAPSHOT, papers, {}, 1, 0)
 
 
@@ -322,12 +323,14 @@ def write_big_library(folder, n: int) -> None:
 def test_readers_never_see_damage_while_another_process_compacts(data_dir):
     # big enough that reading it takes longer than the writer needs between compactions
     write_big_library(data_dir, 30_000)
-    with subprocess.Popen([sys.executable, "-c", COMPACTOR, str(data_dir)], stdout=subprocess.PIPE,
-                          text=True) as writer:
+    with subprocess.Popen(
+        [sys.executable, "-c", COMPACTOR, str(data_dir)], stdout=subprocess.PIPE, text=True
+    ) as writer:
         try:
             assert writer.stdout.readline().strip() == "ready"
-            reader = subprocess.run([sys.executable, "-c", READER, str(data_dir), "40"], capture_output=True,
-                                    text=True, timeout=600)
+            reader = subprocess.run(
+                [sys.executable, "-c", READER, str(data_dir), "40"], capture_output=True, text=True, timeout=600
+            )
         finally:
             writer.kill()
     assert reader.stdout.strip() == "0", reader.stderr[-2000:]
@@ -375,6 +378,7 @@ def test_the_window_offers_to_repair_a_damaged_library(imported, qtbot, settings
             (repair[0] if repair else box.buttons()[0]).click()
 
     from PySide6.QtCore import QTimer
+
     timer = QTimer()
     timer.timeout.connect(answer)
     timer.start(50)
@@ -390,6 +394,7 @@ def test_the_window_offers_to_repair_a_damaged_library(imported, qtbot, settings
 
 # ---- found by review: each failed before its fix ----------------------------
 
+
 def test_a_paper_whose_id_was_flipped_comes_back_from_the_backup(imported):
     with Library.open(imported) as lib:
         lib.compact()
@@ -399,8 +404,8 @@ def test_a_paper_whose_id_was_flipped_comes_back_from_the_backup(imported):
     lines = snap.read_bytes().split(b"\n")
     victim = ids[5]
     at = lines[6].index(victim.encode())
-    flipped = victim[:3] + ("0" if victim[3] != "0" else "1") + victim[4:]   # still a valid-looking id
-    lines[6] = lines[6][:at] + flipped.encode() + lines[6][at + len(victim):]
+    flipped = victim[:3] + ("0" if victim[3] != "0" else "1") + victim[4:]  # still a valid-looking id
+    lines[6] = lines[6][:at] + flipped.encode() + lines[6][at + len(victim) :]
     snap.write_bytes(b"\n".join(lines))
     report = Library.recover(imported)
     with Library.open(imported, readonly=True) as lib:
@@ -415,13 +420,19 @@ def test_a_schema_1_library_with_a_damaged_header_keeps_its_journal(imported):
     snap = imported / SNAPSHOT
     old = [store_mod.unseal(line + b"\n") for line in snap.read_bytes().split(b"\n")[:-1]]
     header = json.loads(old[0])
-    old[-1] = b'{"end":true,"papers":%d,"lists":0}' % (len(old) - 2)    # schema 1's end line
+    old[-1] = b'{"end":true,"papers":%d,"lists":0}' % (len(old) - 2)  # schema 1's end line
     old[0] = b"garbage where the header was"
     snap.write_bytes(b"\n".join(old) + b"\n")
     # a saved edit in the journal, written against that library file
-    (imported / JOURNAL).write_bytes(store_mod.journal_line(
-        {"seq": header["journal_seq"] + 1, "gen": header["generation"],
-         "ops": [["set", pid, {"notes": "saved edit"}]]}))
+    (imported / JOURNAL).write_bytes(
+        store_mod.journal_line(
+            {
+                "seq": header["journal_seq"] + 1,
+                "gen": header["generation"],
+                "ops": [["set", pid, {"notes": "saved edit"}]],
+            }
+        )
+    )
     report = Library.recover(imported)
     assert "line 1" in report
     with Library.open(imported, readonly=True) as lib:
@@ -431,14 +442,14 @@ def test_a_schema_1_library_with_a_damaged_header_keeps_its_journal(imported):
 def test_recover_of_a_missing_library_file_names_only_the_lost_edit(imported):
     with Library.open(imported) as lib:
         lib.compact()
-        lib.compact()                     # the backup holds everything so far
+        lib.compact()  # the backup holds everything so far
         pid = lib.ids()[0]
         lib.set_notes(pid, "in the library file only")
-        lib.compact()                     # the journal is empty again
+        lib.compact()  # the journal is empty again
     (imported / SNAPSHOT).unlink()
     report = Library.recover(imported)
     assert "Lost 1 edit(s)" in report and "its line is missing" in report, report
-    assert "journal.jsonl.damaged" not in report          # an empty journal is not damaged
+    assert "journal.jsonl.damaged" not in report  # an empty journal is not damaged
 
 
 def test_recover_keeps_an_unfinished_last_save_it_leaves_out(imported):
@@ -447,18 +458,18 @@ def test_recover_keeps_an_unfinished_last_save_it_leaves_out(imported):
         lib.compact()
         lib.set_notes(lib.ids()[0], "saved")
     with open(imported / JOURNAL, "ab") as f:
-        f.write(b'{"seq":99,"gen":3,"ops":[["set","x",')    # a save cut short
+        f.write(b'{"seq":99,"gen":3,"ops":[["set","x",')  # a save cut short
     snap = imported / SNAPSHOT
-    snap.write_bytes(snap.read_bytes()[:-100])                  # and the library file damaged
+    snap.write_bytes(snap.read_bytes()[:-100])  # and the library file damaged
     report = Library.recover(imported)
     assert "unfinished save" in report
     kept = [p for p in imported.iterdir() if p.name.startswith("journal.jsonl.damaged-")]
     assert kept and b'"seq":99' in kept[0].read_bytes()
 
 
-def test_a_failed_write_whose_undo_fails_too_is_not_followed_by_a_saved_edit(library, seeds, data_dir,
-                                                                             monkeypatch):
+def test_a_failed_write_whose_undo_fails_too_is_not_followed_by_a_saved_edit(library, seeds, data_dir, monkeypatch):
     import errno
+
     library.import_files(seeds[:1])
     a, b = library.ids()[:2]
     real_pwrite, real_truncate = os.pwrite, os.ftruncate
@@ -494,7 +505,7 @@ def test_a_schema_1_library_opens_even_when_it_cannot_be_brought_forward(seeds, 
         old[0] = old[0].replace(b'"schema_version":2', b'"schema_version":1')
         snap.write_bytes(b"\n".join(old) + b"\n")
         ballast = mount.path / "ballast"
-        with open(ballast, "wb") as f:      # fill the disk: no room for a second library file
+        with open(ballast, "wb") as f:  # fill the disk: no room for a second library file
             try:
                 while True:
                     f.write(b"\0" * 65536)
@@ -517,7 +528,7 @@ def test_a_damaged_line_already_folded_into_the_library_file_is_harmless(library
     library.set_notes(a, "folded edit")
     real = os.ftruncate
     monkeypatch.setattr(os, "ftruncate", lambda fd, n: (_ for _ in ()).throw(OSError(5, "EIO")))
-    library.compact()                         # the journal could not be emptied
+    library.compact()  # the journal could not be emptied
     monkeypatch.setattr(os, "ftruncate", real)
     library.set_notes(b, "new edit")
     library.close()

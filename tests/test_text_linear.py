@@ -33,11 +33,11 @@ from papershelf.core.search import PaperAnalyzer, make_snippet
 from papershelf.core.text import clean_text, find_links, plain_text
 from papershelf.core.titles import derive_title
 
-pytestmark = pytest.mark.slow      # half a minute in all, 510 cases
+pytestmark = pytest.mark.slow  # half a minute in all, 510 cases
 
 RATIO = 25
-SLACK = 0.05          # seconds: timer resolution, a page fault, a garbage collection
-IMPORT_SLACK = 0.25   # imports also write and fsync the library
+SLACK = 0.05  # seconds: timer resolution, a page fault, a garbage collection
+IMPORT_SLACK = 0.25  # imports also write and fsync the library
 SIZE = 200_000
 
 ORDINARY = (
@@ -132,6 +132,7 @@ def _export(dialect: str):
     def run(text: str) -> str:
         paper = Paper("p1", title=text, abstract=text, authors=["Ada Lovelace"], year=2024)
         return render([paper], {"p1": "lovelace2024"}, dialect)[0]
+
     return run
 
 
@@ -155,7 +156,7 @@ class _Overrun(Exception):
 
 @contextmanager
 def _deadline(seconds: float):
-    if not hasattr(signal, "setitimer"):     # no SIGALRM (Windows): time it to the end
+    if not hasattr(signal, "setitimer"):  # no SIGALRM (Windows): time it to the end
         yield
         return
 
@@ -207,8 +208,10 @@ def assert_linear(what: str, fn, hostile, usual_input, slack: float = SLACK) -> 
         budget = RATIO * _usual_seconds[key] + slack
         if _within(fn, hostile, budget):
             return
-    pytest.fail(f"{what} took more than {budget:.2f} s (stopped there), against "
-                f"{_usual_seconds[key] * 1000:.1f} ms for an ordinary abstract of the same length: superlinear")
+    pytest.fail(
+        f"{what} took more than {budget:.2f} s (stopped there), against "
+        f"{_usual_seconds[key] * 1000:.1f} ms for an ordinary abstract of the same length: superlinear"
+    )
 
 
 @pytest.mark.parametrize("name", HOSTILE)
@@ -220,6 +223,7 @@ def test_text_function_is_linear_on_hostile_abstract(function, name):
 
 # ---- the same through the importers, as a user imports a file ------------------
 
+
 def _import_into_fresh_library(folder: Path):
     runs = itertools.count()
 
@@ -230,14 +234,28 @@ def _import_into_fresh_library(folder: Path):
             assert not reports[0].error
         finally:
             lib.close()
+
     return run
 
 
 # what a .bib field can hold (balanced braces) and a listing paragraph (one line)
-IMPORTED = ["brackets then link openers", "math of superscripts", "link openers without an end",
-            "bold openers", "italic openers", "url then closing parens", "math subscripts of macros",
-            "capitals then underscore", "urls run together", "dollars", "backtick words",
-            "ampersands and percents", "contribution leads", "long word", "CJK"]
+IMPORTED = [
+    "brackets then link openers",
+    "math of superscripts",
+    "link openers without an end",
+    "bold openers",
+    "italic openers",
+    "url then closing parens",
+    "math subscripts of macros",
+    "capitals then underscore",
+    "urls run together",
+    "dollars",
+    "backtick words",
+    "ampersands and percents",
+    "contribution leads",
+    "long word",
+    "CJK",
+]
 
 
 def _bib(abstract: str) -> str:
@@ -252,7 +270,7 @@ def test_bib_import_is_linear_on_hostile_abstract(tmp_path, name):
     assert_linear(f"importing {name}", _import_into_fresh_library(tmp_path), hostile, usual, IMPORT_SLACK)
 
 
-LISTING_CHARS = 99_000     # a listing paragraph above 100,000 characters is no abstract
+LISTING_CHARS = 99_000  # a listing paragraph above 100,000 characters is no abstract
 
 
 def _listing(paragraph: str) -> str:
@@ -265,8 +283,7 @@ def test_listing_import_is_linear_on_hostile_abstract(tmp_path, name):
     hostile, usual = tmp_path / "hostile.txt", tmp_path / "ordinary.txt"
     hostile.write_text(_listing(HOSTILE[name]), encoding="utf-8")
     usual.write_text(_listing(ordinary()), encoding="utf-8")
-    assert_linear(f"importing a listing of {name}", _import_into_fresh_library(tmp_path), hostile, usual,
-                  IMPORT_SLACK)
+    assert_linear(f"importing a listing of {name}", _import_into_fresh_library(tmp_path), hostile, usual, IMPORT_SLACK)
 
 
 def test_listing_cut_off_check_is_linear_on_a_run_of_urls(tmp_path):
@@ -289,8 +306,9 @@ def test_ris_import_is_linear_in_wrapped_lines(tmp_path):
     hostile, usual = tmp_path / "wrapped.ris", tmp_path / "one-line.ris"
     hostile.write_text("TY  - JOUR\nTI  - A title\nAB  - " + "\n".join(words) + "\nER  - \n", encoding="utf-8")
     usual.write_text("TY  - JOUR\nTI  - A title\nAB  - " + " ".join(words) + "\nER  - \n", encoding="utf-8")
-    assert_linear("importing a wrapped RIS abstract", _import_into_fresh_library(tmp_path), hostile, usual,
-                  IMPORT_SLACK)
+    assert_linear(
+        "importing a wrapped RIS abstract", _import_into_fresh_library(tmp_path), hostile, usual, IMPORT_SLACK
+    )
     lib = Library.open(tmp_path / "check")
     lib.import_files([hostile])
     [paper] = lib.papers()
@@ -303,9 +321,13 @@ def test_title_of_capitals_exports_in_linear_time(tmp_path):
     hostile = "A" * 100_000 + "_x"
     usual = " ".join(ordinary(len(hostile)).split())
     bib = tmp_path / "titles.bib"
-    bib.write_text("".join(
-        f"@article{{{key},\n  title = {{{title}}},\n  author = {{Ada Lovelace}},\n  year = {{2024}}\n}}\n"
-        for key, title in (("caps", hostile.replace("_", "\\_")), ("usual", usual))), encoding="utf-8")
+    bib.write_text(
+        "".join(
+            f"@article{{{key},\n  title = {{{title}}},\n  author = {{Ada Lovelace}},\n  year = {{2024}}\n}}\n"
+            for key, title in (("caps", hostile.replace("_", "\\_")), ("usual", usual))
+        ),
+        encoding="utf-8",
+    )
     lib = Library.open(tmp_path / "lib")
     try:
         lib.import_files([bib])
@@ -327,5 +349,7 @@ def test_what_the_linear_patterns_read():
     assert plain_text("**a **b** c") == "**a b c"
     assert find_links("at http://x.org/a(b)" + ")" * 1000 + ".") == ["http://x.org/a(b)"]
     html = abstract_html("at http://x.org/a(b)))). $x^2 + y^2_i$ [[[[c](https://x.org/c) **a **b**")
-    assert html == ('at <a href="http://x.org/a(b)">http://x.org/a(b)</a>))). <span class="math">x<sup>2</sup> + '
-                    'y<sup>2</sup><sub>i</sub></span> [[[<a href="https://x.org/c">c</a> **a <b>b</b>')
+    assert html == (
+        'at <a href="http://x.org/a(b)">http://x.org/a(b)</a>))). <span class="math">x<sup>2</sup> + '
+        'y<sup>2</sup><sub>i</sub></span> [[[<a href="https://x.org/c">c</a> **a <b>b</b>'
+    )

@@ -89,8 +89,9 @@ WRITER = textwrap.dedent("""
     """)
 
 
-def check_acknowledged(lib: Library, acked: list[tuple[int, str, str, str]],
-                       pending: tuple[str, str, str] | None) -> None:
+def check_acknowledged(
+    lib: Library, acked: list[tuple[int, str, str, str]], pending: tuple[str, str, str] | None
+) -> None:
     """Every acknowledged edit is there; only the edit in flight (`pending`) may or may not be."""
     latest: dict[tuple[str, str], tuple[int, str]] = {}
     for n, kind, pid, value in acked:
@@ -112,7 +113,7 @@ def landed(lib: Library, edit: tuple[str, str, str]) -> bool:
     if kind == "tag":
         return value in lib.get(pid).tags
     if kind == "list":
-        return value in lib.lists() and pid in lib.list_ids(value)   # the list may not exist yet
+        return value in lib.lists() and pid in lib.list_ids(value)  # the list may not exist yet
     if kind == "note":
         return lib.get(pid).notes == value
     if kind == "status":
@@ -130,14 +131,17 @@ def test_kill_9_never_loses_an_acknowledged_edit(tmp_path, capsys):
     acked: list[tuple[int, str, str, str]] = []
     counts = Counter()
     next_edit = 0
-    for round_ in range(25 * SCALE):
+    for _round in range(25 * SCALE):
         threshold = rng.choice([600, 6000, 60000, 1 << 30])
-        bulk_papers = rng.choice([0, 2000])     # 0: every import is written as a new library file
-        with subprocess.Popen([sys.executable, "-c", WRITER, str(folder), str(threshold), str(next_edit),
-                               str(bulk), str(bulk_papers)], stdout=subprocess.PIPE, text=True) as child:
+        bulk_papers = rng.choice([0, 2000])  # 0: every import is written as a new library file
+        with subprocess.Popen(
+            [sys.executable, "-c", WRITER, str(folder), str(threshold), str(next_edit), str(bulk), str(bulk_papers)],
+            stdout=subprocess.PIPE,
+            text=True,
+        ) as child:
             assert child.stdout.readline().strip() == "ready"
             lines: list[str] = []
-            reader = threading.Thread(target=lambda: lines.extend(child.stdout), daemon=True)
+            reader = threading.Thread(target=lines.extend, args=(child.stdout,), daemon=True)
             reader.start()
             # a random moment of its work: wait for a random number of acknowledgements, or none
             target = rng.choice([0, 1, 3, 10, 30])
@@ -158,16 +162,16 @@ def test_kill_9_never_loses_an_acknowledged_edit(tmp_path, capsys):
                 break
             if len(parts) == 5 and parts[0] == "?":
                 pending = (parts[2], parts[3], parts[4])
-                next_edit = int(parts[1]) + 1     # never reuse the number of an edit in flight
+                next_edit = int(parts[1]) + 1  # never reuse the number of an edit in flight
             elif len(parts) == 4:
                 acked.append((int(parts[0]), parts[1], parts[2], parts[3]))
                 pending = None
-        with Library.open(folder) as lib:       # every kill leaves a library that opens...
+        with Library.open(folder) as lib:  # every kill leaves a library that opens...
             assert not lib.notices or "cut short" in lib.notices[0]
             counts["unfinished saves reported"] += bool(lib.notices)
-            check_acknowledged(lib, acked, pending)   # ...with every acknowledged edit
+            check_acknowledged(lib, acked, pending)  # ...with every acknowledged edit
             if pending is not None and landed(lib, pending):
-                acked.append((next_edit - 1, *pending))   # saved but not yet said: it stays
+                acked.append((next_edit - 1, *pending))  # saved but not yet said: it stays
     counts["acknowledged edits"] = len(acked)
     counts["lost"] = 0
     report(capsys, "kill -9 during edits, imports and compactions", dict(counts))
@@ -217,6 +221,7 @@ def run_and_kill(script: str, args: list[str], rng: random.Random) -> None:
 
 def test_kill_9_during_exports_and_index_rebuilds(tmp_path, capsys):
     from papershelf.core.search import SearchIndex
+
     folder = tmp_path / "library"
     with Library.open(folder) as lib:
         lib.import_files(SEEDS)
@@ -235,7 +240,7 @@ def test_kill_9_during_exports_and_index_rebuilds(tmp_path, capsys):
     for _ in range(4 * SCALE):
         run_and_kill(EXPORTER, [str(folder), str(target)], rng)
         text = target.read_text()
-        assert text in (old, whole), "a half-written export"     # the old file or the whole new one
+        assert text in (old, whole), "a half-written export"  # the old file or the whole new one
         counts["exports killed"] += 1
         counts["export intact"] += 1
         old = text
@@ -250,6 +255,7 @@ def test_kill_9_during_exports_and_index_rebuilds(tmp_path, capsys):
 
 
 # ---- damage ----------------------------------------------------------------
+
 
 def build_base(folder: Path) -> dict:
     """A library with a backup, a library file and a journal, each holding edits we can recognise.
@@ -283,7 +289,7 @@ def damage_bytes(data: bytes, how: str, rng: random.Random) -> bytes:
         for _ in range(rng.randint(1, 3)):
             buf[rng.randrange(n)] ^= 1 << rng.randrange(8)
     elif how == "truncated":
-        del buf[rng.randrange(n):]
+        del buf[rng.randrange(n) :]
     elif how == "zeroed range":
         start = rng.randrange(n)
         end = min(n, start + rng.randint(1, 4096))
@@ -318,12 +324,14 @@ FILES = [SNAPSHOT, JOURNAL, MARK, "backup"]
 
 def test_damage_to_every_store_file_is_refused_or_harmless_and_recover_keeps_what_survived(tmp_path, capsys):
     import orjson
+
     base = tmp_path / "base"
     expected, expected_lists = build_base(base)
     backup_file = next((base / "backups").iterdir())
     with Library.open(backup_file.parent.parent, readonly=True):
         pass
     from papershelf.core.store import read_snapshot
+
     backup_papers = read_snapshot(backup_file)[0]
     rng = random.Random(int(os.environ.get("PAPERSHELF_FAULT_SEED", "99")))
     outcomes = Counter()
@@ -348,17 +356,19 @@ def test_damage_to_every_store_file_is_refused_or_harmless_and_recover_keeps_wha
                     assert str(folder) in str(exc), f"the message does not say where: {exc}"
                     outcomes["refused with a message"] += 1
                 else:
-                    assert got == (expected, expected_lists), \
+                    assert got == (expected, expected_lists), (
                         f"SILENT CHANGE: {how} in {name} (round {round_}) loaded different data"
+                    )
                     outcomes["harmless (loaded exactly what was saved)"] += 1
                     continue
                 # recover, and count what came back against what survived somewhere
                 message = Library.recover(folder)
                 assert "Traceback" not in message
                 with Library.open(folder, readonly=True) as lib:
-                    papers, lists = state_of(lib)
-                snap_lines = intact_lines((base / SNAPSHOT).read_bytes(),
-                                          damaged if name == SNAPSHOT else (base / SNAPSHOT).read_bytes())
+                    papers, _lists = state_of(lib)
+                snap_lines = intact_lines(
+                    (base / SNAPSHOT).read_bytes(), damaged if name == SNAPSHOT else (base / SNAPSHOT).read_bytes()
+                )
                 snap_ids = {orjson.loads(line.rpartition(b"\t")[0]).get("id") for line in snap_lines}
                 journal_before = (base / JOURNAL).read_bytes()
                 journal_lines = intact_lines(journal_before, damaged if name == JOURNAL else journal_before)
@@ -373,8 +383,10 @@ def test_damage_to_every_store_file_is_refused_or_harmless_and_recover_keeps_wha
                         recoverable["papers"] += 1
                         kept["papers"] += pid in papers
                         if pid not in papers:
-                            lost_cases.append(f"{how} in {name}, round {round_}: paper {pid} "
-                                              f"(in the backup: {pid in backup_papers}); recover said:\n{message}")
+                            lost_cases.append(
+                                f"{how} in {name}, round {round_}: paper {pid} "
+                                f"(in the backup: {pid in backup_papers}); recover said:\n{message}"
+                            )
                     note = raw.get("notes", "")
                     if note.startswith("s") and pid in snap_ids:
                         recoverable["library-file edits"] += 1
@@ -382,19 +394,27 @@ def test_damage_to_every_store_file_is_refused_or_harmless_and_recover_keeps_wha
                     if note.startswith("j") and journal_notes.get(pid) == note and pid in papers:
                         recoverable["journal edits"] += 1
                         kept["journal edits"] += papers[pid].get("notes") == note
-                    if pid in papers:     # nothing read from a damaged line: text is as saved
+                    if pid in papers:  # nothing read from a damaged line: text is as saved
                         assert papers[pid].get("abstract") == raw.get("abstract"), f"{pid} changed"
                 assert set(papers) <= set(expected), "papers appeared from nowhere"
                 outcomes["recovered"] += 1
     lost = {k: recoverable[k] - kept[k] for k in recoverable}
-    report(capsys, "damage to library file, journal, journal.last and a backup",
-           {**outcomes, **{f"{k} kept/recoverable": f"{kept[k]}/{recoverable[k]}" for k in recoverable},
-            "silent changes": 0, "lost recoverable": sum(lost.values())})
+    report(
+        capsys,
+        "damage to library file, journal, journal.last and a backup",
+        {
+            **outcomes,
+            **{f"{k} kept/recoverable": f"{kept[k]}/{recoverable[k]}" for k in recoverable},
+            "silent changes": 0,
+            "lost recoverable": sum(lost.values()),
+        },
+    )
     assert not any(lost.values()), f"recover lost edits that survived: {lost}\n" + "\n".join(lost_cases[:3])
 
 
 def test_damage_to_the_index_is_rebuilt_or_refused_never_a_wrong_answer(tmp_path, capsys):
     from papershelf.core.search import INDEX_DIR, SearchIndex
+
     base = tmp_path / "base"
     with Library.open(base) as lib:
         lib.import_files(SEEDS)

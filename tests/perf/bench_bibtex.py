@@ -32,8 +32,16 @@ if str(ROOT / "app") not in sys.path:
 if str(HERE.parent) not in sys.path:
     sys.path.insert(0, str(HERE.parent))
 
-from bench_store import (child_requested, describe_commit, mark, named_children, peak_rss_mb,  # noqa: E402
-                         print_footer, run_script_child, write_corpus)
+from bench_store import (
+    child_requested,
+    describe_commit,
+    mark,
+    named_children,
+    peak_rss_mb,
+    print_footer,
+    run_script_child,
+    write_corpus,
+)
 
 TARGET_EXPORT_S = 5.0
 TARGET_IMPORT_PPS = 2_000.0
@@ -41,6 +49,7 @@ TARGET_IMPORT_PPS = 2_000.0
 
 def child_prepare(folder: str, n: int, seed: int) -> dict:
     from papershelf.core.library import Library
+
     files = write_corpus(n, Path(folder) / "listings", seed)
     with Library.open(Path(folder) / "library") as lib:
         lib.import_files(files)
@@ -49,20 +58,26 @@ def child_prepare(folder: str, n: int, seed: int) -> dict:
 
 def child_export(folder: str) -> dict:
     from papershelf.core.library import Library
+
     out = {}
     with Library.open(Path(folder) / "library") as lib:
         for dialect, label in (("bibtex", "first"), ("bibtex", "again"), ("biblatex", "again")):
             target = Path(folder) / f"all-{dialect}.bib"
             t = time.perf_counter()
             report, _ = lib.export_bibtex(lib.ids(), target, dialect)
-            out[f"{dialect}-{label}"] = {"s": time.perf_counter() - t, "entries": report.entries,
-                                         "mb": target.stat().st_size / 2**20, "pinned": len(report.new_keys)}
+            out[f"{dialect}-{label}"] = {
+                "s": time.perf_counter() - t,
+                "entries": report.entries,
+                "mb": target.stat().st_size / 2**20,
+                "pinned": len(report.new_keys),
+            }
     out["peak_mb"] = peak_rss_mb()
     return out
 
 
 def child_import(folder: str, n: int) -> dict:
     from papershelf.core.library import Library
+
     text = (Path(folder) / "all-bibtex.bib").read_text(encoding="utf-8")
     head, *entries = text.split("\n@")
     part = Path(folder) / f"part-{n}.bib"
@@ -71,8 +86,12 @@ def child_import(folder: str, n: int) -> dict:
         t = time.perf_counter()
         reports = lib.import_files([part])
         seconds = time.perf_counter() - t
-        return {"s": seconds, "added": sum(r.added for r in reports), "problems": sum(len(r.problems) for r in reports),
-                "peak_mb": peak_rss_mb()}
+        return {
+            "s": seconds,
+            "added": sum(r.added for r in reports),
+            "problems": sum(len(r.problems) for r in reports),
+            "peak_mb": peak_rss_mb(),
+        }
 
 
 CHILDREN = {"prepare": child_prepare, "export": child_export, "import": child_import}
@@ -102,17 +121,23 @@ def main(argv: list[str] | None = None) -> int:
     exp = run("export", folder)
     for key in ("bibtex-first", "bibtex-again", "biblatex-again"):
         e = exp[key]
-        print(f"  export {key:15} {e['entries']:,} entries in {e['s']:.2f} s ({e['entries'] / e['s']:,.0f}/s), "
-              f"{e['mb']:.0f} MB, keys pinned {e['pinned']:,}")
+        print(
+            f"  export {key:15} {e['entries']:,} entries in {e['s']:.2f} s ({e['entries'] / e['s']:,.0f}/s), "
+            f"{e['mb']:.0f} MB, keys pinned {e['pinned']:,}"
+        )
     imp = run("import", folder, args.import_n)
     pps = imp["added"] / imp["s"]
-    print(f"  import of a {args.import_n:,}-entry .bib: {imp['s']:.2f} s = {pps:,.0f} entries/s, "
-          f"{imp['added']:,} added, {imp['problems']} problems, peak {imp['peak_mb']:.0f} MB")
+    print(
+        f"  import of a {args.import_n:,}-entry .bib: {imp['s']:.2f} s = {pps:,.0f} entries/s, "
+        f"{imp['added']:,} added, {imp['problems']} problems, peak {imp['peak_mb']:.0f} MB"
+    )
     worst_export = max(exp[k]["s"] for k in ("bibtex-first", "bibtex-again", "biblatex-again"))
     print()
-    print(f"summary: export {prep['papers']:,} papers worst {worst_export:.2f} s "
-          f"[{mark(worst_export <= TARGET_EXPORT_S)} <= {TARGET_EXPORT_S:.0f} s] | import {pps:,.0f} entries/s "
-          f"[{mark(pps >= TARGET_IMPORT_PPS)} >= {TARGET_IMPORT_PPS:,.0f}] | export peak {exp['peak_mb']:.0f} MB")
+    print(
+        f"summary: export {prep['papers']:,} papers worst {worst_export:.2f} s "
+        f"[{mark(worst_export <= TARGET_EXPORT_S)} <= {TARGET_EXPORT_S:.0f} s] | import {pps:,.0f} entries/s "
+        f"[{mark(pps >= TARGET_IMPORT_PPS)} >= {TARGET_IMPORT_PPS:,.0f}] | export peak {exp['peak_mb']:.0f} MB"
+    )
     print_footer(commit, t0)
     return 0
 

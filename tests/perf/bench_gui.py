@@ -50,8 +50,17 @@ if str(ROOT / "app") not in sys.path:
 if str(HERE.parent) not in sys.path:
     sys.path.insert(0, str(HERE.parent))
 
-from bench_store import (child_requested, describe_commit, mark, named_children, pct, peak_rss_mb,  # noqa: E402
-                         print_footer, run_script_child, write_corpus)
+from bench_store import (
+    child_requested,
+    describe_commit,
+    mark,
+    named_children,
+    pct,
+    peak_rss_mb,
+    print_footer,
+    run_script_child,
+    write_corpus,
+)
 
 TARGET_START_S = 1.5
 TARGET_KEY_P95_MS = 100.0
@@ -63,12 +72,15 @@ START_RUNS = 3
 
 # ---- children ----------------------------------------------------------------
 
+
 def _app():
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     from PySide6.QtCore import QSettings
     from PySide6.QtWidgets import QApplication
+
     app = QApplication.instance() or QApplication([])
     from papershelf.gui.app import configure_application
+
     configure_application(app)
     QSettings.setDefaultFormat(QSettings.Format.IniFormat)
     QSettings.setPath(QSettings.Format.IniFormat, QSettings.Scope.UserScope, tempfile.mkdtemp(prefix="ps-qs-"))
@@ -88,6 +100,7 @@ def _spin(app, until, timeout: float) -> bool:
 def child_prepare(lib_dir: str, n: int, seed: int) -> dict:
     from papershelf.core.library import Library
     from papershelf.core.search import SearchIndex
+
     files = write_corpus(n, Path(lib_dir).parent / "listings", seed)
     with Library.open(lib_dir) as lib:
         t = time.perf_counter()
@@ -102,14 +115,23 @@ def child_start(lib_dir: str) -> dict:
     app = _app()
     from papershelf.core.library import Library
     from papershelf.gui.main_window import MainWindow
+
     lib = Library.open(lib_dir)
     win = MainWindow(lib)
     win.show()
     _spin(app, lambda: win.model.rowCount() > 0 and win.isVisible(), 120)
-    print("rows", flush=True)           # the window shows the library (from the store)
-    ok = _spin(app, lambda: win.index is not None and win.model.rowCount() > 0 and win.last_answer is not None
-               and win.last_answer.indexed, 120)
-    print("ready", flush=True)          # and search runs on the index
+    print("rows", flush=True)  # the window shows the library (from the store)
+    ok = _spin(
+        app,
+        lambda: (
+            win.index is not None
+            and win.model.rowCount() > 0
+            and win.last_answer is not None
+            and win.last_answer.indexed
+        ),
+        120,
+    )
+    print("ready", flush=True)  # and search runs on the index
     rebuilt = win.index.rebuilt_because if win.index else "no index"
     win.close()
     lib.close()
@@ -120,8 +142,10 @@ def child_interact(lib_dir: str) -> dict:
     app = _app()
     from PySide6.QtCore import Qt
     from PySide6.QtTest import QTest
+
     from papershelf.core.library import Library
     from papershelf.gui.main_window import MainWindow
+
     lib = Library.open(lib_dir)
     win = MainWindow(lib)
     win.show()
@@ -137,8 +161,11 @@ def child_interact(lib_dir: str) -> dict:
             t = time.perf_counter()
             QTest.keyClick(box, ch)
             text = box.text()
-            _spin(app, lambda: win.last_answer.query.text == text and win.model.rowCount() == win.last_answer.total,
-                  10)
+            _spin(
+                app,
+                lambda text=text: win.last_answer.query.text == text and win.model.rowCount() == win.last_answer.total,
+                10,
+            )
             ms = (time.perf_counter() - t) * 1000
             per_key.append(ms)
             kinds.setdefault(query, []).append(ms)
@@ -160,9 +187,15 @@ def child_interact(lib_dir: str) -> dict:
     select_ms = (time.perf_counter() - t) * 1000
     win.close()
     lib.close()
-    return {"per_key": per_key, "kinds": {k: [statistics.median(v), max(v)] for k, v in kinds.items()},
-            "scroll_s": scroll_s, "scroll_rows": steps, "select_ms": select_ms, "rows": rows,
-            "peak_mb": peak_rss_mb()}
+    return {
+        "per_key": per_key,
+        "kinds": {k: [statistics.median(v), max(v)] for k, v in kinds.items()},
+        "scroll_s": scroll_s,
+        "scroll_rows": steps,
+        "select_ms": select_ms,
+        "rows": rows,
+        "peak_mb": peak_rss_mb(),
+    }
 
 
 def child_import(folder: str, n: int, seed: int) -> dict:
@@ -170,8 +203,10 @@ def child_import(folder: str, n: int, seed: int) -> dict:
     long the event loop goes without running (what a person feels as a hang)."""
     app = _app()
     from PySide6.QtCore import QTimer
+
     from papershelf.core.library import Library
     from papershelf.gui.main_window import MainWindow
+
     files = write_corpus(n, Path(folder) / "listings", seed)
     lib = Library.open(Path(folder) / "library")
     win = MainWindow(lib, open_index=False)
@@ -196,7 +231,7 @@ def child_import(folder: str, n: int, seed: int) -> dict:
     _spin(app, lambda: bool(done), 3600)
     seconds = time.perf_counter() - t
     added = sum(r.added for r in done[0])
-    _spin(app, lambda: win.model.rowCount() >= added, 60)       # the list shows them
+    _spin(app, lambda: win.model.rowCount() >= added, 60)  # the list shows them
     timer.stop()
     rows = win.model.rowCount()
     win.close()
@@ -212,6 +247,7 @@ child_main = named_children(CHILDREN)
 
 # ---- parent ------------------------------------------------------------------
 
+
 def run(name: str, *args) -> dict:
     return run_script_child(HERE, name, *map(str, args), timeout=7200)
 
@@ -219,8 +255,12 @@ def run(name: str, *args) -> dict:
 def timed_start(lib_dir: str) -> tuple[float, float, dict]:
     """Seconds from launching python to rows in the window, and to the index answering."""
     started = time.perf_counter()
-    proc = subprocess.Popen([sys.executable, str(HERE), "--_child", "start", lib_dir],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, str(HERE), "--_child", "start", lib_dir],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     marks = {}
     for line in proc.stdout:
         marks.setdefault(line.strip(), time.perf_counter() - started)
@@ -243,45 +283,61 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     commit = describe_commit()
     t0 = time.perf_counter()
-    print(f"papershelf GUI benchmark: commit {commit}, python {sys.version.split()[0]}, {os.cpu_count()} CPU(s), "
-          f"offscreen")
+    print(
+        f"papershelf GUI benchmark: commit {commit}, python {sys.version.split()[0]}, {os.cpu_count()} CPU(s), "
+        f"offscreen"
+    )
     if args.library:
         lib_dir = args.library
     else:
         lib_dir = str(Path(tempfile.mkdtemp(prefix=f"papershelf-bench-gui-{args.size}-", dir=args.tmpdir)) / "library")
         prep = run("prepare", lib_dir, args.size, args.seed)
-        print(f"prepared {prep['papers']:,} papers: import {prep['import_s']:.1f} s, index {prep['index_s']:.1f} s "
-              "(not measured here; see bench_store.py and bench_search.py)")
+        print(
+            f"prepared {prep['papers']:,} papers: import {prep['import_s']:.1f} s, index {prep['index_s']:.1f} s "
+            "(not measured here; see bench_store.py and bench_search.py)"
+        )
     starts, readies, start_peaks = [], [], []
     for k in range(START_RUNS):
         seconds, ready, info = timed_start(lib_dir)
         starts.append(seconds)
         readies.append(ready)
         start_peaks.append(info["peak_mb"])
-        print(f"  start-up run {k + 1}: {seconds:.2f} s to the window with {info['rows']:,} rows, {ready:.2f} s to "
-              f"search on the index (index {'current' if not info['rebuilt'] else 'rebuilt: ' + info['rebuilt']}), "
-              f"peak {info['peak_mb']:.0f} MB")
+        print(
+            f"  start-up run {k + 1}: {seconds:.2f} s to the window with {info['rows']:,} rows, {ready:.2f} s to "
+            f"search on the index (index {'current' if not info['rebuilt'] else 'rebuilt: ' + info['rebuilt']}), "
+            f"peak {info['peak_mb']:.0f} MB"
+        )
     res = run("interact", lib_dir)
     keys = res["per_key"]
-    print(f"  typing: {len(keys)} keystrokes over {len(QUERIES)} queries, list updated after p50 {pct(keys, 50):.0f} / "
-          f"p95 {pct(keys, 95):.0f} / max {max(keys):.0f} ms")
+    print(
+        f"  typing: {len(keys)} keystrokes over {len(QUERIES)} queries, list updated after p50 {pct(keys, 50):.0f} / "
+        f"p95 {pct(keys, 95):.0f} / max {max(keys):.0f} ms"
+    )
     for q, (med, worst) in res["kinds"].items():
         print(f"    {q!r:26} median {med:6.1f} ms, worst {worst:6.1f} ms")
-    print(f"  scrolling {res['scroll_rows']:,} rows one at a time: {res['scroll_s'] * 1000:.0f} ms "
-          f"({res['scroll_s'] * 1000 / max(1, res['scroll_rows']):.2f} ms a row); selecting a row: {res['select_ms']:.0f} ms")
+    print(
+        f"  scrolling {res['scroll_rows']:,} rows one at a time: {res['scroll_s'] * 1000:.0f} ms "
+        f"({res['scroll_s'] * 1000 / max(1, res['scroll_rows']):.2f} ms a row); "
+        f"selecting a row: {res['select_ms']:.0f} ms"
+    )
     imp = run("import", tempfile.mkdtemp(prefix="papershelf-bench-gui-import-", dir=args.tmpdir), args.size, args.seed)
     gaps = imp["gaps"]
-    print(f"  importing {imp['added']:,} papers through the window: {imp['seconds']:.1f} s; the event loop "
-          f"(a 10 ms timer) ran every p50 {pct(gaps, 50):.0f} / p95 {pct(gaps, 95):.0f} / p99 {pct(gaps, 99):.0f} / "
-          f"max {max(gaps):.0f} ms meanwhile; then {imp['rows']:,} rows")
+    print(
+        f"  importing {imp['added']:,} papers through the window: {imp['seconds']:.1f} s; the event loop "
+        f"(a 10 ms timer) ran every p50 {pct(gaps, 50):.0f} / p95 {pct(gaps, 95):.0f} / p99 {pct(gaps, 99):.0f} / "
+        f"max {max(gaps):.0f} ms meanwhile; then {imp['rows']:,} rows"
+    )
     peak = max(res["peak_mb"], *start_peaks)
     start = statistics.median(starts)
     ready = statistics.median(readies)
     print()
-    print(f"summary: {res['rows']:,} papers | start-up to rows {start:.2f} s [{mark(start <= TARGET_START_S)} <= "
-          f"{TARGET_START_S} s], to indexed search {ready:.2f} s | "
-          f"keystroke p95 {pct(keys, 95):.0f} ms [{mark(pct(keys, 95) <= TARGET_KEY_P95_MS)} <= {TARGET_KEY_P95_MS:.0f}] | "
-          f"peak {peak:.0f} MB [{mark(peak <= TARGET_PEAK_MB)} <= {TARGET_PEAK_MB:.0f}]")
+    print(
+        f"summary: {res['rows']:,} papers | start-up to rows {start:.2f} s [{mark(start <= TARGET_START_S)} <= "
+        f"{TARGET_START_S} s], to indexed search {ready:.2f} s | "
+        f"keystroke p95 {pct(keys, 95):.0f} ms "
+        f"[{mark(pct(keys, 95) <= TARGET_KEY_P95_MS)} <= {TARGET_KEY_P95_MS:.0f}] | "
+        f"peak {peak:.0f} MB [{mark(peak <= TARGET_PEAK_MB)} <= {TARGET_PEAK_MB:.0f}]"
+    )
     print_footer(commit, t0)
     return 0
 

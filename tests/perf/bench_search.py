@@ -54,17 +54,27 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve()
 ROOT = HERE.parents[2]
-if str(ROOT / "app") not in sys.path:   # run with any python, not only the venv's
+if str(ROOT / "app") not in sys.path:  # run with any python, not only the venv's
     sys.path.insert(0, str(ROOT / "app"))
 if str(HERE.parent) not in sys.path:
     sys.path.insert(0, str(HERE.parent))
 
-from bench_store import (child_requested, describe_commit, mark, pct, peak_rss_mb, print_footer,  # noqa: E402
-                         run_script_child, write_corpus)
+import itertools
+
+from bench_store import (
+    child_requested,
+    describe_commit,
+    mark,
+    pct,
+    peak_rss_mb,
+    print_footer,
+    run_script_child,
+    write_corpus,
+)
 
 DEFAULT_SIZES = (10_000, 100_000)
-DEFAULT_QUERIES = 5          # distinct queries per kind
-DEFAULT_REPEAT = 5           # runs per query: the first is "cold", the rest "warm"
+DEFAULT_QUERIES = 5  # distinct queries per kind
+DEFAULT_REPEAT = 5  # runs per query: the first is "cold", the rest "warm"
 OPEN_RUNS = 3
 LIMIT = 50
 SNIPPET_ROWS = 20
@@ -72,15 +82,15 @@ TAGS = ("to-read", "llm", "theory")
 STATUSES = ("to-read", "reading", "read", "skipped")
 TAG_SHARE = 0.05
 STATUS_SHARE = 0.10
-VOCAB_SAMPLE = 3_000         # abstracts read to draw query words from
+VOCAB_SAMPLE = 3_000  # abstracts read to draw query words from
 
 # Targets (stated for 100k papers; printed for every size).
-TARGET_QUERY_P95_MS = 50.0   # search + snippets for 20 rows, warm, p95 over the whole mix
-TARGET_BUILD_PPS = 2_000.0   # import + index
-TARGET_OPEN_MS = 200.0       # SearchIndex(lib).open() on a current index
+TARGET_QUERY_P95_MS = 50.0  # search + snippets for 20 rows, warm, p95 over the whole mix
+TARGET_BUILD_PPS = 2_000.0  # import + index
+TARGET_OPEN_MS = 200.0  # SearchIndex(lib).open() on a current index
 
 BASE_KINDS = ("common", "rare", "two-common", "phrase", "author", "area", "prefix", "fuzzy")
-NOT_IN_NAIVE = ("area",)     # the naive schema has no area field
+NOT_IN_NAIVE = ("area",)  # the naive schema has no area field
 
 
 def say(*parts) -> None:
@@ -95,6 +105,7 @@ def folder_bytes(path: Path) -> int:
 # ---------------------------------------------------------------------------
 # child: import, tag, index
 # ---------------------------------------------------------------------------
+
 
 def child_build(lib_dir: str, seed: int, files: list[str]) -> dict:
     from papershelf.core.library import Library
@@ -132,8 +143,7 @@ def child_build(lib_dir: str, seed: int, files: list[str]) -> dict:
     def progress(done: int, total: int) -> None:
         if done and (done % step == 0 or done == total):
             el = time.perf_counter() - started
-            say(f"index: {done:,}/{total:,} ({100 * done / total:.0f}%) in {el:.0f} s, "
-                f"{done / el:,.0f} papers/s")
+            say(f"index: {done:,}/{total:,} ({100 * done / total:.0f}%) in {el:.0f} s, {done / el:,.0f} papers/s")
 
     ix = SearchIndex(lib)
     t = time.perf_counter()
@@ -141,15 +151,24 @@ def child_build(lib_dir: str, seed: int, files: list[str]) -> dict:
     index_s = time.perf_counter() - t
     ix.close()
     lib.close()
-    return {"papers": n, "import_s": import_s, "index_s": index_s, "edit_s": edit_s, "tagged": tagged,
-            "statused": statused, "tag_counts": {k: len(v) for k, v in by_tag.items()},
-            "status_counts": {k: len(v) for k, v in by_status.items()},
-            "errors": [r.error for r in reports if r.error], "peak_rss_mb": peak_rss_mb()}
+    return {
+        "papers": n,
+        "import_s": import_s,
+        "index_s": index_s,
+        "edit_s": edit_s,
+        "tagged": tagged,
+        "statused": statused,
+        "tag_counts": {k: len(v) for k, v in by_tag.items()},
+        "status_counts": {k: len(v) for k, v in by_status.items()},
+        "errors": [r.error for r in reports if r.error],
+        "peak_rss_mb": peak_rss_mb(),
+    }
 
 
 # ---------------------------------------------------------------------------
 # child: open the library and the index
 # ---------------------------------------------------------------------------
+
 
 def child_open(lib_dir: str) -> dict:
     from papershelf.core.library import Library
@@ -165,10 +184,18 @@ def child_open(lib_dir: str) -> dict:
     res = ix.search("model", limit=LIMIT, facets=True)
     t3 = time.perf_counter()
     after = {f.name: f.stat().st_mtime_ns for f in index_dir.iterdir()}
-    out = {"lib_ms": (t1 - t0) * 1000, "index_ms": (t2 - t1) * 1000, "first_search_ms": (t3 - t2) * 1000,
-           "rebuilt_because": ix.rebuilt_because, "stale": ix.stale, "docs": ix.doc_count(),
-           "first_total": res.total, "index_files_touched": sorted(k for k in after if before.get(k) != after[k]),
-           "state_written": before.get(STATE_FILE) != after.get(STATE_FILE), "papers": len(lib)}
+    out = {
+        "lib_ms": (t1 - t0) * 1000,
+        "index_ms": (t2 - t1) * 1000,
+        "first_search_ms": (t3 - t2) * 1000,
+        "rebuilt_because": ix.rebuilt_because,
+        "stale": ix.stale,
+        "docs": ix.doc_count(),
+        "first_total": res.total,
+        "index_files_touched": sorted(k for k in after if before.get(k) != after[k]),
+        "state_written": before.get(STATE_FILE) != after.get(STATE_FILE),
+        "papers": len(lib),
+    }
     ix.close()
     lib.close()
     return out
@@ -179,8 +206,18 @@ def child_open(lib_dir: str) -> dict:
 # ---------------------------------------------------------------------------
 
 _ALPHA_RE = re.compile(r"[A-Za-z]+")
-AREA_WORDS = ("learning", "optimization", "theory", "models", "robotics", "fairness", "inference",
-              "networks", "evaluation", "health")
+AREA_WORDS = (
+    "learning",
+    "optimization",
+    "theory",
+    "models",
+    "robotics",
+    "fairness",
+    "inference",
+    "networks",
+    "evaluation",
+    "health",
+)
 
 
 def _typo(word: str) -> str:
@@ -189,12 +226,13 @@ def _typo(word: str) -> str:
     c = word[i]
     vowels = "aeiou"
     new = vowels[(vowels.index(c) + 1) % 5] if c in vowels else ("b" if c != "b" else "d")
-    return word[:i] + new + word[i + 1:]
+    return word[:i] + new + word[i + 1 :]
 
 
 def build_mix(lib, index_dir: Path, per_kind: int) -> list[dict]:
     from whoosh import index as windex
     from whoosh.analysis import STOP_WORDS
+
     from papershelf.core.search import PaperAnalyzer
     from papershelf.core.text import plain_text
 
@@ -202,7 +240,7 @@ def build_mix(lib, index_dir: Path, per_kind: int) -> list[dict]:
     papers = sorted(lib.papers(), key=lambda p: p.id)
     stride = max(1, len(papers) // VOCAB_SAMPLE)
     sample = papers[::stride][:VOCAB_SAMPLE]
-    surface: dict[str, Counter] = {}          # stem -> surface forms seen
+    surface: dict[str, Counter] = {}  # stem -> surface forms seen
     for p in sample:
         for w in _ALPHA_RE.findall(plain_text(p.abstract)):
             lw = w.lower()
@@ -222,16 +260,22 @@ def build_mix(lib, index_dir: Path, per_kind: int) -> list[dict]:
     rarest = [st for st in rare_pool if df[st] == df[rare_pool[0]]] if rare_pool else []
     if len(rarest) < per_kind:
         rarest = rare_pool[: 20 * per_kind]
-    rare = [best[st] for st in rarest[:: max(1, len(rarest) // per_kind)][:per_kind]]   # spread, not all "ab…"
-    mid = ranked[len(ranked) // 10: len(ranked) // 3]
+    rare = [best[st] for st in rarest[:: max(1, len(rarest) // per_kind)][:per_kind]]  # spread, not all "ab…"
+    mid = ranked[len(ranked) // 10 : len(ranked) // 3]
     fuzzy_src = [best[st] for st in mid if len(best[st]) >= 7][:: max(1, len(mid) // (4 * per_kind))][:per_kind]
 
     phrases = []
     for p in sample[:: max(1, len(sample) // (3 * per_kind))]:
         words = plain_text(p.abstract).split()
-        for a, b in zip(words[10:], words[11:]):
-            if (a.isalpha() and b.isalpha() and len(a) >= 4 and len(b) >= 4
-                    and a.lower() not in STOP_WORDS and b.lower() not in STOP_WORDS):
+        for a, b in itertools.pairwise(words):
+            if (
+                a.isalpha()
+                and b.isalpha()
+                and len(a) >= 4
+                and len(b) >= 4
+                and a.lower() not in STOP_WORDS
+                and b.lower() not in STOP_WORDS
+            ):
                 phrases.append(f'"{a.lower()} {b.lower()}"')
                 break
         if len(phrases) == per_kind:
@@ -245,7 +289,7 @@ def build_mix(lib, index_dir: Path, per_kind: int) -> list[dict]:
         if len(surnames) == per_kind:
             break
     prefixes = ["optim"]
-    for w in common + [best[st] for st in ranked[2 * per_kind:]]:
+    for w in common + [best[st] for st in ranked[2 * per_kind :]]:
         if len(w) >= 7 and w[:5] not in prefixes:
             prefixes.append(w[:5])
         if len(prefixes) == per_kind:
@@ -284,11 +328,17 @@ def _time_mix(mix: list[dict], run_one, repeat: int, label: str) -> dict:
             else:
                 warm_s.setdefault(i, []).append(s_ms)
                 warm_t.setdefault(i, []).append(t_ms)
-        say(f"{label}: pass {r + 1}/{repeat} ({'cold' if r == 0 else 'warm'}) over {len(mix)} queries "
-            f"in {time.perf_counter() - t:.1f} s")
-    return {"cold_search": [cold_s[i] for i in range(len(mix))], "cold_total": [cold_t[i] for i in range(len(mix))],
-            "warm_search": [warm_s.get(i, []) for i in range(len(mix))],
-            "warm_total": [warm_t.get(i, []) for i in range(len(mix))], "hits": [hits[i] for i in range(len(mix))]}
+        say(
+            f"{label}: pass {r + 1}/{repeat} ({'cold' if r == 0 else 'warm'}) over {len(mix)} queries "
+            f"in {time.perf_counter() - t:.1f} s"
+        )
+    return {
+        "cold_search": [cold_s[i] for i in range(len(mix))],
+        "cold_total": [cold_t[i] for i in range(len(mix))],
+        "warm_search": [warm_s.get(i, []) for i in range(len(mix))],
+        "warm_total": [warm_t.get(i, []) for i in range(len(mix))],
+        "hits": [hits[i] for i in range(len(mix))],
+    }
 
 
 def child_query(lib_dir: str, per_kind: int, repeat: int, mix_out: str, profile_top: int) -> dict:
@@ -298,8 +348,10 @@ def child_query(lib_dir: str, per_kind: int, repeat: int, mix_out: str, profile_
     lib = Library.open(lib_dir, readonly=True)
     t = time.perf_counter()
     mix = build_mix(lib, Path(lib_dir) / INDEX_DIR, per_kind)
-    say(f"query mix: {len(mix)} queries in {len(set(q['kind'] for q in mix))} kinds, drawn in "
-        f"{time.perf_counter() - t:.1f} s (not measured)")
+    say(
+        f"query mix: {len(mix)} queries in {len({q['kind'] for q in mix})} kinds, drawn in "
+        f"{time.perf_counter() - t:.1f} s (not measured)"
+    )
     Path(mix_out).write_text(json.dumps(mix), encoding="utf-8")
     ix = SearchIndex(lib).open()
     if ix.rebuilt_because:
@@ -330,8 +382,9 @@ def child_query(lib_dir: str, per_kind: int, repeat: int, mix_out: str, profile_
         import cProfile
         import io
         import pstats
+
         by_kind: dict[str, list[float]] = {}
-        for q, runs in zip(mix, out["warm_total"]):
+        for q, runs in zip(mix, out["warm_total"], strict=False):
             by_kind.setdefault(q["kind"], []).extend(runs)
         slowest = max(by_kind, key=lambda k: pct(by_kind[k], 95))
         queries = [q for q in mix if q["kind"] == slowest]
@@ -341,11 +394,15 @@ def child_query(lib_dir: str, per_kind: int, repeat: int, mix_out: str, profile_
             run_one(q)
         prof.disable()
         buf = io.StringIO()
-        pstats.Stats(prof, stream=buf).sort_stats("cumulative").print_stats(profile_top + 12)   # past the wrappers
+        pstats.Stats(prof, stream=buf).sort_stats("cumulative").print_stats(profile_top + 12)  # past the wrappers
         own = io.StringIO()
         pstats.Stats(prof, stream=own).sort_stats("tottime").print_stats(profile_top)
-        out["profile"] = {"kind": slowest, "queries": [q["text"] for q in queries],
-                          "cumulative": buf.getvalue(), "tottime": own.getvalue()}
+        out["profile"] = {
+            "kind": slowest,
+            "queries": [q["text"] for q in queries],
+            "cumulative": buf.getvalue(),
+            "tottime": own.getvalue(),
+        }
     ix.close()
     lib.close()
     return out
@@ -354,6 +411,7 @@ def child_query(lib_dir: str, per_kind: int, repeat: int, mix_out: str, profile_
 # ---------------------------------------------------------------------------
 # child: the naive baseline
 # ---------------------------------------------------------------------------
+
 
 def naive_text(q: dict) -> str | None:
     """The query text for the naive baseline, or None: it has no filters and no area field."""
@@ -366,6 +424,7 @@ def child_naive(lib_dir: str, work_dir: str, mix_file: str, repeat: int) -> dict
     from whoosh import index as windex
     from whoosh.fields import ID, TEXT, Schema
     from whoosh.qparser import FuzzyTermPlugin, MultifieldParser
+
     from papershelf.core.library import Library
     from papershelf.core.text import plain_text
 
@@ -375,23 +434,26 @@ def child_naive(lib_dir: str, work_dir: str, mix_file: str, repeat: int) -> dict
     folder = Path(work_dir)
     shutil.rmtree(folder, ignore_errors=True)
     folder.mkdir(parents=True)
-    schema = Schema(id=ID(stored=True), title=TEXT(stored=True), abstract=TEXT(stored=True),
-                    authors=TEXT(stored=True))
+    schema = Schema(id=ID(stored=True), title=TEXT(stored=True), abstract=TEXT(stored=True), authors=TEXT(stored=True))
     step = max(1000, (n // 10) // 1000 * 1000)
     t0 = time.perf_counter()
     ix = windex.create_in(str(folder), schema)
     writer = ix.writer()
     for i, p in enumerate(papers, 1):
         # the same text ours indexes (see index.paper_document)
-        writer.add_document(id=p.id, title=plain_text(p.title), abstract=plain_text(p.abstract),
-                            authors=" ; ".join(p.authors))
+        writer.add_document(
+            id=p.id, title=plain_text(p.title), abstract=plain_text(p.abstract), authors=" ; ".join(p.authors)
+        )
         if i % step == 0:
             el = time.perf_counter() - t0
             say(f"naive index: {i:,}/{n:,} ({100 * i / n:.0f}%) in {el:.0f} s, {i / el:,.0f} papers/s")
     t_commit = time.perf_counter()
     writer.commit()
     build_s = time.perf_counter() - t0
-    say(f"naive index built in {build_s:.1f} s ({n / build_s:,.0f} papers/s; commit {time.perf_counter() - t_commit:.1f} s)")
+    say(
+        f"naive index built in {build_s:.1f} s ({n / build_s:,.0f} papers/s; "
+        f"commit {time.perf_counter() - t_commit:.1f} s)"
+    )
     size = folder_bytes(folder)
 
     mix = [q for q in json.loads(Path(mix_file).read_text(encoding="utf-8")) if naive_text(q) is not None]
@@ -424,6 +486,7 @@ def child_naive(lib_dir: str, work_dir: str, mix_file: str, repeat: int) -> dict
 # plumbing
 # ---------------------------------------------------------------------------
 
+
 def run_child(*args: str, timeout: float = 4 * 3600) -> dict:
     """Run a child; its progress (stderr) goes straight through, its result is stdout's last line."""
     return run_script_child(HERE, *args, timeout=timeout, show_progress=True)
@@ -448,6 +511,7 @@ def child_main(argv: list[str]) -> None:
 # reporting
 # ---------------------------------------------------------------------------
 
+
 def stats(values: list[float]) -> tuple[float, float, float]:
     return (pct(values, 50), pct(values, 95), max(values)) if values else (float("nan"),) * 3
 
@@ -470,26 +534,35 @@ def kind_stats(mix: list[dict], res: dict) -> dict[str, dict]:
 def print_kinds(title: str, mix: list[dict], res: dict) -> None:
     kinds = kind_stats(mix, res)
     print(f"  {title}")
-    head = (f"    {'kind':<18} {'example':<26} {'hits (median)':>13} | {'search p50/p95/max ms':>23} | "
-            f"{'+snippets(20) p50/p95/max ms':>30} | {'cold p50/max':>13}")
+    head = (
+        f"    {'kind':<18} {'example':<26} {'hits (median)':>13} | {'search p50/p95/max ms':>23} | "
+        f"{'+snippets(20) p50/p95/max ms':>30} | {'cold p50/max':>13}"
+    )
     print(head)
     for name, k in kinds.items():
         s, t, c = stats(k["search"]), stats(k["total"]), stats(k["cold"])
-        print(f"    {name:<18} {k['example'][:26]:<26} {statistics.median(k['hits']):>13,.0f} | "
-              f"{s[0]:>6.1f} / {s[1]:>6.1f} / {s[2]:>7.1f} | {t[0]:>8.1f} / {t[1]:>7.1f} / {t[2]:>8.1f} | "
-              f"{c[0]:>5.1f} / {c[2]:>6.1f}")
+        print(
+            f"    {name:<18} {k['example'][:26]:<26} {statistics.median(k['hits']):>13,.0f} | "
+            f"{s[0]:>6.1f} / {s[1]:>6.1f} / {s[2]:>7.1f} | {t[0]:>8.1f} / {t[1]:>7.1f} / {t[2]:>8.1f} | "
+            f"{c[0]:>5.1f} / {c[2]:>6.1f}"
+        )
     s, t = stats(flat(res["warm_search"])), stats(flat(res["warm_total"]))
     c = stats(res["cold_total"])
-    print(f"    {'ALL (warm)':<18} {'':<26} {'':>13} | {s[0]:>6.1f} / {s[1]:>6.1f} / {s[2]:>7.1f} | "
-          f"{t[0]:>8.1f} / {t[1]:>7.1f} / {t[2]:>8.1f} | {c[0]:>5.1f} / {c[2]:>6.1f}")
-    print(f"    {'ALL (cold)':<18} {'first run of each query':<26} {'':>13} | "
-          f"{pct(res['cold_search'], 50):>6.1f} / {pct(res['cold_search'], 95):>6.1f} / {max(res['cold_search']):>7.1f} | "
-          f"{c[0]:>8.1f} / {c[1]:>7.1f} / {c[2]:>8.1f} |")
+    print(
+        f"    {'ALL (warm)':<18} {'':<26} {'':>13} | {s[0]:>6.1f} / {s[1]:>6.1f} / {s[2]:>7.1f} | "
+        f"{t[0]:>8.1f} / {t[1]:>7.1f} / {t[2]:>8.1f} | {c[0]:>5.1f} / {c[2]:>6.1f}"
+    )
+    print(
+        f"    {'ALL (cold)':<18} {'first run of each query':<26} {'':>13} | "
+        f"{pct(res['cold_search'], 50):>6.1f} / {pct(res['cold_search'], 95):>6.1f} / "
+        f"{max(res['cold_search']):>7.1f} | "
+        f"{c[0]:>8.1f} / {c[1]:>7.1f} / {c[2]:>8.1f} |"
+    )
 
 
 def comparable(mix: list[dict], res: dict, key: str) -> list[float]:
     """Warm runs of the queries the naive baseline also runs, unfiltered."""
-    return [x for q, runs in zip(mix, res[key]) if naive_text(q) is not None for x in runs]
+    return [x for q, runs in zip(mix, res[key], strict=False) if naive_text(q) is not None for x in runs]
 
 
 def bench_size(n: int, args) -> dict:
@@ -501,8 +574,11 @@ def bench_size(n: int, args) -> dict:
         t = time.perf_counter()
         files = write_corpus(n, tmp / "listings", args.seed)
         size = sum(f.stat().st_size for f in files)
-        print(f"corpus: {len(files)} file(s), {size / 2**20:,.1f} MB, generated in "
-              f"{time.perf_counter() - t:.1f} s (not measured)", flush=True)
+        print(
+            f"corpus: {len(files)} file(s), {size / 2**20:,.1f} MB, generated in "
+            f"{time.perf_counter() - t:.1f} s (not measured)",
+            flush=True,
+        )
 
         # 1. import, tag, index
         b = run_child("build", str(lib_dir), str(args.seed), *map(str, files))
@@ -513,13 +589,19 @@ def bench_size(n: int, args) -> dict:
         index_mb = folder_bytes(lib_dir / "index") / 2**20
         print(f"import:  {b['import_s']:.1f} s = {imp_pps:,.0f} papers/s")
         print(f"index:   {b['index_s']:.1f} s = {idx_pps:,.0f} papers/s  (SearchIndex.rebuild)")
-        print(f"both:    {b['import_s'] + b['index_s']:.1f} s = {both_pps:,.0f} papers/s   "
-              f"[target >= {TARGET_BUILD_PPS:,.0f}: {mark(both_pps >= TARGET_BUILD_PPS)}]")
-        print(f"         tags {b['tag_counts']}, statuses {b['status_counts']} ({b['edit_s']:.2f} s, not counted); "
-              f"peak RSS {b['peak_rss_mb']:,.0f} MB")
-        print(f"index folder: {index_mb:,.1f} MB ({index_mb * 2**20 / b['papers']:,.0f} bytes/paper); "
-              f"the library's own files {(folder_bytes(lib_dir) - folder_bytes(lib_dir / 'index')) / 2**20:,.1f} MB",
-              flush=True)
+        print(
+            f"both:    {b['import_s'] + b['index_s']:.1f} s = {both_pps:,.0f} papers/s   "
+            f"[target >= {TARGET_BUILD_PPS:,.0f}: {mark(both_pps >= TARGET_BUILD_PPS)}]"
+        )
+        print(
+            f"         tags {b['tag_counts']}, statuses {b['status_counts']} ({b['edit_s']:.2f} s, not counted); "
+            f"peak RSS {b['peak_rss_mb']:,.0f} MB"
+        )
+        print(
+            f"index folder: {index_mb:,.1f} MB ({index_mb * 2**20 / b['papers']:,.0f} bytes/paper); "
+            f"the library's own files {(folder_bytes(lib_dir) - folder_bytes(lib_dir / 'index')) / 2**20:,.1f} MB",
+            flush=True,
+        )
         row.update(imp_pps=imp_pps, idx_pps=idx_pps, both_pps=both_pps, index_mb=index_mb)
 
         # 2. open
@@ -528,42 +610,68 @@ def bench_size(n: int, args) -> dict:
         ix_ms = statistics.median(o["index_ms"] for o in opens)
         first_ms = statistics.median(o["first_search_ms"] for o in opens)
         rebuilt = [o["rebuilt_because"] for o in opens if o["rebuilt_because"]]
-        print(f"open (fresh process x{OPEN_RUNS}, readonly): Library.open median {lib_ms:.0f} ms "
-              f"[{', '.join(format(o['lib_ms'], '.0f') for o in opens)}]; SearchIndex.open median {ix_ms:.0f} ms "
-              f"[{', '.join(format(o['index_ms'], '.0f') for o in opens)}]   [target <= {TARGET_OPEN_MS:.0f} ms: "
-              f"{mark(ix_ms <= TARGET_OPEN_MS)}]")
-        print(f"         rebuilt: {'YES: ' + rebuilt[0] if rebuilt else 'no'}; stale: {opens[0]['stale']}; "
-              f"index files written by a read-only open: {opens[0]['index_files_touched'] or 'none'}; "
-              f"docs {opens[0]['docs']:,} of {opens[0]['papers']:,} papers")
-        print(f"         then the first search ('model', facets) took median {first_ms:.0f} ms "
-              f"[{', '.join(format(o['first_search_ms'], '.0f') for o in opens)}]", flush=True)
+        print(
+            f"open (fresh process x{OPEN_RUNS}, readonly): Library.open median {lib_ms:.0f} ms "
+            f"[{', '.join(format(o['lib_ms'], '.0f') for o in opens)}]; SearchIndex.open median {ix_ms:.0f} ms "
+            f"[{', '.join(format(o['index_ms'], '.0f') for o in opens)}]   [target <= {TARGET_OPEN_MS:.0f} ms: "
+            f"{mark(ix_ms <= TARGET_OPEN_MS)}]"
+        )
+        print(
+            f"         rebuilt: {'YES: ' + rebuilt[0] if rebuilt else 'no'}; stale: {opens[0]['stale']}; "
+            f"index files written by a read-only open: {opens[0]['index_files_touched'] or 'none'}; "
+            f"docs {opens[0]['docs']:,} of {opens[0]['papers']:,} papers"
+        )
+        print(
+            f"         then the first search ('model', facets) took median {first_ms:.0f} ms "
+            f"[{', '.join(format(o['first_search_ms'], '.0f') for o in opens)}]",
+            flush=True,
+        )
         row.update(lib_ms=lib_ms, ix_ms=ix_ms, first_ms=first_ms, rebuilt=bool(rebuilt))
 
         # 3. queries
         mix_file = tmp / "mix.json"
-        ours = run_child("query", str(lib_dir), str(args.queries), str(args.repeat), str(mix_file),
-                         str(args.profile_top))
+        ours = run_child(
+            "query", str(lib_dir), str(args.queries), str(args.repeat), str(mix_file), str(args.profile_top)
+        )
         mix = json.loads(mix_file.read_text(encoding="utf-8"))
-        print(f"queries: {len(mix)} ({args.queries} per kind x {len(mix) // max(1, args.queries)} kinds), "
-              f"1 cold + {args.repeat - 1} warm run(s) each; limit {LIMIT}, facets, snippets for the first "
-              f"{SNIPPET_ROWS} ids")
-        print(f"         the first search of the process (opens the searcher): {ours['first_ms']:.0f} ms; "
-              f"peak RSS {ours['peak_rss_mb']:,.0f} MB; results with facet counts: {ours['facets_nonempty']}")
+        print(
+            f"queries: {len(mix)} ({args.queries} per kind x {len(mix) // max(1, args.queries)} kinds), "
+            f"1 cold + {args.repeat - 1} warm run(s) each; limit {LIMIT}, facets, snippets for the first "
+            f"{SNIPPET_ROWS} ids"
+        )
+        print(
+            f"         the first search of the process (opens the searcher): {ours['first_ms']:.0f} ms; "
+            f"peak RSS {ours['peak_rss_mb']:,.0f} MB; results with facet counts: {ours['facets_nonempty']}"
+        )
         print_kinds("ours: SearchIndex.search + snippets", mix, ours)
-        empty = [q["text"] + (f" [{q['status'] or q['tag']}]" if q["status"] or q["tag"] else "")
-                 for q, h in zip(mix, ours["hits"]) if h[0] == 0]
+        empty = [
+            q["text"] + (f" [{q['status'] or q['tag']}]" if q["status"] or q["tag"] else "")
+            for q, h in zip(mix, ours["hits"], strict=False)
+            if h[0] == 0
+        ]
         if empty:
             print(f"    queries with no hits: {len(empty)}: {', '.join(empty[:8])}")
         s = stats(flat(ours["warm_search"]))
         t = stats(flat(ours["warm_total"]))
-        row.update(s50=s[0], s95=s[1], t50=t[0], t95=t[1], cold95=pct(ours["cold_total"], 95),
-                   cmp95=pct(comparable(mix, ours, "warm_total"), 95))
-        print(f"  search + snippets(20), warm, whole mix: p95 {t[1]:.1f} ms   "
-              f"[target <= {TARGET_QUERY_P95_MS:.0f} ms: {mark(t[1] <= TARGET_QUERY_P95_MS)}]", flush=True)
+        row.update(
+            s50=s[0],
+            s95=s[1],
+            t50=t[0],
+            t95=t[1],
+            cold95=pct(ours["cold_total"], 95),
+            cmp95=pct(comparable(mix, ours, "warm_total"), 95),
+        )
+        print(
+            f"  search + snippets(20), warm, whole mix: p95 {t[1]:.1f} ms   "
+            f"[target <= {TARGET_QUERY_P95_MS:.0f} ms: {mark(t[1] <= TARGET_QUERY_P95_MS)}]",
+            flush=True,
+        )
         if "profile" in ours:
             p = ours["profile"]
-            print(f"\n--- cProfile: the slowest kind, {p['kind']!r} ({', '.join(p['queries'])}), one warm run "
-                  f"each, search + snippets (top by cumulative time) ---")
+            print(
+                f"\n--- cProfile: the slowest kind, {p['kind']!r} ({', '.join(p['queries'])}), one warm run "
+                f"each, search + snippets (top by cumulative time) ---"
+            )
             print(p["cumulative"])
             print("--- same, top by own time ---")
             print(p["tottime"], flush=True)
@@ -573,52 +681,76 @@ def bench_size(n: int, args) -> dict:
         if args.naive:
             try:
                 nv = run_child("naive", str(lib_dir), str(tmp / "naive-index"), str(mix_file), str(args.repeat))
-            except (RuntimeError, KeyboardInterrupt) as exc:   # Ctrl-C here skips only the baseline
+            except (RuntimeError, KeyboardInterrupt) as exc:  # Ctrl-C here skips only the baseline
                 print(f"naive baseline did not finish ({exc.__class__.__name__}: {exc}); left out", flush=True)
         if nv is not None:
             nv_pps = nv["papers"] / nv["build_s"]
-            print(f"naive Whoosh: build {nv['build_s']:.1f} s = {nv_pps:,.0f} papers/s "
-                  f"(ours: index alone {idx_pps:,.0f} papers/s, x{idx_pps / nv_pps:.2f}); index folder "
-                  f"{nv['index_bytes'] / 2**20:,.1f} MB; first search {nv['first_ms']:.0f} ms")
-            print_kinds("naive: searcher.search(limit=50) + hit.highlights('abstract') x20 (no filters, facets, area:)",
-                        nv["mix"], nv)
+            print(
+                f"naive Whoosh: build {nv['build_s']:.1f} s = {nv_pps:,.0f} papers/s "
+                f"(ours: index alone {idx_pps:,.0f} papers/s, x{idx_pps / nv_pps:.2f}); index folder "
+                f"{nv['index_bytes'] / 2**20:,.1f} MB; first search {nv['first_ms']:.0f} ms"
+            )
+            print_kinds(
+                "naive: searcher.search(limit=50) + hit.highlights('abstract') x20 (no filters, facets, area:)",
+                nv["mix"],
+                nv,
+            )
             nv95 = pct(flat(nv["warm_total"]), 95)
-            print(f"  comparable queries (unfiltered, no area:), warm search+snippets p95: naive {nv95:.1f} ms, "
-                  f"ours {row['cmp95']:.1f} ms -> naive/ours x{nv95 / row['cmp95']:.2f}; build naive/ours "
-                  f"x{nv_pps / idx_pps:.2f}", flush=True)
+            print(
+                f"  comparable queries (unfiltered, no area:), warm search+snippets p95: naive {nv95:.1f} ms, "
+                f"ours {row['cmp95']:.1f} ms -> naive/ours x{nv95 / row['cmp95']:.2f}; build naive/ours "
+                f"x{nv_pps / idx_pps:.2f}",
+                flush=True,
+            )
             row.update(nv_pps=nv_pps, nv95=nv95)
     return row
 
 
 def summary(rows: list[dict]) -> None:
     print("\n=== summary (ours) ===")
-    head = (f"{'papers':>8} | {'import p/s':>10} | {'index p/s':>9} | {'both p/s':>8} | {'index MB':>8} | "
-            f"{'open lib ms':>11} | {'open ix ms':>10} | {'search p50/p95':>14} | {'+snip p50/p95':>14} | "
-            f"{'cold p95':>8} | targets")
+    head = (
+        f"{'papers':>8} | {'import p/s':>10} | {'index p/s':>9} | {'both p/s':>8} | {'index MB':>8} | "
+        f"{'open lib ms':>11} | {'open ix ms':>10} | {'search p50/p95':>14} | {'+snip p50/p95':>14} | "
+        f"{'cold p95':>8} | targets"
+    )
     print(head)
     print("-" * len(head))
     for r in rows:
-        checks = [("query p95", r["t95"] <= TARGET_QUERY_P95_MS), ("import+index", r["both_pps"] >= TARGET_BUILD_PPS),
-                  ("open", r["ix_ms"] <= TARGET_OPEN_MS and not r["rebuilt"])]
+        checks = [
+            ("query p95", r["t95"] <= TARGET_QUERY_P95_MS),
+            ("import+index", r["both_pps"] >= TARGET_BUILD_PPS),
+            ("open", r["ix_ms"] <= TARGET_OPEN_MS and not r["rebuilt"]),
+        ]
         misses = [name for name, ok in checks if not ok]
-        print(f"{r['n']:>8,} | {r['imp_pps']:>10,.0f} | {r['idx_pps']:>9,.0f} | {r['both_pps']:>8,.0f} | "
-              f"{r['index_mb']:>8,.1f} | {r['lib_ms']:>11,.0f} | {r['ix_ms']:>10,.0f} | "
-              f"{r['s50']:>6.1f} /{r['s95']:>6.1f} | {r['t50']:>6.1f} /{r['t95']:>6.1f} | {r['cold95']:>8.1f} | "
-              + ("all PASS" if not misses else "MISS: " + ", ".join(misses)))
-    print(f"targets (stated for 100k): search + snippets(20) p95 <= {TARGET_QUERY_P95_MS:.0f} ms (warm, whole mix), "
-          f"import + index >= {TARGET_BUILD_PPS:,.0f} papers/s, SearchIndex.open <= {TARGET_OPEN_MS:.0f} ms")
+        print(
+            f"{r['n']:>8,} | {r['imp_pps']:>10,.0f} | {r['idx_pps']:>9,.0f} | {r['both_pps']:>8,.0f} | "
+            f"{r['index_mb']:>8,.1f} | {r['lib_ms']:>11,.0f} | {r['ix_ms']:>10,.0f} | "
+            f"{r['s50']:>6.1f} /{r['s95']:>6.1f} | {r['t50']:>6.1f} /{r['t95']:>6.1f} | {r['cold95']:>8.1f} | "
+            + ("all PASS" if not misses else "MISS: " + ", ".join(misses))
+        )
+    print(
+        f"targets (stated for 100k): search + snippets(20) p95 <= {TARGET_QUERY_P95_MS:.0f} ms (warm, whole mix), "
+        f"import + index >= {TARGET_BUILD_PPS:,.0f} papers/s, SearchIndex.open <= {TARGET_OPEN_MS:.0f} ms"
+    )
     if any("nv_pps" in r for r in rows):
         print("\n=== summary (naive Whoosh baseline, same papers, same query texts; unfiltered, no area:) ===")
-        head = (f"{'papers':>8} | {'build p/s naive':>15} | {'ours':>6} | {'naive/ours':>10} | "
-                f"{'s+snip p95 naive ms':>19} | {'ours':>6} | {'naive/ours':>10}")
+        head = (
+            f"{'papers':>8} | {'build p/s naive':>15} | {'ours':>6} | {'naive/ours':>10} | "
+            f"{'s+snip p95 naive ms':>19} | {'ours':>6} | {'naive/ours':>10}"
+        )
         print(head)
         print("-" * len(head))
         for r in rows:
             if "nv_pps" in r:
-                print(f"{r['n']:>8,} | {r['nv_pps']:>15,.0f} | {r['idx_pps']:>6,.0f} | {r['nv_pps'] / r['idx_pps']:>10.2f} | "
-                      f"{r['nv95']:>19.1f} | {r['cmp95']:>6.1f} | {r['nv95'] / r['cmp95']:>10.2f}")
-        print("(build: the naive index against ours alone, without the import; >1 means naive is faster. "
-              "search: >1 means naive is slower)")
+                print(
+                    f"{r['n']:>8,} | {r['nv_pps']:>15,.0f} | {r['idx_pps']:>6,.0f} | "
+                    f"{r['nv_pps'] / r['idx_pps']:>10.2f} | "
+                    f"{r['nv95']:>19.1f} | {r['cmp95']:>6.1f} | {r['nv95'] / r['cmp95']:>10.2f}"
+                )
+        print(
+            "(build: the naive index against ours alone, without the import; >1 means naive is faster. "
+            "search: >1 means naive is slower)"
+        )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -626,33 +758,55 @@ def main(argv: list[str] | None = None) -> int:
     if child_requested(argv, child_main):
         return 0
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--sizes", default=",".join(map(str, DEFAULT_SIZES)),
-                    help="comma-separated paper counts (default: %(default)s; 10000 alone is the quick path)")
-    ap.add_argument("--queries", type=int, default=DEFAULT_QUERIES,
-                    help="distinct queries per kind (default: %(default)s; 16 kinds)")
-    ap.add_argument("--repeat", type=int, default=DEFAULT_REPEAT,
-                    help="runs per query, the first cold (default: %(default)s; at least 2)")
+    ap.add_argument(
+        "--sizes",
+        default=",".join(map(str, DEFAULT_SIZES)),
+        help="comma-separated paper counts (default: %(default)s; 10000 alone is the quick path)",
+    )
+    ap.add_argument(
+        "--queries",
+        type=int,
+        default=DEFAULT_QUERIES,
+        help="distinct queries per kind (default: %(default)s; 16 kinds)",
+    )
+    ap.add_argument(
+        "--repeat",
+        type=int,
+        default=DEFAULT_REPEAT,
+        help="runs per query, the first cold (default: %(default)s; at least 2)",
+    )
     ap.add_argument("--seed", type=int, default=1729, help="corpus seed (default: %(default)s)")
     ap.add_argument("--tmpdir", default=None, help="where the temporary folders go (default: the system's)")
-    ap.add_argument("--no-naive", dest="naive", action="store_false",
-                    help="skip the naive Whoosh baseline (Ctrl-C while it runs skips it too)")
-    ap.add_argument("--profile-top", type=int, default=8, metavar="TOP",
-                    help="profile the slowest query kind once; print TOP+12 functions by cumulative "
-                         "and TOP by own time (0: don't; default %(default)s)")
+    ap.add_argument(
+        "--no-naive",
+        dest="naive",
+        action="store_false",
+        help="skip the naive Whoosh baseline (Ctrl-C while it runs skips it too)",
+    )
+    ap.add_argument(
+        "--profile-top",
+        type=int,
+        default=8,
+        metavar="TOP",
+        help="profile the slowest query kind once; print TOP+12 functions by cumulative "
+        "and TOP by own time (0: don't; default %(default)s)",
+    )
     args = ap.parse_args(argv)
     args.repeat = max(2, args.repeat)
     args.queries = max(1, args.queries)
     sizes = [int(s.replace("_", "")) for s in args.sizes.split(",") if s.strip()]
     commit = describe_commit()
-    print(f"papershelf search benchmark: commit {commit}, python {sys.version.split()[0]}, "
-          f"{os.cpu_count()} CPU(s), sizes {', '.join(f'{n:,}' for n in sizes)}, seed {args.seed}, "
-          f"{args.queries} queries per kind x {args.repeat} runs, naive baseline {'on' if args.naive else 'off'}")
+    print(
+        f"papershelf search benchmark: commit {commit}, python {sys.version.split()[0]}, "
+        f"{os.cpu_count()} CPU(s), sizes {', '.join(f'{n:,}' for n in sizes)}, seed {args.seed}, "
+        f"{args.queries} queries per kind x {args.repeat} runs, naive baseline {'on' if args.naive else 'off'}"
+    )
     t0 = time.perf_counter()
     rows = []
     for n in sizes:
         rows.append(bench_size(n, args))
         if len(sizes) > 1:
-            summary(rows)   # a partial summary after each size, in case a long run is stopped
+            summary(rows)  # a partial summary after each size, in case a long run is stopped
     if len(sizes) == 1:
         summary(rows)
     print_footer(commit, t0)

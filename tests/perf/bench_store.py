@@ -42,7 +42,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve()
 ROOT = HERE.parents[2]
 SEEDS_DIR = ROOT / "seeds"
-if str(ROOT / "app") not in sys.path:   # run with any python, not only the venv's
+if str(ROOT / "app") not in sys.path:  # run with any python, not only the venv's
     sys.path.insert(0, str(ROOT / "app"))
 
 DEFAULT_SIZES = (1_000, 10_000, 100_000)
@@ -52,33 +52,62 @@ TAG_EDITS = 200
 STATUS_EDITS = 50
 
 # Targets (they are stated for 100k papers; printed for every size).
-TARGET_EDIT_MS = 5.0          # one edit durable, p95
+TARGET_EDIT_MS = 5.0  # one edit durable, p95
 TARGET_LOAD_S = 1.0
 TARGET_IMPORT_PPS = 5_000.0
 TARGET_PEAK_MB = 400.0
-TARGET_EDIT_GROWTH = 2.0      # p50 at the largest size vs the smallest
+TARGET_EDIT_GROWTH = 2.0  # p50 at the largest size vs the smallest
 
 AREAS = [
-    ("Deep Learning", "Large Language Models"), ("Deep Learning", "Generative Models and Autoencoders"),
-    ("Deep Learning", "Graph Neural Networks"), ("Deep Learning", "Robustness"),
-    ("Deep Learning", "Foundation Models"), ("Deep Learning", "Theory"),
-    ("Deep Learning", "Attention Mechanisms"), ("Theory", "Optimization"), ("Theory", "Game Theory"),
-    ("Theory", "Learning Theory"), ("Optimization", "Bayesian & Black-box Optimization"),
-    ("Optimization", "Convex"), ("Optimization", "Everything Else"),
-    ("Probabilistic Methods", "Gaussian Processes"), ("Probabilistic Methods", "Bayesian Models and Methods"),
-    ("Probabilistic Methods", "Variational Inference"), ("Reinforcement Learning", "Multi-agent"),
-    ("Reinforcement Learning", "Deep RL"), ("Reinforcement Learning", "Everything Else"),
-    ("General Machine Learning", "Representation Learning"), ("General Machine Learning", "Evaluation"),
-    ("Applications", "Neuroscience, Cognitive Science"), ("Applications", "Time Series"),
-    ("Applications", "Robotics"), ("Applications", "Health"),
+    ("Deep Learning", "Large Language Models"),
+    ("Deep Learning", "Generative Models and Autoencoders"),
+    ("Deep Learning", "Graph Neural Networks"),
+    ("Deep Learning", "Robustness"),
+    ("Deep Learning", "Foundation Models"),
+    ("Deep Learning", "Theory"),
+    ("Deep Learning", "Attention Mechanisms"),
+    ("Theory", "Optimization"),
+    ("Theory", "Game Theory"),
+    ("Theory", "Learning Theory"),
+    ("Optimization", "Bayesian & Black-box Optimization"),
+    ("Optimization", "Convex"),
+    ("Optimization", "Everything Else"),
+    ("Probabilistic Methods", "Gaussian Processes"),
+    ("Probabilistic Methods", "Bayesian Models and Methods"),
+    ("Probabilistic Methods", "Variational Inference"),
+    ("Reinforcement Learning", "Multi-agent"),
+    ("Reinforcement Learning", "Deep RL"),
+    ("Reinforcement Learning", "Everything Else"),
+    ("General Machine Learning", "Representation Learning"),
+    ("General Machine Learning", "Evaluation"),
+    ("Applications", "Neuroscience, Cognitive Science"),
+    ("Applications", "Time Series"),
+    ("Applications", "Robotics"),
+    ("Applications", "Health"),
     ("Social Aspects", "Accountability, Transparency, and Interpretability"),
-    ("Social Aspects", "Fairness"), ("Computer Vision", "Video Understanding"),
-    ("Natural Language Processing", "Machine Translation"), ("Infrastructure", "Software Libraries"),
+    ("Social Aspects", "Fairness"),
+    ("Computer Vision", "Video Understanding"),
+    ("Natural Language Processing", "Machine Translation"),
+    ("Infrastructure", "Software Libraries"),
 ]
-MATH = [r"$\Delta$", r"$\mathcal{O}(n \log n)$", r"$k$", r"$x_t$", r"$\epsilon$-greedy", r"$\ell_2$",
-        r"$\alpha=0.5$", r"$\sqrt{T}$", r"$\mathbb{R}^d$", r"$p_\theta(x)$", r"$2\times$", r"$\lambda$"]
-FALLBACK_WORDS = ("we propose a novel method for learning representations of large language models "
-                  "that improves robustness and efficiency across diverse benchmarks and tasks").split()
+MATH = [
+    r"$\Delta$",
+    r"$\mathcal{O}(n \log n)$",
+    r"$k$",
+    r"$x_t$",
+    r"$\epsilon$-greedy",
+    r"$\ell_2$",
+    r"$\alpha=0.5$",
+    r"$\sqrt{T}$",
+    r"$\mathbb{R}^d$",
+    r"$p_\theta(x)$",
+    r"$2\times$",
+    r"$\lambda$",
+]
+FALLBACK_WORDS = (
+    "we propose a novel method for learning representations of large language models "
+    "that improves robustness and efficiency across diverse benchmarks and tasks"
+).split()
 FALLBACK_NAMES = [["Ada", "Lovelace"], ["Alan", "Turing"], ["Grace", "Hopper"], ["Xinyou", "Wang"]]
 
 
@@ -121,7 +150,7 @@ class Corpus:
         self.rng = random.Random(seed)
         self.words, names = seed_material()
         self.first = [n[0] for n in names]
-        self.middle = [n[1] for n in names if len(n) > 2 and len(n[1]) <= 3]   # "M."
+        self.middle = [n[1] for n in names if len(n) > 2 and len(n[1]) <= 3]  # "M."
         self.last = [n[-1] for n in names]
         self.sentence_words = [w for w in self.words if len(w) > 1]
         self.seen: set[int] = set()
@@ -155,7 +184,7 @@ class Corpus:
         named_at = r.choice((1, 2)) if r.random() < 0.35 else -1
         while i < n:
             length = min(r.randint(12, 30), n - i)
-            chunk = words[i:i + length]
+            chunk = words[i : i + length]
             i += length
             if len(out) == named_at:
                 name = self.coined()
@@ -229,9 +258,10 @@ def write_corpus(n: int, folder: Path, seed: int) -> list[Path]:
 # child processes: each measurement runs in a fresh interpreter
 # ---------------------------------------------------------------------------
 
+
 def peak_rss_mb() -> float:
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    return peak / 2**20 if sys.platform == "darwin" else peak / 1024   # bytes on macOS, KiB on Linux
+    return peak / 2**20 if sys.platform == "darwin" else peak / 1024  # bytes on macOS, KiB on Linux
 
 
 def current_rss_mb() -> float:
@@ -244,6 +274,7 @@ def current_rss_mb() -> float:
 
 def child_import(lib_dir: str, files: list[str]) -> dict:
     from papershelf.core.library import Library
+
     base = current_rss_mb()
     c0 = time.process_time()
     t0 = time.perf_counter()
@@ -252,12 +283,19 @@ def child_import(lib_dir: str, files: list[str]) -> dict:
     reports = lib.import_files(files)
     t2 = time.perf_counter()
     cpu = time.process_time() - c0
-    out = {"open_s": t1 - t0, "import_s": t2 - t1, "total_s": t2 - t0, "cpu_s": cpu, "papers": len(lib),
-           "added": sum(r.added for r in reports), "merged": sum(r.merged for r in reports),
-           "errors": [r.error for r in reports if r.error],
-           "problems": [str(p) for r in reports for p in r.problems][:5],
-           "problem_count": sum(len(r.problems) for r in reports),
-           "base_rss_mb": base}
+    out = {
+        "open_s": t1 - t0,
+        "import_s": t2 - t1,
+        "total_s": t2 - t0,
+        "cpu_s": cpu,
+        "papers": len(lib),
+        "added": sum(r.added for r in reports),
+        "merged": sum(r.merged for r in reports),
+        "errors": [r.error for r in reports if r.error],
+        "problems": [str(p) for r in reports for p in r.problems][:5],
+        "problem_count": sum(len(r.problems) for r in reports),
+        "base_rss_mb": base,
+    }
     lib.close()
     out["peak_rss_mb"] = peak_rss_mb()
     return out
@@ -265,21 +303,29 @@ def child_import(lib_dir: str, files: list[str]) -> dict:
 
 def child_load(lib_dir: str) -> dict:
     from papershelf.core.library import Library
+
     base = current_rss_mb()
     c0 = time.process_time()
     t0 = time.perf_counter()
     lib = Library.open(lib_dir, readonly=True)
     t1 = time.perf_counter()
     cpu = time.process_time() - c0
-    out = {"load_s": t1 - t0, "cpu_s": cpu, "papers": len(lib), "base_rss_mb": base, "peak_rss_mb": peak_rss_mb(),
-           "tagged": sum(1 for p in lib.papers() if any(t.startswith("t") for t in p.tags)),
-           "not_unread": sum(1 for p in lib.papers() if p.status.value != "unread")}
+    out = {
+        "load_s": t1 - t0,
+        "cpu_s": cpu,
+        "papers": len(lib),
+        "base_rss_mb": base,
+        "peak_rss_mb": peak_rss_mb(),
+        "tagged": sum(1 for p in lib.papers() if any(t.startswith("t") for t in p.tags)),
+        "not_unread": sum(1 for p in lib.papers() if p.status.value != "unread"),
+    }
     lib.close()
     return out
 
 
 def child_edit(lib_dir: str, seed: int) -> dict:
     from papershelf.core.library import Library
+
     t0 = time.perf_counter()
     lib = Library.open(lib_dir)
     open_s = time.perf_counter() - t0
@@ -310,7 +356,7 @@ def child_edit(lib_dir: str, seed: int) -> dict:
             tag_ms.append((perf() - t) / 1e6)
             unchanged += changed != 1
             floor()
-        statuses = ["reading", "read", "to-read", "skipped"]   # never "unread": that would change nothing
+        statuses = ["reading", "read", "to-read", "skipped"]  # never "unread": that would change nothing
         for i, pid in enumerate(status_ids):
             t = perf()
             changed = lib.set_status([pid], statuses[i % len(statuses)])
@@ -323,15 +369,24 @@ def child_edit(lib_dir: str, seed: int) -> dict:
     t = time.perf_counter()
     lib.close()
     close_s = time.perf_counter() - t
-    return {"open_s": open_s, "tag_ms": tag_ms, "status_ms": status_ms, "unchanged": unchanged,
-            "close_s": close_s, "floor_ms": floor_ms, "peak_rss_mb": peak_rss_mb()}
+    return {
+        "open_s": open_s,
+        "tag_ms": tag_ms,
+        "status_ms": status_ms,
+        "unchanged": unchanged,
+        "close_s": close_s,
+        "floor_ms": floor_ms,
+        "peak_rss_mb": peak_rss_mb(),
+    }
 
 
 def child_profile(what: str, lib_dir: str, files: list[str], top: int) -> dict:
     import cProfile
     import io
     import pstats
+
     from papershelf.core.library import Library
+
     prof = cProfile.Profile()
     if what == "import":
         prof.enable()
@@ -368,9 +423,11 @@ def named_children(children: dict):
     """A child_main for benchmarks whose children are plain functions: the
     first argument names one, whole-number arguments become ints, the result
     is printed as the JSON line run_script_child reads."""
+
     def child_main(argv: list[str]) -> None:
         name, *args = argv
         print(json.dumps(children[name](*[int(a) if a.isdigit() else a for a in args])), flush=True)
+
     return child_main
 
 
@@ -381,8 +438,9 @@ def run_script_child(script: Path, *args: str, timeout: float, show_progress: bo
     otherwise it is kept and shown only if the child fails. Shared with bench_search.py.
     """
     cmd = [sys.executable, str(script), "--_child", *args]
-    proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=None if show_progress else subprocess.PIPE,
-                          text=True, timeout=timeout)
+    proc = subprocess.run(
+        cmd, stdout=subprocess.PIPE, stderr=None if show_progress else subprocess.PIPE, text=True, timeout=timeout
+    )
     if proc.returncode != 0:
         detail = "see its error output above" if show_progress else "\n" + proc.stderr[-4000:]
         raise RuntimeError(f"child {args[0]} failed ({proc.returncode}): {detail}")
@@ -408,6 +466,7 @@ def child_main(argv: list[str]) -> None:
 # orchestration and reporting
 # ---------------------------------------------------------------------------
 
+
 def pct(values: list[float], p: float) -> float:
     """Nearest-rank percentile."""
     if not values:
@@ -431,8 +490,10 @@ def fsize(path: Path) -> str:
 def disk_report(lib_dir: Path) -> str:
     backups = sorted((lib_dir / "backups").glob("*.jsonl")) if (lib_dir / "backups").is_dir() else []
     total = sum(b.stat().st_size for b in backups)
-    return (f"library.jsonl {fsize(lib_dir / 'library.jsonl')}, journal.jsonl {fsize(lib_dir / 'journal.jsonl')}, "
-            f"backups/ {len(backups)} file(s), {total / 2**20:,.1f} MB")
+    return (
+        f"library.jsonl {fsize(lib_dir / 'library.jsonl')}, journal.jsonl {fsize(lib_dir / 'journal.jsonl')}, "
+        f"backups/ {len(backups)} file(s), {total / 2**20:,.1f} MB"
+    )
 
 
 def bench_size(n: int, seed: int, tmp_root: str | None, profile_top: int, profile: bool) -> dict:
@@ -443,60 +504,87 @@ def bench_size(n: int, seed: int, tmp_root: str | None, profile_top: int, profil
         t = time.perf_counter()
         files = write_corpus(n, tmp / "listings", seed)
         size = sum(f.stat().st_size for f in files)
-        print(f"corpus: {len(files)} file(s), {size / 2**20:,.1f} MB, generated in "
-              f"{time.perf_counter() - t:.1f} s (not measured)", flush=True)
+        print(
+            f"corpus: {len(files)} file(s), {size / 2**20:,.1f} MB, generated in "
+            f"{time.perf_counter() - t:.1f} s (not measured)",
+            flush=True,
+        )
 
         # 2 + 5. import, in its own process for a clean peak RSS
         imp = run_child("import", str(lib_dir), *map(str, files))
         pps = n / imp["total_s"]
-        print(f"import: {imp['total_s']:.2f} s (open {imp['open_s'] * 1000:.0f} ms + import_files "
-              f"{imp['import_s']:.2f} s) = {pps:,.0f} papers/s   [target >= {TARGET_IMPORT_PPS:,.0f}: "
-              f"{mark(pps >= TARGET_IMPORT_PPS)}]")
-        print(f"        CPU time {imp['cpu_s']:.2f} s = {n / imp['cpu_s']:,.0f} papers per CPU-second "
-              f"(wall > CPU means waiting: disk, or other processes on the machine)")
+        print(
+            f"import: {imp['total_s']:.2f} s (open {imp['open_s'] * 1000:.0f} ms + import_files "
+            f"{imp['import_s']:.2f} s) = {pps:,.0f} papers/s   [target >= {TARGET_IMPORT_PPS:,.0f}: "
+            f"{mark(pps >= TARGET_IMPORT_PPS)}]"
+        )
+        print(
+            f"        CPU time {imp['cpu_s']:.2f} s = {n / imp['cpu_s']:,.0f} papers per CPU-second "
+            f"(wall > CPU means waiting: disk, or other processes on the machine)"
+        )
         count_ok = imp["papers"] == n
-        print(f"        len(lib) = {imp['papers']:,} (expected {n:,}: {'ok' if count_ok else 'WRONG'}); "
-              f"added {imp['added']:,}, merged {imp['merged']:,}")
+        print(
+            f"        len(lib) = {imp['papers']:,} (expected {n:,}: {'ok' if count_ok else 'WRONG'}); "
+            f"added {imp['added']:,}, merged {imp['merged']:,}"
+        )
         if imp["errors"] or imp["problem_count"]:
-            print(f"        WARNING: {len(imp['errors'])} file error(s), {imp['problem_count']} problem(s); "
-                  f"first: {(imp['errors'] + imp['problems'])[:3]}")
-        print(f"        peak RSS {imp['peak_rss_mb']:,.0f} MB (interpreter + imports before open: "
-              f"{imp['base_rss_mb']:.0f} MB)   [target <= {TARGET_PEAK_MB:.0f}: "
-              f"{mark(imp['peak_rss_mb'] <= TARGET_PEAK_MB)}]")
+            print(
+                f"        WARNING: {len(imp['errors'])} file error(s), {imp['problem_count']} problem(s); "
+                f"first: {(imp['errors'] + imp['problems'])[:3]}"
+            )
+        print(
+            f"        peak RSS {imp['peak_rss_mb']:,.0f} MB (interpreter + imports before open: "
+            f"{imp['base_rss_mb']:.0f} MB)   [target <= {TARGET_PEAK_MB:.0f}: "
+            f"{mark(imp['peak_rss_mb'] <= TARGET_PEAK_MB)}]"
+        )
         print(f"        on disk after import: {disk_report(lib_dir)}", flush=True)
 
         # 3. cold load, each in a fresh process
         loads = [run_child("load", str(lib_dir)) for _ in range(LOAD_RUNS)]
         load_s = statistics.median(x["load_s"] for x in loads)
         load_peak = max(x["peak_rss_mb"] for x in loads)
-        print(f"load (readonly, fresh process x{LOAD_RUNS}): median {load_s:.3f} s "
-              f"[{', '.join(format(x['load_s'], '.3f') for x in loads)}]   [target <= {TARGET_LOAD_S:.1f} s: "
-              f"{mark(load_s <= TARGET_LOAD_S)}]")
-        print(f"        CPU time median {statistics.median(x['cpu_s'] for x in loads):.3f} s; peak RSS max "
-              f"{load_peak:,.0f} MB; papers seen {loads[0]['papers']:,}", flush=True)
+        print(
+            f"load (readonly, fresh process x{LOAD_RUNS}): median {load_s:.3f} s "
+            f"[{', '.join(format(x['load_s'], '.3f') for x in loads)}]   [target <= {TARGET_LOAD_S:.1f} s: "
+            f"{mark(load_s <= TARGET_LOAD_S)}]"
+        )
+        print(
+            f"        CPU time median {statistics.median(x['cpu_s'] for x in loads):.3f} s; peak RSS max "
+            f"{load_peak:,.0f} MB; papers seen {loads[0]['papers']:,}",
+            flush=True,
+        )
 
         # 4. durable single edits
         ed = run_child("edit", str(lib_dir), str(seed))
         tag50, tag95 = pct(ed["tag_ms"], 50), pct(ed["tag_ms"], 95)
         st50, st95 = pct(ed["status_ms"], 50), pct(ed["status_ms"], 95)
         print(f"edits (open for writing took {ed['open_s']:.3f} s):")
-        print(f"        add_tags x{len(ed['tag_ms'])}: p50 {tag50:.2f} ms, p95 {tag95:.2f} ms, "
-              f"max {max(ed['tag_ms']):.2f} ms   [p95 target <= {TARGET_EDIT_MS:.0f} ms: "
-              f"{mark(tag95 <= TARGET_EDIT_MS)}]")
-        print(f"        set_status x{len(ed['status_ms'])}: p50 {st50:.2f} ms, p95 {st95:.2f} ms, "
-              f"max {max(ed['status_ms']):.2f} ms   [p95 target <= {TARGET_EDIT_MS:.0f} ms: "
-              f"{mark(st95 <= TARGET_EDIT_MS)}]")
+        print(
+            f"        add_tags x{len(ed['tag_ms'])}: p50 {tag50:.2f} ms, p95 {tag95:.2f} ms, "
+            f"max {max(ed['tag_ms']):.2f} ms   [p95 target <= {TARGET_EDIT_MS:.0f} ms: "
+            f"{mark(tag95 <= TARGET_EDIT_MS)}]"
+        )
+        print(
+            f"        set_status x{len(ed['status_ms'])}: p50 {st50:.2f} ms, p95 {st95:.2f} ms, "
+            f"max {max(ed['status_ms']):.2f} ms   [p95 target <= {TARGET_EDIT_MS:.0f} ms: "
+            f"{mark(st95 <= TARGET_EDIT_MS)}]"
+        )
         fl50, fl95 = pct(ed["floor_ms"], 50), pct(ed["floor_ms"], 95)
-        print(f"        disk floor (bare write + fdatasync after each edit, x{len(ed['floor_ms'])}): "
-              f"p50 {fl50:.2f} ms, p95 {fl95:.2f} ms; Papershelf's own share of a median tag edit is "
-              f"about {max(0.0, tag50 - fl50):.2f} ms")
+        print(
+            f"        disk floor (bare write + fdatasync after each edit, x{len(ed['floor_ms'])}): "
+            f"p50 {fl50:.2f} ms, p95 {fl95:.2f} ms; Papershelf's own share of a median tag edit is "
+            f"about {max(0.0, tag50 - fl50):.2f} ms"
+        )
         if ed["unchanged"]:
             print(f"        WARNING: {ed['unchanged']} edit(s) changed nothing (not journalled)")
         print(f"        on disk after edits: {disk_report(lib_dir)}")
         after = run_child("load", str(lib_dir))
         durable_ok = after["tagged"] == len(ed["tag_ms"]) and after["not_unread"] == len(ed["status_ms"])
-        print(f"        reload after edits: {after['load_s']:.3f} s, sees {after['tagged']} tagged and "
-              f"{after['not_unread']} re-statused papers ({'ok' if durable_ok else 'EDITS LOST'})", flush=True)
+        print(
+            f"        reload after edits: {after['load_s']:.3f} s, sees {after['tagged']} tagged and "
+            f"{after['not_unread']} re-statused papers ({'ok' if durable_ok else 'EDITS LOST'})",
+            flush=True,
+        )
 
         prof = {}
         if profile_top and profile:
@@ -508,41 +596,73 @@ def bench_size(n: int, seed: int, tmp_root: str | None, profile_top: int, profil
                 print(f"--- cProfile: {what} at {n:,} (top by own time) ---")
                 print(prof[what]["tottime"], flush=True)
 
-    return {"n": n, "pps": pps, "load_s": load_s, "tag50": tag50, "tag95": tag95, "st50": st50, "st95": st95,
-            "imp_mb": imp["peak_rss_mb"], "load_mb": load_peak, "fl50": fl50, "fl95": fl95, "count_ok": count_ok, "durable_ok": durable_ok}
+    return {
+        "n": n,
+        "pps": pps,
+        "load_s": load_s,
+        "tag50": tag50,
+        "tag95": tag95,
+        "st50": st50,
+        "st95": st95,
+        "imp_mb": imp["peak_rss_mb"],
+        "load_mb": load_peak,
+        "fl50": fl50,
+        "fl95": fl95,
+        "count_ok": count_ok,
+        "durable_ok": durable_ok,
+    }
 
 
 def summary(rows: list[dict]) -> None:
     print("\n=== summary ===")
-    head = (f"{'papers':>8} | {'import p/s':>10} | {'load s':>7} | {'tag p50/p95 ms':>15} | "
-            f"{'status p50/p95 ms':>17} | {'fsync p50 ms':>12} | {'import MB':>9} | {'load MB':>7} | targets")
+    head = (
+        f"{'papers':>8} | {'import p/s':>10} | {'load s':>7} | {'tag p50/p95 ms':>15} | "
+        f"{'status p50/p95 ms':>17} | {'fsync p50 ms':>12} | {'import MB':>9} | {'load MB':>7} | targets"
+    )
     print(head)
     print("-" * len(head))
     for r in rows:
-        misses = [name for name, ok in (
-            ("import", r["pps"] >= TARGET_IMPORT_PPS), ("load", r["load_s"] <= TARGET_LOAD_S),
-            ("edit", max(r["tag95"], r["st95"]) <= TARGET_EDIT_MS),
-            ("memory", r["imp_mb"] <= TARGET_PEAK_MB), ("count", r["count_ok"]),
-            ("durable", r["durable_ok"])) if not ok]
-        print(f"{r['n']:>8,} | {r['pps']:>10,.0f} | {r['load_s']:>7.3f} | "
-              f"{r['tag50']:>6.2f} / {r['tag95']:>6.2f} | {r['st50']:>7.2f} / {r['st95']:>7.2f} | {r['fl50']:>12.2f} | "
-              f"{r['imp_mb']:>9,.0f} | {r['load_mb']:>7,.0f} | "
-              + ("all PASS" if not misses else "MISS: " + ", ".join(misses)))
-    print(f"targets: import >= {TARGET_IMPORT_PPS:,.0f} papers/s, load <= {TARGET_LOAD_S:.0f} s, "
-          f"edit p95 <= {TARGET_EDIT_MS:.0f} ms, import peak <= {TARGET_PEAK_MB:.0f} MB (stated for 100k)")
+        misses = [
+            name
+            for name, ok in (
+                ("import", r["pps"] >= TARGET_IMPORT_PPS),
+                ("load", r["load_s"] <= TARGET_LOAD_S),
+                ("edit", max(r["tag95"], r["st95"]) <= TARGET_EDIT_MS),
+                ("memory", r["imp_mb"] <= TARGET_PEAK_MB),
+                ("count", r["count_ok"]),
+                ("durable", r["durable_ok"]),
+            )
+            if not ok
+        ]
+        print(
+            f"{r['n']:>8,} | {r['pps']:>10,.0f} | {r['load_s']:>7.3f} | "
+            f"{r['tag50']:>6.2f} / {r['tag95']:>6.2f} | {r['st50']:>7.2f} / {r['st95']:>7.2f} | {r['fl50']:>12.2f} | "
+            f"{r['imp_mb']:>9,.0f} | {r['load_mb']:>7,.0f} | "
+            + ("all PASS" if not misses else "MISS: " + ", ".join(misses))
+        )
+    print(
+        f"targets: import >= {TARGET_IMPORT_PPS:,.0f} papers/s, load <= {TARGET_LOAD_S:.0f} s, "
+        f"edit p95 <= {TARGET_EDIT_MS:.0f} ms, import peak <= {TARGET_PEAK_MB:.0f} MB (stated for 100k)"
+    )
     if len(rows) > 1:
         small, big = rows[0], rows[-1]
         growth = big["tag50"] / small["tag50"] if small["tag50"] else float("inf")
         floor_growth = big["fl50"] / small["fl50"] if small["fl50"] else float("inf")
-        print(f"edit p50 growth {small['n']:,} -> {big['n']:,}: x{growth:.2f}   "
-              f"[target < x{TARGET_EDIT_GROWTH:.0f}: {mark(growth < TARGET_EDIT_GROWTH)}] "
-              f"(bare fdatasync p50 moved x{floor_growth:.2f} over the same runs)")
+        print(
+            f"edit p50 growth {small['n']:,} -> {big['n']:,}: x{growth:.2f}   "
+            f"[target < x{TARGET_EDIT_GROWTH:.0f}: {mark(growth < TARGET_EDIT_GROWTH)}] "
+            f"(bare fdatasync p50 moved x{floor_growth:.2f} over the same runs)"
+        )
 
 
 def describe_commit() -> str:
     try:
-        return subprocess.run(["git", "-C", str(ROOT), "describe", "--always", "--dirty"],
-                              capture_output=True, text=True, timeout=10).stdout.strip() or "?"
+        return (
+            subprocess.run(
+                ["git", "-C", str(ROOT), "describe", "--always", "--dirty"], capture_output=True, text=True, timeout=10
+            ).stdout.strip()
+            or "?"
+        )
     except (OSError, subprocess.SubprocessError):
         return "?"
 
@@ -552,18 +672,27 @@ def main(argv: list[str] | None = None) -> int:
     if child_requested(argv, child_main):
         return 0
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--sizes", default=",".join(map(str, DEFAULT_SIZES)),
-                    help="comma-separated paper counts (default: %(default)s)")
+    ap.add_argument(
+        "--sizes", default=",".join(map(str, DEFAULT_SIZES)), help="comma-separated paper counts (default: %(default)s)"
+    )
     ap.add_argument("--seed", type=int, default=1729, help="corpus seed (default: %(default)s)")
     ap.add_argument("--tmpdir", default=None, help="where the temporary folders go (default: the system's)")
-    ap.add_argument("--profile", nargs="?", type=int, const=5, default=0, metavar="TOP",
-                    help="also run import and load of the largest size under cProfile and print the "
-                         "top functions (default TOP: 5)")
+    ap.add_argument(
+        "--profile",
+        nargs="?",
+        type=int,
+        const=5,
+        default=0,
+        metavar="TOP",
+        help="also run import and load of the largest size under cProfile and print the top functions (default TOP: 5)",
+    )
     args = ap.parse_args(argv)
     sizes = [int(s.replace("_", "")) for s in args.sizes.split(",") if s.strip()]
     commit = describe_commit()
-    print(f"papershelf store benchmark: commit {commit}, python {sys.version.split()[0]}, "
-          f"{os.cpu_count()} CPU(s), sizes {', '.join(f'{n:,}' for n in sizes)}, seed {args.seed}")
+    print(
+        f"papershelf store benchmark: commit {commit}, python {sys.version.split()[0]}, "
+        f"{os.cpu_count()} CPU(s), sizes {', '.join(f'{n:,}' for n in sizes)}, seed {args.seed}"
+    )
     t0 = time.perf_counter()
     rows = [bench_size(n, args.seed, args.tmpdir, args.profile, n == max(sizes)) for n in sizes]
     summary(rows)
@@ -574,10 +703,14 @@ def main(argv: list[str] | None = None) -> int:
 def print_footer(commit: str, t0: float) -> None:
     """The closing lines of a benchmark run (shared with bench_search.py)."""
     if describe_commit() != commit:
-        print(f"WARNING: the checkout changed during the run ({commit} -> {describe_commit()}); "
-              "the sizes may have measured different code")
-    print(f"total wall time {time.perf_counter() - t0:.0f} s; load average now "
-          f"{', '.join(f'{x:.1f}' for x in os.getloadavg())} on {os.cpu_count()} CPU(s)")
+        print(
+            f"WARNING: the checkout changed during the run ({commit} -> {describe_commit()}); "
+            "the sizes may have measured different code"
+        )
+    print(
+        f"total wall time {time.perf_counter() - t0:.0f} s; load average now "
+        f"{', '.join(f'{x:.1f}' for x in os.getloadavg())} on {os.cpu_count()} CPU(s)"
+    )
 
 
 if __name__ == "__main__":

@@ -106,8 +106,11 @@ def write_error(exc: OSError, path: Path | str, existed: bool = False) -> Export
     reason = _REASONS.get(exc.errno or 0, exc.strerror or str(exc))
     shown = clean_text(str(path))
     left = f"; {shown} is as it was" if existed else ""
-    hint = ("free some space or choose another folder" if exc.errno in (errno.ENOSPC, errno.EDQUOT)
-            else "choose a folder you can write to")
+    hint = (
+        "free some space or choose another folder"
+        if exc.errno in (errno.ENOSPC, errno.EDQUOT)
+        else "choose a folder you can write to"
+    )
     return ExportError(f"Could not write {shown}: {reason}. Nothing was exported{left}; {hint}.", path)
 
 
@@ -130,7 +133,7 @@ def write_atomically(path: Path | str, text: str | Iterable[str]) -> None:
     if st is not None and stat.S_ISDIR(st.st_mode):
         raise write_error(IsADirectoryError(errno.EISDIR, "Is a directory"), shown)
     if st is not None and not stat.S_ISREG(st.st_mode):
-        _write_directly(target, text, shown)      # /dev/null, a pipe: renaming over it would be wrong
+        _write_directly(target, text, shown)  # /dev/null, a pipe: renaming over it would be wrong
         return
 
     remove_stale_temp_files(target.parent)
@@ -142,18 +145,20 @@ def write_atomically(path: Path | str, text: str | Iterable[str]) -> None:
             raise ExportError(
                 f"Could not write {shown}: it links to {target}, and Papershelf cannot write in "
                 f"{target.parent} ({exc.strerror or exc}). Nothing was exported; {shown} is as it was. "
-                "Export to another file, or make that folder writable.", shown) from exc
+                "Export to another file, or make that folder writable.",
+                shown,
+            ) from exc
         raise write_error(exc, shown) from exc
     try:
         if st is not None and (st.st_uid, st.st_gid) != (os.geteuid(), os.getegid()):
             try:
-                os.fchown(fd, st.st_uid, st.st_gid)         # before chmod: chown clears set-id bits
+                os.fchown(fd, st.st_uid, st.st_gid)  # before chmod: chown clears set-id bits
             except PermissionError:
-                pass                                        # not ours to give away: we own the new file
+                pass  # not ours to give away: we own the new file
         try:
             os.fchmod(fd, 0o666 & ~current_umask() if st is None else stat.S_IMODE(st.st_mode))
         except PermissionError:
-            pass                   # FAT and the like refuse modes they cannot store; theirs applies
+            pass  # FAT and the like refuse modes they cannot store; theirs applies
         with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
             fd = -1
             _write(f, text)
@@ -188,12 +193,13 @@ def _write_directly(target: Path, text: str | Iterable[str], shown: Path) -> Non
         fd = os.open(target, os.O_WRONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
     except OSError as exc:
         if exc.errno == errno.ENXIO:
-            raise ExportError(f"Could not write {shown}: it is a pipe that no program is reading from. "
-                              "Nothing was exported.", shown) from exc
+            raise ExportError(
+                f"Could not write {shown}: it is a pipe that no program is reading from. Nothing was exported.", shown
+            ) from exc
         raise write_error(exc, shown) from exc
     try:
         if hasattr(os, "set_blocking"):
-            os.set_blocking(fd, True)        # a reader is there: write at its pace
+            os.set_blocking(fd, True)  # a reader is there: write at its pace
         with open(fd, "w", encoding="utf-8", newline="\n") as f:
             _write(f, text)
     except OSError as exc:
@@ -211,7 +217,7 @@ def _fsync_dir(folder: Path) -> None:
     try:
         os.fsync(fd)
     except OSError:
-        pass           # some file systems cannot fsync a folder; the rename is done either way
+        pass  # some file systems cannot fsync a folder; the rename is done either way
     finally:
         os.close(fd)
 
@@ -305,15 +311,18 @@ def write_bytes_atomically(path: Path, data: bytes) -> None:
 
 # ---- locks ---------------------------------------------------------------
 
+
 def try_lock_fd(fd: int) -> bool:
     """Take an exclusive lock on the open file `fd` without waiting; False if
     another process (or another open file of this one) holds a lock on it."""
     try:
         if sys.platform == "win32":  # pragma: no cover - exercised on Windows only
             import msvcrt
+
             msvcrt.locking(fd, msvcrt.LK_NBLCK, 1)
         else:
             import fcntl
+
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except OSError:
         return False
@@ -343,4 +352,5 @@ def lock_shared_fd(fd: int) -> None:
 
     POSIX only: Windows has no `flock`, and callers skip shared locks there."""
     import fcntl
+
     fcntl.flock(fd, fcntl.LOCK_SH)

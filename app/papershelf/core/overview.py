@@ -67,6 +67,7 @@ class LibraryView(Protocol):
 
 # ---- tags -----------------------------------------------------------------------
 
+
 def top_tags(library: LibraryView, n: int = TOP_TAGS) -> list[str]:
     """The `n` most used tags, most used first, ties in alphabetical order."""
     return [t for t, _ in sorted(library.tag_counts().items(), key=lambda kv: (-kv[1], kv[0]))][:n]
@@ -84,6 +85,7 @@ def tag_rename_ids(library: LibraryView, tag: str) -> list[str]:
 
 
 # ---- exports --------------------------------------------------------------------
+
 
 def sidebar_export_ids(library: LibraryView, kind: str, value: str) -> list[str]:
     """The papers an export from a sidebar entry takes: a reading list's in
@@ -103,15 +105,16 @@ def export_file_stem(name: str) -> str:
 
 # ---- the sidebar's counts -----------------------------------------------------------
 
+
 @dataclass(frozen=True, slots=True)
 class Counts:
     """What the sidebar shows next to each entry, for the papers a list shows."""
 
-    status: dict[str, int]          # status value → papers
-    tags: dict[str, int]            # tag → papers
-    area: dict[str, int]            # case-folded area → papers
-    lists: dict[str, int]           # reading list → how many of its papers are shown
-    total: int                      # the papers shown
+    status: dict[str, int]  # status value → papers
+    tags: dict[str, int]  # tag → papers
+    area: dict[str, int]  # case-folded area → papers
+    lists: dict[str, int]  # reading list → how many of its papers are shown
+    total: int  # the papers shown
 
 
 def list_counts(library: LibraryView, shown: Iterable[str] | None) -> dict[str, int]:

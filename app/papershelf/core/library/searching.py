@@ -53,10 +53,14 @@ class SearchIndexLike(Protocol):
     stale: bool
 
     @property
-    def damaged(self) -> str: ...
+    def damaged(self) -> str:
+        """Why the index was found damaged ("" if it was not)."""
+        ...
 
     @property
-    def committed(self) -> list[Callable[[], None]]: ...
+    def committed(self) -> list[Callable[[], None]]:
+        """Called on the writer thread after each update lands."""
+        ...
 
     def open(self, progress: Progress | None = None, cancelled: Cancelled | None = None) -> Any:
         """Bring the index up to date (rebuilding if need be) and follow the library."""

@@ -26,6 +26,15 @@ from .source import ChangeEvent, PaperSource
 from .state import INDEX_DIR, STATE_FILE
 
 __all__ = [
-    "INDEX_DIR", "INDEX_VERSION", "STATE_FILE", "ChangeEvent", "PaperAnalyzer", "PaperSource", "Results",
-    "SearchIndex", "make_schema", "make_snippet", "paper_document",
+    "INDEX_DIR",
+    "INDEX_VERSION",
+    "STATE_FILE",
+    "ChangeEvent",
+    "PaperAnalyzer",
+    "PaperSource",
+    "Results",
+    "SearchIndex",
+    "make_schema",
+    "make_snippet",
+    "paper_document",
 ]

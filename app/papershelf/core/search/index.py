@@ -48,12 +48,12 @@ log = logging.getLogger(__name__)
 class Results:
     """What one search found."""
 
-    ids: list[str]                      # in rank (or sort) order, at most `limit`
-    total: int                          # how many papers match in all
+    ids: list[str]  # in rank (or sort) order, at most `limit`
+    total: int  # how many papers match in all
     scores: dict[str, float] = field(default_factory=dict)
-    facets: dict[str, dict[str, int]] = field(default_factory=dict)   # status/tags/area → value → count
-    query: str = ""                     # the query as understood, for highlighting
-    fallback: bool = False              # the parser rejected the query; plain words were used
+    facets: dict[str, dict[str, int]] = field(default_factory=dict)  # status/tags/area → value → count
+    query: str = ""  # the query as understood, for highlighting
+    fallback: bool = False  # the parser rejected the query; plain words were used
     elapsed_ms: float = 0.0
 
 
@@ -74,7 +74,7 @@ class SearchIndex:
         self.rebuilt_because = ""
         self.stale = False
         self._evaluator: Evaluator | None = None
-        self._segments: dict[str, SegmentData] = {}          # segment id → what was read from it
+        self._segments: dict[str, SegmentData] = {}  # segment id → what was read from it
         self._facet_codes: dict[str, tuple[list[str], npt.NDArray[np.int32]]] = {}
 
     @property
@@ -135,9 +135,10 @@ class SearchIndex:
                     # another Papershelf is writing this index right now; it
                     # keeps it current, and this one searches what is there
                     self.stale = True
-                except Exception as exc:   # damage Whoosh only notices when reading
+                except Exception as exc:  # damage Whoosh only notices when reading
                     self.rebuilt_because = self._index.damage(
-                        f"the index could not be read ({exc.__class__.__name__}: {exc})")
+                        f"the index could not be read ({exc.__class__.__name__}: {exc})"
+                    )
                 if self.rebuilt_because:
                     self._close_ix()
                     gc.collect()
@@ -198,7 +199,7 @@ class SearchIndex:
         return self._searcher
 
     def _get_evaluator(self) -> Evaluator:
-        searcher = self._get_searcher()     # a commit drops the searcher, and with it the evaluator
+        searcher = self._get_searcher()  # a commit drops the searcher, and with it the evaluator
         if self._evaluator is None:
             self._evaluator = Evaluator(searcher, self._segments, FIELD_BOOSTS, SEARCH_FIELDS)
             self._facet_codes = {}
@@ -208,9 +209,17 @@ class SearchIndex:
         """(query, fell_back): the parsed query, or plain words if the parser chokes."""
         return self._queries.parse(text)
 
-    def search(self, text: str = "", status: str | None = None, tag: str | None = None,
-               area: str | None = None, list_name: str | None = None, sort: str = "relevance",
-               limit: int | None = 50, facets: bool = True) -> Results:
+    def search(
+        self,
+        text: str = "",
+        status: str | None = None,
+        tag: str | None = None,
+        area: str | None = None,
+        list_name: str | None = None,
+        sort: str = "relevance",
+        limit: int | None = 50,
+        facets: bool = True,
+    ) -> Results:
         """Papers matching `text` and every filter given, best (or newest, or by title) first.
 
         With no words to rank by (an empty query, only filters), relevance
@@ -226,11 +235,34 @@ class SearchIndex:
                 raise
         # a query Whoosh cannot run on these fields (a phrase on tags, lists or source,
         # which keep no positions) is a query problem, not damage: search its words
-        return self._search(text, self._queries.plain_words(clean_query(text)), True, started, status, tag, area,
-                            list_name, sort, limit, facets)
+        return self._search(
+            text,
+            self._queries.plain_words(clean_query(text)),
+            True,
+            started,
+            status,
+            tag,
+            area,
+            list_name,
+            sort,
+            limit,
+            facets,
+        )
 
-    def _search(self, text: str, q: Any, fell_back: bool, started: float, status: str | None, tag: str | None,
-                area: str | None, list_name: str | None, sort: str, limit: int | None, facets: bool) -> Results:
+    def _search(
+        self,
+        text: str,
+        q: Any,
+        fell_back: bool,
+        started: float,
+        status: str | None,
+        tag: str | None,
+        area: str | None,
+        list_name: str | None,
+        sort: str,
+        limit: int | None,
+        facets: bool,
+    ) -> Results:
         filters = []
         if status:
             filters.append(("status", Status.parse(str(getattr(status, "value", status))).value))
@@ -245,9 +277,14 @@ class SearchIndex:
                 if not self._get_searcher().doc_count_all():
                     # an empty library's index has no segment at all (Whoosh reads it
                     # through a stand-in with none), so there is nothing to evaluate
-                    return Results(ids=[], total=0, facets={k: {} for k in ("status", "area", "tags")}
-                                   if facets else {}, query=text, fallback=fell_back,
-                                   elapsed_ms=(time.perf_counter() - started) * 1000)
+                    return Results(
+                        ids=[],
+                        total=0,
+                        facets={k: {} for k in ("status", "area", "tags")} if facets else {},
+                        query=text,
+                        fallback=fell_back,
+                        elapsed_ms=(time.perf_counter() - started) * 1000,
+                    )
                 ev = self._get_evaluator()
                 docs, scores = ev.evaluate(q)
                 for fieldname, value in filters:
@@ -261,24 +298,32 @@ class SearchIndex:
                     order = top(docs, scores, limit, descending=True)
                 elif sort == "title":
                     order = top(docs, ev.rank("title_sort")[docs], limit, descending=False)
-                else:   # "added", and relevance with nothing to rank by
+                else:  # "added", and relevance with nothing to rank by
                     order = top(docs, ev.rank("added")[docs], limit, descending=True)
                 ids = ev.paper_ids(docs[order])
-                score_map = ({pid: float(scores[i]) for pid, i in zip(ids, order, strict=True)}
-                             if sort == "relevance" else {})
+                score_map = (
+                    {pid: float(scores[i]) for pid, i in zip(ids, order, strict=True)} if sort == "relevance" else {}
+                )
                 found = self._facets(ev, docs) if facets else {}
                 total = len(docs)
             except Exception as exc:
                 raise self._index.read_failed(exc) from exc
-        return Results(ids=ids, total=total, scores=score_map, facets=found, query=text,
-                       fallback=fell_back, elapsed_ms=(time.perf_counter() - started) * 1000)
+        return Results(
+            ids=ids,
+            total=total,
+            scores=score_map,
+            facets=found,
+            query=text,
+            fallback=fell_back,
+            elapsed_ms=(time.perf_counter() - started) * 1000,
+        )
 
     def _facets(self, ev: Evaluator, docs: Ids) -> dict[str, dict[str, int]]:
         found: dict[str, dict[str, int]] = {}
         reader = self._searcher.reader()
         for name, fieldname in (("status", "status"), ("area", "area_exact")):
             codes = self._facet_codes.get(fieldname)
-            if codes is None:      # one value per paper: a code per document
+            if codes is None:  # one value per paper: a code per document
                 terms = list(reader.lexicon(fieldname))
                 arr = np.full(ev.size, -1, dtype=np.int32)
                 for n, term in enumerate(terms):

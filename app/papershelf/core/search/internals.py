@@ -50,7 +50,7 @@ from .schema import FIELD_BOOSTS, make_schema
 
 log = logging.getLogger(__name__)
 
-B = 0.75                   # Whoosh's BM25F defaults
+B = 0.75  # Whoosh's BM25F defaults
 K1 = 1.2
 
 Ids = npt.NDArray[np.int64]
@@ -61,6 +61,7 @@ _EMPTY_IDS: Ids = np.zeros(0, dtype=np.int64)
 
 
 # ---- scoring (Whoosh's formulas, vectorised) ---------------------------------
+
 
 def idf(doc_count_all: int, doc_frequency: int) -> float:
     """Whoosh's BM25F idf: log(N / (df + 1)) + 1, deleted documents counted in both."""
@@ -79,12 +80,13 @@ def bm25(term_idf: float, boost: float, field_boost: float, tf: Floats, dl: Floa
 
 # ---- reading a segment's files -----------------------------------------------
 
+
 def read_postings(reader: Any, field: str, tbytes: bytes) -> tuple[Ids, npt.NDArray[np.float32]]:
     """(segment-local ids, weights) of one term in one segment reader, deleted documents included."""
     if (field, tbytes) not in reader:
         return _EMPTY_IDS, np.zeros(0, dtype=np.float32)
     m = reader._terms.matcher(field, tbytes, reader.schema[field].format)
-    if not isinstance(m, W3LeafMatcher):        # few postings, kept inline in the term info
+    if not isinstance(m, W3LeafMatcher):  # few postings, kept inline in the term info
         ids = np.fromiter(m.all_ids(), dtype=np.int64)
         weights = np.ones(len(ids), dtype=np.float32)
         if hasattr(m, "_weights") and m._weights is not None:
@@ -125,7 +127,7 @@ def read_positions(reader: Any, field: str, tbytes: bytes, docs: Ids) -> list[li
     i, n = 0, len(wanted)
     postfile = m._postfile
     while i < n:
-        if m._maxid >= wanted[i]:          # this block holds the next wanted documents
+        if m._maxid >= wanted[i]:  # this block holds the next wanted documents
             raw = postfile.get(m._dataoffset, m._nextoffset - m._dataoffset)
             if m._compression:
                 raw = zlib.decompress(raw)
@@ -167,6 +169,7 @@ def deleted_docs(reader: Any) -> Ids:
 
 
 # ---- writing -------------------------------------------------------------------
+
 
 class _Lengths:
     """A per-document reader that answers field lengths from memory: stock
@@ -241,20 +244,20 @@ def _toc_segment_ids(ix: Any) -> set[str]:
 
 
 def _reader_segment_ids(ix: Any) -> set[str]:
-    with ix.reader() as reader:        # the public road: opens every segment
+    with ix.reader() as reader:  # the public road: opens every segment
         return {r.segment().segment_id() for r, _ in reader.leaf_readers()}
 
 
 # ---- the known-answer probe ----------------------------------------------------
 
-_verdict: str | None = None       # None: not probed yet; "": the internals are as expected; else why not
+_verdict: str | None = None  # None: not probed yet; "": the internals are as expected; else why not
 _probe_lock = threading.Lock()
 _start_lock = threading.Lock()
 _probe_thread: threading.Thread | None = None
 
 
 def fast_path_problem() -> str:
-    """"" if Whoosh's internals are as this module expects, else why not.
+    """ "" if Whoosh's internals are as this module expects, else why not.
 
     The probe runs once per process (about 20 ms; a caller that comes while
     it runs waits for it); a failure is logged once, and every caller then
@@ -264,11 +267,14 @@ def fast_path_problem() -> str:
         if _verdict is None:
             try:
                 _verdict = _probe()
-            except Exception as exc:        # any failure of the internals is a mismatch
+            except Exception as exc:  # any failure of the internals is a mismatch
                 _verdict = f"the probe failed ({exc.__class__.__name__}: {exc})"
             if _verdict:
-                log.warning("Whoosh's internals are not as Papershelf expects (%s): searching uses "
-                            "Whoosh's own matcher and scorer, and indexing its stock writer (slower)", _verdict)
+                log.warning(
+                    "Whoosh's internals are not as Papershelf expects (%s): searching uses "
+                    "Whoosh's own matcher and scorer, and indexing its stock writer (slower)",
+                    _verdict,
+                )
         return _verdict
 
 
@@ -293,32 +299,34 @@ def usable() -> bool:
 # two postings most terms span several blocks in a segment.
 _PROBE_DOCS = [
     {"id": f"p{n}", "title": title, "abstract": abstract, "tags": tags}
-    for n, (title, abstract, tags) in enumerate([
-        ("Alpha beta", "alpha models of alpha beta gamma", "llm,rl"),
-        ("Beta gamma", "beta beta models models models", "llm"),
-        ("Alpha", "gamma alpha models of everything", ""),
-        ("Gamma models", "alpha alpha alpha alpha models beta", "rl"),
-        ("Alpha beta gamma", "models", "rl,llm"),
-        ("Models of alpha", "gamma gamma alpha beta models", "llm"),
-    ])
+    for n, (title, abstract, tags) in enumerate(
+        [
+            ("Alpha beta", "alpha models of alpha beta gamma", "llm,rl"),
+            ("Beta gamma", "beta beta models models models", "llm"),
+            ("Alpha", "gamma alpha models of everything", ""),
+            ("Gamma models", "alpha alpha alpha alpha models beta", "rl"),
+            ("Alpha beta gamma", "models", "rl,llm"),
+            ("Models of alpha", "gamma gamma alpha beta models", "llm"),
+        ]
+    )
 ]
 _PROBE_EDIT = dict(_PROBE_DOCS[1], title="Beta gamma models", abstract="models alpha beta")
-_PROBE_FIELDS = ("title", "abstract", "tags", "id")        # positions and lengths; counts; existence
+_PROBE_FIELDS = ("title", "abstract", "tags", "id")  # positions and lengths; counts; existence
 
 
 def _probe() -> str:
     """Build the probe index as a rebuild and an edit would, and compare."""
-    full = make_schema()            # the index's own field types, those the fast path reads
+    full = make_schema()  # the index's own field types, those the fast path reads
     ix = RamStorage().create_index(Schema(**{name: full[name] for name in _PROBE_FIELDS}))
-    codec = W3Codec(blocklimit=2)       # small blocks: most terms span several
+    codec = W3Codec(blocklimit=2)  # small blocks: most terms span several
     segments = []
-    for part in (_PROBE_DOCS[:4], _PROBE_DOCS[4:]):       # two rebuild workers' segments
+    for part in (_PROBE_DOCS[:4], _PROBE_DOCS[4:]):  # two rebuild workers' segments
         writer = _TunedWriter(ix, _lk=False, codec=codec, compound=False)
         for doc in part:
             writer.add_document(**doc)
         segments.append(finish_segment(writer))
     commit_segments(ix, segments)
-    writer = _TunedWriter(ix, codec=codec, compound=False)     # an edit: a deletion and a new segment
+    writer = _TunedWriter(ix, codec=codec, compound=False)  # an edit: a deletion and a new segment
     writer.update_document(**_PROBE_EDIT)
     writer.commit(merge=False)
     with ix.searcher() as searcher:

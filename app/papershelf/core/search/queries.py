@@ -42,9 +42,16 @@ class QueryParser:
             parser = qparser.MultifieldParser(list(SEARCH_FIELDS), self.schema, group=qparser.AndGroup)
             parser.add_plugin(qparser.FuzzyTermPlugin())
             parser.add_plugin(qparser.GtLtPlugin())
-            parser.add_plugin(qparser.FieldAliasPlugin({
-                "authors": ["author", "by"], "tags": ["tag"], "lists": ["list"], "notes": ["note"],
-            }))
+            parser.add_plugin(
+                qparser.FieldAliasPlugin(
+                    {
+                        "authors": ["author", "by"],
+                        "tags": ["tag"],
+                        "lists": ["list"],
+                        "notes": ["note"],
+                    }
+                )
+            )
             self._parser = parser
         return self._parser
 
@@ -52,7 +59,7 @@ class QueryParser:
         """(query, fell_back): the parsed query, or plain words if the parser chokes."""
         text = clean_query(text)
         if not text or _NOTHING_TO_SEARCH_RE.fullmatch(text):
-            return wquery.Every(), False   # "", "*", a lone operator: everything, at no cost
+            return wquery.Every(), False  # "", "*", a lone operator: everything, at no cost
         try:
             q = self._whoosh_parser().parse(text)
             if q is wquery.NullQuery:
@@ -66,9 +73,13 @@ class QueryParser:
         compare stems, and allow two edits for words long enough to bear them."""
         if isinstance(q, wquery.FuzzyTerm) and q.fieldname in ("title", "abstract", "notes"):
             text = self.analyzer._normal(q.text)
-            return wquery.FuzzyTerm(q.fieldname, text, boost=q.boost,
-                                    maxdist=max(q.maxdist, 2 if len(text) >= 5 else 1),
-                                    prefixlength=max(q.prefixlength, 1))
+            return wquery.FuzzyTerm(
+                q.fieldname,
+                text,
+                boost=q.boost,
+                maxdist=max(q.maxdist, 2 if len(text) >= 5 else 1),
+                prefixlength=max(q.prefixlength, 1),
+            )
         return q
 
     def plain_words(self, text: str) -> Any:

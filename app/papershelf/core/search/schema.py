@@ -21,7 +21,7 @@ from whoosh.lang.porter import stem as porter_stem
 from ..paper import Paper, tag_keyword
 from ..text import plain_text
 
-INDEX_VERSION = 3          # bump when the schema or the analysis changes: forces a rebuild
+INDEX_VERSION = 3  # bump when the schema or the analysis changes: forces a rebuild
 SEARCH_FIELDS = ("title", "authors", "abstract", "notes", "area")
 FIELD_BOOSTS = {"title": 3.0, "authors": 2.0}
 
@@ -45,8 +45,7 @@ class PaperAnalyzer(Tokenizer):  # type: ignore[misc]   # Whoosh has no type inf
         self._cache: dict[str, str] = {}
 
     def __eq__(self, other: object) -> bool:
-        return (isinstance(other, PaperAnalyzer) and other.stem == self.stem
-                and other.stops == self.stops)
+        return isinstance(other, PaperAnalyzer) and other.stem == self.stem and other.stops == self.stops
 
     def __hash__(self) -> int:
         return hash((self.stem, len(self.stops)))
@@ -63,9 +62,19 @@ class PaperAnalyzer(Tokenizer):  # type: ignore[misc]   # Whoosh has no type inf
             self._cache[word] = cached
         return cached
 
-    def __call__(self, value: str, positions: bool = False, chars: bool = False, keeporiginal: bool = False,
-                 removestops: bool = True, start_pos: int = 0, start_char: int = 0, tokenize: bool = True,
-                 mode: str = "", **kwargs: Any) -> Iterator[Any]:
+    def __call__(
+        self,
+        value: str,
+        positions: bool = False,
+        chars: bool = False,
+        keeporiginal: bool = False,
+        removestops: bool = True,
+        start_pos: int = 0,
+        start_char: int = 0,
+        tokenize: bool = True,
+        mode: str = "",
+        **kwargs: Any,
+    ) -> Iterator[Any]:
         """Whoosh's tokenizer interface: one reused Token per word of `value`."""
         t = Token(positions, chars, removestops=removestops, mode=mode, **kwargs)
         if not tokenize:
@@ -105,10 +114,10 @@ def make_schema() -> Any:
         id=ID(stored=True, unique=True, sortable=True),
         title=TEXT(analyzer=text, field_boost=FIELD_BOOSTS["title"]),
         authors=TEXT(analyzer=names, field_boost=FIELD_BOOSTS["authors"]),
-        abstract=TEXT(analyzer=text),          # not stored: the store has it
+        abstract=TEXT(analyzer=text),  # not stored: the store has it
         notes=TEXT(analyzer=text),
-        area=TEXT(analyzer=names),             # area and subarea words
-        area_exact=ID(),                       # the top area, for filters and facets
+        area=TEXT(analyzer=names),  # area and subarea words
+        area_exact=ID(),  # the top area, for filters and facets
         tags=KEYWORD(commas=True, lowercase=True),
         status=ID(),
         lists=KEYWORD(commas=True, lowercase=True),
@@ -131,8 +140,9 @@ def paper_document(paper: Paper, lists: list[str]) -> dict[str, Any]:
         "tags": ",".join(tag_keyword(t) for t in paper.tags),
         "status": paper.status.value,
         "lists": ",".join(tag_keyword(name) for name in lists),
-        "source": " ".join(sorted({Path(s.file).name.casefold() for s in paper.sources}
-                                  | {s.format for s in paper.sources})),
+        "source": " ".join(
+            sorted({Path(s.file).name.casefold() for s in paper.sources} | {s.format for s in paper.sources})
+        ),
         "added": paper.added,
         "title_sort": plain_text(paper.title).casefold()[:200],
     }

@@ -41,7 +41,7 @@ def build(index_folder: str, job_file: str) -> None:
         writer.add_document(**doc)
         if n % PROGRESS_EVERY == 0:
             progress.write_text(str(n))
-            if parent and os.getppid() != parent:   # the rebuild that started us is gone
+            if parent and os.getppid() != parent:  # the rebuild that started us is gone
                 writer.cancel()
                 sys.exit(3)
     segment = internals.finish_segment(writer)

@@ -21,9 +21,9 @@ from .state import IndexFolder
 
 log = logging.getLogger(__name__)
 
-BATCH_SECONDS = 0.25        # the writer gathers edits this long into one commit
+BATCH_SECONDS = 0.25  # the writer gathers edits this long into one commit
 
-_Item = tuple[str, set[str]]      # ("put" | "del", paper ids)
+_Item = tuple[str, set[str]]  # ("put" | "del", paper ids)
 
 
 class IndexWriter:
@@ -32,9 +32,9 @@ class IndexWriter:
     def __init__(self, source: PaperSource, index: IndexFolder, drop_searcher: Callable[[], None]) -> None:
         self.source = source
         self.index = index
-        self._drop_searcher = drop_searcher     # after a commit: the next search reads it
+        self._drop_searcher = drop_searcher  # after a commit: the next search reads it
         self.batch_seconds = BATCH_SECONDS
-        self.committed: list[Callable[[], None]] = []   # called (on the writer thread) after each update lands
+        self.committed: list[Callable[[], None]] = []  # called (on the writer thread) after each update lands
         self._queue: queue.Queue[_Item | None] = queue.Queue()
         self._thread: threading.Thread | None = None
         # Changes queued and not yet committed, counted under one lock: flush()
@@ -51,12 +51,12 @@ class IndexWriter:
         """Queue what a library change touched (the library's subscriber)."""
         if change.kind == "papers-removed":
             self._enqueue("del", change.ids)
-        elif change.ids:            # a change naming no papers (a new list) has nothing to index
+        elif change.ids:  # a change naming no papers (a new list) has nothing to index
             self._enqueue("put", change.ids)
 
     def _enqueue(self, kind: str, ids: Iterable[str]) -> None:
         with self._settled:
-            self._pending += 1      # counted before the writer can see it
+            self._pending += 1  # counted before the writer can see it
         self._queue.put((kind, set(ids)))
         self._ensure_thread()
 
@@ -94,7 +94,7 @@ class IndexWriter:
             put: set[str] = set()
             gone: set[str] = set()
             taken = 0
-            deadline = time.monotonic() + self.batch_seconds     # gather a burst of edits into one commit
+            deadline = time.monotonic() + self.batch_seconds  # gather a burst of edits into one commit
             following: _Item | bool | None = item
             while isinstance(following, tuple):
                 taken += 1
@@ -148,7 +148,7 @@ class IndexWriter:
                 else:
                     writer.update_document(**paper_document(paper, member.get(pid, [])))
                     mark = max(mark, paper.updated)
-            writer.commit()   # merges small segments (Whoosh's MERGE_SMALL): they stay few
+            writer.commit()  # merges small segments (Whoosh's MERGE_SMALL): they stay few
         except BaseException:
             writer.cancel()
             raise

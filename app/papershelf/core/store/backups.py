@@ -23,7 +23,7 @@ KEEP_DAILY_BACKUPS = 7
 
 def backup_sort_key(path: Path) -> tuple[str, str, int]:
     """Sorts backups by the time and generation in their names (oldest first)."""
-    parts = path.stem.split("-")   # library, YYYYmmdd, HHMMSS, gN
+    parts = path.stem.split("-")  # library, YYYYmmdd, HHMMSS, gN
     try:
         return (parts[1], parts[2], int(parts[3][1:]))
     except (IndexError, ValueError):
@@ -63,7 +63,7 @@ def backup_library_file(folder: Path, generation: int) -> None:
     stamp = _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%d-%H%M%S")
     target = backup_dir / f"library-{stamp}-g{generation}.jsonl"
     n = 1
-    while target.exists():   # never replace a backup
+    while target.exists():  # never replace a backup
         target = backup_dir / f"library-{stamp}-g{generation}.{n}.jsonl"
         n += 1
     try:

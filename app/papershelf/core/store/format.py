@@ -70,13 +70,26 @@ def unseal(line: bytes) -> bytes | None:
     return body
 
 
-def write_snapshot(path: Path, papers: dict[str, Paper], lists: dict[str, list[str]],
-                   generation: int, seq: int, fingerprint_version: int = FINGERPRINT_VERSION) -> None:
+def write_snapshot(
+    path: Path,
+    papers: dict[str, Paper],
+    lists: dict[str, list[str]],
+    generation: int,
+    seq: int,
+    fingerprint_version: int = FINGERPRINT_VERSION,
+) -> None:
     """Write a whole library file at `path` (a temporary name: the caller renames it
     into place) and fsync it. Raises OSError as it came."""
-    header = {"format": FORMAT_NAME, "schema_version": SCHEMA_VERSION, "generation": generation,
-              "journal_seq": seq, "fingerprint_version": fingerprint_version, "saved": now_iso(),
-              "papers": len(papers), "lists": len(lists)}
+    header = {
+        "format": FORMAT_NAME,
+        "schema_version": SCHEMA_VERSION,
+        "generation": generation,
+        "journal_seq": seq,
+        "fingerprint_version": fingerprint_version,
+        "saved": now_iso(),
+        "papers": len(papers),
+        "lists": len(lists),
+    }
     dumps = orjson.dumps
     with synced_file(path, buffering=1 << 20) as f:
         f.write(seal(dumps(header)))
@@ -91,8 +104,19 @@ def write_snapshot(path: Path, papers: dict[str, Paper], lists: dict[str, list[s
         for name, ids in lists.items():
             f.write(seal(dumps({"list": name, "ids": ids})))
         # the end line repeats what recovery needs if the header is the damaged line
-        f.write(seal(dumps({"end": True, "papers": len(papers), "lists": len(lists),
-                            "generation": generation, "journal_seq": seq})))
+        f.write(
+            seal(
+                dumps(
+                    {
+                        "end": True,
+                        "papers": len(papers),
+                        "lists": len(lists),
+                        "generation": generation,
+                        "journal_seq": seq,
+                    }
+                )
+            )
+        )
 
 
 @contextlib.contextmanager
@@ -130,32 +154,41 @@ def _read_snapshot(path: Path, backup_dir: Path | None) -> Snapshot:
     def corrupt(detail: str) -> StoreCorruptError:
         # imported here, on the error path only: backups reads library files with this module
         from .backups import latest_good_backup
+
         backup = latest_good_backup(backup_dir) if backup_dir else None
-        advice = (f" Run 'papershelf recover': it keeps every intact line of the file, takes what is "
-                  f"missing from the latest good backup ({backup}) and replays the journal on top."
-                  if backup else " Run 'papershelf recover' to keep every intact line of it (no backup "
-                  "that can be read was found).")
+        advice = (
+            f" Run 'papershelf recover': it keeps every intact line of the file, takes what is "
+            f"missing from the latest good backup ({backup}) and replays the journal on top."
+            if backup
+            else " Run 'papershelf recover' to keep every intact line of it (no backup that can be read was found)."
+        )
         return StoreCorruptError(
-            f"The library file {path} cannot be read: {detail}. Papershelf has not changed it.{advice}",
-            path, backup)
+            f"The library file {path} cannot be read: {detail}. Papershelf has not changed it.{advice}", path, backup
+        )
 
     try:
         f = open(path, "rb")
     except OSError as exc:
         raise StoreUnreadableError(
             f"Papershelf cannot read the library file {path}: {exc.strerror or exc}. The file was not "
-            "changed; check its permissions, or whether another program holds it.", path) from exc
+            "changed; check its permissions, or whether another program holds it.",
+            path,
+        ) from exc
     with f:
         first = f.readline()
         header = _parse_header(first)
         if header is None:
-            raise corrupt("line 1 is damaged: it is not a whole Papershelf header with a matching "
-                          "checksum (the file is damaged or not a library)")
+            raise corrupt(
+                "line 1 is damaged: it is not a whole Papershelf header with a matching "
+                "checksum (the file is damaged or not a library)"
+            )
         version = header["schema_version"]
         if version > SCHEMA_VERSION:
             raise StoreVersionError(
                 f"The library file {path} was written by a newer Papershelf (schema {version}; this one "
-                f"reads up to {SCHEMA_VERSION}). Update Papershelf to open it; nothing was changed.", path)
+                f"reads up to {SCHEMA_VERSION}). Update Papershelf to open it; nothing was changed.",
+                path,
+            )
         sealed = version >= 2
         papers: dict[str, Paper] = {}
         lists: dict[str, list[str]] = {}
@@ -175,12 +208,13 @@ def _read_snapshot(path: Path, backup_dir: Path | None) -> Snapshot:
                 continue
             if sealed:
                 # inline unseal: a checksum per line finds a flipped bit in any field
-                body = memoryview(line)[:-10]          # no copy of the line
-                if len(line) < 11 or line[-1] != 10 or line[-10] != 9 \
-                        or b"%08x" % crc32(body) != line[-9:-1]:
-                    raise corrupt(f"line {lineno} is damaged (its checksum does not match"
-                                  + (")" if line.endswith(b"\n") else "; the file was cut short there)"))
-                line = body     # type: ignore[assignment]  # orjson reads a memoryview as it reads bytes
+                body = memoryview(line)[:-10]  # no copy of the line
+                if len(line) < 11 or line[-1] != 10 or line[-10] != 9 or b"%08x" % crc32(body) != line[-9:-1]:
+                    raise corrupt(
+                        f"line {lineno} is damaged (its checksum does not match"
+                        + (")" if line.endswith(b"\n") else "; the file was cut short there)")
+                    )
+                line = body  # type: ignore[assignment]  # orjson reads a memoryview as it reads bytes
             try:
                 rec = loads(line)
                 if migrations:
@@ -217,10 +251,13 @@ def _parse_header(line: bytes) -> dict[str, Any] | None:
     if not isinstance(header, dict) or header.get("format") != FORMAT_NAME:
         return None
     version = header.get("schema_version")
-    if (not isinstance(version, int) or version < 1
-            or ((version >= 2) != sealed and version <= SCHEMA_VERSION)
-            or not isinstance(header.get("generation"), int)
-            or not isinstance(header.get("journal_seq", 0), int)):
+    if (
+        not isinstance(version, int)
+        or version < 1
+        or ((version >= 2) != sealed and version <= SCHEMA_VERSION)
+        or not isinstance(header.get("generation"), int)
+        or not isinstance(header.get("journal_seq", 0), int)
+    ):
         return None
     return header
 
@@ -247,9 +284,9 @@ class SnapshotSalvage:
     lists: dict[str, list[str]] = field(default_factory=dict)
     # file order of paper lines: ("p", id) for an intact one, ("d", line, id or None) for a damaged one
     order: list[tuple[Any, ...]] = field(default_factory=list)
-    damaged_lines: list[int] = field(default_factory=list)      # line numbers
-    damaged_lists: list[str] = field(default_factory=list)      # names read from damaged list lines
-    cut_short: bool = False             # the last line has no newline, or the end line is missing
+    damaged_lines: list[int] = field(default_factory=list)  # line numbers
+    damaged_lists: list[str] = field(default_factory=list)  # names read from damaged list lines
+    cut_short: bool = False  # the last line has no newline, or the end line is missing
 
 
 _ID_IN_LINE = re.compile(rb'"id":"([0-9a-f]{6,64})"')
@@ -271,7 +308,7 @@ def salvage_snapshot(path: Path) -> SnapshotSalvage:
         out.damaged_lines.append(1)
     if out.header is not None:
         sealed = out.header["schema_version"] >= 2
-    else:   # guess the schema from the lines themselves
+    else:  # guess the schema from the lines themselves
         sealed = any(unseal(line + b"\n") is not None for line in lines[1:50])
     for lineno, line in enumerate(lines[1:], start=2):
         if _take_record(out, unseal(line + b"\n") if sealed else line):
@@ -314,7 +351,7 @@ def _sealed_parts(line: bytes) -> list[tuple[bytes, bool]]:
     for m in _SEAL_IN_LINE.finditer(line):
         if m.start() < start:
             continue
-        parts.append((line[start:m.end()], True))
+        parts.append((line[start : m.end()], True))
         start = m.end() + 1
     if start < len(line):
         parts.append((line[start:], False))
@@ -336,10 +373,10 @@ def whole_lines_in(line: bytes) -> list[tuple[bytes, bytes | None]]:
         body = unseal(part + b"\n") if sealed_end else None
         if body is None and sealed_end:
             for m in _OBJECT_START.finditer(part, 1):
-                tail = unseal(part[m.start():] + b"\n")
+                tail = unseal(part[m.start() :] + b"\n")
                 if tail is not None:
-                    out.append((part[:m.start()], None))
-                    part, body = part[m.start():], tail
+                    out.append((part[: m.start()], None))
+                    part, body = part[m.start() :], tail
                     break
         out.append((part, body))
     return out

@@ -37,7 +37,7 @@ from .locks import store_write_error
 if TYPE_CHECKING:
     from .store import Store
 
-log = logging.getLogger("papershelf.core.store")   # one logger for the package
+log = logging.getLogger("papershelf.core.store")  # one logger for the package
 
 
 @dataclass(slots=True)
@@ -45,8 +45,8 @@ class Op:
     """One change to the state. kind: add | set | del | list | rename."""
 
     kind: str
-    key: str                 # paper id or list name
-    value: Any = None        # Paper (add), {field: JSON value} (set), [ids] or None (list), new name (rename)
+    key: str  # paper id or list name
+    value: Any = None  # Paper (add), {field: JSON value} (set), [ids] or None (list), new name (rename)
 
     @classmethod
     def set_fields(cls, paper_id: str, changes: dict[str, Any]) -> Op:
@@ -110,8 +110,11 @@ def parse_journal_line(line: bytes) -> dict[str, Any] | None:
 def _check_record(record: dict[str, Any]) -> None:
     """A journal line whose checksum is right but whose shape is not (a bug, or
     a hand edit) is reported as damage like any other, never a traceback."""
-    if (type(record.get("seq")) is not int or type(record.get("gen", 0)) is not int
-            or not isinstance(record.get("ops"), list)):
+    if (
+        type(record.get("seq")) is not int
+        or type(record.get("gen", 0)) is not int
+        or not isinstance(record.get("ops"), list)
+    ):
         raise ValueError("its sequence number, generation or edits have the wrong type")
 
 
@@ -153,10 +156,11 @@ def replay_journal(store: Store, salvage: JournalSalvage | None = None) -> bool:
         return True
     except OSError as exc:
         raise StoreUnreadableError(
-            f"Papershelf cannot read the journal {path} ({exc.strerror}); it was not changed. "
-            "Check its permissions.", path) from exc
+            f"Papershelf cannot read the journal {path} ({exc.strerror}); it was not changed. Check its permissions.",
+            path,
+        ) from exc
     lines = data.split(b"\n")
-    tail = lines.pop()               # after the last newline: b"" for a whole file
+    tail = lines.pop()  # after the last newline: b"" for a whole file
     if tail:
         whole = tail if parse_journal_line(tail) is not None else tail[:-1]
         if parse_journal_line(whole) is not None:
@@ -191,13 +195,14 @@ def replay_journal(store: Store, salvage: JournalSalvage | None = None) -> bool:
                 continue
             _journal_damage(store, salvage, len(lines), lineno, line, problem)
             continue
-        assert record is not None        # for the type checker: problem is set whenever it is None
+        assert record is not None  # for the type checker: problem is set whenever it is None
         gen = record.get("gen", 0)
         seq = record["seq"]
         if doubtful:
             if gen < store.generation or (gen == store.generation and seq == store.seq + 1):
-                log.info("journal lines %s were damaged but already folded into the library file",
-                         [d[0] for d in doubtful])
+                log.info(
+                    "journal lines %s were damaged but already folded into the library file", [d[0] for d in doubtful]
+                )
             else:
                 for args in doubtful:
                     _journal_damage(store, salvage, len(lines), *args)
@@ -215,7 +220,9 @@ def replay_journal(store: Store, salvage: JournalSalvage | None = None) -> bool:
                 raise StoreCorruptError(
                     f"The journal {path} skips from edit {store.seq} to {seq} at line {lineno}. "
                     "Nothing was changed. Run 'papershelf recover' to keep every readable edit "
-                    "and be told which were lost.", path)
+                    "and be told which were lost.",
+                    path,
+                )
             salvage.gap(store.seq, seq)
         if salvage is not None:
             salvage.replay(store, lineno, seq, ops)
@@ -233,14 +240,12 @@ def replay_journal(store: Store, salvage: JournalSalvage | None = None) -> bool:
             for args in doubtful:
                 _journal_damage(store, salvage, len(lines), *args)
         else:
-            log.info("journal lines %s were damaged but already folded into the library file",
-                     [d[0] for d in doubtful])
+            log.info("journal lines %s were damaged but already folded into the library file", [d[0] for d in doubtful])
     if tail:
-        store.dropped_torn_line = True   # a write cut short by a crash: never acknowledged
-        log.info("the unfinished last line of %s (%d bytes) was a save cut short; dropped",
-                 path, len(tail))
+        store.dropped_torn_line = True  # a write cut short by a crash: never acknowledged
+        log.info("the unfinished last line of %s (%d bytes) was a save cut short; dropped", path, len(tail))
     if store._journal_fix_newline:
-        pos -= 1                        # the newline still has to be written
+        pos -= 1  # the newline still has to be written
     store._valid_journal_len = pos
     store._journal_bytes = pos
     return True
@@ -261,20 +266,22 @@ def _split_merged_lines(numbered: list[tuple[int, bytes]]) -> list[tuple[int, by
     return out
 
 
-def _journal_damage(store: Store, salvage: JournalSalvage | None, count: int, lineno: int, line: bytes,
-                    problem: str) -> None:
+def _journal_damage(
+    store: Store, salvage: JournalSalvage | None, count: int, lineno: int, line: bytes, problem: str
+) -> None:
     """A damaged journal line: written down when salvaging, else the load stops."""
     if salvage is not None:
         salvage.damaged(lineno, line, problem)
         return
-    where = ("its last line" if lineno == count else f"line {lineno}, with "
-             f"{count - lineno} more after it")
+    where = "its last line" if lineno == count else f"line {lineno}, with {count - lineno} more after it"
     raise StoreCorruptError(
         f"The journal {store.journal_path} is damaged at {where}: {problem}. The file is complete, "
         "so this is damage (a disk or copying fault), not an interrupted save; an edit saved "
         "there may be wrong or lost. Nothing was changed and nothing will be written until "
         "it is repaired: run 'papershelf recover' to keep every readable edit, set the "
-        "damaged journal aside and be told exactly which edits were lost.", store.journal_path)
+        "damaged journal aside and be told exactly which edits were lost.",
+        store.journal_path,
+    )
 
 
 def open_journal_for_append(store: Store) -> None:
@@ -303,7 +310,7 @@ def open_journal_for_append(store: Store) -> None:
             os.fsync(fd)
         os.lseek(fd, 0, os.SEEK_END)
         if not existed:
-            fsync_dir(store.folder)   # a new journal's name must survive a power cut too
+            fsync_dir(store.folder)  # a new journal's name must survive a power cut too
     except OSError as exc:
         raise store_write_error(exc, path) from exc
     store._journal_fd = fd
@@ -319,14 +326,15 @@ def _keep_torn_tail(store: Store, fd: int, size: int) -> None:
         n += 1
     tail = os.pread(fd, size - store._valid_journal_len, store._valid_journal_len)
     if not tail.strip(b"\0 \n"):
-        return                      # zeros a crash left past the end: nothing to keep
+        return  # zeros a crash left past the end: nothing to keep
     with synced_file(target) as f:
         f.write(tail)
     fsync_dir(store.folder)
     store.notices.append(
         f"The last save before Papershelf stopped was cut short (the program or the computer "
         f"stopped while writing it); it had not been reported as saved, and was left out. "
-        f"Its {len(tail)} bytes are kept in {target}.")
+        f"Its {len(tail)} bytes are kept in {target}."
+    )
 
 
 class JournalSalvage:
@@ -334,10 +342,10 @@ class JournalSalvage:
 
     def __init__(self) -> None:
         self.replayed = 0
-        self.damaged_lines: list[tuple[int, int | None, str]] = []   # (line, seq it seems to have, what)
-        self.missing: set[int] = set()                               # sequence numbers never seen
-        self.not_applied: list[tuple[int, int, str]] = []            # (line, seq, why)
-        self.newer: list[int] = []                                   # lines of a newer library file
+        self.damaged_lines: list[tuple[int, int | None, str]] = []  # (line, seq it seems to have, what)
+        self.missing: set[int] = set()  # sequence numbers never seen
+        self.not_applied: list[tuple[int, int, str]] = []  # (line, seq, why)
+        self.newer: list[int] = []  # lines of a newer library file
 
     @property
     def lost_anything(self) -> bool:
@@ -391,9 +399,11 @@ class JournalSalvage:
         for lineno, seq, why in self.not_applied:
             out.append(f"Did not apply edit {seq} (journal line {lineno}): {why}.")
         if self.newer:
-            out.append(f"Did not apply {len(self.newer)} edit(s) (journal lines {self.newer[0]}-{self.newer[-1]}) "
-                       "written for a newer library file than this one (as if an older library file had been "
-                       "put back by hand).")
+            out.append(
+                f"Did not apply {len(self.newer)} edit(s) (journal lines {self.newer[0]}-{self.newer[-1]}) "
+                "written for a newer library file than this one (as if an older library file had been "
+                "put back by hand)."
+            )
         return out
 
 

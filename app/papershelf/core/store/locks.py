@@ -28,7 +28,7 @@ from .format import READ_LOCK
 # How long a compaction waits for readers before swapping anyway (they notice and retry).
 SWAP_WAIT_SECONDS = 2.0
 
-log = logging.getLogger("papershelf.core.store")   # one logger for the package
+log = logging.getLogger("papershelf.core.store")  # one logger for the package
 
 
 def store_write_error(exc: OSError, where: Path) -> StoreWriteError:
@@ -42,7 +42,9 @@ def store_write_error(exc: OSError, where: Path) -> StoreWriteError:
     }.get(exc.errno or 0, exc.strerror or str(exc))
     return StoreWriteError(
         f"Papershelf could not write to {where}: {reason}. The change was not saved; "
-        "your library on disk is as it was before.", where)
+        "your library on disk is as it was before.",
+        where,
+    )
 
 
 class WriterLock:
@@ -65,7 +67,8 @@ class WriterLock:
             raise StoreLockedError(
                 f"The library in {self.path.parent} is open in another Papershelf{who}. "
                 "Close that one first; two programs writing one library could lose edits.",
-                self.path) from None
+                self.path,
+            ) from None
         # say who holds it, for the message the next process will show
         try:
             os.ftruncate(fd, 0)
@@ -108,7 +111,7 @@ def swap_lock(folder: Path, exclusive: bool) -> Iterator[None]:
     try:
         fd = os.open(path, (os.O_RDWR | os.O_CREAT) if exclusive else os.O_RDONLY, 0o644)
     except OSError:
-        yield   # a read-only folder without the file: nobody can be compacting
+        yield  # a read-only folder without the file: nobody can be compacting
         return
     try:
         if exclusive:
@@ -119,7 +122,7 @@ def swap_lock(folder: Path, exclusive: bool) -> Iterator[None]:
                     break
                 time.sleep(0.01)
         else:
-            lock_shared_fd(fd)    # a swap takes milliseconds
+            lock_shared_fd(fd)  # a swap takes milliseconds
         yield
     finally:
         os.close(fd)

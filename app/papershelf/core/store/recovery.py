@@ -73,7 +73,7 @@ def _recover(store: Store) -> str:
             target = path.with_name(f"{path.name}.damaged-{stamp}.{n}")
             n += 1
         try:
-            shutil.copy2(path, target)   # a copy: the original goes only once the new file is saved
+            shutil.copy2(path, target)  # a copy: the original goes only once the new file is saved
             fsync_dir(store.folder)
         except OSError as exc:
             raise store_write_error(exc, store.folder) from exc
@@ -99,13 +99,15 @@ def _recover(store: Store) -> str:
     mark = store._read_mark()
     replay_journal(store, salvage=salvage)
     if mark is not None and mark[0] == store.generation and mark[1] > store.seq and store.seq >= 0:
-        salvage.missing.update(range(store.seq + 1, mark[1] + 1))   # saved, then cut off the end
+        salvage.missing.update(range(store.seq + 1, mark[1] + 1))  # saved, then cut off the end
     if salvage.replayed:
         report.append(f"Replayed {salvage.replayed} edit(s) from the journal on top.")
     report.extend(_with_titles(line, store.papers) for line in salvage.describe())
     if store.dropped_torn_line:
-        report.append("The journal ended in an unfinished save (never reported as saved); it was "
-                      "left out, and the journal is kept as it was (below).")
+        report.append(
+            "The journal ended in an unfinished save (never reported as saved); it was "
+            "left out, and the journal is kept as it was (below)."
+        )
     if (salvage.damaged_lines or salvage.newer or store.dropped_torn_line) and store.journal_path.exists():
         keep_aside(store.journal_path)
 
@@ -115,8 +117,10 @@ def _recover(store: Store) -> str:
     store._compact(backup_current=not snapshot_damaged)
     for path in aside:
         report.append(f"Kept the damaged {path.name.split('.damaged-')[0]} as {path}.")
-    report.append(f"The library now holds {_n(len(store.papers), 'paper')} and "
-                  f"{_n(len(store.lists), 'reading list')}, saved as {store.snapshot_path}.")
+    report.append(
+        f"The library now holds {_n(len(store.papers), 'paper')} and "
+        f"{_n(len(store.lists), 'reading list')}, saved as {store.snapshot_path}."
+    )
     return "\n".join(report)
 
 
@@ -136,19 +140,23 @@ def _salvage_library_file(store: Store, journal_gens: list[int]) -> list[str]:
     if not scan.papers and not scan.lists and backup is None:
         raise StoreCorruptError(
             f"The library file {path} is damaged beyond use (no intact line) and there is no "
-            "readable backup to restore from; the files were left as they are.", path)
+            "readable backup to restore from; the files were left as they are.",
+            path,
+        )
     papers = scan.papers
     lists = scan.lists
     meta = scan.header or scan.end
     if path.exists():
         if scan.damaged_lines:
             shown = ", ".join(map(str, scan.damaged_lines[:10])) + (
-                f" and {len(scan.damaged_lines) - 10} more" if len(scan.damaged_lines) > 10 else "")
-            report.append(f"The library file {path} has {len(scan.damaged_lines)} damaged line(s) "
-                          f"(line {shown}).")
+                f" and {len(scan.damaged_lines) - 10} more" if len(scan.damaged_lines) > 10 else ""
+            )
+            report.append(f"The library file {path} has {len(scan.damaged_lines)} damaged line(s) (line {shown}).")
         if scan.cut_short:
-            report.append(f"The library file {path} was cut short after line "
-                          f"{1 + len(scan.papers) + len(scan.lists) + len(scan.damaged_lines)}.")
+            report.append(
+                f"The library file {path} was cut short after line "
+                f"{1 + len(scan.papers) + len(scan.lists) + len(scan.damaged_lines)}."
+            )
         report.append(f"Kept every intact line: {_n(len(papers), 'paper')} and {_n(len(lists), 'reading list')}.")
     else:
         report.append(f"The library file {path} was missing.")
@@ -176,14 +184,14 @@ def _salvage_library_file(store: Store, journal_gens: list[int]) -> list[str]:
                 in_gap = False
             prev = ev[1]
         else:
-            in_gap = True        # even a line whose id was read may hide others (a lost newline)
+            in_gap = True  # even a line whose id was read may hide others (a lost newline)
     if in_gap or scan.cut_short or not path.exists():
         gaps.append((prev, None))
     if expected is not None and len(papers) >= expected:
-        gaps = []        # every paper the file held is accounted for
+        gaps = []  # every paper the file held is accounted for
     for lo_id, hi_id in gaps:
         if lo_id is not None and lo_id not in bpos:
-            continue     # joined after the backup: so did everything after it
+            continue  # joined after the backup: so did everything after it
         lo = bpos[lo_id] + 1 if lo_id is not None else 0
         hi = bpos.get(hi_id, len(border)) if hi_id is not None else len(border)
         for pid in border[lo:hi]:
@@ -195,15 +203,19 @@ def _salvage_library_file(store: Store, journal_gens: list[int]) -> list[str]:
             f"Restored {_n(len(from_backup), 'paper')} whose lines were damaged or missing from the backup "
             f"{backup}, as they were then; edits made to them after that backup are lost: "
             + "; ".join(_with_titles(f"paper {pid}", papers) for pid in from_backup[:20])
-            + (" …" if len(from_backup) > 20 else "") + ".")
+            + (" …" if len(from_backup) > 20 else "")
+            + "."
+        )
     if expected is not None and len(papers) < expected:
         report.append(
             f"Could not recover {_n(expected - len(papers), 'paper')}: their lines are damaged or "
-            "missing and no backup holds them (they joined the library after the latest backup).")
+            "missing and no backup holds them (they joined the library after the latest backup)."
+        )
     if expected is not None and len(papers) > expected:
         report.append(
             f"{len(papers) - expected} of the restored papers may have been deleted since the backup; "
-            "look them up by id and delete them again if so.")
+            "look them up by id and delete them again if so."
+        )
     # reading lists: written after the papers, so a cut file loses them first
     expected_lists = meta.get("lists") if meta else None
     restored_lists: list[str] = []
@@ -214,20 +226,24 @@ def _salvage_library_file(store: Store, journal_gens: list[int]) -> list[str]:
                     lists[name] = list(ids)
                     restored_lists.append(name)
     if restored_lists:
-        report.append(f"Restored the reading list(s) {', '.join(map(repr, restored_lists))} from the "
-                      f"backup {backup}; changes made to them after it are lost.")
+        report.append(
+            f"Restored the reading list(s) {', '.join(map(repr, restored_lists))} from the "
+            f"backup {backup}; changes made to them after it are lost."
+        )
     if expected_lists is not None and len(lists) < expected_lists:
         report.append(f"Could not recover {expected_lists - len(lists)} reading list(s).")
     elif expected_lists is not None and len(lists) > expected_lists:
-        report.append(f"{len(lists) - expected_lists} of the restored reading lists may have been "
-                      "deleted since the backup; delete them again if so.")
+        report.append(
+            f"{len(lists) - expected_lists} of the restored reading lists may have been "
+            "deleted since the backup; delete them again if so."
+        )
 
     # the generation the journal's edits were written against
     if meta is not None and isinstance(meta.get("generation"), int):
         store.generation = meta["generation"]
         store.seq = meta.get("journal_seq", 0) if isinstance(meta.get("journal_seq", 0), int) else 0
     elif journal_gens:
-        store.generation, store.seq = max(journal_gens), -1   # -1: take the journal from its start
+        store.generation, store.seq = max(journal_gens), -1  # -1: take the journal from its start
     elif bheader is not None:
         # the lost file came after the backup: its edits start where the backup's end
         store.generation, store.seq = bheader["generation"] + 1, bheader.get("journal_seq", 0)
@@ -243,6 +259,7 @@ _PAPER_REF = re.compile(r"\bpaper ([0-9a-f]{6,64})\b")
 
 def _with_titles(text: str, papers: dict[str, Paper]) -> str:
     """'paper 5fcd…' → 'paper 5fcd… (“Its title”)', so a person knows which paper it was."""
+
     def title(m: re.Match[str]) -> str:
         paper = papers.get(m.group(1))
         # getattr: Paper's fields are properties made at run time, which a type checker cannot see
@@ -251,4 +268,5 @@ def _with_titles(text: str, papers: dict[str, Paper]) -> str:
             return m.group(0)
         short = full if len(full) <= 60 else full[:59] + "…"
         return f"{m.group(0)} (\u201c{short}\u201d)"
+
     return _PAPER_REF.sub(title, text)

@@ -34,7 +34,7 @@ JOURNAL_COMPACT_BYTES = 16 * 2**20
 BULK_BYTES = 4 * 2**20
 BULK_PAPERS = 2000
 
-log = logging.getLogger("papershelf.core.store")   # one logger for the package
+log = logging.getLogger("papershelf.core.store")  # one logger for the package
 
 
 class Store:
@@ -51,7 +51,7 @@ class Store:
         self.papers: dict[str, Paper] = {}
         self.lists: dict[str, list[str]] = {}
         self.generation = 0
-        self.seq = 0                 # last journal sequence number applied
+        self.seq = 0  # last journal sequence number applied
         self.fingerprint_version = FINGERPRINT_VERSION
         self.dropped_torn_line = False
         self._journal_fd: int | None = None
@@ -60,12 +60,12 @@ class Store:
         self._valid_journal_len = 0
         self._journal_fix_newline = False
         self._journal_dirty = False
-        self._journal_current_lines = 0     # lines of the current generation in the journal
+        self._journal_current_lines = 0  # lines of the current generation in the journal
         self._snapshot_version = SCHEMA_VERSION
         self._mark_fd: int | None = None
-        self.notices: list[str] = []        # things the user should hear about that are not errors
+        self.notices: list[str] = []  # things the user should hear about that are not errors
         self._lock = WriterLock(self.folder / LOCK)
-        self._write_lock = threading.RLock()      # one writer thread at a time within this process
+        self._write_lock = threading.RLock()  # one writer thread at a time within this process
 
     # ---- paths -------------------------------------------------------------
     @property
@@ -107,8 +107,9 @@ class Store:
                     try:
                         self.compact()
                     except StoreWriteError as exc:
-                        log.warning("could not bring %s forward to schema %d yet: %s", self.snapshot_path,
-                                    SCHEMA_VERSION, exc)
+                        log.warning(
+                            "could not bring %s forward to schema %d yet: %s", self.snapshot_path, SCHEMA_VERSION, exc
+                        )
         except BaseException:
             self.close()
             raise
@@ -163,7 +164,7 @@ class Store:
                     self._snapshot_version = SCHEMA_VERSION
                 else:
                     self._read_snapshot(self.snapshot_path)
-                mark = self._read_mark()      # before the journal: it is written after the journal
+                mark = self._read_mark()  # before the journal: it is written after the journal
                 consistent = replay_journal(self)
             if consistent and _stat_key(self.snapshot_path) == before:
                 self._check_mark(mark)
@@ -173,11 +174,15 @@ class Store:
                 f"The journal {self.journal_path} does not belong to the library file "
                 f"{self.snapshot_path} (it holds edits of a newer library file, as if an older one "
                 "had been put back by hand). Nothing was changed. Run 'papershelf recover' to keep "
-                "the library file and set the journal aside.", self.journal_path)
+                "the library file and set the journal aside.",
+                self.journal_path,
+            )
         # a read-only reader that kept losing the race to compactions (twenty in a row)
         raise StoreUnreadableError(
             f"The library in {self.folder} kept changing while Papershelf read it (another Papershelf "
-            "is saving it). Nothing is wrong with it; try again.", self.folder)
+            "is saving it). Nothing is wrong with it; try again.",
+            self.folder,
+        )
 
     def _read_mark(self) -> tuple[int, int] | None:
         try:
@@ -185,7 +190,7 @@ class Store:
                 gen, seq = f.read(64).split()
             return int(gen), int(seq)
         except (OSError, ValueError):
-            return None             # none yet, or unreadable: it only ever adds a check
+            return None  # none yet, or unreadable: it only ever adds a check
 
     def _check_mark(self, mark: tuple[int, int] | None) -> None:
         if mark is None or mark[0] != self.generation or mark[1] <= self.seq:
@@ -195,7 +200,9 @@ class Store:
             f"The journal {self.journal_path} ends at edit {self.seq}, but edit {mark[1]} was saved: "
             f"{lost} saved edit(s) at its end are missing (the file was cut short, emptied or "
             "deleted). Nothing was changed. Run 'papershelf recover' to keep the edits that remain "
-            "and be told which were lost.", self.journal_path)
+            "and be told which were lost.",
+            self.journal_path,
+        )
 
     def _write_mark(self) -> None:
         """Record the last durable edit. Not synced: after a crash it may be older, never newer."""
@@ -214,9 +221,15 @@ class Store:
             raise StoreCorruptError(
                 f"The library file {self.snapshot_path} is missing, but {self.backup_dir} holds "
                 f"backups of a library. Nothing was changed. "
-                + (f"Run 'papershelf recover' to restore the latest good backup, {good}, and replay "
-                   "the journal on top." if good else "None of the backups can be read either."),
-                self.snapshot_path, good)
+                + (
+                    f"Run 'papershelf recover' to restore the latest good backup, {good}, and replay "
+                    "the journal on top."
+                    if good
+                    else "None of the backups can be read either."
+                ),
+                self.snapshot_path,
+                good,
+            )
 
     def _read_snapshot(self, path: Path) -> None:
         papers, lists, header = read_snapshot(path, self.backup_dir)
@@ -248,9 +261,10 @@ class Store:
             return
         if self.readonly:
             raise ReadOnlyLibraryError(
-                f"The library in {self.folder} was opened read-only; the change was not made.", self.folder)
+                f"The library in {self.folder} was opened read-only; the change was not made.", self.folder
+            )
         if sum(op.kind == "add" for op in ops) > BULK_PAPERS:
-            self._apply_as_snapshot(ops)   # no need to encode it twice
+            self._apply_as_snapshot(ops)  # no need to encode it twice
             return
         payload = {"seq": self.seq + 1, "gen": self.generation, "ops": [op.encode() for op in ops]}
         line = journal_line(payload)
@@ -280,7 +294,7 @@ class Store:
                 os.ftruncate(fd, start)
                 self._journal_dirty = False
             written = 0
-            while written < len(line):      # at an explicit offset: no file position to lose
+            while written < len(line):  # at an explicit offset: no file position to lose
                 written += os.pwrite(fd, line[written:], start + written)
             if hasattr(os, "fdatasync"):
                 os.fdatasync(fd)
@@ -391,5 +405,7 @@ def _stat_key(path: Path) -> tuple[int, int, int] | None:
     except OSError as exc:
         raise StoreUnreadableError(
             f"Papershelf cannot open the library at {path.parent}: {exc.strerror}. "
-            "Check that --data-dir names a folder.", path) from exc
+            "Check that --data-dir names a folder.",
+            path,
+        ) from exc
     return (st.st_ino, st.st_size, st.st_mtime_ns)
