@@ -46,7 +46,7 @@ def test_searching_an_empty_library_shows_no_error(empty_window, qtbot):
 
 def _import_and_wait(win, qtbot, files):
     with qtbot.waitSignal(win.importFinished, timeout=30_000) as blocker:
-        win.import_files(files)
+        win.transfers.import_files(files)
     return blocker.args[0]
 
 

@@ -197,7 +197,7 @@ def test_delete_asks_and_undo_brings_papers_back_with_their_tags(opened, qtbot, 
     win = opened.win
     select_rows(win, [0, 1])
     ids = win.selected_ids()
-    win.add_tags(["keep-me"])
+    win.edits.add_tags(["keep-me"])
     asked = []
     monkeypatch.setattr(QMessageBox, "question", lambda *a, **k: asked.append(a) or QMessageBox.StandardButton.Yes)
     win.paper_list.setFocus()
@@ -217,7 +217,7 @@ def test_reading_lists_from_the_panel(opened, qtbot, monkeypatch):
     select_rows(win, [4, 6])
     ids = win.selected_ids()
     monkeypatch.setattr(QInputDialog, "getText", lambda *a, **k: ("Thesis", True))
-    win.add_to_list("")
+    win.edits.add_to_list("")
     assert opened.lib.list_ids("Thesis") == ids
     qtbot.keyClick(win, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)
     assert opened.lib.lists().get("Thesis", []) == []

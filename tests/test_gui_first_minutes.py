@@ -55,11 +55,11 @@ def test_reading_list_counts_follow_the_search_like_the_other_counts(opened, qtb
     qtbot.keyClicks(box, "verisimpl")
     opened.settle()
     select_rows(win, [0])
-    win.add_to_list("Week 1")
+    win.edits.add_to_list("Week 1")
     qtbot.keyClick(box, Qt.Key.Key_Escape)
     opened.settle()
     select_rows(win, [0 if not win.model.index(0, 0).data().startswith("VeriSimpl") else 1])
-    win.add_to_list("Week 1")
+    win.edits.add_to_list("Week 1")
     qtbot.waitUntil(lambda: ("Week 1", "Week 1  (2)") in panel.entries("list"), timeout=5_000)
     qtbot.keyClicks(box, "verisimpl")
     opened.settle()
@@ -96,7 +96,7 @@ if not QTest.qWaitForWindowActive(win):
 sel = win.paper_list.selectionModel()
 sel.select(win.model.index(0, 0), QItemSelectionModel.SelectionFlag.ClearAndSelect | QItemSelectionModel.SelectionFlag.Rows)
 pid = win.selected_ids()[0]
-win.add_tags(["probe"])
+win.edits.add_tags(["probe"])
 out = {"platform": app.platformName(), "redo": {}}
 for key, mods in (("Ctrl+Shift+Z", Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier),
                   ("Ctrl+Y", Qt.KeyboardModifier.ControlModifier)):
@@ -140,7 +140,7 @@ def all_actions(win):
 def test_no_two_actions_of_the_window_share_a_key(opened, qtbot):
     win = opened.win
     select_rows(win, [0])
-    win.add_tags(["x"])
+    win.edits.add_tags(["x"])
     qtbot.keyClick(win.paper_list, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)   # undo and redo both enabled
     actions = [a for a in all_actions(win) if a.isEnabled()]
     assert len(actions) > 10
@@ -187,7 +187,7 @@ win = MainWindow(lib)
 
 def index_open():
     win.search_box.setFocus()
-    win._query_typed("model")           # a search on its way when the window closes
+    win.pane.query_typed("model")           # a search on its way when the window closes
     win.close()
     app.quit()
 

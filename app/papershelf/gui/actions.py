@@ -36,7 +36,7 @@ class WindowActions(QObject):
         file_menu = w.menuBar().addMenu(self.tr("&File"))
         self.import_action = self._action(file_menu, self.tr("&Import…"), transfers.choose_files,
                                           QKeySequence.StandardKey.Open, "importAction")
-        self._action(file_menu, self.tr("Import Pasted &Text"), w.import_clipboard,
+        self._action(file_menu, self.tr("Import Pasted &Text"), transfers.import_clipboard,
                      QKeySequence("Ctrl+Shift+V"), "importPasteAction")
         self._action(file_menu, self.tr("Open the &Sample Library"), transfers.import_samples, None, "samplesAction")
         file_menu.addSeparator()
@@ -44,7 +44,7 @@ class WindowActions(QObject):
                      QKeySequence("Ctrl+E"), "exportSelectionAction")
         self._action(file_menu, self.tr("Export &Shown Papers to BibTeX…"), transfers.export_shown,
                      QKeySequence("Ctrl+Shift+E"), "exportShownAction")
-        self._action(file_menu, self.tr("&Rebuild Search Index"), lambda: w.open_index(rebuild=True), None,
+        self._action(file_menu, self.tr("&Rebuild Search Index"), lambda: w.indexer.open(rebuild=True), None,
                      "reindexAction")
         file_menu.addSeparator()
         self._action(file_menu, self.tr("&Quit"), w.close, QKeySequence.StandardKey.Quit, "quitAction")

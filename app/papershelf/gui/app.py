@@ -246,7 +246,7 @@ def main(data_dir: str | None = None, argv: list[str] | None = None, files: list
         QTimer.singleShot(0, lambda: QMessageBox.information(window, "Papershelf", "\n\n".join(library.notices)))
     # an empty library opens on the welcome view, the sample library one click away
     if files:
-        QTimer.singleShot(0, lambda: window.import_files([Path(f) for f in files]))
+        QTimer.singleShot(0, lambda: window.transfers.import_files([Path(f) for f in files]))
     try:
         return app.exec()
     finally:

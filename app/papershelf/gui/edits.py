@@ -32,7 +32,8 @@ class Edits(QObject):
     def __init__(self, window: MainWindow) -> None:
         super().__init__(window)
         self.window = window
-        panel = window.tag_panel       # its notes go to the window (`save_notes`)
+        panel = window.tag_panel
+        panel.notesEdited.connect(self.save_notes)
         panel.addTagsRequested.connect(self.add_tags)
         panel.removeTagRequested.connect(self.remove_tag)
         panel.statusRequested.connect(self.set_status)
@@ -40,7 +41,7 @@ class Edits(QObject):
         panel.addToListRequested.connect(self.add_to_list)
 
     def _busy(self) -> bool:
-        if self.window.importing():
+        if self.window.transfers.running():
             self.window.statusBar().showMessage(self.tr("Wait for the import to finish."), 3000)
             return True
         return False
@@ -135,6 +136,13 @@ class Edits(QObject):
         self.say_edited("rating" if rating else "unrate",
                         self.edit(self.tr("Rate"), ids, lambda: win.library.set_rating(ids, rating)),
                         "★" * (rating or 0))
+
+    def save_notes(self, paper_id: str, text: str) -> None:
+        """Keep the notes typed for a paper (one undoable step; nothing if unchanged or gone)."""
+        lib = self.window.library
+        if paper_id not in lib or lib.get(paper_id).notes == text:
+            return
+        self.edit(self.tr("Edit notes"), [paper_id], lambda: lib.set_notes(paper_id, text))
 
     # ---- reading lists and deleting ------------------------------------------------
     def choose_list(self) -> None:

@@ -1,7 +1,8 @@
 """Imports and exports from the window: file dialogs, drops, the work on a
 worker thread with progress and Cancel, and what the window says afterwards.
 
-One import or export runs at a time. While it runs, edits and Undo wait
+Pasted text (File ▸ Import Pasted Text) is imported at once, on the GUI
+thread. One import or export runs at a time. While it runs, edits and Undo wait
 (the import becomes one undoable step, and the library must not change
 under it) and the tag panel is disabled. A file that only partly looks like
 a listing is held back and previewed (`import_preview`); files that could
@@ -16,12 +17,13 @@ from typing import TYPE_CHECKING, Protocol
 
 from PySide6.QtCore import QMimeData, QObject, QSettings
 from PySide6.QtGui import QDropEvent
-from PySide6.QtWidgets import QFileDialog, QMessageBox, QPushButton
+from PySide6.QtWidgets import QApplication, QFileDialog, QMessageBox, QPushButton
 
 from .. import paths
 from ..core import overview
 from ..core import reports as import_reports
-from ..core.library import FileReport
+from ..core.errors import PapershelfError, UncertainListingError
+from ..core.library import PASTE_LABEL, FileReport
 from .feedback import n_papers
 from .tasks import Task, run_task
 
@@ -113,6 +115,39 @@ class ImportExport(QObject):
                              on_error=self._import_failed,
                              on_progress=lambda n, total: win.task_progress.step(n, total, self.tr("Importing")))
         win.menus.update_undo()
+
+    def import_clipboard(self) -> None:
+        """Import the text on the clipboard (a preview first if it only partly looks like a listing)."""
+        win = self.window
+        if self.running():
+            win.statusBar().showMessage(self.tr("Wait for the import to finish."), 3000)
+            return
+        text = QApplication.clipboard().text()
+        if not text.strip():
+            win.statusBar().showMessage(self.tr("The clipboard holds no text to import."), 4000)
+            return
+        try:
+            report = win.library.import_text(text)
+        except UncertainListingError as exc:        # previewed, imported on Import
+            self.ask_about([FileReport.uncertain(PASTE_LABEL, exc)], [],
+                           lambda _paths: self._import_pasted_listing(text))
+            return
+        except PapershelfError as exc:
+            win.show_error(self.tr("The pasted text was not imported"), str(exc))
+            return
+        self.import_done([report])
+
+    def _import_pasted_listing(self, text: str) -> None:
+        win = self.window
+        if self.running():
+            win.statusBar().showMessage(self.tr("Wait for the import to finish."), 3000)
+            return
+        try:
+            report = win.library.import_text(text, as_listing=True)
+        except PapershelfError as exc:
+            win.show_error(self.tr("The pasted text was not imported"), str(exc))
+            return
+        self.import_done([report])
 
     def imported_message(self, reports: list[FileReport]) -> str:
         """ "Imported 3 new papers, 1 merged with ones already here." """

@@ -259,7 +259,7 @@ class InstanceServer:
         w.raise_()
         w.activateWindow()
         if files:
-            w.import_files(files)
+            w.transfers.import_files(files)
 
     def close(self) -> None:
         self.server.close()

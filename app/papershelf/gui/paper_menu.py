@@ -102,8 +102,8 @@ class PaperMenu(QObject):
         for n, tag in enumerate(top, 1):
             on_all = all(tag in p.tags for p in papers)
             action = self._add(tag_menu, f"&{n}  {tag}", f"paperMenuTag{n}",
-                               (lambda _=False, t=tag: win.remove_tag(t)) if on_all
-                               else (lambda _=False, t=tag: win.add_tags([t])))
+                               (lambda _=False, t=tag: win.edits.remove_tag(t)) if on_all
+                               else (lambda _=False, t=tag: win.edits.add_tags([t])))
             action.setCheckable(True)
             action.setChecked(on_all)
         if top:
@@ -113,7 +113,7 @@ class PaperMenu(QObject):
         if present:
             remove = tag_menu.addMenu(tr("Remove"))
             for tag in present:
-                remove.addAction(tag, lambda t=tag: win.remove_tag(t))
+                remove.addAction(tag, lambda t=tag: win.edits.remove_tag(t))
 
         status_menu = menu.addMenu(tr("&Status"))
         status_menu.setObjectName("paperMenuStatus")
@@ -128,19 +128,19 @@ class PaperMenu(QObject):
         ratings = {p.rating for p in papers}
         for stars in range(RATING_MAX, RATING_MIN - 1, -1):
             action = self._add(rating_menu, "★" * stars, f"paperMenuRating{stars}",
-                               lambda _=False, r=stars: win.set_rating(r))
+                               lambda _=False, r=stars: win.edits.set_rating(r))
             action.setCheckable(True)
             action.setChecked(ratings == {stars})
-        self._add(rating_menu, tr("No Rating"), "paperMenuRating0", lambda: win.set_rating(None))
+        self._add(rating_menu, tr("No Rating"), "paperMenuRating0", lambda: win.edits.set_rating(None))
 
         list_menu = menu.addMenu(tr("Add to Reading &List"))
         list_menu.setObjectName("paperMenuLists")
         names = sorted(lib.lists(), key=str.casefold)
         for name in names:
-            list_menu.addAction(name, lambda n=name: win.add_to_list(n))
+            list_menu.addAction(name, lambda n=name: win.edits.add_to_list(n))
         if names:
             list_menu.addSeparator()
-        self._add(list_menu, tr("New Reading List…"), "paperMenuNewList", lambda: win.add_to_list(""))
+        self._add(list_menu, tr("New Reading List…"), "paperMenuNewList", lambda: win.edits.add_to_list(""))
 
         title = self._add(menu, tr("Edit T&itle…"), "paperMenuEditTitle", self.edit_title)
         title.setEnabled(len(ids) == 1)
@@ -154,7 +154,7 @@ class PaperMenu(QObject):
             self._add(menu, tr("Copy &BibTeX Entry") if one else tr("Copy &BibTeX Entries"), "paperMenuCopyBibtex",
                       self.copy_bibtex)]
         for copy_action in copies:          # copying fixes the keys: not while an import changes the library
-            copy_action.setEnabled(not win.importing())
+            copy_action.setEnabled(not win.transfers.running())
         link = paper_link(papers[0]) if one else ""
         open_link = self._add(menu, tr("&Open Link"), "paperMenuOpenLink", lambda: self.open_link(link))
         open_link.setEnabled(bool(link))
@@ -180,7 +180,7 @@ class PaperMenu(QObject):
         text, ok = QInputDialog.getText(self.window, tr("Tag papers"), tr("Tags (comma-separated):"))
         tags = split_tags(text) if ok else []
         if tags:
-            self.window.add_tags(tags)
+            self.window.edits.add_tags(tags)
 
     def edit_title(self) -> None:
         """Ask for the selected paper's title (empty: derive one from the abstract)."""
@@ -195,10 +195,10 @@ class PaperMenu(QObject):
                                          text=paper.title)
         if not ok or (" ".join(title.split()) == paper.title and not paper.title_derived):
             return
-        win._edit(tr("Edit title"), [pid], lambda: win.library.set_title(pid, title))
+        win.edits.edit(tr("Edit title"), [pid], lambda: win.library.set_title(pid, title))
 
     def _wait_for_import(self) -> bool:
-        if self.window.importing():
+        if self.window.transfers.running():
             self.window.statusBar().showMessage(tr("Wait for the import to finish."), 3000)
             return True
         return False

@@ -79,7 +79,7 @@ class SidebarController(QObject):
         if color.isValid():
             set_tag_color(tag, color.name())
             win.run_search()
-            win._selection_changed()
+            win.pane.selection_changed()
 
     # ---- reading lists ------------------------------------------------------------------
     def rename_list(self, name: str) -> None:
