@@ -36,7 +36,7 @@ def _file_label(path: str) -> str:
 class LastImport(QObject):
     """The undoable import steps and the sidebar entry of the latest one (see the module)."""
 
-    def __init__(self, window: MainWindow):
+    def __init__(self, window: MainWindow) -> None:
         super().__init__(window)
         self.window = window
         self.ids: frozenset[str] = frozenset()

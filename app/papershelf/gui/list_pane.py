@@ -34,7 +34,7 @@ from .paper_model import PaperTableModel
 if TYPE_CHECKING:
     from .main_window import MainWindow
 
-RESELECT_LIMIT = 2000      # a larger selection is not carried over to the next answer
+RESELECT_LIMIT = 2000  # a larger selection is not carried over to the next answer
 
 
 class ListPane(QWidget):
@@ -42,8 +42,8 @@ class ListPane(QWidget):
 
     def __init__(self, window: MainWindow) -> None:
         super().__init__()
-        self.main = window        # not `window`: that is QWidget.window()
-        self.asked_at = 0.0       # when the answer on its way was asked for (perf_counter)
+        self.main = window  # not `window`: that is QWidget.window()
+        self.asked_at = 0.0  # when the answer on its way was asked for (perf_counter)
         self.search_box = QLineEdit()
         self.search_box.setObjectName("searchBox")
         self.search_box.setAccessibleName(self.tr("Search"))
@@ -62,7 +62,7 @@ class ListPane(QWidget):
         view.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
         view.horizontalHeader().setSortIndicator(-1, Qt.SortOrder.AscendingOrder)
         view.horizontalHeader().setSortIndicatorClearable(True)
-        self.model.blockSignals(True)       # enabling sorting sorts once; the search decides the order
+        self.model.blockSignals(True)  # enabling sorting sorts once; the search decides the order
         view.setSortingEnabled(True)
         self.model.blockSignals(False)
         view.setWordWrap(False)
@@ -78,9 +78,13 @@ class ListPane(QWidget):
         empty.setObjectName("emptyState")
         box = QVBoxLayout(empty)
         box.addStretch(1)
-        message = QLabel(self.tr("<h3>Your library is empty</h3><p>Import conference listings, "
-                                 "Daily Papers digests or BibTeX files (File ▸ Import, or drop them here), "
-                                 "or start with the sample library.</p>"))
+        message = QLabel(
+            self.tr(
+                "<h3>Your library is empty</h3><p>Import conference listings, "
+                "Daily Papers digests or BibTeX files (File ▸ Import, or drop them here), "
+                "or start with the sample library.</p>"
+            )
+        )
         message.setWordWrap(True)
         message.setAlignment(Qt.AlignmentFlag.AlignCenter)
         box.addWidget(message)
@@ -162,7 +166,7 @@ class ListPane(QWidget):
         win = self.main
         win.indexer.reopen_if_damaged(answer.index_damaged)
         if answer.query != win.query:
-            return                      # a newer request is on its way
+            return  # a newer request is on its way
         win.last_answer = answer
         if answer.error:
             win.statusBar().showMessage(self.tr("Search failed: %s") % answer.error, 8000)
@@ -225,7 +229,8 @@ class ListPane(QWidget):
             if row >= 0:
                 sel.select(self.model.index(row, 0), flags)
         if current and self.model.row_of(current) >= 0:
-            sel.setCurrentIndex(self.model.index(self.model.row_of(current), 0),
-                                QItemSelectionModel.SelectionFlag.NoUpdate)
+            sel.setCurrentIndex(
+                self.model.index(self.model.row_of(current), 0), QItemSelectionModel.SelectionFlag.NoUpdate
+            )
         sel.blockSignals(False)
         self.selection_changed()

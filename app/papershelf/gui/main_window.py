@@ -39,21 +39,21 @@ from .sidebar_controller import SidebarController
 from .tag_panel import TagPanel
 from .tasks import Task
 
-if TYPE_CHECKING:      # the index module (Whoosh, numpy) loads on the worker that opens it
+if TYPE_CHECKING:  # the index module (Whoosh, numpy) loads on the worker that opens it
     from ..core.library import IndexStatus
 
-SEARCH_DELAY_MS = 10          # a burst of keys (a paste) becomes one request; the search thread keeps only the latest
-REFRESH_DELAY_MS = 300        # after edits land in the index, re-run the search once
-COUNTED_FIELDS = frozenset({"status", "tags", "area"})   # the sidebar counts these
+SEARCH_DELAY_MS = 10  # a burst of keys (a paste) becomes one request; the search thread keeps only the latest
+REFRESH_DELAY_MS = 300  # after edits land in the index, re-run the search once
+COUNTED_FIELDS = frozenset({"status", "tags", "area"})  # the sidebar counts these
 
 
 class MainWindow(QMainWindow):
     """The one window: sidebar, search box and paper list, abstract and tagging panels."""
 
-    searchAnswered = Signal()          # the list now shows the answer to the current query
+    searchAnswered = Signal()  # the list now shows the answer to the current query
     indexReady = Signal()
-    importFinished = Signal(list)      # the FileReports of an import
-    exportFinished = Signal(object)    # the ExportReport of an export (None: failed or cancelled)
+    importFinished = Signal(list)  # the FileReports of an import
+    exportFinished = Signal(object)  # the ExportReport of an export (None: failed or cancelled)
 
     def __init__(self, library: Library, open_index: bool = True, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -64,7 +64,7 @@ class MainWindow(QMainWindow):
         self.undo_stack = QUndoStack(self)
         self.query = Query()
         self.last_answer: Answer | None = None
-        self.closing = False          # closeEvent has begun: nothing starts any more
+        self.closing = False  # closeEvent has begun: nothing starts any more
 
         self.events = LibraryEvents(library, self)
         self.events.changed.connect(self._library_changed)
