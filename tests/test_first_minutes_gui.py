@@ -63,7 +63,7 @@ def test_a_file_that_partly_looks_like_a_listing_is_previewed_before_import(empt
     box.button(QMessageBox.StandardButton.Cancel).click()
     assert len(win.library) == 0
     _import_and_wait(win, qtbot, [path])
-    box = win.import_preview
+    box = win.transfers.preview
     qtbot.waitUntil(box.isVisible, timeout=5_000)
     with qtbot.waitSignal(win.importFinished, timeout=30_000) as blocker:
         box.findChild(QPushButton, "importPreviewImport").click()

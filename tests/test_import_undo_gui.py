@@ -253,7 +253,7 @@ def test_a_file_held_for_its_preview_joins_the_same_undo_step(window, qtbot, tmp
     notes = partly_a_listing(tmp_path, seeds)
     with qtbot.waitSignal(win.importFinished, timeout=30_000):
         drop_files(win, [one, notes])
-    box = win.import_preview
+    box = win.transfers.preview
     qtbot.waitUntil(box.isVisible)
     assert len(lib) == start + 1
     assert win.statusBar().currentMessage() == ("Imported 1 new paper, 0 merged with ones already here. "
@@ -280,7 +280,7 @@ def test_only_a_file_held_for_its_preview_says_it_waits_not_that_nothing_was_imp
     start, steps = len(lib), win.undo_stack.count()
     with qtbot.waitSignal(win.importFinished, timeout=30_000):
         drop_files(win, [partly_a_listing(tmp_path, seeds)])
-    box = win.import_preview
+    box = win.transfers.preview
     qtbot.waitUntil(box.isVisible)
     assert win.statusBar().currentMessage() == "notes.txt waits for your answer."
     box.button(QMessageBox.StandardButton.Cancel).click()
@@ -298,7 +298,7 @@ def test_pasted_text_that_partly_looks_like_a_listing_is_previewed(window, qtbot
     win.paper_list.setFocus()
     qtbot.keyClick(win.paper_list, Qt.Key.Key_V,
                    Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier)    # Ctrl+Shift+V
-    box = win.import_preview
+    box = win.transfers.preview
     qtbot.waitUntil(box.isVisible)
     assert box.text().startswith("The pasted text has no listing header") and "gives 3 papers" in box.text()
     assert getattr(win, "error_box", None) is None and len(lib) == start

@@ -147,7 +147,7 @@ def second_start(folder: Path) -> subprocess.Popen:
 
 
 def nothing_imported(window, before: int) -> bool:
-    return window._import_task is None and len(window.library) == before
+    return window.transfers.task is None and len(window.library) == before
 
 
 # ---- where the socket is ---------------------------------------------------

@@ -5,7 +5,7 @@ Pasted text (File ▸ Import Pasted Text) is imported at once, on the GUI
 thread. One import or export runs at a time. While it runs, edits and Undo wait
 (the import becomes one undoable step, and the library must not change
 under it) and the tag panel is disabled. A file that only partly looks like
-a listing is held back and previewed (`import_preview`); files that could
+a listing is held back and previewed (`preview`); files that could
 not be imported, or parts of them, are listed in a report.
 """
 

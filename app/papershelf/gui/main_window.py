@@ -37,7 +37,6 @@ from .progress import TaskProgress
 from .search import SearchService
 from .sidebar_controller import SidebarController
 from .tag_panel import TagPanel
-from .tasks import Task
 
 if TYPE_CHECKING:  # the index module (Whoosh, numpy) loads on the worker that opens it
     from ..core.library import IndexStatus
@@ -118,16 +117,6 @@ class MainWindow(QMainWindow):
         self.sidebar = SidebarController(self)
         self.transfers = ImportExport(self)
         self.menus = WindowActions(self)
-
-    @property
-    def _import_task(self) -> Task | None:
-        """The import or export running (or run last)."""
-        return self.transfers.task
-
-    @property
-    def import_preview(self) -> QMessageBox | None:
-        """The preview shown last of a file held back from an import."""
-        return self.transfers.preview
 
     @property
     def index(self) -> IndexStatus | None:
