@@ -18,9 +18,9 @@ def test_marking_a_paper_as_it_already_is_says_so_and_offers_no_undo(window, qtb
     steps, undo_text = win.undo_stack.index(), win.undo_stack.undoText()
     select_rows(win, [0])
     assert lib.get(win.selected_ids()[0]).status.value == "unread"
-    qtbot.keyClick(win.paper_list, Qt.Key.Key_1, Qt.KeyboardModifier.AltModifier)      # Alt+1: Unread
+    qtbot.keyClick(win.paper_list, Qt.Key.Key_1, Qt.KeyboardModifier.AltModifier)  # Alt+1: Unread
     assert win.statusBar().currentMessage() == "Already unread"
-    assert (win.undo_stack.index(), win.undo_stack.undoText()) == (steps, undo_text)   # Ctrl+Z still undoes the import
+    assert (win.undo_stack.index(), win.undo_stack.undoText()) == (steps, undo_text)  # Ctrl+Z still undoes the import
 
 
 def test_the_messages_count_the_papers_that_changed(window, qtbot):
@@ -51,5 +51,5 @@ def test_the_messages_count_the_papers_that_changed(window, qtbot):
     assert bar.currentMessage() == "Cleared the rating of 2 papers — Ctrl+Z undoes"
     win.edits.set_rating(None)
     assert bar.currentMessage() == "Already not rated"
-    win.undo_stack.undo()                              # the last step that changed something
+    win.undo_stack.undo()  # the last step that changed something
     assert [lib.get(pid).rating for pid in win.selected_ids()] == [3, 3]
