@@ -14,6 +14,7 @@ stack, and the timers that run the search.
 from __future__ import annotations
 
 import time
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt, QTimer, Signal, Slot
@@ -127,6 +128,10 @@ class MainWindow(QMainWindow):
     def selected_ids(self) -> list[str]:
         """The selected papers, in the list's order."""
         return self.pane.selected_ids()
+
+    def import_files(self, files: list[Path]) -> None:
+        """Import files in the background, as File ▸ Import does (tests/perf/bench_gui.py drives this)."""
+        self.transfers.import_files(files)
 
     def save_settings(self) -> None:
         """Keep the window's size, splitters, columns and sort for the next start."""
