@@ -320,3 +320,34 @@ def test_one_paper_is_counted_as_one_paper(data_dir, tmp_path):
     assert run_cli("list-remove", "Thesis", pid, data_dir=data_dir).stdout.strip() == "Took 1 paper off 'Thesis'."
     reindex = run_cli("reindex", data_dir=data_dir)
     assert "1 paper " in reindex.stderr and "1 papers" not in reindex.stderr
+
+
+@pytest.mark.parametrize(
+    "argv", [["search", "author:thaman", "--json"], ["export", "--query", "author:thaman", "-o", "-"]]
+)
+def test_an_index_a_search_finds_damaged_is_opened_again_and_asked_once_more(imported, monkeypatch, capsys, argv):
+    """The library answers from titles when its index fails to read (`Answer.index_damaged`); the command
+    line opens the index again, which rebuilds it, and prints what the rebuilt index finds."""
+    from papershelf import cli
+    from papershelf.core.library import Answer
+
+    assert cli.main(["--data-dir", str(imported), *argv]) == 0
+    expected = capsys.readouterr().out
+    opened, searched = [], []
+    real_open, real_search = Library.open_index, Library.search
+
+    def open_index(lib, *args, **kwargs):
+        opened.append(1)
+        return real_open(lib, *args, **kwargs)
+
+    def search(lib, query, *args, **kwargs):
+        searched.append(query)
+        if len(searched) == 1:  # what the library answers when reading the index failed
+            return Answer(query, [], 0, indexed=False, index_damaged=True)
+        return real_search(lib, query, *args, **kwargs)
+
+    monkeypatch.setattr(Library, "open_index", open_index)
+    monkeypatch.setattr(Library, "search", search)
+    assert cli.main(["--data-dir", str(imported), *argv]) == 0
+    assert capsys.readouterr().out == expected and "Reward Hacking Benchmark" in expected
+    assert len(opened) == 2 and len(searched) == 2 and searched[0] == searched[1]

@@ -513,3 +513,5 @@ def test_opening_a_library_loads_no_search_engine():
 
 def test_status_values_are_what_queries_take():
     assert [s.value for s in Status] == ["unread", "to-read", "reading", "read", "skipped"]
+    # the command line shows no suggestion and does not pay for one
+    assert lib.search(Query("rewrad", suggest=False)).suggestion == ""

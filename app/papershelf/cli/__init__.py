@@ -13,7 +13,6 @@ whether a start opens the window or runs a command here. Run on its own,
     commands.py         the commands that read and edit the library
     search_commands.py  search, reindex and export (whose --query searches)
     output.py           exit codes, errors as one line, tables, JSON
-    backend.py          the last direct uses of core internals, to be replaced by Library methods
 """
 
 from __future__ import annotations

@@ -12,8 +12,8 @@ import sys
 from pathlib import Path
 
 from .. import paths
-from ..core.library import Library
-from . import backend
+from ..core.errors import ListingError
+from ..core.library import PASTE_LABEL, FileReport, Library
 from .output import EXIT_FAILED, EXIT_OK, UsageError, paper_json, plural, print_paper, print_table, write_json
 from .parser import parse_status
 
@@ -43,7 +43,7 @@ def cmd_import(args: argparse.Namespace) -> int:
     with open_library(args, write=True) as lib:
         reports = []
         if paste:
-            reports.append(backend.import_text(lib, sys.stdin.buffer.read(), as_listing=as_listing))
+            reports.append(import_paste(lib, sys.stdin.buffer.read(), as_listing))
         reports += lib.import_files(files, as_listing=as_listing)
         for report in reports:
             print(report.summary())
@@ -55,6 +55,16 @@ def cmd_import(args: argparse.Namespace) -> int:
                 )
         print(f"The library now holds {plural(len(lib))}.")
     return EXIT_FAILED if any(not r.ok for r in reports) else EXIT_OK
+
+
+def import_paste(lib: Library, data: bytes, as_listing: bool) -> FileReport:
+    """Import a paste (standard input) in whatever encoding it came; one that cannot be imported is a report
+    with its error, as a file's is (text that only partly looks like a listing too: its error says to use
+    --as listing)."""
+    try:
+        return lib.import_text(data, as_listing=as_listing)
+    except ListingError as exc:
+        return FileReport(path=PASTE_LABEL, error=str(exc))
 
 
 def cmd_list(args: argparse.Namespace) -> int:

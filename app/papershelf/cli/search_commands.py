@@ -1,61 +1,74 @@
-"""The commands that use the search index: search, reindex, and export (whose --query searches)."""
+"""The commands that use the search index: search, reindex, and export (whose --query searches).
+
+They ask the library (`open_index`, `search`, `snippets`, `reindex`), which
+owns the index; the index's code (Whoosh) is loaded only when one of them runs.
+"""
 
 from __future__ import annotations
 
 import argparse
 import os
 import sys
-from typing import Any
+import time
 
-from ..core.errors import NothingToExportError, SearchIndexDamagedError
-from ..core.library import Library
-from .backend import IndexSession, rebuild_index
+from ..core.errors import NothingToExportError
+from ..core.library import Answer, Library, Query
 from .commands import open_library
 from .output import EXIT_OK, plural, snippet_text, write_json
 
 
-def open_index(lib: Library, quiet: bool = False) -> IndexSession:
-    """The library's search index, brought up to date; its progress and any rebuild said on stderr
+def open_index(lib: Library, quiet: bool = False) -> None:
+    """Open the library's search index, brought up to date; its progress and any rebuild said on stderr
     (damage even when `quiet`: the index had to be repaired)."""
 
     def progress(done: int, total: int) -> None:
         if not quiet and total:
             print(f"\rIndexing {plural(total)} for search… {100 * done // total}%", end="", file=sys.stderr, flush=True)
 
-    ix = IndexSession(lib, progress)
-    if ix.damaged:  # said even with --json: the index had to be repaired
+    lib.open_index(progress)
+    status = lib.index_status
+    if status.damaged:  # said even with --json: the index had to be repaired
+        start = "" if quiet else "\r"  # over the progress line, if there was one
         print(
-            f"{'' if quiet else chr(13)}The search index in {ix.folder} was damaged; rebuilt it ({plural(len(lib))}).",
-            file=sys.stderr,
+            f"{start}The search index in {status.folder} was damaged; rebuilt it ({plural(len(lib))}).", file=sys.stderr
         )
-    elif ix.rebuilt_because and not quiet:
-        print(f"\rIndexed {plural(len(lib))} for search ({ix.rebuilt_because}).", file=sys.stderr)
-    return ix
+    elif status.rebuilt_because and not quiet:
+        print(f"\rIndexed {plural(len(lib))} for search ({status.rebuilt_because}).", file=sys.stderr)
+
+
+def search(lib: Library, query: Query, quiet: bool = False, quiet_again: bool | None = None) -> Answer:
+    """Open the index and answer `query` from it. An index the search finds damaged is opened again, which
+    rebuilds it (said on stderr, progress too unless `quiet_again`, by default `quiet`), and asked once more.
+    The index stays open for snippets: `lib.close_index()` when done."""
+    open_index(lib, quiet)
+    # nothing was edited since the index opened: no writes to wait for
+    answer = lib.search(query, wait=False)
+    if answer.index_damaged:  # answered from titles meanwhile: opening again rebuilds it, once
+        open_index(lib, quiet if quiet_again is None else quiet_again)
+        answer = lib.search(query, wait=False)
+    return answer
 
 
 def cmd_search(args: argparse.Namespace) -> int:
     """`search QUERY...`: the best matches with a snippet each, or JSON."""
     text = " ".join(args.query)
+    query = Query(
+        text,
+        status=args.status.value if args.status else None,
+        tag=args.tag,
+        area=args.area,
+        list_name=args.list_name,
+        sort=args.sort,
+        limit=args.limit,
+        facets=False,  # the command line shows none
+        highlight=False,  # snippets mark the words matched
+        suggest=False,  # the command line offers no "did you mean"
+        index_order=True,
+    )
     with open_library(args, write=False) as lib:
-        ix = open_index(lib, quiet=args.json or not len(lib))
-        filters: dict[str, Any] = {
-            "status": args.status.value if args.status else None,
-            "tag": args.tag,
-            "area": args.area,
-            "list_name": args.list_name,
-            "sort": args.sort,
-            "limit": args.limit,
-        }
-        try:
-            try:
-                res = ix.search(text, **filters)
-            except SearchIndexDamagedError:  # marked damaged: opening again rebuilds it, once
-                ix.close()
-                ix = open_index(lib, quiet=args.json)
-                res = ix.search(text, **filters)
-            snippets = ix.snippets(res.ids, text)
-        finally:
-            ix.close()
+        res = search(lib, query, quiet=args.json or not len(lib), quiet_again=args.json)
+        snippets = lib.snippets(res.ids, text)
+        lib.close_index()
         if args.json:
             write_json(
                 [
@@ -98,19 +111,21 @@ def cmd_search(args: argparse.Namespace) -> int:
 
 def cmd_reindex(args: argparse.Namespace) -> int:
     """`reindex`: rebuild the search index from the library, its progress on stderr."""
-    shown = []
+    started: list[float] = []  # the clock starts at the first progress: loading the index's code is no indexing
 
     def progress(done: int, total: int) -> None:
-        shown.append(done)
+        if not started:
+            started.append(time.perf_counter())
         print(f"\rIndexing {plural(total)}… {100 * done // max(total, 1)}%", end="", file=sys.stderr, flush=True)
 
     with open_library(args, write=False) as lib:
         try:
-            seconds = rebuild_index(lib, progress)
+            lib.reindex(progress)
         except BaseException:
-            if shown:  # the error goes on a line of its own
+            if started:  # the error goes on a line of its own
                 print(file=sys.stderr)
             raise
+        seconds = time.perf_counter() - started[0] if started else 0.0
         print(f"\rIndexed {plural(len(lib))} in {seconds:.1f} s.", file=sys.stderr)
     return EXIT_OK
 
@@ -121,11 +136,9 @@ def cmd_export(args: argparse.Namespace) -> int:
         if args.ids:
             ids = [lib.resolve(ref) for ref in args.ids]
         elif args.query is not None:
-            ix = open_index(lib, quiet=args.output == "-")
-            try:
-                ids = ix.search(args.query, limit=None).ids
-            finally:
-                ix.close()
+            query = Query(args.query, facets=False, highlight=False, suggest=False, index_order=True)
+            ids = search(lib, query, quiet=args.output == "-").ids
+            lib.close_index()  # before the export: its pinned keys are caught up when the index next opens
         elif args.tag is not None or args.list_name is not None or args.status:
             tag = lib.tag_named(args.tag) if args.tag is not None else None  # a typo is an error, not 0 papers
             ids = [p.id for p in lib.query(status=args.status, tag=tag, list_name=args.list_name)]

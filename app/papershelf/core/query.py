@@ -57,6 +57,7 @@ class Query:
     limit: int | None = None  # at most this many ids (the total still counts every match)
     facets: bool = True  # count status, tags and area over every match
     highlight: bool = True  # work out `Answer.terms`, the words to highlight
+    suggest: bool = True  # nothing found: work out `Answer.suggestion` (reads the library's words)
     index_order: bool = False  # see above: the index's order, not the list's
 
     def with_(self, **changes: Any) -> Query:

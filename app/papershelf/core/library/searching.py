@@ -290,7 +290,7 @@ class IndexKeeper:
         total = res.total if limit is not None else len(ids)
         if query.limit is not None:
             ids = ids[: query.limit]
-        suggestion = self._vocabulary.suggest(query.text) if not ids and query.text.strip() else ""
+        suggestion = self._vocabulary.suggest(query.text) if query.suggest and not ids and query.text.strip() else ""
         return Answer(
             query,
             ids,
