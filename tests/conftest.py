@@ -52,7 +52,7 @@ def seeded(library, seeds):
 
 def seeded_index(folder: Path) -> Path:
     """A library of the four sample listings with its search index built, at `folder`."""
-    from papershelf.core.index import SearchIndex
+    from papershelf.core.search import SearchIndex
     with Library.open(folder) as lib:
         lib.import_files(SEEDS)
         SearchIndex(lib).open().close()

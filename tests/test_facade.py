@@ -368,6 +368,8 @@ def test_a_search_that_finds_nothing_suggests_a_close_word(lib):
     lib.open_index()
     answer = lib.search(Query("rewrad"))
     assert answer.ids == [] and answer.suggestion == "reward"
+    # the command line shows no suggestion and does not pay for one
+    assert lib.search(Query("rewrad", suggest=False)).suggestion == ""
 
 
 def test_an_edit_is_searchable_when_the_committed_hook_calls(lib):
@@ -480,15 +482,10 @@ def test_the_gui_reaches_the_data_only_through_the_facade():
         assert not private, f"{path.name} reads {private} behind the facade"
 
 
-# the search package replaces index.py (issue 12), which reads the library through a protocol
-# there; until then it is the one module of the core that still imports the facade
-NOT_YET = {"index.py"}
-
-
 def test_nothing_in_the_core_imports_the_facade_back():
     facade = APP / "core" / "library"
     for path in sorted((APP / "core").rglob("*.py")):
-        if path.is_relative_to(facade) or path.name in NOT_YET:  # the facade's own modules may
+        if path.is_relative_to(facade):  # the facade's own modules may
             continue
         package = ".".join(["papershelf", *path.relative_to(APP).parent.parts])
         for module, guarded in _imports(path, package):
@@ -499,7 +496,7 @@ def test_nothing_in_the_core_imports_the_facade_back():
 def test_opening_a_library_loads_no_search_engine():
     code = (
         "import sys; from papershelf.core.library import Library; from papershelf.core.query import Query; "
-        "print(sorted(m for m in ('whoosh', 'numpy', 'papershelf.core.index') if m in sys.modules))"
+        "print(sorted(m for m in ('whoosh', 'numpy', 'papershelf.core.search') if m in sys.modules))"
     )
     out = subprocess.run(
         [sys.executable, "-c", code],
@@ -513,5 +510,3 @@ def test_opening_a_library_loads_no_search_engine():
 
 def test_status_values_are_what_queries_take():
     assert [s.value for s in Status] == ["unread", "to-read", "reading", "read", "skipped"]
-    # the command line shows no suggestion and does not pay for one
-    assert lib.search(Query("rewrad", suggest=False)).suggestion == ""

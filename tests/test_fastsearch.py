@@ -1,4 +1,4 @@
-"""The block-at-a-time query evaluator (core/fastsearch.py) against Whoosh's
+"""The block-at-a-time query evaluator (core/search/evaluator.py) against Whoosh's
 own matcher, on the seeds: the same papers for every query form, before and
 after edits spread the index over several segments with deletions."""
 
@@ -9,14 +9,14 @@ import re
 
 import pytest
 
-from papershelf.core.index import SearchIndex
 from papershelf.core.library import Library
+from papershelf.core.search import SearchIndex
 
 WORD_RE = re.compile(r"[A-Za-z]{4,}")
 
 
-@pytest.fixture(scope="module")
-def words():
+def seed_words():
+    """Words of the seed listings: (common, rare)."""
     from conftest import SEEDS
     text = " ".join(p.read_text(encoding="utf-8") for p in SEEDS)
     counts: dict[str, int] = {}
@@ -24,6 +24,11 @@ def words():
         counts[w.lower()] = counts.get(w.lower(), 0) + 1
     ranked = sorted(counts, key=lambda w: (-counts[w], w))
     return ranked[20:60], ranked[-40:]          # common, rare
+
+
+@pytest.fixture(scope="module")
+def words():
+    return seed_words()
 
 
 def query_mix(words, seed=7):
@@ -182,14 +187,14 @@ def test_ranking_counts_every_occurrence_and_weights_titles(tmp_path, seeds):
 
 
 def test_a_large_rebuild_is_split_into_segments_built_by_worker_processes(tmp_path, seeds, words, monkeypatch):
-    import papershelf.core.index as index_module
+    import papershelf.core.search.rebuild as rebuild_module
     with Library.open(tmp_path / "lib") as lib:
         lib.import_files(seeds)
         lib.add_tags(list(lib.ids())[:40], ["llm"])
         with SearchIndex(lib).open() as ix:
             expected = {text: fast_ids(ix, text) for text in query_mix(words)}
-        monkeypatch.setattr(index_module, "SEGMENT_DOCS", 100)
-        monkeypatch.setattr(index_module, "PARALLEL_MIN", 50)
+        monkeypatch.setattr(rebuild_module, "SEGMENT_DOCS", 100)
+        monkeypatch.setattr(rebuild_module, "PARALLEL_MIN", 50)
         seen = []
         with SearchIndex(lib) as ix:
             assert ix.rebuild(progress=lambda n, total: seen.append((n, total)))

@@ -1,4 +1,4 @@
-"""The block-at-a-time evaluator (core/fastsearch.py) finds the same papers as
+"""The block-at-a-time evaluator (core/search/evaluator.py) finds the same papers as
 Whoosh's own matcher, whatever edits came before and whatever the query.
 
 Random edit sequences go through `Library` (add papers, change titles and
@@ -24,8 +24,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from papershelf.core.importers.base import Candidate, ParsedFile
-from papershelf.core.index import SearchIndex
 from papershelf.core.library import Library
+from papershelf.core.search import SearchIndex
 from test_fastsearch import live_docs
 
 EXAMPLES = int(os.environ.get("PAPERSHELF_PROPERTY_EXAMPLES", "100"))

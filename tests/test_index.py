@@ -7,8 +7,8 @@ import shutil
 
 import pytest
 
-from papershelf.core.index import INDEX_DIR, STATE_FILE, SearchIndex
 from papershelf.core.library import Library
+from papershelf.core.search import INDEX_DIR, STATE_FILE, SearchIndex
 
 
 @pytest.fixture(scope="module")
@@ -308,7 +308,7 @@ def test_the_writer_records_what_it_indexed(searcher, lib_dir, caplog):
 
 
 def test_snippet_fragments_find_every_form_of_a_word():
-    from papershelf.core.index import PaperAnalyzer, make_snippet
+    from papershelf.core.search import PaperAnalyzer, make_snippet
     normal = PaperAnalyzer()._normal
     terms = {normal("study"): 0, normal("happy"): 1, normal("malan"): 2}
     html = make_snippet("Our studies study what happiness and happy studying mean.", terms, normal)
@@ -325,8 +325,8 @@ def test_snippet_fragments_find_every_form_of_a_word():
 
 def test_a_second_rebuild_at_the_same_time_is_refused_and_harms_nothing(lib_dir):
     from papershelf.core.errors import SearchIndexError
-    from papershelf.core.index import _try_lock
-    held = _try_lock(lib_dir / (INDEX_DIR + ".rebuild.lock"))     # another Papershelf rebuilding
+    from papershelf.core.fileio import try_lock
+    held = try_lock(lib_dir / (INDEX_DIR + ".rebuild.lock"))     # another Papershelf rebuilding
     try:
         with Library.open(lib_dir) as lib:
             ix = SearchIndex(lib)
@@ -358,3 +358,20 @@ def test_an_edit_committed_by_another_process_is_not_mistaken_for_damage(lib_dir
         ix.open()
         assert ix.rebuilt_because == ""
         ix.close()
+
+
+def test_an_index_written_before_the_search_package_opens_without_a_rebuild(lib_dir, monkeypatch):
+    """Indexes name their analyzer's class by module path in their pickled
+    schema; those written before core/search/ name papershelf.core.index."""
+    from papershelf.core.search import PaperAnalyzer
+    from papershelf.core.search.state import discard
+    with Library.open(lib_dir) as lib:
+        discard(lib_dir / INDEX_DIR)
+        monkeypatch.setattr(PaperAnalyzer, "__module__", "papershelf.core.index")   # as pickled then
+        SearchIndex(lib).open().close()
+        monkeypatch.undo()
+        assert any(b"papershelf.core.index" in p.read_bytes() for p in (lib_dir / INDEX_DIR).glob("*.toc"))
+        with SearchIndex(lib).open() as ix:
+            assert ix.rebuilt_because == "" and not ix.damaged and ix.doc_count() == 372
+            lib.add_tags(lib.ids()[:1], ["later"])
+            assert ix.flush() and len(ix.search("tag:later").ids) == 1

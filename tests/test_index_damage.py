@@ -13,8 +13,8 @@ import pytest
 
 from conftest import run_cli, seeded_index, snapshot_files
 from papershelf.core.errors import SearchIndexDamagedError, SearchIndexError
-from papershelf.core.index import INDEX_DIR, STATE_FILE, SearchIndex
 from papershelf.core.library import Library
+from papershelf.core.search import INDEX_DIR, STATE_FILE, SearchIndex
 
 QUERY = "diffusion"          # many matches, ranked: ids, lengths and postings all count
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from papershelf.core.index import PaperAnalyzer
 from papershelf.core.render import abstract_html
+from papershelf.core.search import PaperAnalyzer
 
 normal = PaperAnalyzer()._normal
 

@@ -26,10 +26,10 @@ import pytest
 
 from papershelf.core.dedupe import fingerprint
 from papershelf.core.exporters.bibtex import render
-from papershelf.core.index import PaperAnalyzer, make_snippet
 from papershelf.core.library import Library
 from papershelf.core.paper import Paper
 from papershelf.core.render import abstract_html
+from papershelf.core.search import PaperAnalyzer, make_snippet
 from papershelf.core.text import clean_text, find_links, plain_text
 from papershelf.core.titles import derive_title
 

@@ -188,7 +188,7 @@ EXPORTER = textwrap.dedent("""
 REBUILDER = textwrap.dedent("""
     import sys
     from papershelf.core.library import Library
-    from papershelf.core.index import SearchIndex
+    from papershelf.core.search import SearchIndex
     with Library.open(sys.argv[1], readonly=True) as lib:
         print("ready", flush=True)
         while True:
@@ -216,7 +216,7 @@ def run_and_kill(script: str, args: list[str], rng: random.Random) -> None:
 
 
 def test_kill_9_during_exports_and_index_rebuilds(tmp_path, capsys):
-    from papershelf.core.index import SearchIndex
+    from papershelf.core.search import SearchIndex
     folder = tmp_path / "library"
     with Library.open(folder) as lib:
         lib.import_files(SEEDS)
@@ -394,7 +394,7 @@ def test_damage_to_every_store_file_is_refused_or_harmless_and_recover_keeps_wha
 
 
 def test_damage_to_the_index_is_rebuilt_or_refused_never_a_wrong_answer(tmp_path, capsys):
-    from papershelf.core.index import INDEX_DIR, SearchIndex
+    from papershelf.core.search import INDEX_DIR, SearchIndex
     base = tmp_path / "base"
     with Library.open(base) as lib:
         lib.import_files(SEEDS)

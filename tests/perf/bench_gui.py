@@ -86,8 +86,8 @@ def _spin(app, until, timeout: float) -> bool:
 
 
 def child_prepare(lib_dir: str, n: int, seed: int) -> dict:
-    from papershelf.core.index import SearchIndex
     from papershelf.core.library import Library
+    from papershelf.core.search import SearchIndex
     files = write_corpus(n, Path(lib_dir).parent / "listings", seed)
     with Library.open(lib_dir) as lib:
         t = time.perf_counter()

@@ -97,8 +97,8 @@ def folder_bytes(path: Path) -> int:
 # ---------------------------------------------------------------------------
 
 def child_build(lib_dir: str, seed: int, files: list[str]) -> dict:
-    from papershelf.core.index import SearchIndex
     from papershelf.core.library import Library
+    from papershelf.core.search import SearchIndex
 
     t0 = time.perf_counter()
     lib = Library.open(lib_dir)
@@ -152,8 +152,8 @@ def child_build(lib_dir: str, seed: int, files: list[str]) -> dict:
 # ---------------------------------------------------------------------------
 
 def child_open(lib_dir: str) -> dict:
-    from papershelf.core.index import INDEX_DIR, STATE_FILE, SearchIndex
     from papershelf.core.library import Library
+    from papershelf.core.search import INDEX_DIR, STATE_FILE, SearchIndex
 
     index_dir = Path(lib_dir) / INDEX_DIR
     before = {f.name: f.stat().st_mtime_ns for f in index_dir.iterdir()}
@@ -195,7 +195,7 @@ def _typo(word: str) -> str:
 def build_mix(lib, index_dir: Path, per_kind: int) -> list[dict]:
     from whoosh import index as windex
     from whoosh.analysis import STOP_WORDS
-    from papershelf.core.index import PaperAnalyzer
+    from papershelf.core.search import PaperAnalyzer
     from papershelf.core.text import plain_text
 
     analyzer = PaperAnalyzer()
@@ -292,8 +292,8 @@ def _time_mix(mix: list[dict], run_one, repeat: int, label: str) -> dict:
 
 
 def child_query(lib_dir: str, per_kind: int, repeat: int, mix_out: str, profile_top: int) -> dict:
-    from papershelf.core.index import INDEX_DIR, SearchIndex
     from papershelf.core.library import Library
+    from papershelf.core.search import INDEX_DIR, SearchIndex
 
     lib = Library.open(lib_dir, readonly=True)
     t = time.perf_counter()

@@ -254,7 +254,9 @@ class Library:
 
     def lists(self) -> dict[str, list[str]]:
         """Reading lists in their order, name → paper ids (copies)."""
-        return {name: list(ids) for name, ids in self._store.lists.items()}
+        # list(...) first: a C-level copy, atomic under the GIL, as the index's writer
+        # thread reads this while the GUI thread may add a list
+        return {name: list(ids) for name, ids in list(self._store.lists.items())}
 
     def list_ids(self, name: str) -> list[str]:
         """The papers on a reading list, in its order; NotFoundError naming the closest lists."""

@@ -50,9 +50,13 @@ class SearchIndexLike(Protocol):
 
     folder: Path
     rebuilt_because: str
-    damaged: str
     stale: bool
-    committed: list[Callable[[], None]]
+
+    @property
+    def damaged(self) -> str: ...
+
+    @property
+    def committed(self) -> list[Callable[[], None]]: ...
 
     def open(self, progress: Progress | None = None, cancelled: Cancelled | None = None) -> Any:
         """Bring the index up to date (rebuilding if need be) and follow the library."""
@@ -98,7 +102,7 @@ def _new_index(library: Library) -> SearchIndexLike:
 
     The one place the core names the search package; imported here, on
     first use, to keep Whoosh and numpy out of start-up."""
-    from ..index import SearchIndex
+    from ..search import SearchIndex
 
     index: SearchIndexLike = SearchIndex(library)
     return index

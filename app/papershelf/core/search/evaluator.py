@@ -1,19 +1,26 @@
-"""Query evaluation over a Whoosh index, a posting block at a time.
+"""Query evaluation over a Whoosh index with numpy arrays.
 
 Whoosh finds, scores and counts matches one document at a time in Python,
 20-50 µs for every *matching* paper: a common word in a 100,000-paper
 library took seconds once totals and facet counts were wanted, because they
 need every match, not just the top 50. Here the same index files are read a
-posting block at a time (Whoosh's own block format: pickled tuples of id
-deltas and weights) into numpy arrays, and matching, BM25F scoring, totals,
-facets and top-k selection are array operations.
+posting block at a time into numpy arrays (`internals.py`), and matching,
+BM25F scoring, totals, facets and top-k selection are array operations.
 
 Whoosh's query parser still understands the query; this module evaluates the
-parsed tree. Node types it does not know (phrases, ranges) are matched by
-Whoosh itself and scored here from their words, so every query works and
-the common ones are fast. The index format is whoosh-reloaded 2.7.x's
-(pinned in pyproject.toml); `tests/test_fastsearch.py` checks the result
-sets against Whoosh's own evaluation.
+parsed tree. Node types it does not know (ranges, phrases on fields without
+positions) are matched by Whoosh itself and scored here from their words, so
+every query works and the common ones are fast.
+
+Scores are Whoosh's BM25F with two choices of ours: a field's boost
+multiplies the score (Whoosh's weights already count it once, so a title
+word counts about three times over), and prefix, wildcard and fuzzy words
+score as the sum of the words they stand for (Whoosh gives each match a
+constant). `tests/test_search_scores.py` compares the scores with Whoosh's.
+
+When the probe in `internals.py` finds Whoosh's internals changed, the
+leaves are evaluated through Whoosh's public matcher and scorer instead
+(`fast=False`): the same results and scores, slower.
 
 Everything read from one segment's files is cached by segment id: those
 files never change once written (an edited paper is a new document in a new
@@ -25,134 +32,90 @@ kept only while its reader is the one the searcher holds.
 
 from __future__ import annotations
 
-import bisect
-import itertools
-import math
-import pickle
-import zlib
 from collections import OrderedDict
+from collections.abc import Iterable
+from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 from whoosh import query as wquery
-from whoosh.codec.whoosh3 import LENGTHS_COLUMN, W3LeafMatcher, _lenfield
-from whoosh.util.numeric import byte_to_length
+from whoosh.scoring import BM25F
 
-B = 0.75
-K1 = 1.2
-MAX_EXPANSION = 512          # terms a prefix, wildcard or fuzzy word may stand for
-TERM_CACHE = 2048            # postings kept per segment (facet terms stay hot)
+from . import internals
+from .internals import Floats, Ids
 
-_LENGTH_TABLE = np.array([byte_to_length(i) for i in range(256)], dtype=np.float32)
-_EMPTY_IDS = np.zeros(0, dtype=np.int64)
-_EMPTY_SCORES = np.zeros(0, dtype=np.float64)
+MAX_EXPANSION = 512  # terms a prefix, wildcard or fuzzy word may stand for
+TERM_CACHE = 2048  # postings kept per segment (facet terms stay hot)
+
+Weights = npt.NDArray[np.float32]
+Scored = tuple[Ids, Floats]  # sorted document numbers, their scores
+
+_EMPTY_IDS: Ids = np.zeros(0, dtype=np.int64)
+_EMPTY_SCORES: Floats = np.zeros(0, dtype=np.float64)
+_MULTITERMS = (wquery.Prefix, wquery.Wildcard, wquery.FuzzyTerm, wquery.Regex)
 
 
-def _empty():
+def _empty() -> Scored:
     return _EMPTY_IDS, _EMPTY_SCORES
 
 
 class SegmentData:
     """What has been read from one segment (immutable once written)."""
 
-    def __init__(self, reader):
+    def __init__(self, reader: Any, fast: bool) -> None:
         self.reader = reader
-        self.count = reader.doc_count_all()
-        self._terms: OrderedDict = OrderedDict()
-        self._lengths: dict[str, np.ndarray] = {}
-        self._columns: dict[str, np.ndarray] = {}
+        self.fast = fast  # read the files directly (internals.py), or through Whoosh's matcher
+        self.count: int = reader.doc_count_all()
+        self._terms: OrderedDict[tuple[str, bytes], tuple[Ids, Weights]] = OrderedDict()
+        self._lengths: dict[str, Weights] = {}
+        self._columns: dict[str, npt.NDArray[Any]] = {}
         self._ids: list[str] | None = None
 
-    def postings(self, field: str, tbytes: bytes) -> tuple[np.ndarray, np.ndarray]:
-        """(segment-local ids, weights) of one term, deleted documents included."""
+    def postings(self, field: str, tbytes: bytes) -> tuple[Ids, Weights]:
+        """(segment-local ids, weights) of one term; the fast path includes deleted documents."""
         key = (field, tbytes)
         hit = self._terms.get(key)
         if hit is not None:
             self._terms.move_to_end(key)
             return hit
-        hit = self._read_postings(field, tbytes)
+        hit = (
+            internals.read_postings(self.reader, field, tbytes) if self.fast else self._matched_postings(field, tbytes)
+        )
         self._terms[key] = hit
         if len(self._terms) > TERM_CACHE:
             self._terms.popitem(last=False)
         return hit
 
-    def _read_postings(self, field, tbytes):
+    def _matched_postings(self, field: str, tbytes: bytes) -> tuple[Ids, Weights]:
+        """The public road: Whoosh's matcher, one posting at a time (live documents only)."""
         reader = self.reader
         if (field, tbytes) not in reader:
             return _EMPTY_IDS, np.zeros(0, dtype=np.float32)
-        terms = reader._terms
-        m = terms.matcher(field, tbytes, reader.schema[field].format)
-        if not isinstance(m, W3LeafMatcher):        # few postings, kept inline in the term info
-            ids = np.fromiter(m.all_ids(), dtype=np.int64)
-            weights = np.ones(len(ids), dtype=np.float32)
-            if hasattr(m, "_weights") and m._weights is not None:
-                weights = np.asarray(m._weights, dtype=np.float32)
-            return ids, weights
-        id_parts, weight_parts = [], []
-        postfile = m._postfile
-        while True:
-            raw = postfile.get(m._dataoffset, m._nextoffset - m._dataoffset)
-            if m._compression:
-                raw = zlib.decompress(raw)
-            deltas, weights = pickle.loads(raw)[:2]
-            ids = np.cumsum(np.array(deltas, dtype=np.int64))
-            id_parts.append(ids)
-            n = len(ids)
-            if weights is None:
-                weight_parts.append(np.ones(n, dtype=np.float32))
-            elif isinstance(weights, float):
-                weight_parts.append(np.full(n, weights, dtype=np.float32))
-            else:
-                weight_parts.append(np.array(weights, dtype=np.float32))
-            if m._lastblock:
-                break
-            m._goto(m._nextoffset)
-        return np.concatenate(id_parts), np.concatenate(weight_parts)
+        m = reader.postings(field, tbytes)
+        ids, weights = [], []
+        while m.is_active():
+            ids.append(m.id())
+            weights.append(m.weight())
+            m.next()
+        return np.array(ids, dtype=np.int64), np.array(weights, dtype=np.float32)
 
-    def positions(self, field: str, tbytes: bytes, docs: np.ndarray) -> list[list[int]]:
-        """The positions of a term in each of `docs` (segment-local, sorted, all
-        holding the term), reading only the posting blocks that hold them."""
-        reader = self.reader
-        fmt = reader.schema[field].format
-        m = reader._terms.matcher(field, tbytes, fmt)
-        out: list[list[int]] = []
-        wanted = docs.tolist()
-        if not isinstance(m, W3LeafMatcher):
-            values = dict(zip(m.all_ids(), m._values)) if getattr(m, "_values", None) is not None else {}
-            return [fmt.decode_positions(values[d]) if d in values else [] for d in wanted]
-        i, n = 0, len(wanted)
-        postfile = m._postfile
-        while i < n:
-            if m._maxid >= wanted[i]:          # this block holds the next wanted documents
-                raw = postfile.get(m._dataoffset, m._nextoffset - m._dataoffset)
-                if m._compression:
-                    raw = zlib.decompress(raw)
-                data = pickle.loads(raw)
-                ids = np.cumsum(np.array(data[0], dtype=np.int64))
-                values = data[2]
-                k = bisect.bisect_right(wanted, m._maxid, i)
-                js = np.searchsorted(ids, docs[i:k])
-                found = ids[np.minimum(js, len(ids) - 1)] == docs[i:k]
-                for j, ok in zip(js.tolist(), found.tolist()):
-                    out.append(_decode_positions(values[j]) if ok else [])
-                i = k
-            if i >= n or m._lastblock:
-                break
-            m._goto(m._nextoffset)
-        out.extend([] for _ in range(n - len(out)))
-        return out
+    def positions(self, field: str, tbytes: bytes, docs: Ids) -> list[list[int]]:
+        """The positions of a term in each of `docs` (fast path only)."""
+        return internals.read_positions(self.reader, field, tbytes, docs)
 
-    def lengths(self, field: str) -> np.ndarray:
-        """Each document's length in `field` (words), as Whoosh recorded it."""
+    def lengths(self, field: str) -> Weights:
+        """Each document's length in `field` (words), as Whoosh recorded it (fast path only)."""
         arr = self._lengths.get(field)
         if arr is None:
-            arr = np.zeros(self.count, dtype=np.float32)
-            col = self.reader._perdoc._cached_reader(_lenfield(field), LENGTHS_COLUMN)
-            if col is not None:
-                raw = col._dbfile.get(col._basepos, col._count * col._fixedlen)
-                codes = np.frombuffer(raw, dtype=np.uint8)[: self.count]
-                arr[: len(codes)] = _LENGTH_TABLE[codes]
-            self._lengths[field] = arr
+            arr = self._lengths[field] = internals.read_lengths(self.reader, field, self.count)
         return arr
+
+    def deleted(self) -> Ids:
+        """Segment-local numbers of deleted documents (not cached: they change)."""
+        if self.fast:
+            return internals.deleted_docs(self.reader)
+        is_deleted = self.reader.is_deleted
+        return np.array([d for d in range(self.count) if is_deleted(d)], dtype=np.int64)
 
     def paper_ids(self) -> list[str]:
         """Each document's paper id (the `id` column)."""
@@ -160,7 +123,7 @@ class SegmentData:
             self._ids = [b.decode("utf-8") for b in self.reader.column_reader("id", translate=False)]
         return self._ids
 
-    def column(self, field: str) -> np.ndarray:
+    def column(self, field: str) -> npt.NDArray[Any]:
         """A sortable column's values (bytes) for every document."""
         arr = self._columns.get(field)
         if arr is None:
@@ -173,45 +136,50 @@ class SegmentData:
         return arr
 
 
-class Unsupported(Exception):
-    pass
-
-
 class Evaluator:
     """Evaluates parsed queries against one searcher's view of the index."""
 
-    def __init__(self, searcher, segments: dict, boosts: dict[str, float], scored: tuple[str, ...]):
+    def __init__(
+        self,
+        searcher: Any,
+        segments: dict[str, SegmentData],
+        boosts: dict[str, float],
+        scored: Iterable[str],
+        fast: bool | None = None,
+    ) -> None:
         self.searcher = searcher
         self.schema = searcher.schema
         self.boosts = boosts
         self.scored = frozenset(scored)
+        self.fast = internals.usable() if fast is None else fast
+        self._weighting = BM25F(B=internals.B, K1=internals.K1)
         reader = searcher.reader()
-        self.leaves = []
+        self.leaves: list[tuple[SegmentData, int]] = []
         seen = {}
         for segreader, offset in reader.leaf_readers():
             sid = segreader.segment().segment_id()
             data = segments.get(sid)
-            if data is None or data.reader is not segreader:
-                data = SegmentData(segreader)
+            if data is None or data.reader is not segreader or data.fast != self.fast:
+                data = SegmentData(segreader, self.fast)
             seen[sid] = data
             self.leaves.append((data, offset))
         segments.clear()
-        segments.update(seen)       # segments merged away are let go
-        self.size = reader.doc_count_all()
+        segments.update(seen)  # segments merged away are let go
+        self.size: int = reader.doc_count_all()
         self.live = np.ones(self.size, dtype=bool)
         for data, offset in self.leaves:
             if data.reader.has_deletions():
-                dead = np.fromiter(data.reader._perdoc.deleted_docs(), dtype=np.int64)
-                self.live[dead + offset] = False
+                self.live[data.deleted() + offset] = False
         self.doc_count = int(self.live.sum())
         self._avg: dict[str, float] = {}
-        self._lengths: dict[str, np.ndarray] = {}
-        self._ranks: dict[str, np.ndarray] = {}
-        self._expansions: dict[tuple, list[bytes]] = {}
+        self._lengths: dict[str, Weights] = {}
+        self._ranks: dict[str, Floats] = {}
+        self._expansions: dict[tuple[Any, ...], list[bytes]] = {}
         self._paper_ids: list[str] | None = None
 
     # ---- postings across segments --------------------------------------------
-    def postings(self, field: str, tbytes: bytes):
+    def postings(self, field: str, tbytes: bytes) -> tuple[Ids, Weights]:
+        """(document numbers, weights) of one term in every segment."""
         ids, weights = [], []
         for data, offset in self.leaves:
             i, w = data.postings(field, tbytes)
@@ -224,11 +192,13 @@ class Evaluator:
             return ids[0], weights[0]
         return np.concatenate(ids), np.concatenate(weights)
 
-    def docs_with(self, field: str, tbytes: bytes) -> np.ndarray:
+    def docs_with(self, field: str, tbytes: bytes) -> Ids:
+        """The live documents holding a term (for filters and facets)."""
         ids, _ = self.postings(field, tbytes)
         return ids[self.live[ids]]
 
-    def lengths(self, field: str) -> np.ndarray:
+    def lengths(self, field: str) -> Weights:
+        """Every document's length in `field`."""
         arr = self._lengths.get(field)
         if arr is None:
             parts = [data.lengths(field) for data, _ in self.leaves]
@@ -236,13 +206,14 @@ class Evaluator:
             self._lengths[field] = arr
         return arr
 
-    def paper_ids(self, docs: np.ndarray) -> list[str]:
+    def paper_ids(self, docs: Ids) -> list[str]:
+        """The paper ids of these documents, in their order."""
         if self._paper_ids is None:
             self._paper_ids = [pid for data, _ in self.leaves for pid in data.paper_ids()]
         every = self._paper_ids
         return [every[d] for d in docs.tolist()]
 
-    def rank(self, field: str) -> np.ndarray:
+    def rank(self, field: str) -> Floats:
         """Every document's rank by a sortable column (equal values, equal ranks)."""
         arr = self._ranks.get(field)
         if arr is None:
@@ -260,36 +231,48 @@ class Evaluator:
             self._avg[field] = avg
         return avg
 
-    def _tbytes(self, field, text):
+    def _tbytes(self, field: str, text: str | bytes) -> bytes:
         if isinstance(text, bytes):
             return text
-        return self.schema[field].to_bytes(text)
+        return self.schema[field].to_bytes(text)  # type: ignore[no-any-return]
 
     # ---- scoring -----------------------------------------------------------
-    def term(self, field: str, tbytes: bytes, boost: float = 1.0):
+    def term(self, field: str, tbytes: bytes, boost: float = 1.0) -> Scored:
+        """The documents holding a term and their BM25F scores (zero in unscored fields)."""
+        if not self.fast and field in self.scored:
+            return self._scored_by_whoosh(field, tbytes, boost)
         ids, weights = self.postings(field, tbytes)
         if not len(ids) or field not in self.scored:
             return ids, np.zeros(len(ids), dtype=np.float64)
-        # Whoosh's BM25F: idf = log(N / (df + 1)) + 1
-        idf = math.log(self.size / (len(ids) + 1)) + 1
         dl = self.lengths(field)[ids]
-        tf = weights.astype(np.float64)
-        norm = K1 * ((1 - B) + B * dl / self._avgdl(field))
-        scores = (idf * boost * self.boosts.get(field, 1.0)) * (tf * (K1 + 1)) / (tf + norm)
-        return ids, scores
+        term_idf = internals.idf(self.size, len(ids))
+        return ids, internals.bm25(term_idf, boost, self.boosts.get(field, 1.0), weights, dl, self._avgdl(field))
+
+    def _scored_by_whoosh(self, field: str, tbytes: bytes, boost: float) -> Scored:
+        """The public road: Whoosh's matcher and BM25F scorer, one document at a time."""
+        if (field, tbytes) not in self.searcher.reader():
+            return _empty()
+        m = self.searcher.postings(field, tbytes, weighting=self._weighting)
+        ids, scores = [], []
+        while m.is_active():
+            ids.append(m.id())
+            scores.append(m.score())
+            m.next()
+        factor = boost * self.boosts.get(field, 1.0)
+        return np.array(ids, dtype=np.int64), np.array(scores, dtype=np.float64) * factor
 
     # ---- the query tree ----------------------------------------------------
-    def evaluate(self, q):
+    def evaluate(self, q: Any) -> Scored:
         """(sorted unique document numbers, their scores) of live documents."""
         ids, scores = self._eval(q)
         keep = self.live[ids]
         return ids[keep], scores[keep]
 
-    def _eval(self, q):
+    def _eval(self, q: Any) -> Scored:
         if q is wquery.NullQuery or isinstance(q, wquery.NullQuery.__class__):
             return _empty()
         if isinstance(q, wquery.Every):
-            if q.fieldname not in (None, "*"):      # tags:* — papers with anything in that field
+            if q.fieldname not in (None, "*"):  # tags:* — papers with anything in that field
                 return self._by_whoosh(q)
             ids = np.flatnonzero(self.live).astype(np.int64)
             return ids, np.zeros(len(ids))
@@ -301,12 +284,22 @@ class Evaluator:
             except Exception:
                 return _empty()
             return self.term(q.fieldname, tbytes, q.boost)
-        if isinstance(q, (wquery.Prefix, wquery.Wildcard, wquery.FuzzyTerm, wquery.Regex)):
+        if isinstance(q, _MULTITERMS):
             return self._multiterm(q)
         if type(q) is wquery.Phrase:
             return self._phrase(q)
-        if isinstance(q, wquery.Not):          # inside And it is a subtraction (see _and)
+        if isinstance(q, wquery.Not):  # inside And it is a subtraction (see _and)
             return self._and([q])
+        boost = getattr(q, "boost", 1.0)
+        if boost != 1.0 and isinstance(q, wquery.CompoundQuery):
+            # a boost on a group (`model^2` is an Or across the fields): Whoosh
+            # multiplies the group's score by it, so does this
+            ids, scores = self._compound(q)
+            return ids, scores * boost
+        return self._compound(q)
+
+    def _compound(self, q: Any) -> Scored:
+        """A query made of others (And, Or, AndNot …): their answers combined."""
         if isinstance(q, wquery.And):
             return self._and(q.subqueries)
         if isinstance(q, wquery.DisjunctionMax):
@@ -333,8 +326,9 @@ class Evaluator:
             return ids, scores
         return self._by_whoosh(q)
 
-    def _and(self, subqueries):
+    def _and(self, subqueries: Iterable[Any]) -> Scored:
         wanted, unwanted = [], []
+        result: Scored
         for sub in subqueries:
             if isinstance(sub, wquery.Not):
                 unwanted.append(sub.query)
@@ -360,24 +354,24 @@ class Evaluator:
             result = (ids[keep], scores[keep])
         return result
 
-    def expand(self, q) -> list[bytes]:
+    def expand(self, q: Any) -> list[bytes]:
         """The indexed terms a prefix, wildcard or fuzzy word stands for (cached)."""
         key = (type(q).__name__, q.fieldname, q.text, getattr(q, "maxdist", 0), getattr(q, "prefixlength", 0))
         terms = self._expansions.get(key)
         if terms is None:
             terms = []
             if q.fieldname in self.schema:
-                for tbytes in q._btexts(self.searcher.reader()):   # fuzzy terms come back as text
+                for _, tbytes in q.expanded_terms(self.searcher.reader()):  # fuzzy terms come back as text
                     terms.append(self._tbytes(q.fieldname, tbytes))
                     if len(terms) >= MAX_EXPANSION:
                         break
             self._expansions[key] = terms
         return terms
 
-    def _multiterm(self, q):
+    def _multiterm(self, q: Any) -> Scored:
         return _union([self.term(q.fieldname, t, q.boost) for t in self.expand(q)])
 
-    def positive_terms(self, q) -> set[tuple[str, bytes]]:
+    def positive_terms(self, q: Any) -> set[tuple[str, bytes]]:
         """(field, term) pairs that make a paper match, for highlighting: not
         the negated ones, and prefix/fuzzy words as what they matched."""
         out: set[tuple[str, bytes]] = set()
@@ -385,7 +379,7 @@ class Evaluator:
             return out
         if isinstance(q, wquery.AndNot):
             return self.positive_terms(q.a)
-        if isinstance(q, (wquery.Prefix, wquery.Wildcard, wquery.FuzzyTerm, wquery.Regex)):
+        if isinstance(q, _MULTITERMS):
             return {(q.fieldname, t) for t in self.expand(q)}
         if isinstance(q, wquery.Term):
             try:
@@ -398,12 +392,12 @@ class Evaluator:
             out |= self.positive_terms(sub)
         return out
 
-    def _phrase(self, q):
+    def _phrase(self, q: Any) -> Scored:
         """Words in order, each within `slop` positions of the one before:
         candidates from the postings, then positions read for those only
         (Whoosh's span matcher costs ~100 µs a candidate; this ~5)."""
         field = q.fieldname
-        if field not in self.schema or not self.schema[field].format.supports("positions"):
+        if not self.fast or field not in self.schema or not self.schema[field].format.supports("positions"):
             return self._by_whoosh(q)
         try:
             words = [self._tbytes(field, w) for w in q.words]
@@ -427,7 +421,7 @@ class Evaluator:
             keep[lo:hi] = [_in_sequence([pw[k] for pw in per_word], slop) for k in range(hi - lo)]
         return ids[keep], scores[keep]
 
-    def _by_whoosh(self, q):
+    def _by_whoosh(self, q: Any) -> Scored:
         """Match with Whoosh (phrases, ranges …); score from the query's words."""
         ids = np.fromiter(q.docs(self.searcher), dtype=np.int64)
         ids.sort()
@@ -444,11 +438,6 @@ class Evaluator:
         return ids, scores
 
 
-def _decode_positions(value: bytes) -> list[int]:
-    """Whoosh's Positions format: a 4-byte count, then the pickled position deltas."""
-    return list(itertools.accumulate(pickle.loads(value[4:] if value.endswith(b".") else value[4:] + b".")))
-
-
 def _in_sequence(positions: list[list[int]], slop: int) -> bool:
     """Is there a position of each word, in order, each at most `slop` after the last?"""
     current = set(positions[0])
@@ -462,14 +451,14 @@ def _in_sequence(positions: list[list[int]], slop: int) -> bool:
     return True
 
 
-def _words_of(q):
+def _words_of(q: Any) -> list[tuple[str, Any]]:
     try:
         return [(f, t) for f, t in q.iter_all_terms() if t is not None]
     except Exception:
         return []
 
 
-def _union(parts, use_max: bool = False):
+def _union(parts: list[Scored], use_max: bool = False) -> Scored:
     parts = [p for p in parts if len(p[0])]
     if not parts:
         return _empty()
@@ -486,12 +475,12 @@ def _union(parts, use_max: bool = False):
     return uniq, out
 
 
-def top(ids: np.ndarray, keys: np.ndarray, limit: int | None, descending: bool) -> np.ndarray:
+def top(ids: Ids, keys: Floats, limit: int | None, descending: bool) -> Ids:
     """Positions of the `limit` best rows by `keys`; ties go to the lower document number."""
     k = -keys if descending else keys
     if limit is not None and limit < len(ids):
         cut = np.partition(k, limit - 1)[limit - 1]
-        cand = np.flatnonzero(k <= cut)       # everything tied with the last row competes
+        cand = np.flatnonzero(k <= cut)  # everything tied with the last row competes
     else:
         cand = np.arange(len(ids))
     order = cand[np.lexsort((ids[cand], k[cand]))]

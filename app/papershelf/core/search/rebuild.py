@@ -1,0 +1,215 @@
+"""Rebuilding the index from the library, into a new folder swapped in at the end.
+
+Up to PARALLEL_MIN papers are indexed in this process. Larger libraries are
+split into segments of at most SEGMENT_DOCS papers, each written by a child
+process (`python -m papershelf.core.search.worker`, one per core, up to
+MAX_BUILD_PROCESSES) and listed in one table of contents at the end: Whoosh
+indexes in Python, so threads would not help (the GIL), one writer slows
+down as its pool spills to disk, and `multiprocessing` would re-run the
+parent's main module and fork the GUI's threads. Progress comes from small
+files the workers update; cancelling kills them and keeps the old index.
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from whoosh import index as windex
+
+from ..errors import SearchIndexError
+from ..fileio import try_lock, unlock
+from ..paper import Paper
+from . import internals
+from .schema import paper_document
+from .source import PaperSource
+from .state import IndexFolder, discard
+from .worker import PARENT_ENV
+
+SEGMENT_DOCS = 10_000  # a rebuild writes segments of at most this many papers
+PARALLEL_MIN = 2_000  # larger libraries are indexed by one process per core
+MAX_BUILD_PROCESSES = 4
+WORKER_MODULE = "papershelf.core.search.worker"
+
+Progress = Callable[[int, int], None]
+Cancelled = Callable[[], bool]
+
+
+def rebuild(
+    index: IndexFolder,
+    source: PaperSource,
+    schema: Any,
+    progress: Progress | None = None,
+    cancelled: Cancelled | None = None,
+) -> bool:
+    """Index every paper of `source` afresh into `index`'s folder (its `ix` must be closed).
+
+    Returns False (and leaves the old index in place) if cancelled. Raises
+    SearchIndexError when another process is rebuilding the same index, the
+    folder cannot be written or building failed (the library is untouched).
+    """
+    folder = index.folder
+    try:
+        folder.parent.mkdir(parents=True, exist_ok=True)
+        lock = try_lock(folder.with_name(folder.name + ".rebuild.lock"))
+    except OSError as exc:  # a read-only folder, say
+        raise index.unwritable(exc) from exc
+    if lock is None:
+        raise index.busy()
+    try:
+        return _rebuild(index, source, schema, progress, cancelled)
+    except OSError as exc:
+        index.close()
+        raise index.unwritable(exc) from exc
+    except Exception as exc:
+        index.close()
+        raise SearchIndexError(
+            f"The search index in {folder} could not be built "
+            f"({exc.__class__.__name__}: {exc}). Your library is unaffected.",
+            folder,
+        ) from exc
+    finally:
+        unlock(lock)
+
+
+def _rebuild(
+    index: IndexFolder, source: PaperSource, schema: Any, progress: Progress | None, cancelled: Cancelled | None
+) -> bool:
+    new = index.folder.with_name(index.folder.name + ".new")
+    discard(new)
+    new.mkdir(parents=True)
+    ix = windex.create_in(str(new), schema)
+    generation = source.generation
+    member = source.memberships()
+    papers = list(source.papers())
+    total = len(papers)
+    mark = max((p.updated for p in papers), default="")
+    try:
+        if (
+            total <= PARALLEL_MIN
+            or ((os.cpu_count() or 1) == 1 and total <= SEGMENT_DOCS)
+            or not internals.parallel_build()
+        ):
+            done = _build_here(ix, papers, member, progress, cancelled)
+        else:
+            done = _build_in_processes(ix, new, papers, member, progress, cancelled)
+    except BaseException:
+        ix.close()
+        shutil.rmtree(new, ignore_errors=True)
+        raise
+    ix.close()
+    if not done:
+        shutil.rmtree(new, ignore_errors=True)
+        return False
+    index.swap_in(new, generation, mark)
+    if progress:
+        progress(total, total)
+    index.ix = windex.open_dir(str(index.folder))
+    return True
+
+
+def _build_here(
+    ix: Any, papers: list[Paper], member: dict[str, list[str]], progress: Progress | None, cancelled: Cancelled | None
+) -> bool:
+    writer = internals.segment_writer(ix, limitmb=256)
+    try:
+        for n, paper in enumerate(papers):
+            if cancelled and n % 500 == 0 and cancelled():
+                writer.cancel()
+                return False
+            writer.add_document(**paper_document(paper, member.get(paper.id, [])))
+            if progress and n % 1000 == 0:
+                progress(n, len(papers))
+        writer.commit(optimize=True)
+    except BaseException:
+        writer.cancel()
+        raise
+    return True
+
+
+def _build_in_processes(
+    ix: Any,
+    new: Path,
+    papers: list[Paper],
+    member: dict[str, list[str]],
+    progress: Progress | None,
+    cancelled: Cancelled | None,
+) -> bool:
+    import papershelf
+
+    total = len(papers)
+    workers = max(1, min(os.cpu_count() or 1, MAX_BUILD_PROCESSES))
+    size = max(1, min(SEGMENT_DOCS, -(-total // workers)))  # every core busy, segments ≤ SEGMENT_DOCS
+    jobs_dir = new.with_name(new.name + "-jobs")
+    discard(jobs_dir)
+    jobs_dir.mkdir()
+    jobs = []
+    sizes = {}
+    for k, start in enumerate(range(0, total, size)):
+        job = jobs_dir / f"job{k:04d}"
+        chunk = papers[start : start + size]
+        with open(job, "wb") as f:
+            pickle.dump([paper_document(p, member.get(p.id, [])) for p in chunk], f, protocol=pickle.HIGHEST_PROTOCOL)
+        jobs.append(job)
+        sizes[job] = len(chunk)
+    env = dict(os.environ)
+    source_root = str(Path(papershelf.__file__).resolve().parent.parent)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [source_root, env.get("PYTHONPATH")]))
+    env[PARENT_ENV] = str(os.getpid())  # workers stop if this process dies
+    waiting: list[Path] = list(jobs)
+    running: dict[Path, subprocess.Popen[bytes]] = {}
+    finished: list[Path] = []
+
+    def written() -> int:
+        n = sum(sizes[job] for job in finished)
+        for job in running:
+            try:
+                n += int((jobs_dir / (job.name + ".progress")).read_text() or 0)
+            except (OSError, ValueError):
+                pass
+        return n
+
+    try:
+        while waiting or running:
+            while waiting and len(running) < workers:
+                job = waiting.pop(0)
+                with open(job.with_suffix(".err"), "wb") as err:
+                    running[job] = subprocess.Popen(
+                        [sys.executable, "-m", WORKER_MODULE, str(new), str(job)],
+                        stdin=subprocess.DEVNULL,
+                        stdout=subprocess.DEVNULL,
+                        stderr=err,
+                        env=env,
+                    )
+            if cancelled and cancelled():
+                return False
+            for job, proc in list(running.items()):
+                if proc.poll() is None:
+                    continue
+                del running[job]
+                if proc.returncode != 0:
+                    tail = job.with_suffix(".err").read_text(errors="replace").strip().splitlines()[-1:]
+                    raise OSError(f"indexing worker failed ({proc.returncode}): {' '.join(tail)}")
+                finished.append(job)
+            if progress:
+                progress(min(written(), total - 1), total)
+            if running:
+                time.sleep(0.1)
+        segments = []
+        for job in jobs:  # in chunk order: document numbers follow the library's order
+            with open(jobs_dir / (job.name + ".segment"), "rb") as done:
+                segments.append(pickle.load(done))
+    finally:
+        for proc in running.values():
+            proc.kill()
+            proc.wait()
+        shutil.rmtree(jobs_dir, ignore_errors=True)
+    internals.commit_segments(ix, segments)
+    return True

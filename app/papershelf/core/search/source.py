@@ -1,0 +1,79 @@
+"""What the search index reads of a library: a small protocol, not the facade.
+
+The index sits below `Library` (which owns it): it reads papers, lists and
+the library's generation through `PaperSource`, and follows edits through
+`subscribe`. `Library` satisfies the protocol as it is and passes itself;
+nothing in this package imports it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection, Iterable
+from pathlib import Path
+from typing import Protocol
+
+from ..paper import Paper
+
+
+class ChangeEvent(Protocol):
+    """A change the library announces after it is durable (`library.Change`
+    has these and more): what kind, and which papers it touched."""
+
+    @property
+    def kind(self) -> str:
+        """papers-added | papers-changed | papers-removed | lists-changed."""
+        ...
+
+    @property
+    def ids(self) -> Collection[str]:
+        """The papers touched (none for a change to lists only)."""
+        ...
+
+
+class PaperSource(Protocol):
+    """What the index reads of a library. Every method may be called from the
+    index's writer thread while the owner's thread edits: `find` and `lists`
+    must be safe for that (a single dict read; copies)."""
+
+    @property
+    def folder(self) -> Path:
+        """The library's folder; the index lives in `folder / "index"` by default."""
+        ...
+
+    @property
+    def readonly(self) -> bool:
+        """A read-only library never changes: the index does not subscribe."""
+        ...
+
+    @property
+    def generation(self) -> tuple[int, int]:
+        """Changes whenever the library does; recorded in the index's state."""
+        ...
+
+    def papers(self) -> Iterable[Paper]:
+        """Every paper, in library order."""
+        ...
+
+    def ids(self) -> list[str]:
+        """Every paper's id, in library order."""
+        ...
+
+    def find(self, paper_id: str) -> Paper | None:
+        """The paper with this id, or None (safe from any thread)."""
+        ...
+
+    def get(self, paper_id: str) -> Paper:
+        """The paper with this id; raises NotFoundError if there is none."""
+        ...
+
+    def lists(self) -> dict[str, list[str]]:
+        """Reading lists, name → paper ids (copies, safe from any thread)."""
+        ...
+
+    def memberships(self) -> dict[str, list[str]]:
+        """Paper id → names of the lists that hold it."""
+        ...
+
+    def subscribe(self, callback: Callable[[ChangeEvent], None]) -> Callable[[], None]:
+        """Call `callback(change)` after every change; returns an unsubscribe function."""
+        ...

@@ -1,0 +1,329 @@
+"""The index folder: its state file, damage checks, and leftovers.
+
+The index is never the only copy of anything: it can be deleted at any time
+and is rebuilt from the library. `papershelf-index.json` records the index
+version, the library generation it reflects, the newest `updated` time it
+has seen, and each file's size and crc32 as written (Whoosh has none: a file
+cut short or overwritten would otherwise only show, if at all, when a search
+reads it). A read that fails marks the index damaged there, and the next
+open rebuilds it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gc
+import json
+import logging
+import os
+import shutil
+import time
+import warnings
+import zlib
+from pathlib import Path
+from typing import Any
+
+from whoosh import index as windex
+from whoosh import query as wquery
+
+from ..errors import SearchIndexDamagedError, SearchIndexError
+from ..fileio import write_bytes_atomically
+from . import internals
+from .schema import INDEX_VERSION
+
+log = logging.getLogger(__name__)
+
+INDEX_DIR = "index"
+STATE_FILE = "papershelf-index.json"
+# Files not checksummed at open: none. Postings and the term table are most
+# of the index (~90%) and were left out once to keep open fast, but a zeroed
+# range in a term table made queries miss papers without any error (found by
+# tests/faults). zlib.crc32 runs at about 1 GB/s and lets go of the GIL, so
+# it costs the window nothing (it opens the index on a worker thread).
+UNCHECKED_SUFFIXES: tuple[str, ...] = ()
+
+
+class IndexFolder:
+    """One index folder: the open Whoosh index (`ix`), its state, its damage."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        self.ix: Any = None
+        self.damaged = ""  # why this object rebuilt the index as damaged ("" if it did not)
+        self.damage_mark = ""  # a failed read, kept in the state file until a rebuild
+
+    def close(self) -> None:
+        """Close the Whoosh index (searchers are the caller's to close first)."""
+        if self.ix is not None:
+            self.ix.close()
+            self.ix = None
+
+    def damage(self, reason: str) -> str:
+        """Record that the index is rebuilt as damaged, for `reason`; returns it."""
+        self.damaged = reason
+        return reason
+
+    def unwritable(self, exc: OSError) -> SearchIndexError:
+        """The error for an index folder that cannot be written."""
+        return SearchIndexError(
+            f"The search index in {self.folder} could not be built: {exc.strerror or exc}. "
+            "Your library is unaffected; searching needs that folder to be writable.",
+            self.folder,
+        )
+
+    def busy(self) -> SearchIndexError:
+        """The error for an index another process is rebuilding."""
+        return SearchIndexError(
+            f"The search index in {self.folder} is being rebuilt by another Papershelf; "
+            "try again when it has finished.",
+            self.folder,
+        )
+
+    # ---- the state file ------------------------------------------------------
+    def read_state(self) -> dict[str, Any]:
+        """The state file's contents, {} if it is missing or unreadable."""
+        try:
+            with open(self.folder / STATE_FILE, encoding="utf-8") as f:
+                state = json.load(f)
+            return state if isinstance(state, dict) else {}
+        except (OSError, ValueError):
+            return {}
+
+    def write_state(self, generation: tuple[int, ...] | list[int], mark: str) -> None:
+        """Record that the index reflects library `generation`, papers updated up to `mark`."""
+        # the files' sizes and checksums as written: Whoosh has none, and a
+        # file cut short or overwritten would otherwise only show (if at all)
+        # when a search reads it
+        sizes = self._file_sizes()
+        state: dict[str, Any] = {
+            "version": INDEX_VERSION,
+            "generation": list(generation),
+            "updated_mark": mark,
+            "files": sizes,
+            "crc32": self._checksums(sizes, self.read_state()),
+        }
+        if self.damage_mark:
+            state["damaged"] = self.damage_mark
+        self._store_state(state)
+
+    def forget_state(self) -> None:
+        """Remove the state file: the next open rebuilds the index."""
+        with contextlib.suppress(OSError):
+            (self.folder / STATE_FILE).unlink()
+
+    def mark_damaged(self, detail: str) -> None:
+        """Record that reading the index failed: the next open rebuilds it."""
+        self.damage_mark = detail
+        state = self.read_state()
+        state["damaged"] = detail
+        self._store_state(state)
+
+    def _store_state(self, state: dict[str, Any]) -> None:
+        # durable (fsync, rename, folder fsync) and under a temporary name of its own:
+        # the writer thread, a search that found damage and another process may all
+        # write the state at once
+        write_bytes_atomically(self.folder / STATE_FILE, json.dumps(state).encode("utf-8"))
+
+    def _file_sizes(self) -> dict[str, int]:
+        sizes = {}
+        for path in self.folder.iterdir():
+            if path.name != STATE_FILE and not path.name.endswith(("LOCK", ".tmp")):
+                try:
+                    sizes[path.name] = path.stat().st_size
+                except OSError:
+                    pass
+        return sizes
+
+    def _checksums(self, sizes: dict[str, int], previous: dict[str, Any]) -> dict[str, int]:
+        """crc32 of the files checked at open, taken over from the previous
+        state for a file of the same name and size (segment files never
+        change), so a commit only reads the files it added."""
+        old_sizes, old = previous.get("files"), previous.get("crc32")
+        if not isinstance(old_sizes, dict) or not isinstance(old, dict):
+            old_sizes, old = {}, {}
+        crcs = {}
+        for name, size in sizes.items():
+            if name.endswith(UNCHECKED_SUFFIXES):
+                continue
+            if name in old and old_sizes.get(name) == size:
+                crcs[name] = old[name]
+            else:
+                try:
+                    crcs[name] = crc32(self.folder / name)
+                except OSError:  # deleted meanwhile by another process's merge
+                    pass
+        return crcs
+
+    # ---- damage ----------------------------------------------------------------
+    def damaged_files(self, recorded: Any, crcs: Any) -> list[str]:
+        """Files of the current segments whose size or checksum is not what was written.
+
+        Segment files never change once written; a commit by another process
+        only adds files and deletes those of segments it merged away, so a
+        missing file counts only if the current table of contents still
+        lists its segment."""
+        if not isinstance(recorded, dict):
+            return []
+        crcs = crcs if isinstance(crcs, dict) else {}
+        now = self._file_sizes()
+        live: set[str] | None = None
+
+        def changed(name: str) -> bool:
+            if now.get(name) != recorded[name]:
+                return True
+            try:
+                return name in crcs and crc32(self.folder / name) != crcs[name]
+            except FileNotFoundError:  # merged away meanwhile by another process
+                return False
+
+        damaged = []
+        for name in recorded:
+            if name not in now:
+                if live is None:
+                    live = internals.live_segment_ids(self.ix)
+                if any(sid in name for sid in live):
+                    damaged.append(name)
+            elif not name.endswith(".toc") and changed(name):
+                damaged.append(name)
+        # the table of contents in use must be the one written, if it was recorded
+        toc = f"_{self.ix.indexname}_{self.ix.latest_generation()}.toc"
+        if toc in recorded and changed(toc):
+            damaged.append(toc)
+        return sorted(damaged)
+
+    def why_rebuild(self) -> str:
+        """Why the index must be rebuilt before use ("" if it need not); opens it if not."""
+        if not self.folder.is_dir() or not any(self.folder.glob("*.toc")):
+            return "there is no index yet"
+        if not (self.folder / STATE_FILE).is_file():
+            return "its state file is missing"
+        state = self.read_state()
+        if not state:
+            return self.damage(f"the index could not be read ({STATE_FILE} is damaged)")
+        if state.get("damaged"):
+            return self.damage(f"the index could not be read (a search failed: {state['damaged']})")
+        if state.get("version") != INDEX_VERSION:
+            return "the index is from another version of Papershelf"
+        reason = ""
+        # Whoosh leaves files open when it trips over damage; they are closed
+        # (with a ResourceWarning each) when the exception lets go of them
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ResourceWarning)
+            try:
+                self.ix = windex.open_dir(str(self.folder))
+                damaged = self.damaged_files(state.get("files"), state.get("crc32"))
+                if damaged:
+                    raise OSError(f"files changed or went missing since they were written: {', '.join(damaged[:3])}")
+                with self.ix.searcher() as s:  # touch every segment: damage shows here
+                    s.doc_count()
+                    next(iter(s.lexicon("id")), None)
+                    s.document_number(id="")
+            except Exception as exc:
+                # damage Whoosh trips over surfaces as any built-in error
+                reason = self.damage(f"the index could not be read ({exc.__class__.__name__}: {exc})")
+            if reason:
+                self.close()
+                gc.collect()
+        return reason
+
+    def read_failed(self, exc: Exception) -> SearchIndexError:
+        """The error to raise for a read of the index that failed with `exc`.
+
+        Whoosh has no checksums of its own: damage surfaces as any built-in
+        exception (ValueError, struct.error, zlib.error, pickle errors...),
+        so any failure but a permission or a closed index counts as damage
+        and is recorded, and the next open rebuilds. Once this object has
+        rebuilt the index as damaged, a failure is only reported: a rebuild
+        would not help, and the caller must not loop.
+        """
+        detail = f"{exc.__class__.__name__}: {exc}"
+        if self.ix is None:
+            return SearchIndexError(f"The search index in {self.folder} is not open.", self.folder)
+        if isinstance(exc, wquery.QueryError):
+            return SearchIndexError(f"This search cannot be run ({exc}); try it without quotes.", self.folder)
+        state = self.read_state()
+        try:
+            intact = bool(state.get("crc32")) and not self.damaged_files(state.get("files"), state.get("crc32"))
+        except Exception:
+            intact = False
+        if intact:
+            # every file is as it was written: a rebuild would change nothing
+            log.warning("searching failed on an intact index (%s)", detail)
+            return SearchIndexError(
+                f"Searching failed ({detail}); the search index in {self.folder} is intact, so it was not rebuilt.",
+                self.folder,
+            )
+        if isinstance(exc, PermissionError):
+            return SearchIndexError(
+                f"The search index in {self.folder} could not be read: {exc.strerror or exc}.", self.folder
+            )
+        if self.damaged:
+            return SearchIndexError(
+                f"Searching failed ({detail}), although the search index in {self.folder} was just rebuilt.",
+                self.folder,
+            )
+        log.info("reading the search index failed (%s): marking it damaged", detail)
+        try:
+            self.mark_damaged(detail)
+        except OSError as err:
+            return SearchIndexError(
+                f"The search index in {self.folder} is damaged ({detail}) and cannot "
+                f"be rebuilt there: {err.strerror or err}. Your library is unaffected.",
+                self.folder,
+            )
+        return SearchIndexDamagedError(
+            f"The search index in {self.folder} is damaged ({detail}); it is rebuilt when next opened.", self.folder
+        )
+
+    # ---- swapping a rebuilt index in ---------------------------------------------
+    def swap_in(self, new: Path, generation: tuple[int, ...], mark: str) -> None:
+        """Put the index built in `new` in place of the current one, and record its state."""
+        # whatever is at `index` or `index.old` (a folder, a file) is cache: it goes
+        old = self.folder.with_name(self.folder.name + ".old")
+        discard(old)
+        if os.path.lexists(self.folder):
+            os.replace(self.folder, old)
+        os.replace(new, self.folder)
+        self.damage_mark = ""
+        self.write_state(generation, mark)
+        discard(old)
+
+
+def crc32(path: Path) -> int:
+    """The crc32 of a file's contents."""
+    crc = 0
+    with open(path, "rb") as f:
+        while chunk := f.read(1 << 20):
+            crc = zlib.crc32(chunk, crc)
+    return crc
+
+
+def discard(path: Path) -> None:
+    """Remove what is at `path`, a folder or a file (index leftovers: cache);
+    what cannot be removed is set aside under a unique name, never left to
+    block the next rebuild."""
+    if path.is_dir() and not path.is_symlink() and _ours(path):
+        shutil.rmtree(path, ignore_errors=True)
+    # anything else (a user's own file or folder that happens to have the name) is set aside, not deleted
+    if os.path.lexists(path):
+        stamp = time.strftime("%Y%m%d-%H%M%S")
+        aside, n = path.with_name(f"{path.name}.damaged-{stamp}"), 1
+        while os.path.lexists(aside):
+            n += 1
+            aside = path.with_name(f"{path.name}.damaged-{stamp}-{n}")
+        os.replace(path, aside)
+
+
+def _ours(folder: Path) -> bool:
+    """Whether a folder is (what is left of) a search index: empty, or Whoosh's and our files only."""
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return False
+    return all(
+        n == STATE_FILE
+        or n.startswith((STATE_FILE, "MAIN_", "_MAIN_"))
+        or n.endswith((".toc", ".seg", ".pst", ".trm", ".fln", ".col", ".lck", ".tmp", ".json"))
+        or n == "WRITELOCK"
+        for n in names
+    )

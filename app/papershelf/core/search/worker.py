@@ -1,0 +1,66 @@
+"""One segment of a search-index rebuild, written by a separate process.
+
+Whoosh indexes in pure Python, so a rebuild of a large library is split into
+segments that run in parallel, one process each (see `rebuild.py`). A plain
+child process (`python -m papershelf.core.search.worker`) rather than
+`multiprocessing`: nothing of the parent (its threads, its main script) is
+re-run or forked.
+
+    python -m papershelf.core.search.worker INDEX_FOLDER JOB_FILE
+
+JOB_FILE holds the pickled list of documents; the segment is pickled to
+JOB_FILE + ".segment" when done, and the number of documents written so far
+to JOB_FILE + ".progress" as it goes. Exit status 0 on success.
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+import sys
+from pathlib import Path
+
+PROGRESS_EVERY = 250
+PARENT_ENV = "PAPERSHELF_INDEX_PARENT"
+
+
+def build(index_folder: str, job_file: str) -> None:
+    """Write the documents of `job_file` as one finished, uncommitted segment of the index."""
+    from whoosh import index as windex
+
+    from . import internals
+
+    with open(job_file, "rb") as f:
+        docs = pickle.load(f)
+    progress = Path(job_file + ".progress")
+    ix = windex.open_dir(index_folder)
+    # the parent starts workers only once the probe found Whoosh's internals as expected
+    writer = internals.segment_writer(ix, tuned=True, _lk=False, limitmb=256)
+    parent = int(os.environ.get(PARENT_ENV, "0") or 0)
+    for n, doc in enumerate(docs, 1):
+        writer.add_document(**doc)
+        if n % PROGRESS_EVERY == 0:
+            progress.write_text(str(n))
+            if parent and os.getppid() != parent:   # the rebuild that started us is gone
+                writer.cancel()
+                sys.exit(3)
+    segment = internals.finish_segment(writer)
+    ix.close()
+    tmp = job_file + ".segment.tmp"
+    with open(tmp, "wb") as f:
+        pickle.dump(segment, f)
+    os.replace(tmp, job_file + ".segment")
+
+
+def main(argv: list[str] | None = None) -> int:
+    """The worker's command line: INDEX_FOLDER JOB_FILE."""
+    args = sys.argv[1:] if argv is None else argv
+    if len(args) != 2:
+        print(__doc__, file=sys.stderr)
+        return 2
+    build(*args)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

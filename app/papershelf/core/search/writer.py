@@ -1,0 +1,173 @@
+"""Keeping the index current: one serial writer, and catching up at open.
+
+The library's change events queue paper ids; a background thread gathers a
+burst of them (`batch_seconds`) into one commit, records the new state and
+lets go of the shared searcher, so a tag edit never waits on a Whoosh
+commit. `flush()` waits until every change queued so far is searchable.
+"""
+
+from __future__ import annotations
+
+import logging
+import queue
+import threading
+import time
+from collections.abc import Callable, Iterable
+
+from . import internals
+from .schema import paper_document
+from .source import ChangeEvent, PaperSource
+from .state import IndexFolder
+
+log = logging.getLogger(__name__)
+
+BATCH_SECONDS = 0.25        # the writer gathers edits this long into one commit
+
+_Item = tuple[str, set[str]]      # ("put" | "del", paper ids)
+
+
+class IndexWriter:
+    """Writes the library's changes into the index, in batches, on a thread of its own."""
+
+    def __init__(self, source: PaperSource, index: IndexFolder, drop_searcher: Callable[[], None]) -> None:
+        self.source = source
+        self.index = index
+        self._drop_searcher = drop_searcher     # after a commit: the next search reads it
+        self.batch_seconds = BATCH_SECONDS
+        self.committed: list[Callable[[], None]] = []   # called (on the writer thread) after each update lands
+        self._queue: queue.Queue[_Item | None] = queue.Queue()
+        self._thread: threading.Thread | None = None
+        # Changes queued and not yet committed, counted under one lock: flush()
+        # waits for zero. (An "idle" event set by the writer and cleared by the
+        # caller raced: a change queued between the writer's "queue empty?" and
+        # its set() left the event set with a commit to come, so flush()
+        # returned early and a search read the index before it landed; and a
+        # change that queued nothing cleared it for good, so flush() waited
+        # out its timeout.)
+        self._pending = 0
+        self._settled = threading.Condition()
+
+    def on_change(self, change: ChangeEvent) -> None:
+        """Queue what a library change touched (the library's subscriber)."""
+        if change.kind == "papers-removed":
+            self._enqueue("del", change.ids)
+        elif change.ids:            # a change naming no papers (a new list) has nothing to index
+            self._enqueue("put", change.ids)
+
+    def _enqueue(self, kind: str, ids: Iterable[str]) -> None:
+        with self._settled:
+            self._pending += 1      # counted before the writer can see it
+        self._queue.put((kind, set(ids)))
+        self._ensure_thread()
+
+    def _landed(self, n: int) -> None:
+        """`n` queued changes are committed (or given up on) and searchable."""
+        with self._settled:
+            self._pending -= n
+            if self._pending <= 0:
+                self._pending = 0
+                self._settled.notify_all()
+
+    def flush(self, timeout: float = 60) -> bool:
+        """Wait until every change queued so far is committed and searchable;
+        False if that took longer than `timeout` seconds."""
+        with self._settled:
+            return self._settled.wait_for(lambda: self._pending == 0, timeout)
+
+    def stop(self) -> None:
+        """Let the thread finish what is queued and end (after `flush`)."""
+        if self._thread is not None:
+            self._queue.put(None)
+            self._thread.join(30)
+            self._thread = None
+
+    def _ensure_thread(self) -> None:
+        if self._thread is None or not self._thread.is_alive():
+            self._thread = threading.Thread(target=self._loop, name="papershelf-index-writer", daemon=True)
+            self._thread.start()
+
+    def _loop(self) -> None:
+        while True:
+            item = self._queue.get()
+            if item is None:
+                return
+            put: set[str] = set()
+            gone: set[str] = set()
+            taken = 0
+            deadline = time.monotonic() + self.batch_seconds     # gather a burst of edits into one commit
+            following: _Item | bool | None = item
+            while isinstance(following, tuple):
+                taken += 1
+                kind, ids = following
+                if kind == "put":
+                    put |= ids
+                    gone -= ids
+                else:
+                    gone |= ids
+                    put -= ids
+                try:
+                    following = self._queue.get(timeout=max(0.0, deadline - time.monotonic()))
+                except queue.Empty:
+                    following = False
+            try:
+                # the generation seen *before* reading the papers: an edit made
+                # while this batch is written is newer, queued, and not claimed
+                generation = self.source.generation
+                mark = self.write_batch(put, gone)
+                self.index.write_state(generation, max(mark, self.index.read_state().get("updated_mark", "")))
+                for callback in list(self.committed):
+                    callback()
+            except Exception:
+                log.exception("search index update failed; it will be rebuilt on next start")
+                self.index.forget_state()
+            finally:
+                self._landed(taken)
+            if following is None:
+                return
+
+    def write_batch(self, put: set[str], gone: set[str]) -> str:
+        """Write one batch; returns the newest `updated` among the papers written."""
+        mark = ""
+        if not put and not gone:
+            return mark
+        source = self.source
+        # The writer thread reads what the GUI thread changes: `lists()` and
+        # `find()` are copies and single dict reads, not live iteration.
+        member: dict[str, list[str]] = {}
+        for name, ids in source.lists().items():
+            for pid in put.intersection(ids):
+                member.setdefault(pid, []).append(name)
+        writer = internals.segment_writer(self.index.ix, timeout=10)
+        try:
+            for pid in gone:
+                writer.delete_by_term("id", pid)
+            for pid in put:
+                paper = source.find(pid)
+                if paper is None:
+                    writer.delete_by_term("id", pid)
+                else:
+                    writer.update_document(**paper_document(paper, member.get(pid, [])))
+                    mark = max(mark, paper.updated)
+            writer.commit()   # merges small segments (Whoosh's MERGE_SMALL): they stay few
+        except BaseException:
+            writer.cancel()
+            raise
+        self._drop_searcher()
+        return mark
+
+    def catch_up(self) -> None:
+        """Apply what the library did while the index was not watching."""
+        state = self.index.read_state()
+        source = self.source
+        if tuple(state.get("generation", ())) == tuple(source.generation):
+            return
+        mark = state.get("updated_mark", "")
+        with self.index.ix.searcher() as s:
+            indexed = {term.decode("utf-8") for term in s.lexicon("id")}
+        current = set(source.ids())
+        changed = [p.id for p in source.papers() if p.updated >= mark] if mark else list(current)
+        stale = indexed - current
+        todo = set(changed) | (current - indexed)
+        generation = source.generation
+        newest = self.write_batch(todo, stale)
+        self.index.write_state(generation, max(mark, newest))
