@@ -18,38 +18,38 @@ def test_marking_a_paper_as_it_already_is_says_so_and_offers_no_undo(window, qtb
     steps, undo_text = win.undo_stack.index(), win.undo_stack.undoText()
     select_rows(win, [0])
     assert lib.get(win.selected_ids()[0]).status.value == "unread"
-    qtbot.keyClick(win.paper_list, Qt.Key.Key_1, Qt.KeyboardModifier.AltModifier)      # Alt+1: Unread
+    qtbot.keyClick(win.paper_list, Qt.Key.Key_1, Qt.KeyboardModifier.AltModifier)  # Alt+1: Unread
     assert win.statusBar().currentMessage() == "Already unread"
-    assert (win.undo_stack.index(), win.undo_stack.undoText()) == (steps, undo_text)   # Ctrl+Z still undoes the import
+    assert (win.undo_stack.index(), win.undo_stack.undoText()) == (steps, undo_text)  # Ctrl+Z still undoes the import
 
 
 def test_the_messages_count_the_papers_that_changed(window, qtbot):
     win, lib = window, window.library
     bar = win.statusBar()
     select_rows(win, [0])
-    win.add_tags(["llm"])
+    win.edits.add_tags(["llm"])
     assert bar.currentMessage() == "Tagged 1 paper ‘llm’ — Ctrl+Z undoes"
     select_rows(win, [0, 1])
-    win.add_tags(["llm"])
+    win.edits.add_tags(["llm"])
     assert bar.currentMessage() == "Tagged 1 paper ‘llm’ — Ctrl+Z undoes"
-    win.add_tags(["llm"])
+    win.edits.add_tags(["llm"])
     assert bar.currentMessage() == "Already tagged ‘llm’"
     select_rows(win, [1, 2])
-    win.remove_tag("llm")
+    win.edits.remove_tag("llm")
     assert bar.currentMessage() == "Removed ‘llm’ from 1 paper — Ctrl+Z undoes"
-    win.remove_tag("llm")
+    win.edits.remove_tag("llm")
     assert bar.currentMessage() == "No selected paper has ‘llm’"
     select_rows(win, [2])
-    win.set_status("reading")
+    win.edits.set_status("reading")
     select_rows(win, [1, 2])
-    win.set_status("reading")
+    win.edits.set_status("reading")
     assert bar.currentMessage() == "Marked 1 paper as Reading — Ctrl+Z undoes"
-    win.set_rating(3)
-    win.set_rating(3)
+    win.edits.set_rating(3)
+    win.edits.set_rating(3)
     assert bar.currentMessage() == "Already rated ★★★"
-    win.set_rating(None)
+    win.edits.set_rating(None)
     assert bar.currentMessage() == "Cleared the rating of 2 papers — Ctrl+Z undoes"
-    win.set_rating(None)
+    win.edits.set_rating(None)
     assert bar.currentMessage() == "Already not rated"
-    win.undo_stack.undo()                              # the last step that changed something
+    win.undo_stack.undo()  # the last step that changed something
     assert [lib.get(pid).rating for pid in win.selected_ids()] == [3, 3]

@@ -15,7 +15,7 @@ pytestmark = pytest.mark.gui
 def empty_window(qtbot, tmp_path, settings):
     lib = Library.open(tmp_path / "library")
     win = MainWindow(lib)
-    win.messages = []           # every status bar message, however briefly shown
+    win.messages = []  # every status bar message, however briefly shown
     win.statusBar().messageChanged.connect(win.messages.append)
     qtbot.addWidget(win)
     win.show()
@@ -27,8 +27,12 @@ def empty_window(qtbot, tmp_path, settings):
 
 
 def _settled(win):
-    return (win.last_answer is not None and win.last_answer.query == win.query
-            and not win._search_timer.isActive() and not win._refresh_timer.isActive())
+    return (
+        win.last_answer is not None
+        and win.last_answer.query == win.query
+        and not win._search_timer.isActive()
+        and not win._refresh_timer.isActive()
+    )
 
 
 def test_searching_an_empty_library_shows_no_error(empty_window, qtbot):
@@ -46,24 +50,25 @@ def test_searching_an_empty_library_shows_no_error(empty_window, qtbot):
 
 def _import_and_wait(win, qtbot, files):
     with qtbot.waitSignal(win.importFinished, timeout=30_000) as blocker:
-        win.import_files(files)
+        win.transfers.import_files(files)
     return blocker.args[0]
 
 
 def test_a_file_that_partly_looks_like_a_listing_is_previewed_before_import(empty_window, qtbot, tmp_path, seeds):
     from test_first_minutes import partly_a_listing
+
     win = empty_window
     path = partly_a_listing(tmp_path, seeds)
     _import_and_wait(win, qtbot, [path])
     box = win.findChild(QMessageBox, "importPreview")
     qtbot.waitUntil(box.isVisible, timeout=5_000)
-    assert len(win.library) == 0                   # nothing before the answer
+    assert len(win.library) == 0  # nothing before the answer
     assert "gives 3 papers" in box.text() and box.text().count("  • ") == 3
-    assert win.findChild(QMessageBox, "importReport") is None    # not reported as a failure
+    assert win.findChild(QMessageBox, "importReport") is None  # not reported as a failure
     box.button(QMessageBox.StandardButton.Cancel).click()
     assert len(win.library) == 0
     _import_and_wait(win, qtbot, [path])
-    box = win.import_preview
+    box = win.transfers.preview
     qtbot.waitUntil(box.isVisible, timeout=5_000)
     with qtbot.waitSignal(win.importFinished, timeout=30_000) as blocker:
         box.findChild(QPushButton, "importPreviewImport").click()
@@ -72,6 +77,7 @@ def test_a_file_that_partly_looks_like_a_listing_is_previewed_before_import(empt
 
 def test_a_readme_dropped_on_the_window_is_refused(empty_window, qtbot):
     from test_first_minutes import ROOT
+
     win = empty_window
     reports = _import_and_wait(win, qtbot, [ROOT / "README.md"])
     assert "does not look like a list of papers" in reports[0].error

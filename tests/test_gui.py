@@ -22,7 +22,6 @@ def indexed_seeds(tmp_path_factory):
     return seeded_index(tmp_path_factory.mktemp("gui") / "library")
 
 
-
 class Opened:
     """A window on a library folder; `reopen()` closes it and starts a fresh one."""
 
@@ -46,9 +45,15 @@ class Opened:
     def settle(self):
         """Wait until the list shows the answer to the current query."""
         w = self.win
-        self.qtbot.waitUntil(lambda: w.last_answer is not None and w.last_answer.query == w.query
-                             and not w._search_timer.isActive() and not w._refresh_timer.isActive(),
-                             timeout=10_000)
+        self.qtbot.waitUntil(
+            lambda: (
+                w.last_answer is not None
+                and w.last_answer.query == w.query
+                and not w._search_timer.isActive()
+                and not w._refresh_timer.isActive()
+            ),
+            timeout=10_000,
+        )
 
     def close(self):
         if self.win is not None:
@@ -71,8 +76,12 @@ def opened(qtbot, indexed_seeds, tmp_path, settings):
 
 
 def widgets(win):
-    return (win.findChild(QLineEdit, "searchBox"), win.findChild(QTableView, "paperList"),
-            win.findChild(QTreeView, "filterPanel"), win.findChild(QTextBrowser, "abstractView"))
+    return (
+        win.findChild(QLineEdit, "searchBox"),
+        win.findChild(QTableView, "paperList"),
+        win.findChild(QTreeView, "filterPanel"),
+        win.findChild(QTextBrowser, "abstractView"),
+    )
 
 
 def titles_shown(win):
@@ -86,9 +95,12 @@ def select_rows(win, rows):
     table.setFocus()
     table.clearSelection()
     from PySide6.QtCore import QItemSelectionModel
+
     sel = table.selectionModel()
     for r in rows:
-        sel.select(table.model().index(r, 0), QItemSelectionModel.SelectionFlag.Select | QItemSelectionModel.SelectionFlag.Rows)
+        sel.select(
+            table.model().index(r, 0), QItemSelectionModel.SelectionFlag.Select | QItemSelectionModel.SelectionFlag.Rows
+        )
     table.setCurrentIndex(table.model().index(rows[0], 0)) if len(rows) == 1 else None
 
 
@@ -98,8 +110,16 @@ def selected_papers(o):
 
 def test_the_named_parts_are_there_with_accessible_names(opened):
     win = opened.win
-    for name in ("searchBox", "paperList", "filterPanel", "abstractView", "tagPanel", "tagInput",
-                 "statusPicker", "notesEdit"):
+    for name in (
+        "searchBox",
+        "paperList",
+        "filterPanel",
+        "abstractView",
+        "tagPanel",
+        "tagInput",
+        "statusPicker",
+        "notesEdit",
+    ):
         widget = win.findChild(object, name)
         assert widget is not None, name
         assert widget.accessibleName(), name
@@ -109,7 +129,7 @@ def test_the_named_parts_are_there_with_accessible_names(opened):
 
 def test_typing_a_query_shrinks_the_list_and_escape_brings_everything_back(opened, qtbot):
     win = opened.win
-    box, table, _, view = widgets(win)
+    box, _table, _, view = widgets(win)
     qtbot.keyClicks(box, "verisimpl")
     opened.settle()
     assert len(titles_shown(win)) == 1 and titles_shown(win)[0].startswith("VeriSimpl")
@@ -173,7 +193,7 @@ def test_status_shortcut_and_sidebar_filter_and_persistence_across_restarts(open
     qtbot.mouseClick(panel.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
     opened.settle()
     assert sorted(win.model.ids()) == sorted(ids)
-    win.resize(780, 560)              # fits the offscreen screen, so it comes back as it was
+    win.resize(780, 560)  # fits the offscreen screen, so it comes back as it was
     win.main_split.setSizes([150, 400, 230])
     sizes, size = win.main_split.sizes(), win.size()
     win = opened.reopen().win
@@ -197,7 +217,7 @@ def test_delete_asks_and_undo_brings_papers_back_with_their_tags(opened, qtbot, 
     win = opened.win
     select_rows(win, [0, 1])
     ids = win.selected_ids()
-    win.add_tags(["keep-me"])
+    win.edits.add_tags(["keep-me"])
     asked = []
     monkeypatch.setattr(QMessageBox, "question", lambda *a, **k: asked.append(a) or QMessageBox.StandardButton.Yes)
     win.paper_list.setFocus()
@@ -213,11 +233,12 @@ def test_delete_asks_and_undo_brings_papers_back_with_their_tags(opened, qtbot, 
 
 def test_reading_lists_from_the_panel(opened, qtbot, monkeypatch):
     from PySide6.QtWidgets import QInputDialog
+
     win = opened.win
     select_rows(win, [4, 6])
     ids = win.selected_ids()
     monkeypatch.setattr(QInputDialog, "getText", lambda *a, **k: ("Thesis", True))
-    win.add_to_list("")
+    win.edits.add_to_list("")
     assert opened.lib.list_ids("Thesis") == ids
     qtbot.keyClick(win, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)
     assert opened.lib.lists().get("Thesis", []) == []
@@ -225,9 +246,12 @@ def test_reading_lists_from_the_panel(opened, qtbot, monkeypatch):
 
 def test_the_viewer_shows_hostile_abstracts_as_text_and_opens_only_web_links(opened, qtbot, monkeypatch):
     from papershelf.core.importers import parse_text
+
     win = opened.win
-    hostile = ("We study <script>alert('x')</script> and <img src=x onerror=alert(1)> in pasted abstracts "
-               "about injection defences, see https://example.org/paper and [this](javascript:alert(1)).")
+    hostile = (
+        "We study <script>alert('x')</script> and <img src=x onerror=alert(1)> in pasted abstracts "
+        "about injection defences, see https://example.org/paper and [this](javascript:alert(1))."
+    )
     opened.lib.import_parsed(parse_text(f"Daily Papers\n\n{hostile}\n", "<pasted text>"))
     box = win.findChild(QLineEdit, "searchBox")
     qtbot.keyClicks(box, "injection defences")
@@ -250,22 +274,26 @@ def test_the_viewer_shows_hostile_abstracts_as_text_and_opens_only_web_links(ope
 def test_dropping_a_file_imports_it_and_a_bad_one_is_reported(opened, qtbot, tmp_path):
     win = opened.win
     listing = tmp_path / "new.txt"
-    listing.write_text("Daily Papers\n\nWe propose a thoroughly novel method for dropping files on windows and "
-                       "measure how often they land where people expect across many desktop environments.\n",
-                       encoding="utf-8")
+    listing.write_text(
+        "Daily Papers\n\nWe propose a thoroughly novel method for dropping files on windows and "
+        "measure how often they land where people expect across many desktop environments.\n",
+        encoding="utf-8",
+    )
     bad = tmp_path / "bad.txt"
     bad.write_bytes(b"\x00\x01\x02binary")
     mime = QMimeData()
     mime.setUrls([QUrl.fromLocalFile(str(listing)), QUrl.fromLocalFile(str(bad))])
-    with warnings.catch_warnings():   # PySide flags the only constructor Qt 6 has
+    with warnings.catch_warnings():  # PySide flags the only constructor Qt 6 has
         warnings.simplefilter("ignore", DeprecationWarning)
-        enter = QDragEnterEvent(QPoint(50, 50), Qt.DropAction.CopyAction, mime, Qt.MouseButton.NoButton,
-                                Qt.KeyboardModifier.NoModifier)
+        enter = QDragEnterEvent(
+            QPoint(50, 50), Qt.DropAction.CopyAction, mime, Qt.MouseButton.NoButton, Qt.KeyboardModifier.NoModifier
+        )
     QApplication.sendEvent(win, enter)
-    assert enter.isAccepted()            # the window says it takes files
+    assert enter.isAccepted()  # the window says it takes files
     with qtbot.waitSignal(win.importFinished, timeout=30_000) as blocker:
-        drop = QDropEvent(QPointF(50, 50), Qt.DropAction.CopyAction, mime, Qt.MouseButton.NoButton,
-                          Qt.KeyboardModifier.NoModifier)
+        drop = QDropEvent(
+            QPointF(50, 50), Qt.DropAction.CopyAction, mime, Qt.MouseButton.NoButton, Qt.KeyboardModifier.NoModifier
+        )
         QApplication.sendEvent(win, drop)
     reports = blocker.args[0]
     assert sum(r.added for r in reports) == 1 and len(opened.lib) == 373
@@ -305,19 +333,22 @@ def test_qt_bindings_keep_their_references_to_none(opened):
     """PySide6 6.12.0 dropped a reference to None on every call returning it; on
     Python 3.11 the window then aborted after a few minutes of use."""
     import sys
+
     from PySide6.QtCore import Qt as _Qt
+
     model = opened.win.model
-    for _ in range(100):                                                  # caches filled first
+    for _ in range(100):  # caches filled first
         model.index(0, 1).data(_Qt.ItemDataRole.DecorationRole)
     before = sys.getrefcount(None)
     for _ in range(2000):
-        model.index(0, 1).data(_Qt.ItemDataRole.DecorationRole)      # None from Python, through Qt
-        opened.win.result_label.setText("x")                          # a call that returns None
-    assert sys.getrefcount(None) >= before - 50      # the bug took one per call: 4,000 here
+        model.index(0, 1).data(_Qt.ItemDataRole.DecorationRole)  # None from Python, through Qt
+        opened.win.result_label.setText("x")  # a call that returns None
+    assert sys.getrefcount(None) >= before - 50  # the bug took one per call: 4,000 here
 
 
 def test_exporting_the_selection_and_a_reading_list(opened, qtbot, monkeypatch, tmp_path):
     from PySide6.QtWidgets import QFileDialog
+
     win = opened.win
     select_rows(win, [0, 1, 2, 3])
     ids = win.selected_ids()
@@ -325,7 +356,7 @@ def test_exporting_the_selection_and_a_reading_list(opened, qtbot, monkeypatch, 
 
     def save_as(parent, caption, start, filters, chosen):
         asked.append((caption, start, chosen))
-        return str(tmp_path / "chosen"), filters.split(";;")[1]      # the BibLaTeX filter
+        return str(tmp_path / "chosen"), filters.split(";;")[1]  # the BibLaTeX filter
 
     monkeypatch.setattr(QFileDialog, "getSaveFileName", save_as)
     with qtbot.waitSignal(win.exportFinished, timeout=30_000) as blocker:
@@ -333,7 +364,7 @@ def test_exporting_the_selection_and_a_reading_list(opened, qtbot, monkeypatch, 
     assert blocker.args[0].entries == 4
     written = (tmp_path / "chosen.bib").read_text(encoding="utf-8")
     assert written.count("\n@misc{") == 4 and "BibLaTeX" in written
-    assert all(opened.lib.get(pid).citekey for pid in ids)          # keys pinned by the export
+    assert all(opened.lib.get(pid).citekey for pid in ids)  # keys pinned by the export
     # a reading list from the sidebar, into the folder and dialect used last time
     opened.lib.add_to_list("Thesis", ids[:2])
     with qtbot.waitSignal(win.exportFinished, timeout=30_000):

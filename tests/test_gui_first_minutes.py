@@ -43,7 +43,7 @@ def test_pressing_1_updates_the_tag_count_in_the_sidebar(opened, qtbot):
     select_rows(win, [3, 4])
     qtbot.keyClick(win.paper_list, Qt.Key.Key_1)
     assert all("llm" in opened.lib.get(pid).tags for pid in win.selected_ids())
-    assert tag_count(panel, "llm") == "llm  (5)"          # at once, not after the index catches up
+    assert tag_count(panel, "llm") == "llm  (5)"  # at once, not after the index catches up
     qtbot.keyClick(win, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)
     assert tag_count(panel, "llm") == "llm  (3)"
 
@@ -55,11 +55,11 @@ def test_reading_list_counts_follow_the_search_like_the_other_counts(opened, qtb
     qtbot.keyClicks(box, "verisimpl")
     opened.settle()
     select_rows(win, [0])
-    win.add_to_list("Week 1")
+    win.edits.add_to_list("Week 1")
     qtbot.keyClick(box, Qt.Key.Key_Escape)
     opened.settle()
     select_rows(win, [0 if not win.model.index(0, 0).data().startswith("VeriSimpl") else 1])
-    win.add_to_list("Week 1")
+    win.edits.add_to_list("Week 1")
     qtbot.waitUntil(lambda: ("Week 1", "Week 1  (2)") in panel.entries("list"), timeout=5_000)
     qtbot.keyClicks(box, "verisimpl")
     opened.settle()
@@ -68,7 +68,6 @@ def test_reading_list_counts_follow_the_search_like_the_other_counts(opened, qtb
     qtbot.keyClick(box, Qt.Key.Key_Escape)
     opened.settle()
     assert ("Week 1", "Week 1  (2)") in panel.entries("list")
-
 
 
 # ---- item 6: every shortcut does one thing ---------------------------------
@@ -94,9 +93,10 @@ win.activateWindow()
 if not QTest.qWaitForWindowActive(win):
     sys.exit("the window never became active")
 sel = win.paper_list.selectionModel()
-sel.select(win.model.index(0, 0), QItemSelectionModel.SelectionFlag.ClearAndSelect | QItemSelectionModel.SelectionFlag.Rows)
+flags = QItemSelectionModel.SelectionFlag
+sel.select(win.model.index(0, 0), flags.ClearAndSelect | flags.Rows)
 pid = win.selected_ids()[0]
-win.add_tags(["probe"])
+win.edits.add_tags(["probe"])
 out = {"platform": app.platformName(), "redo": {}}
 for key, mods in (("Ctrl+Shift+Z", Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier),
                   ("Ctrl+Y", Qt.KeyboardModifier.ControlModifier)):
@@ -129,6 +129,7 @@ def clashes(named_shortcuts):
 def all_actions(win):
     from PySide6.QtGui import QAction
     from PySide6.QtWidgets import QMenu, QWidget
+
     found = set(win.findChildren(QAction))
     for widget in [win, *win.findChildren(QWidget)]:
         found.update(widget.actions())
@@ -140,8 +141,8 @@ def all_actions(win):
 def test_no_two_actions_of_the_window_share_a_key(opened, qtbot):
     win = opened.win
     select_rows(win, [0])
-    win.add_tags(["x"])
-    qtbot.keyClick(win.paper_list, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)   # undo and redo both enabled
+    win.edits.add_tags(["x"])
+    qtbot.keyClick(win.paper_list, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)  # undo and redo both enabled
     actions = [a for a in all_actions(win) if a.isEnabled()]
     assert len(actions) > 10
     assert clashes([(a.objectName() or a.text(), [k.toString() for k in a.shortcuts()]) for a in actions]) == []
@@ -154,12 +155,32 @@ def test_redo_works_with_ctrl_shift_z_and_ctrl_y_on_x11(tmp_path):
     import os
     import subprocess
     import sys
+
     from conftest import ROOT, SEEDS
-    env = {**os.environ, "QT_QPA_PLATFORM": "xcb", "PYTHONPATH": str(ROOT / "app"),
-           "XDG_CONFIG_HOME": str(tmp_path / "config")}
-    res = subprocess.run(["xvfb-run", "-a", "-s", "-screen 0 1366x768x24", sys.executable, "-c", SHORTCUT_PROBE,
-                          str(tmp_path / "library"), str(SEEDS[0])],
-                         capture_output=True, text=True, env=env, timeout=120)
+
+    env = {
+        **os.environ,
+        "QT_QPA_PLATFORM": "xcb",
+        "PYTHONPATH": str(ROOT / "app"),
+        "XDG_CONFIG_HOME": str(tmp_path / "config"),
+    }
+    res = subprocess.run(
+        [
+            "xvfb-run",
+            "-a",
+            "-s",
+            "-screen 0 1366x768x24",
+            sys.executable,
+            "-c",
+            SHORTCUT_PROBE,
+            str(tmp_path / "library"),
+            str(SEEDS[0]),
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
     assert res.returncode == 0, res.stderr
     out = json.loads(res.stdout.strip().splitlines()[-1])
     assert out["platform"] == "xcb"
@@ -187,7 +208,7 @@ win = MainWindow(lib)
 
 def index_open():
     win.search_box.setFocus()
-    win._query_typed("model")           # a search on its way when the window closes
+    win.pane.query_typed("model")           # a search on its way when the window closes
     win.close()
     app.quit()
 
@@ -203,11 +224,22 @@ def test_closing_the_window_prints_no_qt_warning(tmp_path):
     import os
     import subprocess
     import sys
+
     from conftest import ROOT, SEEDS
-    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "PYTHONPATH": str(ROOT / "app"),
-           "XDG_CONFIG_HOME": str(tmp_path / "config")}
-    res = subprocess.run([sys.executable, "-c", EXIT_PROBE, str(tmp_path / "library"), *map(str, SEEDS)],
-                         capture_output=True, text=True, env=env, timeout=180)
+
+    env = {
+        **os.environ,
+        "QT_QPA_PLATFORM": "offscreen",
+        "PYTHONPATH": str(ROOT / "app"),
+        "XDG_CONFIG_HOME": str(tmp_path / "config"),
+    }
+    res = subprocess.run(
+        [sys.executable, "-c", EXIT_PROBE, str(tmp_path / "library"), *map(str, SEEDS)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=180,
+    )
     assert res.returncode == 0, res.stderr
     assert res.stdout.strip().endswith("exited 0")
     assert "QObject" not in res.stderr and "QThread" not in res.stderr and "QTimer" not in res.stderr, res.stderr
@@ -215,31 +247,38 @@ def test_closing_the_window_prints_no_qt_warning(tmp_path):
 
 # ---- friction: columns that fit, and a chooser ---------------------------------
 
+
 def visible_columns(win):
     """Names of the columns a person sees whole, without scrolling sideways."""
     from papershelf.gui.paper_model import COLUMNS
+
     header = win.paper_list.horizontalHeader()
     width = win.paper_list.viewport().width()
-    return [name for col, name in enumerate(COLUMNS) if not header.isSectionHidden(col)
-            and header.sectionViewportPosition(col) >= 0
-            and header.sectionViewportPosition(col) + header.sectionSize(col) <= width]
+    return [
+        name
+        for col, name in enumerate(COLUMNS)
+        if not header.isSectionHidden(col)
+        and header.sectionViewportPosition(col) >= 0
+        and header.sectionViewportPosition(col) + header.sectionSize(col) <= width
+    ]
 
 
 def shown_columns(win):
     from papershelf.gui.paper_model import COLUMNS
+
     header = win.paper_list.horizontalHeader()
     return [name for col, name in enumerate(COLUMNS) if not header.isSectionHidden(col)]
 
 
 def test_every_default_column_fits_the_window_a_1366x768_screen_gets(opened, qtbot):
     win = opened.win
-    win.resize(int(1366 * 0.92), int(768 * 0.9))     # what the first start gives on that screen
+    win.resize(int(1366 * 0.92), int(768 * 0.9))  # what the first start gives on that screen
     qtbot.waitUntil(lambda: win.paper_list.viewport().width() > 300)
     assert shown_columns(win)[:2] == ["title", "authors"] and len(shown_columns(win)) >= 5
     assert visible_columns(win) == shown_columns(win)
-    qtbot.waitUntil(lambda: win.paper_list.horizontalScrollBar().maximum() == 0)     # nothing to scroll to
+    qtbot.waitUntil(lambda: win.paper_list.horizontalScrollBar().maximum() == 0)  # nothing to scroll to
     title = win.paper_list.horizontalHeader().sectionSize(0)
-    assert title >= 2 * win.paper_list.horizontalHeader().sectionSize(1)   # the title stretches
+    assert title >= 2 * win.paper_list.horizontalHeader().sectionSize(1)  # the title stretches
     win.resize(int(1366 * 0.92) + 200, int(768 * 0.9))
     qtbot.waitUntil(lambda: win.paper_list.horizontalHeader().sectionSize(0) > title)
 
@@ -248,17 +287,19 @@ def test_columns_are_chosen_on_the_header_menu_and_remembered(opened, qtbot):
     from PySide6.QtCore import QPoint
     from PySide6.QtGui import QContextMenuEvent
     from PySide6.QtWidgets import QApplication, QMenu
+
     win = opened.win
     header = win.paper_list.horizontalHeader()
     assert "rating" not in shown_columns(win)
     pos = QPoint(10, header.height() // 2)
-    QApplication.sendEvent(header.viewport(), QContextMenuEvent(QContextMenuEvent.Reason.Mouse, pos,
-                                                                header.viewport().mapToGlobal(pos)))
+    QApplication.sendEvent(
+        header.viewport(), QContextMenuEvent(QContextMenuEvent.Reason.Mouse, pos, header.viewport().mapToGlobal(pos))
+    )
     menu = win.findChild(QMenu, "columnMenu")
     qtbot.waitUntil(lambda: menu is not None and menu.isVisible())
     labels = {a.text(): a for a in menu.actions() if a.isCheckable()}
     assert list(labels) == ["Title", "Authors", "Area", "Status", "Rating", "Tags", "Added"]
-    assert not labels["Title"].isEnabled()          # the title is always there
+    assert not labels["Title"].isEnabled()  # the title is always there
     labels["Rating"].trigger()
     labels["Tags"].trigger()
     menu.close()
@@ -269,6 +310,7 @@ def test_columns_are_chosen_on_the_header_menu_and_remembered(opened, qtbot):
 
 # ---- friction: sidebar counts always show ----------------------------------------
 
+
 def test_a_narrow_sidebar_elides_long_names_but_shows_every_count(opened, qtbot):
     win = opened.win
     panel = win.findChild(QTreeView, "filterPanel")
@@ -278,9 +320,9 @@ def test_a_narrow_sidebar_elides_long_names_but_shows_every_count(opened, qtbot)
     assert long_ones, panel.entries("area")
     for value, label in panel.entries("area"):
         name, count = panel.drawn("area", value)
-        assert label.endswith(f"  {count}")                 # the whole count
+        assert label.endswith(f"  {count}")  # the whole count
         rect = panel.visualRect(panel.index_of("area", value))
-        assert rect.right() <= panel.viewport().width()     # inside the panel: no sideways scrolling
+        assert rect.right() <= panel.viewport().width()  # inside the panel: no sideways scrolling
         full = panel.index_of("area", value).data(Qt.ItemDataRole.ToolTipRole)
         assert label.startswith(full)
         if value in long_ones:
@@ -290,11 +332,12 @@ def test_a_narrow_sidebar_elides_long_names_but_shows_every_count(opened, qtbot)
 
 # ---- feedback: the window says what it did ------------------------------------------
 
+
 def test_edits_say_what_they_did_and_how_to_undo_it(opened, qtbot):
     win = opened.win
     bar = win.statusBar()
     keys = win.findChild(object, "keyTagsLabel")
-    assert not keys.isVisible()                       # no tags yet: nothing on the keys
+    assert not keys.isVisible()  # no tags yet: nothing on the keys
     select_rows(win, [0, 1])
     tag_input = win.findChild(QLineEdit, "tagInput")
     tag_input.setFocus()
@@ -302,7 +345,7 @@ def test_edits_say_what_they_did_and_how_to_undo_it(opened, qtbot):
     qtbot.keyClick(tag_input, Qt.Key.Key_Return)
     assert bar.currentMessage() == "Tagged 2 papers ‘llm’ — Ctrl+Z undoes"
     assert keys.isVisible() and keys.text() == "Keys: 1 llm"
-    qtbot.keyClick(win.paper_list, Qt.Key.Key_1)        # every selected paper has it: 1 takes it off
+    qtbot.keyClick(win.paper_list, Qt.Key.Key_1)  # every selected paper has it: 1 takes it off
     assert bar.currentMessage() == "Removed ‘llm’ from 2 papers — Ctrl+Z undoes"
     qtbot.keyClick(win.paper_list, Qt.Key.Key_2, Qt.KeyboardModifier.AltModifier)
     assert bar.currentMessage() == "Marked 2 papers as To read — Ctrl+Z undoes"
@@ -321,8 +364,9 @@ def test_a_search_that_finds_nothing_says_so_and_offers_a_way_on(opened, qtbot):
     qtbot.keyClicks(box, "verisimpel")
     opened.settle()
     assert win.model.rowCount() == 0
-    assert label.text() == ("No papers match “verisimpel”. Did you mean “verisimpl”? "
-                            "For close spellings, search verisimpel~")
+    assert label.text() == (
+        "No papers match “verisimpel”. Did you mean “verisimpl”? For close spellings, search verisimpel~"
+    )
     box.selectAll()
     qtbot.keyClicks(box, "verisimpl")
     opened.settle()

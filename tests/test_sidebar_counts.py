@@ -14,7 +14,7 @@ def status_all(win) -> str:
 def test_last_import_counts_only_the_papers_it_shows(window, qtbot, tmp_path):
     win = window
     select_rows(win, [0, 1, 2])
-    win.add_to_list("Thesis")
+    win.edits.add_to_list("Thesis")
     drop_bib(qtbot, win, tmp_path / "more.bib", BIB_MORE)
     click_last_import(qtbot, win)
     assert len(titles_shown(win)) == 2
@@ -27,7 +27,7 @@ def test_an_edit_under_last_import_keeps_counting_what_is_shown(window, qtbot, t
     drop_bib(qtbot, win, tmp_path / "more.bib", BIB_MORE)
     click_last_import(qtbot, win)
     select_rows(win, [0])
-    win.set_status("reading")
+    win.edits.set_status("reading")
     statuses = dict(win.filter_panel.entries("status"))
     assert statuses[None] == "All  (2)"
     assert statuses["unread"] == "Unread  (1)"

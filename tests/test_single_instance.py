@@ -22,11 +22,14 @@ from papershelf.gui.instance import MAX_MESSAGE, InstanceServer, hand_over, sock
 
 pytestmark = pytest.mark.gui
 
-OTHER_UID = 65534          # "nobody": the other user of these tests
-needs_root = pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0,
-                                reason="a folder or socket of another user needs root (chown, setuid)")
-needs_peercred = pytest.mark.skipif(not hasattr(socket, "SO_PEERCRED"),
-                                    reason="peer credentials (SO_PEERCRED) are Linux-only")
+OTHER_UID = 65534  # "nobody": the other user of these tests
+needs_root = pytest.mark.skipif(
+    not hasattr(os, "geteuid") or os.geteuid() != 0,
+    reason="a folder or socket of another user needs root (chown, setuid)",
+)
+needs_peercred = pytest.mark.skipif(
+    not hasattr(socket, "SO_PEERCRED"), reason="peer credentials (SO_PEERCRED) are Linux-only"
+)
 
 # a Qt warning fails the test; the offscreen platform's own ("does not support raise()") aside
 qt_warnings_fail = pytest.mark.qt_log_level_fail("WARNING")
@@ -97,9 +100,13 @@ class Squatter:
     """A server of OTHER_UID on the given socket paths (a real process)."""
 
     def __init__(self, *paths: Path | str):
-        self.proc = subprocess.Popen([sys.executable, "-c", SQUATTER, str(OTHER_UID), *map(str, paths)],
-                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                     text=True)
+        self.proc = subprocess.Popen(
+            [sys.executable, "-c", SQUATTER, str(OTHER_UID), *map(str, paths)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         line = self.proc.stdout.readline()
         if line != "ready\n":
             self.proc.kill()
@@ -111,7 +118,7 @@ class Squatter:
         assert self.proc.returncode == 0, err
         return [json.loads(line) for line in out.splitlines()]
 
-    def __enter__(self) -> "Squatter":
+    def __enter__(self) -> Squatter:
         return self
 
     def __exit__(self, *exc) -> None:
@@ -126,7 +133,7 @@ def temp_dir(monkeypatch):
     tmp = Path(tempfile.mkdtemp(prefix="ps-"))
     monkeypatch.setenv("TMPDIR", str(tmp))
     monkeypatch.delenv("XDG_RUNTIME_DIR", raising=False)
-    monkeypatch.setattr(tempfile, "tempdir", None)      # gettempdir() reads TMPDIR again
+    monkeypatch.setattr(tempfile, "tempdir", None)  # gettempdir() reads TMPDIR again
     yield tmp
     shutil.rmtree(tmp, ignore_errors=True)
 
@@ -142,15 +149,21 @@ def shared_name(temp_dir: Path, folder: Path) -> Path:
 
 def second_start(folder: Path) -> subprocess.Popen:
     env = {**os.environ, "QT_QPA_PLATFORM": "offscreen"}
-    return subprocess.Popen([sys.executable, "-m", "papershelf", "--data-dir", str(folder), str(SEEDS[1])],
-                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return subprocess.Popen(
+        [sys.executable, "-m", "papershelf", "--data-dir", str(folder), str(SEEDS[1])],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
 
 
 def nothing_imported(window, before: int) -> bool:
-    return window._import_task is None and len(window.library) == before
+    return window.transfers.task is None and len(window.library) == before
 
 
 # ---- where the socket is ---------------------------------------------------
+
 
 def test_the_socket_is_in_the_users_runtime_folder_when_it_is_private(tmp_path, monkeypatch):
     runtime = tmp_path / "run"
@@ -188,13 +201,13 @@ def test_the_users_own_folder_readable_by_others_is_made_private(tmp_path, temp_
 
 # ---- another user's socket or folder ---------------------------------------
 
+
 @needs_root
-def test_a_server_of_another_user_on_the_shared_name_gets_nothing_and_the_window_still_serves(
-        window, qtbot, temp_dir):
+def test_a_server_of_another_user_on_the_shared_name_gets_nothing_and_the_window_still_serves(window, qtbot, temp_dir):
     folder = window.library.folder
     before = len(window.library)
     with Squatter(shared_name(temp_dir, folder)) as squatter:
-        assert hand_over(folder, [str(SEEDS[1])]) is False        # no Papershelf of ours runs
+        assert hand_over(folder, [str(SEEDS[1])]) is False  # no Papershelf of ours runs
         server = InstanceServer(folder, window)
         proc = None
         try:
@@ -241,12 +254,12 @@ def test_a_socket_folder_that_is_not_the_users_own_is_not_used(how, window, temp
 @needs_peercred
 def test_a_server_of_another_user_in_the_users_folder_is_never_trusted(window, temp_dir):
     folder = window.library.folder
-    path = socket_path(folder)                  # the user's private folder, made here
+    path = socket_path(folder)  # the user's private folder, made here
     # only root could put it there; the client still checks who answers
     with Squatter(path, shared_name(temp_dir, folder)) as squatter:
         with pytest.raises(SingleInstanceError, match=f"uid {OTHER_UID}"):
             hand_over(folder, [str(SEEDS[1])])
-        assert squatter.received() == [""]      # it saw a connection and nothing on it
+        assert squatter.received() == [""]  # it saw a connection and nothing on it
 
 
 @pytest.fixture
@@ -262,16 +275,21 @@ def server(window):
 def test_the_window_drops_a_connection_from_another_user(window, server, qtbot):
     before = len(window.library)
     message = json.dumps({"files": [str(SEEDS[1].resolve())]})
-    child = subprocess.Popen([sys.executable, "-c", INTRUDER, str(OTHER_UID),
-                              server.server.fullServerName(), message], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    qtbot.waitUntil(lambda: child.poll() is not None, timeout=30_000)   # the window serves meanwhile
+    child = subprocess.Popen(
+        [sys.executable, "-c", INTRUDER, str(OTHER_UID), server.server.fullServerName(), message],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    qtbot.waitUntil(lambda: child.poll() is not None, timeout=30_000)  # the window serves meanwhile
     out, err = child.communicate(timeout=10)
     assert child.returncode == 0, err
-    assert out.strip() == "b''"             # closed without an answer
+    assert out.strip() == "b''"  # closed without an answer
     assert nothing_imported(window, before)
 
 
 # ---- what a message must be ------------------------------------------------
+
 
 def talk(qtbot, server: InstanceServer, message: bytes) -> bytes:
     """Sends `message` to the window's server and returns all it answered before closing."""

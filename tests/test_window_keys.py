@@ -23,7 +23,7 @@ def test_the_menu_key_opens_the_paper_menu_for_the_selection(window, qtbot):
     menu = win.paper_menu.menu
     assert menu is not None and menu.objectName() == "paperMenu"
     qtbot.waitUntil(menu.isVisible)
-    assert len(win.selected_ids()) == 2          # the selection as it was
+    assert len(win.selected_ids()) == 2  # the selection as it was
     menu.close()
 
 
@@ -35,11 +35,11 @@ def test_number_keys_toggle_the_most_used_tags_and_esc_clears_the_search(window,
     select_rows(win, [0])
     (pid,) = win.selected_ids()
     had = "often" in lib.get(pid).tags
-    qtbot.keyClick(win.paper_list, Qt.Key.Key_1)          # key 1: the most used tag
+    qtbot.keyClick(win.paper_list, Qt.Key.Key_1)  # key 1: the most used tag
     assert ("often" in lib.get(pid).tags) is not had
     qtbot.keyClick(win.paper_list, Qt.Key.Key_1)
     assert ("often" in lib.get(pid).tags) is had
-    qtbot.keyClick(win.paper_list, Qt.Key.Key_9)          # no ninth tag yet: nothing changes
+    qtbot.keyClick(win.paper_list, Qt.Key.Key_9)  # no ninth tag yet: nothing changes
     assert win.statusBar().currentMessage() == "There is no tag number 9 yet."
 
     box = win.search_box

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from PySide6.QtCore import QEvent, QUrl
 from PySide6.QtGui import QDesktopServices
-from PySide6.QtWidgets import QTextBrowser
+from PySide6.QtWidgets import QTextBrowser, QWidget
 
 from ..core.paper import Paper
 from ..core.render import abstract_html
@@ -30,7 +30,7 @@ class AbstractView(QTextBrowser):
     """Read-only and safe: every piece of the paper is escaped; links open in
     the system browser on click, and only http(s) ones."""
 
-    def __init__(self, parent=None):
+    def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("abstractView")
         self.setAccessibleName(self.tr("Abstract"))
@@ -38,7 +38,7 @@ class AbstractView(QTextBrowser):
         self.setOpenExternalLinks(False)
         self._apply_colours()
         self.anchorClicked.connect(self._open_link)
-        self.opened_links: list[str] = []     # what was handed to the system browser
+        self.opened_links: list[str] = []  # what was handed to the system browser
         self.show_nothing()
 
     def _apply_colours(self) -> None:
@@ -58,8 +58,9 @@ class AbstractView(QTextBrowser):
         else:
             self.setHtml(f"<p class='meta'>{html.escape(self.tr('Select a paper to read its abstract.'))}</p>")
 
-    def show_paper(self, paper: Paper, terms: set[str] | None = None,
-                   normal: Callable[[str], str] | None = None) -> None:
+    def show_paper(
+        self, paper: Paper, terms: set[str] | None = None, normal: Callable[[str], str] | None = None
+    ) -> None:
         """Show a paper: title, authors, abstract with the search `terms` marked
         (compared through `normal`, the index's own analysis), links, where it came from."""
         esc = lambda s: html.escape(s, quote=False)  # noqa: E731
@@ -68,8 +69,11 @@ class AbstractView(QTextBrowser):
             parts.append(f"<p class='derived'>{esc(self.tr('Title derived from the abstract'))}</p>")
         if paper.authors:
             parts.append(f"<p>{esc(', '.join(paper.authors))}</p>")
-        meta = [x for x in (" · ".join(y for y in (paper.area, paper.subarea) if y),
-                            str(paper.year or ""), paper.venue) if x]
+        meta = [
+            x
+            for x in (" · ".join(y for y in (paper.area, paper.subarea) if y), str(paper.year or ""), paper.venue)
+            if x
+        ]
         if meta:
             parts.append(f"<p class='meta'>{esc(' — '.join(meta))}</p>")
         parts.append(f"<p class='abstract'>{abstract_html(paper.abstract, terms, normal)}</p>")

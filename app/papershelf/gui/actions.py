@@ -34,18 +34,35 @@ class WindowActions(QObject):
         self.window = window
         w, transfers, edits = window, window.transfers, window.edits
         file_menu = w.menuBar().addMenu(self.tr("&File"))
-        self.import_action = self._action(file_menu, self.tr("&Import…"), transfers.choose_files,
-                                          QKeySequence.StandardKey.Open, "importAction")
-        self._action(file_menu, self.tr("Import Pasted &Text"), w.import_clipboard,
-                     QKeySequence("Ctrl+Shift+V"), "importPasteAction")
+        self.import_action = self._action(
+            file_menu, self.tr("&Import…"), transfers.choose_files, QKeySequence.StandardKey.Open, "importAction"
+        )
+        self._action(
+            file_menu,
+            self.tr("Import Pasted &Text"),
+            transfers.import_clipboard,
+            QKeySequence("Ctrl+Shift+V"),
+            "importPasteAction",
+        )
         self._action(file_menu, self.tr("Open the &Sample Library"), transfers.import_samples, None, "samplesAction")
         file_menu.addSeparator()
-        self._action(file_menu, self.tr("&Export Selection to BibTeX…"), transfers.export_selection,
-                     QKeySequence("Ctrl+E"), "exportSelectionAction")
-        self._action(file_menu, self.tr("Export &Shown Papers to BibTeX…"), transfers.export_shown,
-                     QKeySequence("Ctrl+Shift+E"), "exportShownAction")
-        self._action(file_menu, self.tr("&Rebuild Search Index"), lambda: w.open_index(rebuild=True), None,
-                     "reindexAction")
+        self._action(
+            file_menu,
+            self.tr("&Export Selection to BibTeX…"),
+            transfers.export_selection,
+            QKeySequence("Ctrl+E"),
+            "exportSelectionAction",
+        )
+        self._action(
+            file_menu,
+            self.tr("Export &Shown Papers to BibTeX…"),
+            transfers.export_shown,
+            QKeySequence("Ctrl+Shift+E"),
+            "exportShownAction",
+        )
+        self._action(
+            file_menu, self.tr("&Rebuild Search Index"), lambda: w.indexer.open(rebuild=True), None, "reindexAction"
+        )
         file_menu.addSeparator()
         self._action(file_menu, self.tr("&Quit"), w.close, QKeySequence.StandardKey.Quit, "quitAction")
 
@@ -71,28 +88,44 @@ class WindowActions(QObject):
         w.addAction(redo)
         edit.addSeparator()
         self._action(edit, self.tr("&Find"), w.pane.focus_search, QKeySequence.StandardKey.Find, "findAction")
-        self._action(edit, self.tr("Add to Reading &List…"), edits.choose_list, QKeySequence("Ctrl+L"),
-                     "addToListAction")
-        self.delete_action = self._action(edit, self.tr("&Delete From Library…"), edits.delete_selected,
-                                          QKeySequence.StandardKey.Delete, "deleteAction")
+        self._action(
+            edit, self.tr("Add to Reading &List…"), edits.choose_list, QKeySequence("Ctrl+L"), "addToListAction"
+        )
+        self.delete_action = self._action(
+            edit,
+            self.tr("&Delete From Library…"),
+            edits.delete_selected,
+            QKeySequence.StandardKey.Delete,
+            "deleteAction",
+        )
         self.delete_action.setShortcutContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
         w.paper_list.addAction(self.delete_action)
         status_menu = edit.addMenu(self.tr("Mark &As"))
         for n, status in enumerate(Status, 1):
-            self._action(status_menu, self.tr(STATUS_LABELS[status]),
-                         lambda _=False, s=status.value: edits.set_status(s), QKeySequence(f"Alt+{n}"),
-                         f"status{n}Action")
+            self._action(
+                status_menu,
+                self.tr(STATUS_LABELS[status]),
+                lambda _=False, s=status.value: edits.set_status(s),
+                QKeySequence(f"Alt+{n}"),
+                f"status{n}Action",
+            )
         # 1-9 toggle the nine most used tags, only while the list has the focus (eventFilter)
         w.paper_list.installEventFilter(self)
-        w.search_box.installEventFilter(self)      # Esc clears it
+        w.search_box.installEventFilter(self)  # Esc clears it
 
         edit.addSeparator()
-        self._action(edit, self.tr("&Preferences…"), self.preferences, QKeySequence.StandardKey.Preferences,
-                     "preferencesAction").setShortcuts(keys(*PREFERENCES))
+        self._action(
+            edit, self.tr("&Preferences…"), self.preferences, QKeySequence.StandardKey.Preferences, "preferencesAction"
+        ).setShortcuts(keys(*PREFERENCES))
 
         help_menu = w.menuBar().addMenu(self.tr("&Help"))
-        self._action(help_menu, self.tr("&Keyboard Shortcuts"), self.show_shortcuts,
-                     QKeySequence.StandardKey.HelpContents, "shortcutsAction")
+        self._action(
+            help_menu,
+            self.tr("&Keyboard Shortcuts"),
+            self.show_shortcuts,
+            QKeySequence.StandardKey.HelpContents,
+            "shortcutsAction",
+        )
         self._action(help_menu, self.tr("&About Papershelf"), self.about, None, "aboutAction")
 
     def _action(self, menu: QMenu, text: str, slot: Callable[..., object], shortcut: Shortcut, name: str) -> QAction:
@@ -112,8 +145,11 @@ class WindowActions(QObject):
             if watched is self.window.search_box and key == Qt.Key.Key_Escape and not mods:
                 self.window.pane.clear_search()
                 return True
-            if (watched is self.window.paper_list and Qt.Key.Key_1 <= key <= Qt.Key.Key_9
-                    and mods == Qt.KeyboardModifier.NoModifier):
+            if (
+                watched is self.window.paper_list
+                and Qt.Key.Key_1 <= key <= Qt.Key.Key_9
+                and mods == Qt.KeyboardModifier.NoModifier
+            ):
                 self.window.edits.toggle_top_tag(key - Qt.Key.Key_0)
                 return True
         return super().eventFilter(watched, event)
@@ -121,11 +157,13 @@ class WindowActions(QObject):
     def update_undo(self, *_args: object) -> None:
         """Undo and Redo say what they would take back, and wait while an import runs."""
         stack = self.window.undo_stack
-        if not shiboken6.isValid(stack):        # it clears itself (and says so) while the window is destroyed
+        if not shiboken6.isValid(stack):  # it clears itself (and says so) while the window is destroyed
             return
         busy = self.window.transfers.running()
-        for action, prefix, can, text in ((self.undo_action, self.tr("&Undo"), stack.canUndo(), stack.undoText()),
-                                          (self.redo_action, self.tr("&Redo"), stack.canRedo(), stack.redoText())):
+        for action, prefix, can, text in (
+            (self.undo_action, self.tr("&Undo"), stack.canUndo(), stack.undoText()),
+            (self.redo_action, self.tr("&Redo"), stack.canRedo(), stack.redoText()),
+        ):
             action.setEnabled(can and not busy)
             action.setText(f"{prefix} {text}" if text else prefix)
 
@@ -133,6 +171,7 @@ class WindowActions(QObject):
     def preferences(self) -> None:
         """Open the preferences (not modal)."""
         from .dialogs import PreferencesDialog
+
         dialog = PreferencesDialog(str(self.window.library.folder), self.window)
         dialog.open()
         self.preferences_dialog = dialog
@@ -140,6 +179,7 @@ class WindowActions(QObject):
     def show_shortcuts(self) -> None:
         """Open the list of keyboard shortcuts."""
         from .dialogs import ShortcutsDialog
+
         dialog = ShortcutsDialog(self.window)
         dialog.open()
         self.shortcuts_dialog = dialog
@@ -147,6 +187,10 @@ class WindowActions(QObject):
     def about(self) -> None:
         """The version, and where the library is."""
         from .. import __version__
-        QMessageBox.about(self.window, self.tr("About Papershelf"),
-                          self.tr("<b>Papershelf %s</b><p>A reading-list manager for research papers.</p>"
-                                  "<p>Library: %s</p>") % (__version__, self.window.library.folder))
+
+        QMessageBox.about(
+            self.window,
+            self.tr("About Papershelf"),
+            self.tr("<b>Papershelf %s</b><p>A reading-list manager for research papers.</p><p>Library: %s</p>")
+            % (__version__, self.window.library.folder),
+        )

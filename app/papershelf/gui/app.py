@@ -11,8 +11,12 @@ import logging
 import logging.handlers
 import os
 import sys
+import threading
 import traceback
+from collections.abc import Callable
 from pathlib import Path
+from types import TracebackType
+from typing import TypeVar
 
 from PySide6.QtCore import QCoreApplication, QEvent, QSettings, QTimer
 from PySide6.QtGui import QGuiApplication, QIcon
@@ -24,6 +28,7 @@ from ..core.library import Library
 from ..desktop import APP_ID, resources_dir
 from .instance import InstanceServer, hand_over
 
+T = TypeVar("T")
 ORG = "Papershelf"
 log = logging.getLogger("papershelf")
 
@@ -77,11 +82,11 @@ def setup_logging(folder: Path) -> Path | None:
 class ErrorReporter:
     """sys.excepthook for the window: log it, tell the person, keep running."""
 
-    def __init__(self, log_path: Path | None):
+    def __init__(self, log_path: Path | None) -> None:
         self.log_path = log_path
         self.dialogs: list[QMessageBox] = []
 
-    def __call__(self, exc_type, exc, tb) -> None:
+    def __call__(self, exc_type: type[BaseException], exc: BaseException, tb: TracebackType | None) -> None:
         """Log an uncaught exception and show it in a dialog (the window keeps running)."""
         details = "".join(traceback.format_exception(exc_type, exc, tb))
         log.error("unexpected error\n%s", details)
@@ -155,12 +160,10 @@ def open_library(folder: Path) -> Library | None:
             return None
 
 
-def tidy_last_export_folder():
+def tidy_last_export_folder() -> threading.Thread | None:
     """An export killed mid-write leaves a hidden temporary file beside its target: the next
     start removes those of ours in the folder exported to last (off the GUI thread: it may be
     a slow network folder). Returns the thread."""
-    import threading
-
     folder = QSettings().value("export/folder", "", str)
     if not folder:
         return None
@@ -171,16 +174,14 @@ def tidy_last_export_folder():
     return worker
 
 
-def _run_with_busy_dialog(fn, label: str):
+def _run_with_busy_dialog(fn: Callable[[], T], label: str) -> T | PapershelfError:
     """fn() on a worker thread while a busy dialog keeps the GUI responsive; its result or error."""
-    import threading
-
     from PySide6.QtCore import QEventLoop
     from PySide6.QtWidgets import QProgressDialog
 
-    out: list = []
+    out: list[T | PapershelfError] = []
 
-    def work():
+    def work() -> None:
         try:
             out.append(fn())
         except PapershelfError as exc:
@@ -246,7 +247,7 @@ def main(data_dir: str | None = None, argv: list[str] | None = None, files: list
         QTimer.singleShot(0, lambda: QMessageBox.information(window, "Papershelf", "\n\n".join(library.notices)))
     # an empty library opens on the welcome view, the sample library one click away
     if files:
-        QTimer.singleShot(0, lambda: window.import_files([Path(f) for f in files]))
+        QTimer.singleShot(0, lambda: window.transfers.import_files([Path(f) for f in files]))
     try:
         return app.exec()
     finally:

@@ -12,14 +12,14 @@ from .paper_model import COLUMNS, HEADERS
 
 # Width of each column in average characters; the title takes what is left.
 DEFAULT_CHARS = {"authors": 20, "area": 14, "status": 8, "rating": 8, "tags": 12, "added": 11}
-HIDDEN_BY_DEFAULT = frozenset({"area", "rating"})     # the sidebar shows areas; rating is a click away
+HIDDEN_BY_DEFAULT = frozenset({"area", "rating"})  # the sidebar shows areas; rating is a click away
 MIN_TITLE_CHARS = 24
 
 
 class ColumnChooser(QObject):
     """Owns the list header's layout: defaults, the stretching title, show/hide."""
 
-    def __init__(self, view: QTableView):
+    def __init__(self, view: QTableView) -> None:
         super().__init__(view)
         self.view = view
         self.header = view.horizontalHeader()

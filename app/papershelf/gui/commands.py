@@ -6,7 +6,7 @@ from collections.abc import Callable, Iterable
 
 from PySide6.QtGui import QUndoCommand
 
-from ..core.library import Library
+from ..core.library import FileReport, Library
 
 
 def _lists(library: Library) -> dict[str, list[str]]:
@@ -17,7 +17,14 @@ class LibraryEdit(QUndoCommand):
     """Run `action` once; undo restores the papers' editable fields (and the
     reading lists, if the edit touches them); redo puts the result back."""
 
-    def __init__(self, library: Library, label: str, ids, action: Callable[[], object], touches_lists: bool = False):
+    def __init__(
+        self,
+        library: Library,
+        label: str,
+        ids: Iterable[str],
+        action: Callable[[], object],
+        touches_lists: bool = False,
+    ) -> None:
         super().__init__(label)
         self.library = library
         self.ids = list(dict.fromkeys(ids))
@@ -55,7 +62,7 @@ class LibraryEdit(QUndoCommand):
 class DeletePapers(QUndoCommand):
     """Delete papers; undo brings them back exactly, with their places on reading lists."""
 
-    def __init__(self, library: Library, ids: Iterable[str], label: str):
+    def __init__(self, library: Library, ids: Iterable[str], label: str) -> None:
         super().__init__(label)
         self.library = library
         self.ids = library.present(dict.fromkeys(ids))
@@ -80,7 +87,7 @@ class ImportPapers(QUndoCommand):
     it. A field changed since the import (a citation key pinned by Copy Key or
     an export, say) keeps its value either way."""
 
-    def __init__(self, library: Library, reports, label: str):
+    def __init__(self, library: Library, reports: list[FileReport], label: str) -> None:
         super().__init__(label)
         self.library = library
         self.added_ids = [pid for r in reports for pid in r.added_ids]

@@ -27,7 +27,7 @@ DIALECTS = {"bibtex": "BibTeX (ASCII, for bibtex)", "biblatex": "BibLaTeX (UTF-8
 
 def search_as_you_type() -> bool:
     """Whether the list follows each key typed in the search box (else: on Enter)."""
-    return QSettings().value("search/asYouType", True, bool)
+    return bool(QSettings().value("search/asYouType", True, bool))
 
 
 def apply_theme(theme: str | None = None) -> None:
@@ -35,10 +35,11 @@ def apply_theme(theme: str | None = None) -> None:
     through Qt's colour scheme; elsewhere (plain X11) a dark choice sets a dark
     Fusion palette itself."""
     from PySide6.QtWidgets import QApplication
+
     app = QApplication.instance()
-    if app is None:
+    if not isinstance(app, QApplication):  # none yet, or one without widgets: nothing to colour
         return
-    theme = theme or QSettings().value("appearance/theme", "system", str)
+    theme = theme or str(QSettings().value("appearance/theme", "system", str))
     hints = QGuiApplication.styleHints()
     scheme = {"light": Qt.ColorScheme.Light, "dark": Qt.ColorScheme.Dark}.get(theme, Qt.ColorScheme.Unknown)
     if hasattr(hints, "setColorScheme"):
@@ -57,13 +58,20 @@ def dark_palette() -> QPalette:
     """The dark Fusion palette, for platforms without a colour-scheme switch."""
     p = QPalette()
     roles = {
-        QPalette.ColorRole.Window: "#202124", QPalette.ColorRole.WindowText: "#e8eaed",
-        QPalette.ColorRole.Base: "#17181a", QPalette.ColorRole.AlternateBase: "#232427",
-        QPalette.ColorRole.Text: "#e8eaed", QPalette.ColorRole.Button: "#2b2c2f",
-        QPalette.ColorRole.ButtonText: "#e8eaed", QPalette.ColorRole.Highlight: "#2f6fde",
-        QPalette.ColorRole.HighlightedText: "#ffffff", QPalette.ColorRole.ToolTipBase: "#2b2c2f",
-        QPalette.ColorRole.ToolTipText: "#e8eaed", QPalette.ColorRole.PlaceholderText: "#9aa0a6",
-        QPalette.ColorRole.Link: "#8ab4f8", QPalette.ColorRole.BrightText: "#ffffff",
+        QPalette.ColorRole.Window: "#202124",
+        QPalette.ColorRole.WindowText: "#e8eaed",
+        QPalette.ColorRole.Base: "#17181a",
+        QPalette.ColorRole.AlternateBase: "#232427",
+        QPalette.ColorRole.Text: "#e8eaed",
+        QPalette.ColorRole.Button: "#2b2c2f",
+        QPalette.ColorRole.ButtonText: "#e8eaed",
+        QPalette.ColorRole.Highlight: "#2f6fde",
+        QPalette.ColorRole.HighlightedText: "#ffffff",
+        QPalette.ColorRole.ToolTipBase: "#2b2c2f",
+        QPalette.ColorRole.ToolTipText: "#e8eaed",
+        QPalette.ColorRole.PlaceholderText: "#9aa0a6",
+        QPalette.ColorRole.Link: "#8ab4f8",
+        QPalette.ColorRole.BrightText: "#ffffff",
     }
     for role, color in roles.items():
         p.setColor(role, QColor(color))
@@ -75,7 +83,7 @@ def dark_palette() -> QPalette:
 class PreferencesDialog(QDialog):
     """Library folder, export dialect, search as you type, theme; saved on OK."""
 
-    def __init__(self, current_folder: str, parent=None):
+    def __init__(self, current_folder: str, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("preferencesDialog")
         self.setWindowTitle(self.tr("Preferences"))
@@ -84,7 +92,7 @@ class PreferencesDialog(QDialog):
         folder_row = QWidget()
         row = QHBoxLayout(folder_row)
         row.setContentsMargins(0, 0, 0, 0)
-        self.folder = QLabel(s.value("library/folder", "", str) or current_folder)
+        self.folder = QLabel(str(s.value("library/folder", "", str)) or current_folder)
         self.folder.setObjectName("libraryFolderLabel")
         self.folder.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         change = QPushButton(self.tr("Change…"))
@@ -133,27 +141,36 @@ class PreferencesDialog(QDialog):
 
 
 SHORTCUTS = [
-    ("Ctrl+F", "Search"), ("Esc", "Clear the search (in the search box)"),
+    ("Ctrl+F", "Search"),
+    ("Esc", "Clear the search (in the search box)"),
     ("1 … 9", "Toggle your nine most used tags on the selection (in the list)"),
     ("Alt+1 … Alt+5", "Mark as unread, to read, reading, read, skipped"),
-    ("Ctrl+L", "Add the selection to a reading list"), ("Delete", "Remove the selection from the library"),
-    ("Ctrl+Z", "Undo"), ("Ctrl+Shift+Z or Ctrl+Y", "Redo"), ("Ctrl+O", "Import files"),
-    ("Ctrl+Shift+V", "Import a listing from the clipboard"), ("Ctrl+E", "Export the selection to BibTeX"),
-    ("Ctrl+Shift+E", "Export the shown papers to BibTeX"), ("Ctrl+,", "Preferences"),
-    ("F1", "This list"), ("Ctrl+Q", "Quit"),
+    ("Ctrl+L", "Add the selection to a reading list"),
+    ("Delete", "Remove the selection from the library"),
+    ("Ctrl+Z", "Undo"),
+    ("Ctrl+Shift+Z or Ctrl+Y", "Redo"),
+    ("Ctrl+O", "Import files"),
+    ("Ctrl+Shift+V", "Import a listing from the clipboard"),
+    ("Ctrl+E", "Export the selection to BibTeX"),
+    ("Ctrl+Shift+E", "Export the shown papers to BibTeX"),
+    ("Ctrl+,", "Preferences"),
+    ("F1", "This list"),
+    ("Ctrl+Q", "Quit"),
 ]
 
 
 class ShortcutsDialog(QDialog):
     """The keyboard shortcuts, in a table."""
 
-    def __init__(self, parent=None):
+    def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("shortcutsDialog")
         self.setWindowTitle(self.tr("Keyboard shortcuts"))
         view = QTextBrowser()
-        rows = "".join(f"<tr><td><b>{html.escape(k)}</b>&nbsp;&nbsp;</td><td>{html.escape(self.tr(v))}</td></tr>"
-                       for k, v in SHORTCUTS)
+        rows = "".join(
+            f"<tr><td><b>{html.escape(k)}</b>&nbsp;&nbsp;</td><td>{html.escape(self.tr(v))}</td></tr>"
+            for k, v in SHORTCUTS
+        )
         view.setHtml(f"<table cellpadding='3'>{rows}</table>")
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
         buttons.rejected.connect(self.reject)

@@ -32,7 +32,8 @@ class Edits(QObject):
     def __init__(self, window: MainWindow) -> None:
         super().__init__(window)
         self.window = window
-        panel = window.tag_panel       # its notes go to the window (`save_notes`)
+        panel = window.tag_panel
+        panel.notesEdited.connect(self.save_notes)
         panel.addTagsRequested.connect(self.add_tags)
         panel.removeTagRequested.connect(self.remove_tag)
         panel.statusRequested.connect(self.set_status)
@@ -40,7 +41,7 @@ class Edits(QObject):
         panel.addToListRequested.connect(self.add_to_list)
 
     def _busy(self) -> bool:
-        if self.window.importing():
+        if self.window.transfers.running():
             self.window.statusBar().showMessage(self.tr("Wait for the import to finish."), 3000)
             return True
         return False
@@ -59,13 +60,14 @@ class Edits(QObject):
         def run() -> object:
             results.append(action())
             return results[-1]
+
         start = win.undo_stack.index()
         try:
             win.undo_stack.push(LibraryEdit(win.library, label, ids, run, touches_lists))
         except (PapershelfError, ValueError) as exc:
             win.show_error(self.tr("The change was not made"), str(exc))
             return None
-        if win.undo_stack.index() == start:     # nothing changed: the step went obsolete
+        if win.undo_stack.index() == start:  # nothing changed: the step went obsolete
             return 0
         changed = results[0] if results else None
         return changed if isinstance(changed, int) and not isinstance(changed, bool) else len(ids)
@@ -94,16 +96,22 @@ class Edits(QObject):
         """Tag the selection."""
         win = self.window
         ids = win.selected_ids()
-        self.say_edited("tag", self.edit(self.tr("Tag %s") % ", ".join(tags), ids,
-                                         lambda: win.library.add_tags(ids, tags)), quoted(tags))
+        self.say_edited(
+            "tag",
+            self.edit(self.tr("Tag %s") % ", ".join(tags), ids, lambda: win.library.add_tags(ids, tags)),
+            quoted(tags),
+        )
         win.sidebar.refresh_lists_and_tags()
 
     def remove_tag(self, tag: str) -> None:
         """Take a tag off the selection."""
         win = self.window
         ids = win.selected_ids()
-        self.say_edited("untag", self.edit(self.tr("Remove tag %s") % tag, ids,
-                                           lambda: win.library.remove_tags(ids, [tag])), quoted([tag]))
+        self.say_edited(
+            "untag",
+            self.edit(self.tr("Remove tag %s") % tag, ids, lambda: win.library.remove_tags(ids, [tag])),
+            quoted([tag]),
+        )
         win.sidebar.refresh_lists_and_tags()
 
     def toggle_top_tag(self, n: int) -> None:
@@ -125,16 +133,28 @@ class Edits(QObject):
         win = self.window
         ids = win.selected_ids()
         label = self.tr("Mark as %s") % self.tr(STATUS_LABELS[Status(status)])
-        self.say_edited("status", self.edit(label, ids, lambda: win.library.set_status(ids, status)),
-                        self.tr(STATUS_LABELS[Status(status)]))
+        self.say_edited(
+            "status",
+            self.edit(label, ids, lambda: win.library.set_status(ids, status)),
+            self.tr(STATUS_LABELS[Status(status)]),
+        )
 
     def set_rating(self, rating: int | None) -> None:
         """Rate the selection 1-5 stars, or clear its rating (None)."""
         win = self.window
         ids = win.selected_ids()
-        self.say_edited("rating" if rating else "unrate",
-                        self.edit(self.tr("Rate"), ids, lambda: win.library.set_rating(ids, rating)),
-                        "★" * (rating or 0))
+        self.say_edited(
+            "rating" if rating else "unrate",
+            self.edit(self.tr("Rate"), ids, lambda: win.library.set_rating(ids, rating)),
+            "★" * (rating or 0),
+        )
+
+    def save_notes(self, paper_id: str, text: str) -> None:
+        """Keep the notes typed for a paper (one undoable step; nothing if unchanged or gone)."""
+        lib = self.window.library
+        if paper_id not in lib or lib.get(paper_id).notes == text:
+            return
+        self.edit(self.tr("Edit notes"), [paper_id], lambda: lib.set_notes(paper_id, text))
 
     # ---- reading lists and deleting ------------------------------------------------
     def choose_list(self) -> None:
@@ -166,10 +186,15 @@ class Edits(QObject):
         if not ids or self._busy():
             return
         answer = QMessageBox.question(
-            win, self.tr("Delete papers"),
-            self.tr("Remove %s from the library? Their tags, notes and list places go too "
-                    "(Edit ▸ Undo brings them back).") % n_papers(len(ids)),
-            QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.Cancel, QMessageBox.StandardButton.Cancel)
+            win,
+            self.tr("Delete papers"),
+            self.tr(
+                "Remove %s from the library? Their tags, notes and list places go too (Edit ▸ Undo brings them back)."
+            )
+            % n_papers(len(ids)),
+            QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.Cancel,
+            QMessageBox.StandardButton.Cancel,
+        )
         if answer != QMessageBox.StandardButton.Yes:
             return
         try:

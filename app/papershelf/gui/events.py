@@ -19,7 +19,7 @@ class LibraryEvents(QObject):
 
     changed = Signal(object)  # a core.library.Change
 
-    def __init__(self, library: Library, parent: QObject | None = None):
+    def __init__(self, library: Library, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self._unsubscribe: Callable[[], None] | None = library.subscribe(self._relay)
 

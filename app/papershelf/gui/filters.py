@@ -2,9 +2,17 @@
 
 from __future__ import annotations
 
-from PySide6.QtCore import QModelIndex, QRect, QSettings, Qt, Signal
+from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QRect, QSettings, Qt, Signal
 from PySide6.QtGui import QBrush, QColor, QIcon, QPainter, QPixmap, QStandardItem, QStandardItemModel
-from PySide6.QtWidgets import QAbstractItemView, QMenu, QStyle, QStyledItemDelegate, QStyleOptionViewItem, QTreeView
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QMenu,
+    QStyle,
+    QStyledItemDelegate,
+    QStyleOptionViewItem,
+    QTreeView,
+    QWidget,
+)
 
 from ..core.paper import Status
 from .paper_model import STATUS_LABELS
@@ -20,7 +28,7 @@ GROUPS = (("status", "Status"), ("tag", "Tags"), ("area", "Areas"), ("list", "Re
 
 def tag_color(tag: str) -> str:
     """The colour a person gave the tag ("" for none)."""
-    return QSettings().value(f"tagColors/{tag}", "", str) or ""
+    return str(QSettings().value(f"tagColors/{tag}", "", str) or "")
 
 
 def set_tag_color(tag: str, color: str) -> None:
@@ -43,24 +51,28 @@ class CountDelegate(QStyledItemDelegate):
     """Paints an entry as its name, elided if need be, and its count, always whole,
     at the right edge (the item's text, "name  (count)", stays for screen readers)."""
 
-    def shown(self, option: QStyleOptionViewItem, index: QModelIndex) -> tuple[str, str, QRect, QRect]:
+    def shown(
+        self, option: QStyleOptionViewItem, index: QModelIndex | QPersistentModelIndex
+    ) -> tuple[str, str, QRect, QRect]:
         """(name as drawn, count as drawn, their rectangles) in the cell `option` describes."""
         label, count = index.data(LabelRole), index.data(CountRole)
         opt = QStyleOptionViewItem(option)
         self.initStyleOption(opt, index)
         style = opt.widget.style() if opt.widget else None
-        text_rect = (style.subElementRect(QStyle.SubElement.SE_ItemViewItemText, opt, opt.widget)
-                     if style else opt.rect)
+        text_rect = style.subElementRect(QStyle.SubElement.SE_ItemViewItemText, opt, opt.widget) if style else opt.rect
         fm = opt.fontMetrics
         count_text = f"({count:,})"
         count_width = fm.horizontalAdvance(count_text)
         count_rect = QRect(text_rect.right() - count_width, text_rect.top(), count_width, text_rect.height())
-        name_rect = QRect(text_rect.left(), text_rect.top(), max(0, text_rect.width() - count_width - COUNT_GAP),
-                          text_rect.height())
+        name_rect = QRect(
+            text_rect.left(), text_rect.top(), max(0, text_rect.width() - count_width - COUNT_GAP), text_rect.height()
+        )
         name = fm.elidedText(label, Qt.TextElideMode.ElideRight, name_rect.width())
         return name, count_text, name_rect, count_rect
 
-    def paint(self, painter: QPainter, option: QStyleOptionViewItem, index: QModelIndex) -> None:
+    def paint(
+        self, painter: QPainter, option: QStyleOptionViewItem, index: QModelIndex | QPersistentModelIndex
+    ) -> None:
         """The entry's name on the left, its count on the right."""
         if index.data(CountRole) is None:
             super().paint(painter, option, index)
@@ -99,9 +111,9 @@ class FilterPanel(QTreeView):
     colorTagRequested = Signal(str)
     renameListRequested = Signal(str)
     deleteListRequested = Signal(str)
-    exportRequested = Signal(str, str)     # kind, value
+    exportRequested = Signal(str, str)  # kind, value
 
-    def __init__(self, parent=None):
+    def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("filterPanel")
         self.setAccessibleName(self.tr("Filters"))
@@ -134,11 +146,13 @@ class FilterPanel(QTreeView):
         self.expandAll()
 
     # ---- contents ----------------------------------------------------------
-    def set_counts(self, status: dict[str, int], tags: dict[str, int], areas: dict[str, int],
-                   lists: dict[str, int], total: int) -> None:
+    def set_counts(
+        self, status: dict[str, int], tags: dict[str, int], areas: dict[str, int], lists: dict[str, int], total: int
+    ) -> None:
         """Show the counts for the current search (lists: their sizes)."""
         status_rows = [(None, self.tr("All"), total)] + [
-            (s.value, self.tr(STATUS_LABELS[s]), status.get(s.value, 0)) for s in Status]
+            (s.value, self.tr(STATUS_LABELS[s]), status.get(s.value, 0)) for s in Status
+        ]
         self._fill("status", status_rows)
         tag_rows = sorted(tags.items(), key=lambda kv: (-kv[1], kv[0]))
         if self.active["tag"] and self.active["tag"] not in tags:
@@ -206,7 +220,7 @@ class FilterPanel(QTreeView):
             return
         value = index.data(ValueRole)
         if self.active.get(kind) == value:
-            value = None             # a second click drops the filter
+            value = None  # a second click drops the filter
         self.active[kind] = value
         self.filterChosen.emit(kind, value)
 

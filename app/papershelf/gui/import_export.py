@@ -1,10 +1,11 @@
 """Imports and exports from the window: file dialogs, drops, the work on a
 worker thread with progress and Cancel, and what the window says afterwards.
 
-One import or export runs at a time. While it runs, edits and Undo wait
+Pasted text (File ▸ Import Pasted Text) is imported at once, on the GUI
+thread. One import or export runs at a time. While it runs, edits and Undo wait
 (the import becomes one undoable step, and the library must not change
 under it) and the tag panel is disabled. A file that only partly looks like
-a listing is held back and previewed (`import_preview`); files that could
+a listing is held back and previewed (`preview`); files that could
 not be imported, or parts of them, are listed in a report.
 """
 
@@ -16,12 +17,13 @@ from typing import TYPE_CHECKING, Protocol
 
 from PySide6.QtCore import QMimeData, QObject, QSettings
 from PySide6.QtGui import QDropEvent
-from PySide6.QtWidgets import QFileDialog, QMessageBox, QPushButton
+from PySide6.QtWidgets import QApplication, QFileDialog, QMessageBox, QPushButton
 
 from .. import paths
 from ..core import overview
 from ..core import reports as import_reports
-from ..core.library import FileReport
+from ..core.errors import PapershelfError, UncertainListingError
+from ..core.library import PASTE_LABEL, FileReport
 from .feedback import n_papers
 from .tasks import Task, run_task
 
@@ -29,8 +31,7 @@ if TYPE_CHECKING:
     from .main_window import MainWindow
 
 IMPORTABLE = "Listings and bibliographies (*.txt *.md *.bib *.ris);;All files (*)"
-EXPORT_FILTERS = {"bibtex": "BibTeX, ASCII, for bibtex (*.bib)",
-                  "biblatex": "BibLaTeX, UTF-8, for biber (*.bib)"}
+EXPORT_FILTERS = {"bibtex": "BibTeX, ASCII, for bibtex (*.bib)", "biblatex": "BibLaTeX, UTF-8, for biber (*.bib)"}
 
 
 class ExportReport(Protocol):
@@ -52,9 +53,9 @@ class ImportExport(QObject):
         super().__init__(window)
         self.window = window
         self.task: Task | None = None
-        self.preview: QMessageBox | None = None      # the last preview of a file held back
-        self.report: QMessageBox | None = None       # the last "finished with problems"
-        window.pane.samples_button.clicked.connect(self.import_samples)     # the empty library's page
+        self.preview: QMessageBox | None = None  # the last preview of a file held back
+        self.report: QMessageBox | None = None  # the last "finished with problems"
+        window.pane.samples_button.clicked.connect(self.import_samples)  # the empty library's page
         window.pane.import_button.clicked.connect(self.choose_files)
 
     def running(self) -> bool:
@@ -76,8 +77,9 @@ class ImportExport(QObject):
     # ---- importing ---------------------------------------------------------------------
     def choose_files(self) -> None:
         """Ask for files and import them."""
-        files, _ = QFileDialog.getOpenFileNames(self.window, self.tr("Import listings"), str(Path.home()),
-                                                self.tr(IMPORTABLE))
+        files, _ = QFileDialog.getOpenFileNames(
+            self.window, self.tr("Import listings"), str(Path.home()), self.tr(IMPORTABLE)
+        )
         if files:
             self.import_files([Path(f) for f in files])
 
@@ -85,13 +87,15 @@ class ImportExport(QObject):
         """Import the sample listings that come with the application."""
         samples = paths.sample_listings()
         if not samples:
-            self.window.show_error(self.tr("No sample library"),
-                                   self.tr("The sample listings are missing from this installation."))
+            self.window.show_error(
+                self.tr("No sample library"), self.tr("The sample listings are missing from this installation.")
+            )
             return
         self.import_files(samples)
 
-    def import_files(self, files: list[Path], as_listing: bool = False,
-                     completes: list[FileReport] | None = None) -> None:
+    def import_files(
+        self, files: list[Path], as_listing: bool = False, completes: list[FileReport] | None = None
+    ) -> None:
         """Import files on a worker thread. `completes`: the reports of the import
         these files were held back from (for a preview); both then make one undoable step."""
         win = self.window
@@ -101,29 +105,70 @@ class ImportExport(QObject):
         lib = win.library
 
         def work(progress: Callable[[int, int], None], cancelled: Callable[[], bool]) -> list[FileReport]:
-            return lib.import_files(files, progress=lambda n, total, _path: progress(n, total), cancelled=cancelled,
-                                    as_listing=as_listing)
+            return lib.import_files(
+                files, progress=lambda n, total, _path: progress(n, total), cancelled=cancelled, as_listing=as_listing
+            )
 
         win.task_progress.busy(self.tr("Importing…"))
         win.search.wait_for_edits = False
         win.menus.import_action.setEnabled(False)
         win.tag_panel.setEnabled(False)
-        self.task = run_task(work, parent=win, name="papershelf-import",
-                             on_done=lambda reports: self.import_done(reports, completes),
-                             on_error=self._import_failed,
-                             on_progress=lambda n, total: win.task_progress.step(n, total, self.tr("Importing")))
+        self.task = run_task(
+            work,
+            parent=win,
+            name="papershelf-import",
+            on_done=lambda reports: self.import_done(reports, completes),
+            on_error=self._import_failed,
+            on_progress=lambda n, total: win.task_progress.step(n, total, self.tr("Importing")),
+        )
         win.menus.update_undo()
+
+    def import_clipboard(self) -> None:
+        """Import the text on the clipboard (a preview first if it only partly looks like a listing)."""
+        win = self.window
+        if self.running():
+            win.statusBar().showMessage(self.tr("Wait for the import to finish."), 3000)
+            return
+        text = QApplication.clipboard().text()
+        if not text.strip():
+            win.statusBar().showMessage(self.tr("The clipboard holds no text to import."), 4000)
+            return
+        try:
+            report = win.library.import_text(text)
+        except UncertainListingError as exc:  # previewed, imported on Import
+            self.ask_about(
+                [FileReport.uncertain(PASTE_LABEL, exc)], [], lambda _paths: self._import_pasted_listing(text)
+            )
+            return
+        except PapershelfError as exc:
+            win.show_error(self.tr("The pasted text was not imported"), str(exc))
+            return
+        self.import_done([report])
+
+    def _import_pasted_listing(self, text: str) -> None:
+        win = self.window
+        if self.running():
+            win.statusBar().showMessage(self.tr("Wait for the import to finish."), 3000)
+            return
+        try:
+            report = win.library.import_text(text, as_listing=True)
+        except PapershelfError as exc:
+            win.show_error(self.tr("The pasted text was not imported"), str(exc))
+            return
+        self.import_done([report])
 
     def imported_message(self, reports: list[FileReport]) -> str:
         """ "Imported 3 new papers, 1 merged with ones already here." """
         added, merged = import_reports.totals(reports)
-        return (self.tr("Imported %s, %s merged with ones already here.")
-                % (n_papers(added).replace(" paper", " new paper"), f"{merged:,}"))
+        return self.tr("Imported %s, %s merged with ones already here.") % (
+            n_papers(added).replace(" paper", " new paper"),
+            f"{merged:,}",
+        )
 
-    def ask_about(self, unsure: list[FileReport], sure: list[FileReport],
-                  accept: Callable[[list[Path]], None]) -> None:
+    def ask_about(self, unsure: list[FileReport], sure: list[FileReport], accept: Callable[[list[Path]], None]) -> None:
         """Show the preview of files held back; say so in the status bar until it is answered."""
         from .import_preview import ask_to_import_as_listing, shown_name
+
         win = self.window
         names = ", ".join(shown_name(r.path) for r in unsure)
         waiting = self.tr("%s waits for your answer.") % names
@@ -132,10 +177,12 @@ class ImportExport(QObject):
 
         def answered() -> None:
             if box.clickedButton() is not box.findChild(QPushButton, "importPreviewImport"):
-                not_imported = (self.tr("%s was not imported.") if len(unsure) == 1
-                                else self.tr("%s were not imported.")) % names
-                win.statusBar().showMessage(f"{self.imported_message(sure)} {not_imported}" if sure
-                                            else not_imported, 8000)
+                not_imported = (
+                    self.tr("%s was not imported.") if len(unsure) == 1 else self.tr("%s were not imported.")
+                ) % names
+                win.statusBar().showMessage(
+                    f"{self.imported_message(sure)} {not_imported}" if sure else not_imported, 8000
+                )
 
         box.finished.connect(answered)
 
@@ -148,15 +195,19 @@ class ImportExport(QObject):
             win.importFinished.emit([])
             return
         win.last_import.record(reports, completes)
-        unsure, sure = import_reports.held_back(reports)     # shown with a preview, imported on Import
+        unsure, sure = import_reports.held_back(reports)  # shown with a preview, imported on Import
         if unsure:
             self.ask_about(unsure, sure, lambda files: self.import_files(files, as_listing=True, completes=reports))
         else:
             win.statusBar().showMessage(self.imported_message([*(completes or []), *reports]), 8000)
         if import_reports.had_trouble(reports):
-            box = QMessageBox(QMessageBox.Icon.Warning, self.tr("Import finished with problems"),
-                              self.tr("Some files, or parts of them, could not be imported. "
-                                      "Everything else was imported."), QMessageBox.StandardButton.Ok, win)
+            box = QMessageBox(
+                QMessageBox.Icon.Warning,
+                self.tr("Import finished with problems"),
+                self.tr("Some files, or parts of them, could not be imported. Everything else was imported."),
+                QMessageBox.StandardButton.Ok,
+                win,
+            )
             box.setObjectName("importReport")
             box.setDetailedText(import_reports.problem_details(sure))
             box.open()
@@ -209,9 +260,12 @@ class ImportExport(QObject):
         if dialect not in EXPORT_FILTERS:
             dialect = "bibtex"
         path, chosen = QFileDialog.getSaveFileName(
-            win, self.tr("Export %s to BibTeX") % n_papers(len(ids)),
+            win,
+            self.tr("Export %s to BibTeX") % n_papers(len(ids)),
             str(Path(str(folder)) / f"{overview.export_file_stem(name)}.bib"),
-            ";;".join(EXPORT_FILTERS.values()), EXPORT_FILTERS[dialect])
+            ";;".join(EXPORT_FILTERS.values()),
+            EXPORT_FILTERS[dialect],
+        )
         if not path:
             return
         dialect = next((k for k, v in EXPORT_FILTERS.items() if v == chosen), dialect)

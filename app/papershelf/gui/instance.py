@@ -25,17 +25,21 @@ import struct
 import sys
 import tempfile
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QTimer
 from PySide6.QtNetwork import QAbstractSocket, QLocalServer, QLocalSocket
 
 from ..core.errors import SingleInstanceError
 
+if TYPE_CHECKING:
+    from .main_window import MainWindow
+
 log = logging.getLogger("papershelf")
 
-MAX_MESSAGE = 1_000_000          # bytes of one message, newline excluded
-READ_TIMEOUT_MS = 5_000          # a later start sends its line at once
-_SUN_PATH_MAX = 108 if sys.platform.startswith("linux") else 104   # sockaddr_un.sun_path
+MAX_MESSAGE = 1_000_000  # bytes of one message, newline excluded
+READ_TIMEOUT_MS = 5_000  # a later start sends its line at once
+_SUN_PATH_MAX = 108 if sys.platform.startswith("linux") else 104  # sockaddr_un.sun_path
 
 
 def _library_digest(folder: Path) -> str:
@@ -67,7 +71,7 @@ def _private_dir(path: Path, create: bool = True) -> Path:
         raise SingleInstanceError(f"{path} is open to other users (mode {mode:04o})", path)
     if mode != 0o700 and create:
         try:
-            os.chmod(path, 0o700)    # ours, and nobody else could write to it
+            os.chmod(path, 0o700)  # ours, and nobody else could write to it
         except OSError as exc:
             raise SingleInstanceError(f"Cannot make the folder {path} private: {exc.strerror}", path) from exc
     return path
@@ -103,10 +107,10 @@ def peer_uid(descriptor: int) -> int | None:
     if not hasattr(socket, "SO_PEERCRED"):
         return None
     try:
-        with socket.fromfd(descriptor, socket.AF_UNIX, socket.SOCK_STREAM) as s:   # a dup: ours to close
+        with socket.fromfd(descriptor, socket.AF_UNIX, socket.SOCK_STREAM) as s:  # a dup: ours to close
             creds = s.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
     except OSError:
-        return -1                      # unknown peer: matches nobody
+        return -1  # unknown peer: matches nobody
     return struct.unpack("3i", creds)[1]
 
 
@@ -162,7 +166,7 @@ def hand_over(folder: Path, files: list[str], timeout_ms: int = 1000) -> bool:
         # the running one answers once it has taken them
         if not sock.waitForReadyRead(timeout_ms * 5):
             return False
-        reply = bytes(sock.readLine()).strip()
+        reply = bytes(sock.readLine().data()).strip()
         if reply == b"error":
             raise SingleInstanceError("The running Papershelf refused the files (its log says why)", name)
         return reply == b"ok"
@@ -173,7 +177,7 @@ def hand_over(folder: Path, files: list[str], timeout_ms: int = 1000) -> bool:
 class _Peer:
     """One connection from a later start: what it sent so far, its deadline."""
 
-    def __init__(self, sock: QLocalSocket, timeout_ms: int):
+    def __init__(self, sock: QLocalSocket, timeout_ms: int) -> None:
         self.sock = sock
         self.buffer = bytearray()
         self.done = False
@@ -187,7 +191,7 @@ class InstanceServer:
 
     read_timeout_ms = READ_TIMEOUT_MS
 
-    def __init__(self, folder: Path, window):
+    def __init__(self, folder: Path, window: MainWindow) -> None:
         self.window = window
         self.name = socket_path(folder)
         self._peers: set[_Peer] = set()
@@ -196,7 +200,7 @@ class InstanceServer:
             self.server.setSocketOptions(QLocalServer.SocketOption.UserAccessOption)
         if not self.server.listen(self.name):
             if self.server.serverError() == QAbstractSocket.SocketError.AddressInUseError:
-                QLocalServer.removeServer(self.name)      # left behind by a crash (the folder is ours alone)
+                QLocalServer.removeServer(self.name)  # left behind by a crash (the folder is ours alone)
                 self.server.listen(self.name)
             if not self.server.isListening():
                 raise SingleInstanceError(f"Cannot listen on {self.name}: {self.server.errorString()}", self.name)
@@ -238,9 +242,9 @@ class InstanceServer:
             peer.sock.disconnectFromServer()
 
     def _read(self, peer: _Peer) -> None:
-        data = bytes(peer.sock.readAll())
+        data = bytes(peer.sock.readAll().data())
         if peer.done:
-            return                             # one message per connection
+            return  # one message per connection
         peer.buffer += data
         end = peer.buffer.find(b"\n")
         if end < 0:
@@ -259,7 +263,8 @@ class InstanceServer:
         w.raise_()
         w.activateWindow()
         if files:
-            w.import_files(files)
+            w.transfers.import_files(files)
 
     def close(self) -> None:
+        """Stop listening: a later start then opens its own window."""
         self.server.close()

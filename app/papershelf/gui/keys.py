@@ -15,8 +15,7 @@ def keys(*wanted: QKeySequence.StandardKey | str) -> list[QKeySequence]:
     out: list[QKeySequence] = []
     seen: set[str] = set()
     for item in wanted:
-        found = (QKeySequence.keyBindings(item) if isinstance(item, QKeySequence.StandardKey)
-                 else [QKeySequence(item)])
+        found = QKeySequence.keyBindings(item) if isinstance(item, QKeySequence.StandardKey) else [QKeySequence(item)]
         for seq in found:
             text = seq.toString(QKeySequence.SequenceFormat.PortableText)
             if text and text not in seen:

@@ -36,7 +36,7 @@ def _file_label(path: str) -> str:
 class LastImport(QObject):
     """The undoable import steps and the sidebar entry of the latest one (see the module)."""
 
-    def __init__(self, window: MainWindow):
+    def __init__(self, window: MainWindow) -> None:
         super().__init__(window)
         self.window = window
         self.ids: frozenset[str] = frozenset()
@@ -112,9 +112,9 @@ class LastImport(QObject):
 
     def _stack_moved(self, _index: int) -> None:
         # the stack clears itself (and says so) while the window is being destroyed
-        if not self.window._closing and shiboken6.isValid(self.window.undo_stack):
+        if not self.window.closing and shiboken6.isValid(self.window.undo_stack):
             self.refresh()
 
     def _library_changed(self, change: Change) -> None:
-        if change.kind in ("papers-added", "papers-removed") and not self.window._closing:
+        if change.kind in ("papers-added", "papers-removed") and not self.window.closing:
             self._later.start()

@@ -2,14 +2,17 @@
 library, a page that offers the samples), and the query they make.
 
 Typing, a column's sort and a new answer change what the list shows; the
-selection is kept across answers where its papers are still shown.
+selection is kept across answers where its papers are still shown, and
+what is selected shows in the abstract and tagging panels.
 """
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QItemSelectionModel, Qt, QTimer
+from PySide6.QtCore import QItemSelectionModel, Qt, QTimer, Slot
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QHeaderView,
@@ -22,16 +25,16 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from ..core.query import Answer, Query
 from .columns import ColumnChooser
 from .dialogs import search_as_you_type
-from .feedback import n_papers
+from .feedback import n_papers, no_results
 from .paper_model import PaperTableModel
-from .search import Answer, Query
 
 if TYPE_CHECKING:
     from .main_window import MainWindow
 
-RESELECT_LIMIT = 2000      # a larger selection is not carried over to the next answer
+RESELECT_LIMIT = 2000  # a larger selection is not carried over to the next answer
 
 
 class ListPane(QWidget):
@@ -39,7 +42,8 @@ class ListPane(QWidget):
 
     def __init__(self, window: MainWindow) -> None:
         super().__init__()
-        self.main = window        # not `window`: that is QWidget.window()
+        self.main = window  # not `window`: that is QWidget.window()
+        self.asked_at = 0.0  # when the answer on its way was asked for (perf_counter)
         self.search_box = QLineEdit()
         self.search_box.setObjectName("searchBox")
         self.search_box.setAccessibleName(self.tr("Search"))
@@ -58,7 +62,7 @@ class ListPane(QWidget):
         view.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
         view.horizontalHeader().setSortIndicator(-1, Qt.SortOrder.AscendingOrder)
         view.horizontalHeader().setSortIndicatorClearable(True)
-        self.model.blockSignals(True)       # enabling sorting sorts once; the search decides the order
+        self.model.blockSignals(True)  # enabling sorting sorts once; the search decides the order
         view.setSortingEnabled(True)
         self.model.blockSignals(False)
         view.setWordWrap(False)
@@ -68,14 +72,19 @@ class ListPane(QWidget):
         view.verticalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
         view.verticalHeader().setDefaultSectionSize(window.fontMetrics().height() + 8)
         self.columns = ColumnChooser(view)
+        view.selectionModel().selectionChanged.connect(self.selection_changed)
 
         empty = QWidget()
         empty.setObjectName("emptyState")
         box = QVBoxLayout(empty)
         box.addStretch(1)
-        message = QLabel(self.tr("<h3>Your library is empty</h3><p>Import conference listings, "
-                                 "Daily Papers digests or BibTeX files (File ▸ Import, or drop them here), "
-                                 "or start with the sample library.</p>"))
+        message = QLabel(
+            self.tr(
+                "<h3>Your library is empty</h3><p>Import conference listings, "
+                "Daily Papers digests or BibTeX files (File ▸ Import, or drop them here), "
+                "or start with the sample library.</p>"
+            )
+        )
         message.setWordWrap(True)
         message.setAlignment(Qt.AlignmentFlag.AlignCenter)
         box.addWidget(message)
@@ -106,7 +115,7 @@ class ListPane(QWidget):
         win = self.main
         win.query = win.query.with_(text=text)
         if search_as_you_type() or not text:
-            win._search_timer.start()
+            win.search_soon()
 
     def focus_search(self) -> None:
         """Put the cursor in the search box, its words selected (Ctrl+F)."""
@@ -150,11 +159,68 @@ class ListPane(QWidget):
         if answer is not None and answer.facets == {}:
             self.main.sidebar.update_counts(answer)
 
+    @Slot(object)
+    def show_answer(self, answer: Answer) -> None:
+        """Show the search thread's answer, if it is still to the current query;
+        keep the selection where its papers are still shown."""
+        win = self.main
+        win.indexer.reopen_if_damaged(answer.index_damaged)
+        if answer.query != win.query:
+            return  # a newer request is on its way
+        win.last_answer = answer
+        if answer.error:
+            win.statusBar().showMessage(self.tr("Search failed: %s") % answer.error, 8000)
+            return
+        selected = self.selected_ids()
+        current = self.model.id_at(self.view.currentIndex().row())
+        self.model.set_ids(answer.ids)
+        self.reselect(selected, current)
+        elapsed = (time.perf_counter() - self.asked_at) * 1000
+        text = n_papers(answer.total)
+        if not answer.total and answer.query.text.strip():
+            text = no_results(answer.query.text, answer.suggestion)
+        elif not answer.indexed and answer.query.text.strip():
+            text += "  " + self.tr("(search index not ready: matching titles only)")
+        elif answer.fallback:
+            text += "  " + self.tr("(query not understood; searched its words)")
+        win.result_label.setText(text)
+        win.result_label.setToolTip(self.tr("Answered in %d ms") % round(elapsed))
+        win.sidebar.update_counts(answer)
+        self.update_empty_state()
+        win.searchAnswered.emit()
+
+    # ---- the selection -------------------------------------------------------------------
+    def selected_ids(self) -> list[str]:
+        """The selected papers, in the list's order."""
+        rows = sorted({i.row() for i in self.view.selectionModel().selectedRows()})
+        return [pid for pid in (self.model.id_at(r) for r in rows) if pid]
+
+    def selection_changed(self, *_args: object) -> None:
+        """Show the selected papers in the tagging panel, and one of them in the abstract view."""
+        win, lib = self.main, self.main.library
+        papers = [lib.get(pid) for pid in self.selected_ids()[:5000] if pid in lib]
+        win.tag_panel.show_selection(papers)
+        if len(papers) == 1:
+            terms, normal = self.highlight_terms()
+            win.abstract_view.show_paper(papers[0], terms, normal)
+        else:
+            win.abstract_view.show_nothing(len(papers))
+
+    def highlight_terms(self) -> tuple[set[str], Callable[[str], str]] | tuple[None, None]:
+        """The words to mark in the abstract, and how the index holds a word (None, None: none to mark)."""
+        # worked out on the search thread with the answer: the GUI thread never
+        # waits for the index's lock
+        win = self.main
+        answer, normal = win.last_answer, win.library.index_normal
+        if win.index is None or normal is None or answer is None or not answer.terms:
+            return None, None
+        return answer.terms, normal
+
     def reselect(self, ids: list[str], current: str | None) -> None:
         """Select these papers again where the list still shows them (after a new answer)."""
         sel = self.view.selectionModel()
         if not ids or len(ids) > RESELECT_LIMIT:
-            self.main._selection_changed()
+            self.selection_changed()
             return
         flags = QItemSelectionModel.SelectionFlag.Select | QItemSelectionModel.SelectionFlag.Rows
         sel.blockSignals(True)
@@ -163,7 +229,8 @@ class ListPane(QWidget):
             if row >= 0:
                 sel.select(self.model.index(row, 0), flags)
         if current and self.model.row_of(current) >= 0:
-            sel.setCurrentIndex(self.model.index(self.model.row_of(current), 0),
-                                QItemSelectionModel.SelectionFlag.NoUpdate)
+            sel.setCurrentIndex(
+                self.model.index(self.model.row_of(current), 0), QItemSelectionModel.SelectionFlag.NoUpdate
+            )
         sel.blockSignals(False)
-        self.main._selection_changed()
+        self.selection_changed()

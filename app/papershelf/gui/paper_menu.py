@@ -9,6 +9,7 @@ clipboard with the keys an export would use.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QCoreApplication, QEvent, QItemSelectionModel, QObject, QPoint, Qt, QUrl
@@ -43,25 +44,32 @@ def paper_link(paper: Paper) -> str:
 class PaperMenu(QObject):
     """Shows the context menu of the window's paper list; `menu` is the one open last."""
 
-    def __init__(self, window: MainWindow):
+    def __init__(self, window: MainWindow) -> None:
         super().__init__(window)
         self.window = window
         self.menu: QMenu | None = None
         view = window.paper_list
         view.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
         view.customContextMenuRequested.connect(self.show_at)
-        view.installEventFilter(self)        # the Menu key: the selection as it is, at the current row
+        view.installEventFilter(self)  # the Menu key: the selection as it is, at the current row
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
         """The Menu key on the list opens the menu at the current row."""
-        if (isinstance(event, QContextMenuEvent) and watched is self.window.paper_list
-                and event.reason() == QContextMenuEvent.Reason.Keyboard):
+        if (
+            isinstance(event, QContextMenuEvent)
+            and watched is self.window.paper_list
+            and event.reason() == QContextMenuEvent.Reason.Keyboard
+        ):
             view = self.window.paper_list
             current = view.currentIndex()
             area = view.viewport().rect()
             row = view.visualRect(current).center() if current.isValid() else area.center()
-            self._popup(QPoint(min(row.x(), area.center().x()),
-                               row.y() if area.top() <= row.y() <= area.bottom() else area.center().y()))
+            self._popup(
+                QPoint(
+                    min(row.x(), area.center().x()),
+                    row.y() if area.top() <= row.y() <= area.bottom() else area.center().y(),
+                )
+            )
             return True
         return super().eventFilter(watched, event)
 
@@ -72,8 +80,9 @@ class PaperMenu(QObject):
         index = view.indexAt(pos)
         sel = view.selectionModel()
         if index.isValid() and not sel.isRowSelected(index.row(), index.parent()):
-            sel.setCurrentIndex(index, QItemSelectionModel.SelectionFlag.ClearAndSelect
-                                | QItemSelectionModel.SelectionFlag.Rows)
+            sel.setCurrentIndex(
+                index, QItemSelectionModel.SelectionFlag.ClearAndSelect | QItemSelectionModel.SelectionFlag.Rows
+            )
         self._popup(pos)
 
     def _popup(self, pos: QPoint) -> None:
@@ -101,9 +110,14 @@ class PaperMenu(QObject):
         top = overview.top_tags(lib)
         for n, tag in enumerate(top, 1):
             on_all = all(tag in p.tags for p in papers)
-            action = self._add(tag_menu, f"&{n}  {tag}", f"paperMenuTag{n}",
-                               (lambda _=False, t=tag: win.remove_tag(t)) if on_all
-                               else (lambda _=False, t=tag: win.add_tags([t])))
+            action = self._add(
+                tag_menu,
+                f"&{n}  {tag}",
+                f"paperMenuTag{n}",
+                (lambda _=False, t=tag: win.edits.remove_tag(t))
+                if on_all
+                else (lambda _=False, t=tag: win.edits.add_tags([t])),
+            )
             action.setCheckable(True)
             action.setChecked(on_all)
         if top:
@@ -113,34 +127,35 @@ class PaperMenu(QObject):
         if present:
             remove = tag_menu.addMenu(tr("Remove"))
             for tag in present:
-                remove.addAction(tag, lambda t=tag: win.remove_tag(t))
+                remove.addAction(tag).triggered.connect(lambda _=False, t=tag: win.edits.remove_tag(t))
 
         status_menu = menu.addMenu(tr("&Status"))
         status_menu.setObjectName("paperMenuStatus")
-        for n in range(1, 10):                   # the window's Mark As actions, shortcuts and all
-            action = win.findChild(QAction, f"status{n}Action")
-            if action is None:
+        for n in range(1, 10):  # the window's Mark As actions, shortcuts and all
+            mark = win.findChild(QAction, f"status{n}Action")
+            if mark is None:
                 break
-            status_menu.addAction(action)
+            status_menu.addAction(mark)
 
         rating_menu = menu.addMenu(tr("&Rating"))
         rating_menu.setObjectName("paperMenuRating")
         ratings = {p.rating for p in papers}
         for stars in range(RATING_MAX, RATING_MIN - 1, -1):
-            action = self._add(rating_menu, "★" * stars, f"paperMenuRating{stars}",
-                               lambda _=False, r=stars: win.set_rating(r))
+            action = self._add(
+                rating_menu, "★" * stars, f"paperMenuRating{stars}", lambda _=False, r=stars: win.edits.set_rating(r)
+            )
             action.setCheckable(True)
             action.setChecked(ratings == {stars})
-        self._add(rating_menu, tr("No Rating"), "paperMenuRating0", lambda: win.set_rating(None))
+        self._add(rating_menu, tr("No Rating"), "paperMenuRating0", lambda: win.edits.set_rating(None))
 
         list_menu = menu.addMenu(tr("Add to Reading &List"))
         list_menu.setObjectName("paperMenuLists")
         names = sorted(lib.lists(), key=str.casefold)
         for name in names:
-            list_menu.addAction(name, lambda n=name: win.add_to_list(n))
+            list_menu.addAction(name).triggered.connect(lambda _=False, n=name: win.edits.add_to_list(n))
         if names:
             list_menu.addSeparator()
-        self._add(list_menu, tr("New Reading List…"), "paperMenuNewList", lambda: win.add_to_list(""))
+        self._add(list_menu, tr("New Reading List…"), "paperMenuNewList", lambda: win.edits.add_to_list(""))
 
         title = self._add(menu, tr("Edit T&itle…"), "paperMenuEditTitle", self.edit_title)
         title.setEnabled(len(ids) == 1)
@@ -148,27 +163,33 @@ class PaperMenu(QObject):
         menu.addSeparator()
         one = len(ids) == 1
         copies = [
-            self._add(menu, tr("Copy Citation &Key") if one else tr("Copy Citation &Keys"), "paperMenuCopyKey",
-                      self.copy_keys),
+            self._add(
+                menu, tr("Copy Citation &Key") if one else tr("Copy Citation &Keys"), "paperMenuCopyKey", self.copy_keys
+            ),
             self._add(menu, tr("Copy \\&cite{…}"), "paperMenuCopyCite", self.copy_cite),
-            self._add(menu, tr("Copy &BibTeX Entry") if one else tr("Copy &BibTeX Entries"), "paperMenuCopyBibtex",
-                      self.copy_bibtex)]
-        for copy_action in copies:          # copying fixes the keys: not while an import changes the library
-            copy_action.setEnabled(not win.importing())
+            self._add(
+                menu,
+                tr("Copy &BibTeX Entry") if one else tr("Copy &BibTeX Entries"),
+                "paperMenuCopyBibtex",
+                self.copy_bibtex,
+            ),
+        ]
+        for copy_action in copies:  # copying fixes the keys: not while an import changes the library
+            copy_action.setEnabled(not win.transfers.running())
         link = paper_link(papers[0]) if one else ""
         open_link = self._add(menu, tr("&Open Link"), "paperMenuOpenLink", lambda: self.open_link(link))
         open_link.setEnabled(bool(link))
         open_link.setToolTip(link or tr("This paper has no web link, DOI or arXiv id."))
 
         menu.addSeparator()
-        for name in ("exportSelectionAction", "deleteAction"):   # the window's own, with their shortcuts
-            action = win.findChild(QAction, name)
-            if action is not None:
-                menu.addAction(action)
+        for name in ("exportSelectionAction", "deleteAction"):  # the window's own, with their shortcuts
+            shared = win.findChild(QAction, name)
+            if shared is not None:
+                menu.addAction(shared)
         return menu
 
     @staticmethod
-    def _add(menu: QMenu, text: str, name: str, slot) -> QAction:
+    def _add(menu: QMenu, text: str, name: str, slot: Callable[..., object]) -> QAction:
         action = menu.addAction(text)
         action.setObjectName(name)
         action.triggered.connect(slot)
@@ -180,7 +201,7 @@ class PaperMenu(QObject):
         text, ok = QInputDialog.getText(self.window, tr("Tag papers"), tr("Tags (comma-separated):"))
         tags = split_tags(text) if ok else []
         if tags:
-            self.window.add_tags(tags)
+            self.window.edits.add_tags(tags)
 
     def edit_title(self) -> None:
         """Ask for the selected paper's title (empty: derive one from the abstract)."""
@@ -190,15 +211,15 @@ class PaperMenu(QObject):
             return
         pid = ids[0]
         paper = win.library.get(pid)
-        title, ok = QInputDialog.getText(win, tr("Edit title"),
-                                         tr("Title (leave it empty to derive one from the abstract):"),
-                                         text=paper.title)
+        title, ok = QInputDialog.getText(
+            win, tr("Edit title"), tr("Title (leave it empty to derive one from the abstract):"), text=paper.title
+        )
         if not ok or (" ".join(title.split()) == paper.title and not paper.title_derived):
             return
-        win._edit(tr("Edit title"), [pid], lambda: win.library.set_title(pid, title))
+        win.edits.edit(tr("Edit title"), [pid], lambda: win.library.set_title(pid, title))
 
     def _wait_for_import(self) -> bool:
-        if self.window.importing():
+        if self.window.transfers.running():
             self.window.statusBar().showMessage(tr("Wait for the import to finish."), 3000)
             return True
         return False
@@ -223,8 +244,10 @@ class PaperMenu(QObject):
     def copy_keys(self) -> None:
         """Copy the selection's citation keys, comma-separated."""
         keys = self._keys()
-        self._copy(",".join(keys), tr("Copied %s") % ",".join(keys) if len(keys) < 4
-                   else tr("Copied %d citation keys") % len(keys))
+        self._copy(
+            ",".join(keys),
+            tr("Copied %s") % ",".join(keys) if len(keys) < 4 else tr("Copied %d citation keys") % len(keys),
+        )
 
     def copy_cite(self) -> None:
         """Copy \\cite{…} of the selection's citation keys."""
@@ -243,8 +266,7 @@ class PaperMenu(QObject):
         except PapershelfError as exc:
             win.show_error(tr("Nothing was copied"), str(exc))
             return
-        self._copy(text, tr("Copied the BibTeX entry") if len(ids) == 1
-                   else tr("Copied %d BibTeX entries") % len(ids))
+        self._copy(text, tr("Copied the BibTeX entry") if len(ids) == 1 else tr("Copied %d BibTeX entries") % len(ids))
 
     def open_link(self, url: str) -> None:
         """Open a paper's web page in the browser (http and https only)."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import OrderedDict
 from datetime import datetime
 
-from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt, Signal
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, QObject, QPersistentModelIndex, Qt, Signal
 from PySide6.QtGui import QBrush, QColor
 
 from ..core.library import Change, Library
@@ -68,7 +68,7 @@ class PaperTableModel(QAbstractTableModel):
 
     sortRequested = Signal(str, bool)  # column name, descending
 
-    def __init__(self, library: Library, parent=None):
+    def __init__(self, library: Library, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self.library = library
         self._ids: list[str] = []
@@ -120,7 +120,7 @@ class PaperTableModel(QAbstractTableModel):
         """How many columns (see COLUMNS)."""
         return 0 if parent.isValid() else len(COLUMNS)
 
-    def headerData(self, section, orientation, role=Qt.ItemDataRole.DisplayRole):
+    def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole) -> object:
         """The column titles."""
         if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole:
             return self.tr(HEADERS[COLUMNS[section]])
@@ -147,7 +147,7 @@ class PaperTableModel(QAbstractTableModel):
                 self._cache.popitem(last=False)
         return row
 
-    def data(self, index: QModelIndex | QPersistentModelIndex, role=Qt.ItemDataRole.DisplayRole):
+    def data(self, index: QModelIndex | QPersistentModelIndex, role: int = Qt.ItemDataRole.DisplayRole) -> object:
         """A cell's text, tooltip or colour, or the row's paper id (PaperIdRole)."""
         # painting asks for a dozen roles per cell: the ones never answered go first
         if role not in _ROLES or not index.isValid() or not 0 <= index.row() < len(self._ids):
@@ -171,7 +171,7 @@ class PaperTableModel(QAbstractTableModel):
             return QBrush(QColor(_STATUS_COLORS[paper.status]))
         return None
 
-    def sort(self, column: int, order=Qt.SortOrder.AscendingOrder) -> None:
+    def sort(self, column: int, order: Qt.SortOrder = Qt.SortOrder.AscendingOrder) -> None:
         """Ask for the list sorted by a column (`sortRequested`): the search sorts it."""
         # the search service sorts (off the GUI thread); the view only asks
         if 0 <= column < len(COLUMNS):

@@ -16,8 +16,8 @@ from PySide6.QtWidgets import QColorDialog, QInputDialog, QMessageBox
 
 from ..core import overview
 from ..core.paper import normalize_tag
+from ..core.query import Answer, Query
 from .filters import set_tag_color, tag_color
-from .search import Answer, Query
 
 if TYPE_CHECKING:
     from .main_window import MainWindow
@@ -25,8 +25,9 @@ if TYPE_CHECKING:
 
 def shows_everything(query: Query) -> bool:
     """Whether the query shows the whole library (no words, no filter)."""
-    return query.only_ids is None and not (query.text.strip() or query.status or query.tag
-                                           or query.area or query.list_name)
+    return query.only_ids is None and not (
+        query.text.strip() or query.status or query.tag or query.area or query.list_name
+    )
 
 
 class SidebarController(QObject):
@@ -57,9 +58,12 @@ class SidebarController(QObject):
     def rename_tag(self, tag: str) -> None:
         """Ask for a tag's new name and rename it on every paper (onto an existing tag: merge)."""
         win = self.window
-        new, ok = QInputDialog.getText(win, self.tr("Rename tag"),
-                                       self.tr("New name for “%s” (an existing tag's name merges the two):") % tag,
-                                       text=tag)
+        new, ok = QInputDialog.getText(
+            win,
+            self.tr("Rename tag"),
+            self.tr("New name for “%s” (an existing tag's name merges the two):") % tag,
+            text=tag,
+        )
         if not ok or not new.strip() or new.strip() == tag:
             return
         ids = overview.tag_rename_ids(win.library, tag)
@@ -67,7 +71,7 @@ class SidebarController(QObject):
             if win.filter_panel.active["tag"] == tag:
                 win.filter_panel.active["tag"] = None
                 win.query = win.query.with_(tag=None)
-            color, renamed = tag_color(tag), normalize_tag(new)     # the colour goes with the name
+            color, renamed = tag_color(tag), normalize_tag(new)  # the colour goes with the name
             if color and not tag_color(renamed):
                 set_tag_color(renamed, color)
             self.refresh_lists_and_tags()
@@ -79,7 +83,7 @@ class SidebarController(QObject):
         if color.isValid():
             set_tag_color(tag, color.name())
             win.run_search()
-            win._selection_changed()
+            win.pane.selection_changed()
 
     # ---- reading lists ------------------------------------------------------------------
     def rename_list(self, name: str) -> None:
@@ -89,20 +93,37 @@ class SidebarController(QObject):
         if not ok or not new.strip() or new.strip() == name:
             return
         members = win.library.list_ids(name)
-        if win.edits.edit(self.tr("Rename list %s") % name, members or [name],
-                          lambda: win.library.rename_list(name, new), touches_lists=True) is not None:
+        if (
+            win.edits.edit(
+                self.tr("Rename list %s") % name,
+                members or [name],
+                lambda: win.library.rename_list(name, new),
+                touches_lists=True,
+            )
+            is not None
+        ):
             self._list_gone(name)
 
     def delete_list(self, name: str) -> None:
         """Delete a reading list, after asking; its papers stay in the library."""
         win = self.window
-        answer = QMessageBox.question(win, self.tr("Delete reading list"),
-                                      self.tr("Delete the reading list “%s”? The papers stay in the library.") % name)
+        answer = QMessageBox.question(
+            win,
+            self.tr("Delete reading list"),
+            self.tr("Delete the reading list “%s”? The papers stay in the library.") % name,
+        )
         if answer != QMessageBox.StandardButton.Yes:
             return
         members = win.library.list_ids(name)
-        if win.edits.edit(self.tr("Delete list %s") % name, members or [name],
-                          lambda: win.library.delete_list(name), touches_lists=True) is not None:
+        if (
+            win.edits.edit(
+                self.tr("Delete list %s") % name,
+                members or [name],
+                lambda: win.library.delete_list(name),
+                touches_lists=True,
+            )
+            is not None
+        ):
             self._list_gone(name)
 
     def _list_gone(self, name: str) -> None:
@@ -135,10 +156,16 @@ class SidebarController(QObject):
         shown = None if shows_everything(answer.query) else answer.ids
         if answer.facets:
             facets = answer.facets
-            self._show(overview.Counts(facets.get("status", {}), facets.get("tags", {}), facets.get("area", {}),
-                                       overview.list_counts(lib, None if shown is None else set(shown)),
-                                       answer.total))
-        else:   # no index yet: counted from the library
+            self._show(
+                overview.Counts(
+                    facets.get("status", {}),
+                    facets.get("tags", {}),
+                    facets.get("area", {}),
+                    overview.list_counts(lib, None if shown is None else set(shown)),
+                    answer.total,
+                )
+            )
+        else:  # no index yet: counted from the library
             self._show(overview.shown_counts(lib, shown, answer.total))
 
     def recount_shown(self) -> None:
@@ -146,5 +173,5 @@ class SidebarController(QObject):
         win = self.window
         ids = win.model.ids()
         if win.last_answer is None or len(ids) > overview.RECOUNT_LIMIT:
-            return          # the index's next answer brings them, a moment later
+            return  # the index's next answer brings them, a moment later
         self._show(overview.shown_counts(win.library, None if shows_everything(win.query) else ids))

@@ -14,6 +14,7 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QLayout,
+    QLayoutItem,
     QLineEdit,
     QMenu,
     QPlainTextEdit,
@@ -33,48 +34,58 @@ NOTES_DELAY_MS = 600
 class FlowLayout(QLayout):
     """Lays chips out left to right, wrapping like text."""
 
-    def __init__(self, parent=None, spacing: int = 4):
+    def __init__(self, parent: QWidget | None = None, spacing: int = 4) -> None:
         super().__init__(parent)
-        self._items = []
+        self._items: list[QLayoutItem] = []
         self._spacing = spacing
         self.setContentsMargins(0, 0, 0, 0)
 
     # QLayout's own methods, which Qt calls
-    def addItem(self, item):  # noqa: D102
+    def addItem(self, item: QLayoutItem) -> None:
+        """Take a chip (Qt calls this for addWidget)."""
         self._items.append(item)
 
-    def count(self):  # noqa: D102
+    def count(self) -> int:
+        """How many chips the layout holds."""
         return len(self._items)
 
-    def itemAt(self, i):  # noqa: D102
+    def itemAt(self, i: int) -> QLayoutItem | None:
+        """The i-th chip (None past the end)."""
         return self._items[i] if 0 <= i < len(self._items) else None
 
-    def takeAt(self, i):  # noqa: D102
+    def takeAt(self, i: int) -> QLayoutItem | None:
+        """Remove the i-th chip and hand it over (None past the end)."""
         return self._items.pop(i) if 0 <= i < len(self._items) else None
 
-    def expandingDirections(self):  # noqa: D102
+    def expandingDirections(self) -> Qt.Orientation:
+        """Grows in neither direction beyond what its chips need."""
         return Qt.Orientation(0)
 
-    def hasHeightForWidth(self):  # noqa: D102
+    def hasHeightForWidth(self) -> bool:
+        """Its height depends on its width (chips wrap)."""
         return True
 
-    def heightForWidth(self, width):  # noqa: D102
+    def heightForWidth(self, width: int) -> int:
+        """The height the chips take when wrapped at `width`."""
         return self._place(QRect(0, 0, width, 0), apply=False)
 
-    def setGeometry(self, rect):  # noqa: D102
+    def setGeometry(self, rect: QRect) -> None:
+        """Place the chips in `rect`, wrapping like text."""
         super().setGeometry(rect)
         self._place(rect, apply=True)
 
-    def sizeHint(self):  # noqa: D102
+    def sizeHint(self) -> QSize:
+        """As small as the largest chip."""
         return self.minimumSize()
 
-    def minimumSize(self):  # noqa: D102
+    def minimumSize(self) -> QSize:
+        """The size of the largest chip."""
         size = QSize()
         for item in self._items:
             size = size.expandedTo(item.minimumSize())
         return size
 
-    def _place(self, rect, apply: bool) -> int:
+    def _place(self, rect: QRect, apply: bool) -> int:
         x, y, line = rect.x(), rect.y(), 0
         for item in self._items:
             hint = item.sizeHint()
@@ -90,14 +101,14 @@ class FlowLayout(QLayout):
 class TagPanel(QWidget):
     """Tags, status, rating, notes and reading lists of the selected papers, as requests."""
 
-    addTagsRequested = Signal(list)          # tag names
+    addTagsRequested = Signal(list)  # tag names
     removeTagRequested = Signal(str)
-    statusRequested = Signal(str)            # a Status value
-    ratingRequested = Signal(object)         # 1-5 or None
-    notesEdited = Signal(str, str)           # paper id, text (after a pause in typing)
-    addToListRequested = Signal(str)         # list name ("" = ask for a new one)
+    statusRequested = Signal(str)  # a Status value
+    ratingRequested = Signal(object)  # 1-5 or None
+    notesEdited = Signal(str, str)  # paper id, text (after a pause in typing)
+    addToListRequested = Signal(str)  # list name ("" = ask for a new one)
 
-    def __init__(self, parent=None):
+    def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("tagPanel")
         self.setAccessibleName(self.tr("Tags and status"))
@@ -143,7 +154,7 @@ class TagPanel(QWidget):
         row.setContentsMargins(0, 0, 0, 0)
         row.setSpacing(2)
         self.status_buttons = QButtonGroup(self)
-        self.status_buttons.setExclusive(False)   # a mixed selection shows none checked
+        self.status_buttons.setExclusive(False)  # a mixed selection shows none checked
         for n, status in enumerate(Status, 1):
             button = QToolButton()
             button.setText(self.tr(STATUS_LABELS[status]))
@@ -201,7 +212,7 @@ class TagPanel(QWidget):
         """The reading lists the list button's menu offers, then a new one."""
         self.list_menu.clear()
         for name in names:
-            self.list_menu.addAction(name, lambda n=name: self.addToListRequested.emit(n))
+            self.list_menu.addAction(name).triggered.connect(lambda _=False, n=name: self.addToListRequested.emit(n))
         if names:
             self.list_menu.addSeparator()
         self.list_menu.addAction(self.tr("New reading list…"), lambda: self.addToListRequested.emit(""))
@@ -210,8 +221,12 @@ class TagPanel(QWidget):
         """Show which tag each of the keys 1-9 toggles (on the paper list)."""
         self.key_tags.setVisible(bool(tags))
         self.key_tags.setText(self.tr("Keys: %s") % "   ".join(f"{n} {t}" for n, t in enumerate(tags, 1)))
-        self.key_tags.setToolTip(self.tr("With the paper list focused, a number key adds its tag to the "
-                                         "selection, or removes it if every selected paper has it."))
+        self.key_tags.setToolTip(
+            self.tr(
+                "With the paper list focused, a number key adds its tag to the "
+                "selection, or removes it if every selected paper has it."
+            )
+        )
 
     def show_selection(self, papers: list[Paper]) -> None:
         """Show what these papers (the selection) have; unsaved notes are saved first."""
@@ -219,15 +234,17 @@ class TagPanel(QWidget):
         self._loading = True
         self._ids = [p.id for p in papers]
         n = len(papers)
-        self.heading.setText(self.tr("No paper selected") if not n else
-                             self.tr("1 paper") if n == 1 else self.tr("%d papers") % n)
+        self.heading.setText(
+            self.tr("No paper selected") if not n else self.tr("1 paper") if n == 1 else self.tr("%d papers") % n
+        )
         for w in (self.tag_input, self.status_picker, self.rating, self.list_button):
             w.setEnabled(bool(n))
         # chips: the union of the selection's tags; "(k/n)" when not all have it
         while self._flow.count():
             item = self._flow.takeAt(0)
-            if item.widget():
-                item.widget().deleteLater()
+            old = item.widget() if item is not None else None
+            if old is not None:
+                old.deleteLater()
         counts: dict[str, int] = {}
         for p in papers:
             for t in p.tags:
@@ -240,8 +257,11 @@ class TagPanel(QWidget):
             chip.setAccessibleName(self.tr("Remove tag %s") % tag)
             chip.setToolTip(self.tr("Remove %s from the selection") % tag)
             color = tag_color(tag)
-            chip.setStyleSheet("QToolButton { border: 1px solid #d0d7de; border-radius: 9px; padding: 1px 6px;"
-                               + (f" background: {color};" if color else "") + " }")
+            chip.setStyleSheet(
+                "QToolButton { border: 1px solid #d0d7de; border-radius: 9px; padding: 1px 6px;"
+                + (f" background: {color};" if color else "")
+                + " }"
+            )
             chip.clicked.connect(lambda _=False, t=tag: self.removeTagRequested.emit(t))
             self._flow.addWidget(chip)
         self.chips.updateGeometry()
@@ -261,8 +281,9 @@ class TagPanel(QWidget):
 
     def chip_labels(self) -> list[str]:
         """The chips' texts, as shown (without the ✕)."""
-        return [self._flow.itemAt(i).widget().text().removesuffix("  ✕") for i in range(self._flow.count())
-                if self._flow.itemAt(i).widget() is not None]
+        items = (self._flow.itemAt(i) for i in range(self._flow.count()))
+        chips = [item.widget() for item in items if item is not None]
+        return [chip.text().removesuffix("  ✕") for chip in chips if isinstance(chip, QToolButton)]
 
     # ---- requests ------------------------------------------------------------
     def _add_typed_tags(self) -> None:

@@ -23,7 +23,7 @@ class Task(QObject):
     _done = Signal(object)
     _failed = Signal(object)
 
-    def __init__(self, parent: QObject | None = None):
+    def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self._cancel = threading.Event()
         self._thread: threading.Thread | None = None
@@ -53,10 +53,11 @@ class Task(QObject):
 
     def start(self, fn: Callable[..., Any], name: str) -> Task:
         """Run `fn(progress, cancelled)` on a new daemon thread named `name`."""
+
         def work() -> None:
             try:
                 result = fn(self._progress.emit, self._cancel.is_set)
-            except BaseException as exc:   # delivered to on_error, never lost
+            except BaseException as exc:  # delivered to on_error, never lost
                 self._failed.emit(exc)
             else:
                 self._done.emit(result)
@@ -85,11 +86,15 @@ class Task(QObject):
         self.deleteLater()
 
 
-def run_task(fn: Callable[[Callable[[int, int], None], Callable[[], bool]], Any], *,
-             parent: QObject | None = None, name: str = "papershelf-task",
-             on_done: Callable[[Any], None] | None = None,
-             on_error: Callable[[BaseException], None] | None = None,
-             on_progress: Callable[[int, int], None] | None = None) -> Task:
+def run_task(
+    fn: Callable[[Callable[[int, int], None], Callable[[], bool]], Any],
+    *,
+    parent: QObject | None = None,
+    name: str = "papershelf-task",
+    on_done: Callable[[Any], None] | None = None,
+    on_error: Callable[[BaseException], None] | None = None,
+    on_progress: Callable[[int, int], None] | None = None,
+) -> Task:
     """Start `fn(progress, cancelled)` on a worker thread; the callbacks get its
     progress, result or exception on the GUI thread."""
     task = Task(parent)

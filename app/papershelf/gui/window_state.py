@@ -11,7 +11,7 @@ from .paper_model import COLUMNS
 if TYPE_CHECKING:
     from .main_window import MainWindow
 
-FIRST_SIZE = (1400, 860)     # at most, on a first start: fits 1366x768 with its panels
+FIRST_SIZE = (1400, 860)  # at most, on a first start: fits 1366x768 with its panels
 
 
 def restore(win: MainWindow) -> None:
@@ -20,7 +20,7 @@ def restore(win: MainWindow) -> None:
     geometry = s.value("window/geometry")
     if isinstance(geometry, QByteArray) and not geometry.isEmpty():
         win.restoreGeometry(geometry)
-    else:   # first start: most of the screen, at most 1400x860 (fits 1366x768 with its panels)
+    else:  # first start: most of the screen, at most 1400x860 (fits 1366x768 with its panels)
         screen = win.screen().availableGeometry() if win.screen() else None
         width, height = FIRST_SIZE
         if screen is not None:
@@ -30,7 +30,7 @@ def restore(win: MainWindow) -> None:
         state = s.value(key)
         if isinstance(state, QByteArray) and not state.isEmpty():
             splitter.restoreState(state)
-    header = s.value("list/columns")       # not "list/header": its widths hid columns at 1366x768
+    header = s.value("list/columns")  # not "list/header": its widths hid columns at 1366x768
     if isinstance(header, QByteArray) and not header.isEmpty():
         win.columns.restore(header)
     sort = s.value("list/sort", "relevance", str)
