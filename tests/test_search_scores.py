@@ -218,6 +218,18 @@ def test_a_boost_on_an_unfielded_word_counts(indexed):
     assert boosted.ids != plain.ids or boosted.scores != plain.scores
 
 
+def test_the_probe_touches_no_shared_temporary_folder(tmp_path, monkeypatch):
+    """Whoosh's in-memory storage kept a writer's temporary files in the system's
+    temp folder under one fixed name; another Papershelf probing at the same time
+    deleted them and the probe failed (CI saw it as a warning on stderr)."""
+    import tempfile
+
+    blocked = tmp_path / "not-a-folder"
+    blocked.write_text("a file where the temp folder would be")
+    monkeypatch.setattr(tempfile, "tempdir", str(blocked))
+    assert internals._probe() == ""
+
+
 def test_the_probe_passes_on_the_installed_whoosh():
     assert internals._probe() == ""
     assert internals.fast_path_problem() == ""

@@ -314,10 +314,22 @@ _PROBE_EDIT = dict(_PROBE_DOCS[1], title="Beta gamma models", abstract="models a
 _PROBE_FIELDS = ("title", "abstract", "tags", "id")  # positions and lengths; counts; existence
 
 
+class _MemoryOnly(RamStorage):  # type: ignore[misc]
+    """In-memory storage whose temporary storage is in memory too.
+
+    Whoosh's RamStorage puts a writer's temporary files in the system's temp
+    folder under a fixed name (`MAIN.tmp`), shared by every process: two
+    Papershelf processes probing at once deleted each other's files, and the
+    probe failed for no fault of Whoosh's."""
+
+    def temp_storage(self, name: str | None = None) -> RamStorage:
+        return RamStorage()
+
+
 def _probe() -> str:
     """Build the probe index as a rebuild and an edit would, and compare."""
     full = make_schema()  # the index's own field types, those the fast path reads
-    ix = RamStorage().create_index(Schema(**{name: full[name] for name in _PROBE_FIELDS}))
+    ix = _MemoryOnly().create_index(Schema(**{name: full[name] for name in _PROBE_FIELDS}))
     codec = W3Codec(blocklimit=2)  # small blocks: most terms span several
     segments = []
     for part in (_PROBE_DOCS[:4], _PROBE_DOCS[4:]):  # two rebuild workers' segments
