@@ -180,6 +180,28 @@ BAD_CALLS = {
         InvalidValueError,
         "is of another paper",
     ),
+    "put_records tags not a list": (
+        lambda lib, ids: lib.put_records({ids[0]: {**_record(lib, ids[0]), "tags": "abc"}}),
+        InvalidValueError,
+        "the tags of",
+    ),
+    "put_records rating not a number": (
+        lambda lib, ids: lib.put_records({ids[0]: {**_record(lib, ids[0]), "rating": "5"}}),
+        InvalidValueError,
+        "the rating of",
+    ),
+    "put_records new paper title not text": (
+        lambda lib, ids: lib.put_records({"0123456789": {"title": 5}}),
+        InvalidValueError,
+        "the title of 0123456789 cannot be 5",
+    ),
+    "swap_fields added not text": (
+        lambda lib, ids: lib.swap_fields(
+            {ids[0]: _record(lib, ids[0])}, {ids[0]: {**_record(lib, ids[0]), "added": 5}}
+        ),
+        InvalidValueError,
+        "the added of",
+    ),
     "swap_fields unknown status": (
         lambda lib, ids: lib.swap_fields({ids[0]: {"status": "x"}}, {ids[0]: {}}),
         InvalidValueError,

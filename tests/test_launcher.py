@@ -53,6 +53,22 @@ def test_a_command_loads_neither_qt_nor_the_window(tmp_path):
     assert res.stdout.splitlines()[-1] == "0 []"
 
 
+def test_help_and_opening_a_library_load_no_more_than_they_did(tmp_path):
+    # start-up time of `papershelf --help` and of opening a library: what only an error
+    # message or a search that finds nothing needs (difflib) was imported when first used
+    # before the restructure, and still is
+    code = (
+        "import sys; from papershelf import launcher; from papershelf.core.library import Library; "
+        f"Library.open({str(tmp_path / 'lib')!r}).close(); "
+        "sys.argv = ['papershelf', '--help']\n"
+        "try:\n    launcher.main(['--help'])\nexcept SystemExit:\n    pass\n"
+        "print(sorted(m for m in ('difflib', 'whoosh', 'numpy', 'PySide6', 'bibtexparser') if m in sys.modules))"
+    )
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.splitlines()[-1] == "[]"
+
+
 def test_every_command_has_a_function_and_a_parser():
     parser = cli.build_parser()
     [sub] = [a for a in parser._actions if a.dest == "command"]

@@ -9,7 +9,6 @@ command line build queries and read answers; neither needs the index.
 
 from __future__ import annotations
 
-import difflib
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
@@ -148,6 +147,8 @@ class Vocabulary:
         candidates = self._words.get(word[0], [])
         if word in candidates:
             return ""
+        import difflib  # here, not at start-up: only a search that finds nothing needs it
+
         found = difflib.get_close_matches(word, candidates, n=1, cutoff=0.75)
         return found[0] if found else ""
 

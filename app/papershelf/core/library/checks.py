@@ -6,7 +6,6 @@ person can act on, before anything is changed.
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Iterable
 
 from ..errors import InvalidValueError
@@ -71,6 +70,8 @@ def common_prefix(a: str, b: str) -> int:
 
 def closest(wanted: str, names: Iterable[str], what: str) -> str:
     """'did you mean …?' with the nearest names, else a few of them, for an error message."""
+    import difflib  # here, not at start-up: only an error message needs it
+
     names = list(names)
     folded = {n.casefold(): n for n in names}
     near = [folded[m] for m in difflib.get_close_matches(wanted.casefold(), list(folded), n=3, cutoff=0.6)]

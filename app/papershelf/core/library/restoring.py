@@ -96,9 +96,10 @@ def restore_papers(lib: Library, papers: Iterable[Paper], lists: Mapping[str, li
 
 def put_records(lib: Library, records: Mapping[str, Record], remove: Iterable[str] = ()) -> None:
     """See `Library.put_records`."""
+    papers = lib._papers
     for pid, record in records.items():
         _check_record(pid, record)
-    papers = lib._papers
+        _check_types(pid, record, papers.get(pid))
     gone = [pid for pid in dict.fromkeys(remove) if pid in papers and pid not in records]
     ops: list[Op] = [Op("del", pid) for pid in gone]
     touched_lists = []
@@ -194,6 +195,39 @@ def _check_record(pid: str, record: object) -> None:
         raise InvalidValueError(f"the record under {pid} is of another paper ({record['id']!r})")
     if "status" in record and record["status"] not in STATUS_VALUES:
         raise InvalidValueError(f"the record of {pid} has an unknown status {record['status']!r}")
+
+
+_STR_LISTS = frozenset(("authors", "links", "tags"))
+
+
+def _well_typed(name: str, value: object) -> bool:
+    """Whether `value` is what a paper's field `name` holds in its JSON form."""
+    default = FIELDS[name]
+    if name in _STR_LISTS:
+        return isinstance(value, list) and all(isinstance(v, str) for v in value)
+    if name == "sources":
+        return isinstance(value, list) and all(
+            isinstance(s, dict)
+            and isinstance(s.get("file"), str)
+            and isinstance(s.get("format"), str)
+            and type(s.get("line")) is int
+            for s in value
+        )
+    if name == "rating":
+        return value is None or (type(value) is int and RATING_MIN <= value <= RATING_MAX)
+    if name == "year":
+        return value is None or type(value) is int
+    return type(value) is type(default)  # str fields, and title_derived a bool
+
+
+def _check_types(pid: str, record: Record, current: Paper | None) -> None:
+    """InvalidValueError for a field of the wrong type (it would be saved and break reading,
+    search and export later); a value the paper holds already is taken as it is."""
+    raw = current.raw() if current is not None else {}
+    for name, value in record.items():
+        if name not in raw or raw[name] != value:
+            if not _well_typed(name, value):
+                raise InvalidValueError(f"the {name} of {pid} cannot be {value!r:.60}")
 
 
 def _check_fields(pid: str, fields: object, allowed: Iterable[str]) -> None:
