@@ -1,0 +1,117 @@
+"""The window after its split into controllers (issue 12) behaves as the one
+window did before it: the same menus and keys, the index rebuilt from the
+menu with progress and Cancel, edits still followed once the index was
+opened again, and a close while the index is still being built that leaves
+nothing running (pytest-qt, offscreen)."""
+
+from __future__ import annotations
+
+import shutil
+import threading
+
+import pytest
+from PySide6.QtGui import QAction
+from PySide6.QtWidgets import QProgressBar, QPushButton
+
+from test_gui import Opened, indexed_seeds, select_rows  # noqa: F401  (the module fixture)
+
+pytestmark = pytest.mark.gui
+
+# The menus as the window had them before the split (commit 147ffdd), read offscreen.
+MENUS = [
+    (
+        "&File",
+        [
+            "&Import…",
+            "Import Pasted &Text",
+            "Open the &Sample Library",
+            "",
+            "&Export Selection to BibTeX…",
+            "Export &Shown Papers to BibTeX…",
+            "&Rebuild Search Index",
+            "",
+            "&Quit",
+        ],
+    ),
+    (
+        "&Edit",
+        [
+            "&Undo",
+            "&Redo",
+            "",
+            "&Find",
+            "Add to Reading &List…",
+            "&Delete From Library…",
+            "Mark &As",
+            "",
+            "&Preferences…",
+        ],
+    ),
+    ("&Help", ["&Keyboard Shortcuts", "&About Papershelf"]),
+]
+KEYS = {
+    "importAction": "Ctrl+O",
+    "importPasteAction": "Ctrl+Shift+V",
+    "exportSelectionAction": "Ctrl+E",
+    "exportShownAction": "Ctrl+Shift+E",
+    "undoAction": "Ctrl+Z",
+    "findAction": "Ctrl+F",
+    "addToListAction": "Ctrl+L",
+    "deleteAction": "Del",
+    "preferencesAction": "Ctrl+,",
+    "shortcutsAction": "F1",
+    **{f"status{n}Action": f"Alt+{n}" for n in range(1, 6)},
+}
+
+
+@pytest.fixture
+def opened(qtbot, indexed_seeds, tmp_path, settings):  # noqa: F811
+    folder = tmp_path / "library"
+    shutil.copytree(indexed_seeds, folder)
+    o = Opened(qtbot, folder).open()
+    yield o
+    o.close()
+
+
+def test_the_menus_and_their_keys_are_those_of_the_window_before_the_split(opened):
+    win = opened.win
+    menus = [(m.text(), [a.text() for a in m.menu().actions()]) for m in win.menuBar().actions()]
+    assert menus == MENUS
+    for name, key in KEYS.items():
+        action = win.findChild(QAction, name)
+        assert action is not None and action.parent() is win, name
+        assert action.shortcut().toString() == key, name
+        assert action in win.actions(), name  # its key works wherever the focus is
+    assert win.findChild(QAction, "deleteAction") in win.paper_list.actions()
+    assert not win.findChild(QAction, "undoAction").isEnabled()
+    assert not win.findChild(QAction, "redoAction").isEnabled()
+
+
+def test_rebuilding_the_index_from_the_menu_shows_progress_and_edits_are_followed_after_it(opened, qtbot):
+    win = opened.win
+    bar, cancel = win.findChild(QProgressBar, "taskProgress"), win.findChild(QPushButton, "cancelTaskButton")
+    win.findChild(QAction, "reindexAction").trigger()
+    assert bar.isVisible() and cancel.isVisible()
+    assert win.index is None  # searches match titles meanwhile
+    qtbot.waitUntil(lambda: win.index is not None and not cancel.isVisible(), timeout=60_000)
+    opened.settle()
+    assert not bar.isVisible()
+    # the reopened index still tells the window when an edit becomes searchable
+    select_rows(win, [0])
+    with qtbot.waitSignal(win.searchAnswered, timeout=10_000):
+        win.edits.add_tags(["after-rebuild"])
+    opened.settle()
+    assert win.last_answer is not None and win.last_answer.indexed
+    assert win.last_answer.facets["tags"].get("after-rebuild") == 1
+
+
+def test_closing_while_the_index_is_being_built_leaves_nothing_running(qtbot, tmp_path, settings, indexed_seeds):  # noqa: F811
+    folder = tmp_path / "library"
+    shutil.copytree(indexed_seeds, folder)
+    o = Opened(qtbot, folder).open(wait_index=False)
+    win, lib = o.win, o.lib
+    win.findChild(QAction, "reindexAction").trigger()  # a rebuild takes long enough to close during it
+    win.close()
+    qtbot.waitUntil(lambda: not any(t.name.startswith("papershelf-") for t in threading.enumerate()), timeout=60_000)
+    assert win.index is None and not lib.index_status.ready
+    lib.close()
