@@ -48,3 +48,25 @@ def test_number_keys_toggle_the_most_used_tags_and_esc_clears_the_search(window,
     assert win.query.text == "shelf"
     qtbot.keyClick(box, Qt.Key.Key_Escape)
     assert box.text() == "" and win.query.text == ""
+
+
+def test_ctrl_z_right_after_tagging_in_the_tag_box_undoes_the_tag(window, qtbot):
+    """The status line says "Ctrl+Z undoes" while the focus is still in the tag box:
+    Ctrl+Z there must undo the tag, not bring the typed text back into the box."""
+    win, lib = window, window.library
+    select_rows(win, [0])
+    (pid,) = win.selected_ids()
+    box = win.tag_panel.tag_input
+    win.activateWindow()
+    box.setFocus()
+    qtbot.keyClicks(box, "Fresh Tag")
+    qtbot.keyClick(box, Qt.Key.Key_Return)
+    assert "fresh tag" in lib.get(pid).tags and box.text() == ""
+    assert "Ctrl+Z undoes" in win.statusBar().currentMessage()
+    qtbot.keyClick(box, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)
+    assert "fresh tag" not in lib.get(pid).tags
+    assert box.text() == ""
+    # while the box holds text of its own, Ctrl+Z edits that text, as in any text box
+    qtbot.keyClicks(box, "half typed")
+    qtbot.keyClick(box, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)
+    assert box.text() != "half typed" and "fresh tag" not in lib.get(pid).tags

@@ -6,7 +6,8 @@ it emits requests, and the window turns each into one undoable edit.
 
 from __future__ import annotations
 
-from PySide6.QtCore import QPoint, QRect, QSize, QStringListModel, Qt, QTimer, Signal
+from PySide6.QtCore import QEvent, QPoint, QRect, QSize, QStringListModel, Qt, QTimer, Signal
+from PySide6.QtGui import QKeyEvent, QKeySequence
 from PySide6.QtWidgets import (
     QButtonGroup,
     QComboBox,
@@ -98,6 +99,22 @@ class FlowLayout(QLayout):
         return y + line - rect.y()
 
 
+class _TagInput(QLineEdit):
+    """The tag box: Ctrl+Z and Ctrl+Shift+Z edit its own text while it has an edit
+    to undo or redo, and otherwise reach the window's Undo and Redo (a line edit
+    takes them always, so Ctrl+Z right after tagging did nothing visible)."""
+
+    def event(self, e: QEvent) -> bool:
+        """Let Undo/Redo through to the window when this box has nothing to undo/redo."""
+        if e.type() == QEvent.Type.ShortcutOverride and isinstance(e, QKeyEvent):
+            undo = e.matches(QKeySequence.StandardKey.Undo) and not self.isUndoAvailable()
+            redo = e.matches(QKeySequence.StandardKey.Redo) and not self.isRedoAvailable()
+            if undo or redo:
+                e.ignore()
+                return True
+        return super().event(e)
+
+
 class TagPanel(QWidget):
     """Tags, status, rating, notes and reading lists of the selected papers, as requests."""
 
@@ -128,7 +145,7 @@ class TagPanel(QWidget):
         self.chips.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Minimum)
         layout.addWidget(self.chips)
 
-        self.tag_input = QLineEdit()
+        self.tag_input = _TagInput()
         self.tag_input.setObjectName("tagInput")
         self.tag_input.setAccessibleName(self.tr("Add tags"))
         self.tag_input.setPlaceholderText(self.tr("Add tags (comma-separated), Enter"))
@@ -290,7 +307,9 @@ class TagPanel(QWidget):
         tags = split_tags(self.tag_input.text())
         if tags and self._ids:
             self.addTagsRequested.emit(tags)
-        self.tag_input.clear()
+        # setText, not clear(): clear() is an edit the box could undo, and Ctrl+Z
+        # right after tagging must undo the tag (the status line says so)
+        self.tag_input.setText("")
 
     def _status_clicked(self, button) -> None:
         self.statusRequested.emit(button.property("status"))
