@@ -169,3 +169,22 @@ def test_plain_text_of_an_abstract_is_computed_once_while_in_use(seeds):
     plain_text("A short title")
     plain_text("x" * 100_000)
     assert text._cached_plain_text.cache_info().misses == after.misses
+
+
+def test_a_tool_the_contribution_uses_is_not_taken_for_its_name(seeds):
+    """Sample abstracts whose opening names a field's term after "by means of … and",
+    "for" or "with": the term (RL, LLM, COPs) is not the paper's contribution."""
+    by_start = {}
+    for path in seeds:
+        for line in path.read_text(encoding="utf-8").splitlines():
+            by_start[line[:40]] = line
+    cp = next(v for k, v in by_start.items() if k.startswith("Constraint Programming (CP) is a declara"))
+    assert not derive_title(cp).startswith("RL:")
+    assert derive_title(cp).startswith("Constraint Programming (CP) is a declarative")
+    # a name given right after the head noun still is the contribution
+    assert derive_title("We introduce a new benchmark Reward Hacking Benchmark (RHB) of tasks.").startswith(
+        "RHB: Reward Hacking Benchmark"
+    )
+    assert derive_title("We propose a method based on Graph Neural Networks (GNNs) for routing.") == (
+        "We propose a method based on Graph Neural Networks (GNNs) for routing"
+    )

@@ -48,6 +48,11 @@ def _coined(name: str) -> bool:
     return False
 
 
+# a capitalised name right after one of these is something the contribution uses, not its name
+_LINKING_WORDS = frozenset(
+    "and or of with by using via for to from in on into over under than like as based upon through".split()
+)
+
 _SMALL_WORDS = {"a", "an", "and", "the", "of", "for", "in", "on", "to", "with", "by", "via", "from", "at"}
 
 
@@ -74,7 +79,10 @@ def _expansion(words: list[str], acro: str) -> str | None:
         if not word[0].isupper():
             break
         suffix.insert(0, word)
-    if len(suffix) >= 2 and suffix[0][0].casefold() == initial:
+    before = words[len(words) - len(suffix) - 1].casefold() if len(suffix) < len(words) else ""
+    # "a benchmark, Reward Hacking Benchmark (RHB)" names the contribution; "an approach
+    # by means of CP and Reinforcement Learning (RL)" only names a tool it uses
+    if len(suffix) >= 2 and suffix[0][0].casefold() == initial and before not in _LINKING_WORDS:
         return " ".join(suffix)
     if len(words) <= 8 and words[0][0].casefold() == initial:
         return " ".join(words)
