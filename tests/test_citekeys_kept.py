@@ -33,9 +33,12 @@ _TREC = """@inproceedings{{DBLP:conf/trec/{key},
 \tbibsource = {{dblp computer science bibliography, https://dblp.org}}
 }}
 """
+_TREC4 = (
+    "Proceedings of The Fourth Text REtrieval Conference, {TREC} 1995, Gaithersburg, Maryland, USA, November 1-3, 1995"
+)
 DBLP = (
     "\n".join(
-        _TREC.format(key=k, author=a, title=t, url=u)
+        _TREC.format(key=k, author=a, title=t, url=u, booktitle=_TREC4)
         for k, a, t, u in [
             (
                 "Harman95",
