@@ -270,28 +270,21 @@ def test_set_citekey_takes_what_bibtex_takes_and_says_why_not(seeded):
         lib.set_citekey(b, "dblp:CONF/wicsa/zimmermannwkg15")
 
 
-def test_a_duplicate_entry_gives_its_key_to_a_paper_without_one_or_is_told_the_key_it_keeps(library, tmp_path):
-    ris = tmp_path / "first.ris"
-    ris.write_text("TY  - JOUR\nTI  - A Paper First Met in a RIS File\nAU  - Lane, Mo\nPY  - 2012\nER  - \n")
-    [first] = library.import_files([ris])
-    assert first.added == 1 and first.problems == []  # RIS has no keys: nothing to tell
+def test_a_duplicate_entry_with_another_key_is_told_the_key_the_paper_keeps(library, tmp_path):
     bib = tmp_path / "same.bib"
     bib.write_text(
-        "@article{DBLP:journals/x/Lane12, author = {Mo Lane}, title = {A Paper First Met in a RIS File},"
-        " year = {2012}}\n",
+        "@article{DBLP:journals/x/Lane12, author = {Mo Lane}, title = {A Paper Met Twice}, year = {2012}}\n",
         encoding="utf-8",
     )
-    [again] = library.import_files([bib])
-    assert again.added == 0 and again.problems == []
+    [first] = library.import_files([bib])
+    assert first.added == 1 and first.problems == []
     [paper] = library.papers()
     assert paper.citekey == "DBLP:journals/x/Lane12"
-    bib.write_text(
-        "@article{Lane2012, author = {Mo Lane}, title = {A Paper First Met in a RIS File}, year = {2012}}\n",
-        encoding="utf-8",
-    )
-    [third] = library.import_files([bib])
-    assert [p.message for p in third.problems] == [
+    bib.write_text("@article{Lane2012, author = {Mo Lane}, title = {A Paper Met Twice}, year = {2012}}\n")
+    [again] = library.import_files([bib])
+    assert again.added == 0
+    assert [p.message for p in again.problems] == [
         "key 'Lane2012': the entry is the same paper as one already in the library or earlier in this import"
-        " (\"A Paper First Met in a RIS File\"), which keeps its key 'DBLP:journals/x/Lane12'"
+        " (\"A Paper Met Twice\"), which keeps its key 'DBLP:journals/x/Lane12'"
     ]
     assert library.get(paper.id).citekey == "DBLP:journals/x/Lane12"

@@ -242,13 +242,18 @@ class ImportBatch:
             changes = merge_into(
                 target, cand, same_file or source, derive_title(cand.abstract, plain=plain) if cand.abstract else ""
             )
-            # a duplicate's key: a \cite of it must still find the paper, or the user is told
-            if keyed and cand.citekey and cand.citekey != target.citekey:
-                key, note = self._merged_key(target, cand.citekey)
-                if key != target.citekey:
-                    changes["citekey"] = key
-                if note:
-                    report.problems.append(Problem(parsed.path, cand.line, note))
+            # a duplicate's key: the paper keeps its own and the note names it. A paper without
+            # one does not take the entry's here: undoing the import would take it away again,
+            # after the user may have copied it (a merge's fields are undone one by one)
+            if keyed and cand.citekey and target.citekey and cand.citekey != target.citekey:
+                report.problems.append(
+                    Problem(
+                        parsed.path,
+                        cand.line,
+                        f"key {cand.citekey!r}: the entry is the same paper as one already in the library or"
+                        f' earlier in this import ("{target.title[:80]}"), which keeps its key {target.citekey!r}',
+                    )
+                )
             if not changes:
                 if not is_new:
                     report.unchanged += 1
@@ -301,22 +306,6 @@ class ImportBatch:
             return ""
         paper.citekey = self._generate(paper)
         return f"{why}: the paper was given {paper.citekey!r}"
-
-    def _merged_key(self, target: Paper, key: str) -> tuple[str, str]:
-        """The key of a paper an entry with another key (or none) was merged into, and the
-        note for the user: a paper without a key takes the entry's when it is free (or a
-        generated one when not); a paper with a key keeps it, and the note names it."""
-        if target.citekey:
-            return target.citekey, (
-                f"key {key!r}: the entry is the same paper as one already in the library or earlier in this"
-                f' import ("{target.title[:80]}"), which keeps its key {target.citekey!r}'
-            )
-        ok, why = self._free_key(key)
-        if ok:
-            self._taken()[key.casefold()] = target.id
-            return key, ""
-        new = self._generate(target)
-        return new, f"{why}: the paper it is merged into was given {new!r}"
 
     def commit(self) -> None:
         """Write the batch as one store operation and announce it."""
