@@ -242,18 +242,11 @@ class ImportBatch:
             changes = merge_into(
                 target, cand, same_file or source, derive_title(cand.abstract, plain=plain) if cand.abstract else ""
             )
-            # a duplicate's key: the paper keeps its own and the note names it. A paper without
-            # one does not take the entry's here: undoing the import would take it away again,
-            # after the user may have copied it (a merge's fields are undone one by one)
-            if keyed and cand.citekey and target.citekey and cand.citekey != target.citekey:
-                report.problems.append(
-                    Problem(
-                        parsed.path,
-                        cand.line,
-                        f"key {cand.citekey!r}: the entry is the same paper as one already in the library or"
-                        f' earlier in this import ("{target.title[:80]}"), which keeps its key {target.citekey!r}',
-                    )
-                )
+            # a duplicate's key: the paper keeps its own. Telling a different one is left to the
+            # merge report (issue 13 item 4): a note here would turn every merge of a .bib entry
+            # into an "import finished with problems" in the window. A paper without a key does
+            # not take the entry's either: undoing the import would take it away again, after the
+            # user may have copied it (a merge's fields are undone one by one)
             if not changes:
                 if not is_new:
                     report.unchanged += 1
