@@ -1,9 +1,14 @@
-"""Citation keys: `authorYEARword`, ASCII, unique case-insensitively, stable.
+"""Citation keys: the user's as given, else `authorYEARword`; unique case-insensitively, stable.
 
-Keys are computed for the whole library at once, in paper-id order within
-each clash, so the key a paper gets does not depend on which list is
-exported or in what order. Once a paper has been exported its key is stored
-on it (`citekey`) and never changes unless the user edits it.
+A key from a .bib file or typed by the user is kept exactly as it is
+whenever BibTeX, biber and LaTeX's `\\cite` all take it (`key_problem`):
+DBLP's `DBLP:conf/wicsa/ZimmermannWKG15`, a bare number, `Smith+Jones*2020`.
+Papershelf's own keys are `authorYEARword` in ASCII.
+
+Generated keys are computed for the whole library at once, in paper-id
+order within each clash, so the key a paper gets does not depend on which
+list is exported or in what order. Once a paper has been exported its key is
+stored on it (`citekey`) and never changes unless the user edits it.
 """
 
 from __future__ import annotations
@@ -20,7 +25,20 @@ _STOP = frozenset(
 is are be we our this that these those using use new novel what when how why do does can""".split()
 )
 _NAME_PARTICLES = frozenset("van von der den de del della di da du le la dos das ten ter".split())
-KEY_RE = re.compile(r"^[A-Za-z][A-Za-z0-9:_\-.]{0,79}$")
+
+# What a key cannot hold, each found with the real tools (pdflatex + bibtex with
+# plain.bst, pdflatex + biber with biblatex): white space and "," end a key for
+# BibTeX and split \cite's list; "{" and "}" end the entry (bibtexparser cannot
+# read it either); "%" comments out the rest of \cite's line and "#" is a macro
+# parameter (both stop pdflatex); "\\" and "~" are expanded by \cite (pdflatex
+# stops under BibTeX, the citation is undefined under biber); '"', "'", "(",
+# ")" and "=" are refused by biber's parser (btparse: the entry is skipped, the
+# citation undefined). Control and other invisible characters are refused too:
+# a key must be what the user sees. Everything else printable is fine, tried
+# one by one (! $ & * + - . / : ; < > ? @ [ ] ^ _ ` | and letters outside ASCII),
+# and so is any length (5,000 characters compiled).
+KEY_FORBIDDEN = frozenset(",{}%#\\~\"'()=")
+KEY_FORBIDDEN_SHOWN = ", { } % # \\ ~ \" ' ( ) ="
 
 
 def ascii_fold(text: str) -> str:
@@ -113,6 +131,36 @@ def assign_keys(papers: Iterable[Paper]) -> dict[str, str]:
     return keys
 
 
+def key_problem(key: str) -> str:
+    """Why `key` cannot be a citation key, in words a person can act on; "" when it can."""
+    if not key:
+        return "it is empty"
+    if any(ch.isspace() for ch in key):
+        return "it holds white space"
+    bad = sorted({ch for ch in key if ch in KEY_FORBIDDEN})
+    if bad:
+        return (
+            "it holds " + " and ".join(repr(ch) for ch in bad) + " (BibTeX, biber or \\cite cannot take "
+            f"any of {KEY_FORBIDDEN_SHOWN})"
+        )
+    if "^^" in key:
+        return "it holds '^^', which TeX reads as a character code"
+    if not key.isprintable():
+        return "it holds an invisible or control character"
+    return ""
+
+
 def valid_key(key: str) -> bool:
-    """A key BibTeX and biber accept: an ASCII letter, then letters, digits and `:_-.`, at most 80."""
-    return bool(KEY_RE.match(key))
+    """A key BibTeX, biber and LaTeX's \\cite all take (see `KEY_FORBIDDEN`), kept exactly as it is."""
+    return not key_problem(key)
+
+
+def generated_key(paper: Paper, taken: set[str]) -> str:
+    """A new `authorYEARword` key for `paper` that is not in `taken` (case-folded keys), as
+    `assign_keys` would make it: the base key, else with a, b, … after it."""
+    base = base_key(paper)
+    key = base
+    candidates = _suffixes()
+    while key.casefold() in taken:
+        key = base + next(candidates)
+    return key

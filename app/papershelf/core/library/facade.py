@@ -416,16 +416,19 @@ class Library:
 
     def set_citekey(self, paper_id: str, key: str) -> int:
         """A citation key the user chose ('' lets Papershelf pick one again)."""
-        from ..citekeys import valid_key
+        from ..citekeys import key_problem
 
         key = text_arg(key, "a citation key").strip()
-        if key and not valid_key(key):
+        # the same rule as a key from a .bib file: kept exactly whenever BibTeX, biber and \cite take it
+        if key and (why := key_problem(key)):
+            raise InvalidValueError(f"{key!r} is not a usable citation key: {why}")
+        # BibTeX tells keys apart case-insensitively
+        folded = key.casefold()
+        holder = next((p for p in self.papers() if p.citekey.casefold() == folded and p.id != paper_id), None)
+        if key and holder is not None:
             raise InvalidValueError(
-                f"{key!r} is not a usable citation key: start with a letter, then letters, "
-                "digits or : _ - . (at most 80)"
+                f'the citation key {key!r} is already used by another paper ({holder.id}, "{holder.title[:80]}")'
             )
-        if key and any(p.citekey.casefold() == key.casefold() and p.id != paper_id for p in self.papers()):
-            raise InvalidValueError(f"the citation key {key!r} is already used by another paper")
         return self._set_many([paper_id], lambda p: {"citekey": key})
 
     # ---- undo support: put back exactly what was there (see restoring.py) --------

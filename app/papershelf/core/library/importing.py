@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 
 from .. import importers
 from ..changes import Change, Record
+from ..citekeys import generated_key, key_problem
 from ..dedupe import fingerprint, merge_into
 from ..errors import ListingError, UncertainListingError
 from ..importers import PASTE_LABEL
@@ -185,7 +186,10 @@ class ImportBatch:
         self.before: dict[str, Record] = {}  # existing id → its stored record before this batch
         self.before_reported: list[dict[str, Record]] = []  # each file's merged_before, in order
         self.new_fps: list[str] = []
-        self.keys_taken: set[str] | None = None
+        # case-folded citation key → the id of the paper holding it (the library's, then
+        # this batch's); filled on the first key met, so files without keys pay nothing
+        self.keys_taken: dict[str, str] | None = None
+        self.file_keys: set[str] = set()  # the current file's keys, case-folded
 
     def add(self, parsed: ParsedFile) -> FileReport:
         """Merge one parsed file into the batch; what it would add and merge."""
@@ -208,6 +212,10 @@ class ImportBatch:
         merged: set[str] = set()
         self.before_reported.append(report.merged_before)
         by_fp = lib._by_fp
+        # a .bib file's entries each have a key (perhaps empty): every one is kept or the change is told
+        keyed = parsed.format == "bibtex"
+        # a generated key must not take a key a later entry of the file brings
+        self.file_keys = {c.citekey.casefold() for c in parsed.papers if c.citekey} if keyed else set()
         for cand in parsed.papers:
             source = Source(file=file_key, format=parsed.format, line=cand.line)
             plain = plain_text(cand.abstract)
@@ -215,8 +223,9 @@ class ImportBatch:
             pid = by_fp.get(fp)
             if pid is None:
                 paper = _new_paper(lib, cand, fp, source, self.now, taken=self.new, plain=plain)
-                if cand.citekey:
-                    self._keep_key(paper, cand.citekey)
+                if keyed:
+                    if note := self._keep_key(paper, cand.citekey):
+                        report.problems.append(Problem(parsed.path, cand.line, note))
                 self.new[paper.id] = paper
                 by_fp[fp] = paper.id
                 self.new_fps.append(fp)
@@ -233,6 +242,11 @@ class ImportBatch:
             changes = merge_into(
                 target, cand, same_file or source, derive_title(cand.abstract, plain=plain) if cand.abstract else ""
             )
+            # a duplicate's key: the paper keeps its own. Telling a different one is left to the
+            # merge report (issue 13 item 4): a note here would turn every merge of a .bib entry
+            # into an "import finished with problems" in the window. A paper without a key does
+            # not take the entry's either: undoing the import would take it away again, after the
+            # user may have copied it (a merge's fields are undone one by one)
             if not changes:
                 if not is_new:
                     report.unchanged += 1
@@ -249,15 +263,42 @@ class ImportBatch:
         report.merged += len(merged)
         return report
 
-    def _keep_key(self, paper: Paper, key: str) -> None:
-        """A .bib file's citation key becomes the paper's, unless another paper has it."""
-        from ..citekeys import valid_key
-
+    def _taken(self) -> dict[str, str]:
         if self.keys_taken is None:
-            self.keys_taken = {p.citekey.casefold() for p in self.lib.papers() if p.citekey}
-        if valid_key(key) and key.casefold() not in self.keys_taken:
+            self.keys_taken = {p.citekey.casefold(): p.id for p in self.lib.papers() if p.citekey}
+        return self.keys_taken
+
+    def _free_key(self, key: str) -> tuple[bool, str]:
+        """Whether a file's key can be a new paper's, and if not, why (in words)."""
+        if not key:
+            return False, "the entry has no citation key"
+        if why := key_problem(key):
+            return False, f"key {key!r} cannot be used: {why}"
+        holder = self._taken().get(key.casefold())
+        if holder is not None:
+            paper = self.new.get(holder) or self.lib.get(holder)
+            where = "by an entry imported before it" if holder in self.new else "by another paper in the library"
+            return False, f'key {key!r} is already used {where} ("{paper.title[:80]}")'
+        return True, ""
+
+    def _generate(self, paper: Paper) -> str:
+        """A new `authorYEARword` key for `paper`, free in the library, the batch and this file."""
+        taken = self._taken()
+        key = generated_key(paper, taken.keys() | self.file_keys)
+        taken[key.casefold()] = paper.id
+        return key
+
+    def _keep_key(self, paper: Paper, key: str) -> str:
+        """A .bib file's citation key becomes the new paper's, exactly as written, when
+        BibTeX can take it and no other paper has it; otherwise the paper is given a
+        generated key and the note saying so is returned ("" when the key was kept)."""
+        ok, why = self._free_key(key)
+        if ok:
             paper.citekey = key
-            self.keys_taken.add(key.casefold())
+            self._taken()[key.casefold()] = paper.id
+            return ""
+        paper.citekey = self._generate(paper)
+        return f"{why}: the paper was given {paper.citekey!r}"
 
     def commit(self) -> None:
         """Write the batch as one store operation and announce it."""
