@@ -85,3 +85,25 @@ def test_a_readme_dropped_on_the_window_is_refused(empty_window, qtbot):
     qtbot.waitUntil(report.isVisible, timeout=5_000)
     assert "Papershelf reads paper-search listings" in report.detailedText()
     assert win.findChild(QMessageBox, "importPreview") is None and len(win.library) == 0
+
+
+def test_a_citation_key_that_had_to_change_is_told_as_a_note_not_a_failure(empty_window, qtbot, tmp_path):
+    """Two .bib files that both use the key 'smith2020' for different papers: both
+    papers are imported; the window says which key changed, in a note, not in a
+    "could not be imported" warning."""
+    win = empty_window
+    first, second = tmp_path / "first.bib", tmp_path / "second.bib"
+    first.write_text("@article{smith2020,\n  title = {One paper},\n  author = {Smith, Ann},\n  year = 2020\n}\n")
+    second.write_text("@article{smith2020,\n  title = {Another paper},\n  author = {Jones, Bo},\n  year = 2021\n}\n")
+    _import_and_wait(win, qtbot, [first])
+    _import_and_wait(win, qtbot, [second])
+    assert len(win.library) == 2
+    report = win.findChild(QMessageBox, "importReport")
+    qtbot.waitUntil(report.isVisible, timeout=5_000)
+    assert report.windowTitle() == "Import finished with notes"
+    assert report.icon() == QMessageBox.Icon.Information
+    assert "Everything was imported" in report.text()
+    assert "'smith2020'" in report.detailedText() and "already used" in report.detailedText()
+    keys = {p.title: p.citekey for p in win.library.papers()}
+    assert keys["One paper"] == "smith2020"  # the first file's paper keeps it
+    assert keys["Another paper"] not in ("", "smith2020") and f"'{keys['Another paper']}'" in report.detailedText()

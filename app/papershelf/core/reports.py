@@ -67,9 +67,19 @@ def totals(reports: Iterable[ImportOutcome]) -> tuple[int, int]:
     return added, merged
 
 
+def _is_note(problem: object) -> bool:
+    return bool(getattr(problem, "note", False))
+
+
 def had_trouble(reports: Iterable[ImportOutcome]) -> bool:
     """Whether a file imported at once could not be read, or had parts skipped."""
-    return any((r.error or r.problems) and not r.unconfirmed for r in reports)
+    return any((r.error or any(not _is_note(p) for p in r.problems)) and not r.unconfirmed for r in reports)
+
+
+def had_notes(reports: Iterable[ImportOutcome]) -> bool:
+    """Whether everything was imported but something was changed on the way that
+    the user must hear of (a citation key that was taken, missing or unusable)."""
+    return any(any(_is_note(p) for p in r.problems) and not r.unconfirmed for r in reports)
 
 
 def problem_details(reports: Iterable[ImportOutcome], shown: int = SHOWN_PROBLEMS) -> str:

@@ -212,6 +212,21 @@ class ImportExport(QObject):
             box.setDetailedText(import_reports.problem_details(sure))
             box.open()
             self.report = box
+        elif import_reports.had_notes(reports):
+            box = QMessageBox(
+                QMessageBox.Icon.Information,
+                self.tr("Import finished with notes"),
+                self.tr(
+                    "Everything was imported. Some entries were changed on the way, for example a "
+                    "citation key another paper already had: the details say which, and what they became."
+                ),
+                QMessageBox.StandardButton.Ok,
+                win,
+            )
+            box.setObjectName("importReport")
+            box.setDetailedText(import_reports.problem_details(sure))
+            box.open()
+            self.report = box
         win.sidebar.refresh_lists_and_tags()
         win.pane.update_empty_state()
         win.run_search()

@@ -23,6 +23,7 @@ class Problem:
     path: str
     line: int  # 1-based; 0 when it concerns the whole file
     message: str
+    note: bool = False  # imported, with a change the user is told of (e.g. a citation key that was taken)
 
     def __str__(self) -> str:
         where = f"{self.path}:{self.line}" if self.line else self.path

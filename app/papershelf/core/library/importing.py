@@ -225,7 +225,7 @@ class ImportBatch:
                 paper = _new_paper(lib, cand, fp, source, self.now, taken=self.new, plain=plain)
                 if keyed:
                     if note := self._keep_key(paper, cand.citekey):
-                        report.problems.append(Problem(parsed.path, cand.line, note))
+                        report.problems.append(Problem(parsed.path, cand.line, note, note=True))
                 self.new[paper.id] = paper
                 by_fp[fp] = paper.id
                 self.new_fps.append(fp)
