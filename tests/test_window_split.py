@@ -10,6 +10,7 @@ import shutil
 import threading
 
 import pytest
+from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QProgressBar, QPushButton
 
@@ -97,7 +98,9 @@ def test_rebuilding_the_index_from_the_menu_shows_progress_and_edits_are_followe
     opened.settle()
     assert not bar.isVisible()
     # the reopened index still tells the window when an edit becomes searchable
-    select_rows(win, [0])
+    view = win.paper_list
+    qtbot.mouseClick(view.viewport(), Qt.MouseButton.LeftButton, pos=view.visualRect(view.model().index(0, 0)).center())
+    qtbot.waitUntil(lambda: len(win.selected_ids()) == 1)
     win.edits.add_tags(["after-rebuild"])
     # the commit lands a moment later (the writer gathers edits for a quarter second),
     # then the window asks again: wait for that answer, not the first one after the edit
