@@ -274,3 +274,21 @@ def test_set_citekey_takes_what_bibtex_takes_and_says_why_not(seeded):
         lib.set_citekey(b, "100%sure")
     with pytest.raises(ValueError, match="already used by another paper"):
         lib.set_citekey(b, "dblp:CONF/wicsa/zimmermannwkg15")
+
+
+def test_a_key_generated_for_one_file_never_takes_a_key_a_later_file_of_the_batch_brings(data_dir, tmp_path):
+    # found in review: the first file's keyless entry was given 'three2003later', and the second
+    # file's own key 'three2003later' was then refused as taken (every \cite of it broken)
+    first, second = tmp_path / "a.bib", tmp_path / "b.bib"
+    first.write_text("@misc{, author = {Jo Three}, title = {Later Key}, year = {2003}}\n", encoding="utf-8")
+    second.write_text(
+        "@misc{three2003later, author = {Kim Four}, title = {Owner of the Key}, year = {2004}}\n", encoding="utf-8"
+    )
+    res = run_cli("import", str(first), str(second), data_dir=data_dir)
+    assert res.returncode == 0, res.stderr
+    assert "a.bib:1: the entry has no citation key: the paper was given 'three2003latera'" in res.stdout, res.stdout
+    notes = [line for line in res.stdout.splitlines() if "note" in line]
+    assert len(notes) == 1 and "a.bib:1:" in notes[0], res.stdout  # nothing to tell about the second file
+    with Library.open(data_dir, readonly=True) as lib:
+        keys = {p.title: p.citekey for p in lib.papers()}
+    assert keys == {"Later Key": "three2003latera", "Owner of the Key": "three2003later"}

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Iterable, Iterator
+from collections.abc import Container, Iterable, Iterator
 
 from .paper import Paper
 from .text import plain_text
@@ -155,7 +155,7 @@ def valid_key(key: str) -> bool:
     return not key_problem(key)
 
 
-def generated_key(paper: Paper, taken: set[str]) -> str:
+def generated_key(paper: Paper, taken: Container[str]) -> str:
     """A new `authorYEARword` key for `paper` that is not in `taken` (case-folded keys), as
     `assign_keys` would make it: the base key, else with a, b, … after it."""
     base = base_key(paper)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -189,7 +189,9 @@ class ImportBatch:
         # case-folded citation key → the id of the paper holding it (the library's, then
         # this batch's); filled on the first key met, so files without keys pay nothing
         self.keys_taken: dict[str, str] | None = None
-        self.file_keys: set[str] = set()  # the current file's keys, case-folded
+        # new papers whose file's key could not be kept, given a generated key once every file
+        # of the batch is read: a generated key must not take a key a later entry or file brings
+        self.unkeyed: list[tuple[Paper, FileReport, Problem]] = []
 
     def add(self, parsed: ParsedFile) -> FileReport:
         """Merge one parsed file into the batch; what it would add and merge."""
@@ -214,8 +216,6 @@ class ImportBatch:
         by_fp = lib._by_fp
         # a .bib file's entries each have a key (perhaps empty): every one is kept or the change is told
         keyed = parsed.format == "bibtex"
-        # a generated key must not take a key a later entry of the file brings
-        self.file_keys = {c.citekey.casefold() for c in parsed.papers if c.citekey} if keyed else set()
         for cand in parsed.papers:
             source = Source(file=file_key, format=parsed.format, line=cand.line)
             plain = plain_text(cand.abstract)
@@ -224,8 +224,12 @@ class ImportBatch:
             if pid is None:
                 paper = _new_paper(lib, cand, fp, source, self.now, taken=self.new, plain=plain)
                 if keyed:
-                    if note := self._keep_key(paper, cand.citekey):
-                        report.problems.append(Problem(parsed.path, cand.line, note, note=True))
+                    ok, why = self._free_key(cand.citekey)
+                    if ok:
+                        paper.citekey = cand.citekey  # exactly as written
+                        self._taken()[cand.citekey.casefold()] = paper.id
+                    else:
+                        self.unkeyed.append((paper, report, Problem(parsed.path, cand.line, why, note=True)))
                 self.new[paper.id] = paper
                 by_fp[fp] = paper.id
                 self.new_fps.append(fp)
@@ -281,28 +285,24 @@ class ImportBatch:
             return False, f'key {key!r} is already used {where} ("{paper.title[:80]}")'
         return True, ""
 
-    def _generate(self, paper: Paper) -> str:
-        """A new `authorYEARword` key for `paper`, free in the library, the batch and this file."""
+    def _generate_keys(self) -> None:
+        """Give each new paper whose file's key could not be kept a generated `authorYEARword`
+        key, free in the library and the whole batch, and tell it in its file's report."""
+        if not self.unkeyed:
+            return
         taken = self._taken()
-        key = generated_key(paper, taken.keys() | self.file_keys)
-        taken[key.casefold()] = paper.id
-        return key
-
-    def _keep_key(self, paper: Paper, key: str) -> str:
-        """A .bib file's citation key becomes the new paper's, exactly as written, when
-        BibTeX can take it and no other paper has it; otherwise the paper is given a
-        generated key and the note saying so is returned ("" when the key was kept)."""
-        ok, why = self._free_key(key)
-        if ok:
-            paper.citekey = key
-            self._taken()[key.casefold()] = paper.id
-            return ""
-        paper.citekey = self._generate(paper)
-        return f"{why}: the paper was given {paper.citekey!r}"
+        for paper, report, problem in self.unkeyed:
+            # `taken` itself, not a copy per paper: 10,000 keys to generate stay linear
+            paper.citekey = generated_key(paper, taken)
+            taken[paper.citekey.casefold()] = paper.id
+            told = f"{problem.message}: the paper was given {paper.citekey!r}"
+            report.problems.append(replace(problem, message=told))
+        self.unkeyed = []
 
     def commit(self) -> None:
         """Write the batch as one store operation and announce it."""
         lib = self.lib
+        self._generate_keys()
         for changes in self.pending.values():
             changes["updated"] = self.now
         ops = [Op("add", pid, paper) for pid, paper in self.new.items()]
