@@ -274,6 +274,14 @@ def test_set_citekey_takes_what_bibtex_takes_and_says_why_not(seeded):
         lib.set_citekey(b, "100%sure")
     with pytest.raises(ValueError, match="already used by another paper"):
         lib.set_citekey(b, "dblp:CONF/wicsa/zimmermannwkg15")
+    # found in review: \cite{*} cites every entry, and biber cannot find a key whose accent
+    # is a separate character (e + U+0301); the same key with "é" as one letter is fine
+    with pytest.raises(ValueError, match="every entry"):
+        lib.set_citekey(b, "*")
+    with pytest.raises(ValueError, match="separate accent"):
+        lib.set_citekey(b, "Cafe\u0301")
+    lib.set_citekey(b, "Caf\u00e9")
+    assert lib.get(b).citekey == "Café"
 
 
 def test_a_key_generated_for_one_file_never_takes_a_key_a_later_file_of_the_batch_brings(data_dir, tmp_path):

@@ -35,8 +35,9 @@ _NAME_PARTICLES = frozenset("van von der den de del della di da du le la dos das
 # ")" and "=" are refused by biber's parser (btparse: the entry is skipped, the
 # citation undefined). Control and other invisible characters are refused too:
 # a key must be what the user sees. Everything else printable is fine, tried
-# one by one (! $ & * + - . / : ; < > ? @ [ ] ^ _ ` | and letters outside ASCII),
-# and so is any length (5,000 characters compiled).
+# one by one (! $ & * + - . / : ; < > ? @ [ ] ^ _ ` |), and so is any length
+# (5,000 characters compiled). Letters outside ASCII are kept: biber and LuaLaTeX
+# take them; pdflatex + bibtex takes some (ü, ß, é) and not others (É, Ł, Cyrillic).
 KEY_FORBIDDEN = frozenset(",{}%#\\~\"'()=")
 KEY_FORBIDDEN_SHOWN = ", { } % # \\ ~ \" ' ( ) ="
 
@@ -143,8 +144,12 @@ def key_problem(key: str) -> str:
             "it holds " + " and ".join(repr(ch) for ch in bad) + " (BibTeX, biber or \\cite cannot take "
             f"any of {KEY_FORBIDDEN_SHOWN})"
         )
+    if key == "*":
+        return "'\\cite{*}' means every entry of the bibliography"
     if "^^" in key:
         return "it holds '^^', which TeX reads as a character code"
+    if unicodedata.normalize("NFC", key) != key:
+        return "its accented letters are written as a letter and a separate accent (biber cannot find such a key)"
     if not key.isprintable():
         return "it holds an invisible or control character"
     return ""
