@@ -201,36 +201,34 @@ class ImportExport(QObject):
         else:
             win.statusBar().showMessage(self.imported_message([*(completes or []), *reports]), 8000)
         if import_reports.had_trouble(reports):
-            box = QMessageBox(
+            self._show_report(
+                sure,
                 QMessageBox.Icon.Warning,
                 self.tr("Import finished with problems"),
                 self.tr("Some files, or parts of them, could not be imported. Everything else was imported."),
-                QMessageBox.StandardButton.Ok,
-                win,
             )
-            box.setObjectName("importReport")
-            box.setDetailedText(import_reports.problem_details(sure))
-            box.open()
-            self.report = box
         elif import_reports.had_notes(reports):
-            box = QMessageBox(
+            self._show_report(
+                sure,
                 QMessageBox.Icon.Information,
                 self.tr("Import finished with notes"),
                 self.tr(
                     "Everything was imported. Some entries were changed on the way, for example a "
                     "citation key another paper already had: the details say which, and what they became."
                 ),
-                QMessageBox.StandardButton.Ok,
-                win,
             )
-            box.setObjectName("importReport")
-            box.setDetailedText(import_reports.problem_details(sure))
-            box.open()
-            self.report = box
         win.sidebar.refresh_lists_and_tags()
         win.pane.update_empty_state()
         win.run_search()
         win.importFinished.emit(reports)
+
+    def _show_report(self, reports: list[FileReport], icon: QMessageBox.Icon, title: str, text: str) -> None:
+        """The import's report box, its details each file's summary and problems or notes."""
+        box = QMessageBox(icon, title, text, QMessageBox.StandardButton.Ok, self.window)
+        box.setObjectName("importReport")
+        box.setDetailedText(import_reports.problem_details(reports))
+        box.open()
+        self.report = box
 
     def _import_failed(self, exc: BaseException) -> None:
         self._finished()
