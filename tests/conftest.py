@@ -96,6 +96,16 @@ class Mount:
             pytest.skip(f"cannot mount a tmpfs here (needs root): {res.stderr.strip()}")
         return self
 
+    def fill(self) -> None:
+        """Write a filler file until the disk is full (ENOSPC), so the next write fails."""
+        filler = os.open(self.path / "filler", os.O_WRONLY | os.O_CREAT)
+        try:
+            with pytest.raises(OSError, match="No space"):
+                while True:
+                    os.write(filler, b"\0" * 4096)
+        finally:
+            os.close(filler)
+
     def remount_readonly(self) -> None:
         subprocess.run(["mount", "-o", "remount,ro", str(self.path)], check=True)
 
@@ -139,3 +149,66 @@ def window(qtbot, tmp_path, settings):
     yield win
     win.close()
     lib.close()
+
+
+# ---- a window on the indexed sample library (test_gui and the window tests share these) ----
+
+
+@pytest.fixture(scope="module")
+def indexed_seeds(tmp_path_factory):
+    return seeded_index(tmp_path_factory.mktemp("gui") / "library")
+
+
+class Opened:
+    """A window on a library folder; `reopen()` closes it and starts a fresh one."""
+
+    def __init__(self, qtbot, folder):
+        self.qtbot, self.folder = qtbot, folder
+        self.lib = None
+        self.win = None
+
+    def open(self, wait_index=True):
+        from papershelf.gui.main_window import MainWindow  # Qt only for the tests that open a window
+
+        self.lib = Library.open(self.folder)
+        self.win = MainWindow(self.lib)
+        self.qtbot.addWidget(self.win)
+        self.win.show()
+        self.qtbot.waitExposed(self.win)
+        self.win.activateWindow()
+        if wait_index:
+            self.qtbot.waitUntil(lambda: self.win.index is not None, timeout=60_000)
+            self.settle()
+        return self
+
+    def settle(self):
+        """Wait until the list shows the answer to the current query."""
+        w = self.win
+        self.qtbot.waitUntil(
+            lambda: (
+                w.last_answer is not None
+                and w.last_answer.query == w.query
+                and not w._search_timer.isActive()
+                and not w._refresh_timer.isActive()
+            ),
+            timeout=10_000,
+        )
+
+    def close(self):
+        if self.win is not None:
+            self.win.close()
+            self.lib.close()
+            self.win = None
+
+    def reopen(self):
+        self.close()
+        return self.open()
+
+
+@pytest.fixture
+def opened(qtbot, indexed_seeds, tmp_path, settings):
+    folder = tmp_path / "library"
+    shutil.copytree(indexed_seeds, folder)
+    o = Opened(qtbot, folder).open()
+    yield o
+    o.close()

@@ -142,13 +142,7 @@ def test_a_full_disk_leaves_the_old_file_and_says_so(small_library, tmpfs):
     with tmpfs("256k") as mount:
         out = mount.path / "refs.bib"
         out.write_text(OLD, encoding="utf-8")
-        filler = os.open(mount.path / "filler", os.O_WRONLY | os.O_CREAT)
-        try:
-            with pytest.raises(OSError, match="No space"):
-                while True:
-                    os.write(filler, b"\0" * 4096)
-        finally:
-            os.close(filler)
+        mount.fill()
         res = export(small_library, out)
         assert res.returncode == 1
         assert "the disk is full" in res.stderr and str(out) in res.stderr and "Traceback" not in res.stderr

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import shutil
 import warnings
 
 import pytest
@@ -10,69 +9,9 @@ from PySide6.QtCore import QMimeData, QPoint, QPointF, Qt, QUrl
 from PySide6.QtGui import QDesktopServices, QDragEnterEvent, QDropEvent
 from PySide6.QtWidgets import QApplication, QLineEdit, QMessageBox, QPlainTextEdit, QTableView, QTextBrowser, QTreeView
 
-from conftest import seeded_index
-from papershelf.core.library import Library
-from papershelf.gui.main_window import MainWindow
+from conftest import Opened
 
 pytestmark = pytest.mark.gui
-
-
-@pytest.fixture(scope="module")
-def indexed_seeds(tmp_path_factory):
-    return seeded_index(tmp_path_factory.mktemp("gui") / "library")
-
-
-class Opened:
-    """A window on a library folder; `reopen()` closes it and starts a fresh one."""
-
-    def __init__(self, qtbot, folder):
-        self.qtbot, self.folder = qtbot, folder
-        self.lib = None
-        self.win = None
-
-    def open(self, wait_index=True):
-        self.lib = Library.open(self.folder)
-        self.win = MainWindow(self.lib)
-        self.qtbot.addWidget(self.win)
-        self.win.show()
-        self.qtbot.waitExposed(self.win)
-        self.win.activateWindow()
-        if wait_index:
-            self.qtbot.waitUntil(lambda: self.win.index is not None, timeout=60_000)
-            self.settle()
-        return self
-
-    def settle(self):
-        """Wait until the list shows the answer to the current query."""
-        w = self.win
-        self.qtbot.waitUntil(
-            lambda: (
-                w.last_answer is not None
-                and w.last_answer.query == w.query
-                and not w._search_timer.isActive()
-                and not w._refresh_timer.isActive()
-            ),
-            timeout=10_000,
-        )
-
-    def close(self):
-        if self.win is not None:
-            self.win.close()
-            self.lib.close()
-            self.win = None
-
-    def reopen(self):
-        self.close()
-        return self.open()
-
-
-@pytest.fixture
-def opened(qtbot, indexed_seeds, tmp_path, settings):
-    folder = tmp_path / "library"
-    shutil.copytree(indexed_seeds, folder)
-    o = Opened(qtbot, folder).open()
-    yield o
-    o.close()
 
 
 def widgets(win):

@@ -10,18 +10,9 @@ import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLineEdit, QTreeView
 
-from test_gui import Opened, indexed_seeds, select_rows  # noqa: F401  (the module fixture)
+from test_gui import select_rows
 
 pytestmark = pytest.mark.gui
-
-
-@pytest.fixture
-def opened(qtbot, indexed_seeds, tmp_path, settings):  # noqa: F811
-    folder = tmp_path / "library"
-    shutil.copytree(indexed_seeds, folder)
-    o = Opened(qtbot, folder).open()
-    yield o
-    o.close()
 
 
 def tag_count(panel, tag):

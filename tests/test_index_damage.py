@@ -204,7 +204,8 @@ def test_an_index_that_is_a_file_is_rebuilt_by_search(lib_dir):
 
 @pytest.mark.gui
 def test_the_window_rebuilds_an_index_a_search_finds_damaged(qtbot, lib_dir, settings):
-    from test_gui import Opened, titles_shown, widgets
+    from conftest import Opened
+    from test_gui import titles_shown, widgets
 
     damage(index_file(lib_dir, "pst"), "zeroed")
     opened = Opened(qtbot, lib_dir).open()

@@ -14,7 +14,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QProgressBar, QPushButton
 
-from test_gui import Opened, indexed_seeds, select_rows  # noqa: F401  (the module fixture)
+from conftest import Opened
 
 pytestmark = pytest.mark.gui
 
@@ -65,15 +65,6 @@ KEYS = {
 }
 
 
-@pytest.fixture
-def opened(qtbot, indexed_seeds, tmp_path, settings):  # noqa: F811
-    folder = tmp_path / "library"
-    shutil.copytree(indexed_seeds, folder)
-    o = Opened(qtbot, folder).open()
-    yield o
-    o.close()
-
-
 def test_the_menus_and_their_keys_are_those_of_the_window_before_the_split(opened):
     win = opened.win
     menus = [(m.text(), [a.text() for a in m.menu().actions()]) for m in win.menuBar().actions()]
@@ -114,7 +105,7 @@ def test_rebuilding_the_index_from_the_menu_shows_progress_and_edits_are_followe
     )
 
 
-def test_closing_while_the_index_is_being_built_leaves_nothing_running(qtbot, tmp_path, settings, indexed_seeds):  # noqa: F811
+def test_closing_while_the_index_is_being_built_leaves_nothing_running(qtbot, tmp_path, settings, indexed_seeds):
     folder = tmp_path / "library"
     shutil.copytree(indexed_seeds, folder)
     o = Opened(qtbot, folder).open(wait_index=False)

@@ -20,13 +20,14 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING
 
 from ..errors import InvalidValueError, SearchIndexDamagedError, SearchIndexError
 from ..query import INDEX_SORTS, RELEVANCE, SORT_KEYS, Answer, Query, Vocabulary, sort_ids, title_matches
 from .checks import status_arg
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the search package loads Whoosh and numpy: imported only when an index opens
+    from ..search import SearchIndex
     from .facade import Library
 
 FLUSH_WAIT_S = 2.0  # a writer batch (0.25 s) and its commit, on a loaded machine
@@ -35,81 +36,14 @@ Progress = Callable[[int, int], None]
 Cancelled = Callable[[], bool]
 
 
-class IndexResults(Protocol):
-    """What the index's `search` gives back."""
-
-    ids: list[str]
-    total: int
-    scores: dict[str, float]
-    facets: dict[str, dict[str, int]]
-    fallback: bool
-
-
-class SearchIndexLike(Protocol):
-    """The search index as the keeper uses it (the search package's `SearchIndex`)."""
-
-    folder: Path
-    rebuilt_because: str
-    stale: bool
-
-    @property
-    def damaged(self) -> str:
-        """Why the index was found damaged ("" if it was not)."""
-        ...
-
-    @property
-    def committed(self) -> list[Callable[[], None]]:
-        """Called on the writer thread after each update lands."""
-        ...
-
-    def open(self, progress: Progress | None = None, cancelled: Cancelled | None = None) -> Any:
-        """Bring the index up to date (rebuilding if need be) and follow the library."""
-
-    def rebuild(self, progress: Progress | None = None, cancelled: Cancelled | None = None) -> bool:
-        """Index every paper afresh; False if cancelled."""
-
-    def close(self) -> None:
-        """Stop following the library and close the index."""
-
-    def flush(self, timeout: float = 60) -> bool:
-        """Wait until every queued change is searchable."""
-
-    def search(
-        self,
-        text: str = "",
-        status: str | None = None,
-        tag: str | None = None,
-        area: str | None = None,
-        list_name: str | None = None,
-        sort: str = "relevance",
-        limit: int | None = 50,
-        facets: bool = True,
-    ) -> IndexResults:
-        """Papers matching `text` and every filter."""
-
-    def snippets(self, ids: Iterable[str], text: str, top: int = 2) -> dict[str, str]:
-        """Highlighted fragments of the abstracts of `ids`."""
-
-    def highlight_terms(self, text: str) -> set[str]:
-        """The indexed forms of the words a query matches."""
-
-    @property
-    def normal(self) -> Callable[[str], str]:
-        """A word as the index holds it."""
-
-    def more_like(self, paper_id: str, limit: int = 10) -> list[str]:
-        """Papers like this one."""
-
-
-def _new_index(library: Library) -> SearchIndexLike:
+def _new_index(library: Library) -> SearchIndex:
     """A search index object for the library's folder (not yet opened).
 
     The one place the core names the search package; imported here, on
     first use, to keep Whoosh and numpy out of start-up."""
     from ..search import SearchIndex
 
-    index: SearchIndexLike = SearchIndex(library)
-    return index
+    return SearchIndex(library)
 
 
 class IndexState(str, enum.Enum):
@@ -148,7 +82,7 @@ class IndexKeeper:
     def __init__(self, library: Library):
         self._library = library
         self._lock = threading.Lock()
-        self._index: SearchIndexLike | None = None
+        self._index: SearchIndex | None = None
         self._state = IndexState.CLOSED
         self._error = ""
         self._epoch = 0  # moves on at every close: an opening that began before it is dropped
@@ -223,7 +157,7 @@ class IndexKeeper:
             return IndexStatus(state, error=error)
         return IndexStatus(state, ix.rebuilt_because, ix.damaged, ix.stale, error, ix.folder)
 
-    def _ready(self) -> SearchIndexLike | None:
+    def _ready(self) -> SearchIndex | None:
         with self._lock:
             return self._index if self._state is IndexState.READY else None
 
@@ -313,7 +247,7 @@ class IndexKeeper:
             scores=scores,
         )
 
-    def _found_damaged(self, index: SearchIndexLike) -> None:
+    def _found_damaged(self, index: SearchIndex) -> None:
         with self._lock:
             if self._index is index and self._state is IndexState.READY:
                 self._state = IndexState.DAMAGED

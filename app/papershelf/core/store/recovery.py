@@ -44,11 +44,7 @@ def recover(store: Store) -> str:
     """
     if store.readonly:
         raise ReadOnlyLibraryError(f"The library in {store.folder} was opened read-only.", store.folder)
-    try:
-        store.folder.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise store_write_error(exc, store.folder) from exc
-    store._lock.acquire()
+    store.take_folder()
     try:
         store._remove_stale_temp_files()
         try:

@@ -90,11 +90,7 @@ class Store:
         Raises StoreLockedError, StoreCorruptError, StoreUnreadableError,
         StoreVersionError or StoreWriteError, with nothing changed on disk."""
         if not self.readonly:
-            try:
-                self.folder.mkdir(parents=True, exist_ok=True)
-            except OSError as exc:
-                raise store_write_error(exc, self.folder) from exc
-            self._lock.acquire()
+            self.take_folder()
         try:
             if not self.readonly:
                 self._remove_stale_temp_files()
@@ -114,6 +110,15 @@ class Store:
             self.close()
             raise
         return self
+
+    def take_folder(self) -> None:
+        """Create the library folder if need be and take the writer lock (StoreWriteError,
+        StoreLockedError); what opening for writing and recovery both start with."""
+        try:
+            self.folder.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise store_write_error(exc, self.folder) from exc
+        self._lock.acquire()
 
     def close(self) -> None:
         """Close the journal and let go of the writer lock; the state stays readable."""
