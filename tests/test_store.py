@@ -147,7 +147,9 @@ def test_library_from_a_newer_version_is_refused(seeded, data_dir):
     seeded.close()
     snap = data_dir / SNAPSHOT
     header, rest = snap.read_bytes().split(b"\n", 1)
-    body = header.rpartition(b"\t")[0].replace(b'"schema_version":2', b'"schema_version":99', 1)
+    body = header.rpartition(b"\t")[0].replace(
+        b'"schema_version":%d' % store_mod.SCHEMA_VERSION, b'"schema_version":99', 1
+    )
     snap.write_bytes(store_mod.seal(body) + rest)  # a well-formed header from the future
     with pytest.raises(StoreVersionError, match="newer Papershelf"):
         Library.open(data_dir)

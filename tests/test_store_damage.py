@@ -256,7 +256,7 @@ def test_an_older_library_file_is_brought_forward_and_kept_as_a_backup(imported)
     snap = imported / SNAPSHOT
     # the same library as schema 1 wrote it: plain JSON lines
     old = [store_mod.unseal(line + b"\n") for line in snap.read_bytes().split(b"\n")[:-1]]
-    old[0] = old[0].replace(b'"schema_version":2', b'"schema_version":1')
+    old[0] = old[0].replace(b'"schema_version":%d' % store_mod.SCHEMA_VERSION, b'"schema_version":1')
     snap.write_bytes(b"\n".join(old) + b"\n")
     with Library.open(imported) as lib:
         assert {p.id: p.raw() for p in lib.papers()} == expected
@@ -502,7 +502,7 @@ def test_a_schema_1_library_opens_even_when_it_cannot_be_brought_forward(seeds, 
             pid = lib.ids()[0]
         snap = folder / SNAPSHOT
         old = [store_mod.unseal(line + b"\n") for line in snap.read_bytes().split(b"\n")[:-1]]
-        old[0] = old[0].replace(b'"schema_version":2', b'"schema_version":1')
+        old[0] = old[0].replace(b'"schema_version":%d' % store_mod.SCHEMA_VERSION, b'"schema_version":1')
         snap.write_bytes(b"\n".join(old) + b"\n")
         ballast = mount.path / "ballast"
         with open(ballast, "wb") as f:  # fill the disk: no room for a second library file

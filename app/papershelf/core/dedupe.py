@@ -6,7 +6,7 @@ import hashlib
 from typing import Any
 
 from .importers.base import Candidate
-from .paper import Paper, Source
+from .paper import RAW_SOURCES, Paper, Source
 from .text import fingerprint_text, fold
 
 # Bump when fingerprint_text changes meaning: stored fingerprints are then recomputed.
@@ -50,6 +50,8 @@ def merge_into(paper: Paper, cand: Candidate, source: Source, derived_title: str
         value = getattr(cand, name)
         if value and not getattr(paper, name):
             changes[name] = value
+    if cand.entrytype and not paper.entrytype and not paper.bibfields:
+        changes.update(_record_from(paper, cand, changes))
     if cand.abstract and not paper.abstract:
         changes["abstract"] = cand.abstract
         if paper.title_derived and "title" not in changes:
@@ -57,3 +59,20 @@ def merge_into(paper: Paper, cand: Candidate, source: Source, derived_title: str
     if source not in paper.sources:
         changes["sources"] = [*paper.sources, source]
     return changes
+
+
+def _record_from(paper: Paper, cand: Candidate, changes: dict[str, Any]) -> dict[str, Any]:
+    """The bibliographic record a copy brings to a paper that has none (a listing paper, or
+    one imported before records were kept). A display field the paper keeps a value of its
+    own for (a title the user typed, more authors) takes its raw fields out of the record,
+    so the export writes the paper's value and not the copy's."""
+    fields = dict(cand.bibfields)
+    for name, raw_names in RAW_SOURCES.items():
+        ours = changes.get(name, getattr(paper, name))
+        if ours and ours != getattr(cand, name):
+            for raw in raw_names:
+                fields.pop(raw, None)
+    out: dict[str, Any] = {"entrytype": cand.entrytype, "bibfields": fields}
+    if cand.preamble:
+        out["preamble"] = cand.preamble
+    return out

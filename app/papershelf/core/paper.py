@@ -123,12 +123,46 @@ class Source:
 FIELDS: dict[str, object] = {
     "id": "", "title": "", "title_derived": False, "authors": [], "area": "", "subarea": "",
     "abstract": "", "links": [], "year": None, "venue": "", "doi": "", "arxiv_id": "",
+    # the bibliographic record as it came from a .bib/.ris file (see BIBLIOGRAPHIC RECORD below)
+    "entrytype": "", "bibfields": {}, "preamble": "",
     "sources": [], "fingerprint": "", "added": "", "updated": "",
     # reading state, owned by the user; imports never overwrite it
     "status": "unread", "tags": [], "rating": None, "notes": "", "citekey": "",
 }
 # fmt: on
 EDITABLE_FIELDS = frozenset(FIELDS) - {"id"}
+
+# BIBLIOGRAPHIC RECORD. `entrytype` is the entry type as the file gave it, lower case
+# ("article", "inproceedings", "online", "phdthesis"…; "" for a paper from a listing, which
+# has no record yet). `bibfields` holds every field of the entry, standard or not, in the
+# file's order, name lower case → its BibTeX value exactly as written (the LaTeX source:
+# "{The {CGAL} Project}", "\"Ann\"", "jan", "1995", "{Proc. } # jan"), with the file's own
+# @string macros put in; the export writes these back. `preamble` is the @preamble text of
+# the file the entry came from. The display fields (title, authors, year, venue, doi,
+# arxiv_id) are the reader's text derived from the record at import; an edit of one of
+# them drops the raw fields it was derived from (RAW_SOURCES), so the export writes the
+# edit, and every field nobody edited goes out as it came.
+RAW_SOURCES: dict[str, tuple[str, ...]] = {
+    "title": ("title",),
+    "authors": ("author",),
+    "year": ("year", "date"),
+    "venue": ("journal", "journaltitle", "booktitle", "howpublished"),
+    "doi": ("doi",),
+    "arxiv_id": ("eprint", "eprinttype", "archiveprefix"),
+}
+
+
+def without_raw(paper: Paper, edited: Iterable[str]) -> dict[str, Any]:
+    """The change of `bibfields` that an edit of the display fields `edited` makes: the raw
+    fields they were derived from are dropped ({} when there are none), so the export writes
+    what the user set and not what the file said."""
+    raw = paper._d.get("bibfields")
+    if not raw:
+        return {}
+    gone = {name for field in edited for name in RAW_SOURCES.get(field, ())}
+    if not gone & raw.keys():
+        return {}
+    return {"bibfields": {k: v for k, v in raw.items() if k not in gone}}
 
 
 def encode_field(name: str, value: Any) -> Any:
@@ -139,6 +173,8 @@ def encode_field(name: str, value: Any) -> Any:
         return [s.to_dict() if isinstance(s, Source) else dict(s) for s in value]
     if isinstance(value, (list, tuple)):
         return list(value)
+    if isinstance(value, Mapping):
+        return dict(value)
     return value
 
 
@@ -173,6 +209,11 @@ def _field(name: str) -> Any:
         def get(self: Paper) -> list[Any]:
             value = self._d.get(name)
             return list(value) if value is not None else []
+    elif isinstance(default, dict):
+
+        def get(self: Paper) -> dict[str, Any]:
+            value = self._d.get(name)
+            return dict(value) if value is not None else {}
     else:
 
         def get(self: Paper) -> Any:
@@ -213,6 +254,9 @@ class Paper:
     venue: Field[str, str] = _field("venue")
     doi: Field[str, str] = _field("doi")
     arxiv_id: Field[str, str] = _field("arxiv_id")
+    entrytype: Field[str, str] = _field("entrytype")
+    bibfields: Field[dict[str, str], Mapping[str, str]] = _field("bibfields")
+    preamble: Field[str, str] = _field("preamble")
     # sources: a property below
     fingerprint: Field[str, str] = _field("fingerprint")
     added: Field[str, str] = _field("added")
@@ -256,7 +300,7 @@ class Paper:
         d = self._d
         for name, default in FIELDS.items():
             value = d.get(name, default)
-            out[name] = list(value) if isinstance(value, list) else value
+            out[name] = list(value) if isinstance(value, list) else dict(value) if isinstance(value, dict) else value
         out["sources"] = [dict(s) for s in out["sources"]]
         return out
 

@@ -7,8 +7,9 @@ from pathlib import Path
 from ..errors import NotAListingError, UncertainListingError
 from ..text import clean_text
 from .base import Candidate, ParsedFile, Problem, decode_text, read_text
-from .bibfile import parse_bib, parse_ris
+from .bibfile import parse_bib
 from .listing import listing_header, parse_listing, sniff_listing
+from .ris import parse_ris
 
 __all__ = ["PASTE_LABEL", "Candidate", "ParsedFile", "Problem", "parse_bytes", "parse_file", "parse_text"]
 

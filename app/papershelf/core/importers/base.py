@@ -46,6 +46,10 @@ class Candidate:
     arxiv_id: str = ""
     tags: list[str] = field(default_factory=list)
     citekey: str = ""  # the key a .bib file gave it (kept if free)
+    # the bibliographic record (see "BIBLIOGRAPHIC RECORD" in paper.py); empty from a listing
+    entrytype: str = ""
+    bibfields: dict[str, str] = field(default_factory=dict)
+    preamble: str = ""
 
 
 @dataclass(slots=True)

@@ -18,7 +18,7 @@ from ..changes import Change, Record, Subscriber
 from ..dedupe import FINGERPRINT_VERSION, fingerprint
 from ..errors import InvalidValueError, NotFoundError
 from ..importers.base import ParsedFile
-from ..paper import RATING_MAX, RATING_MIN, Paper, Status, normalize_tag
+from ..paper import RATING_MAX, RATING_MIN, Paper, Status, normalize_tag, without_raw
 from ..query import Answer, Query
 from ..store import Op, Store, now_iso
 from ..text import clean_text
@@ -33,6 +33,9 @@ if TYPE_CHECKING:
     from ..exporters.bibtex import ExportReport
 
 log = logging.getLogger(__name__)
+
+
+_TITLE = ("title",)
 
 
 class Library:
@@ -363,9 +366,14 @@ class Library:
     def set_title(self, paper_id: str, title: str) -> int:
         """A title the user typed; an empty one goes back to the derived title."""
         title = " ".join(clean_text(text_arg(title, "a title")).split())
+        # the record's own title is dropped: the export writes the one the paper now has
         if title:
-            return self._set_many([paper_id], lambda p: {"title": title, "title_derived": False})
-        return self._set_many([paper_id], lambda p: {"title": derive_title(p.abstract), "title_derived": True})
+            return self._set_many(
+                [paper_id], lambda p: {"title": title, "title_derived": False, **without_raw(p, _TITLE)}
+            )
+        return self._set_many(
+            [paper_id], lambda p: {"title": derive_title(p.abstract), "title_derived": True, **without_raw(p, _TITLE)}
+        )
 
     def delete_papers(self, ids: Iterable[str]) -> int:
         """Remove papers (and their places on reading lists); returns how many."""

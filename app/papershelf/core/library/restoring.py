@@ -22,11 +22,12 @@ from .lists import touch
 if TYPE_CHECKING:
     from .facade import Library
 
-UNDOABLE_FIELDS = ("status", "tags", "notes", "rating", "title", "title_derived")
+# bibfields: typing a title drops the record's raw title (paper.without_raw), and undoing puts it back
+UNDOABLE_FIELDS = ("status", "tags", "notes", "rating", "title", "title_derived", "bibfields")
 
 
 def _copy(value: object) -> object:
-    return list(value) if isinstance(value, list) else value
+    return list(value) if isinstance(value, list) else dict(value) if isinstance(value, dict) else value
 
 
 def snapshot_fields(lib: Library, ids: Iterable[str]) -> dict[str, Record]:
@@ -213,6 +214,8 @@ def _well_typed(name: str, value: object) -> bool:
             and type(s.get("line")) is int
             for s in value
         )
+    if name == "bibfields":
+        return isinstance(value, dict) and all(isinstance(k, str) and isinstance(v, str) for k, v in value.items())
     if name == "rating":
         return value is None or (type(value) is int and RATING_MIN <= value <= RATING_MAX)
     if name == "year":

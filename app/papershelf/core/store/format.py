@@ -27,7 +27,11 @@ from ..fileio import synced_file
 from ..paper import STATUS_VALUES, Paper
 
 # 2: every line of the library file carries a CRC-32, as journal lines do (1: plain JSON lines)
-SCHEMA_VERSION = 2
+# 3: a paper may carry its bibliographic record (entrytype, bibfields, preamble); a schema-2
+#    record is a schema-3 one without it, so it needs no conversion, but the file is rewritten
+#    at the first open for writing (Store.open) so that an older Papershelf refuses it instead
+#    of meeting journal edits of fields it does not know
+SCHEMA_VERSION = 3
 SNAPSHOT = "library.jsonl"
 JOURNAL = "journal.jsonl"
 LOCK = "library.lock"
