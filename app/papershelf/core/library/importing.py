@@ -19,6 +19,7 @@ from .. import importers
 from ..changes import Change, Record
 from ..citekeys import generated_key, key_problem
 from ..dedupe import fingerprint, merge_into
+from ..duplicates import Matcher, matcher_for, record_key
 from ..errors import ListingError, UncertainListingError
 from ..importers import PASTE_LABEL
 from ..importers.base import Candidate, ParsedFile, Problem
@@ -30,9 +31,43 @@ from ..titles import derive_title
 if TYPE_CHECKING:
     from .facade import Library
 
-__all__ = ["PASTE_LABEL", "FileReport", "ImportBatch", "import_files", "import_text"]
+__all__ = ["PASTE_LABEL", "FileReport", "ImportBatch", "MergeNote", "import_files", "import_text"]
 
 ID_LENGTH = 10
+
+
+@dataclass(slots=True)
+class MergeNote:
+    """An entry of the file merged into a paper already there (or into an identical
+    entry before it): both keys, and why the rule took them for one paper. Not a
+    problem: listed with the file's report, and the window does not stop to show it."""
+
+    path: str
+    line: int
+    message: str
+    entry_key: str = ""  # the entry's key in the file ("" for a listing's entry)
+    paper_id: str = ""
+    paper_key: str = ""  # the citation key of the paper it went into ("" if it has none yet)
+
+    def __str__(self) -> str:
+        where = f"{self.path}:{self.line}" if self.line else self.path
+        return f"{where}: {self.message}"
+
+
+def _merge_note(parsed: ParsedFile, cand: Candidate, target: Paper, why: str) -> MergeNote:
+    entry = f"entry {cand.citekey!r}" if cand.citekey else "the entry"
+    into = f"paper {target.id}" + (f" (key {target.citekey!r})" if target.citekey else "")
+    message = f'{entry} was merged into {into}, "{target.title[:60]}": {why}'
+    return MergeNote(parsed.path, cand.line, message, cand.citekey, target.id, target.citekey)
+
+
+def _identity(cand: Candidate, fp: str) -> object:
+    """What makes two entries of one file identical: the same record (type and fields),
+    or for a listing's entry (no record) the same text."""
+    key = record_key(cand)
+    if key is not None:
+        return key
+    return ("", cand.title, tuple(cand.authors), cand.year, cand.doi, cand.arxiv_id, fp)
 
 
 @dataclass(slots=True)
@@ -54,6 +89,8 @@ class FileReport:
     # the papers this file merged into, as stored before the import touched
     # them (id → stored record), so that undoing the import restores them exactly
     merged_before: dict[str, Record] = field(default_factory=dict)
+    # each entry merged into a paper, with both keys and why (issue 13 item 4)
+    merges: list[MergeNote] = field(default_factory=list)
 
     @classmethod
     def uncertain(cls, path: str, exc: UncertainListingError) -> FileReport:
@@ -188,7 +225,6 @@ class ImportBatch:
         self.pending: dict[str, Record] = {}  # existing id → accumulated field changes
         self.before: dict[str, Record] = {}  # existing id → its stored record before this batch
         self.before_reported: list[dict[str, Record]] = []  # each file's merged_before, in order
-        self.new_fps: list[str] = []
         # case-folded citation key → the id of the paper holding it (the library's, then
         # this batch's); filled on the first key met, so files without keys pay nothing
         self.keys_taken: dict[str, str] | None = None
@@ -216,29 +252,42 @@ class ImportBatch:
                 file_key = clean_text(parsed.path)
         merged: set[str] = set()
         self.before_reported.append(report.merged_before)
-        by_fp = lib._by_fp
+        matcher = self._matcher()
+        # entries of one file are distinct unless identical: a paper one entry of the file
+        # made or merged into is no other entry's, and identical entries are one
+        claimed: set[str] = set()
+        identical: dict[object, str] = {}
         # a .bib file's entries each have a key (perhaps empty): every one is kept or the change is told
         keyed = parsed.format == "bibtex"
         for cand in parsed.papers:
             source = Source(file=file_key, format=parsed.format, line=cand.line)
             plain = plain_text(cand.abstract)
             fp = fingerprint(cand.abstract, cand.title, cand.authors, cand.year, plain=plain)
-            pid = by_fp.get(fp)
+            ident = _identity(cand, fp)
+            pid = identical.get(ident)
+            why = "it is identical to an entry before it in the file"
+            if pid is None:
+                found = matcher.find(cand, fp, self._get, claimed.__contains__, self._key_holder)
+                if found is not None:
+                    pid, why = found
             if pid is None:
                 paper = _new_paper(lib, cand, fp, source, self.now, taken=self.new, plain=plain)
                 if keyed:
-                    ok, why = self._free_key(cand.citekey)
+                    ok, reason = self._free_key(cand.citekey)
                     if ok:
                         paper.citekey = cand.citekey  # exactly as written
                         self._taken()[cand.citekey.casefold()] = paper.id
                     else:
-                        self.unkeyed.append((paper, report, Problem(parsed.path, cand.line, why, note=True)))
+                        self.unkeyed.append((paper, report, Problem(parsed.path, cand.line, reason, note=True)))
                 self.new[paper.id] = paper
-                by_fp[fp] = paper.id
-                self.new_fps.append(fp)
+                matcher.add(paper)  # later files of the batch find it
+                identical[ident] = paper.id
+                claimed.add(paper.id)
                 report.added += 1
                 report.added_ids.append(paper.id)
                 continue
+            claimed.add(pid)
+            identical.setdefault(ident, pid)
             is_new = pid in self.new
             target = self.new[pid] if is_new else self.views.get(pid)
             if target is None:
@@ -249,17 +298,19 @@ class ImportBatch:
             changes = merge_into(
                 target, cand, same_file or source, derive_title(cand.abstract, plain=plain) if cand.abstract else ""
             )
-            # a duplicate's key: the paper keeps its own. Telling a different one is left to the
-            # merge report (issue 13 item 4): a note here would turn every merge of a .bib entry
-            # into an "import finished with problems" in the window. A paper without a key does
-            # not take the entry's either: undoing the import would take it away again, after the
-            # user may have copied it (a merge's fields are undone one by one)
+            # a duplicate's key: the paper keeps its own, and the merge note names both. A paper
+            # without a key does not take the entry's either: undoing the import would take it
+            # away again, after the user may have copied it (a merge's fields are undone one by
+            # one). The note is a MergeNote, which the window lists without stopping the user
+            if changes or (cand.citekey and cand.citekey != target.citekey):
+                report.merges.append(_merge_note(parsed, cand, target, why))
             if not changes:
                 if not is_new:
                     report.unchanged += 1
                 continue
             for name, value in changes.items():
                 setattr(target, name, value)
+            matcher.add(target)  # under the keys the merge gave it
             if is_new:
                 report.merged += 1  # a second copy within this import
             else:
@@ -269,6 +320,18 @@ class ImportBatch:
                     report.merged_before[pid] = self.before[pid]
         report.merged += len(merged)
         return report
+
+    def _matcher(self) -> Matcher:
+        lib = self.lib
+        lib._by_fp  # noqa: B018 - brings the stored fingerprints up to date, which the matcher reads
+        return matcher_for(lib, lib.papers(), lib.find, lib.subscribe)
+
+    def _get(self, pid: str) -> Paper | None:
+        """A paper as this batch sees it: new, merged into, or as stored."""
+        return self.new.get(pid) or self.views.get(pid) or self.lib.find(pid)
+
+    def _key_holder(self, folded_key: str) -> str | None:
+        return self._taken().get(folded_key) if folded_key else None
 
     def _taken(self) -> dict[str, str]:
         if self.keys_taken is None:
@@ -323,7 +386,6 @@ class ImportBatch:
             raise
 
     def abandon(self) -> None:
-        """Forget the papers this batch would have added."""
-        for fp in self.new_fps:
-            self.lib._by_fp.pop(fp, None)
-        self.new_fps.clear()
+        """Forget the papers this batch would have added (the matcher skips ids it cannot find)."""
+        self.new.clear()
+        self.views.clear()

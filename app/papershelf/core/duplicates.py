@@ -1,0 +1,432 @@
+"""Which copies are the same paper, and which papers only might be.
+
+The rule (issue 13 item 4). Entries of one file are distinct unless identical:
+a file that lists two entries meant two entries (xampl.bib's `-minimal` and
+`-full` twins). Across files, or against the library:
+
+- the same DOI, or the same arXiv id, is the same paper;
+- the same entry (the same record, or the same citation key and title) is the same paper;
+- otherwise the title must agree, and the first author's surname and the year
+  must agree wherever both copies have them (at least one of the two present on
+  both sides), the entry types must not contradict each other, and no
+  identifier may conflict (two different DOIs or arXiv ids are two papers);
+- the abstract alone decides only for papers from a listing (no title of
+  their own, or no bibliographic record), which have nothing else.
+
+What the rule does not merge but looks alike (the same title, DOI or arXiv id)
+is a *possible duplicate*, for a person to merge or keep apart
+(`possible_duplicates`); a pair kept apart is remembered (`KeepApart`).
+
+Everything is found through dict lookups on normalised keys, never by comparing
+every pair, so an import of 10,000 entries stays linear.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import weakref
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Protocol, TypeVar
+
+from .errors import InvalidValueError, ReadOnlyLibraryError, StoreWriteError
+from .fileio import write_atomically
+from .text import fingerprint_text, fold
+
+if TYPE_CHECKING:
+    from .changes import Change
+    from .importers.base import Candidate
+    from .paper import Paper
+
+__all__ = [
+    "KeepApart",
+    "Matcher",
+    "Pair",
+    "arxiv_key",
+    "doi_key",
+    "possible_duplicates",
+    "record_key",
+    "same_paper",
+    "title_key",
+]
+
+_K = TypeVar("_K")
+# types any other type may stand for: a listing exported as @misc, a preprint, a web page
+_LOOSE_TYPES = frozenset({"", "misc", "online", "unpublished", "electronic", "www", "preprint"})
+# BibTeX's types and BibLaTeX's names for the same thing
+_SAME_TYPE = {
+    "conference": "inproceedings",
+    "phdthesis": "thesis",
+    "mastersthesis": "thesis",
+    "techreport": "report",
+    "electronic": "online",
+    "www": "online",
+}
+_DOI_PREFIX = re.compile(r"^(?:https?://(?:dx\.)?doi\.org/|doi:\s*)", re.IGNORECASE)
+_ARXIV_PREFIX = re.compile(r"^(?:https?://arxiv\.org/(?:abs|pdf)/|arxiv:\s*)", re.IGNORECASE)
+_ARXIV_VERSION = re.compile(r"v\d+$")
+GENERIC_GROUP = 12
+"""A title shared by more papers than this ("Introduction", "Editorial") says nothing:
+its papers are not offered as possible duplicates of each other."""
+
+
+class Copy(Protocol):
+    """What the rule reads of a paper or of an entry from a file."""
+
+    @property
+    def title(self) -> str:
+        """The title (perhaps derived from the abstract, for a paper)."""
+
+    @property
+    def authors(self) -> list[str]:
+        """The authors' names."""
+
+    @property
+    def year(self) -> int | None:
+        """The year."""
+
+    @property
+    def doi(self) -> str:
+        """The DOI."""
+
+    @property
+    def arxiv_id(self) -> str:
+        """The arXiv id."""
+
+    @property
+    def entrytype(self) -> str:
+        """The entry type ("" without a record)."""
+
+    @property
+    def bibfields(self) -> dict[str, str]:
+        """The record's fields."""
+
+
+def doi_key(doi: str) -> str:
+    """A DOI as two copies of it agree: no resolver prefix, case-folded (DOIs ignore case)."""
+    return _DOI_PREFIX.sub("", doi.strip()).strip().casefold()
+
+
+def arxiv_key(arxiv_id: str) -> str:
+    """An arXiv id as two copies of it agree: no prefix, no version."""
+    key = _ARXIV_PREFIX.sub("", arxiv_id.strip()).strip().casefold()
+    return _ARXIV_VERSION.sub("", key)
+
+
+def title_key(title: str) -> str:
+    """A title as two copies of it agree whatever their case, LaTeX and punctuation."""
+    return fingerprint_text(title) if title else ""
+
+
+def _surname(authors: list[str]) -> str:
+    if not authors:
+        return ""
+    first = authors[0].strip()
+    # "Family, Given" or "Given Family"
+    name = first.split(",", 1)[0] if "," in first else (first.split() or [""])[-1]
+    return fold(name)
+
+
+def _type(entrytype: str) -> str:
+    t = entrytype.casefold()
+    return _SAME_TYPE.get(t, t)
+
+
+def record_key(copy: Copy) -> tuple[str, tuple[tuple[str, str], ...]] | None:
+    """The whole record of an entry, to tell identical entries (None: no record)."""
+    if not copy.entrytype:
+        return None
+    return (copy.entrytype.casefold(), tuple(sorted(copy.bibfields.items())))
+
+
+def conflict(a: Copy, b: Copy) -> str:
+    """Why two copies cannot be one paper ("" if nothing says so): different DOIs or arXiv ids."""
+    da, db = doi_key(a.doi), doi_key(b.doi)
+    if da and db and da != db:
+        return "different DOIs"
+    xa, xb = arxiv_key(a.arxiv_id), arxiv_key(b.arxiv_id)
+    if xa and xb and xa != xb:
+        return "different arXiv ids"
+    return ""
+
+
+def _types_agree(a: Copy, b: Copy) -> bool:
+    ta, tb = _type(a.entrytype), _type(b.entrytype)
+    return ta == tb or ta in _LOOSE_TYPES or tb in _LOOSE_TYPES
+
+
+def title_match(a: Copy, b: Copy) -> bool:
+    """The same title, and the first author and the year agree wherever both have them
+    (at least one of the two on both sides), and the types do not contradict each other."""
+    ka = title_key(a.title)
+    if not ka or ka != title_key(b.title) or not _types_agree(a, b):
+        return False
+    sa, sb = _surname(a.authors), _surname(b.authors)
+    both = 0
+    if sa and sb:
+        if sa != sb:
+            return False
+        both += 1
+    if a.year and b.year:
+        if a.year != b.year:
+            return False
+        both += 1
+    return both > 0
+
+
+def same_paper(a: Copy, b: Copy) -> str:
+    """Why copies `a` and `b` (from different files) are the same paper, in a few words;
+    "" when the rule says they are not. The abstract is not looked at here (see `Matcher`)."""
+    if (ra := record_key(a)) is not None and ra == record_key(b):
+        return "the same entry"
+    if conflict(a, b):
+        return ""
+    if (d := doi_key(a.doi)) and d == doi_key(b.doi):
+        return "the same DOI"
+    if (x := arxiv_key(a.arxiv_id)) and x == arxiv_key(b.arxiv_id):
+        return "the same arXiv id"
+    if title_match(a, b):
+        return "the same title, authors and year"
+    return ""
+
+
+class Matcher:
+    """The library's papers by DOI, arXiv id, title, record and abstract fingerprint: the
+    papers an import's entry may be a copy of, found by dict lookups.
+
+    Kept up to date by following the library's changes; it may hold ids of papers since
+    removed or changed, so every lookup checks the paper as it is now (`get`)."""
+
+    def __init__(self, get: Callable[[str], Paper | None]) -> None:
+        # weakly: the matcher is the library's (see matcher_for) and must not keep it alive
+        self._get: Callable[[], Callable[[str], Paper | None] | None] = (
+            weakref.WeakMethod(get) if hasattr(get, "__self__") else lambda: get
+        )
+        self.by_doi: dict[str, list[str]] = {}
+        self.by_arxiv: dict[str, list[str]] = {}
+        self.by_title: dict[str, list[str]] = {}
+        self.by_abstract: dict[str, list[str]] = {}
+        self.by_record: dict[tuple[str, str, str], list[str]] = {}
+
+    def add(self, paper: Paper) -> None:
+        """Index one paper under each of its keys."""
+        pid = paper.id
+        if paper.doi:
+            _put(self.by_doi, doi_key(paper.doi), pid)
+        if paper.arxiv_id:
+            _put(self.by_arxiv, arxiv_key(paper.arxiv_id), pid)
+        if paper.title and not paper.title_derived:
+            _put(self.by_title, title_key(paper.title), pid)
+        if paper.abstract and paper.fingerprint:
+            _put(self.by_abstract, paper.fingerprint, pid)
+        if paper.entrytype:
+            fields = paper.bibfields
+            _put(self.by_record, (paper.entrytype, fields.get("title", ""), fields.get("author", "")), pid)
+
+    def follow(self, change: Change) -> None:
+        """Index the papers a change added, or changed in a field the keys come from
+        (a library subscriber; the old keys stay, as every lookup checks the paper)."""
+        if change.kind == "papers-added" or (change.kind == "papers-changed" and change.fields & _KEYED):
+            get = self._get()
+            for pid in change.ids if get is not None else ():
+                paper = get(pid)
+                if paper is not None:
+                    self.add(paper)
+
+    def _ids(self, cand: Candidate, fp: str) -> dict[str, str]:
+        """Papers that may be copies of `cand`, id → the index that found them."""
+        out: dict[str, str] = {}
+        if cand.entrytype:
+            key = (cand.entrytype, cand.bibfields.get("title", ""), cand.bibfields.get("author", ""))
+            out.update(dict.fromkeys(self.by_record.get(key, ()), "record"))
+        if cand.doi:
+            out.update(dict.fromkeys(self.by_doi.get(doi_key(cand.doi), ()), "doi"))
+        if cand.arxiv_id:
+            out.update(dict.fromkeys(self.by_arxiv.get(arxiv_key(cand.arxiv_id), ()), "arxiv"))
+        if cand.title:
+            for pid in self.by_title.get(title_key(cand.title), ()):
+                out.setdefault(pid, "title")
+        if cand.abstract:
+            for pid in self.by_abstract.get(fp, ()):
+                out.setdefault(pid, "abstract")
+        return out
+
+    def find(
+        self,
+        cand: Candidate,
+        fp: str,
+        get: Callable[[str], Paper | None],
+        skip: Callable[[str], bool],
+        citekey_of: Callable[[str], str | None],
+    ) -> tuple[str, str] | None:
+        """The paper `cand` is a copy of and why, or None. `fp` is the entry's fingerprint
+        (its abstract's, when it has one); `get(id)` the paper as the import sees it;
+        `skip(id)` says a paper is not to be matched (one an earlier entry of the same file
+        took); `citekey_of(folded key)` is the id of the paper holding a citation key."""
+        best: tuple[int, str, str] | None = None
+        for pid in self._ids(cand, fp):
+            if skip(pid):
+                continue
+            paper = get(pid)
+            if paper is None:
+                continue
+            why = same_paper(cand, paper)
+            if (
+                not why
+                and cand.abstract
+                and paper.abstract
+                and paper.fingerprint == fp
+                and not conflict(cand, paper)
+                and _listing(cand, paper)
+            ):
+                why = "the same abstract"
+            if not why and cand.citekey and citekey_of(cand.citekey.casefold()) == pid:
+                if title_key(cand.title) and title_key(cand.title) == title_key(paper.title):
+                    why = "the same citation key and title"
+            if why:
+                rank = _RANK.get(why, 9)
+                if best is None or rank < best[0]:
+                    best = (rank, pid, why)
+        return (best[1], best[2]) if best else None
+
+
+def _put(index: dict[_K, list[str]], key: _K, pid: str) -> None:
+    ids = index.setdefault(key, [])
+    if pid not in ids:  # a handful at most: a key shared by many papers is rare
+        ids.append(pid)
+
+
+_KEYED = frozenset({"title", "title_derived", "doi", "arxiv_id", "abstract", "fingerprint", "entrytype", "bibfields"})
+_RANK = {"the same entry": 0, "the same DOI": 1, "the same arXiv id": 2, "the same citation key and title": 3}
+
+
+def _listing(cand: Candidate, paper: Paper) -> bool:
+    """Whether either copy is a listing paper: no title of its own, or no record (the
+    abstract is then all there is to recognise it by)."""
+    return not cand.title or not cand.entrytype or paper.title_derived or not paper.entrytype
+
+
+_matchers: weakref.WeakKeyDictionary[object, Matcher] = weakref.WeakKeyDictionary()
+
+
+def matcher_for(
+    owner: object,
+    papers: Iterable[Paper],
+    get: Callable[[str], Paper | None],
+    subscribe: Callable[[Callable[[Change], None]], object],
+) -> Matcher:
+    """The matcher of a library (`owner`), built on its first import and kept up to date
+    by following its changes: later imports pay nothing to build it."""
+    matcher = _matchers.get(owner)
+    if matcher is None:
+        matcher = Matcher(get)
+        for paper in papers:
+            matcher.add(paper)
+        subscribe(matcher.follow)
+        _matchers[owner] = matcher
+    return matcher
+
+
+# ---- possible duplicates ---------------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class Pair:
+    """Two papers that look like one: `a` and `b` (ids, `a` the older) and why."""
+
+    a: str
+    b: str
+    reason: str  # "the same DOI", "the same arXiv id", "the same title"
+
+
+def _pair_key(a: str, b: str) -> tuple[str, str]:
+    return (a, b) if a <= b else (b, a)
+
+
+def possible_duplicates(papers: Iterable[Paper], apart: Iterable[tuple[str, str]] = ()) -> list[Pair]:
+    """Pairs of papers that may be one paper: the same DOI, arXiv id or title (a title's
+    papers with conflicting identifiers aside), less the pairs kept apart. Papers are
+    grouped by those keys, so this costs one pass however large the library."""
+    kept = {_pair_key(a, b) for a, b in apart}
+    groups: dict[tuple[str, str], list[Paper]] = {}
+    order: dict[str, int] = {}
+    for n, paper in enumerate(papers):
+        order[paper.id] = n
+        if paper.doi:
+            groups.setdefault(("the same DOI", doi_key(paper.doi)), []).append(paper)
+        if paper.arxiv_id:
+            groups.setdefault(("the same arXiv id", arxiv_key(paper.arxiv_id)), []).append(paper)
+        if paper.title and not paper.title_derived and (key := title_key(paper.title)):
+            groups.setdefault(("the same title", key), []).append(paper)
+    seen: dict[tuple[str, str], Pair] = {}
+    for (reason, _key), members in groups.items():
+        if len(members) < 2 or len(members) > GENERIC_GROUP:
+            continue
+        for i, first in enumerate(members):
+            for second in members[i + 1 :]:
+                key = _pair_key(first.id, second.id)
+                if key in kept or key in seen:
+                    continue
+                if reason == "the same title" and conflict(first, second):
+                    continue
+                seen[key] = Pair(first.id, second.id, reason)
+    return sorted(seen.values(), key=lambda p: (order[p.a], order[p.b]))
+
+
+class KeepApart:
+    """The pairs of papers a person said are different papers, kept in the library folder
+    (`keep-apart.json`) so that they are not offered again, across restarts."""
+
+    FILE = "keep-apart.json"
+
+    def __init__(self, folder: Path | str, readonly: bool = False) -> None:
+        self.path = Path(folder) / self.FILE
+        self.readonly = readonly
+
+    def pairs(self) -> set[tuple[str, str]]:
+        """The pairs kept apart, each as (smaller id, larger id); a damaged file counts as none."""
+        try:
+            data = json.loads(self.path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return set()
+        raw = data.get("pairs", []) if isinstance(data, dict) else []
+        return {
+            _pair_key(p[0], p[1])
+            for p in raw
+            if isinstance(p, list) and len(p) == 2 and all(isinstance(x, str) for x in p)
+        }
+
+    def add(self, a: str, b: str) -> bool:
+        """Remember that `a` and `b` are different papers; False if it was known."""
+        return self._write(lambda pairs: pairs | {_pair_key(a, b)})
+
+    def remove(self, a: str, b: str) -> bool:
+        """Forget it again (undo); False if it was not there."""
+        return self._write(lambda pairs: pairs - {_pair_key(a, b)})
+
+    def _write(self, edit: Callable[[set[tuple[str, str]]], set[tuple[str, str]]]) -> bool:
+        if self.readonly:
+            raise ReadOnlyLibraryError(
+                f"The library in {self.path.parent} was opened read-only; the change was not made.", self.path.parent
+            )
+        if not self.path.parent.is_dir():
+            raise InvalidValueError(f"no library folder at {self.path.parent}")
+        before = self.pairs()
+        after = edit(before)
+        if after == before:
+            return False
+        try:
+            write_atomically(self.path, json.dumps({"pairs": sorted(map(list, after))}, indent=1) + "\n")
+        except OSError as exc:  # pragma: no cover - write_atomically raises its own error
+            raise StoreWriteError(f"could not write {self.path}: {exc}") from exc
+        return True
+
+
+def describe(papers: Mapping[str, Paper], pid: str) -> str:
+    """A paper in a few words for a report: its id, key, title, year."""
+    paper = papers.get(pid)
+    if paper is None:
+        return pid
+    key = f" [{paper.citekey}]" if paper.citekey else ""
+    year = f" ({paper.year})" if paper.year else ""
+    return f"{pid}{key} {paper.title[:80]}{year}"
