@@ -61,13 +61,16 @@ def _merge_note(parsed: ParsedFile, cand: Candidate, target: Paper, why: str) ->
     return MergeNote(parsed.path, cand.line, message, cand.citekey, target.id, target.citekey)
 
 
-def _identity(cand: Candidate, fp: str) -> object:
+def _identity(cand: Candidate, fp: str, keyed: bool) -> object:
     """What makes two entries of one file identical: the same record (type and fields),
     or for a listing's entry (no record) the same text."""
     key = record_key(cand)
     if key is not None:
         return key
-    return ("", cand.title, tuple(cand.authors), cand.year, cand.doi, cand.arxiv_id, fp)
+    # without its record an entry from a .bib file shows too little to tell it is identical
+    # to another (xampl.bib's -minimal and -full twins agree in all of it): its key decides
+    text = (cand.title, tuple(cand.authors), cand.year, cand.venue, cand.doi, cand.arxiv_id, fp)
+    return (keyed and cand.citekey.casefold(), *text)
 
 
 @dataclass(slots=True)
@@ -263,7 +266,7 @@ class ImportBatch:
             source = Source(file=file_key, format=parsed.format, line=cand.line)
             plain = plain_text(cand.abstract)
             fp = fingerprint(cand.abstract, cand.title, cand.authors, cand.year, plain=plain)
-            ident = _identity(cand, fp)
+            ident = _identity(cand, fp, keyed)
             pid = identical.get(ident)
             why = "it is identical to an entry before it in the file"
             if pid is None:
