@@ -12,6 +12,7 @@ whether a start opens the window or runs a command here. Run on its own,
     parser.py           the grammar (argparse); file paths given instead of a command
     commands.py         the commands that read and edit the library
     search_commands.py  search, reindex and export (whose --query searches)
+    duplicates.py       possible duplicates: list, merge, keep apart
     output.py           exit codes, errors as one line, tables, JSON
 """
 
@@ -38,6 +39,7 @@ from .commands import (
     cmd_title,
     first_look,
 )
+from .duplicates import cmd_duplicates
 from .output import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, UsageError, guarded, paper_json
 from .parser import COMMAND_NAMES, build_parser, parse_args
 from .search_commands import cmd_export, cmd_reindex, cmd_search
@@ -78,6 +80,7 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "list-add": cmd_list_add,
     "list-remove": cmd_list_remove,
     "recover": cmd_recover,
+    "duplicates": cmd_duplicates,
 }
 
 

@@ -49,6 +49,8 @@ def cmd_import(args: argparse.Namespace) -> int:
             print(report.summary())
             for problem in report.problems:
                 print(f"  note: {problem}")
+            for merge in report.merges:  # both keys: the entry's and the paper's (issue 13 item 4)
+                print(f"  merged: {merge}")
             if report.unconfirmed:
                 print(
                     f"  it would add {plural(len(report.unconfirmed))}, the first: " + "; ".join(report.unconfirmed[:3])

@@ -28,6 +28,7 @@ COMMAND_NAMES = (
     "list-add",
     "list-remove",
     "recover",
+    "duplicates",
 )
 
 
@@ -146,6 +147,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="repair a damaged library: keep every intact line and readable edit, take "
         "what is missing from the latest good backup, and say exactly what was lost",
     )
+
+    c = sub.add_parser("duplicates", help="list possible duplicates; merge a pair or keep it apart")
+    what = c.add_mutually_exclusive_group()
+    what.add_argument("--json", action="store_true", help="print the pairs as a JSON array")
+    what.add_argument("--merge", nargs=2, metavar=("A", "B"), help="merge paper B into paper A")
+    what.add_argument("--keep-apart", nargs=2, metavar=("A", "B"), help="remember that A and B are different papers")
     return p
 
 

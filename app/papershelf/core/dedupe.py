@@ -76,3 +76,61 @@ def _record_from(paper: Paper, cand: Candidate, changes: dict[str, Any]) -> dict
     if cand.preamble:
         out["preamble"] = cand.preamble
     return out
+
+
+# the bibliographic part of a paper, taken whole from the richer of two papers a person merges
+_RECORD = (
+    "title",
+    "title_derived",
+    "authors",
+    "year",
+    "venue",
+    "doi",
+    "arxiv_id",
+    "entrytype",
+    "bibfields",
+    "preamble",
+)
+_STATUS_RANK = {"unread": 0, "skipped": 1, "to-read": 2, "reading": 3, "read": 4}
+
+
+def richness(paper: Paper) -> tuple[int, int, int]:
+    """How much a paper's record holds, to pick the richer of two: its fields, then its
+    display fields, then a title of its own."""
+    shown = sum(bool(getattr(paper, name)) for name in ("authors", "year", "venue", "doi", "arxiv_id", "abstract"))
+    return (len(paper.bibfields), shown, int(not paper.title_derived))
+
+
+def combine(keep: Paper, other: Paper) -> dict[str, Any]:
+    """The fields `keep` takes when a person merges `other` into it, as {field: new value}.
+
+    The record (type, fields, display fields) is the richer paper's, its gaps filled from
+    the other; tags, sources and links are the union; the user's state is kept (the
+    further-on status, both notes, `keep`'s rating or else the other's, `keep`'s citation
+    key or else the other's). Only fields that change are returned."""
+    rich, poor = (other, keep) if richness(other) > richness(keep) else (keep, other)
+    out: dict[str, Any] = {name: getattr(rich, name) for name in _RECORD}
+    for name in ("authors", "year", "venue", "doi", "arxiv_id"):
+        if not out[name] and getattr(poor, name):
+            out[name] = getattr(poor, name)
+    if rich.title_derived and not poor.title_derived and poor.title:
+        out["title"], out["title_derived"] = poor.title, False
+    if not out["entrytype"] and poor.entrytype:
+        out["entrytype"], out["bibfields"], out["preamble"] = poor.entrytype, poor.bibfields, poor.preamble
+    for name in ("abstract", "area", "subarea"):
+        out[name] = getattr(keep, name) or getattr(other, name)
+    if not keep.area and other.area:
+        out["subarea"] = other.subarea
+    out["links"] = list(dict.fromkeys([*keep.links, *other.links]))
+    out["tags"] = sorted(set(keep.tags) | set(other.tags))
+    out["sources"] = [*keep.sources, *(s for s in other.sources if s not in keep.sources)]
+    if _STATUS_RANK.get(other.status.value, 0) > _STATUS_RANK.get(keep.status.value, 0):
+        out["status"] = other.status
+    notes = [n for n in (keep.notes, other.notes) if n.strip()]
+    out["notes"] = "\n\n".join(dict.fromkeys(notes))
+    out["rating"] = keep.rating if keep.rating is not None else other.rating
+    out["citekey"] = keep.citekey or other.citekey
+    if other.added and (not keep.added or other.added < keep.added):
+        out["added"] = other.added
+    out["fingerprint"] = fingerprint(out["abstract"], out["title"], out["authors"], out["year"])
+    return {name: value for name, value in out.items() if getattr(keep, name) != value}

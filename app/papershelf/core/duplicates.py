@@ -230,7 +230,9 @@ class Matcher:
         (a library subscriber; the old keys stay, as every lookup checks the paper)."""
         if change.kind == "papers-added" or (change.kind == "papers-changed" and change.fields & _KEYED):
             get = self._get()
-            for pid in change.ids if get is not None else ():
+            if get is None:
+                return
+            for pid in change.ids:
                 paper = get(pid)
                 if paper is not None:
                     self.add(paper)
@@ -356,20 +358,20 @@ def possible_duplicates(papers: Iterable[Paper], apart: Iterable[tuple[str, str]
             groups.setdefault(("the same DOI", doi_key(paper.doi)), []).append(paper)
         if paper.arxiv_id:
             groups.setdefault(("the same arXiv id", arxiv_key(paper.arxiv_id)), []).append(paper)
-        if paper.title and not paper.title_derived and (key := title_key(paper.title)):
-            groups.setdefault(("the same title", key), []).append(paper)
+        if paper.title and not paper.title_derived and (tkey := title_key(paper.title)):
+            groups.setdefault(("the same title", tkey), []).append(paper)
     seen: dict[tuple[str, str], Pair] = {}
     for (reason, _key), members in groups.items():
         if len(members) < 2 or len(members) > GENERIC_GROUP:
             continue
         for i, first in enumerate(members):
             for second in members[i + 1 :]:
-                key = _pair_key(first.id, second.id)
-                if key in kept or key in seen:
+                pkey = _pair_key(first.id, second.id)
+                if pkey in kept or pkey in seen:
                     continue
                 if reason == "the same title" and conflict(first, second):
                     continue
-                seen[key] = Pair(first.id, second.id, reason)
+                seen[pkey] = Pair(first.id, second.id, reason)
     return sorted(seen.values(), key=lambda p: (order[p.a], order[p.b]))
 
 

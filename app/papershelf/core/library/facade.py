@@ -23,7 +23,7 @@ from ..query import Answer, Query
 from ..store import Op, Store, now_iso
 from ..text import clean_text
 from ..titles import derive_title
-from . import exporting, importing, restoring
+from . import exporting, importing, merging, restoring
 from . import lists as reading_lists
 from .checks import closest, common_prefix, id_list, status_arg, tag_list, text_arg
 from .importing import FileReport
@@ -311,6 +311,11 @@ class Library:
         if not isinstance(parsed, ParsedFile):
             raise InvalidValueError(f"import_parsed takes a parsed file, not {type(parsed).__name__}")
         return importing.import_parsed(self, parsed)
+
+    @property
+    def duplicates(self) -> merging.Duplicates:
+        """Possible duplicates: list the pairs, merge one, keep one apart (see merging.py)."""
+        return merging.Duplicates(self)
 
     # ---- editing papers ----------------------------------------------------
     def _set_many(self, ids: Iterable[str], compute: Callable[[Paper], dict[str, Any]]) -> int:
