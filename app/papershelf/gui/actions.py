@@ -100,6 +100,10 @@ class WindowActions(QObject):
         )
         self.delete_action.setShortcutContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
         w.paper_list.addAction(self.delete_action)
+        from .duplicates import DuplicatesView  # its dialog is built on first use
+
+        self.duplicates = DuplicatesView(w)
+        self._action(edit, self.tr("Possible &Duplicates…"), self.duplicates.open, None, "duplicatesAction")
         status_menu = edit.addMenu(self.tr("Mark &As"))
         for n, status in enumerate(Status, 1):
             self._action(
