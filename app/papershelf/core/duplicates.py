@@ -106,11 +106,15 @@ class Copy(Protocol):
 
 def doi_key(doi: str) -> str:
     """A DOI as two copies of it agree: no resolver prefix, case-folded (DOIs ignore case)."""
+    if not doi:
+        return ""
     return _DOI_PREFIX.sub("", doi.strip()).strip().casefold()
 
 
 def arxiv_key(arxiv_id: str) -> str:
     """An arXiv id as two copies of it agree: no prefix, no version."""
+    if not arxiv_id:
+        return ""
     key = _ARXIV_PREFIX.sub("", arxiv_id.strip()).strip().casefold()
     return _ARXIV_VERSION.sub("", key)
 
@@ -143,11 +147,9 @@ def record_key(copy: Copy) -> tuple[str, tuple[tuple[str, str], ...]] | None:
 
 def conflict(a: Copy, b: Copy) -> str:
     """Why two copies cannot be one paper ("" if nothing says so): different DOIs or arXiv ids."""
-    da, db = doi_key(a.doi), doi_key(b.doi)
-    if da and db and da != db:
+    if a.doi and b.doi and doi_key(a.doi) != doi_key(b.doi):
         return "different DOIs"
-    xa, xb = arxiv_key(a.arxiv_id), arxiv_key(b.arxiv_id)
-    if xa and xb and xa != xb:
+    if a.arxiv_id and b.arxiv_id and arxiv_key(a.arxiv_id) != arxiv_key(b.arxiv_id):
         return "different arXiv ids"
     return ""
 
@@ -209,30 +211,37 @@ class Matcher:
         self.by_title: dict[str, list[str]] = {}
         self.by_abstract: dict[str, list[str]] = {}
         self.by_record: dict[tuple[str, str, str], list[str]] = {}
+        self.known: set[str] = set()  # every id indexed (an added paper already known is skipped)
 
     def add(self, paper: Paper) -> None:
         """Index one paper under each of its keys."""
-        pid = paper.id
-        if paper.doi:
-            _put(self.by_doi, doi_key(paper.doi), pid)
-        if paper.arxiv_id:
-            _put(self.by_arxiv, arxiv_key(paper.arxiv_id), pid)
-        if paper.title and not paper.title_derived:
-            _put(self.by_title, title_key(paper.title), pid)
-        if paper.abstract and paper.fingerprint:
-            _put(self.by_abstract, paper.fingerprint, pid)
-        if paper.entrytype:
-            fields = paper.bibfields
-            _put(self.by_record, (paper.entrytype, fields.get("title", ""), fields.get("author", "")), pid)
+        # the stored dict, not the properties: this runs once per paper of every import
+        d = paper.raw()
+        pid = d["id"]
+        self.known.add(pid)
+        if doi := d.get("doi"):
+            _put(self.by_doi, doi_key(doi), pid)
+        if arxiv := d.get("arxiv_id"):
+            _put(self.by_arxiv, arxiv_key(arxiv), pid)
+        if (title := d.get("title")) and not d.get("title_derived"):
+            _put(self.by_title, title_key(title), pid)
+        if d.get("abstract") and (fp := d.get("fingerprint")):
+            _put(self.by_abstract, fp, pid)
+        if entrytype := d.get("entrytype"):
+            fields = d.get("bibfields") or {}
+            _put(self.by_record, (entrytype, fields.get("title", ""), fields.get("author", "")), pid)
 
     def follow(self, change: Change) -> None:
         """Index the papers a change added, or changed in a field the keys come from
         (a library subscriber; the old keys stay, as every lookup checks the paper)."""
-        if change.kind == "papers-added" or (change.kind == "papers-changed" and change.fields & _KEYED):
+        changed = change.kind == "papers-changed" and change.fields & _KEYED
+        if change.kind == "papers-added" or changed:
             get = self._get()
             if get is None:
                 return
             for pid in change.ids:
+                if not changed and pid in self.known:  # an import's papers: indexed as it read them
+                    continue
                 paper = get(pid)
                 if paper is not None:
                     self.add(paper)

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import QAbstractTableModel, QModelIndex, QObject, QPersistentModelIndex, Qt, QTimer
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, QObject, QPersistentModelIndex, Qt, QTimer, Signal
 from PySide6.QtGui import QFont, QUndoCommand
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -35,6 +35,7 @@ from ..core import reports
 from ..core.errors import PapershelfError
 from ..core.library import Change, FileReport, Library
 from ..core.paper import Paper
+from .tasks import Task, run_task
 
 if TYPE_CHECKING:
     from ..core.library.merging import Merged, Pair
@@ -233,6 +234,8 @@ class DuplicatesView(QObject):
     """Opens the dialog from the menu, keeps it listing the library's pairs, makes merges and
     keep-aparts undoable steps, and tells the merges an import made."""
 
+    listed = Signal()  # the dialog now lists the pairs as the library has them
+
     def __init__(self, window: MainWindow) -> None:
         super().__init__(window)
         self.window = window
@@ -240,6 +243,8 @@ class DuplicatesView(QObject):
         self.pairs = PairModel(window.library, self)
         self.compare = CompareModel(self)
         self.last_merges = ""
+        self.task: Task | None = None
+        self.again = False  # the library changed while the pairs were being listed
         self._timer = QTimer(self, singleShot=True, interval=REFRESH_MS)
         self._timer.timeout.connect(self.refresh)
         window.events.changed.connect(self._library_changed)
@@ -256,19 +261,48 @@ class DuplicatesView(QObject):
             selection.currentRowChanged.connect(lambda *_: self._show_current())
             dialog.merge_button.clicked.connect(self.merge_current)
             dialog.apart_button.clicked.connect(self.keep_current_apart)
+            # Undo and Redo work here as in the window: a merge made here is taken back here
+            dialog.addActions([self.window.menus.undo_action, self.window.menus.redo_action])
+        self.dialog.summary.setText(self.tr("Looking for papers that may be one paper…"))
         self.refresh()
         self.dialog.show()
         self.dialog.raise_()
         self.dialog.activateWindow()
 
     def refresh(self) -> None:
-        """List the pairs again, keeping the selection on the same row where there is one."""
+        """List the pairs again, off the GUI thread (a pass over every paper), keeping the
+        selection on the same row where there is one."""
+        if self.dialog is None:
+            return
+        if self.task is not None:  # one at a time; the latest state is listed once it is done
+            self.again = True
+            return
+        for button in (self.dialog.merge_button, self.dialog.apart_button):
+            button.setEnabled(False)  # until the pairs are listed again: the selected one may be gone
+        dupes = self.window.library.duplicates
+        papers = list(self.window.library.papers())  # a copy: the GUI thread may edit meanwhile
+
+        def work(_progress: object, _cancelled: object) -> list[Pair]:
+            return dupes.pairs(papers)
+
+        def failed(exc: BaseException) -> None:
+            self.task = None
+            self.window.show_error(self.tr("The possible duplicates could not be listed"), str(exc))
+
+        self.task = run_task(work, parent=self, name="papershelf-duplicates", on_done=self._listed, on_error=failed)
+
+    def _listed(self, pairs: list[Pair]) -> None:
+        self.task = None
         dialog = self.dialog
+        if self.again:
+            self.again = False
+            self.refresh()
+            return
         if dialog is None:
             return
         row = max(dialog.pair_view.currentIndex().row(), 0)
-        self.pairs.set_pairs(self.window.library.duplicates.pairs())
-        n = len(self.pairs.pairs)
+        self.pairs.set_pairs(pairs)
+        n = len(pairs)
         dialog.summary.setText(
             self.tr("No possible duplicates: no two papers share a DOI, an arXiv id or a title.")
             if not n
@@ -281,9 +315,9 @@ class DuplicatesView(QObject):
         dialog.merges_box.setVisible(bool(self.last_merges))
         dialog.merges.setPlainText(self.last_merges)
         if n:
-            index = self.pairs.index(min(row, n - 1), 0)
-            dialog.pair_view.setCurrentIndex(index)
+            dialog.pair_view.setCurrentIndex(self.pairs.index(min(row, n - 1), 0))
         self._show_current()
+        self.listed.emit()
 
     def current(self) -> Pair | None:
         """The selected pair, if any."""

@@ -9,6 +9,7 @@ remembered in the library folder (`duplicates.KeepApart`).
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -55,10 +56,10 @@ class Duplicates:
         self.lib = lib
         self.apart = KeepApart(lib.folder, lib.readonly)
 
-    def pairs(self) -> list[Pair]:
-        """Pairs of papers that may be one paper, less those kept apart, oldest first."""
-        lib = self.lib
-        return possible_duplicates(lib.papers(), self.apart.pairs())
+    def pairs(self, papers: Iterable[Paper] | None = None) -> list[Pair]:
+        """Pairs of papers that may be one paper, less those kept apart, oldest first. A
+        caller off the thread that edits passes `papers`, a list it copied from `papers()`."""
+        return possible_duplicates(self.lib.papers() if papers is None else papers, self.apart.pairs())
 
     def keep_apart(self, a: str, b: str) -> bool:
         """Remember that papers `a` and `b` are different (ids or prefixes); False if known."""
