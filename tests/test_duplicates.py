@@ -32,7 +32,7 @@ AU  - Doe, John
 PY  - 2020
 JO  - J. Shelving
 DO  - https://doi.org/10.1234/SHELF.2020
-ER  - 
+ER  -
 """
 
 # three entries nobody titled differently: one file, three entries, three papers
