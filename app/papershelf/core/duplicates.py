@@ -293,9 +293,17 @@ class Matcher:
                 and _listing(cand, paper)
             ):
                 why = "the same abstract"
-            if not why and cand.citekey and citekey_of(cand.citekey.casefold()) == pid:
-                if title_key(cand.title) and title_key(cand.title) == title_key(paper.title):
-                    why = "the same citation key and title"
+            # an export coming back: its key is the paper's. Before the title rule, which cannot
+            # tell twins of one title apart (xampl's -minimal and -full)
+            if (
+                why != "the same entry"
+                and cand.citekey
+                and citekey_of(cand.citekey.casefold()) == pid
+                and title_key(cand.title)
+                and title_key(cand.title) == title_key(paper.title)
+                and not conflict(cand, paper)
+            ):
+                why = "the same citation key and title"
             if why:
                 rank = _RANK.get(why, 9)
                 if best is None or rank < best[0]:
@@ -310,7 +318,7 @@ def _put(index: dict[_K, list[str]], key: _K, pid: str) -> None:
 
 
 _KEYED = frozenset({"title", "title_derived", "doi", "arxiv_id", "abstract", "fingerprint", "entrytype", "bibfields"})
-_RANK = {"the same entry": 0, "the same DOI": 1, "the same arXiv id": 2, "the same citation key and title": 3}
+_RANK = {"the same entry": 0, "the same citation key and title": 1, "the same DOI": 2, "the same arXiv id": 3}
 
 
 def _listing(cand: Candidate, paper: Paper) -> bool:

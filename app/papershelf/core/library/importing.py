@@ -54,6 +54,9 @@ class MergeNote:
         return f"{where}: {self.message}"
 
 
+_SAME_ENTRY = ("the same entry", "the same citation key and title")
+
+
 def _merge_note(parsed: ParsedFile, cand: Candidate, target: Paper, why: str) -> MergeNote:
     entry = f"entry {cand.citekey!r}" if cand.citekey else "the entry"
     into = f"paper {target.id}" + (f" (key {target.citekey!r})" if target.citekey else "")
@@ -305,7 +308,9 @@ class ImportBatch:
             # without a key does not take the entry's either: undoing the import would take it
             # away again, after the user may have copied it (a merge's fields are undone one by
             # one). The note is a MergeNote, which the window lists without stopping the user
-            if changes or (cand.citekey and cand.citekey != target.citekey):
+            # (the entry itself coming back, an export re-imported, is no judgement to tell)
+            same_key = cand.citekey == target.citekey
+            if (changes and not (same_key and why in _SAME_ENTRY)) or (cand.citekey and not same_key):
                 report.merges.append(_merge_note(parsed, cand, target, why))
             if not changes:
                 if not is_new:
