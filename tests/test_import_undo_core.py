@@ -49,6 +49,10 @@ def test_report_keeps_merged_papers_as_they_were_and_put_records_restores_them(t
         assert set(report.merged_before) == {old_id}
         assert lib.get(old_id).to_dict() != before
         assert lib.get(old_id).doi == "10.1234/shelf.2020"  # the merge happened
+        # and it is told with both keys: the entry's in more.bib and the paper's
+        (note,) = report.merges
+        assert (note.entry_key, note.paper_id, note.paper_key) == ("smith2020deepx", old_id, "smith2020deep")
+        assert "the same title, authors and year" in str(note) and str(note).startswith(str(more))
 
         after = lib.records(report.added_ids + [old_id])
         lib.put_records(report.merged_before, remove=report.added_ids)
@@ -93,6 +97,9 @@ def test_undoing_a_merge_keeps_a_citation_key_pinned_after_it(tmp_path):
         before = lib.get(pid).to_dict()
         (report,) = lib.import_files([bib])
         assert report.merged == 1 and lib.get(pid).title == "Deep Nets for Shelving Papers"
+        (note,) = report.merges  # a listing paper has no key yet: its id is told
+        assert (note.entry_key, note.paper_id, note.paper_key) == ("smith2020deep", pid, "")
+        assert "the same abstract" in str(note)
         after = lib.records([pid])
         key = lib.citation_keys([pid])[pid]  # Copy Key / export pins it
         assert key and lib.get(pid).citekey == key

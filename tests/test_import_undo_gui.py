@@ -7,7 +7,7 @@ import warnings
 import pytest
 from PySide6.QtCore import QMimeData, QPoint, QPointF, Qt, QUrl
 from PySide6.QtGui import QAction, QDragEnterEvent, QDropEvent
-from PySide6.QtWidgets import QApplication
+from PySide6.QtWidgets import QApplication, QMessageBox
 
 from test_import_undo_core import BIB_MORE, BIB_ONE, same
 
@@ -80,6 +80,9 @@ def test_undo_removes_what_an_import_added_and_restores_what_it_merged(window, q
 
     (report,) = drop(qtbot, win, more)
     assert report.added == 1 and report.merged == 1 and len(lib) == start + 2
+    # the merge is told in the status bar, and no box stands between the user and Ctrl+Z
+    assert "1 entry was merged into a paper already here" in win.statusBar().currentMessage()
+    assert not [box for box in win.findChildren(QMessageBox) if box.isVisible()]
     assert lib.get(old_id).doi == "10.1234/shelf.2020"
     assert last_import_entry(win) == "Last import  (1)"
     assert "more.bib" in win.filter_panel.index_of("import", "last").data(Qt.ItemDataRole.ToolTipRole)
