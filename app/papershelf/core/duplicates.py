@@ -26,13 +26,13 @@ from __future__ import annotations
 import json
 import re
 import weakref
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol, TypeVar
 
 from .errors import InvalidValueError, ReadOnlyLibraryError, StoreWriteError
-from .fileio import write_atomically
+from .fileio import write_bytes_atomically
 from .text import fingerprint_text, fold
 
 if TYPE_CHECKING:
@@ -246,22 +246,20 @@ class Matcher:
                 if paper is not None:
                     self.add(paper)
 
-    def _ids(self, cand: Candidate, fp: str) -> dict[str, str]:
-        """Papers that may be copies of `cand`, id → the index that found them."""
-        out: dict[str, str] = {}
+    def _ids(self, cand: Candidate, fp: str) -> dict[str, None]:
+        """The papers that may be copies of `cand` (a dict: ordered, each once)."""
+        out: dict[str, None] = {}
         if cand.entrytype:
             key = (cand.entrytype, cand.bibfields.get("title", ""), cand.bibfields.get("author", ""))
-            out.update(dict.fromkeys(self.by_record.get(key, ()), "record"))
+            out.update(dict.fromkeys(self.by_record.get(key, ())))
         if cand.doi:
-            out.update(dict.fromkeys(self.by_doi.get(doi_key(cand.doi), ()), "doi"))
+            out.update(dict.fromkeys(self.by_doi.get(doi_key(cand.doi), ())))
         if cand.arxiv_id:
-            out.update(dict.fromkeys(self.by_arxiv.get(arxiv_key(cand.arxiv_id), ()), "arxiv"))
+            out.update(dict.fromkeys(self.by_arxiv.get(arxiv_key(cand.arxiv_id), ())))
         if cand.title:
-            for pid in self.by_title.get(title_key(cand.title), ()):
-                out.setdefault(pid, "title")
+            out.update(dict.fromkeys(self.by_title.get(title_key(cand.title), ())))
         if cand.abstract:
-            for pid in self.by_abstract.get(fp, ()):
-                out.setdefault(pid, "abstract")
+            out.update(dict.fromkeys(self.by_abstract.get(fp, ())))
         return out
 
     def find(
@@ -434,18 +432,11 @@ class KeepApart:
         after = edit(before)
         if after == before:
             return False
+        data = json.dumps({"pairs": sorted(map(list, after))}, indent=1) + "\n"
         try:
-            write_atomically(self.path, json.dumps({"pairs": sorted(map(list, after))}, indent=1) + "\n")
-        except OSError as exc:  # pragma: no cover - write_atomically raises its own error
-            raise StoreWriteError(f"could not write {self.path}: {exc}") from exc
+            write_bytes_atomically(self.path, data.encode("utf-8"))
+        except OSError as exc:
+            raise StoreWriteError(
+                f"Could not write {self.path} ({exc.strerror or exc}); the papers are not kept apart.", self.path
+            ) from exc
         return True
-
-
-def describe(papers: Mapping[str, Paper], pid: str) -> str:
-    """A paper in a few words for a report: its id, key, title, year."""
-    paper = papers.get(pid)
-    if paper is None:
-        return pid
-    key = f" [{paper.citekey}]" if paper.citekey else ""
-    year = f" ({paper.year})" if paper.year else ""
-    return f"{pid}{key} {paper.title[:80]}{year}"
