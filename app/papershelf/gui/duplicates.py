@@ -256,6 +256,8 @@ class DuplicatesView(QObject):
         if self.dialog is None:
             dialog = self.dialog = DuplicatesDialog(self.window)
             dialog.pair_view.setModel(self.pairs)
+            # the reason is short: the titles take the room (set once the model gives the columns)
+            dialog.pair_view.horizontalHeader().setSectionResizeMode(0, QHeaderView.ResizeMode.ResizeToContents)
             dialog.compare_view.setModel(self.compare)
             selection = dialog.pair_view.selectionModel()
             selection.currentRowChanged.connect(lambda *_: self._show_current())
