@@ -115,7 +115,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     c = sub.add_parser(
         "export",
-        help="write papers to a BibTeX, BibLaTeX or RIS file (all of them, or a tag, a list, a status, a search, or ids)",
+        help="write papers to a BibTeX, BibLaTeX or RIS file (all, or a tag, a list, a status, a search, or ids)",
     )
     g = c.add_mutually_exclusive_group()
     g.add_argument("--tag")
