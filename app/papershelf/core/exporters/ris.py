@@ -19,7 +19,7 @@ from functools import lru_cache
 from typing import Any, cast
 
 from ..citekeys import surname
-from ..paper import Paper
+from ..paper import Paper, normalize_tag
 from ..text import plain_text
 
 EOL = "\r\n"
@@ -77,10 +77,23 @@ def decode(latex: str) -> str:
     if mod is not None and hasattr(mod, "decode"):
         text = cast(str, mod.decode(latex))
     elif "\\" in latex or "{" in latex or "~" in latex or "--" in latex:
+        # the text-mode forms of specials pylatexenc does not know (or makes a modifier letter
+        # of) go through as private-use characters and come back as the characters themselves
+        for macro, stand_in in _SPECIAL_MACROS.items():
+            latex = latex.replace(macro, stand_in)
         text = _pylatexenc()(latex)
+        for stand_in, char in _STAND_INS.items():
+            text = text.replace(stand_in, char)
     else:
         text = latex
     return " ".join(unicodedata.normalize("NFC", text).split())
+
+
+# fmt: off
+_SPECIAL_MACROS = {r"\textasciicircum{}": "\ue000", r"\textbraceleft{}": "\ue001", r"\textbraceright{}": "\ue002",
+                   r"\textasciitilde{}": "\ue003", r"\textbackslash{}": "\ue004"}
+# fmt: on
+_STAND_INS = dict(zip(_SPECIAL_MACROS.values(), "^{}~\\", strict=True))
 
 
 @lru_cache(maxsize=1)
@@ -263,8 +276,10 @@ def record(paper: Paper) -> str:
         lines += [_line("A2", a) for a in ris_names(raw["editor"])]
     if raw.get("translator"):
         lines += [_line("A4", a) for a in ris_names(raw["translator"])]
-    if not paper.title_derived:  # a title Papershelf made up from the abstract is no title of the work
-        lines.append(_line("TI", paper.title))
+    # the record's title when nobody edited it (an edit drops it): the display title lost
+    # what plain text it took for markup; one Papershelf made up from the abstract is no title
+    title = field_text(raw, "title") or ("" if paper.title_derived else paper.title)
+    lines.append(_line("TI", title))
     lines.append(_line("ST", field_text(raw, "shorttitle")))
     if kind in ("book", "mvbook", "collection", "mvcollection", "proceedings", "mvproceedings"):
         lines.append(_line("T3", field_text(raw, "series")))
@@ -300,11 +315,20 @@ def record(paper: Paper) -> str:
     lines.append(_line("Y2", field_text(raw, "urldate").replace("-", "/")))
     # abstracts are kept as pasted (LaTeX, Markdown): RIS readers get what the reader sees
     lines.append(_line("AB", plain_text(paper.abstract) if paper.abstract else ""))
-    lines += [_line("KW", tag) for tag in paper.tags]
+    lines += [_line("KW", keyword) for keyword in keywords(paper)]
     lines.append(_line("N1", field_text(raw, "note")))  # the record's note; the user's notes stay private
     lines.append(_line("LA", field_text(raw, "language")))
     lines.append(f"ER  - {EOL}")
     return "".join(lines)
+
+
+def keywords(paper: Paper) -> list[str]:
+    """The record's keywords as written (a tag is their folded form), then the user's other tags."""
+    raw = paper.bibfields.get("keywords")
+    written = [k.strip() for k in re.split(r"[,;]", field_text({"k": raw}, "k"))] if raw else []
+    written = [k for k in written if k]
+    folded = {normalize_tag(k) for k in written}
+    return written + [t for t in paper.tags if t not in folded]
 
 
 class RisRendering:
