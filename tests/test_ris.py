@@ -473,3 +473,24 @@ def test_the_window_exports_ris(window, qtbot, monkeypatch, tmp_path):
     with qtbot.waitSignal(window.exportFinished, timeout=30_000):
         qtbot.keyClick(window, Qt.Key.Key_E, Qt.KeyboardModifier.ControlModifier)
     assert offered[-1][1].endswith(".ris") and offered[-1][2].startswith("RIS")
+
+
+def test_bibtex_names_of_every_shape_become_ris_names():
+    """Names as a .bib file writes them (once the BibTeX import keeps its records, they reach
+    the RIS export this way): family first, the von part with it, the suffix last."""
+    from papershelf.core.exporters.ris import ris_names
+
+    raw = (
+        "{Doe, Jane and van der Berg, Anna and {The CGAL Project} and Fletcher, III, Harry George"
+        " and Jean de La Fontaine and Ada Lovelace and Aristotle and Garc{\\'\\i}a, Jos{\\'e} and others}"
+    )
+    assert ris_names(raw) == [
+        "Doe, Jane",
+        "van der Berg, Anna",
+        "The CGAL Project",
+        "Fletcher, Harry George, III",
+        "de La Fontaine, Jean",
+        "Lovelace, Ada",
+        "Aristotle",
+        "García, José",
+    ]

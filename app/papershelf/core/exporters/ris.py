@@ -235,11 +235,12 @@ def _ris_name(latex: str) -> str:
     words = _top_level(latex, " ")
     if len(words) == 1:
         return decode(words[0])
-    # the von part: the lower-case words before the last one (BibTeX's rule)
-    last = len(words) - 1
-    while last > 1 and words[last - 1][:1].islower():
-        last -= 1
-    return f"{decode(' '.join(words[last:]))}, {decode(' '.join(words[:last]))}"
+    # BibTeX's rule: the family name starts at the first lower-case word (the von part: "Jean
+    # de La Fontaine" is "de La Fontaine, Jean"), else it is the last word
+    start = next((i for i, w in enumerate(words[:-1]) if w[:1].islower()), len(words) - 1)
+    if start == 0:
+        return decode(" ".join(words))
+    return f"{decode(' '.join(words[start:]))}, {decode(' '.join(words[:start]))}"
 
 
 def _display_name(name: str) -> str:
@@ -290,6 +291,8 @@ def record(paper: Paper) -> str:
     if paper.year:
         lines.append(_line("PY", str(paper.year)))
         month = month_number(raw["month"]) if raw.get("month") else 0
+        if not month and (m := re.match(r"\s*\{?\d{4}-(\d\d)", raw.get("date", ""))):
+            month = int(m.group(1)) if 1 <= int(m.group(1)) <= 12 else 0  # BibLaTeX's date = {2019-05-12}
         if month:
             lines.append(_line("DA", f"{paper.year}/{month:02d}//"))
     lines.append(_line("VL", field_text(raw, "volume")))
