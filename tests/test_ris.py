@@ -424,6 +424,14 @@ def test_ris_export_re_imports_as_the_same_papers(data_dir, tmp_path):
 
 def test_export_format_options_and_an_empty_selection(data_dir, tmp_path):
     assert run_cli("import", str(FIXTURES / "bib" / "sample.ris"), data_dir=data_dir).returncode == 0
+    sample = by_title(papers_of(data_dir))
+    sparse, solo = sample["Sparse attention for long documents"], sample["A record without an abstract"]
+    assert (sparse["entrytype"], solo["entrytype"]) == ("article", "inproceedings")
+    assert sparse["bibfields"]["journal"] == "{Journal of Long Things}" and sparse["arxiv_id"] == "2301.01234"
+    assert (
+        sparse["bibfields"]["eprint"] == "{2301.01234}"
+        and sparse["bibfields"]["author"] == "{Doe, Jane and Roe, Richard}"
+    )
     res = run_cli("export", "--format", "ris", "-o", "-", data_dir=data_dir)
     assert res.returncode == 0 and res.stdout.count("ER  - ") == 2
     assert "Wrote 2 RIS records to standard output." in res.stderr

@@ -38,7 +38,8 @@ RIS_FILTER = "RIS, for reference managers (*.ris)"
 
 
 class ExportReport(Protocol):
-    """What an export says it did (`exporters.bibtex.ExportReport`, through the facade)."""
+    """What an export says it did (`exporters.bibtex.ExportReport` or `exporters.ris.RisExportReport`,
+    through the facade)."""
 
     def summary(self) -> str:
         """One line for the status bar."""
