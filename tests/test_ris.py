@@ -93,6 +93,7 @@ T2  - A Book Series
 PB  - Addison-Wesley
 PY  - 1986
 SN  - 0-201-13448-9
+SN  - 0302-9743
 ER  -
 
 TY  - JOUR
@@ -181,7 +182,8 @@ def test_every_ris_tag_with_a_bibtex_counterpart_is_a_field_of_the_record(data_d
     assert conf["bibfields"]["editor"] == "{Chair, Carl}"
     book = papers["A Whole Book"]
     assert book["entrytype"] == "book" and book["bibfields"]["series"] == "{A Book Series}"
-    assert book["bibfields"]["isbn"] == "{0-201-13448-9}" and book["bibfields"]["publisher"] == "{Addison-Wesley}"
+    assert book["bibfields"]["isbn"] == "{0-201-13448-9}" and book["bibfields"]["issn"] == "{0302-9743}"
+    assert book["bibfields"]["publisher"] == "{Addison-Wesley}"
     article = papers["Dense attention for short documents"]
     assert article["entrytype"] == "article" and article["venue"] == "Journal of Long Things"
     assert article["bibfields"]["journal"] == "{Journal of Long Things}"

@@ -242,9 +242,11 @@ def _record(rec: dict[str, list[str]], entrytype: str, doi: str) -> dict[str, st
         put("publisher", publisher)
     put("address", first("CY", "PP"))
     put("edition", first("ET"))
+    numbers: dict[str, list[str]] = {}  # a book in a series has an ISBN and an ISSN
     for sn in rec.get("SN", []):
-        put(_sn_field(sn, entrytype), ", ".join(rec["SN"]) if len(rec["SN"]) > 1 else sn)
-        break
+        numbers.setdefault(_sn_field(sn, entrytype), []).append(sn)
+    for name in ("isbn", "issn"):
+        put(name, ", ".join(numbers.get(name, [])))
     if doi:
         out["doi"] = "{" + _verbatim(doi) + "}"
     if url := first("UR"):
