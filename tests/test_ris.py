@@ -504,3 +504,22 @@ def test_bibtex_names_of_every_shape_become_ris_names():
         "Aristotle",
         "García, José",
     ]
+
+
+def test_a_value_with_line_breaks_cannot_end_its_record(data_dir, tmp_path):
+    """RIS ends a record at an ER line: an abstract holding lines that look like tags stays one value."""
+    bib = tmp_path / "hostile.bib"
+    bib.write_text(
+        "@article{hostile,\n  title = {A Hostile Abstract},\n  author = {Evil, Eve},\n  year = {2020},\n"
+        "  abstract = {It starts well.\nER  - \n\nTY  - JOUR\nTI  - An injected paper\nER  - \nand ends.}\n}\n",
+        encoding="utf-8",
+    )
+    assert run_cli("import", str(bib), data_dir=data_dir).returncode == 0
+    out = tmp_path / "out.ris"
+    assert run_cli("export", "-o", str(out), data_dir=data_dir).returncode == 0
+    text = out.read_bytes().decode("utf-8")
+    assert text.count("TY  - ") == 1 and text.count("\r\nER  - ") == 1
+    fresh = tmp_path / "fresh"
+    assert run_cli("import", str(out), data_dir=fresh).returncode == 0
+    [paper] = papers_of(fresh)
+    assert paper["title"] == "A Hostile Abstract" and "An injected paper" in paper["abstract"]
