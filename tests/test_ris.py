@@ -421,6 +421,7 @@ def test_ris_export_re_imports_as_the_same_papers(data_dir, tmp_path):
             assert q["abstract"].split() == p["abstract"].split()
             assert q["bibfields"].items() ^ p["bibfields"].items() == set(), p["title"]
             compared += 1
+    print(f"RIS round trip: {len(before)} papers exported, re-import added 0, {compared} records identical")
     assert compared >= 15
 
 
