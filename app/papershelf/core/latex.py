@@ -127,6 +127,9 @@ def _converter() -> tuple[Any, Any]:
         def macro_node_to_text(self, node: Any) -> str:
             if self.latex_context.get_macro_spec(node.macroname) is not None:
                 return str(super().macro_node_to_text(node))
+            args = [a for a in (node.nodeargd.argnlist if node.nodeargd else None) or [] if a is not None]
+            if args:  # a macro the parser knows (\mbox{x}) but the text table does not: its arguments
+                return "".join(str(self._groupnodecontents_to_text(a)) for a in args)
             s, end = node.parsing_state.s, node.pos + node.len
             if s[end : end + 1] == "{":
                 return ""  # \foo{arg}: the group after it is printed
