@@ -215,7 +215,9 @@ def _candidate(
 def _venue(entrytype: str, shown: Mapping[str, str]) -> str:
     """The raw field that names where the work appeared: the journal of an article, the book
     or proceedings of a part of one, else whatever of these the entry has."""
-    order = ("journaltitle", "journal", "booktitle") if entrytype == "article" else ("booktitle", "journal", "journaltitle")
+    order = (
+        ("journaltitle", "journal", "booktitle") if entrytype == "article" else ("booktitle", "journal", "journaltitle")
+    )
     for name in (*order, "howpublished"):
         if shown.get(name):
             return shown[name]
