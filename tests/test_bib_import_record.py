@@ -408,3 +408,17 @@ def test_a_windows_1252_bib_reads_as_windows_1252(data_dir, tmp_path):
     [paper] = listed(data_dir).values()
     assert paper["title"] == "Über „Ñandú“ — œuvres"
     assert paper["authors"] == ["José García", "Jürgen Müller"]
+
+
+def test_a_key_used_twice_in_one_file_keeps_both_entries(data_dir, tmp_path):
+    """bibtexparser calls the second a failed block; the library gives it another key and says so."""
+    bib = tmp_path / "samekey.bib"
+    bib.write_text(
+        "@misc{same, author = {One, Ann}, title = {First Paper}, year = 2001}\n"
+        "@misc{same, author = {Two, Bob}, title = {Second Paper}, year = 2002}\n",
+        encoding="utf-8",
+    )
+    out = import_cli(data_dir, bib)
+    assert "2 added" in out
+    assert re.search(r"samekey\.bib:2: key 'same' is already used by an entry imported before it", out), out
+    assert set(listed(data_dir)) == {"First Paper", "Second Paper"}
