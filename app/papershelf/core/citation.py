@@ -135,9 +135,23 @@ def _fallback_decode(raw: str) -> str:
     return plain_text(_NOOPSORT_RE.sub("", text))
 
 
-# The one switch to the maintained decoder once core/latex.py (branch i13import) is merged:
-#     from .latex import decode as _decode
+@lru_cache(maxsize=4096)
+def _fallback_names(raw: str) -> tuple[list[str], bool]:
+    """A name list's names as shown ("First Last") and whether it ends in `and others`,
+    without the maintained name parser."""
+    return split_authors(_undelimited(raw)), bool(_AND_OTHERS_RE.search(raw))
+
+
+# The switch to the maintained decoder and name parser once core/latex.py (branch
+# i13import) is merged: replace the two lines below with
+#     from .latex import decode as _decode, parse_names
+#
+#     @lru_cache(maxsize=4096)
+#     def _names(raw: str) -> tuple[list[str], bool]:
+#         names, others = parse_names(raw)
+#         return [n.display() for n in names], others
 _decode: Callable[[str], str] = _fallback_decode
+_names: Callable[[str], tuple[list[str], bool]] = _fallback_names
 
 
 def _concatenated_parts(raw: str) -> list[str]:
@@ -219,18 +233,19 @@ def entry_type_text(paper: Paper) -> str:
 
 def authors_text(paper: Paper) -> str:
     """The authors as shown ("A, B"), with "et al." when the record's list ends in `and others`."""
-    return _et_al(", ".join(paper.authors), paper.bibfields.get("author", ""))
+    shown = ", ".join(paper.authors)
+    raw = paper.bibfields.get("author", "")
+    if raw and _names(raw)[1]:
+        return f"{shown} et al." if shown else "et al."
+    return shown
 
 
-@lru_cache(maxsize=1024)
 def names_text(raw: str) -> str:
     """A name list (editor, translator…) as the reader sees it: "First Last, First Last",
     with "et al." for `and others`."""
-    return _et_al(", ".join(split_authors(_undelimited(raw))), raw)
-
-
-def _et_al(shown: str, raw: str) -> str:
-    if _AND_OTHERS_RE.search(raw):
+    names, others = _names(raw)
+    shown = ", ".join(names)
+    if others:
         return f"{shown} et al." if shown else "et al."
     return shown
 
@@ -324,7 +339,7 @@ def record_summary(paper: Paper) -> list[str]:
 def doi_url(doi: str) -> str:
     """The resolver's link for a DOI (given bare, as `doi:…` or as a doi.org link)."""
     bare = _DOI_PREFIX_RE.sub("", doi.strip())
-    return "https://doi.org/" + quote(bare, safe="/:;()[]._-+,=@<>")
+    return "https://doi.org/" + quote(bare, safe="/:;()[]._-+,=@")
 
 
 def record_links(paper: Paper) -> list[tuple[str, str, str]]:
