@@ -14,8 +14,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import SEEDS, run_cli
 
+from conftest import SEEDS, run_cli
 from papershelf.core.library import Library
 
 
