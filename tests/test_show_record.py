@@ -44,6 +44,8 @@ SMALL_BIB = r"""@article{lee2020gnus,
   archiveprefix = {arXiv},
   issn = {1234-5678},
   mrnumber = {MR1234567},
+  language = {english},
+  note = {Winner of the {Gnu} prize},
   abstract = {We study how gnus learn, with a deep network and a great many gnus.},
 }
 """

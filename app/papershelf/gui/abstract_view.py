@@ -22,7 +22,7 @@ h2 { margin: 0 0 4px 0; }
 .match { background-color: %(mark)s; color: %(marktext)s; }
 .math { font-family: serif; }
 p.abstract { line-height: 140%%; }
-table.record { color: %(muted)s; font-size: small; }
+table.record { color: %(muted)s; font-size: small; margin-top: 6px; }
 td.label { padding-right: 8px; }
 """
 LIGHT = {"muted": "#57606a", "mark": "#fff3b0", "marktext": "#1f2328"}
