@@ -18,7 +18,7 @@ from typing import Any
 
 import orjson
 
-from ..core.citation import authors_text, field_text, has_record, record_view
+from ..core.citation import authors_text, fields_text, has_record, record_view
 from ..core.errors import InvalidValueError, NotFoundError, PapershelfError
 from ..core.paper import Paper
 
@@ -60,7 +60,7 @@ def paper_json(paper: Paper, lists: list[str]) -> dict[str, Any]:
     d = paper.to_dict()
     d.pop("fingerprint", None)
     d["lists"] = lists
-    d["fields"] = {name: field_text(name, raw) for name, raw in d["bibfields"].items()}
+    d["fields"] = fields_text(paper)
     return d
 
 

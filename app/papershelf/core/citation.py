@@ -132,7 +132,9 @@ def _fallback_decode(raw: str) -> str:
     concatenation joined, their delimiters dropped, month macros named, LaTeX and dashes
     through `plain_text`."""
     text = _undelimited(raw)
-    return plain_text(_NOOPSORT_RE.sub("", text))
+    if "\\noopsort" in text:
+        text = _NOOPSORT_RE.sub("", text)
+    return plain_text(text)
 
 
 @lru_cache(maxsize=4096)
@@ -156,6 +158,8 @@ _names: Callable[[str], tuple[list[str], bool]] = _fallback_names
 
 def _concatenated_parts(raw: str) -> list[str]:
     """The parts of a value expression (`"10~" # jan`), split at the `#` outside braces and quotes."""
+    if "#" not in raw:  # nearly every value: no scan
+        return [raw]
     parts: list[str] = []
     depth, quoted, start = 0, False, 0
     for i, ch in enumerate(raw):
@@ -188,14 +192,12 @@ def _undelimited(raw: str) -> str:
 def _verbatim_text(raw: str) -> str:
     """A URL, DOI or e-print id: the delimiters and the escapes of LaTeX's specials gone."""
     text = _undelimited(raw)
-    return _VERBATIM_ESCAPE_RE.sub(r"\1", text).strip()
+    return (_VERBATIM_ESCAPE_RE.sub(r"\1", text) if "\\" in text else text).strip()
 
 
-@lru_cache(maxsize=8192)
-def field_text(name: str, raw: str) -> str:
-    """The reader's text of one field (`name` lower case, `raw` its value expression):
-    decoded LaTeX, page ranges with an en dash, months by name. Cached: the viewer asks
-    again on each selection."""
+def _field_text(name: str, raw: str) -> str:
+    if raw.isdigit():  # volume = 12, year = 1995: the commonest values
+        return raw
     if name in _VERBATIM:
         return _verbatim_text(raw)
     if name == "month":
@@ -204,12 +206,31 @@ def field_text(name: str, raw: str) -> str:
             return MONTHS.get(key) or _MONTH_NUMBERS[key]
     m = _PLAIN_VALUE_RE.fullmatch(raw)
     if m and "--" not in raw and "''" not in raw:
-        text = " ".join((m.group(1) or m.group(2) or m.group(3) or "").split())
+        text = m.group(1) or m.group(2) or m.group(3) or ""
+        if "  " in text or "\n" in text or "\t" in text or text[:1].isspace() or text[-1:].isspace():
+            text = " ".join(text.split())
     else:
         text = " ".join(_decode(raw).split())
-    if name == "pages":
+    if name == "pages" and ("-" in text or "\u2013" in text or "\u2014" in text):
         text = _PAGE_RANGE_RE.sub("\\1\u2013\\2", text)
     return text
+
+
+_cached_field_text = lru_cache(maxsize=8192)(_field_text)
+
+
+def field_text(name: str, raw: str) -> str:
+    """The reader's text of one field (`name` lower case, `raw` its value expression):
+    decoded LaTeX, page ranges with an en dash, months by name. Cached: the viewer asks
+    again on each selection."""
+    return _cached_field_text(name, raw)
+
+
+def fields_text(paper: Paper) -> dict[str, str]:
+    """Every field of the paper's record as text, name → text, in the record's order ({}
+    without a record). Not through the cache: `list --json` reads each paper once, and
+    100,000 papers' values would only evict one another."""
+    return {name: _field_text(name, value) for name, value in paper.bibfields.items()}
 
 
 def has_record(paper: Paper) -> bool:
