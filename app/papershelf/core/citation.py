@@ -23,7 +23,6 @@ from functools import lru_cache
 from typing import NamedTuple
 from urllib.parse import quote
 
-from .importers.bibfile import split_authors
 from .paper import Paper
 from .text import plain_text
 
@@ -123,7 +122,6 @@ _PLAIN_VALUE_RE = re.compile(r'\s*(?:\{([^{}\\$~#%&_^"`*]*)\}|"([^{}\\$~#%&_^"`*
 _PAGE_RANGE_RE = re.compile(r"(\w)\s*(?:-{1,3}|\u2013|\u2014)\s*(\w)")
 _NOOPSORT_RE = re.compile(r"\\noopsort\s*\{[^{}]*\}")  # the classic sort trick of BibTeX styles: prints nothing
 _VERBATIM_ESCAPE_RE = re.compile(r"\\([_%#&$~])")
-_AND_OTHERS_RE = re.compile(r"\s+and\s+others\s*[}\"]?\s*$", re.I)
 _DOI_PREFIX_RE = re.compile(r"^(?:https?://(?:dx\.)?doi\.org/|doi:\s*)", re.I)
 
 
@@ -140,8 +138,45 @@ def _fallback_decode(raw: str) -> str:
 @lru_cache(maxsize=4096)
 def _fallback_names(raw: str) -> tuple[list[str], bool]:
     """A name list's names as shown ("First Last") and whether it ends in `and others`,
-    without the maintained name parser."""
-    return split_authors(_undelimited(raw)), bool(_AND_OTHERS_RE.search(raw))
+    without the maintained name parser: split at the " and " outside braces; "Last, First"
+    and "Last, Jr, First" turned round; a braced {Corporate Name} kept whole."""
+    text = _undelimited(raw)
+    names: list[str] = []
+    depth, start, i = 0, 0, 0
+    while i < len(text):
+        ch = text[i]
+        depth += (ch == "{") - (ch == "}")
+        if depth == 0 and text[i : i + 5].lower() == " and ":
+            names.append(text[start:i])
+            start = i = i + 5
+            continue
+        i += 1
+    names.append(text[start:])
+    shown, others = [], False
+    for name in (n.strip() for n in names):
+        others = name.lower() == "others"
+        if not name or others:
+            continue
+        parts = [p.strip() for p in _split_top_level(name, ",")]
+        if len(parts) == 2:  # Last, First
+            name = f"{parts[1]} {parts[0]}"
+        elif len(parts) >= 3:  # Last, Jr, First
+            name = f"{parts[2]} {parts[0]} {parts[1]}"
+        shown.append(" ".join(plain_text(name).split()))
+    return [n for n in shown if n], others
+
+
+def _split_top_level(text: str, sep: str) -> list[str]:
+    """`text` split at each `sep` outside braces."""
+    out: list[str] = []
+    depth, start = 0, 0
+    for i, ch in enumerate(text):
+        depth += (ch == "{") - (ch == "}")
+        if ch == sep and depth == 0:
+            out.append(text[start:i])
+            start = i + 1
+    out.append(text[start:])
+    return out
 
 
 # The switch to the maintained decoder and name parser once core/latex.py (branch
