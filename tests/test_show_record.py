@@ -100,10 +100,10 @@ def test_show_prints_the_record_after_the_paper_s_own_lines(cli_library):
     manual = run_cli("show", _by_key(papers, "manual-full")["id"], data_dir=cli_library).stdout.splitlines()
     assert "organization: Chips-R-Us" in manual and "address:  Silicon Valley" in manual
     assert "edition:  Silver" in manual and "month:    April-May" in manual  # apr # "-" # may
-    # a crossref names its parent entry by its title; a chapter's type names the chapter
-    child = run_cli("show", _by_key(papers, "inbook-crossref")["id"], data_dir=cli_library).stdout.splitlines()
-    assert "part of:  The Art of Computer Programming [whole-set]" in child
-    assert "section:  1.2" in child and "type:     Part of a book" in child
+    # a crossref names its parent entry by its title
+    child = run_cli("show", _by_key(papers, "westfahl:space")["id"], data_dir=cli_library).stdout.splitlines()
+    assert "part of:  Space and Beyond [westfahl:frontier]" in child
+    assert "type:     Chapter in a collection" in child and "pages:    55–65" in child
 
     gnus = run_cli("show", _by_key(papers, "lee2020gnus")["id"], data_dir=cli_library).stdout.splitlines()
     assert "authors:  Jane Lee, Hans Müller et al." in gnus
