@@ -235,6 +235,10 @@ def _field_text(name: str, raw: str) -> str:
         return raw
     if name in _VERBATIM:
         return _verbatim_text(raw)
+    if name == "abstract":
+        # as the rest of Papershelf reads an abstract (LaTeX, math, Markdown; cached), and
+        # not through the field decoder: a long abstract with math costs it milliseconds
+        return plain_text(_undelimited(raw))
     if name == "month":
         key = _part_text(raw).strip().lower()
         if key in MONTHS or key in _MONTH_NUMBERS:
