@@ -127,6 +127,7 @@ def test_list_and_show_json_carry_the_entry_type_and_the_fields_as_text(cli_libr
     assert fields["journal"] == "Journal of Gnu Studies" and fields["pages"] == "45–67"
     assert fields["month"] == "March" and fields["volume"] == "12" and fields["mrnumber"] == "MR1234567"
     assert fields["doi"] == "10.1234/jgs.2020.045" and fields["url"] == "https://example.org/gnus"
+    assert fields["note"] == "Winner of the Gnu prize" and fields["author"] == "Lee, Jane and Müller, Hans and others"
     # the keys that were there stay as they were: the raw record beside the text
     assert gnus["bibfields"]["pages"] == "{45--67}" and gnus["venue"] == "Journal of Gnu Studies"
     assert {"id", "title", "authors", "abstract", "status", "tags", "lists"} <= set(gnus)
