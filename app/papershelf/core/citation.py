@@ -180,7 +180,7 @@ def _split_top_level(text: str, sep: str) -> list[str]:
 
 
 # The switch to the maintained decoder and name parser once core/latex.py (branch
-# i13import) is merged: replace the two lines below with
+# i13import) is merged: replace the two lines below with (the import among the others)
 #     from .latex import decode as _decode, parse_names
 #
 #     @lru_cache(maxsize=4096)
@@ -350,34 +350,59 @@ def record_view(paper: Paper, parent: Callable[[str], Paper | None] | None = Non
     return lines
 
 
-def _first(paper: Paper, *names: str) -> str:
+def _first(paper: Paper, *names: str, used: set[str] | None = None) -> str:
+    """The text of the first of the fields `names` that has some (noted in `used`)."""
     fields = paper.bibfields
     for name in names:
         if name in fields:
             text = field_text(name, fields[name])
             if text:
+                if used is not None:
+                    used.add(name)
                 return text
     return ""
 
 
-# what `record_summary` shows, so a full view can list only the rest
-SUMMARY_FIELDS = frozenset(
-    {"entrytype", "author", "journal", "journaltitle", "booktitle", "howpublished", "volume", "number", "issue"}
-    | {"pages", "publisher", "school", "institution", "organization", "year", "date"}
-    | {"doi", "url", "eprint", "eprinttype", "archiveprefix"}
-)
+class RecordLink(NamedTuple):
+    """An identifier of the record as a link."""
+
+    label: str  # "DOI", "arXiv", "URL"
+    text: str  # what the reader sees: the bare DOI, the arXiv id, the URL
+    url: str  # http(s) only
 
 
-def record_summary(paper: Paper) -> list[str]:
-    """One line's parts, for the top of the viewer: type, venue, volume(number) and pages,
-    publisher (or school, institution, organization), year. Empty without a record."""
+class RecordDisplay(NamedTuple):
+    """The record laid out for the viewer: one summary line, the links, the other fields."""
+
+    summary: list[str]  # type, venue, volume(number) and pages, publisher, year
+    links: list[RecordLink]
+    details: list[RecordLine]  # every field neither the summary nor the links show
+
+
+def record_display(paper: Paper, parent: Callable[[str], Paper | None] | None = None) -> RecordDisplay:
+    """The record as the viewer shows it (see RecordDisplay): each field once, in the summary
+    under the authors, as a link, or among the details after the abstract. Empty for a
+    paper without a record. `parent` finds a crossref's parent by citation key."""
     if not has_record(paper):
-        return []
+        return RecordDisplay([], [], [])
+    used: set[str] = {"entrytype", "author"}
     parts = [entry_type_text(paper)]
-    venue = paper.venue or _first(paper, "journal", "journaltitle", "booktitle", "howpublished")
+    if raw_type := paper.bibfields.get("type"):
+        if field_text("type", raw_type).lower() in TYPE_KEYS:
+            used.add("type")  # said by the type
+    venue_fields = ("journal", "journaltitle", "booktitle", "howpublished")
+    venue = paper.venue
+    if venue:  # the reader's text; the raw field it came from, if one reads the same
+        same = next((n for n in venue_fields if n in paper.bibfields and _first(paper, n) == venue), None)
+        if same:
+            used.add(same)
+    else:
+        venue = _first(paper, *venue_fields, used=used)
     if venue:
         parts.append(venue)
-    volume, number, pages = _first(paper, "volume"), _first(paper, "number", "issue"), _first(paper, "pages")
+    volume = _first(paper, "volume", used=used)
+    number = _first(paper, "number", "issue", used=used)
+    pages = _first(paper, "pages", used=used)
     where = []
     if volume:
         where.append(f"vol. {volume}" + (f"({number})" if number else ""))
@@ -387,13 +412,25 @@ def record_summary(paper: Paper) -> list[str]:
         where.append(("pp. " if "\u2013" in pages or "," in pages else "p. ") + pages)
     if where:
         parts.append(", ".join(where))
-    publisher = _first(paper, "publisher", "school", "institution", "organization")
+    publisher = _first(paper, "publisher", "school", "institution", "organization", used=used)
     if publisher:
         parts.append(publisher)
-    year = str(paper.year) if paper.year else _first(paper, "date", "year")
+    if paper.year:
+        year = str(paper.year)
+        used.update(n for n in ("year", "date") if n in paper.bibfields and _first(paper, n) == year)
+    else:
+        year = _first(paper, "date", "year", used=used)
     if year:
         parts.append(year)
-    return [p for p in parts if p]
+    links = record_links(paper, used)
+    details = [line for line in record_view(paper, parent) if line.name not in used]
+    return RecordDisplay([p for p in parts if p], links, details)
+
+
+def record_summary(paper: Paper) -> list[str]:
+    """One line's parts, for the top of the viewer: type, venue, volume(number) and pages,
+    publisher (or school, institution, organization), year. Empty without a record."""
+    return record_display(paper).summary
 
 
 def doi_url(doi: str) -> str:
@@ -402,19 +439,24 @@ def doi_url(doi: str) -> str:
     return "https://doi.org/" + quote(bare, safe="/:;()[]._-+,=@")
 
 
-def record_links(paper: Paper) -> list[tuple[str, str, str]]:
-    """The record's identifiers as links: (label, text shown, http(s) URL) for the DOI, the
-    arXiv id and the URL, when there are any."""
-    out: list[tuple[str, str, str]] = []
+def record_links(paper: Paper, used: set[str] | None = None) -> list[RecordLink]:
+    """The record's identifiers as links, for the DOI, the arXiv id and an http(s) URL, when
+    there are any; the fields they show are noted in `used`."""
+    used = set() if used is None else used
+    out: list[RecordLink] = []
     doi = paper.doi or _first(paper, "doi")
     if doi:
-        out.append(("DOI", _DOI_PREFIX_RE.sub("", doi), doi_url(doi)))
+        out.append(RecordLink("DOI", _DOI_PREFIX_RE.sub("", doi), doi_url(doi)))
+        used.add("doi")
     arxiv = paper.arxiv_id
     if not arxiv and _first(paper, "eprinttype", "archiveprefix").lower() == "arxiv":
         arxiv = _first(paper, "eprint")
     if arxiv:
-        out.append(("arXiv", arxiv, "https://arxiv.org/abs/" + quote(arxiv, safe="/._-")))
+        out.append(RecordLink("arXiv", arxiv, "https://arxiv.org/abs/" + quote(arxiv, safe="/._-")))
+        if _first(paper, "eprint") == arxiv:
+            used.update(("eprint", "eprinttype", "archiveprefix"))
     url = _first(paper, "url")
     if url.lower().startswith(("http://", "https://")):
-        out.append(("URL", url, url))
+        out.append(RecordLink("URL", url, url))
+        used.add("url")
     return out

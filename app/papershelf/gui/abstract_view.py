@@ -10,7 +10,7 @@ from PySide6.QtCore import QEvent, QUrl
 from PySide6.QtGui import QDesktopServices
 from PySide6.QtWidgets import QTextBrowser, QWidget
 
-from ..core.citation import SUMMARY_FIELDS, authors_text, has_record, record_links, record_summary, record_view
+from ..core.citation import authors_text, has_record, record_display
 from ..core.paper import Paper
 from ..core.render import abstract_html
 from ..core.text import plain_text
@@ -82,30 +82,28 @@ class AbstractView(QTextBrowser):
         if authors:
             parts.append(f"<p>{esc(authors)}</p>")
         area = " · ".join(y for y in (paper.area, paper.subarea) if y)
-        if record:
-            meta = [x for x in (area, " · ".join(record_summary(paper))) if x]
+        record_shown = record_display(paper, parent) if record else None
+        if record_shown:
+            meta = [x for x in (area, " · ".join(record_shown.summary)) if x]
         else:
             meta = [x for x in (area, str(paper.year or ""), paper.venue) if x]
         if meta:
             parts.append(f"<p class='meta'>{esc(' — '.join(meta))}</p>")
         shown: set[str] = set()
-        if record:
-            ids = record_links(paper)
-            shown = {url for _, _, url in ids}
-            if ids:
-                linked = " · ".join(
-                    f"{esc(label)} <a href='{html.escape(url, quote=True)}'>{esc(text)}</a>" for label, text, url in ids
-                )
-                parts.append(f"<p class='meta'>{linked}</p>")
+        if record_shown and record_shown.links:
+            shown = {link.url for link in record_shown.links}
+            linked = " · ".join(
+                f"{esc(link.label)} <a href='{html.escape(link.url, quote=True)}'>{esc(link.text)}</a>"
+                for link in record_shown.links
+            )
+            parts.append(f"<p class='meta'>{linked}</p>")
         parts.append(f"<p class='abstract'>{abstract_html(paper.abstract, terms, normal)}</p>")
-        if record:
+        if record_shown and record_shown.details:
             rows = "".join(
                 f"<tr><td class='label'>{esc(line.label)}</td><td>{esc(line.text)}</td></tr>"
-                for line in record_view(paper, parent)
-                if line.name not in SUMMARY_FIELDS
+                for line in record_shown.details
             )
-            if rows:
-                parts.append(f"<table class='record'>{rows}</table>")
+            parts.append(f"<table class='record'>{rows}</table>")
         links = [u for u in paper.links if u.lower().startswith(("http://", "https://")) and u not in shown]
         if paper.doi and not record:
             links.append(f"https://doi.org/{paper.doi}")
