@@ -76,6 +76,7 @@ _TYPED_CHAPTERS = frozenset({"inbook", "incollection", "bookinbook", "inreferenc
 # after these, in the file's order, labelled by its own name.
 FIELD_LABELS: dict[str, str] = {
     "journal": "Journal", "journaltitle": "Journal", "journalsubtitle": "Journal subtitle",
+    "shortjournal": "Journal abbreviation",
     "booktitle": "In", "booksubtitle": "Book subtitle", "maintitle": "Main title",
     "mainsubtitle": "Main subtitle", "eventtitle": "Event", "eventdate": "Event date", "venue": "Venue",
     "subtitle": "Subtitle", "titleaddon": "Title addition", "shorttitle": "Short title",
@@ -95,6 +96,7 @@ FIELD_LABELS: dict[str, str] = {
     "keywords": "Keywords", "pubstate": "Publication state",
     "url": "URL", "doi": "DOI", "eprint": "E-print", "eprinttype": "E-print archive",
     "archiveprefix": "E-print archive", "eprintclass": "E-print class", "primaryclass": "E-print class",
+    "pmid": "PubMed ID", "pmcid": "PubMed Central ID", "shorthand": "Shorthand",
     "crossref": "Part of", "xref": "Part of", "xdata": "Shared data", "entryset": "Set",
 }
 # fmt: on
