@@ -7,10 +7,8 @@ order (venue, volume, number, pages, publisher, …; unknown fields after, by th
 name), pages with an en dash, month macros as month names, the DOI, URL and arXiv id as
 links. A paper from a listing has no record: every function here gives nothing for it.
 
-Decoding a value goes through one function, `_decode`. The maintained decoder
-(`core/latex.py`, pylatexenc) is being written on another branch; until it is merged
-`_decode` is a small fallback over `core.text.plain_text`. Switching is one line (see
-`_decode`). Values without markup skip the decoder altogether (most are: numbers,
+Values are decoded by `core/latex.py` (pylatexenc behind fast paths); values without
+markup skip the decoder altogether (most are: numbers,
 `{Addison-Wesley}`), and every field's text is cached, because the viewer renders the
 record on each selection.
 """
@@ -23,6 +21,7 @@ from functools import lru_cache
 from typing import NamedTuple
 from urllib.parse import quote
 
+from .latex import MONTHS, decode, parse_names, piece_text, pieces
 from .paper import Paper
 from .text import plain_text
 
@@ -109,121 +108,26 @@ NAME_FIELDS = frozenset(
 _SHOWN_APART = frozenset({"title", "author", "abstract"})
 # values that are not LaTeX text (biblatex reads them verbatim): only their delimiters go
 _VERBATIM = frozenset({"url", "doi", "eprint", "file", "pdf", "urlraw", "verba", "verbb", "verbc"})
-# fmt: off
-MONTHS = {
-    "jan": "January", "feb": "February", "mar": "March", "apr": "April", "may": "May",
-    "jun": "June", "jul": "July", "aug": "August", "sep": "September", "oct": "October",
-    "nov": "November", "dec": "December",
-}
-# fmt: on
 _MONTH_NUMBERS = {str(i): name for i, name in enumerate(MONTHS.values(), 1)}
 
 # a single value with nothing to decode: a number, or a delimited text free of LaTeX's and
 # Markdown's special characters (and of "--", which becomes a dash)
 _PLAIN_VALUE_RE = re.compile(r'\s*(?:\{([^{}\\$~#%&_^"`*]*)\}|"([^{}\\$~#%&_^"`*]*)"|(\d+))\s*')
 _PAGE_RANGE_RE = re.compile(r"(\w)\s*(?:-{1,3}|\u2013|\u2014)\s*(\w)")
-_NOOPSORT_RE = re.compile(r"\\noopsort\s*\{[^{}]*\}")  # the classic sort trick of BibTeX styles: prints nothing
 _VERBATIM_ESCAPE_RE = re.compile(r"\\([_%#&$~])")
 _DOI_PREFIX_RE = re.compile(r"^(?:https?://(?:dx\.)?doi\.org/|doi:\s*)", re.I)
 
 
-def _fallback_decode(raw: str) -> str:
-    """A value expression as text, without the maintained decoder: the parts of a `#`
-    concatenation joined, their delimiters dropped, month macros named, LaTeX and dashes
-    through `plain_text`."""
-    text = _undelimited(raw)
-    if "\\noopsort" in text:
-        text = _NOOPSORT_RE.sub("", text)
-    return plain_text(text)
-
-
 @lru_cache(maxsize=4096)
-def _fallback_names(raw: str) -> tuple[list[str], bool]:
-    """A name list's names as shown ("First Last") and whether it ends in `and others`,
-    without the maintained name parser: split at the " and " outside braces; "Last, First"
-    and "Last, Jr, First" turned round; a braced {Corporate Name} kept whole."""
-    text = _undelimited(raw)
-    names: list[str] = []
-    depth, start, i = 0, 0, 0
-    while i < len(text):
-        ch = text[i]
-        depth += (ch == "{") - (ch == "}")
-        if depth == 0 and text[i : i + 5].lower() == " and ":
-            names.append(text[start:i])
-            start = i = i + 5
-            continue
-        i += 1
-    names.append(text[start:])
-    shown, others = [], False
-    for name in (n.strip() for n in names):
-        others = name.lower() == "others"
-        if not name or others:
-            continue
-        parts = [p.strip() for p in _split_top_level(name, ",")]
-        if len(parts) == 2:  # Last, First
-            name = f"{parts[1]} {parts[0]}"
-        elif len(parts) >= 3:  # Last, Jr, First
-            name = f"{parts[2]} {parts[0]} {parts[1]}"
-        shown.append(" ".join(plain_text(name).split()))
-    return [n for n in shown if n], others
-
-
-def _split_top_level(text: str, sep: str) -> list[str]:
-    """`text` split at each `sep` outside braces."""
-    out: list[str] = []
-    depth, start = 0, 0
-    for i, ch in enumerate(text):
-        depth += (ch == "{") - (ch == "}")
-        if ch == sep and depth == 0:
-            out.append(text[start:i])
-            start = i + 1
-    out.append(text[start:])
-    return out
-
-
-# The switch to the maintained decoder and name parser once core/latex.py (branch
-# i13import) is merged: replace the two lines below with (the import among the others)
-#     from .latex import decode as _decode, parse_names
-#
-#     @lru_cache(maxsize=4096)
-#     def _names(raw: str) -> tuple[list[str], bool]:
-#         names, others = parse_names(raw)
-#         return [n.display() for n in names], others
-_decode: Callable[[str], str] = _fallback_decode
-_names: Callable[[str], tuple[list[str], bool]] = _fallback_names
-
-
-def _concatenated_parts(raw: str) -> list[str]:
-    """The parts of a value expression (`"10~" # jan`), split at the `#` outside braces and quotes."""
-    if "#" not in raw:  # nearly every value: no scan
-        return [raw]
-    parts: list[str] = []
-    depth, quoted, start = 0, False, 0
-    for i, ch in enumerate(raw):
-        if ch == "{":
-            depth += 1
-        elif ch == "}":
-            depth = max(0, depth - 1)
-        elif ch == '"' and depth == 0:
-            quoted = not quoted
-        elif ch == "#" and depth == 0 and not quoted:
-            parts.append(raw[start:i])
-            start = i + 1
-    parts.append(raw[start:])
-    return parts
-
-
-def _part_text(part: str) -> str:
-    """One part of a value expression without its delimiters; a month macro as its name."""
-    part = part.strip()
-    if len(part) >= 2 and (part[0], part[-1]) in (("{", "}"), ('"', '"')):
-        return part[1:-1]
-    return MONTHS.get(part.lower(), part)
+def _names(raw: str) -> tuple[list[str], bool]:
+    """A name list's names as shown ("First Last") and whether it ends in `and others`."""
+    names, others = parse_names(raw)
+    return [n.display() for n in names], others
 
 
 def _undelimited(raw: str) -> str:
     """A value expression's text still in LaTeX: the parts joined without their delimiters."""
-    return "".join(_part_text(part) for part in _concatenated_parts(raw))
+    return "".join(piece_text(part) for part in pieces(raw))
 
 
 def _verbatim_text(raw: str) -> str:
@@ -242,7 +146,7 @@ def _field_text(name: str, raw: str) -> str:
         # not through the field decoder: a long abstract with math costs it milliseconds
         return plain_text(_undelimited(raw))
     if name == "month":
-        key = _part_text(raw).strip().lower()
+        key = piece_text(raw.strip()).strip().lower()
         if key in MONTHS or key in _MONTH_NUMBERS:
             return MONTHS.get(key) or _MONTH_NUMBERS[key]
     m = _PLAIN_VALUE_RE.fullmatch(raw)
@@ -251,7 +155,7 @@ def _field_text(name: str, raw: str) -> str:
         if "  " in text or "\n" in text or "\t" in text or text[:1].isspace() or text[-1:].isspace():
             text = " ".join(text.split())
     else:
-        text = " ".join(_decode(raw).split())
+        text = " ".join(decode(raw).split())
     if name == "pages" and ("-" in text or "\u2013" in text or "\u2014" in text):
         text = _PAGE_RANGE_RE.sub("\\1\u2013\\2", text)
     return text

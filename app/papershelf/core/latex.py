@@ -149,7 +149,8 @@ def _symbols() -> dict[str, str]:
     for spec in converter.latex_context.iter_macro_specs():
         name = spec.macroname
         repl = spec.simplify_repl
-        if name in out or not isinstance(repl, str) or "%" in repl or name in "{}":
+        # a brace it prints would be taken for a group's brace by the fast path: pylatexenc's job
+        if name in out or not isinstance(repl, str) or "%" in repl or name in "{}" or repl in ("{", "}"):
             continue
         parser_spec = walker_db.get_macro_spec(name)
         if parser_spec is not None and getattr(parser_spec.args_parser, "argspec", "") != "":
@@ -228,6 +229,12 @@ def _converter() -> tuple[Any, Any]:
             MacroTextSpec("!", ""),
             MacroTextSpec("relax", ""),
             MacroTextSpec("hyphen", "-"),  # biblatex's breakable hyphen
+            # the escapes of LaTeX's specials print the ASCII character (pylatexenc: U+02C6 for ^)
+            MacroTextSpec("textasciicircum", "^"),
+            MacroTextSpec("textasciitilde", "~"),
+            MacroTextSpec("textbackslash", "\\"),
+            MacroTextSpec("textbraceleft", "{"),
+            MacroTextSpec("textbraceright", "}"),
             # the logos, by name
             MacroTextSpec("TeX", "TeX"),
             MacroTextSpec("LaTeX", "LaTeX"),

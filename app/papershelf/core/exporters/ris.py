@@ -10,15 +10,13 @@ papers (see `importers.ris`, which reads every tag written here).
 
 from __future__ import annotations
 
-import importlib
 import re
 import unicodedata
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from functools import lru_cache
-from typing import Any, cast
 
 from ..citekeys import surname
+from ..latex import Name, decode, latex_text, parse_names, piece_text, pieces
 from ..paper import Paper, normalize_tag
 from ..text import plain_text
 
@@ -62,83 +60,15 @@ class RisExportReport:
 # ---- the record's LaTeX as text --------------------------------------------------------------
 
 
-@lru_cache(maxsize=1)
-def _latex_module() -> Any:
-    """`core.latex` (LaTeX decoding and BibTeX names) once it exists, else None."""
-    try:
-        return importlib.import_module("..latex", __package__)
-    except ImportError:
-        return None
-
-
-def decode(latex: str) -> str:
-    """LaTeX source as plain text (accents to letters, macros to characters), one line."""
-    mod = _latex_module()
-    if mod is not None and hasattr(mod, "decode"):
-        text = cast(str, mod.decode(latex))
-    elif "\\" in latex or "{" in latex or "~" in latex or "--" in latex:
-        # the text-mode forms of specials pylatexenc does not know (or makes a modifier letter
-        # of) go through as private-use characters and come back as the characters themselves
-        for macro, stand_in in _SPECIAL_MACROS.items():
-            latex = latex.replace(macro, stand_in)
-        text = _pylatexenc()(latex)
-        for stand_in, char in _STAND_INS.items():
-            text = text.replace(stand_in, char)
-    else:
-        text = latex
-    return " ".join(unicodedata.normalize("NFC", text).split())
-
-
-# fmt: off
-_SPECIAL_MACROS = {r"\textasciicircum{}": "\ue000", r"\textbraceleft{}": "\ue001", r"\textbraceright{}": "\ue002",
-                   r"\textasciitilde{}": "\ue003", r"\textbackslash{}": "\ue004"}
-# fmt: on
-_STAND_INS = dict(zip(_SPECIAL_MACROS.values(), "^{}~\\", strict=True))
-
-
-@lru_cache(maxsize=1)
-def _pylatexenc() -> Callable[[str], str]:
-    # through importlib: pylatexenc ships no type information, and whether the type checker
-    # is told to skip it is pyproject's business, not this module's
-    latex2text = importlib.import_module("pylatexenc.latex2text")
-    # math stays as written: RIS has no markup for it, and "$x^2$" reads better than "x2"
-    return cast(Callable[[str], str], latex2text.LatexNodes2Text(math_mode="verbatim").latex_to_text)
-
-
-def expression_parts(raw: str) -> list[str]:
-    """A BibTeX value expression split at its top-level '#': `{Proc. } # jan` -> `{Proc. }`, `jan`."""
-    parts: list[str] = []
-    depth, start, quoted = 0, 0, False
-    for i, ch in enumerate(raw):
-        if ch == "{":
-            depth += 1
-        elif ch == "}":
-            depth -= 1
-        elif ch == '"' and depth == 0:
-            quoted = not quoted
-        elif ch == "#" and depth == 0 and not quoted:
-            parts.append(raw[start:i].strip())
-            start = i + 1
-    parts.append(raw[start:].strip())
-    return parts
+def text_of(latex: str) -> str:
+    """LaTeX text (a value without its delimiters, or a part of a name) as one line of text."""
+    return " ".join(unicodedata.normalize("NFC", latex_text(latex)).split())
 
 
 def value_latex(raw: str) -> str:
     """The LaTeX text a BibTeX value expression stands for (delimiters off, parts joined,
     month macros as month names)."""
-    out = []
-    for part in expression_parts(raw):
-        if len(part) >= 2 and ((part[0] == "{" and part[-1] == "}") or (part[0] == '"' and part[-1] == '"')):
-            out.append(part[1:-1])
-        elif part.lower() in _MONTHS:
-            out.append(
-                ("January February March April May June July August September October November December").split()[
-                    _MONTHS[part.lower()] - 1
-                ]
-            )
-        else:
-            out.append(part)
-    return "".join(out)
+    return "".join(piece_text(p) for p in pieces(raw))
 
 
 def field_text(paper_fields: dict[str, str], *names: str) -> str:
@@ -146,7 +76,7 @@ def field_text(paper_fields: dict[str, str], *names: str) -> str:
     for name in names:
         raw = paper_fields.get(name)
         if raw:
-            text = decode(value_latex(raw))
+            text = " ".join(unicodedata.normalize("NFC", decode(raw)).split())
             if text:
                 return text
     return ""
@@ -166,81 +96,19 @@ def month_number(raw: str) -> int:
 def ris_names(raw: str) -> list[str]:
     """A BibTeX name list as RIS names: "Family, Given" ("Family, Given, Jr"), a corporate or
     one-word name as it is; "others" has no RIS form and is left out."""
-    latex = value_latex(raw)
-    mod = _latex_module()
-    if mod is not None and hasattr(mod, "parse_names"):
-        names, _others = mod.parse_names(latex)
-        return [n for n in (_from_name(name) for name in names) if n]
-    return [n for n in (_ris_name(part) for part in _split_names(latex)) if n]
+    names, _others = parse_names(raw)
+    return [n for n in (_from_name(name) for name in names) if n]
 
 
-def _from_name(name: Any) -> str:
+def _from_name(name: Name) -> str:
     """A `core.latex.Name` as a RIS name."""
-    if getattr(name, "literal", ""):
-        return decode(str(name.literal))
-    family = decode(" ".join(p for p in (str(name.von or ""), str(name.family or "")) if p))
-    parts = [family, decode(str(name.given or "")), decode(str(name.jr or ""))]
+    if name.literal:
+        return text_of(name.literal)
+    family = text_of(" ".join(p for p in (name.von, name.family) if p))
+    parts = [family, text_of(name.given), text_of(name.jr)]
     if not parts[1] and not parts[2]:
         return family
     return ", ".join(parts if parts[2] else parts[:2])
-
-
-def _split_names(latex: str) -> list[str]:
-    """Names at the top-level " and " (any case), "others" left out."""
-    names: list[str] = []
-    depth, start, i = 0, 0, 0
-    lowered = latex.lower()
-    while i < len(latex):
-        ch = latex[i]
-        if ch == "{":
-            depth += 1
-        elif ch == "}":
-            depth -= 1
-        elif depth == 0 and ch.isspace() and re.match(r"\s+and\s", lowered[i:]):
-            names.append(latex[start:i])
-            m = re.match(r"\s+and\s+", lowered[i:])
-            i += m.end() if m else 1
-            start = i
-            continue
-        i += 1
-    names.append(latex[start:])
-    return [n.strip() for n in names if n.strip() and n.strip().lower() != "others"]
-
-
-def _top_level(text: str, sep: str) -> list[str]:
-    """`text` split at `sep` characters outside braces (sep " " also splits at any white space)."""
-    parts: list[str] = []
-    depth, start = 0, 0
-    for i, ch in enumerate(text):
-        if ch == "{":
-            depth += 1
-        elif ch == "}":
-            depth -= 1
-        elif depth == 0 and (ch == sep or (sep == " " and ch.isspace())):
-            parts.append(text[start:i])
-            start = i + 1
-    parts.append(text[start:])
-    return [p.strip() for p in parts if p.strip()]
-
-
-def _ris_name(latex: str) -> str:
-    """One BibTeX name ("First von Last", "von Last, First", "von Last, Jr, First") as a RIS name."""
-    if latex.startswith("{") and latex.endswith("}") and _top_level(latex, " ") == [latex]:
-        return decode(latex)  # {The CGAL Project}: one literal name
-    commas = _top_level(latex, ",")
-    if len(commas) >= 3:
-        return f"{decode(commas[0])}, {decode(commas[2])}, {decode(commas[1])}"
-    if len(commas) == 2:
-        return f"{decode(commas[0])}, {decode(commas[1])}"
-    words = _top_level(latex, " ")
-    if len(words) == 1:
-        return decode(words[0])
-    # BibTeX's rule: the family name starts at the first lower-case word (the von part: "Jean
-    # de La Fontaine" is "de La Fontaine, Jean"), else it is the last word
-    start = next((i for i, w in enumerate(words[:-1]) if w[:1].islower()), len(words) - 1)
-    if start == 0:
-        return decode(" ".join(words))
-    return f"{decode(' '.join(words[start:]))}, {decode(' '.join(words[:start]))}"
 
 
 def _display_name(name: str) -> str:
