@@ -275,7 +275,10 @@ class Matcher:
         `skip(id)` says a paper is not to be matched (one an earlier entry of the same file
         took); `citekey_of(folded key)` is the id of the paper holding a citation key."""
         best: tuple[int, str, str] | None = None
-        for pid in self._ids(cand, fp):
+        ids = self._ids(cand, fp)
+        if cand.citekey and (holder := citekey_of(cand.citekey.casefold())) is not None:
+            ids[holder] = None  # a paper of the same key (one without a title of its own too)
+        for pid in ids:
             if skip(pid):
                 continue
             paper = get(pid)
@@ -297,8 +300,7 @@ class Matcher:
                 why != "the same entry"
                 and cand.citekey
                 and citekey_of(cand.citekey.casefold()) == pid
-                and title_key(cand.title)
-                and title_key(cand.title) == title_key(paper.title)
+                and _same_title(cand, paper, fp)
                 and not conflict(cand, paper)
             ):
                 why = "the same citation key and title"
@@ -317,6 +319,14 @@ def _put(index: dict[_K, list[str]], key: _K, pid: str) -> None:
 
 _KEYED = frozenset({"title", "title_derived", "doi", "arxiv_id", "abstract", "fingerprint", "entrytype", "bibfields"})
 _RANK = {"the same entry": 0, "the same citation key and title": 1, "the same DOI": 2, "the same arXiv id": 3}
+
+
+def _same_title(cand: Candidate, paper: Paper, fp: str) -> bool:
+    """The same title, or neither has one of its own and their fingerprints agree (an
+    untitled entry, exported with the title Papershelf made up, coming back)."""
+    if cand.title:
+        return title_key(cand.title) == title_key(paper.title)
+    return paper.title_derived and paper.fingerprint == fp
 
 
 def _listing(cand: Candidate, paper: Paper) -> bool:

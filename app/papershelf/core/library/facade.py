@@ -312,10 +312,7 @@ class Library:
             raise InvalidValueError(f"import_parsed takes a parsed file, not {type(parsed).__name__}")
         return importing.import_parsed(self, parsed)
 
-    @property
-    def duplicates(self) -> merging.Duplicates:
-        """Possible duplicates: list the pairs, merge one, keep one apart (see merging.py)."""
-        return merging.Duplicates(self)
+    duplicates = property(merging.Duplicates, doc="Possible duplicates: list, merge, keep apart (merging.py).")
 
     # ---- editing papers ----------------------------------------------------
     def _set_many(self, ids: Iterable[str], compute: Callable[[Paper], dict[str, Any]]) -> int:

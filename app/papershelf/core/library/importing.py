@@ -270,12 +270,16 @@ class ImportBatch:
             plain = plain_text(cand.abstract)
             fp = fingerprint(cand.abstract, cand.title, cand.authors, cand.year, plain=plain)
             ident = _identity(cand, fp, keyed)
-            pid = identical.get(ident)
-            why = "it is identical to an entry before it in the file"
-            if pid is None:
-                found = matcher.find(cand, fp, self._get, claimed.__contains__, self._key_holder)
-                if found is not None:
-                    pid, why = found
+            found = matcher.find(cand, fp, self._get, claimed.__contains__, self._key_holder)
+            # the entry itself (its record, or its key and title) first: an export coming back
+            # finds each twin of one title its own paper; then an identical entry before it
+            pid: str | None = None
+            if found is not None and found[1] in _SAME_ENTRY:
+                pid, why = found
+            elif ident in identical:
+                pid, why = identical[ident], "it is identical to an entry before it in the file"
+            elif found is not None:
+                pid, why = found
             if pid is None:
                 paper = _new_paper(lib, cand, fp, source, self.now, taken=self.new, plain=plain)
                 if keyed:
