@@ -65,15 +65,17 @@ def _merge_note(parsed: ParsedFile, cand: Candidate, target: Paper, why: str) ->
 
 
 def _identity(cand: Candidate, fp: str, keyed: bool) -> object:
-    """What makes two entries of one file identical: the same record (type and fields),
-    or for a listing's entry (no record) the same text."""
+    """What makes two entries of one file identical: the same record (type and fields), or
+    for a listing's entry (no record) the same text. In a .bib file the key is part of the
+    entry: two keys are two entries a document may cite (a repeated key is a repeat, as
+    BibTeX says), so only the key and the record together make an entry identical."""
     key = record_key(cand)
-    if key is not None:
-        return key
-    # without its record an entry from a .bib file shows too little to tell it is identical
-    # to another (xampl.bib's -minimal and -full twins agree in all of it): its key decides
-    text = (cand.title, tuple(cand.authors), cand.year, cand.venue, cand.doi, cand.arxiv_id, fp)
-    return (keyed and cand.citekey.casefold(), *text)
+    text = (
+        key
+        if key is not None
+        else (cand.title, tuple(cand.authors), cand.year, cand.venue, cand.doi, cand.arxiv_id, fp)
+    )
+    return (keyed and cand.citekey.casefold(), text)
 
 
 @dataclass(slots=True)
@@ -184,11 +186,15 @@ def import_parsed(lib: Library, parsed: ParsedFile) -> FileReport:
 def _new_paper(
     lib: Library, cand: Candidate, fp: str, source: Source, now: str, taken: dict[str, Paper], plain: str
 ) -> Paper:
-    length = ID_LENGTH
+    length, n = ID_LENGTH, 1
     pid = fp[:length]
     while pid in lib or pid in taken:
-        length += 2
-        pid = fp[:length]
+        if length < len(fp):
+            length += 2
+            pid = fp[:length]
+        else:  # distinct papers of one fingerprint (entries of one file): 'x' is no hex digit
+            n += 1
+            pid = f"{fp[:ID_LENGTH]}x{n}"
     title, derived = cand.title, False
     if not title:
         title, derived = derive_title(cand.abstract, plain=plain), True
