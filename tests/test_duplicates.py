@@ -154,6 +154,23 @@ def test_three_anonymous_1995_entries_of_one_file_stay_three(data_dir, tmp_path)
     assert len(pairs(data_dir)) == 3  # offered, each with each
 
 
+def test_an_inproceedings_is_not_folded_into_a_techreport_of_the_same_title_author_and_year(data_dir, tmp_path):
+    one, two = tmp_path / "report.bib", tmp_path / "paper.bib"
+    fields = "  title = {Shelving at Scale},\n  author = {Roe, Richard},\n  year = {1999},\n"
+    one.write_text("@TechReport{roe99tr,\n" + fields + "  institution = {Shelf Lab}\n}\n", encoding="utf-8")
+    two.write_text("@InProceedings{roe99,\n" + fields + "  booktitle = {Proc. Shelving}\n}\n", encoding="utf-8")
+    ok("import", str(one), data_dir=data_dir)
+    res = ok("import", str(two), data_dir=data_dir)
+    assert "1 added, 0 merged" in res.stdout
+    assert sorted((p["citekey"], p["entrytype"]) for p in papers(data_dir)) == [
+        ("roe99", "inproceedings"),
+        ("roe99tr", "techreport"),
+    ]
+    (pair,) = pairs(data_dir)  # offered instead, side by side
+    assert pair["reason"] == "the same title"
+    assert {pair["a"]["entrytype"], pair["b"]["entrytype"]} == {"inproceedings", "techreport"}
+
+
 def test_different_titles_years_and_dois_are_two_papers_whatever_their_abstracts(data_dir, tmp_path):
     one, two = tmp_path / "one.bib", tmp_path / "two.bib"
     one.write_text(abstract_bib("lee2019", "Finding Shelved Papers", 2019, "10.1/one"), encoding="utf-8")
