@@ -208,9 +208,11 @@ class Matcher:
         )
         self.by_doi: dict[str, list[str]] = {}
         self.by_arxiv: dict[str, list[str]] = {}
-        self.by_title: dict[str, list[str]] = {}
+        # titles and records by their hash (an int, not a second copy of the text): every
+        # lookup checks the paper itself, so a collision costs one comparison
+        self.by_title: dict[int, list[str]] = {}
         self.by_abstract: dict[str, list[str]] = {}
-        self.by_record: dict[tuple[str, str, str], list[str]] = {}
+        self.by_record: dict[int, list[str]] = {}
         self.known: set[str] = set()  # every id indexed (an added paper already known is skipped)
 
     def add(self, paper: Paper) -> None:
@@ -224,12 +226,12 @@ class Matcher:
         if arxiv := d.get("arxiv_id"):
             _put(self.by_arxiv, arxiv_key(arxiv), pid)
         if (title := d.get("title")) and not d.get("title_derived"):
-            _put(self.by_title, title_key(title), pid)
+            _put(self.by_title, hash(title_key(title)), pid)
         if d.get("abstract") and (fp := d.get("fingerprint")):
             _put(self.by_abstract, fp, pid)
         if entrytype := d.get("entrytype"):
             fields = d.get("bibfields") or {}
-            _put(self.by_record, (entrytype, fields.get("title", ""), fields.get("author", "")), pid)
+            _put(self.by_record, hash((entrytype, fields.get("title", ""), fields.get("author", ""))), pid)
 
     def follow(self, change: Change) -> None:
         """Index the papers a change added, or changed in a field the keys come from
@@ -250,14 +252,14 @@ class Matcher:
         """The papers that may be copies of `cand` (a dict: ordered, each once)."""
         out: dict[str, None] = {}
         if cand.entrytype:
-            key = (cand.entrytype, cand.bibfields.get("title", ""), cand.bibfields.get("author", ""))
+            key = hash((cand.entrytype, cand.bibfields.get("title", ""), cand.bibfields.get("author", "")))
             out.update(dict.fromkeys(self.by_record.get(key, ())))
         if cand.doi:
             out.update(dict.fromkeys(self.by_doi.get(doi_key(cand.doi), ())))
         if cand.arxiv_id:
             out.update(dict.fromkeys(self.by_arxiv.get(arxiv_key(cand.arxiv_id), ())))
         if cand.title:
-            out.update(dict.fromkeys(self.by_title.get(title_key(cand.title), ())))
+            out.update(dict.fromkeys(self.by_title.get(hash(title_key(cand.title)), ())))
         if cand.abstract:
             out.update(dict.fromkeys(self.by_abstract.get(fp, ())))
         return out

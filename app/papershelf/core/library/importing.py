@@ -268,7 +268,9 @@ class ImportBatch:
         # entries of one file are distinct unless identical: a paper one entry of the file
         # made or merged into is no other entry's, and identical entries are one
         claimed: set[str] = set()
-        identical: dict[object, str] = {}
+        # an entry's identity by its hash → (the entry, its fingerprint, the paper it is):
+        # a hit is checked against that entry, and no identity is kept (it holds every field)
+        identical: dict[int, tuple[Candidate, str, str]] = {}
         # a .bib file's entries each have a key (perhaps empty): every one is kept or the change is told
         keyed = parsed.format == "bibtex"
         for cand in parsed.papers:
@@ -276,14 +278,18 @@ class ImportBatch:
             plain = plain_text(cand.abstract)
             fp = fingerprint(cand.abstract, cand.title, cand.authors, cand.year, plain=plain)
             ident = _identity(cand, fp, keyed)
+            ident_hash = hash(ident)
+            twin = identical.get(ident_hash)
+            if twin is not None and _identity(twin[0], twin[1], keyed) != ident:
+                twin = None  # only the hashes agree
             found = matcher.find(cand, fp, self._get, claimed.__contains__, self._key_holder)
             # the entry itself (its record, or its key and title) first: an export coming back
             # finds each twin of one title its own paper; then an identical entry before it
             pid: str | None = None
             if found is not None and found[1] in _SAME_ENTRY:
                 pid, why = found
-            elif ident in identical:
-                pid, why = identical[ident], "it is identical to an entry before it in the file"
+            elif twin is not None:
+                pid, why = twin[2], "it is identical to an entry before it in the file"
             elif found is not None:
                 pid, why = found
             if pid is None:
@@ -297,13 +303,13 @@ class ImportBatch:
                         self.unkeyed.append((paper, report, Problem(parsed.path, cand.line, reason, note=True)))
                 self.new[paper.id] = paper
                 matcher.add(paper)  # later files of the batch find it
-                identical[ident] = paper.id
+                identical[ident_hash] = (cand, fp, paper.id)
                 claimed.add(paper.id)
                 report.added += 1
                 report.added_ids.append(paper.id)
                 continue
             claimed.add(pid)
-            identical.setdefault(ident, pid)
+            identical.setdefault(ident_hash, (cand, fp, pid))
             is_new = pid in self.new
             target = self.new[pid] if is_new else self.views.get(pid)
             if target is None:
