@@ -25,10 +25,14 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
 from ..citekeys import surname
-from ..paper import Paper, join_tags
+from ..paper import RAW_SOURCES, TAG_SEPARATOR, Paper, join_tags, split_tags
 from ..text import SYMBOLS, plain_text
+from .bibmaps import VENUE_FIELD, to_dialect, value_text
+from .latexchars import latex_char
 
 DIALECTS = ("bibtex", "biblatex")
+# the note that marks a title Papershelf derived (the importer reads it back)
+DERIVED_NOTE = "Title derived from the abstract by Papershelf"
 
 # fmt: off
 _SPECIALS = {
@@ -37,12 +41,6 @@ _SPECIALS = {
     "#": r"\#", "_": r"\_", "^": r"\textasciicircum{}", "~": r"\textasciitilde{}", "<": r"\textless{}",
     ">": r"\textgreater{}", "|": r"\textbar{}",
 }
-_ACCENT_CMDS = {"\u0301": "'", "\u0300": "`", "\u0302": "^", "\u0308": '"', "\u0303": "~", "\u0304": "=",
-                "\u0307": ".", "\u0306": "u", "\u030c": "v", "\u030b": "H", "\u0327": "c", "\u0328": "k",
-                "\u030a": "r"}
-_LETTERS = {"ß": r"{\ss}", "æ": r"{\ae}", "Æ": r"{\AE}", "ø": r"{\o}", "Ø": r"{\O}", "ł": r"{\l}",
-            "Ł": r"{\L}", "œ": r"{\oe}", "Œ": r"{\OE}", "ı": r"{\i}", "å": r"{\aa}", "Å": r"{\AA}",
-            "đ": "d", "Đ": "D", "þ": r"{\th}", "Þ": r"{\TH}", "ð": r"{\dh}", "Ð": r"{\DH}"}
 # fmt: on
 _SPECIAL_RE = re.compile(r"[\\{}$&%#_^~<>|\x00-\x1f\x7f]")
 
@@ -52,7 +50,8 @@ def _escape_special(m: re.Match[str]) -> str:
 
 
 _MARKUP_RE = re.compile(r"[\\{}$*_`\[~-]")
-_NON_ASCII_RE = re.compile(r"[^\x00-\x7f]")
+# a letter with combining accents NFC has no single character for (q̃) goes as one piece
+_NON_ASCII_RE = re.compile(r"[A-Za-z]?[\u0300-\u036f]+|[^\x00-\x7f]")
 # fmt: off
 _PUNCT = {"\u201c": "``", "\u201d": "''", "\u2018": "`", "\u2019": "'", "\u2013": "--", "\u2014": "---",
           "\u2026": r"\ldots{}", "\u00a0": "~", "\u2009": r"\,", "\u00ab": r"\guillemotleft{}",
@@ -97,6 +96,13 @@ _PROTECT_RE = re.compile(
     r"(?<![\w{])([a-z]*[A-Z][a-z]*[A-Z0-9][A-Za-z0-9]*|[A-Z]\d[\w]*|[a-z]+[A-Z]\w*)"
     r"(?:-[A-Za-z0-9]+)*(?![\w}])"
 )
+# a name typed as one corporate name: BibTeX must not take its last word for a surname
+_CORPORATE_RE = re.compile(
+    r"^The\s|\d|\b(?:Project|Team|Group|Consortium|Collaboration|Committee|Institute|University|"
+    r"Foundation|Association|Society|Laborator(?:y|ies)|Labs?|Organi[sz]ation|Council|Agency|Department|"
+    r"Cent(?:er|re)|Network|Initiative|Community|Corporation|Company|Inc|Ltd|LLC|GmbH|Contributors|Developers|"
+    r"Board|Office|Ministry|Alliance|Federation|Bureau|Commission|Working Group)\b\.?"
+)
 _ARXIV_RE = re.compile(r"^(\d{4}\.\d{4,5})(v\d+)?$|^([a-z\-]+(\.[A-Z]{2})?/\d{7})(v\d+)?$")
 
 
@@ -108,6 +114,8 @@ class ExportReport:
     entries: int = 0
     replaced_chars: int = 0  # characters pdfLaTeX cannot typeset, written as "?"
     new_keys: dict[str, str] = field(default_factory=dict)  # paper id → key pinned by this export
+    # keys of the entries added because an exported entry cross-references them (BibTeX needs them)
+    added_parents: list[str] = field(default_factory=list)
 
     def summary(self) -> str:
         """One sentence for the person: entries written and where, characters replaced."""
@@ -117,6 +125,12 @@ class ExportReport:
             text += (
                 f" {self.replaced_chars} character(s) with no LaTeX form (CJK, emoji…) were written as '?';"
                 " the library keeps the originals."
+            )
+        if self.added_parents:
+            names = ", ".join(self.added_parents[:5]) + (", …" if len(self.added_parents) > 5 else "")
+            text += (
+                f" {len(self.added_parents)} of them {'was' if len(self.added_parents) == 1 else 'were'} added"
+                f" because entries you exported cross-reference them (crossref): {names}."
             )
         return text
 
@@ -143,29 +157,33 @@ class _Encoder:
             return ch  # Latin letters, quotes, dashes: UTF-8 for biber
         if ch in _PUNCT:
             return _PUNCT[ch]
-        if ch in _LETTERS:
-            return _LETTERS[ch]
         if ch in _MATH_SYMBOLS:
             name = _MATH_SYMBOLS[ch]
             # braced: two in a row must not make "$$" (display math)
             return "{$-$}" if name == "-" else f"{{$\\{name}$}}"
-        decomposed = unicodedata.normalize("NFD", ch)
-        base, marks = decomposed[0], decomposed[1:]
-        if base.isascii() and base.isalpha() and marks and all(m in _ACCENT_CMDS for m in marks):
-            out = r"\i" if base == "i" else base
-            for m in marks:
-                cmd = _ACCENT_CMDS[m]
-                out = (
-                    f"\\{cmd}{{{out}}}" if cmd.isalpha() else f"\\{cmd}{out}" if len(out) == 1 else f"\\{cmd}{{{out}}}"
-                )
-            return "{" + out + "}"
+        if len(ch) == 1 and unicodedata.category(ch).startswith("Z"):
+            return " "
+        latex = latex_char(ch)
+        if latex is not None:
+            return latex
         compat = unicodedata.normalize("NFKC", ch)
         if compat != ch and compat.isascii():
             return self.text(compat)
-        if unicodedata.category(ch).startswith("Z"):
-            return " "
         self.replaced += 1
         return "?"
+
+    def raw(self, value: str) -> str:
+        """A record's value expression as the file wrote it; in the BibTeX dialect (ASCII) its
+        characters outside ASCII as LaTeX, NFC first, the LaTeX already there untouched."""
+        if self.dialect == "biblatex" or value.isascii():
+            return value
+        return _NON_ASCII_RE.sub(lambda m: self._raw_char(m.group()), unicodedata.normalize("NFC", value))
+
+    def _raw_char(self, ch: str) -> str:
+        if ch in _MATH_SYMBOLS:  # \ensuremath: the file may have put it in math already
+            name = _MATH_SYMBOLS[ch]
+            return "{\\ensuremath{-}}" if name == "-" else f"{{\\ensuremath{{\\{name}}}}}"
+        return self.char(ch)
 
     def text(self, text: str) -> str:
         """Plain text with LaTeX's specials escaped and non-ASCII written as the dialect wants."""
@@ -173,7 +191,7 @@ class _Encoder:
         # what is left outside ASCII goes through char() one by one
         out = _SPECIAL_RE.sub(_escape_special, text) if _SPECIAL_RE.search(text) else text
         if not out.isascii():
-            out = _NON_ASCII_RE.sub(lambda m: self.char(m.group()), out)
+            out = _NON_ASCII_RE.sub(lambda m: self.char(m.group()), unicodedata.normalize("NFC", out))
         return out
 
     # ---- fields ------------------------------------------------------------
@@ -232,8 +250,9 @@ class _Encoder:
         name = " ".join((plain_text(name) if _MARKUP_RE.search(name) else name).split())
         if not name:
             return ""
-        if re.search(r"\band\b", name, re.I):
-            return "{" + self.text(name) + "}"  # "Research and Development Team": one name, braced
+        if re.search(r"\band\b", name, re.I) or _CORPORATE_RE.search(name):
+            # "Research and Development Team", "The CGAL Project": one name, braced
+            return "{" + self.text(name) + "}"
         if "," in name:
             last, first = (x.strip() for x in name.split(",", 1))
         else:
@@ -302,7 +321,7 @@ def entry(paper: Paper, key: str, enc: _Encoder) -> str:
     if paper.abstract:
         fields.append(("abstract", enc.rich(paper.abstract)))
     if paper.title_derived:
-        fields.append(("note", enc.text("Title derived from the abstract by Papershelf")))
+        fields.append(("note", enc.text(DERIVED_NOTE)))
     if not paper.authors and dialect == "bibtex":
         # classic styles sort by author, else by `key`: without either they warn
         fields.append(("key", enc.text(" ".join(plain_text(paper.title).split()[:6]) or key)))
@@ -311,13 +330,108 @@ def entry(paper: Paper, key: str, enc: _Encoder) -> str:
     return f"@{kind}{{{key},\n{body}\n}}\n"
 
 
+def _keyword_tags(expr: str) -> list[str]:
+    """The tags the import made of a raw keywords value (commas or semicolons, LaTeX decoded)."""
+    text = " ".join(plain_text(value_text(expr)).split())
+    return split_tags(text.replace(";", TAG_SEPARATOR))
+
+
+def _braced(value: str) -> str:
+    return "{" + value + "}"
+
+
+def record_fields(paper: Paper, enc: _Encoder) -> dict[str, str]:
+    """A paper's record as value expressions in BibTeX's names: every field as the file wrote it,
+    and what the reader changed (a display field whose raw fields are gone, the tags) from the paper."""
+    raw = paper.bibfields
+    out: dict[str, str] = {}
+    if "author" not in raw and paper.authors:
+        out["author"] = _braced(" and ".join(n for n in (enc.name(a) for a in paper.authors) if n))
+    if "title" not in raw and paper.title:
+        out["title"] = _braced(enc.rich(paper.title, protect_case=True))
+    for name, value in raw.items():
+        out[name] = enc.raw(value)
+    if not ("year" in raw or "date" in raw) and paper.year:
+        out["year"] = _braced(str(int(paper.year)))
+    if paper.venue and not any(n in raw for n in RAW_SOURCES["venue"]):
+        target = VENUE_FIELD.get(paper.entrytype, "howpublished")
+        if target not in out:
+            out[target] = _braced(enc.rich(paper.venue))
+    if "doi" not in raw and paper.doi:
+        out["doi"] = _braced(_verbatim(paper.doi, enc.dialect))
+    arxiv = paper.arxiv_id if paper.arxiv_id and _ARXIV_RE.match(paper.arxiv_id) else ""
+    if arxiv and not any(n in raw for n in RAW_SOURCES["arxiv_id"]):
+        out["eprint"], out["archiveprefix"] = _braced(arxiv), "{arXiv}"
+    tags = paper.tags
+    kept = raw.get("keywords")
+    if kept is None or sorted(_keyword_tags(kept)) != sorted(tags):
+        if tags:
+            out["keywords"] = _braced(enc.text(join_tags(tags)))
+        else:
+            out.pop("keywords", None)
+    if "abstract" not in raw and paper.abstract:
+        out["abstract"] = _braced(enc.rich(paper.abstract))
+    if paper.title_derived and "title" not in raw and "note" not in out:
+        out["note"] = _braced(enc.text(DERIVED_NOTE))
+    return out
+
+
+def record_entry(paper: Paper, key: str, enc: _Encoder) -> str:
+    """The entry of a paper with a record: its type and fields in the dialect's names."""
+    kind, fields = to_dialect(paper.entrytype, record_fields(paper, enc), enc.dialect)
+    width = max((len(n) for n in fields), default=0)
+    body = "".join(f"  {n.ljust(width)} = {v},\n" for n, v in fields.items())
+    return f"@{kind}{{{key},\n{body}}}\n"
+
+
+def any_entry(paper: Paper, key: str, enc: _Encoder) -> str:
+    """A paper's entry: from its record when it has one, else from what the listing gave."""
+    return record_entry(paper, key, enc) if paper.entrytype else entry(paper, key, enc)
+
+
+def crossref_key(paper: Paper) -> str:
+    """The key a paper's `crossref` names, or ""."""
+    value = paper.bibfields.get("crossref") if paper.entrytype else None
+    return value_text(value).strip() if value else ""
+
+
+def export_order(papers: Iterable[Paper], keys: dict[str, str]) -> list[Paper]:
+    """The papers sorted by key, except that an entry another one cross-references comes after
+    it (BibTeX reads a crossref's parent only after the entries that name it)."""
+    ordered = sorted(papers, key=lambda p: keys[p.id].casefold())
+    by_key = {keys[p.id].casefold(): p for p in ordered}
+    depth: dict[str, int] = {}
+    for paper in ordered:
+        seen = {paper.id}
+        parent, level = by_key.get(crossref_key(paper).casefold()), 1
+        while parent is not None and parent.id not in seen:  # a loop of crossrefs ends here
+            seen.add(parent.id)
+            depth[parent.id] = max(depth.get(parent.id, 0), level)
+            parent, level = by_key.get(crossref_key(parent).casefold()), level + 1
+    if not depth:
+        return ordered
+    return sorted(ordered, key=lambda p: depth.get(p.id, 0))  # stable: by key within a level
+
+
+def preambles(papers: Iterable[Paper], enc: _Encoder) -> list[str]:
+    """The distinct @preamble blocks of the papers' files, in order."""
+    out: dict[str, None] = {}
+    for paper in papers:
+        text = paper.preamble.strip()
+        if text:
+            expr = text if text[0] in '{"' and value_text(text) else _braced(text)
+            out[f"@preamble{{{enc.raw(expr)}}}\n"] = None
+    return list(out)
+
+
 class Rendering:
-    """The .bib text of `papers` (sorted by key), piece by piece; `replaced`
-    counts the characters written as "?" once it has been iterated."""
+    """The .bib text of `papers`, piece by piece: the preambles, then the entries sorted by key
+    (parents of a crossref after their children); `replaced` counts the characters written as
+    "?" once it has been iterated."""
 
     def __init__(self, papers: Iterable[Paper], keys: dict[str, str], dialect: str = "bibtex") -> None:
         self.enc = _Encoder(dialect)
-        self.papers = sorted(papers, key=lambda p: keys[p.id].casefold())
+        self.papers = export_order(papers, keys)
         self.keys = keys
         self.dialect = dialect
 
@@ -332,8 +446,11 @@ class Rendering:
             + (" (BibLaTeX, UTF-8, for biber)" if self.dialect == "biblatex" else " (BibTeX, ASCII)")
             + "\n\n"
         )
+        blocks = preambles(self.papers, self.enc)
+        if blocks:
+            yield "".join(blocks) + "\n"
         for n, p in enumerate(self.papers):
-            yield ("\n" if n else "") + entry(p, self.keys[p.id], self.enc)
+            yield ("\n" if n else "") + any_entry(p, self.keys[p.id], self.enc)
 
 
 def render(papers: Iterable[Paper], keys: dict[str, str], dialect: str = "bibtex") -> tuple[str, int]:
@@ -346,4 +463,4 @@ def render(papers: Iterable[Paper], keys: dict[str, str], dialect: str = "bibtex
 def entries_text(papers: Iterable[Paper], keys: dict[str, str], dialect: str = "bibtex") -> str:
     """The entries of `papers` in the order given, without the file's header."""
     enc = _Encoder(dialect)
-    return "\n".join(entry(p, keys[p.id], enc) for p in papers)
+    return "\n".join(any_entry(p, keys[p.id], enc) for p in papers)
