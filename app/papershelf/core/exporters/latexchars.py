@@ -44,7 +44,7 @@ _ENCODER: Any = None
 def _encoder() -> Any:
     global _ENCODER
     if _ENCODER is None:
-        from pylatexenc.latexencode import UnicodeToLatexEncoder
+        from pylatexenc.latexencode import UnicodeToLatexEncoder  # type: ignore[import-untyped]
 
         _ENCODER = UnicodeToLatexEncoder(
             non_ascii_only=True,
@@ -86,8 +86,8 @@ def _accent(mark: str) -> str | None:
 
 @lru_cache(maxsize=4096)
 def latex_char(ch: str) -> str | None:
-    """One non-ASCII character (or a letter and its combining accents) as braced LaTeX pdfLaTeX typesets ({\\"u}, {\\L}, {\\textendash}),
-    or None when there is none (CJK, emoji)."""
+    """One non-ASCII character (or a letter and its combining accents) as braced LaTeX that
+    pdfLaTeX typesets ({\\"u}, {\\L}, {\\textendash}), or None when there is none (CJK, emoji)."""
     latex = pylatexenc_char(unicodedata.normalize("NFC", ch))
     if latex is not None:
         return latex
