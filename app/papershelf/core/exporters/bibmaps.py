@@ -60,6 +60,8 @@ REQUIRED: dict[str, tuple[str, ...]] = {
     "phdthesis": ("author", "title", "school", "year"),
     "mastersthesis": ("author", "title", "school", "year"),
 }
+# fields plain.bst refuses to see together ("can't use both author and editor fields")
+EXCLUSIVE: dict[str, tuple[str, str]] = {"book": ("author", "editor"), "inbook": ("author", "editor")}
 # biblatex's localisation keys in `type`: the classic type prints them itself, or needs words
 THESIS_TYPES = {"phdthesis": "phdthesis", "mathesis": "mastersthesis"}
 TYPE_WORDS = {"candthesis": "Candidate thesis", "habthesis": "Habilitation thesis", "resreport": "Research report"}
@@ -175,8 +177,11 @@ def to_bibtex(entrytype: str, fields: dict[str, str]) -> tuple[str, dict[str, st
     month = out.get("month")
     if month is not None and value_text(month).strip().isdecimal() and 1 <= int(value_text(month)) <= 12:
         out["month"] = MONTHS[int(value_text(month)) - 1]  # BibLaTeX's month = {3}: plain would print "3"
-    if kind != entrytype and kind in REQUIRED and not all(_has(out, want) for want in REQUIRED[kind]):
-        kind = "misc"  # lacking what the classic type requires: misc prints it without a warning
+    if kind != entrytype and (
+        (kind in REQUIRED and not all(_has(out, want) for want in REQUIRED[kind]))
+        or (kind in EXCLUSIVE and all(_has(out, name) for name in EXCLUSIVE[kind]))
+    ):
+        kind = "misc"  # what the classic type would warn about: misc prints it without a warning
     return kind, out
 
 
