@@ -54,9 +54,9 @@ _MARKUP_RE = re.compile(r"[\\{}$*_`\[~-]")
 _NON_ASCII_RE = re.compile(r"[A-Za-z]?[\u0300-\u036f]+|[^\x00-\x7f]")
 # fmt: off
 _PUNCT = {"\u201c": "``", "\u201d": "''", "\u2018": "`", "\u2019": "'", "\u2013": "--", "\u2014": "---",
-          "\u2026": r"\ldots{}", "\u00a0": "~", "\u2009": r"\,", "\u00ab": r"\guillemotleft{}",
-          "\u00bb": r"\guillemotright{}", "\u00a7": r"\S{}", "\u00b6": r"\P{}", "\u00a9": r"\textcopyright{}",
-          "\u00b0": r"\textdegree{}", "\u2022": r"\textbullet{}", "\u20ac": r"\texteuro{}", "\u00a3": r"\pounds{}"}
+          "\u2026": r"{\ldots}", "\u00a0": "~", "\u2009": r"{\,}", "\u00ab": r"{\guillemotleft}",
+          "\u00bb": r"{\guillemotright}", "\u00a7": r"{\S}", "\u00b6": r"{\P}", "\u00a9": r"{\textcopyright}",
+          "\u00b0": r"{\textdegree}", "\u2022": r"{\textbullet}", "\u20ac": r"{\texteuro}", "\u00a3": r"{\pounds}"}
 # fmt: on
 _MATH_SYMBOLS = {
     v: k
@@ -68,6 +68,12 @@ _MATH_SYMBOLS.update({"×": "times", "·": "cdot", "≤": "leq", "≥": "geq", "
                       "∞": "infty", "≈": "approx", "≠": "neq", "∈": "in", "÷": "div", "√": "surd",
                       "′": "prime", "−": "-"})
 # fmt: on
+# text-mode commands among them (\\textendash, \\pounds, \\S) are no math: _PUNCT or pylatexenc writes those
+_MATH_SYMBOLS = {
+    ch: name
+    for ch, name in _MATH_SYMBOLS.items()
+    if not name.startswith("text") and name not in ("pounds", "S", "P", "guillemotleft", "guillemotright")
+}
 _SAFE_MATH_MACROS = frozenset(
     """alpha beta gamma delta epsilon varepsilon zeta eta theta vartheta iota kappa
 lambda mu nu xi pi varpi rho varrho sigma varsigma tau upsilon phi varphi chi psi omega Gamma Delta Theta Lambda
