@@ -62,6 +62,8 @@ def _non_ascii(text: str) -> tuple[str, re.Pattern[str]]:
     if not unicodedata.is_normalized("NFC", text):
         text = unicodedata.normalize("NFC", text)
     return text, (_NON_ASCII_MARKS_RE if _COMBINING_RE.search(text) else _NON_ASCII_RE)
+
+
 # fmt: off
 _PUNCT = {"\u201c": "``", "\u201d": "''", "\u2018": "`", "\u2019": "'", "\u2013": "--", "\u2014": "---",
           "\u2026": r"{\ldots}", "\u00a0": "~", "\u2009": r"{\,}", "\u00ab": r"{\guillemotleft}",
