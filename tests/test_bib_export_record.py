@@ -231,6 +231,8 @@ def test_characters_outside_ascii_are_written_as_latex_and_the_latex_there_is_ke
     assert "{\\v{K}} {\\~{q}}, ?" in text
     biblatex, _ = render([paper], {"p1": "k"}, "biblatex")
     assert value in biblatex  # UTF-8 for biber: as it came
+    linked = Paper("p2", title="x", entrytype="online", bibfields={"url": "{https://de.wikipedia.org/wiki/Gödel}"})
+    assert "https://de.wikipedia.org/wiki/G%C3%B6del}" in render([linked], {"p2": "k"}, "bibtex")[0]
 
 
 @needs_tex

@@ -350,6 +350,17 @@ def entry(paper: Paper, key: str, enc: _Encoder) -> str:
     return f"@{kind}{{{key},\n{body}\n}}\n"
 
 
+# fields the styles hand to \\url verbatim: outside ASCII they are percent-encoded (as a browser
+# does), not spelt as LaTeX commands that would end up in the link
+_URL_FIELDS = frozenset(("url", "doi", "urlraw"))
+
+
+def _ascii_url(value: str) -> str:
+    from urllib.parse import quote
+
+    return value if value.isascii() else re.sub(r"[^\x00-\x7f]+", lambda m: quote(m.group()), value)
+
+
 def _keyword_tags(expr: str) -> list[str]:
     """The tags the import made of a raw keywords value (commas or semicolons, LaTeX decoded)."""
     text = " ".join(plain_text(value_text(expr)).split())
@@ -370,7 +381,7 @@ def record_fields(paper: Paper, enc: _Encoder) -> dict[str, str]:
     if "title" not in raw and paper.title:
         out["title"] = _braced(enc.rich(paper.title, protect_case=True))
     for name, value in raw.items():
-        out[name] = enc.raw(value)
+        out[name] = _ascii_url(value) if name in _URL_FIELDS and enc.dialect == "bibtex" else enc.raw(value)
     if not ("year" in raw or "date" in raw) and paper.year:
         out["year"] = _braced(str(int(paper.year)))
     if paper.venue and not any(n in raw for n in RAW_SOURCES["venue"]):
