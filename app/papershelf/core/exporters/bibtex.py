@@ -4,17 +4,28 @@ Two dialects:
 
 * ``bibtex``: pure ASCII, for classic BibTeX (and pdfLaTeX): accents as
   ``{\\"u}``-style commands, Greek and math symbols as math, LaTeX specials
-  escaped;
+  escaped; BibLaTeX's types and field names written as classic BibTeX's;
 * ``biblatex``: UTF-8 for biber; Latin letters stay as they are, everything
-  pdfLaTeX cannot typeset is handled as in ``bibtex``.
+  pdfLaTeX cannot typeset is handled as in ``bibtex``; BibTeX's types and
+  field names written as BibLaTeX's (biber's own driver source map).
 
-Abstracts arrive as pasted from web pages: a mix of LaTeX, Markdown and
-bare specials. Text is taken as the reader sees it (``plain_text`` rules:
-markup removed, macros to Unicode) and then escaped, so nothing in an
-abstract can end its field or start another entry. Math in ``$…$`` is kept
-as math when it only uses what base LaTeX knows; otherwise it becomes text.
-Characters with no LaTeX form under pdfLaTeX (CJK, emoji) are written as
-``?`` and counted in the report: the library keeps the originals.
+A paper with a bibliographic record (from a .bib or .ris file) is written
+as it came: its type and every field, each value exactly as the file wrote
+it (only renamed by the dialect's map, see bibmaps.py; in ``bibtex`` its
+characters outside ASCII spelt as LaTeX with pylatexenc's table). What the
+reader changed is written from the paper: a display field whose raw fields
+an edit dropped, and the tags (as ``keywords``). A crossref's parent comes
+after the entries that name it, and each file's ``@preamble`` once at the top.
+
+A paper from a listing has no record: it goes out as ``@misc`` (or
+``@inproceedings`` with a venue and a year). Abstracts arrive as pasted from
+web pages: a mix of LaTeX, Markdown and bare specials. Text is taken as the
+reader sees it (``plain_text`` rules: markup removed, macros to Unicode) and
+then escaped, so nothing in an abstract can end its field or start another
+entry. Math in ``$…$`` is kept as math when it only uses what base LaTeX
+knows; otherwise it becomes text. Characters with no LaTeX form under
+pdfLaTeX (CJK, emoji) are written as ``?`` and counted in the report: the
+library keeps the originals.
 """
 
 from __future__ import annotations
