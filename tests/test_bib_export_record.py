@@ -234,6 +234,12 @@ def test_characters_outside_ascii_are_written_as_latex_and_the_latex_there_is_ke
     assert "{\\v{K}} {\\~{q}}, ?" in text
     biblatex, _ = render([paper], {"p1": "k"}, "biblatex")
     assert value in biblatex  # UTF-8 for biber: as it came
+    # a typed name: in BibTeX as LaTeX; for biber without the accent Unicode has no letter for
+    # (biber would hand pdflatex a combining accent it cannot typeset), counted
+    typed = Paper("p3", title="Notes", authors=["Paul P\u0304ot"])
+    assert "{\\={P}}ot, Paul" in render([typed], {"p3": "k"}, "bibtex")[0]
+    assert "author = {Pot, Paul}" in render([typed], {"p3": "k"}, "biblatex")[0]
+    assert render([typed], {"p3": "k"}, "biblatex")[1] == 1
     linked = Paper("p2", title="x", entrytype="online", bibfields={"url": "{https://de.wikipedia.org/wiki/Gödel}"})
     assert "https://de.wikipedia.org/wiki/G%C3%B6del}" in render([linked], {"p2": "k"}, "bibtex")[0]
 

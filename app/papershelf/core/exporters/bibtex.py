@@ -193,6 +193,11 @@ class _Encoder:
             return "{$-$}" if name == "-" else f"{{$\\{name}$}}"
         if len(ch) == 1 and unicodedata.category(ch).startswith("Z"):
             return " "
+        if len(ch) > 1 and self.dialect == "biblatex" and ch[0].isascii():
+            # a letter with an accent Unicode has no single character for: biber would turn
+            # its LaTeX back into a combining accent, which pdfLaTeX cannot typeset
+            self.replaced += 1
+            return ch[0]
         latex = latex_char(ch)
         if latex is not None:
             return latex
