@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 from .. import paths
+from ..core.citation import find_by_key
 from ..core.errors import ListingError
 from ..core.library import PASTE_LABEL, FileReport, Library
 from .output import EXIT_FAILED, EXIT_OK, UsageError, paper_json, plural, print_paper, print_table, write_json
@@ -98,7 +99,7 @@ def cmd_show(args: argparse.Namespace) -> int:
         if args.json:
             write_json(paper_json(paper, lists))
         else:
-            print_paper(paper, lists)
+            print_paper(paper, lists, parent=lambda key: find_by_key(lib.papers(), key))
     return EXIT_OK
 
 

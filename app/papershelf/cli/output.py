@@ -18,6 +18,7 @@ from typing import Any
 
 import orjson
 
+from ..core.citation import authors_text, fields_text, has_record, record_view
 from ..core.errors import InvalidValueError, NotFoundError, PapershelfError
 from ..core.paper import Paper
 
@@ -53,10 +54,13 @@ def plural(n: int, word: str = "paper") -> str:
 
 
 def paper_json(paper: Paper, lists: list[str]) -> dict[str, Any]:
-    """A paper as `list --json` and `show --json` print it: its record, less the fingerprint, and its lists."""
+    """A paper as `list --json` and `show --json` print it: its record, less the fingerprint, and
+    its lists; `fields` holds each field of its bibliographic record as text (`bibfields`, beside
+    it, as written in the file), {} for a paper from a listing."""
     d = paper.to_dict()
     d.pop("fingerprint", None)
     d["lists"] = lists
+    d["fields"] = fields_text(paper)
     return d
 
 
@@ -81,12 +85,13 @@ def print_table(papers: list[Paper]) -> None:
         print(f"\n{plural(len(papers))}.")
 
 
-def print_paper(p: Paper, lists: list[str]) -> None:
-    """Everything about one paper, as `show` prints it."""
+def print_paper(p: Paper, lists: list[str], parent: Callable[[str], Paper | None] | None = None) -> None:
+    """Everything about one paper, as `show` prints it; a paper with a bibliographic record
+    ends its labelled lines with the record's (`parent` finds a crossref's parent by key)."""
     print(p.title + ("   (title derived from the abstract)" if p.title_derived else ""))
     print(f"id:       {p.id}")
     if p.authors:
-        print(f"authors:  {', '.join(p.authors)}")
+        print(f"authors:  {authors_text(p)}")
     if p.area:
         print(f"area:     {p.area}" + (f" · {p.subarea}" if p.subarea else ""))
     for label, value in (("year", p.year), ("venue", p.venue), ("doi", p.doi), ("arXiv", p.arxiv_id)):
@@ -103,6 +108,12 @@ def print_paper(p: Paper, lists: list[str]) -> None:
         print(f"source:   {s.file}:{s.line} ({s.format})")
     for link in p.links:
         print(f"link:     {link}")
+    if has_record(p):
+        for line in record_view(p, parent):
+            # the lines above say these already
+            said = {"author": p.authors, "year": p.year, "doi": p.doi, "eprint": p.arxiv_id == line.text}
+            if not said.get(line.name):
+                print(f"{line.label.lower() + ':':<9} {line.text}")
     print()
     print(p.abstract)
     if p.notes:

@@ -123,7 +123,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     c = sub.add_parser(
         "export",
-        help="write papers to a BibTeX or BibLaTeX file (all of them, or a tag, a list, a status, a search, or ids)",
+        help="write papers to a BibTeX, BibLaTeX or RIS file (all, or a tag, a list, a status, a search, or ids)",
     )
     g = c.add_mutually_exclusive_group()
     g.add_argument("--tag")
@@ -132,11 +132,12 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--query", metavar="QUERY", help="the papers a search finds")
     g.add_argument("--ids", nargs="+", metavar="ID", help="ids or unique id prefixes")
     c.add_argument(
-        "--dialect",
-        choices=("bibtex", "biblatex"),
-        default="bibtex",
-        help="bibtex: ASCII for classic BibTeX; biblatex: UTF-8 for biber (default: %(default)s)",
+        "--format",
+        choices=("bibtex", "biblatex", "ris"),
+        help="bibtex: ASCII for classic BibTeX; biblatex: UTF-8 for biber; ris: RIS for reference managers "
+        "(default: ris for an output ending in .ris, else bibtex)",
     )
+    c.add_argument("--dialect", choices=("bibtex", "biblatex"), help="the BibTeX dialect (the same as --format)")
     c.add_argument("-o", "--output", required=True, metavar="FILE", help="'-' writes to standard output")
 
     sub.add_parser("lists", help="show the reading lists")

@@ -14,7 +14,7 @@ import time
 from ..core.errors import NothingToExportError
 from ..core.library import Answer, Library, Query
 from .commands import open_library
-from .output import EXIT_OK, plural, snippet_text, write_json
+from .output import EXIT_OK, UsageError, plural, snippet_text, write_json
 
 
 def open_index(lib: Library, quiet: bool = False) -> None:
@@ -130,8 +130,21 @@ def cmd_reindex(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def export_format(args: argparse.Namespace) -> str:
+    """What `export` writes: "bibtex", "biblatex" or "ris" (--format, or --dialect, or RIS for a
+    .ris output); UsageError when the options disagree."""
+    fmt, dialect = args.format, args.dialect
+    if fmt and dialect and fmt != dialect:
+        why = "--dialect is for BibTeX output" if fmt == "ris" else "they disagree"
+        raise UsageError(f"--format {fmt} and --dialect {dialect} cannot go together ({why}); give one of them")
+    if fmt or dialect:
+        return str(fmt or dialect)
+    return "ris" if str(args.output).lower().endswith(".ris") else "bibtex"
+
+
 def cmd_export(args: argparse.Namespace) -> int:
-    """`export -o FILE`: all papers, or a tag, a list, a status, a search or ids, as BibTeX or BibLaTeX."""
+    """`export -o FILE`: all papers, or a tag, a list, a status, a search or ids, as BibTeX, BibLaTeX or RIS."""
+    fmt = export_format(args)  # a wrong option before the library is touched
     with open_library(args, write=True) as lib:
         if args.ids:
             ids = [lib.resolve(ref) for ref in args.ids]
@@ -154,12 +167,17 @@ def cmd_export(args: argparse.Namespace) -> int:
                 ),
                 args.output,
             )
-        report, text = lib.export_bibtex(ids, args.output, args.dialect)
+        if fmt == "ris":
+            ris_report, text = lib.export_ris(ids, args.output)
+            summary = ris_report.summary()
+        else:
+            report, text = lib.export_bibtex(ids, args.output, fmt)
+            summary = report.summary()
     if args.output == "-":
         sys.stdout.write(text)
-        print(report.summary(), file=sys.stderr)
+        print(summary, file=sys.stderr)
     else:
-        print(report.summary())
+        print(summary)
     return EXIT_OK
 
 

@@ -10,6 +10,7 @@ from PySide6.QtCore import QEvent, QUrl
 from PySide6.QtGui import QDesktopServices
 from PySide6.QtWidgets import QTextBrowser, QWidget
 
+from ..core.citation import authors_text, has_record, record_display
 from ..core.paper import Paper
 from ..core.render import abstract_html
 from ..core.text import plain_text
@@ -21,6 +22,8 @@ h2 { margin: 0 0 4px 0; }
 .match { background-color: %(mark)s; color: %(marktext)s; }
 .math { font-family: serif; }
 p.abstract { line-height: 140%%; }
+table.record { color: %(muted)s; font-size: small; margin-top: 6px; }
+td.label { padding-right: 8px; }
 """
 LIGHT = {"muted": "#57606a", "mark": "#fff3b0", "marktext": "#1f2328"}
 DARK = {"muted": "#9aa0a6", "mark": "#7a5c00", "marktext": "#ffffff"}
@@ -59,28 +62,52 @@ class AbstractView(QTextBrowser):
             self.setHtml(f"<p class='meta'>{html.escape(self.tr('Select a paper to read its abstract.'))}</p>")
 
     def show_paper(
-        self, paper: Paper, terms: set[str] | None = None, normal: Callable[[str], str] | None = None
+        self,
+        paper: Paper,
+        terms: set[str] | None = None,
+        normal: Callable[[str], str] | None = None,
+        parent: Callable[[str], Paper | None] | None = None,
     ) -> None:
         """Show a paper: title, authors, abstract with the search `terms` marked
-        (compared through `normal`, the index's own analysis), links, where it came from."""
+        (compared through `normal`, the index's own analysis), links, where it came from.
+        A paper with a bibliographic record shows it too: type, venue, volume and pages,
+        publisher and year under the authors, DOI/arXiv/URL links, the other fields after
+        the abstract (`parent` finds a crossref's parent by citation key, to name it)."""
         esc = lambda s: html.escape(s, quote=False)  # noqa: E731
+        record = has_record(paper)
         parts = [f"<h2>{esc(plain_text(paper.title))}</h2>"]
         if paper.title_derived:
             parts.append(f"<p class='derived'>{esc(self.tr('Title derived from the abstract'))}</p>")
-        if paper.authors:
-            parts.append(f"<p>{esc(', '.join(paper.authors))}</p>")
-        meta = [
-            x
-            for x in (" · ".join(y for y in (paper.area, paper.subarea) if y), str(paper.year or ""), paper.venue)
-            if x
-        ]
+        authors = authors_text(paper) if record else ", ".join(paper.authors)
+        if authors:
+            parts.append(f"<p>{esc(authors)}</p>")
+        area = " · ".join(y for y in (paper.area, paper.subarea) if y)
+        record_shown = record_display(paper, parent) if record else None
+        if record_shown:
+            meta = [x for x in (area, " · ".join(record_shown.summary)) if x]
+        else:
+            meta = [x for x in (area, str(paper.year or ""), paper.venue) if x]
         if meta:
             parts.append(f"<p class='meta'>{esc(' — '.join(meta))}</p>")
+        shown: set[str] = set()
+        if record_shown and record_shown.links:
+            shown = {link.url for link in record_shown.links}
+            linked = " · ".join(
+                f"{esc(link.label)} <a href='{html.escape(link.url, quote=True)}'>{esc(link.text)}</a>"
+                for link in record_shown.links
+            )
+            parts.append(f"<p class='meta'>{linked}</p>")
         parts.append(f"<p class='abstract'>{abstract_html(paper.abstract, terms, normal)}</p>")
-        links = [u for u in paper.links if u.lower().startswith(("http://", "https://"))]
-        if paper.doi:
+        if record_shown and record_shown.details:
+            rows = "".join(
+                f"<tr><td class='label'>{esc(line.label)}</td><td>{esc(line.text)}</td></tr>"
+                for line in record_shown.details
+            )
+            parts.append(f"<table class='record'>{rows}</table>")
+        links = [u for u in paper.links if u.lower().startswith(("http://", "https://")) and u not in shown]
+        if paper.doi and not record:
             links.append(f"https://doi.org/{paper.doi}")
-        if paper.arxiv_id:
+        if paper.arxiv_id and not record:
             links.append(f"https://arxiv.org/abs/{paper.arxiv_id}")
         if links:
             items = "".join(f"<li><a href='{html.escape(u, quote=True)}'>{esc(u)}</a></li>" for u in links)

@@ -32,10 +32,14 @@ if TYPE_CHECKING:
 
 IMPORTABLE = "Listings and bibliographies (*.txt *.md *.bib *.ris);;All files (*)"
 EXPORT_FILTERS = {"bibtex": "BibTeX, ASCII, for bibtex (*.bib)", "biblatex": "BibLaTeX, UTF-8, for biber (*.bib)"}
+# RIS is a format of its own, not a BibTeX dialect: the choice is kept apart ("export/format"),
+# so the preferences' BibTeX dialect stays what the user set
+RIS_FILTER = "RIS, for reference managers (*.ris)"
 
 
 class ExportReport(Protocol):
-    """What an export says it did (`exporters.bibtex.ExportReport`, through the facade)."""
+    """What an export says it did (`exporters.bibtex.ExportReport` or `exporters.ris.RisExportReport`,
+    through the facade)."""
 
     def summary(self) -> str:
         """One line for the status bar."""
@@ -258,8 +262,8 @@ class ImportExport(QObject):
         self.export_ids(win.model.ids(), win.query.list_name or win.query.tag or self.tr("papers"))
 
     def export_ids(self, ids: list[str], name: str) -> None:
-        """Ask where to, then export these papers to a .bib file named after `name`
-        (in the folder and dialect used last time)."""
+        """Ask where to, then export these papers to a .bib or .ris file named after `name`
+        (in the folder, format and dialect used last time)."""
         win = self.window
         if not ids:
             win.statusBar().showMessage(self.tr("Nothing to export: no papers."), 4000)
@@ -272,23 +276,31 @@ class ImportExport(QObject):
         dialect = s.value("export/dialect", "bibtex", str)
         if dialect not in EXPORT_FILTERS:
             dialect = "bibtex"
+        ris = s.value("export/format", "bibtex", str) == "ris"
         path, chosen = QFileDialog.getSaveFileName(
             win,
-            self.tr("Export %s to BibTeX") % n_papers(len(ids)),
-            str(Path(str(folder)) / f"{overview.export_file_stem(name)}.bib"),
-            ";;".join(EXPORT_FILTERS.values()),
-            EXPORT_FILTERS[dialect],
+            self.tr("Export %s") % n_papers(len(ids)),
+            str(Path(str(folder)) / f"{overview.export_file_stem(name)}.{'ris' if ris else 'bib'}"),
+            ";;".join([*EXPORT_FILTERS.values(), RIS_FILTER]),
+            RIS_FILTER if ris else EXPORT_FILTERS[dialect],
         )
         if not path:
             return
+        # the RIS filter, or a name typed with .ris whatever the filter, is RIS
+        ris = chosen == RIS_FILTER or path.lower().endswith(".ris")
         dialect = next((k for k, v in EXPORT_FILTERS.items() if v == chosen), dialect)
-        if not path.lower().endswith(".bib"):
-            path += ".bib"
+        suffix = ".ris" if ris else ".bib"
+        if not path.lower().endswith(suffix):
+            path += suffix
         s.setValue("export/folder", str(Path(path).parent))
-        s.setValue("export/dialect", dialect)
+        s.setValue("export/format", "ris" if ris else "bibtex")
+        if not ris:
+            s.setValue("export/dialect", dialect)
         lib = win.library
 
         def work(progress: Callable[[int, int], None], cancelled: Callable[[], bool]) -> ExportReport:
+            if ris:
+                return lib.export_ris(ids, path)[0]
             return lib.export_bibtex(ids, path, dialect)[0]
 
         def done(report: ExportReport) -> None:

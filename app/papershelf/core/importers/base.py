@@ -136,13 +136,13 @@ _PLAUSIBLE_RE = re.compile("[^\x00-\x7f\ufffd\u0080-\u009f\u0250-\u02ff\u0500-\u
 
 
 def _decode_8bit(data: bytes, shown: str) -> tuple[str, list[Problem]]:
-    """UTF-8, UTF-8 with a few damaged bytes, or a whole Windows-1252 file.
+    """UTF-8, UTF-8 with a few damaged bytes, or a whole file in a legacy encoding.
 
     In a Windows-1252 file, valid UTF-8 multi-byte sequences only happen by
     chance (an accented capital followed by a symbol), far less often than
     invalid ones (any accented letter between ASCII). So: as many valid
-    sequences as invalid ones or more, it is UTF-8 with damage; otherwise
-    Windows-1252, unless that leaves even more bytes unreadable.
+    sequences as invalid ones or more, it is UTF-8 with damage; otherwise a legacy
+    encoding (see `_legacy_encoding`), unless Windows-1252 leaves even more bytes unreadable.
     """
     try:
         return data.decode("utf-8"), []
@@ -156,14 +156,63 @@ def _decode_8bit(data: bytes, shown: str) -> tuple[str, list[Problem]]:
     if (valid and invalid <= valid) or sum(data.count(b) for b in _CP1252_UNDEFINED) >= invalid:
         return _decode_utf8(data, shown, text)
     line = data[:first_bad].count(b"\n") + 1
-    return data.decode("cp1252", errors="replace"), [
+    encoding = _legacy_encoding(data)
+    return data.decode(encoding, errors="replace"), [
         Problem(
             shown,
             line,
-            "the file is not UTF-8; it was read as Windows-1252 (Latin-1). "
-            "Check accented names, or save the file as UTF-8 and import it again",
+            f"the file is not UTF-8; it was read as {_ENCODING_NAMES.get(encoding, encoding.upper())}. "
+            f"Check {'accented names' if encoding == 'cp1252' else 'titles and names'}, "
+            "or save the file as UTF-8 and import it again",
         )
     ]
+
+
+# The encodings the detector may name, as people know them.
+_ENCODING_NAMES = {
+    "cp1252": "Windows-1252 (Latin-1)",
+    "gb18030": "GBK (GB18030)",
+    "big5": "Big5",
+    "cp932": "Shift-JIS (Windows-932)",
+    "shift_jis": "Shift-JIS",
+    "euc_jp": "EUC-JP",
+    "cp949": "EUC-KR (Windows-949)",
+    "euc_kr": "EUC-KR",
+    "cp1251": "Windows-1251 (Cyrillic)",
+    "koi8_r": "KOI8-R (Cyrillic)",
+    "cp1253": "Windows-1253 (Greek)",
+    "cp1255": "Windows-1255 (Hebrew)",
+    "cp1256": "Windows-1256 (Arabic)",
+    "cp874": "Windows-874 (Thai)",
+}
+# When the detector cannot tell encodings apart (a short text is valid in several East Asian
+# encodings, each read as plausible), the one most .bib files in the wild are written in.
+_TIE_ORDER = ("gb18030", "big5", "cp932", "shift_jis", "euc_jp", "cp949", "euc_kr", "cp1251")
+# Runs of three or more non-ASCII bytes: words in a script written wholly with high bytes
+# (Chinese, Japanese, Korean two bytes a character; Cyrillic, Greek one a letter).
+_HIGH_RUN_RE = re.compile(rb"[\x80-\xff]{3,}")
+
+
+def _legacy_encoding(data: bytes) -> str:
+    """The 8-bit or East Asian encoding of a file that is not UTF-8.
+
+    Western text has its non-ASCII bytes one by one (an accented letter between ASCII
+    ones): it is Windows-1252, as it always was here, because a detector cannot tell
+    Latin code pages apart on a short text and takes a chance pair ("ß“") for a Chinese
+    character. When most non-ASCII bytes come in runs, the text is in another script and
+    charset-normalizer (a maintained detector) names the encoding.
+    """
+    high = len(data) - len(data.translate(None, _HIGH_BYTES))
+    if not high or 2 * sum(len(m) for m in _HIGH_RUN_RE.findall(data)) < high:
+        return "cp1252"
+    from charset_normalizer import from_bytes
+
+    matches = list(from_bytes(data))
+    if not matches:
+        return "cp1252"
+    best = (matches[0].chaos, -matches[0].coherence)
+    tied = {m.encoding for m in matches if (m.chaos, -m.coherence) == best}
+    return next((enc for enc in _TIE_ORDER if enc in tied), matches[0].encoding)
 
 
 def _decode_utf8(data: bytes, shown: str, text: str | None = None) -> tuple[str, list[Problem]]:
@@ -236,3 +285,4 @@ def _binary_ratio(sample: bytes) -> float:
 
 
 _CONTROL_BYTES = bytes(b for b in range(32) if b not in (9, 10, 12, 13))
+_HIGH_BYTES = bytes(range(0x80, 0x100))

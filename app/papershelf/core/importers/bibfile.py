@@ -1,19 +1,27 @@
-"""BibTeX (.bib) files, with bibtexparser v2.
+"""BibTeX (.bib) files, with bibtexparser v2, read the way BibTeX reads them.
 
-Real titles come in as real titles (replacing derived ones when the paper is
-already here); `@string` macros are resolved; LaTeX in titles, names and
-venues is turned into text; the abstract is kept as written (the viewer and
-the exporter read its LaTeX). An entry that does not parse is reported with
-its line and the others still import. Papershelf's own exports come back
-as the same papers: a "Title derived from the abstract" note keeps the title
-derived, and keywords come back as tags.
+Each entry keeps its whole record (see BIBLIOGRAPHIC RECORD in paper.py): its type, every
+field as its value expression was written (the file's @string macros put in; month macros
+and macros the file does not define stay bare), and the file's @preamble. The display
+fields (title, authors, year, venue, DOI, arXiv id, tags) are the reader's text derived
+from it by `core.latex`, with `crossref`/`xdata` resolved within the file, so a child
+shows the year and venue of its parent and a child whose title comes from its parent
+imports. As BibTeX does: an entry without a key imports (the library gives it one), a
+field given twice keeps its first value (with a note), `@comment` is not bibliography.
+The abstract is kept as written (the viewer and the exporter read its LaTeX). An entry
+that does not parse is reported with its line and the others still import. Papershelf's
+own exports come back as the same papers: a "Title derived from the abstract" note keeps
+the title derived, and keywords come back as tags.
 """
 
 from __future__ import annotations
 
 import logging
 import re
+from collections.abc import Iterator, Mapping
+from typing import Any
 
+from ..latex import decode, parse_names, piece_text, pieces
 from ..paper import TAG_SEPARATOR, split_tags
 from ..text import plain_text
 from .base import Candidate, ParsedFile, Problem
@@ -21,63 +29,24 @@ from .base import Candidate, ParsedFile, Problem
 DERIVED_NOTE = "Title derived from the abstract by Papershelf"
 _YEAR_RE = re.compile(r"\b(1[5-9]\d\d|2\d\d\d)\b")
 _ARXIV_URL_RE = re.compile(r"arxiv\.org/(?:abs|pdf)/([^\s/?#]+?)(?:\.pdf)?(?:[?#]|$)", re.I)
+_DOI_PREFIX_RE = re.compile(r"^\s*(?:https?://(?:dx\.)?doi\.org/|doi:\s*)", re.I)
+_MACRO_RE = re.compile(r"[^\d\s\"#%'(),={}][^\s\"#%'(),={}]*")
+
+# Entry types whose parent (by crossref) is the book or proceedings they appear in: the
+# parent's title is their booktitle (biber's inheritance; BibTeX files give the parent a
+# booktitle for the same purpose).
+_IN_TYPES = frozenset(
+    {"inproceedings", "conference", "incollection", "inbook", "inreference", "bookinbook", "suppbook", "suppcollection"}
+)
+# Fields a child never takes from its parent: they name the parent, or only the parent itself.
+_NOT_INHERITED = frozenset({"crossref", "xdata", "ids", "entryset", "related", "key", "label", "shorthand", "sortkey"})
+# how deep crossref/xdata chains are followed (biber follows chains; BibTeX only one level)
+_MAX_INHERITANCE_DEPTH = 8
 
 
 def _text(value: str) -> str:
-    """A title, name or venue as one line of plain text."""
+    """A title, name or venue without BibTeX delimiters, as one line of plain text (RIS values)."""
     return " ".join(plain_text(value).split())
-
-
-def split_authors(value: str) -> list[str]:
-    """BibTeX author lists: split on top-level " and ", each name as "First Last"."""
-    names: list[str] = []
-    depth, start = 0, 0
-    lowered = value
-    i = 0
-    while i < len(value):
-        ch = value[i]
-        if ch == "{":
-            depth += 1
-        elif ch == "}":
-            depth = max(0, depth - 1)
-        elif depth == 0 and lowered[i : i + 5].lower() == " and ":
-            names.append(value[start:i])
-            start = i + 5
-            i += 4
-        i += 1
-    names.append(value[start:])
-    out = []
-    for raw in names:
-        raw = raw.strip()
-        if not raw or raw.lower() == "others":
-            continue
-        if raw.startswith("{") and raw.endswith("}") and raw.count("{") == 1:
-            out.append(_text(raw))  # {Corporate Name}
-            continue
-        name = _text(raw)
-        parts = _top_level_commas(raw)
-        if len(parts) >= 2:  # Last, First  or  Last, Jr, First
-            last, first = _text(parts[0]), _text(parts[-1])
-            name = f"{first} {last}".strip()
-        if name:
-            out.append(name)
-    return out
-
-
-def _top_level_commas(value: str) -> list[str]:
-    """The value split at the commas outside braces."""
-    parts: list[str] = []
-    depth, start = 0, 0
-    for i, ch in enumerate(value):
-        if ch == "{":
-            depth += 1
-        elif ch == "}":
-            depth = max(0, depth - 1)
-        elif ch == "," and depth == 0:
-            parts.append(value[start:i])
-            start = i + 1
-    parts.append(value[start:])
-    return parts
 
 
 def _year(value: str) -> int | None:
@@ -85,55 +54,171 @@ def _year(value: str) -> int | None:
     return int(m.group(1)) if m else None
 
 
+def resolve_macros(raw: str, strings: Mapping[str, str]) -> str:
+    """A value expression with the file's @string macros put in (`j1 # { x }` → `{Journal } # { x }`);
+    numbers, delimited strings and macros the file does not define (month names) stay as written."""
+    if not strings or (raw[:1] in '{"' and "#" not in raw):
+        return raw
+    parts = pieces(raw)
+    out = [strings.get(p.lower(), p) if _MACRO_RE.fullmatch(p) else p for p in parts]
+    return raw if out == parts else " # ".join(out)
+
+
+def _raw_text(raw: str) -> str:
+    """A value's LaTeX without its delimiters (the abstract is kept as LaTeX)."""
+    return "".join(piece_text(p) for p in pieces(raw)).strip()
+
+
 def parse_bib(text: str, path: str) -> ParsedFile:
-    """The entries of a BibTeX file as candidates; an entry that does not parse is a
-    problem with its line, and the others still import."""
+    """The entries of a BibTeX file as candidates, each with its full record; an entry that
+    does not parse is a problem with its line, and the others still import."""
     import bibtexparser
+    from bibtexparser import model
 
     problems: list[Problem] = []
     logging.getLogger("bibtexparser").setLevel(logging.CRITICAL)  # failures are reported below instead
-    library = bibtexparser.parse_string(text)
-    for block in library.failed_blocks:
-        start_line: int | None = getattr(block, "start_line", 0)
-        line = (start_line or 0) + 1
-        error = getattr(block, "error", None)
-        reason = str(error).splitlines()[0] if error and str(error) else "it is not valid BibTeX"
-        problems.append(Problem(path, line, f"this entry could not be read ({reason}); it was skipped"))
+    # no middleware: the values stay the expressions the file wrote ({...}, "...", macros, #)
+    library = bibtexparser.parse_string(text, parse_stack=[])
+    strings: dict[str, str] = {}
+    preambles: list[str] = []
+    entries: list[Any] = []
+    for block in library.blocks:
+        if isinstance(block, model.String):
+            # BibTeX's macro names are case-insensitive, and a later definition wins
+            strings[block.key.strip().lower()] = resolve_macros(block.value.strip(), strings)
+        elif isinstance(block, model.Preamble):
+            preambles.append(block.value.strip())
+        elif isinstance(block, model.Entry):
+            entries.append(block)
+        elif isinstance(block, (model.DuplicateFieldKeyBlock, model.DuplicateBlockKeyBlock)):
+            # a field given twice (first wins, below) or a key used twice (the library reports
+            # the clash and gives the paper another key): the entry is read whole all the same
+            entries.append(block.ignore_error_block)
+        elif isinstance(block, model.ParsingFailedBlock):
+            line = (block.start_line or 0) + 1
+            error = block.error
+            reason = str(error).splitlines()[0] if error and str(error) else "it is not valid BibTeX"
+            problems.append(Problem(path, line, f"this entry could not be read ({reason}); it was skipped"))
+        # @comment and text between entries are not bibliography
+    preamble = " # ".join(resolve_macros(p, strings) for p in preambles if p)
+
+    records: list[tuple[Any, str, dict[str, str]]] = []
+    by_key: dict[str, dict[str, str]] = {}
+    for entry in entries:
+        fields = _fields(entry, strings, path, problems)
+        records.append((entry, entry.entry_type.strip().lower(), fields))
+        by_key.setdefault(entry.key.strip().lower(), fields)
+
     papers = []
-    for entry in library.entries:
-        fields = {
-            k.lower(): (f.value if isinstance(f.value, str) else str(f.value)) for k, f in entry.fields_dict.items()
-        }
+    for entry, entrytype, fields in records:
         line = (entry.start_line or 0) + 1
-        title = _text(fields.get("title", ""))
-        abstract = fields.get("abstract", "").strip()
-        note = _text(fields.get("note", ""))
-        if DERIVED_NOTE in note:
-            title = ""  # ours, derived: derive it again
-        if not title and not abstract:
-            problems.append(Problem(path, line, f"entry {entry.key!r} has neither a title nor an abstract; skipped"))
-            continue
-        arxiv = ""
-        if fields.get("eprint") and (fields.get("archiveprefix", "") + fields.get("eprinttype", "")).lower() == "arxiv":
-            arxiv = fields["eprint"].strip()
-        elif m := _ARXIV_URL_RE.search(fields.get("url", "")):
-            arxiv = m.group(1)
-        # a .bib keyword list is separated by commas or semicolons
-        tags = split_tags(_text(fields.get("keywords", "")).replace(";", TAG_SEPARATOR))
-        papers.append(
-            Candidate(
-                abstract=abstract,
-                line=line,
-                title=title,
-                authors=split_authors(fields.get("author", "")),
-                year=_year(fields.get("year", "") or fields.get("date", "")),
-                venue=_text(fields.get("booktitle") or fields.get("journal") or fields.get("journaltitle") or ""),
-                doi=fields.get("doi", "").strip(),
-                arxiv_id=arxiv,
-                tags=tags,
-                citekey=entry.key.strip(),
-            )
-        )
+        shown = _inherited(entrytype, fields, by_key)
+        papers.append(_candidate(entry.key.strip(), line, entrytype, fields, shown, preamble))
     if not papers and not problems:
         problems.append(Problem(path, 0, "no BibTeX entries were found in it"))
     return ParsedFile(path=path, format="bibtex", papers=papers, problems=problems)
+
+
+def _fields(entry: Any, strings: Mapping[str, str], path: str, problems: list[Problem]) -> dict[str, str]:
+    """Every field of the entry, name lower case, in the file's order, macros put in; a field
+    given twice keeps its first value, as BibTeX does, and the user is told."""
+    fields: dict[str, str] = {}
+    for f in entry.fields:
+        name = f.key.strip().lower()
+        value = f.value if isinstance(f.value, str) else str(f.value)
+        if name in fields:
+            line = (f.start_line or entry.start_line or 0) + 1
+            problems.append(
+                Problem(
+                    path,
+                    line,
+                    f"entry {entry.key.strip()!r} gives the field '{name}' again; "
+                    "the first value was kept (as BibTeX does) and this one ignored",
+                    note=True,
+                )
+            )
+            continue
+        fields[name] = resolve_macros(value.strip(), strings)
+    return fields
+
+
+def _inherited(entrytype: str, fields: dict[str, str], by_key: Mapping[str, dict[str, str]]) -> Mapping[str, str]:
+    """The fields as the reader sees them: the entry's own, and what it lacks taken from its
+    `xdata` and `crossref` entries in the same file: every field it lacks, as BibTeX does (so a
+    child without a title shows its parent's), and, as biber does, the parent's title as the
+    booktitle of a child in it. The record itself keeps only the entry's own fields."""
+    if "crossref" not in fields and "xdata" not in fields:
+        return fields
+    shown = dict(fields)
+    for parent in _parents(fields, by_key, set(), 0):
+        for name, value in parent.items():
+            if name not in _NOT_INHERITED:
+                shown.setdefault(name, value)
+        if entrytype in _IN_TYPES and "title" in parent and "booktitle" not in shown:
+            shown["booktitle"] = parent["title"]
+    return shown
+
+
+def _parents(
+    fields: Mapping[str, str], by_key: Mapping[str, dict[str, str]], seen: set[str], depth: int
+) -> Iterator[dict[str, str]]:
+    """The entries this one inherits from, nearest first: its xdata entries, then its crossref
+    parent, each followed by what they inherit in turn (cycles and long chains cut)."""
+    if depth >= _MAX_INHERITANCE_DEPTH:
+        return
+    keys = [k.strip().lower() for k in _raw_text(fields.get("xdata", "")).split(",") if k.strip()]
+    keys.append(_raw_text(fields.get("crossref", "")).lower())
+    for key in keys:
+        parent = by_key.get(key)
+        if not key or parent is None or key in seen:
+            continue
+        seen.add(key)
+        yield parent
+        yield from _parents(parent, by_key, seen, depth + 1)
+
+
+def _candidate(
+    citekey: str, line: int, entrytype: str, fields: dict[str, str], shown: Mapping[str, str], preamble: str
+) -> Candidate:
+    """The paper an entry makes. An entry may have neither a title nor an abstract (BibTeX's
+    @misc needs no field at all): it imports all the same, and the library names it."""
+    title = decode(shown.get("title", ""))
+    abstract = _raw_text(shown.get("abstract", ""))
+    if DERIVED_NOTE in decode(shown.get("note", "")):
+        title = ""  # ours, derived: derive it again
+    arxiv = ""
+    eprint = decode(shown.get("eprint", ""))
+    if eprint and decode(shown.get("archiveprefix", "") or shown.get("eprinttype", "")).lower() == "arxiv":
+        arxiv = eprint
+    elif m := _ARXIV_URL_RE.search(_raw_text(shown.get("url", ""))):
+        arxiv = m.group(1)
+    names, _others = parse_names(shown.get("author", ""))
+    # a .bib keyword list is separated by commas or semicolons
+    tags = split_tags(decode(shown.get("keywords", "")).replace(";", TAG_SEPARATOR))
+    return Candidate(
+        abstract=abstract,
+        line=line,
+        title=title,
+        authors=[a for a in (n.display() for n in names) if a],
+        year=_year(decode(shown.get("year", "") or shown.get("date", ""))),
+        venue=decode(_venue(entrytype, shown)),
+        doi=_DOI_PREFIX_RE.sub("", decode(shown.get("doi", ""))),
+        arxiv_id=arxiv,
+        tags=tags,
+        citekey=citekey,
+        entrytype=entrytype,
+        bibfields=fields,
+        preamble=preamble,
+    )
+
+
+def _venue(entrytype: str, shown: Mapping[str, str]) -> str:
+    """The raw field that names where the work appeared: the journal of an article, the book
+    or proceedings of a part of one, else whatever of these the entry has."""
+    order = (
+        ("journaltitle", "journal", "booktitle") if entrytype == "article" else ("booktitle", "journal", "journaltitle")
+    )
+    for name in (*order, "howpublished"):
+        if shown.get(name):
+            return shown[name]
+    return ""

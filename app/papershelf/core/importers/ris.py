@@ -1,13 +1,67 @@
-"""RIS (.ris) files: the records of reference managers' RIS export."""
+"""RIS (.ris) files: the records of reference managers' RIS export.
+
+Each record becomes a paper with its bibliographic record: the RIS type mapped to a BibTeX
+entry type, and every tag with a BibTeX counterpart as a field (see `_record`). RIS values
+are plain text, not LaTeX, so a field's value is the text with LaTeX's specials escaped;
+non-ASCII is kept as it is (the BibTeX export encodes it per dialect).
+"""
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from .base import Candidate, ParsedFile, Problem
 from .bibfile import _ARXIV_URL_RE, _text, _year
 
 _RIS_LINE_RE = re.compile(r"^([A-Z][A-Z0-9])  -(?: (.*))?$")
+
+# RIS reference type -> BibTeX entry type (the 2011 RIS type list; anything else is misc)
+# fmt: off
+RIS_TYPES: dict[str, str] = {
+    "JOUR": "article", "JFULL": "article", "EJOUR": "article", "MGZN": "article", "NEWS": "article",
+    "ABST": "article", "INPR": "article",
+    "CONF": "inproceedings", "CPAPER": "inproceedings",
+    "BOOK": "book", "EBOOK": "book", "EDBOOK": "book", "SER": "book",
+    "CHAP": "incollection", "ECHAP": "incollection",
+    "THES": "phdthesis",
+    "RPRT": "techreport",
+    "ELEC": "online", "WEB": "online", "BLOG": "online", "ICOMM": "online",
+    "UNPB": "unpublished", "MANSCPT": "unpublished",
+    "PAMP": "booklet",
+    "GEN": "misc",
+}
+# what some exporters write in TY instead of the code (EndNote's and rispy's names)
+_TYPE_NAMES: dict[str, str] = {
+    "journal article": "article", "magazine article": "article", "newspaper article": "article",
+    "conference paper": "inproceedings", "conference proceedings": "inproceedings",
+    "book": "book", "edited book": "book", "book section": "incollection", "thesis": "phdthesis",
+    "report": "techreport", "web page": "online", "electronic source": "online",
+    "unpublished work": "unpublished", "generic": "misc",
+}
+_MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
+# fmt: on
+_BOOKS = frozenset({"book"})
+_PARTS = frozenset({"inproceedings", "incollection", "inbook"})
+_ISBN_TYPES = frozenset({"book", "incollection", "inbook", "inproceedings", "booklet"})
+# "https://doi.org/", "http://dx.doi.org/", "doi:" and the like before a DOI
+_DOI_PREFIX_RE = re.compile(r"^\s*(?:(?:https?://)?(?:dx\.)?doi\.org/|doi:\s*)", re.I)
+_DOI_IN_URL_RE = re.compile(r"^https?://(?:dx\.)?doi\.org/(10\.\S+)$", re.I)
+_DATE_RE = re.compile(r"^\s*(\d{4})?(?:[/-](\d{1,2})?)?(?:[/-](\d{1,2})?)?")
+_MONTH_WORD_RE = re.compile(r"\b(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?(?![a-z])", re.I)
+_SPECIAL_RE = re.compile(r"[\\{}$&%#_^~]")
+# a word the style must not lower-case: a capital after its first letter (BERT, iPhone, LaTeX)
+_WORD_RE = re.compile(r"[^\W_]+(?:[-'][^\W_]+)*")
+
+
+def clean_doi(value: str) -> str:
+    """A DOI without the "https://doi.org/", "http://dx.doi.org/" or "doi:" people put before it."""
+    value = value.strip()
+    while True:
+        cleaned = _DOI_PREFIX_RE.sub("", value, count=1).strip()
+        if cleaned == value:
+            return value
+        value = cleaned
 
 
 def parse_ris(text: str, path: str) -> ParsedFile:
@@ -36,7 +90,7 @@ def parse_ris(text: str, path: str) -> ParsedFile:
             if record is not None:
                 problems.append(Problem(path, start, "a record without its closing ER line; imported anyway"))
                 _ris_paper(record, start, path, papers, problems)
-            record, start, last_tag = {}, n, ""
+            record, start, last_tag = {"TY": [[value]]}, n, ""
             continue
         if record is None:
             problems.append(Problem(path, n, f"{tag} line outside a record (no TY line before it); skipped"))
@@ -59,35 +113,273 @@ def _ris_paper(
     lines: dict[str, list[list[str]]], line: int, path: str, papers: list[Candidate], problems: list[Problem]
 ) -> None:
     """Add the paper of one RIS record to `papers`, or say in `problems` why it has none."""
-    rec = {tag: [" ".join(parts) for parts in values] for tag, values in lines.items()}
+    rec = {tag: [v for v in (" ".join(parts).strip() for parts in values) if v] for tag, values in lines.items()}
+    entrytype = entry_type(rec.get("TY", [""])[0], rec)
+    first = _first(rec)
 
+    title = _text(_title(rec, entrytype))
+    abstract = first("AB", "N2")
+    if not title and not abstract:
+        problems.append(Problem(path, line, "a record with neither a title (TI) nor an abstract (AB); skipped"))
+        return
+    names = rec.get("AU", []) + rec.get("A1", [])
+    doi = clean_doi(first("DO"))
+    url = first("UR")
+    if not doi and (m := _DOI_IN_URL_RE.match(url)):
+        doi = m.group(1)
+    # the first arXiv link of any UR line (an export writes one after the publisher's URL)
+    m = next((m for u in rec.get("UR", []) if (m := _ARXIV_URL_RE.search(u))), None)
+    fields = _record(rec, entrytype, doi)
+    if m and "eprint" not in fields:
+        fields.update(eprint="{" + _verbatim(m.group(1)) + "}", archiveprefix="{arXiv}")
+    papers.append(
+        Candidate(
+            abstract=abstract,
+            line=line,
+            title=title,
+            authors=[a for a in (_display_name(n) for n in names) if a],
+            year=_year(first("PY", "Y1", "DA")),
+            venue=_text(_venue(rec, entrytype)),
+            doi=doi,
+            arxiv_id=m.group(1) if m else "",
+            tags=[k for k in rec.get("KW", []) if k],
+            citekey=first("ID"),
+            entrytype=entrytype,
+            bibfields=fields,
+        )
+    )
+
+
+def _first(rec: dict[str, list[str]]) -> Callable[..., str]:
     def first(*tags: str) -> str:
         for t in tags:
             if rec.get(t):
                 return rec[t][0]
         return ""
 
-    title = _text(first("TI", "T1", "CT"))
-    abstract = first("AB", "N2").strip()
-    if not title and not abstract:
-        problems.append(Problem(path, line, "a record with neither a title (TI) nor an abstract (AB); skipped"))
-        return
-    authors = []
-    for name in rec.get("AU", []) + rec.get("A1", []):
-        parts = [p.strip() for p in name.split(",")]
-        authors.append(f"{parts[1]} {parts[0]}".strip() if len(parts) >= 2 else name.strip())
-    url = first("UR")
-    m = _ARXIV_URL_RE.search(url)
-    papers.append(
-        Candidate(
-            abstract=abstract,
-            line=line,
-            title=title,
-            authors=[a for a in authors if a],
-            year=_year(first("PY", "Y1", "DA")),
-            venue=_text(first("T2", "JO", "JF", "BT", "JA")),
-            doi=first("DO"),
-            arxiv_id=m.group(1) if m else "",
-            tags=[k for k in rec.get("KW", []) if k],
-        )
-    )
+    return first
+
+
+def entry_type(ty: str, rec: dict[str, list[str]]) -> str:
+    """The BibTeX entry type of a RIS record of type `ty` (a thesis is a master's thesis when
+    its M3 or U1 says so)."""
+    code = ty.strip().upper()
+    kind = RIS_TYPES.get(code) or _TYPE_NAMES.get(" ".join(ty.split()).lower(), "misc")
+    if kind == "phdthesis" and any("master" in v.lower() for t in ("M3", "U1") for v in rec.get(t, [])):
+        return "mastersthesis"
+    return kind
+
+
+def _title(rec: dict[str, list[str]], entrytype: str) -> str:
+    """The primary title; a book's may be in BT, and a record with only a short title has that."""
+    first = _first(rec)
+    return first("TI", "T1", "CT") or (first("BT") if entrytype in _BOOKS else "") or first("ST")
+
+
+def _venue(rec: dict[str, list[str]], entrytype: str) -> str:
+    """Where the paper appeared: the journal, the book or proceedings, or what else the record names."""
+    first = _first(rec)
+    if entrytype == "article":
+        return first("T2", "JF", "JO", "JA", "J2", "J1")
+    if entrytype in _PARTS:
+        return first("T2", "BT", "JF", "JO")
+    if entrytype in _BOOKS:
+        return ""
+    return first("T2", "JF", "JO", "BT")
+
+
+def _record(rec: dict[str, list[str]], entrytype: str, doi: str) -> dict[str, str]:
+    """The BibTeX fields of one RIS record, as BibTeX value expressions."""
+    first = _first(rec)
+    out: dict[str, str] = {}
+
+    def put(name: str, value: str, title: bool = False) -> None:
+        value = " ".join(value.split())
+        if value and name not in out:
+            out[name] = "{" + latex(value, protect_case=title) + "}"
+
+    authors = rec.get("AU", []) + rec.get("A1", [])
+    if authors:
+        out["author"] = "{" + " and ".join(bibtex_name(a) for a in authors) + "}"
+    editors = rec.get("ED", []) or rec.get("A2", [])
+    if editors:
+        out["editor"] = "{" + " and ".join(bibtex_name(a) for a in editors) + "}"
+    if rec.get("A4"):
+        out["translator"] = "{" + " and ".join(bibtex_name(a) for a in rec["A4"]) + "}"
+    put("title", _title(rec, entrytype), title=True)
+    put("shorttitle", first("ST"), title=True)
+    venue = _venue(rec, entrytype)
+    if entrytype == "article":
+        put("journal", venue)
+        short = next((v for t in ("JA", "J2", "J1") for v in rec.get(t, []) if v != venue), "")
+        put("shortjournal", short)
+    elif entrytype in _PARTS:
+        put("booktitle", venue)
+    elif entrytype not in _BOOKS:
+        put("howpublished", venue)
+    put("series", first("T3") or (first("T2") if entrytype in _BOOKS else ""))
+    year, month = _date(first("PY", "Y1", "DA"))
+    if not month:
+        month = next((m for t in ("DA", "Y1", "PY") for v in rec.get(t, []) if (m := _date(v)[1])), "")
+    if year:
+        out["year"] = year
+    if month:
+        out["month"] = month  # the macro: every style prints it in its own language
+    put("urldate", _iso_date(first("Y2")))
+    put("volume", first("VL", "VO"))
+    put("volumes", first("NV"))
+    put("number", first("IS", "CP") or (first("M1") if entrytype == "techreport" else ""))
+    put("pages", _pages(first("SP"), first("EP")))
+    if entrytype == "incollection" and first("SE"):
+        put("chapter", first("SE"))
+    publisher = first("PB")
+    if entrytype in ("phdthesis", "mastersthesis"):
+        put("school", publisher)
+    elif entrytype == "techreport":
+        put("institution", publisher)
+        put("type", first("M3"))
+    else:
+        put("publisher", publisher)
+    put("address", first("CY", "PP"))
+    put("edition", first("ET"))
+    numbers: dict[str, list[str]] = {}  # a book in a series has an ISBN and an ISSN
+    for sn in rec.get("SN", []):
+        numbers.setdefault(_sn_field(sn, entrytype), []).append(sn)
+    for name in ("isbn", "issn"):
+        put(name, ", ".join(numbers.get(name, [])))
+    if doi:
+        out["doi"] = "{" + _verbatim(doi) + "}"
+    if url := first("UR"):
+        out["url"] = "{" + _verbatim(url) + "}"
+    put("abstract", first("AB", "N2"))
+    put("keywords", ", ".join(rec.get("KW", [])))
+    put("note", "; ".join(rec.get("N1", [])))
+    put("language", first("LA"))
+    return out
+
+
+def latex(text: str, protect_case: bool = False) -> str:
+    """Plain text as the LaTeX of a braced BibTeX value: specials escaped, non-ASCII as it is;
+    with `protect_case`, words with a capital after their first letter are braced so that a
+    style lower-casing titles leaves them (BERT, iPhone)."""
+    balanced = _balanced(text)
+    if not protect_case:
+        return _escape(text, balanced)
+    out, pos = [], 0
+    for m in _WORD_RE.finditer(text):
+        word = m.group()
+        if any(ch.isupper() for ch in word[1:]):
+            out.append(_escape(text[pos : m.start()], balanced))
+            out.append("{" + _escape(word, balanced) + "}")
+            pos = m.end()
+    out.append(_escape(text[pos:], balanced))
+    return "".join(out)
+
+
+def _escape(text: str, balanced: bool) -> str:
+    if not _SPECIAL_RE.search(text):
+        return text
+
+    def one(m: re.Match[str]) -> str:
+        ch = m.group()
+        if ch == "\\":
+            return r"\textbackslash{}"
+        if ch in "{}":
+            # BibTeX counts braces without looking at backslashes: \{ only when they pair up
+            return "\\" + ch if balanced else (r"\textbraceleft{}" if ch == "{" else r"\textbraceright{}")
+        if ch == "^":
+            return r"\textasciicircum{}"
+        if ch == "~":
+            return r"\textasciitilde{}"
+        return "\\" + ch
+
+    return _SPECIAL_RE.sub(one, text)
+
+
+def _balanced(text: str) -> bool:
+    depth = 0
+    for ch in text:
+        if ch == "{":
+            depth += 1
+        elif ch == "}":
+            depth -= 1
+            if depth < 0:
+                return False
+    return depth == 0
+
+
+def _verbatim(value: str) -> str:
+    """A DOI or URL as a .bib file holds it: as it is, without what would end the field."""
+    return "".join(ch for ch in value if ch.isprintable() and ch not in '{}\\ "')
+
+
+def bibtex_name(name: str) -> str:
+    """One RIS name ("Last, First" or "Last, First, Suffix") as a BibTeX name; a name without a
+    comma (one word, or a corporate author) is braced so BibTeX takes it whole."""
+    parts = [" ".join(p.split()) for p in name.split(",")]
+    parts = [p for p in parts if p]
+    if len(parts) >= 3:  # Last, First, Jr.  ->  Last, Jr., First
+        return f"{_name_part(parts[0])}, {_name_part(', '.join(parts[2:]))}, {_name_part(parts[1])}"
+    if len(parts) == 2:
+        return f"{_name_part(parts[0])}, {_name_part(parts[1])}"
+    return "{" + latex(parts[0]) + "}" if parts else ""
+
+
+def _name_part(text: str) -> str:
+    out = latex(text)
+    # " and " inside a part would split the name list
+    return re.sub(r"(?i)\band\b", lambda m: "{" + m.group() + "}", out)
+
+
+def _display_name(name: str) -> str:
+    """A RIS name as the reader sees it: "First Last"."""
+    parts = [_text(p) for p in name.split(",")]
+    parts = [p for p in parts if p]
+    if len(parts) >= 2:
+        return f"{parts[1]} {parts[0]}"
+    return parts[0] if parts else ""
+
+
+def _date(value: str) -> tuple[str, str]:
+    """Year and month macro of a RIS date ("2019/05/12/", "2019-05", "2019///", "July 1948")."""
+    m = _DATE_RE.match(value)
+    year = m.group(1) or "" if m else ""
+    month = ""
+    if m and m.group(2) and 1 <= int(m.group(2)) <= 12:
+        month = _MONTHS[int(m.group(2)) - 1]
+    elif w := _MONTH_WORD_RE.search(value):
+        month = w.group(1).lower()
+    if not year and (y := _year(value)):
+        year = str(y)
+    return year, month
+
+
+def _iso_date(value: str) -> str:
+    """A RIS date ("2019/05/12/") as an ISO date ("2019-05-12"), as far as it goes."""
+    m = _DATE_RE.match(value)
+    if not m or not m.group(1):
+        return ""
+    out = m.group(1)
+    for g in (m.group(2), m.group(3)):
+        if not g or not int(g):
+            break
+        out += f"-{int(g):02d}"
+    return out
+
+
+def _pages(start: str, end: str) -> str:
+    """SP and EP as one page range "SP--EP" (an SP holding a range already gets the BibTeX dash)."""
+    start, end = start.strip(), end.strip()
+    if start and end and end != start:
+        return f"{start}--{end}"
+    return re.sub(r"\s*[-\u2013\u2014]+\s*", "--", start) if start else end
+
+
+def _sn_field(value: str, entrytype: str) -> str:
+    """ISBN or ISSN: an ISSN has 8 digits, an ISBN 10 or 13; otherwise by the type of the work."""
+    digits = len(re.sub(r"[^0-9Xx]", "", value.split(",")[0].split("(")[0]))
+    if digits == 8:
+        return "issn"
+    if digits in (10, 13):
+        return "isbn"
+    return "isbn" if entrytype in _ISBN_TYPES else "issn"

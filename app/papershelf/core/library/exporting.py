@@ -15,6 +15,7 @@ from .checks import id_list
 
 if TYPE_CHECKING:
     from ..exporters.bibtex import ExportReport
+    from ..exporters.ris import RisExportReport as RisExportReport
     from ..paper import Paper
     from .facade import Library
 
@@ -103,3 +104,24 @@ def bibtex_entries(lib: Library, ids: Iterable[str], dialect: str = "bibtex", pi
     papers = lib._papers
     text: str = entries_text([papers[pid] for pid in keys], keys, dialect)
     return text
+
+
+def export_ris(lib: Library, ids: Iterable[str], path: Path | str) -> tuple[RisExportReport, str]:
+    """See `Library.export_ris`."""
+    from ..exporters.ris import RisExportReport, RisRendering
+    from ..fileio import write_atomically
+
+    ids = [lib.get(pid).id for pid in dict.fromkeys(id_list(ids))]
+    if not ids:  # an empty file over a good one is never what was meant
+        raise NothingToExportError(
+            "No papers to export; nothing was written"
+            + ("" if str(path) == "-" else f" and {path} is as it was")
+            + ".",
+            path,
+        )
+    rendering = RisRendering([lib._papers[pid] for pid in ids])
+    report = RisExportReport(path=str(path), entries=len(ids))
+    if str(path) == "-":
+        return report, "".join(rendering)
+    write_atomically(Path(path), rendering)  # streamed; ExportError says why it failed
+    return report, ""

@@ -422,6 +422,10 @@ class Library:
         with the keys an export gives them (pinned, as by `citation_keys`)."""
         return exporting.bibtex_entries(self, ids, dialect, pin)
 
+    def export_ris(self, ids: Iterable[str], path: Path | str) -> tuple[exporting.RisExportReport, str]:
+        """Write these papers to a RIS file (atomically; "-" returns the text without writing)."""
+        return exporting.export_ris(self, ids, path)
+
     def set_citekey(self, paper_id: str, key: str) -> int:
         """A citation key the user chose ('' lets Papershelf pick one again)."""
         from ..citekeys import key_problem

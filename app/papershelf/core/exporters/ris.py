@@ -1,0 +1,218 @@
+"""RIS export: papers as the tagged records reference managers read (Zotero, EndNote, JabRef).
+
+Lines end with CR LF, as the RIS specification asks ("each tag and its contents must be on a
+separate line, preceded by a carriage return/line feed"); the text is UTF-8. Each value is one
+line of plain text: the record's LaTeX is decoded, and what the reader sees (title, authors,
+year, venue, DOI, abstract, tags) is written as the library shows it, so an edit goes out.
+The user's own notes are private and never written. A written file imports again as the same
+papers (see `importers.ris`, which reads every tag written here).
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+
+from ..citekeys import surname
+from ..latex import Name, decode, latex_text, parse_names, piece_text, pieces
+from ..paper import Paper, normalize_tag
+from ..text import plain_text
+
+EOL = "\r\n"
+
+# BibTeX / BibLaTeX entry type -> RIS type; a type not here (misc, a listing paper's "") is GEN
+# fmt: off
+RIS_TYPE_OF: dict[str, str] = {
+    "article": "JOUR", "periodical": "JFULL", "suppperiodical": "JOUR",
+    "inproceedings": "CPAPER", "conference": "CPAPER", "proceedings": "CONF", "mvproceedings": "CONF",
+    "book": "BOOK", "mvbook": "BOOK", "collection": "EDBOOK", "mvcollection": "EDBOOK",
+    "incollection": "CHAP", "inbook": "CHAP", "bookinbook": "CHAP", "suppbook": "CHAP", "suppcollection": "CHAP",
+    "phdthesis": "THES", "mastersthesis": "THES", "thesis": "THES",
+    "techreport": "RPRT", "report": "RPRT",
+    "online": "ELEC", "www": "ELEC", "electronic": "ELEC",
+    "unpublished": "UNPB", "booklet": "PAMP", "manual": "GEN", "misc": "GEN",
+    "patent": "PAT", "dataset": "DATA", "software": "COMP",
+}
+_MONTHS = {"jan": 1, "feb": 2, "mar": 3, "apr": 4, "may": 5, "jun": 6, "jul": 7, "aug": 8, "sep": 9,
+           "oct": 10, "nov": 11, "dec": 12}
+# fmt: on
+_PARTS = frozenset({"inproceedings", "conference", "incollection", "inbook", "bookinbook"})
+_THESES = {"phdthesis": "Doctoral thesis", "mastersthesis": "Master's thesis"}
+_CONTROL_RE = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+_PAGES_RE = re.compile(r"^\s*([^-\u2013\u2014]+?)\s*(?:[-\u2013\u2014]+\s*(.+?))?\s*$")
+
+
+@dataclass
+class RisExportReport:
+    """What a RIS export wrote: where and how many records."""
+
+    path: str
+    entries: int = 0
+
+    def summary(self) -> str:
+        """One sentence for the person: records written and where."""
+        where = "standard output" if self.path == "-" else self.path
+        return f"Wrote {self.entries} RIS record{'' if self.entries == 1 else 's'} to {where}."
+
+
+# ---- the record's LaTeX as text --------------------------------------------------------------
+
+
+def text_of(latex: str) -> str:
+    """LaTeX text (a value without its delimiters, or a part of a name) as one line of text."""
+    return " ".join(unicodedata.normalize("NFC", latex_text(latex)).split())
+
+
+def value_latex(raw: str) -> str:
+    """The LaTeX text a BibTeX value expression stands for (delimiters off, parts joined,
+    month macros as month names)."""
+    return "".join(piece_text(p) for p in pieces(raw))
+
+
+def field_text(paper_fields: dict[str, str], *names: str) -> str:
+    """The plain text of the first of these record fields the paper has, or ""."""
+    for name in names:
+        raw = paper_fields.get(name)
+        if raw:
+            text = " ".join(unicodedata.normalize("NFC", decode(raw)).split())
+            if text:
+                return text
+    return ""
+
+
+def month_number(raw: str) -> int:
+    """The month of a `month` field (`jan`, `{January}`, `1`), or 0."""
+    text = value_latex(raw).strip().lower().rstrip(".")
+    if text.isdigit():
+        return int(text) if 1 <= int(text) <= 12 else 0
+    return _MONTHS.get(text[:3], 0)
+
+
+# ---- names -----------------------------------------------------------------------------------
+
+
+def ris_names(raw: str) -> list[str]:
+    """A BibTeX name list as RIS names: "Family, Given" ("Family, Given, Jr"), a corporate or
+    one-word name as it is; "others" has no RIS form and is left out."""
+    names, _others = parse_names(raw)
+    return [n for n in (_from_name(name) for name in names) if n]
+
+
+def _from_name(name: Name) -> str:
+    """A `core.latex.Name` as a RIS name."""
+    if name.literal:
+        return text_of(name.literal)
+    family = text_of(" ".join(p for p in (name.von, name.family) if p))
+    parts = [family, text_of(name.given), text_of(name.jr)]
+    if not parts[1] and not parts[2]:
+        return family
+    return ", ".join(parts if parts[2] else parts[:2])
+
+
+def _display_name(name: str) -> str:
+    """A name as the library shows it ("First Last", or "Last, First") as a RIS name."""
+    name = " ".join(name.split())
+    if "," in name or " " not in name:
+        return name
+    family = surname(name)
+    given = name[: len(name) - len(family)].strip()
+    return f"{family}, {given}" if given else family
+
+
+# ---- records ---------------------------------------------------------------------------------
+
+
+def _line(tag: str, value: str) -> str:
+    value = " ".join(_CONTROL_RE.sub(" ", value).split())
+    return f"{tag}  - {value}{EOL}" if value else ""
+
+
+def record(paper: Paper) -> str:
+    """One paper as a RIS record, ending with its ER line."""
+    kind = paper.entrytype
+    raw = paper.bibfields
+    ty = RIS_TYPE_OF.get(kind, "GEN")
+    lines = [_line("TY", ty)]
+    if paper.citekey:
+        lines.append(_line("ID", paper.citekey))
+    # authors: the record's names keep family and given apart; an edit drops them (then the
+    # names the library shows are split as they read)
+    authors = ris_names(raw["author"]) if raw.get("author") else [_display_name(a) for a in paper.authors]
+    lines += [_line("AU", a) for a in authors]
+    if raw.get("editor"):
+        lines += [_line("A2", a) for a in ris_names(raw["editor"])]
+    if raw.get("translator"):
+        lines += [_line("A4", a) for a in ris_names(raw["translator"])]
+    # the record's title when nobody edited it (an edit drops it): the display title lost
+    # what plain text it took for markup; one Papershelf made up from the abstract is no title
+    title = field_text(raw, "title") or ("" if paper.title_derived else paper.title)
+    lines.append(_line("TI", title))
+    lines.append(_line("ST", field_text(raw, "shorttitle")))
+    if kind in ("book", "mvbook", "collection", "mvcollection", "proceedings", "mvproceedings"):
+        lines.append(_line("T3", field_text(raw, "series")))
+    else:
+        lines.append(_line("T2", paper.venue))
+        lines.append(_line("J2", field_text(raw, "shortjournal")))
+        lines.append(_line("T3", field_text(raw, "series")))
+    if paper.year:
+        lines.append(_line("PY", str(paper.year)))
+        month = month_number(raw["month"]) if raw.get("month") else 0
+        if not month and (m := re.match(r"\s*\{?\d{4}-(\d\d)", raw.get("date", ""))):
+            month = int(m.group(1)) if 1 <= int(m.group(1)) <= 12 else 0  # BibLaTeX's date = {2019-05-12}
+        if month:
+            lines.append(_line("DA", f"{paper.year}/{month:02d}//"))
+    lines.append(_line("VL", field_text(raw, "volume")))
+    lines.append(_line("NV", field_text(raw, "volumes")))
+    lines.append(_line("IS", field_text(raw, "number", "issue")))
+    pages = field_text(raw, "pages")
+    if m := _PAGES_RE.match(pages):
+        lines += [_line("SP", m.group(1)), _line("EP", m.group(2) or "")]
+    lines.append(_line("SE", field_text(raw, "chapter")))
+    lines.append(_line("PB", field_text(raw, "publisher", "school", "institution", "organization")))
+    kind_text = field_text(raw, "type") or _THESES.get(kind, "")
+    lines.append(_line("M3", kind_text))
+    lines.append(_line("CY", field_text(raw, "address", "location")))
+    lines.append(_line("ET", field_text(raw, "edition")))
+    for name in ("isbn", "issn"):
+        lines += [_line("SN", sn) for sn in field_text(raw, name).split(", ")]
+    lines.append(_line("DO", paper.doi))
+    url = value_latex(raw["url"]).strip() if raw.get("url") else ""
+    url = url or next((u for u in paper.links if u.lower().startswith(("http://", "https://"))), "")
+    lines.append(_line("UR", url))
+    if paper.arxiv_id and paper.arxiv_id not in url:
+        lines.append(_line("UR", f"https://arxiv.org/abs/{paper.arxiv_id}"))
+    lines.append(_line("Y2", field_text(raw, "urldate").replace("-", "/")))
+    # abstracts are kept as pasted (LaTeX, Markdown): RIS readers get what the reader sees
+    lines.append(_line("AB", plain_text(paper.abstract) if paper.abstract else ""))
+    lines += [_line("KW", keyword) for keyword in keywords(paper)]
+    lines.append(_line("N1", field_text(raw, "note")))  # the record's note; the user's notes stay private
+    lines.append(_line("LA", field_text(raw, "language")))
+    lines.append(f"ER  - {EOL}")
+    return "".join(lines)
+
+
+def keywords(paper: Paper) -> list[str]:
+    """The record's keywords as written (a tag is their folded form), then the user's other tags."""
+    raw = paper.bibfields.get("keywords")
+    written = [k.strip() for k in re.split(r"[,;]", field_text({"k": raw}, "k"))] if raw else []
+    written = [k for k in written if k]
+    folded = {normalize_tag(k) for k in written}
+    return written + [t for t in paper.tags if t not in folded]
+
+
+class RisRendering:
+    """The RIS text of `papers`, record by record (for a streamed write)."""
+
+    def __init__(self, papers: Iterable[Paper]) -> None:
+        self.papers = list(papers)
+
+    def __iter__(self) -> Iterator[str]:
+        for n, paper in enumerate(self.papers):
+            yield (EOL if n else "") + record(paper)
+
+
+def render(papers: Iterable[Paper]) -> str:
+    """The whole RIS text of `papers`, in the order given."""
+    return "".join(RisRendering(papers))

@@ -1,0 +1,334 @@
+"""BibTeX values and names as the reader's text.
+
+A field of a .bib file is kept as its BibTeX value expression (`{The {CGAL} Project}`,
+`"Ann"`, `jan`, `1995`, `{Proc. } # jan`; see BIBLIOGRAPHIC RECORD in paper.py). `decode`
+turns one into a line of text the way BibTeX and LaTeX would print it: pieces joined,
+month macros spelled out, braces gone, LaTeX decoded by pylatexenc (a maintained decoder,
+rather than a table of our own). `parse_names` splits a name list by BibTeX's rules with
+bibtexparser's name splitting, keeping corporate names whole and `and others`.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+from bibtexparser.middlewares.names import (
+    InvalidNameError,
+    parse_single_name_into_parts,
+    split_multiple_persons_names,
+)
+
+# BibTeX's standard styles define these month macros (plain.bst: MACRO {jan} {"January"} …)
+MONTHS = {
+    "jan": "January",
+    "feb": "February",
+    "mar": "March",
+    "apr": "April",
+    "may": "May",
+    "jun": "June",
+    "jul": "July",
+    "aug": "August",
+    "sep": "September",
+    "oct": "October",
+    "nov": "November",
+    "dec": "December",
+}
+
+
+def pieces(raw: str) -> list[str]:
+    """The parts of a value expression joined by `#`, each stripped (`{a} # jan` → [`{a}`, `jan`]).
+
+    A `#` inside braces or quotes is text, not concatenation.
+    """
+    if "#" not in raw:
+        return [raw.strip()]
+    parts: list[str] = []
+    depth, quoted, start = 0, False, 0
+    for i, ch in enumerate(raw):
+        if ch == "{":
+            depth += 1
+        elif ch == "}":
+            depth = max(0, depth - 1)
+        elif ch == '"' and depth == 0:
+            quoted = not quoted
+        elif ch == "#" and depth == 0 and not quoted:
+            parts.append(raw[start:i].strip())
+            start = i + 1
+    parts.append(raw[start:].strip())
+    return parts
+
+
+def piece_text(piece: str) -> str:
+    """The LaTeX text of one piece: a braced or quoted string without its delimiters, a
+    number as is, a month macro spelled out, any other macro (not defined in the file) by its name."""
+    if len(piece) >= 2 and ((piece[0] == "{" and piece[-1] == "}") or (piece[0] == '"' and piece[-1] == '"')):
+        return piece[1:-1]
+    return MONTHS.get(piece.lower(), piece)
+
+
+def decode(raw: str) -> str:
+    """A BibTeX value expression as one line of the reader's text (`{Garc{\\'\\i}a} # jan` → "GarcíaJanuary")."""
+    if not raw:
+        return ""
+    return latex_text("".join(piece_text(p) for p in pieces(raw)))
+
+
+def latex_text(text: str) -> str:
+    """LaTeX text (a value without its delimiters) as one line of plain text."""
+    # pylatexenc costs ~340 µs a call (more under load) and 10,000 titles are mostly distinct:
+    # values without a macro, and values whose only macros are symbols (\ldots{}, \%, \&) and
+    # accents on ASCII letters ({\"u}, \'{e}), take a path of a few µs that gives what
+    # pylatexenc gives (tests/test_bib_import_record.py compares the two on real files)
+    if "\\" in text:
+        simple = _simple_macros(text)
+        if simple is None:
+            return _latex_text(text)
+        text = simple
+    elif "$" in text:
+        return _latex_text(text)
+    if "{" in text or "}" in text:
+        text = text.replace("{", "").replace("}", "")
+    if "~" in text:
+        text = text.replace("~", " ")
+    return _typography(" ".join(text.split()))
+
+
+# accents of LaTeX's text mode, as Unicode combining characters
+_ACCENTS = {
+    "`": "\u0300", "'": "\u0301", "^": "\u0302", "~": "\u0303", "=": "\u0304", "u": "\u0306",
+    ".": "\u0307", '"': "\u0308", "r": "\u030a", "H": "\u030b", "v": "\u030c", "d": "\u0323",
+    "c": "\u0327", "k": "\u0328", "b": "\u0331",
+}  # fmt: skip
+# \'e, \'{e}, \c{c}, \c c: an accent on one ASCII letter (\'\i and the like go to pylatexenc)
+_ACCENT_RE = re.compile(
+    r"\\([`'^~=.\"])\s*(?:\{([A-Za-z])\}|([A-Za-z]))|\\([uvHrdckb])(?:\s*\{([A-Za-z])\}|\s+([A-Za-z]))"
+)
+# a control word eats the spaces after it (and an empty group ends it); a control symbol does not
+_SYMBOL_RE = re.compile(r"\\(?:([A-Za-z]+)(?:\{\}|\s*)|([^A-Za-z]))")
+
+
+def _simple_macros(text: str) -> str | None:
+    """The text with its accents and symbol macros replaced, or None when it holds any other
+    macro (then pylatexenc reads it whole)."""
+    if "$" in text.replace("\\$", "") or "\\\\" in text:
+        return None  # math, a line break or an escaped backslash: pylatexenc knows
+    text = _ACCENT_RE.sub(_accented, text)
+    if "\\" not in text:
+        return unicodedata.normalize("NFC", text)
+    symbols = _symbols()
+    ok = True
+
+    def symbol(m: re.Match[str]) -> str:
+        nonlocal ok
+        repl = symbols.get(m.group(1) or m.group(2))
+        if repl is None:
+            ok = False
+            return ""
+        return repl
+
+    text = _SYMBOL_RE.sub(symbol, text)
+    return unicodedata.normalize("NFC", text) if ok else None
+
+
+def _accented(m: re.Match[str]) -> str:
+    accent = m.group(1) or m.group(4)
+    letter = m.group(2) or m.group(3) or m.group(5) or m.group(6)
+    return letter + _ACCENTS[accent]
+
+
+@lru_cache(maxsize=1)
+def _symbols() -> dict[str, str]:
+    r"""The macros pylatexenc (with our additions) prints as a fixed text and that take no
+    argument: \ldots → …, \% → %, \ss → ß, \textendash → –, \- → nothing."""
+    converter, walker_db = _converter()
+    out: dict[str, str] = {}
+    for spec in converter.latex_context.iter_macro_specs():
+        name = spec.macroname
+        repl = spec.simplify_repl
+        # a brace it prints would be taken for a group's brace by the fast path: pylatexenc's job
+        if name in out or not isinstance(repl, str) or "%" in repl or name in "{}" or repl in ("{", "}"):
+            continue
+        parser_spec = walker_db.get_macro_spec(name)
+        if parser_spec is not None and getattr(parser_spec.args_parser, "argspec", "") != "":
+            continue
+        out[name] = repl
+    # escaped specials print themselves (pylatexenc's own table gives them as functions)
+    out.update({c: c for c in "%&_#$"})
+    return out
+
+
+def _typography(text: str) -> str:
+    """TeX's ligatures for dashes and quotes, as pylatexenc makes them."""
+    if "--" in text:
+        text = text.replace("---", "\u2014").replace("--", "\u2013")
+    if "``" in text or "''" in text:
+        text = text.replace("``", "\u201c").replace("''", "\u201d")
+    return text
+
+
+_UNESCAPED_SPECIAL_RE = re.compile(r"(?<!\\)([%&])")
+
+
+@lru_cache(maxsize=4096)
+def _latex_text(text: str) -> str:
+    # In a .bib value "%" and "&" are characters, not a comment and an alignment tab: LaTeX
+    # would print them only escaped, but people write "50%" and "Computers & Typesetting".
+    if "%" in text or "&" in text:
+        text = _UNESCAPED_SPECIAL_RE.sub(r"\\\1", text)
+    try:
+        converter, walker_db = _converter()
+        out = str(converter.latex_to_text(text, latex_context=walker_db, tolerant_parsing=True))
+    except Exception:  # pylatexenc is lenient; a value it still cannot read is shown as written
+        out = text.replace("{", "").replace("}", "")
+    # a discretionary hyphen (\-) is no character; a tie (~) and a thin space (\,) are spaces
+    out = out.replace("\u00ad", "")
+    return " ".join(out.split())
+
+
+@lru_cache(maxsize=1)
+def _converter() -> tuple[Any, Any]:
+    """pylatexenc's converter and its parser's macro table, set up once (~50 ms)."""
+    # pylatexenc ships no type information
+    from pylatexenc import latexwalker, macrospec  # type: ignore[import-untyped]
+    from pylatexenc.latex2text import (  # type: ignore[import-untyped]
+        LatexNodes2Text,
+        MacroTextSpec,
+        get_default_latex_context_db,
+    )
+
+    class _Converter(LatexNodes2Text):  # type: ignore[misc]
+        """Unknown macros keep their name (or, when a group follows, show that argument)
+        instead of vanishing and running the next word into the previous one."""
+
+        def macro_node_to_text(self, node: Any) -> str:
+            if self.latex_context.get_macro_spec(node.macroname) is not None:
+                return str(super().macro_node_to_text(node))
+            args = [a for a in (node.nodeargd.argnlist if node.nodeargd else None) or [] if a is not None]
+            if args:  # a macro the parser knows (\mbox{x}) but the text table does not: its arguments
+                return "".join(str(self._groupnodecontents_to_text(a)) for a in args)
+            s, end = node.parsing_state.s, node.pos + node.len
+            if s[end : end + 1] == "{":
+                return ""  # \foo{arg}: the group after it is printed
+            return "\\" + str(node.macroname) + str(node.macro_post_space)
+
+    walker_db = latexwalker.get_default_latex_context_db()
+    # \noopsort{1973b}1972 (the BibTeX manual's sorting trick, defined in @preamble) prints nothing
+    walker_db.add_context_category("papershelf-bibtex", macros=[macrospec.MacroSpec("noopsort", "{")], prepend=True)
+    text_db = get_default_latex_context_db()
+    text_db.add_context_category(
+        "papershelf-bibtex",
+        macros=[
+            MacroTextSpec("noopsort", discard=True),
+            MacroTextSpec("url", "%(1)s"),
+            MacroTextSpec("-", ""),
+            MacroTextSpec("/", ""),
+            MacroTextSpec("!", ""),
+            MacroTextSpec("relax", ""),
+            MacroTextSpec("hyphen", "-"),  # biblatex's breakable hyphen
+            # the escapes of LaTeX's specials print the ASCII character (pylatexenc: U+02C6 for ^)
+            MacroTextSpec("textasciicircum", "^"),
+            MacroTextSpec("textasciitilde", "~"),
+            MacroTextSpec("textbackslash", "\\"),
+            MacroTextSpec("textbraceleft", "{"),
+            MacroTextSpec("textbraceright", "}"),
+            # the logos, by name
+            MacroTextSpec("TeX", "TeX"),
+            MacroTextSpec("LaTeX", "LaTeX"),
+            MacroTextSpec("LaTeXe", "LaTeX2e"),
+            MacroTextSpec("BibTeX", "BibTeX"),
+            MacroTextSpec("AmSTeX", "AmS-TeX"),
+            # font switches ({\em word}, {\sc Name}) change the look, not the text
+            *(MacroTextSpec(m, "") for m in _FONT_SWITCHES),
+        ],
+        prepend=True,
+    )
+    return _Converter(latex_context=text_db, math_mode="text"), walker_db
+
+
+_FONT_SWITCHES = (
+    "em", "it", "bf", "sc", "rm", "sf", "tt", "sl", "itshape", "bfseries", "scshape", "upshape",
+    "slshape", "mdseries", "rmfamily", "sffamily", "ttfamily", "normalfont", "small", "large", "Large",
+)  # fmt: skip
+
+
+# ---- names ----
+
+
+@dataclass(frozen=True, slots=True)
+class Name:
+    """One name of a BibTeX name list, its parts as LaTeX (BibTeX's First, von, Last, Jr).
+
+    `literal` is a name given as one braced group (`{The CGAL Project}`, `{Rumble, Jr.}`):
+    a corporate name, never split, and then the other parts are empty.
+    """
+
+    family: str = ""
+    given: str = ""
+    von: str = ""
+    jr: str = ""
+    literal: str = ""
+
+    def display(self) -> str:
+        """The name as a reader writes it: "Harry George Fletcher III", "Ludwig van Beethoven",
+        "The CGAL Project"."""
+        if self.literal:
+            return decode("{" + self.literal + "}")
+        words = " ".join(p for p in (self.given, self.von, self.family) if p)
+        if self.jr:
+            # "Fletcher III", but "Martin Luther King, Jr."
+            words += (", " if self.jr[-1:] == "." else " ") + self.jr
+        return decode("{" + words + "}")
+
+
+def _is_one_group(name: str) -> bool:
+    """Whether the whole name is a single braced group, `{...}`."""
+    if len(name) < 2 or name[0] != "{" or name[-1] != "}":
+        return False
+    depth = 0
+    for i, ch in enumerate(name):
+        if ch == "{":
+            depth += 1
+        elif ch == "}":
+            depth -= 1
+            if depth == 0 and i != len(name) - 1:
+                return False
+    return True
+
+
+def parse_names(raw: str) -> tuple[list[Name], bool]:
+    """The names of a name field (author, editor…) as written in the file, and whether the
+    list ends with `and others` (the reader's "et al.")."""
+    text = "".join(piece_text(p) for p in pieces(raw))
+    names: list[Name] = []
+    others = False
+    for one in split_multiple_persons_names(text):
+        one = one.strip()
+        if not one:
+            continue
+        if one.lower() == "others":
+            others = True
+            continue
+        others = False  # "others" only counts at the end
+        names.append(parse_name(one))
+    return names, others
+
+
+@lru_cache(maxsize=8192)
+def parse_name(one: str) -> Name:
+    """One name by BibTeX's rules ("von Last, Jr, First", "First von Last", `{Literal}`)."""
+    if _is_one_group(one):
+        return Name(literal=one[1:-1].strip())
+    try:
+        parts = parse_single_name_into_parts(one, strict=False)
+    except InvalidNameError:
+        return Name(literal=one)
+    return Name(
+        family=" ".join(parts.last),
+        given=" ".join(parts.first),
+        von=" ".join(parts.von),
+        jr=" ".join(parts.jr),
+    )
