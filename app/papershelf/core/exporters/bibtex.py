@@ -389,26 +389,33 @@ def _braced(value: str) -> str:
 
 def record_fields(paper: Paper, enc: _Encoder) -> dict[str, str]:
     """A paper's record as value expressions in BibTeX's names: every field as the file wrote it,
-    and what the reader changed (a display field whose raw fields are gone, the tags) from the paper."""
+    and what the reader changed from the paper: a display field whose raw fields are gone (an
+    edit drops them, see paper.RAW_SOURCES), and the tags (as keywords)."""
     raw = paper.bibfields
+    # a child shows what it inherits from its crossref/xdata entries: not the reader's edit
+    inherits = "crossref" in raw or "xdata" in raw
+    # a title derived from the abstract goes out with its note, as a listing paper's; a record
+    # with neither title nor abstract (a @misc may have none) is named only for the reader
+    derived = paper.title_derived
     out: dict[str, str] = {}
-    if "author" not in raw and paper.authors:
+    if "author" not in raw and paper.authors and not inherits:
         out["author"] = _braced(" and ".join(n for n in (enc.name(a) for a in paper.authors) if n))
-    if "title" not in raw and paper.title:
+    if "title" not in raw and paper.title and (paper.abstract if derived else not inherits):
         out["title"] = _braced(enc.rich(paper.title, protect_case=True))
     for name, value in raw.items():
         out[name] = _ascii_url(value) if name in _URL_FIELDS and enc.dialect == "bibtex" else enc.raw(value)
-    if not ("year" in raw or "date" in raw) and paper.year:
-        out["year"] = _braced(str(int(paper.year)))
-    if paper.venue and not any(n in raw for n in RAW_SOURCES["venue"]):
-        target = VENUE_FIELD.get(paper.entrytype, "howpublished")
-        if target not in out:
-            out[target] = _braced(enc.rich(paper.venue))
-    if "doi" not in raw and paper.doi:
-        out["doi"] = _braced(_verbatim(paper.doi, enc.dialect))
-    arxiv = paper.arxiv_id if paper.arxiv_id and _ARXIV_RE.match(paper.arxiv_id) else ""
-    if arxiv and not any(n in raw for n in RAW_SOURCES["arxiv_id"]):
-        out["eprint"], out["archiveprefix"] = _braced(arxiv), "{arXiv}"
+    if not inherits:
+        if not ("year" in raw or "date" in raw) and paper.year:
+            out["year"] = _braced(str(int(paper.year)))
+        if paper.venue and not any(n in raw for n in RAW_SOURCES["venue"]):
+            target = VENUE_FIELD.get(paper.entrytype, "howpublished")
+            if target not in out:
+                out[target] = _braced(enc.rich(paper.venue))
+        if "doi" not in raw and paper.doi:
+            out["doi"] = _braced(_verbatim(paper.doi, enc.dialect))
+        arxiv = paper.arxiv_id if paper.arxiv_id and _ARXIV_RE.match(paper.arxiv_id) else ""
+        if arxiv and not any(n in raw for n in RAW_SOURCES["arxiv_id"]):
+            out["eprint"], out["archiveprefix"] = _braced(arxiv), "{arXiv}"
     tags = paper.tags
     kept = raw.get("keywords")
     if kept is None or sorted(_keyword_tags(kept)) != sorted(tags):
@@ -418,7 +425,7 @@ def record_fields(paper: Paper, enc: _Encoder) -> dict[str, str]:
             out.pop("keywords", None)
     if "abstract" not in raw and paper.abstract:
         out["abstract"] = _braced(enc.rich(paper.abstract))
-    if paper.title_derived and "title" not in raw and "note" not in out:
+    if "title" in out and derived and "title" not in raw and "note" not in out:
         out["note"] = _braced(enc.text(DERIVED_NOTE))
     return out
 
