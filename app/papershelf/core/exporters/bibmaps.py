@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import re
 
+from ..latex import piece_text, pieces
+
 # fmt: off
 # biber's driver source map (biblatex.def): BibTeX type → (BibLaTeX type, value of `type` it sets)
 TYPES_TO_BIBLATEX: dict[str, tuple[str, str]] = {
@@ -68,8 +70,6 @@ TYPE_WORDS = {"candthesis": "Candidate thesis", "habthesis": "Habilitation thesi
 # BibLaTeX's subtitles, joined to their title for classic styles (with biblatex's \\subtitlepunct)
 SUBTITLES = (("title", "subtitle"), ("booktitle", "booksubtitle"))
 MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
-MONTH_NAMES = ("January", "February", "March", "April", "May", "June", "July", "August", "September",
-               "October", "November", "December")
 # where a type wants the venue the reader typed (in BibTeX's names; the dialect map renames)
 VENUE_FIELD = {
     "article": "journal", "suppperiodical": "journal", "periodical": "title",
@@ -78,46 +78,12 @@ VENUE_FIELD = {
 }
 # fmt: on
 _DATE_RE = re.compile(r"^\s*(\d{4})(?:-(\d{1,2}))?")
-_PIECE_RE = re.compile(r'\s*(?:(\{)|(")|([^\s#{}"]+))')
 
 
 def value_text(expr: str) -> str:
-    """The text of a value expression, LaTeX left in: ``{Proc. } # jan`` → ``Proc. January``.
-
-    Braces inside a piece are kept (they are LaTeX); month macros become their English
-    names, other macros their own name (a macro the file defined was put in at import)."""
-    out: list[str] = []
-    pos, n = 0, len(expr)
-    while pos < n:
-        m = _PIECE_RE.match(expr, pos)
-        if not m:
-            break
-        if m.group(1) or m.group(2):
-            close = "}" if m.group(1) else '"'
-            depth, i = 0, m.end()
-            while i < n:
-                ch = expr[i]
-                if ch == "{":
-                    depth += 1
-                elif ch == "}" and (depth or close == "}"):
-                    if depth == 0:
-                        break
-                    depth -= 1
-                elif ch == '"' and close == '"' and depth == 0:
-                    break
-                i += 1
-            out.append(expr[m.end() : i])
-            pos = i + 1
-        else:
-            word = m.group(3)
-            low = word.lower()
-            out.append(MONTH_NAMES[MONTHS.index(low)] if low in MONTHS else word)
-            pos = m.end()
-        rest = expr[pos:].lstrip()
-        if not rest.startswith("#"):
-            break
-        pos = n - len(rest) + 1
-    return "".join(out)
+    """The text of a value expression, LaTeX left in: ``{Proc. } # jan`` → ``Proc. January``
+    (core.latex's reading of the pieces, without its decoding)."""
+    return "".join(piece_text(p) for p in pieces(expr))
 
 
 def _has(fields: dict[str, str], want: str) -> bool:

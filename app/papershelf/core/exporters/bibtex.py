@@ -36,6 +36,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
 from ..citekeys import surname
+from ..latex import decode
 from ..paper import RAW_SOURCES, TAG_SEPARATOR, Paper, join_tags, split_tags
 from ..text import SYMBOLS, plain_text
 from .bibmaps import VENUE_FIELD, to_dialect, value_text
@@ -379,8 +380,7 @@ def _ascii_url(value: str) -> str:
 
 def _keyword_tags(expr: str) -> list[str]:
     """The tags the import made of a raw keywords value (commas or semicolons, LaTeX decoded)."""
-    text = " ".join(plain_text(value_text(expr)).split())
-    return split_tags(text.replace(";", TAG_SEPARATOR))
+    return split_tags(decode(expr).replace(";", TAG_SEPARATOR))
 
 
 def _braced(value: str) -> str:
