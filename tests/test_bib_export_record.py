@@ -170,9 +170,9 @@ def test_every_field_of_every_entry_goes_out_in_the_dialects_names(name, dialect
             assert value_text(sigfridsson["year"]) == "1998" and "date" not in sigfridsson
             assert "school" in exported["geer"][1] and "institution" not in exported["geer"][1]
             assert "address" in exported["knuth:ct:a"][1]
-            kastenholz = exported["kastenholz"][1]  # plain knows no subtitle: "Title. Subtitle", as biblatex prints
-            assert "subtitle" not in kastenholz and " # {. } # " in kastenholz["title"]
-            assert value_text(kastenholz["title"]).endswith(value_text(original["kastenholz"][1]["subtitle"]))
+            # plain knows no subtitle, but joining it to the title would make the title another
+            # one: re-imported into its library, the entry would no longer be the same paper
+            assert "subtitle" in exported["kastenholz"][1]
     else:
         types = {k: t for k, (t, _) in exported.items()}
         assert not {"phdthesis", "mastersthesis", "techreport", "conference"} & set(types.values())

@@ -67,8 +67,6 @@ EXCLUSIVE: dict[str, tuple[str, str]] = {"book": ("author", "editor"), "inbook":
 # biblatex's localisation keys in `type`: the classic type prints them itself, or needs words
 THESIS_TYPES = {"phdthesis": "phdthesis", "mathesis": "mastersthesis"}
 TYPE_WORDS = {"candthesis": "Candidate thesis", "habthesis": "Habilitation thesis", "resreport": "Research report"}
-# BibLaTeX's subtitles, joined to their title for classic styles (with biblatex's \\subtitlepunct)
-SUBTITLES = (("title", "subtitle"), ("booktitle", "booksubtitle"))
 MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
 # where a type wants the venue the reader typed (in BibTeX's names; the dialect map renames)
 VENUE_FIELD = {
@@ -142,9 +140,6 @@ def to_bibtex(entrytype: str, fields: dict[str, str]) -> tuple[str, dict[str, st
                 if m.group(2) and 1 <= int(m.group(2)) <= 12 and "month" not in out:
                     dated["month"] = MONTHS[int(m.group(2)) - 1]
             out = dated
-    for main, sub in SUBTITLES:
-        if main in out and sub in out:  # BibLaTeX prints "Title. Subtitle"; plain knows no subtitle
-            out[main] = f"{out[main]} # {{. }} # {out.pop(sub)}"
     month = out.get("month")
     if month is not None and value_text(month).strip().isdecimal() and 1 <= int(value_text(month)) <= 12:
         out["month"] = MONTHS[int(value_text(month)) - 1]  # BibLaTeX's month = {3}: plain would print "3"
