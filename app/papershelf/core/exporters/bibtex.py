@@ -143,7 +143,9 @@ class ExportReport:
 
     path: str
     entries: int = 0
-    replaced_chars: int = 0  # characters pdfLaTeX cannot typeset, written as "?"
+    # characters pdfLaTeX cannot typeset, written as "?" (in the BibLaTeX dialect, an accent
+    # Unicode has no accented letter for is left off its letter instead)
+    replaced_chars: int = 0
     new_keys: dict[str, str] = field(default_factory=dict)  # paper id → key pinned by this export
     # keys of the entries added because an exported entry cross-references them (BibTeX needs them)
     added_parents: list[str] = field(default_factory=list)
@@ -154,7 +156,8 @@ class ExportReport:
         text = f"Wrote {self.entries} entr{'y' if self.entries == 1 else 'ies'} to {where}."
         if self.replaced_chars:
             text += (
-                f" {self.replaced_chars} character(s) with no LaTeX form (CJK, emoji…) were written as '?';"
+                f" {self.replaced_chars} character(s) with no LaTeX form (CJK, emoji…) were written as '?'"
+                " (or an accent left off);"
                 " the library keeps the originals."
             )
         if self.added_parents:
