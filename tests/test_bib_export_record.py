@@ -314,10 +314,10 @@ def test_a_cross_referenced_parent_is_added_after_its_children(data_dir, tmp_pat
         child = next(p.id for p in lib.papers() if p.citekey == "inbook-crossref")
     entries, res = exported(data_dir, "--ids", child)
     assert list(entries) == ["inbook-crossref", "whole-set"]  # the parent after its child
-    assert "Wrote 2 entries" in res.stderr and "cross-reference" in res.stderr and "whole-set" in res.stderr
+    assert "Wrote 2 entries" in res.stderr and "crossref" in res.stderr and "whole-set" in res.stderr
     _, all_res = exported(data_dir)
     keys = re.findall(r"^@\w+\{([^,]+),", all_res.stdout, re.M)
-    assert keys.index("whole-set") > keys.index("inbook-crossref") and "cross-reference" not in all_res.stderr
+    assert keys.index("whole-set") > keys.index("inbook-crossref") and "crossref" not in all_res.stderr
     # BibTeX resolves it: the child gets the parent's fields
     out = compile_bib(tmp_path, all_res.stdout, "bibtex", cite=["inbook-crossref"])
     assert problems(out, "bibtex") == []
@@ -381,3 +381,32 @@ def test_the_cli_round_trip_of_the_tex_live_files(data_dir, name):
             f"\n{name}, {dialect}: all {len(kept)} entries without a twin out as they came in;"
             f" {len(original) - len(entries)} of {len(original)} entries merged away by the import"
         )
+
+
+XDATA = r"""@xdata{hostetler:xd,
+  journaltitle = {J.~Chem. Phys.},
+  date         = 1998,
+}
+
+@article{hostetler:child,
+  author = {Hostetler, Michael J. and Wingate, Julia E.},
+  title  = {Alkanethiolate gold cluster molecules},
+  volume = 14,
+  pages  = {17--30},
+  xdata  = {hostetler:xd},
+}
+"""
+
+
+@needs_tex
+def test_an_xdata_entry_comes_along_and_biber_fills_the_child_from_it(data_dir, tmp_path):
+    refs = tmp_path / "refs-in.bib"
+    refs.write_text(XDATA, encoding="utf-8")
+    assert run_cli("import", str(refs), data_dir=data_dir).returncode == 0
+    with Library.open(data_dir, readonly=True) as lib:
+        child = next(p.id for p in lib.papers() if p.citekey == "hostetler:child")
+    entries, res = exported(data_dir, "--dialect", "biblatex", "--ids", child)
+    assert list(entries) == ["hostetler:child", "hostetler:xd"] and "hostetler:xd" in res.stderr
+    out = compile_bib(tmp_path, res.stdout, "biblatex", cite=["hostetler:child"])
+    assert problems(out, "biblatex") == []
+    assert "\\field{journaltitle}{J.~Chem. Phys.}" in out["bbl"] and "\\field{year}{1998}" in out["bbl"]

@@ -164,7 +164,7 @@ class ExportReport:
             names = ", ".join(self.added_parents[:5]) + (", …" if len(self.added_parents) > 5 else "")
             text += (
                 f" {len(self.added_parents)} of them {'was' if len(self.added_parents) == 1 else 'were'} added"
-                f" because entries you exported cross-reference them (crossref): {names}."
+                f" because entries you exported take fields from them (crossref, xdata): {names}."
             )
         return text
 
@@ -446,25 +446,32 @@ def any_entry(paper: Paper, key: str, enc: _Encoder) -> str:
     return record_entry(paper, key, enc) if paper.entrytype else entry(paper, key, enc)
 
 
-def crossref_key(paper: Paper) -> str:
-    """The key a paper's `crossref` names, or ""."""
-    value = paper.bibfields.get("crossref") if paper.entrytype else None
-    return value_text(value).strip() if value else ""
+def parent_keys(paper: Paper) -> list[str]:
+    """The keys a paper's `crossref` and `xdata` name (the entries it takes fields from)."""
+    if not paper.entrytype:
+        return []
+    raw = paper.bibfields
+    keys = [k.strip() for k in value_text(raw.get("xdata", "")).split(",")]
+    keys.append(value_text(raw.get("crossref", "")).strip())
+    return [k for k in keys if k]
 
 
 def export_order(papers: Iterable[Paper], keys: dict[str, str]) -> list[Paper]:
-    """The papers sorted by key, except that an entry another one cross-references comes after
-    it (BibTeX reads a crossref's parent only after the entries that name it)."""
+    """The papers sorted by key, except that an entry another one cross-references (crossref,
+    xdata) comes after it: BibTeX reads a crossref's parent only after the entries that name it."""
     ordered = sorted(papers, key=lambda p: keys[p.id].casefold())
     by_key = {keys[p.id].casefold(): p for p in ordered}
     depth: dict[str, int] = {}
+
+    def climb(paper: Paper, level: int, seen: set[str]) -> None:
+        for key in parent_keys(paper):
+            parent = by_key.get(key.casefold())
+            if parent is not None and parent.id not in seen and level < 16:  # loops and long chains end
+                depth[parent.id] = max(depth.get(parent.id, 0), level)
+                climb(parent, level + 1, seen | {parent.id})
+
     for paper in ordered:
-        seen = {paper.id}
-        parent, level = by_key.get(crossref_key(paper).casefold()), 1
-        while parent is not None and parent.id not in seen:  # a loop of crossrefs ends here
-            seen.add(parent.id)
-            depth[parent.id] = max(depth.get(parent.id, 0), level)
-            parent, level = by_key.get(crossref_key(parent).casefold()), level + 1
+        climb(paper, 1, {paper.id})
     if not depth:
         return ordered
     return sorted(ordered, key=lambda p: depth.get(p.id, 0))  # stable: by key within a level

@@ -63,22 +63,23 @@ def export_bibtex(
 
 
 def crossref_parents(papers: Mapping[str, Paper], keys: Mapping[str, str], ids: Iterable[str]) -> list[str]:
-    """Ids of the papers that the exported ones cross-reference (and theirs) but that are not
-    exported: BibTeX needs a crossref's parent in the same file."""
-    from ..exporters.bibtex import crossref_key
+    """Ids of the papers that the exported ones cross-reference (crossref, xdata; and theirs) but
+    that are not exported: BibTeX and biber need those entries in the same file."""
+    from ..exporters.bibtex import parent_keys
 
     wanted = set(ids)
-    if not any(crossref_key(papers[pid]) for pid in wanted):
+    if not any(parent_keys(papers[pid]) for pid in wanted):
         return []  # the usual case: no record names a parent, so no key table to build
     by_key = {key.casefold(): pid for pid, key in keys.items()}
     added: list[str] = []
     todo = list(ids)
     while todo:
-        parent = by_key.get(crossref_key(papers[todo.pop()]).casefold())
-        if parent is not None and parent not in wanted:
-            wanted.add(parent)
-            added.append(parent)
-            todo.append(parent)
+        for key in parent_keys(papers[todo.pop()]):
+            parent = by_key.get(key.casefold())
+            if parent is not None and parent not in wanted:
+                wanted.add(parent)
+                added.append(parent)
+                todo.append(parent)
     return added
 
 
