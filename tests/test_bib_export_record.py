@@ -410,3 +410,11 @@ def test_an_xdata_entry_comes_along_and_biber_fills_the_child_from_it(data_dir, 
     out = compile_bib(tmp_path, res.stdout, "biblatex", cite=["hostetler:child"])
     assert problems(out, "biblatex") == []
     assert "\\field{journaltitle}{J.~Chem. Phys.}" in out["bbl"] and "\\field{year}{1998}" in out["bbl"]
+    # BibTeX knows no xdata: its fields are written into the child
+    entries, res = exported(data_dir, "--ids", child)
+    assert (
+        entries["hostetler:child"][1]["journal"] == "{J.~Chem. Phys.}" and "xdata" not in entries["hostetler:child"][1]
+    )
+    (tmp_path / "bibtex").mkdir()
+    out = compile_bib(tmp_path / "bibtex", res.stdout, "bibtex", cite=["hostetler:child"])
+    assert problems(out, "bibtex") == [] and "J.~Chem. Phys." in out["bbl"] and "1998" in out["bbl"]

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 
 from ..citekeys import surname
@@ -433,17 +433,29 @@ def record_fields(paper: Paper, enc: _Encoder) -> dict[str, str]:
     return out
 
 
-def record_entry(paper: Paper, key: str, enc: _Encoder) -> str:
-    """The entry of a paper with a record: its type and fields in the dialect's names."""
-    kind, fields = to_dialect(paper.entrytype, record_fields(paper, enc), enc.dialect)
+def record_entry(paper: Paper, key: str, enc: _Encoder, xdata: Mapping[str, Paper] | None = None) -> str:
+    """The entry of a paper with a record: its type and fields in the dialect's names. In the
+    BibTeX dialect, which knows no xdata, the fields of its xdata entries among `xdata` (folded
+    key → paper) are written into it where it has none of its own."""
+    fields = record_fields(paper, enc)
+    if xdata and "xdata" in fields:
+        names = [k.strip().casefold() for k in value_text(fields["xdata"]).split(",")]
+        parents = [xdata[k] for k in names if k in xdata]
+        if len(parents) == len(names):  # all there: BibTeX gets the fields instead of the names
+            del fields["xdata"]
+            for parent in parents:
+                for name, value in parent.bibfields.items():
+                    if name not in ("xdata", "crossref"):
+                        fields.setdefault(name, enc.raw(value))
+    kind, fields = to_dialect(paper.entrytype, fields, enc.dialect)
     width = max((len(n) for n in fields), default=0)
     body = "".join(f"  {n.ljust(width)} = {v},\n" for n, v in fields.items())
     return f"@{kind}{{{key},\n{body}}}\n"
 
 
-def any_entry(paper: Paper, key: str, enc: _Encoder) -> str:
+def any_entry(paper: Paper, key: str, enc: _Encoder, xdata: Mapping[str, Paper] | None = None) -> str:
     """A paper's entry: from its record when it has one, else from what the listing gave."""
-    return record_entry(paper, key, enc) if paper.entrytype else entry(paper, key, enc)
+    return record_entry(paper, key, enc, xdata) if paper.entrytype else entry(paper, key, enc)
 
 
 def parent_keys(paper: Paper) -> list[str]:
@@ -496,6 +508,10 @@ class Rendering:
     def __init__(self, papers: Iterable[Paper], keys: dict[str, str], dialect: str = "bibtex") -> None:
         self.enc = _Encoder(dialect)
         self.papers = export_order(papers, keys)
+        # BibTeX knows no xdata: the dialect writes their fields into the entries that name them
+        self.xdata = (
+            {keys[p.id].casefold(): p for p in self.papers if p.entrytype == "xdata"} if dialect == "bibtex" else {}
+        )
         self.keys = keys
         self.dialect = dialect
 
@@ -514,7 +530,7 @@ class Rendering:
         if blocks:
             yield "".join(blocks) + "\n"
         for n, p in enumerate(self.papers):
-            yield ("\n" if n else "") + any_entry(p, self.keys[p.id], self.enc)
+            yield ("\n" if n else "") + any_entry(p, self.keys[p.id], self.enc, self.xdata)
 
 
 def render(papers: Iterable[Paper], keys: dict[str, str], dialect: str = "bibtex") -> tuple[str, int]:
