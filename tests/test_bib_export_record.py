@@ -294,16 +294,30 @@ def test_an_edited_title_and_edited_tags_go_out_as_edited(data_dir):
     assert run_cli("tag", pid, "--add", "gnus", data_dir=data_dir).returncode == 0
     fields = exported(data_dir)[0]["article-full"][1]
     assert fields["keywords"] == "{gnus}"
-    # a paper's typed venue goes where its type wants it (the raw journal is gone with it)
-    with Library.open(data_dir) as lib:
-        lib._set_many([pid], lambda p: {"venue": "Gnu Letters", "bibfields": {**p.bibfields, "journal": None}})
-        fields_now = lib.get(pid).bibfields
-        fields_now.pop("journal", None)
-        lib._set_many([pid], lambda p: {"bibfields": fields_now})
-    fields = exported(data_dir)[0]["article-full"][1]
-    assert fields["journal"] == "{Gnu Letters}"
-    biblatex = exported(data_dir, "--dialect", "biblatex")[0]["article-full"][1]
-    assert biblatex["journaltitle"] == "{Gnu Letters}" and "journal" not in biblatex
+
+
+@pytest.mark.parametrize(
+    "kind, bibtex_name, biblatex_name",
+    [
+        ("article", "journal", "journaltitle"),
+        ("inproceedings", "booktitle", "booktitle"),
+        ("misc", "howpublished", "howpublished"),
+    ],
+)
+def test_a_display_field_whose_raw_fields_are_gone_goes_where_the_type_wants_it(kind, bibtex_name, biblatex_name):
+    """A venue, year or DOI the record has no field for (an edit dropped it, or a merge brought
+    it) is written from the paper; a crossref child's inherited venue is not."""
+    record = {"author": "{Ann Author}", "title": "{A Title}", "note": "{Kept as it came}"}
+    paper = Paper("p1", title="A Title", venue="Gnu Letters", year=1999, doi="10.1/x", entrytype=kind, bibfields=record)
+    for dialect, name in (("bibtex", bibtex_name), ("biblatex", biblatex_name)):
+        fields = read_bib(render([paper], {"p1": "k"}, dialect)[0])[0]["k"][1]
+        assert fields[name] == "{Gnu Letters}" and fields["year"] == "{1999}" and fields["doi"] == "{10.1/x}"
+        assert fields["note"] == "{Kept as it came}" and fields["title"] == "{A Title}"
+    child = Paper(
+        "p2", title="A Title", venue="Gnu Letters", year=1999, entrytype=kind, bibfields={**record, "crossref": "{k}"}
+    )
+    fields = read_bib(render([child], {"p2": "c"}, "bibtex")[0])[0]["c"][1]
+    assert bibtex_name not in fields and "year" not in fields
 
 
 @needs_tex
