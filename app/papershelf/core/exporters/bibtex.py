@@ -472,6 +472,9 @@ def export_order(papers: Iterable[Paper], keys: dict[str, str]) -> list[Paper]:
     """The papers sorted by key, except that an entry another one cross-references (crossref,
     xdata) comes after it: BibTeX reads a crossref's parent only after the entries that name it."""
     ordered = sorted(papers, key=lambda p: keys[p.id].casefold())
+    children = [p for p in ordered if parent_keys(p)]
+    if not children:  # the usual case: no key table to build
+        return ordered
     by_key = {keys[p.id].casefold(): p for p in ordered}
     depth: dict[str, int] = {}
 
@@ -482,7 +485,7 @@ def export_order(papers: Iterable[Paper], keys: dict[str, str]) -> list[Paper]:
                 depth[parent.id] = max(depth.get(parent.id, 0), level)
                 climb(parent, level + 1, seen | {parent.id})
 
-    for paper in ordered:
+    for paper in children:
         climb(paper, 1, {paper.id})
     if not depth:
         return ordered
@@ -508,9 +511,10 @@ class Rendering:
     def __init__(self, papers: Iterable[Paper], keys: dict[str, str], dialect: str = "bibtex") -> None:
         self.enc = _Encoder(dialect)
         self.papers = export_order(papers, keys)
+        self.records = [p for p in self.papers if p.entrytype]
         # BibTeX knows no xdata: the dialect writes their fields into the entries that name them
         self.xdata = (
-            {keys[p.id].casefold(): p for p in self.papers if p.entrytype == "xdata"} if dialect == "bibtex" else {}
+            {keys[p.id].casefold(): p for p in self.records if p.entrytype == "xdata"} if dialect == "bibtex" else {}
         )
         self.keys = keys
         self.dialect = dialect
@@ -526,7 +530,7 @@ class Rendering:
             + (" (BibLaTeX, UTF-8, for biber)" if self.dialect == "biblatex" else " (BibTeX, ASCII)")
             + "\n\n"
         )
-        blocks = preambles(self.papers, self.enc)
+        blocks = preambles(self.records, self.enc)
         if blocks:
             yield "".join(blocks) + "\n"
         for n, p in enumerate(self.papers):
