@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import sys
 import tempfile
 import time
@@ -122,6 +123,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--import", dest="import_n", type=int, default=10_000, help="entries in the imported .bib")
     ap.add_argument("--seed", type=int, default=1729)
     ap.add_argument("--tmpdir", default=None)
+    ap.add_argument("--keep", action="store_true", help="keep the working folder (about 1 GB for 100,000 papers)")
     args = ap.parse_args(argv)
     commit = describe_commit()
     t0 = time.perf_counter()
@@ -155,6 +157,10 @@ def main(argv: list[str] | None = None) -> int:
         f"[{mark(pps >= TARGET_IMPORT_PPS)} >= {TARGET_IMPORT_PPS:,.0f}] | export peak {exp['peak_mb']:.0f} MB"
     )
     print_footer(commit, t0)
+    if args.keep:
+        print(f"working folder kept: {folder}")
+    else:
+        shutil.rmtree(folder, ignore_errors=True)
     return 0
 
 
