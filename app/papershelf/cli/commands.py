@@ -90,9 +90,13 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 
 def cmd_show(args: argparse.Namespace) -> int:
-    """`show ID`: everything about one paper."""
+    """`show ID`: everything about one paper (`--bibtex`: its entry, as an export writes it)."""
     with open_library(args, write=False) as lib:
         paper = lib.get(lib.resolve(args.id))
+        if args.bibtex:
+            # the key an export would give it, not pinned: showing an entry is no export
+            sys.stdout.write(lib.bibtex_entries([paper.id], args.dialect, pin=False))
+            return EXIT_OK
         lists = lib.memberships().get(paper.id, [])
         if args.json:
             write_json(paper_json(paper, lists))

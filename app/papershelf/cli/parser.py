@@ -74,7 +74,15 @@ def build_parser() -> argparse.ArgumentParser:
 
     c = sub.add_parser("show", help="show one paper")
     c.add_argument("id")
-    c.add_argument("--json", action="store_true")
+    g = c.add_mutually_exclusive_group()
+    g.add_argument("--json", action="store_true")
+    g.add_argument("--bibtex", action="store_true", help="print its entry as an export writes it")
+    c.add_argument(
+        "--dialect",
+        choices=("bibtex", "biblatex"),
+        default="bibtex",
+        help="with --bibtex: bibtex (ASCII, for classic BibTeX) or biblatex (UTF-8, for biber) (default: %(default)s)",
+    )
 
     c = sub.add_parser("tag", help="add or remove tags")
     c.add_argument("ids", nargs="+", metavar="ID")

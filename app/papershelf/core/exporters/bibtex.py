@@ -4,31 +4,47 @@ Two dialects:
 
 * ``bibtex``: pure ASCII, for classic BibTeX (and pdfLaTeX): accents as
   ``{\\"u}``-style commands, Greek and math symbols as math, LaTeX specials
-  escaped;
+  escaped; BibLaTeX's types and field names written as classic BibTeX's;
 * ``biblatex``: UTF-8 for biber; Latin letters stay as they are, everything
-  pdfLaTeX cannot typeset is handled as in ``bibtex``.
+  pdfLaTeX cannot typeset is handled as in ``bibtex``; BibTeX's types and
+  field names written as BibLaTeX's (biber's own driver source map).
 
-Abstracts arrive as pasted from web pages: a mix of LaTeX, Markdown and
-bare specials. Text is taken as the reader sees it (``plain_text`` rules:
-markup removed, macros to Unicode) and then escaped, so nothing in an
-abstract can end its field or start another entry. Math in ``$…$`` is kept
-as math when it only uses what base LaTeX knows; otherwise it becomes text.
-Characters with no LaTeX form under pdfLaTeX (CJK, emoji) are written as
-``?`` and counted in the report: the library keeps the originals.
+A paper with a bibliographic record (from a .bib or .ris file) is written
+as it came: its type and every field, each value exactly as the file wrote
+it (only renamed by the dialect's map, see bibmaps.py; in ``bibtex`` its
+characters outside ASCII spelt as LaTeX with pylatexenc's table). What the
+reader changed is written from the paper: a display field whose raw fields
+an edit dropped, and the tags (as ``keywords``). A crossref's parent comes
+after the entries that name it, and each file's ``@preamble`` once at the top.
+
+A paper from a listing has no record: it goes out as ``@misc`` (or
+``@inproceedings`` with a venue and a year). Abstracts arrive as pasted from
+web pages: a mix of LaTeX, Markdown and bare specials. Text is taken as the
+reader sees it (``plain_text`` rules: markup removed, macros to Unicode) and
+then escaped, so nothing in an abstract can end its field or start another
+entry. Math in ``$…$`` is kept as math when it only uses what base LaTeX
+knows; otherwise it becomes text. Characters with no LaTeX form under
+pdfLaTeX (CJK, emoji) are written as ``?`` and counted in the report: the
+library keeps the originals.
 """
 
 from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 
 from ..citekeys import surname
-from ..paper import Paper, join_tags
+from ..latex import decode
+from ..paper import RAW_SOURCES, TAG_SEPARATOR, Paper, join_tags, split_tags
 from ..text import SYMBOLS, plain_text
+from .bibmaps import VENUE_FIELD, to_dialect, value_text
+from .latexchars import latex_char
 
 DIALECTS = ("bibtex", "biblatex")
+# the note that marks a title Papershelf derived (the importer reads it back)
+DERIVED_NOTE = "Title derived from the abstract by Papershelf"
 
 # fmt: off
 _SPECIALS = {
@@ -37,12 +53,6 @@ _SPECIALS = {
     "#": r"\#", "_": r"\_", "^": r"\textasciicircum{}", "~": r"\textasciitilde{}", "<": r"\textless{}",
     ">": r"\textgreater{}", "|": r"\textbar{}",
 }
-_ACCENT_CMDS = {"\u0301": "'", "\u0300": "`", "\u0302": "^", "\u0308": '"', "\u0303": "~", "\u0304": "=",
-                "\u0307": ".", "\u0306": "u", "\u030c": "v", "\u030b": "H", "\u0327": "c", "\u0328": "k",
-                "\u030a": "r"}
-_LETTERS = {"ß": r"{\ss}", "æ": r"{\ae}", "Æ": r"{\AE}", "ø": r"{\o}", "Ø": r"{\O}", "ł": r"{\l}",
-            "Ł": r"{\L}", "œ": r"{\oe}", "Œ": r"{\OE}", "ı": r"{\i}", "å": r"{\aa}", "Å": r"{\AA}",
-            "đ": "d", "Đ": "D", "þ": r"{\th}", "Þ": r"{\TH}", "ð": r"{\dh}", "Ð": r"{\DH}"}
 # fmt: on
 _SPECIAL_RE = re.compile(r"[\\{}$&%#_^~<>|\x00-\x1f\x7f]")
 
@@ -53,11 +63,24 @@ def _escape_special(m: re.Match[str]) -> str:
 
 _MARKUP_RE = re.compile(r"[\\{}$*_`\[~-]")
 _NON_ASCII_RE = re.compile(r"[^\x00-\x7f]")
+# a letter with combining accents NFC has no single character for (q̃) goes as one piece; the
+# plain pattern is the one nearly every text needs, and much the faster
+_COMBINING_RE = re.compile(r"[\u0300-\u036f]")
+_NON_ASCII_MARKS_RE = re.compile(r"[A-Za-z]?[\u0300-\u036f]+|[^\x00-\x7f]")
+
+
+def _non_ascii(text: str) -> tuple[str, re.Pattern[str]]:
+    """`text` in NFC, and the pattern of its pieces outside ASCII."""
+    if not unicodedata.is_normalized("NFC", text):
+        text = unicodedata.normalize("NFC", text)
+    return text, (_NON_ASCII_MARKS_RE if _COMBINING_RE.search(text) else _NON_ASCII_RE)
+
+
 # fmt: off
 _PUNCT = {"\u201c": "``", "\u201d": "''", "\u2018": "`", "\u2019": "'", "\u2013": "--", "\u2014": "---",
-          "\u2026": r"\ldots{}", "\u00a0": "~", "\u2009": r"\,", "\u00ab": r"\guillemotleft{}",
-          "\u00bb": r"\guillemotright{}", "\u00a7": r"\S{}", "\u00b6": r"\P{}", "\u00a9": r"\textcopyright{}",
-          "\u00b0": r"\textdegree{}", "\u2022": r"\textbullet{}", "\u20ac": r"\texteuro{}", "\u00a3": r"\pounds{}"}
+          "\u2026": r"{\ldots}", "\u00a0": "~", "\u2009": r"{\,}", "\u00ab": r"{\guillemotleft}",
+          "\u00bb": r"{\guillemotright}", "\u00a7": r"{\S}", "\u00b6": r"{\P}", "\u00a9": r"{\textcopyright}",
+          "\u00b0": r"{\textdegree}", "\u2022": r"{\textbullet}", "\u20ac": r"{\texteuro}", "\u00a3": r"{\pounds}"}
 # fmt: on
 _MATH_SYMBOLS = {
     v: k
@@ -69,6 +92,12 @@ _MATH_SYMBOLS.update({"×": "times", "·": "cdot", "≤": "leq", "≥": "geq", "
                       "∞": "infty", "≈": "approx", "≠": "neq", "∈": "in", "÷": "div", "√": "surd",
                       "′": "prime", "−": "-"})
 # fmt: on
+# text-mode commands among them (\\textendash, \\pounds, \\S) are no math: _PUNCT or pylatexenc writes those
+_MATH_SYMBOLS = {
+    ch: name
+    for ch, name in _MATH_SYMBOLS.items()
+    if not name.startswith("text") and name not in ("pounds", "S", "P", "guillemotleft", "guillemotright")
+}
 _SAFE_MATH_MACROS = frozenset(
     """alpha beta gamma delta epsilon varepsilon zeta eta theta vartheta iota kappa
 lambda mu nu xi pi varpi rho varrho sigma varsigma tau upsilon phi varphi chi psi omega Gamma Delta Theta Lambda
@@ -97,6 +126,14 @@ _PROTECT_RE = re.compile(
     r"(?<![\w{])([a-z]*[A-Z][a-z]*[A-Z0-9][A-Za-z0-9]*|[A-Z]\d[\w]*|[a-z]+[A-Z]\w*)"
     r"(?:-[A-Za-z0-9]+)*(?![\w}])"
 )
+# a name typed as one corporate name ("Research and Development Team", "The CGAL Project"):
+# BibTeX must not take its last word for a surname
+_CORPORATE_RE = re.compile(
+    r"(?i:\band\b)|^The\s|\d|\b(?:Project|Team|Group|Consortium|Collaboration|Committee|Institute|University|"
+    r"Foundation|Association|Society|Laborator(?:y|ies)|Labs?|Organi[sz]ation|Council|Agency|Department|"
+    r"Cent(?:er|re)|Network|Initiative|Community|Corporation|Company|Inc|Ltd|LLC|GmbH|Contributors|Developers|"
+    r"Board|Office|Ministry|Alliance|Federation|Bureau|Commission|Working Group)\b\.?"
+)
 _ARXIV_RE = re.compile(r"^(\d{4}\.\d{4,5})(v\d+)?$|^([a-z\-]+(\.[A-Z]{2})?/\d{7})(v\d+)?$")
 
 
@@ -106,8 +143,12 @@ class ExportReport:
 
     path: str
     entries: int = 0
-    replaced_chars: int = 0  # characters pdfLaTeX cannot typeset, written as "?"
+    # characters pdfLaTeX cannot typeset, written as "?" (in the BibLaTeX dialect, an accent
+    # Unicode has no accented letter for is left off its letter instead)
+    replaced_chars: int = 0
     new_keys: dict[str, str] = field(default_factory=dict)  # paper id → key pinned by this export
+    # keys of the entries added because an exported entry cross-references them (BibTeX needs them)
+    added_parents: list[str] = field(default_factory=list)
 
     def summary(self) -> str:
         """One sentence for the person: entries written and where, characters replaced."""
@@ -115,8 +156,15 @@ class ExportReport:
         text = f"Wrote {self.entries} entr{'y' if self.entries == 1 else 'ies'} to {where}."
         if self.replaced_chars:
             text += (
-                f" {self.replaced_chars} character(s) with no LaTeX form (CJK, emoji…) were written as '?';"
+                f" {self.replaced_chars} character(s) with no LaTeX form (CJK, emoji…) were written as '?'"
+                " (or an accent left off);"
                 " the library keeps the originals."
+            )
+        if self.added_parents:
+            names = ", ".join(self.added_parents[:5]) + (", …" if len(self.added_parents) > 5 else "")
+            text += (
+                f" {len(self.added_parents)} of them {'was' if len(self.added_parents) == 1 else 'were'} added"
+                f" because entries you exported take fields from them (crossref, xdata): {names}."
             )
         return text
 
@@ -143,29 +191,39 @@ class _Encoder:
             return ch  # Latin letters, quotes, dashes: UTF-8 for biber
         if ch in _PUNCT:
             return _PUNCT[ch]
-        if ch in _LETTERS:
-            return _LETTERS[ch]
         if ch in _MATH_SYMBOLS:
             name = _MATH_SYMBOLS[ch]
             # braced: two in a row must not make "$$" (display math)
             return "{$-$}" if name == "-" else f"{{$\\{name}$}}"
-        decomposed = unicodedata.normalize("NFD", ch)
-        base, marks = decomposed[0], decomposed[1:]
-        if base.isascii() and base.isalpha() and marks and all(m in _ACCENT_CMDS for m in marks):
-            out = r"\i" if base == "i" else base
-            for m in marks:
-                cmd = _ACCENT_CMDS[m]
-                out = (
-                    f"\\{cmd}{{{out}}}" if cmd.isalpha() else f"\\{cmd}{out}" if len(out) == 1 else f"\\{cmd}{{{out}}}"
-                )
-            return "{" + out + "}"
+        if len(ch) == 1 and unicodedata.category(ch).startswith("Z"):
+            return " "
+        if len(ch) > 1 and self.dialect == "biblatex" and ch[0].isascii():
+            # a letter with an accent Unicode has no single character for: biber would turn
+            # its LaTeX back into a combining accent, which pdfLaTeX cannot typeset
+            self.replaced += 1
+            return ch[0]
+        latex = latex_char(ch)
+        if latex is not None:
+            return latex
         compat = unicodedata.normalize("NFKC", ch)
         if compat != ch and compat.isascii():
             return self.text(compat)
-        if unicodedata.category(ch).startswith("Z"):
-            return " "
         self.replaced += 1
         return "?"
+
+    def raw(self, value: str) -> str:
+        """A record's value expression as the file wrote it; in the BibTeX dialect (ASCII) its
+        characters outside ASCII as LaTeX, NFC first, the LaTeX already there untouched."""
+        if self.dialect == "biblatex" or value.isascii():
+            return value
+        value, pattern = _non_ascii(value)
+        return pattern.sub(lambda m: self._raw_char(m.group()), value)
+
+    def _raw_char(self, ch: str) -> str:
+        if ch in _MATH_SYMBOLS:  # \ensuremath: the file may have put it in math already
+            name = _MATH_SYMBOLS[ch]
+            return "{\\ensuremath{-}}" if name == "-" else f"{{\\ensuremath{{\\{name}}}}}"
+        return self.char(ch)
 
     def text(self, text: str) -> str:
         """Plain text with LaTeX's specials escaped and non-ASCII written as the dialect wants."""
@@ -173,7 +231,8 @@ class _Encoder:
         # what is left outside ASCII goes through char() one by one
         out = _SPECIAL_RE.sub(_escape_special, text) if _SPECIAL_RE.search(text) else text
         if not out.isascii():
-            out = _NON_ASCII_RE.sub(lambda m: self.char(m.group()), out)
+            out, pattern = _non_ascii(out)
+            out = pattern.sub(lambda m: self.char(m.group()), out)
         return out
 
     # ---- fields ------------------------------------------------------------
@@ -232,8 +291,8 @@ class _Encoder:
         name = " ".join((plain_text(name) if _MARKUP_RE.search(name) else name).split())
         if not name:
             return ""
-        if re.search(r"\band\b", name, re.I):
-            return "{" + self.text(name) + "}"  # "Research and Development Team": one name, braced
+        if _CORPORATE_RE.search(name):  # one name, braced
+            return "{" + self.text(name) + "}"
         if "," in name:
             last, first = (x.strip() for x in name.split(",", 1))
         else:
@@ -302,7 +361,7 @@ def entry(paper: Paper, key: str, enc: _Encoder) -> str:
     if paper.abstract:
         fields.append(("abstract", enc.rich(paper.abstract)))
     if paper.title_derived:
-        fields.append(("note", enc.text("Title derived from the abstract by Papershelf")))
+        fields.append(("note", enc.text(DERIVED_NOTE)))
     if not paper.authors and dialect == "bibtex":
         # classic styles sort by author, else by `key`: without either they warn
         fields.append(("key", enc.text(" ".join(plain_text(paper.title).split()[:6]) or key)))
@@ -311,13 +370,152 @@ def entry(paper: Paper, key: str, enc: _Encoder) -> str:
     return f"@{kind}{{{key},\n{body}\n}}\n"
 
 
+# fields the styles hand to \\url verbatim: outside ASCII they are percent-encoded (as a browser
+# does), not spelt as LaTeX commands that would end up in the link
+_URL_FIELDS = frozenset(("url", "doi", "urlraw"))
+
+
+def _ascii_url(value: str) -> str:
+    from urllib.parse import quote
+
+    return value if value.isascii() else re.sub(r"[^\x00-\x7f]+", lambda m: quote(m.group()), value)
+
+
+def _keyword_tags(expr: str) -> list[str]:
+    """The tags the import made of a raw keywords value (commas or semicolons, LaTeX decoded)."""
+    return split_tags(decode(expr).replace(";", TAG_SEPARATOR))
+
+
+def _braced(value: str) -> str:
+    return "{" + value + "}"
+
+
+def record_fields(paper: Paper, enc: _Encoder) -> dict[str, str]:
+    """A paper's record as value expressions in BibTeX's names: every field as the file wrote it,
+    and what the reader changed from the paper: a display field whose raw fields are gone (an
+    edit drops them, see paper.RAW_SOURCES), and the tags (as keywords)."""
+    raw = paper.bibfields
+    # a child shows what it inherits from its crossref/xdata entries: not the reader's edit
+    inherits = "crossref" in raw or "xdata" in raw
+    # a title derived from the abstract goes out with its note, as a listing paper's; a record
+    # with neither title nor abstract (a @misc may have none) is named only for the reader
+    derived = paper.title_derived
+    out: dict[str, str] = {}
+    if "author" not in raw and paper.authors and not inherits:
+        out["author"] = _braced(" and ".join(n for n in (enc.name(a) for a in paper.authors) if n))
+    if "title" not in raw and paper.title and (paper.abstract if derived else not inherits):
+        out["title"] = _braced(enc.rich(paper.title, protect_case=True))
+    for name, value in raw.items():
+        out[name] = _ascii_url(value) if name in _URL_FIELDS and enc.dialect == "bibtex" else enc.raw(value)
+    if not inherits:
+        if not ("year" in raw or "date" in raw) and paper.year:
+            out["year"] = _braced(str(int(paper.year)))
+        if paper.venue and not any(n in raw for n in RAW_SOURCES["venue"]):
+            target = VENUE_FIELD.get(paper.entrytype, "howpublished")
+            if target not in out:
+                out[target] = _braced(enc.rich(paper.venue))
+        if "doi" not in raw and paper.doi:
+            out["doi"] = _braced(_verbatim(paper.doi, enc.dialect))
+        arxiv = paper.arxiv_id if paper.arxiv_id and _ARXIV_RE.match(paper.arxiv_id) else ""
+        if arxiv and not any(n in raw for n in RAW_SOURCES["arxiv_id"]):
+            out["eprint"], out["archiveprefix"] = _braced(arxiv), "{arXiv}"
+    tags = paper.tags
+    kept = raw.get("keywords")
+    if kept is None or sorted(_keyword_tags(kept)) != sorted(tags):
+        if tags:
+            out["keywords"] = _braced(enc.text(join_tags(tags)))
+        else:
+            out.pop("keywords", None)
+    if "abstract" not in raw and paper.abstract:
+        out["abstract"] = _braced(enc.rich(paper.abstract))
+    if "title" in out and derived and "title" not in raw and "note" not in out:
+        out["note"] = _braced(enc.text(DERIVED_NOTE))
+    return out
+
+
+def record_entry(paper: Paper, key: str, enc: _Encoder, xdata: Mapping[str, Paper] | None = None) -> str:
+    """The entry of a paper with a record: its type and fields in the dialect's names. In the
+    BibTeX dialect, which knows no xdata, the fields of its xdata entries among `xdata` (folded
+    key → paper) are written into it where it has none of its own."""
+    fields = record_fields(paper, enc)
+    if xdata and "xdata" in fields:
+        names = [k.strip().casefold() for k in value_text(fields["xdata"]).split(",")]
+        parents = [xdata[k] for k in names if k in xdata]
+        if len(parents) == len(names):  # all there: BibTeX gets the fields instead of the names
+            del fields["xdata"]
+            for parent in parents:
+                for name, value in parent.bibfields.items():
+                    if name not in ("xdata", "crossref"):
+                        fields.setdefault(name, enc.raw(value))
+    kind, fields = to_dialect(paper.entrytype, fields, enc.dialect)
+    width = max((len(n) for n in fields), default=0)
+    body = "".join(f"  {n.ljust(width)} = {v},\n" for n, v in fields.items())
+    return f"@{kind}{{{key},\n{body}}}\n"
+
+
+def any_entry(paper: Paper, key: str, enc: _Encoder, xdata: Mapping[str, Paper] | None = None) -> str:
+    """A paper's entry: from its record when it has one, else from what the listing gave."""
+    return record_entry(paper, key, enc, xdata) if paper.entrytype else entry(paper, key, enc)
+
+
+def parent_keys(paper: Paper) -> list[str]:
+    """The keys a paper's `crossref` and `xdata` name (the entries it takes fields from)."""
+    if not paper.entrytype:
+        return []
+    raw = paper.bibfields
+    keys = [k.strip() for k in value_text(raw.get("xdata", "")).split(",")]
+    keys.append(value_text(raw.get("crossref", "")).strip())
+    return [k for k in keys if k]
+
+
+def export_order(papers: Iterable[Paper], keys: dict[str, str]) -> list[Paper]:
+    """The papers sorted by key, except that an entry another one cross-references (crossref,
+    xdata) comes after it: BibTeX reads a crossref's parent only after the entries that name it."""
+    ordered = sorted(papers, key=lambda p: keys[p.id].casefold())
+    children = [p for p in ordered if parent_keys(p)]
+    if not children:  # the usual case: no key table to build
+        return ordered
+    by_key = {keys[p.id].casefold(): p for p in ordered}
+    depth: dict[str, int] = {}
+
+    def climb(paper: Paper, level: int, seen: set[str]) -> None:
+        for key in parent_keys(paper):
+            parent = by_key.get(key.casefold())
+            if parent is not None and parent.id not in seen and level < 16:  # loops and long chains end
+                depth[parent.id] = max(depth.get(parent.id, 0), level)
+                climb(parent, level + 1, seen | {parent.id})
+
+    for paper in children:
+        climb(paper, 1, {paper.id})
+    if not depth:
+        return ordered
+    return sorted(ordered, key=lambda p: depth.get(p.id, 0))  # stable: by key within a level
+
+
+def preambles(papers: Iterable[Paper], enc: _Encoder) -> list[str]:
+    """The distinct @preamble blocks of the papers' files, in order."""
+    out: dict[str, None] = {}
+    for paper in papers:
+        text = paper.preamble.strip()
+        if text:
+            expr = text if text[0] in '{"' and value_text(text) else _braced(text)
+            out[f"@preamble{{{enc.raw(expr)}}}\n"] = None
+    return list(out)
+
+
 class Rendering:
-    """The .bib text of `papers` (sorted by key), piece by piece; `replaced`
-    counts the characters written as "?" once it has been iterated."""
+    """The .bib text of `papers`, piece by piece: the preambles, then the entries sorted by key
+    (parents of a crossref after their children); `replaced` counts the characters written as
+    "?" once it has been iterated."""
 
     def __init__(self, papers: Iterable[Paper], keys: dict[str, str], dialect: str = "bibtex") -> None:
         self.enc = _Encoder(dialect)
-        self.papers = sorted(papers, key=lambda p: keys[p.id].casefold())
+        self.papers = export_order(papers, keys)
+        self.records = [p for p in self.papers if p.entrytype]
+        # BibTeX knows no xdata: the dialect writes their fields into the entries that name them
+        self.xdata = (
+            {keys[p.id].casefold(): p for p in self.records if p.entrytype == "xdata"} if dialect == "bibtex" else {}
+        )
         self.keys = keys
         self.dialect = dialect
 
@@ -332,8 +530,11 @@ class Rendering:
             + (" (BibLaTeX, UTF-8, for biber)" if self.dialect == "biblatex" else " (BibTeX, ASCII)")
             + "\n\n"
         )
+        blocks = preambles(self.records, self.enc)
+        if blocks:
+            yield "".join(blocks) + "\n"
         for n, p in enumerate(self.papers):
-            yield ("\n" if n else "") + entry(p, self.keys[p.id], self.enc)
+            yield ("\n" if n else "") + any_entry(p, self.keys[p.id], self.enc, self.xdata)
 
 
 def render(papers: Iterable[Paper], keys: dict[str, str], dialect: str = "bibtex") -> tuple[str, int]:
@@ -346,4 +547,4 @@ def render(papers: Iterable[Paper], keys: dict[str, str], dialect: str = "bibtex
 def entries_text(papers: Iterable[Paper], keys: dict[str, str], dialect: str = "bibtex") -> str:
     """The entries of `papers` in the order given, without the file's header."""
     enc = _Encoder(dialect)
-    return "\n".join(entry(p, keys[p.id], enc) for p in papers)
+    return "\n".join(any_entry(p, keys[p.id], enc) for p in papers)

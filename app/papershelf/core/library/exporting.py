@@ -6,7 +6,7 @@ is pinned, so the same paper keeps it in every later export.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -16,6 +16,7 @@ from .checks import id_list
 if TYPE_CHECKING:
     from ..exporters.bibtex import ExportReport
     from ..exporters.ris import RisExportReport as RisExportReport
+    from ..paper import Paper
     from .facade import Library
 
 DIALECTS = ("bibtex", "biblatex")
@@ -45,9 +46,11 @@ def export_bibtex(
     _check_dialect(dialect)
     papers = lib._papers
     keys = assign_keys(papers.values())
+    parents = crossref_parents(papers, keys, ids)
+    ids += parents
     rendering = Rendering([papers[pid] for pid in ids], keys, dialect)
     text = ""
-    report = ExportReport(path=str(path), entries=len(ids))
+    report = ExportReport(path=str(path), entries=len(ids), added_parents=[keys[pid] for pid in parents])
     if str(path) == "-":
         text = "".join(rendering)
     else:
@@ -57,6 +60,27 @@ def export_bibtex(
     if new_keys and not lib.readonly:
         lib._set_many(new_keys, lambda p: {"citekey": new_keys[p.id]})
     return report, text
+
+
+def crossref_parents(papers: Mapping[str, Paper], keys: Mapping[str, str], ids: Iterable[str]) -> list[str]:
+    """Ids of the papers that the exported ones cross-reference (crossref, xdata; and theirs) but
+    that are not exported: BibTeX and biber need those entries in the same file."""
+    from ..exporters.bibtex import parent_keys
+
+    wanted = set(ids)
+    if not any(parent_keys(papers[pid]) for pid in wanted):
+        return []  # the usual case: no record names a parent, so no key table to build
+    by_key = {key.casefold(): pid for pid, key in keys.items()}
+    added: list[str] = []
+    todo = list(ids)
+    while todo:
+        for key in parent_keys(papers[todo.pop()]):
+            parent = by_key.get(key.casefold())
+            if parent is not None and parent not in wanted:
+                wanted.add(parent)
+                added.append(parent)
+                todo.append(parent)
+    return added
 
 
 def citation_keys(lib: Library, ids: Iterable[str], pin: bool = True) -> dict[str, str]:
