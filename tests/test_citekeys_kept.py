@@ -109,10 +109,6 @@ OTHER_KEYS = """@inproceedings{1102917,
 """ % ("long:" + "k" * 295)
 
 
-XAMPL_MERGED = {
-    f"{kind}-full"
-    for kind in "article inbook book incollection mastersthesis inproceedings proceedings phdthesis techreport".split()
-} | {"whole-proceedings"}
 CONTENT_WARNING = re.compile(r"Warning--(empty|can't use both)|There were \d+ warnings|exit codes: tool 1, pdflatex 0")
 
 
@@ -160,9 +156,9 @@ def test_real_keys_survive_import_and_export_and_every_cite_resolves(data_dir, t
     kept = [k for k in originals if k in written]
     lost = [k for k in originals if k not in written]
     untold = {k for k in lost if f"'{k}'" not in imported.stdout}
-    # the one exception, for now: xampl's "-full" entries are merged into their "-minimal" twins
-    # (same title, author, year), which keep their keys; merges are issue 13 item 4's to report
-    assert untold == XAMPL_MERGED, imported.stdout
+    # none: entries of one file are distinct papers (xampl's "-full" and "-minimal" twins too)
+    assert not untold, imported.stdout
+    assert not lost, lost
     # every key of the DBLP-style set is kept (DBLP's, a bare number, + and *, 300 characters)
     assert set(file_keys(dblp.read_text(encoding="utf-8"))) <= set(kept)
     print(f"\nkeys kept verbatim: {len(kept)}/{len(originals)} ({100 * len(kept) / len(originals):.0f}%)")
@@ -171,13 +167,26 @@ def test_real_keys_survive_import_and_export_and_every_cite_resolves(data_dir, t
     folder = tmp_path / f"doc-{dialect}"
     folder.mkdir()
     out = compile_bib(folder, text, dialect, cite=kept)
-    # what plain.bst says of an entry's fields ("empty author in whole-collection": the export
-    # does not keep every field yet, issue 13 item 1) is not about keys; everything else must be quiet
-    found = [p for p in problems(out, dialect) if not CONTENT_WARNING.search(p)]
-    assert found == [], found
-    assert "didn't find a database entry" not in out["blg"]
-    assert "undefined" not in out["log"]
-    assert cited(out, dialect) == set(kept)
+    # the original files, compiled the same way: what they cause themselves (biber turns xampl's
+    # {\={P}}ot into a combining macron pdflatex cannot typeset, plain.bst finds fields missing
+    # in xampl's -minimal entries) is not about keys; the export must add nothing to it
+    original = tmp_path / f"orig-{dialect}"
+    original.mkdir()
+    orig_text = source.read_text(encoding="utf-8") + "\n" + dblp.read_text(encoding="utf-8")
+    orig_out = compile_bib(original, orig_text, dialect, cite=kept)
+
+    def quiet(found: list[str]) -> set[str]:
+        return {
+            re.sub(r"line \d+|\d+ warnings?|WARNINGS: \d+|^biber: \[\d+\]", "#", p)
+            for p in found
+            if not CONTENT_WARNING.search(p)
+        }
+
+    assert quiet(problems(out, dialect)) <= quiet(problems(orig_out, dialect))
+    # no citation is missing (xampl's own crossref = {WHOLE-JOURNAL} misses its lower-case parent under biber)
+    assert not re.search(r"didn't find a database entry for ['\"]", out["blg"]), out["blg"]
+    assert ("undefined" in out["log"]) <= ("undefined" in orig_out["log"])
+    assert cited(out, dialect) == cited(orig_out, dialect) == set(kept)
 
 
 def test_a_clash_a_missing_key_and_a_key_bibtex_cannot_take_are_reported_and_imported(data_dir, tmp_path):

@@ -130,6 +130,8 @@ def combine(keep: Paper, other: Paper) -> dict[str, Any]:
     out["notes"] = "\n\n".join(dict.fromkeys(notes))
     out["rating"] = keep.rating if keep.rating is not None else other.rating
     out["citekey"] = keep.citekey or other.citekey
+    # the papers either was kept apart from stay apart from the merged one
+    out["distinct"] = [i for i in dict.fromkeys([*keep.distinct, *other.distinct]) if i not in (keep.id, other.id)]
     if other.added and (not keep.added or other.added < keep.added):
         out["added"] = other.added
     out["fingerprint"] = fingerprint(out["abstract"], out["title"], out["authors"], out["year"])

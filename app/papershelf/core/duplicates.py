@@ -15,7 +15,7 @@ a file that lists two entries meant two entries (xampl.bib's `-minimal` and
 
 What the rule does not merge but looks alike (the same title, DOI or arXiv id)
 is a *possible duplicate*, for a person to merge or keep apart
-(`possible_duplicates`); a pair kept apart is remembered (`KeepApart`).
+(`possible_duplicates`); a pair kept apart is remembered on both papers (`Paper.distinct`).
 
 Everything is found through dict lookups on normalised keys, never by comparing
 every pair, so an import of 10,000 entries stays linear.
@@ -23,16 +23,12 @@ every pair, so an import of 10,000 entries stays linear.
 
 from __future__ import annotations
 
-import json
 import re
 import weakref
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING, Protocol, TypeVar
 
-from .errors import InvalidValueError, ReadOnlyLibraryError, StoreWriteError
-from .fileio import write_bytes_atomically
 from .text import fingerprint_text, fold
 
 if TYPE_CHECKING:
@@ -41,7 +37,6 @@ if TYPE_CHECKING:
     from .paper import Paper
 
 __all__ = [
-    "KeepApart",
     "Matcher",
     "Pair",
     "arxiv_key",
@@ -400,55 +395,3 @@ def possible_duplicates(papers: Iterable[Paper], apart: Iterable[tuple[str, str]
                     continue
                 seen[pkey] = Pair(first.id, second.id, reason)
     return sorted(seen.values(), key=lambda p: (order[p.a], order[p.b]))
-
-
-class KeepApart:
-    """The pairs of papers a person said are different papers, kept in the library folder
-    (`keep-apart.json`) so that they are not offered again, across restarts."""
-
-    FILE = "keep-apart.json"
-
-    def __init__(self, folder: Path | str, readonly: bool = False) -> None:
-        self.path = Path(folder) / self.FILE
-        self.readonly = readonly
-
-    def pairs(self) -> set[tuple[str, str]]:
-        """The pairs kept apart, each as (smaller id, larger id); a damaged file counts as none."""
-        try:
-            data = json.loads(self.path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            return set()
-        raw = data.get("pairs", []) if isinstance(data, dict) else []
-        return {
-            _pair_key(p[0], p[1])
-            for p in raw
-            if isinstance(p, list) and len(p) == 2 and all(isinstance(x, str) for x in p)
-        }
-
-    def add(self, a: str, b: str) -> bool:
-        """Remember that `a` and `b` are different papers; False if it was known."""
-        return self._write(lambda pairs: pairs | {_pair_key(a, b)})
-
-    def remove(self, a: str, b: str) -> bool:
-        """Forget it again (undo); False if it was not there."""
-        return self._write(lambda pairs: pairs - {_pair_key(a, b)})
-
-    def _write(self, edit: Callable[[set[tuple[str, str]]], set[tuple[str, str]]]) -> bool:
-        if self.readonly:
-            raise ReadOnlyLibraryError(
-                f"The library in {self.path.parent} was opened read-only; the change was not made.", self.path.parent
-            )
-        if not self.path.parent.is_dir():
-            raise InvalidValueError(f"no library folder at {self.path.parent}")
-        before = self.pairs()
-        after = edit(before)
-        if after == before:
-            return False
-        data = json.dumps({"pairs": sorted(map(list, after))}, indent=1) + "\n"
-        try:
-            write_bytes_atomically(self.path, data.encode("utf-8"))
-        except OSError as exc:
-            raise StoreWriteError(
-                f"Could not write {self.path} ({exc.strerror or exc}); the papers are not kept apart.", self.path
-            ) from exc
-        return True

@@ -128,6 +128,8 @@ FIELDS: dict[str, object] = {
     "sources": [], "fingerprint": "", "added": "", "updated": "",
     # reading state, owned by the user; imports never overwrite it
     "status": "unread", "tags": [], "rating": None, "notes": "", "citekey": "",
+    # ids of papers the user said are different papers (never offered as duplicates again)
+    "distinct": [],
 }
 # fmt: on
 EDITABLE_FIELDS = frozenset(FIELDS) - {"id"}
@@ -266,6 +268,7 @@ class Paper:
     rating: Field[int | None, int | None] = _field("rating")
     notes: Field[str, str] = _field("notes")
     citekey: Field[str, str] = _field("citekey")
+    distinct: Field[list[str], StrList] = _field("distinct")
 
     def __init__(self, id: str, **values: Any):
         unknown = set(values) - EDITABLE_FIELDS

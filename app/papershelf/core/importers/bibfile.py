@@ -113,7 +113,19 @@ def parse_bib(text: str, path: str) -> ParsedFile:
     for entry, entrytype, fields in records:
         line = (entry.start_line or 0) + 1
         shown = _inherited(entrytype, fields, by_key)
-        papers.append(_candidate(entry.key.strip(), line, entrytype, fields, shown, preamble))
+        cand = _candidate(entry.key.strip(), line, entrytype, fields, shown, preamble)
+        if not cand.title and not cand.abstract and DERIVED_NOTE not in decode(shown.get("note", "")):
+            # kept, as BibTeX keeps it, but the list will show "Untitled paper": say which entry that is
+            problems.append(
+                Problem(
+                    path,
+                    line,
+                    f"entry {entry.key.strip()!r} has neither a title nor an abstract; "
+                    "it was imported as an untitled paper with the fields it has",
+                    note=True,
+                )
+            )
+        papers.append(cand)
     if not papers and not problems:
         problems.append(Problem(path, 0, "no BibTeX entries were found in it"))
     return ParsedFile(path=path, format="bibtex", papers=papers, problems=problems)

@@ -4,7 +4,7 @@
 library's private parts). A merge is one store operation (the kept paper takes
 the combined fields, the other goes, reading lists follow), and hands back a
 `Merged` that undoes and redoes it exactly. Which pairs a person kept apart is
-remembered in the library folder (`duplicates.KeepApart`).
+remembered on both papers (`Paper.distinct`, an ordinary saved edit of the library).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 from ..changes import Change, Record
 from ..dedupe import combine
-from ..duplicates import KeepApart, Pair, possible_duplicates
+from ..duplicates import Pair, possible_duplicates
 from ..errors import InvalidValueError
 from ..paper import FIELDS, Paper, encode_field
 from ..store import Op, now_iso
@@ -54,21 +54,31 @@ class Duplicates:
 
     def __init__(self, lib: Library) -> None:
         self.lib = lib
-        self.apart = KeepApart(lib.folder, lib.readonly)
 
     def pairs(self, papers: Iterable[Paper] | None = None) -> list[Pair]:
         """Pairs of papers that may be one paper, less those kept apart, oldest first. A
         caller off the thread that edits passes `papers`, a list it copied from `papers()`."""
-        return possible_duplicates(self.lib.papers() if papers is None else papers, self.apart.pairs())
+        pool = list(self.lib.papers()) if papers is None else list(papers)
+        return possible_duplicates(pool, [(p.id, other) for p in pool for other in p.distinct])
 
     def keep_apart(self, a: str, b: str) -> bool:
         """Remember that papers `a` and `b` are different (ids or prefixes); False if known."""
         a, b = self._two(a, b)
-        return self.apart.add(a, b)
+        other = {a: b, b: a}
+        changed = self.lib._set_many(
+            [a, b], lambda p: {"distinct": [*p.distinct, other[p.id]]} if other[p.id] not in p.distinct else {}
+        )
+        return changed > 0
 
     def forget_apart(self, a: str, b: str) -> bool:
         """Offer the pair again (the undo of `keep_apart`); False if it was not kept apart."""
-        return self.apart.remove(a, b)
+        a, b = self._two(a, b)
+        other = {a: b, b: a}
+        changed = self.lib._set_many(
+            [a, b],
+            lambda p: {"distinct": [i for i in p.distinct if i != other[p.id]]} if other[p.id] in p.distinct else {},
+        )
+        return changed > 0
 
     def _two(self, a: str, b: str) -> tuple[str, str]:
         a, b = self.lib.resolve(a), self.lib.resolve(b)

@@ -198,7 +198,7 @@ def _check_record(pid: str, record: object) -> None:
         raise InvalidValueError(f"the record of {pid} has an unknown status {record['status']!r}")
 
 
-_STR_LISTS = frozenset(("authors", "links", "tags"))
+_STR_LISTS = frozenset(("authors", "links", "tags", "distinct"))
 
 
 def _well_typed(name: str, value: object) -> bool:
