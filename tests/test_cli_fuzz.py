@@ -90,7 +90,7 @@ _junk = st.one_of(
 _OPTIONS = {
     "import": ["--samples", "--as", "listing"],
     "list": ["--json", "--status", "--tag", "--list", "--area"],
-    "show": ["--json"],
+    "show": ["--json", "--bibtex", "--dialect"],
     "tag": ["--add", "--remove"],
     "status": [],
     "note": [],
@@ -99,11 +99,12 @@ _OPTIONS = {
     "rate": [],
     "search": ["--json", "--limit", "--status", "--tag", "--list", "--area", "--sort"],
     "reindex": [],
-    "export": ["--tag", "--list", "--status", "--query", "--ids", "--dialect"],
+    "export": ["--tag", "--list", "--status", "--query", "--ids", "--dialect", "--format", "ris"],
     "lists": [],
     "list-add": [],
     "list-remove": [],
     "recover": [],
+    "duplicates": ["--json", "--merge", "--keep-apart"],
 }
 assert set(_OPTIONS) == set(cli.COMMANDS)
 
