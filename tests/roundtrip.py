@@ -98,6 +98,17 @@ def compile_bbl(folder: Path, bib: bytes, engine: str) -> Compiled:
     )
 
 
+def preamble_of(bbl: str) -> str:
+    """The @preamble text a .bbl carries (plain.bst writes it before \\begin{thebibliography}, biber in
+    \\preamble{...}), white space normalised: without it the bibliography's macros are undefined."""
+    m = re.search(r"\\preamble\{%\n(.*?)%\n\}", bbl, re.S)
+    if m:
+        return _squash(m.group(1))
+    if "\\begin{thebibliography}" in bbl:
+        return _squash(bbl.split("\\begin{thebibliography}")[0])
+    return ""
+
+
 def _squash(text: str) -> str:
     # BibTeX breaks long lines at a space, or with "%" + newline where there is none: neither is content
     return " ".join(text.replace("%\n", "").split())
@@ -235,6 +246,9 @@ def round_trip(name: str, source: Path, work: Path) -> Figures:
         after = compile_bbl(work / f"{label}-export", export_bytes, engine)
         if after.failure():
             fig.notes.append(f"{label}: the export does not compile: {after.failure()}")
+        if preamble_of(before.bbl) != preamble_of(after.bbl):
+            fig.notes.append(f"{label}: the @preamble differs")
+            fig.diffs.append((name, label, "@preamble", one_line_diff(preamble_of(before.bbl), preamble_of(after.bbl))))
         old, new = split(before.bbl), split(after.bbl)
         keys = [k for k in original.keys if k in old]
         if label == "plain":
