@@ -49,10 +49,10 @@ def sources() -> list[tuple[str, Path]]:
 def report(figures: list[Figures]) -> str:
     """The table and the worst differences, one line each (the integrator reads what is left here)."""
     # one of each file and comparison in turn (a file whose every entry fails would fill the list alone),
-    # within one: entries missing from the export first
+    # within one: entries missing from the export first, differences of LaTeX spelling only last
     groups: dict[tuple[str, str], list[tuple[str, str, str, str]]] = {}
     for f in figures:
-        for d in sorted(f.diffs, key=lambda d: not d[3].startswith("missing")):
+        for d in sorted(f.diffs, key=lambda d: (not d[3].startswith("missing"), d[3].startswith("(LaTeX"))):
             groups.setdefault((d[0], d[1]), []).append(d)
     diffs = [d for round_ in zip_longest(*groups.values()) for d in round_ if d is not None]
     lines = ["", "Round trip over real .bib files (import, export, compile, compare by key)", table(figures)]
