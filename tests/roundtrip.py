@@ -252,14 +252,11 @@ def round_trip(name: str, source: Path, work: Path) -> Figures:
     if original.keyless:
         fig.notes.append(f"{original.keyless} entry(ies) without a key: not compared (the export generates one)")
 
-    imported = run_cli("import", str(source), data_dir=lib)
-    if imported.returncode != 0:
-        fig.notes.append(f"import exit {imported.returncode}: {(imported.stderr or imported.stdout).strip()[:80]}")
     exports = {"bibtex": work / "A.bib", "biblatex": work / "B.bib"}
-    for dialect, target in exports.items():
-        out = run_cli("export", "--dialect", dialect, "-o", str(target), data_dir=lib)
-        if out.returncode != 0:
-            fig.notes.append(f"export {dialect} exit {out.returncode}: {out.stderr.strip()[:80]}")
+    if cli(fig, "import", str(source), data_dir=lib) is not None:
+        for dialect, target in exports.items():
+            cli(fig, "export", "--dialect", dialect, "-o", str(target), data_dir=lib)
+    # an export that is not there counts as one that lost every entry (the comparisons below say so)
 
     kept = keys_of(exports["bibtex"]) & keys_of(exports["biblatex"])
     fig.keys_kept = sum(1 for k in original.keys if k in kept)
@@ -293,15 +290,27 @@ def round_trip(name: str, source: Path, work: Path) -> Figures:
         else:
             fig.biber_total, fig.biber_same = len(keys), len(same)
 
-    for dialect, target in exports.items():
+    for target in exports.values():
         if not target.exists():
             continue
         before_count = count_papers(lib)
-        again = run_cli("import", str(target), data_dir=lib)
-        if again.returncode != 0:
-            fig.notes.append(f"re-import {dialect} exit {again.returncode}")
-        fig.readded += count_papers(lib) - before_count
+        if cli(fig, "import", str(target), data_dir=lib) is not None:
+            fig.readded += count_papers(lib) - before_count
     return fig
+
+
+def cli(fig: Figures, *args: str, data_dir: Path) -> subprocess.CompletedProcess[str] | None:
+    """`papershelf ARGS` through the CLI; a failure or a hang becomes a note on `fig` (the other files
+    still get their figures), and a hang returns None."""
+    try:
+        out = run_cli(*args, data_dir=data_dir)
+    except subprocess.TimeoutExpired:
+        fig.notes.append(f"`papershelf {args[0]}` hung (killed after its timeout)")
+        return None
+    if out.returncode != 0:
+        said = (out.stderr or out.stdout).strip().splitlines()
+        fig.notes.append(f"`papershelf {args[0]}` exit {out.returncode}: {said[-1][:80] if said else ''}")
+    return out
 
 
 def _pct(part: int, whole: int) -> str:
