@@ -80,7 +80,10 @@ class Compiled:
 def compile_bbl(folder: Path, bib: bytes, engine: str) -> Compiled:
     """Run pdflatex once and `engine` (bibtex or biber) once on `bib` (its bytes as they are), citing
     every entry, in `folder`. Only the first LaTeX run is needed: the .bbl is the tool's output, and
-    the bibliography is compared there (its \\bibitem or \\entry blocks), not in the PDF."""
+    the bibliography is compared there (its \\bibitem or \\entry blocks), not in the PDF.
+
+    Not test_bibtex.compile_bib: that one writes the file as UTF-8 text, where an original must go to
+    the tools byte for byte (one fixture is MacRoman), and runs LaTeX three times for its warnings."""
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "refs.bib").write_bytes(bib)
     (folder / "doc.tex").write_text(DOC_PLAIN if engine == "bibtex" else DOC_BIBER, encoding="utf-8")
@@ -91,7 +94,7 @@ def compile_bbl(folder: Path, bib: bytes, engine: str) -> Compiled:
     run("pdflatex", "-interaction=nonstopmode", "doc.tex")
     tool = run(engine, "doc")
     bbl = folder / "doc.bbl"
-    log = folder / ("doc.blg")
+    log = folder / "doc.blg"
     return Compiled(
         tool.returncode,
         bbl.read_text(encoding="utf-8", errors="replace") if bbl.exists() else "",
