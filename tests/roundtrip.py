@@ -134,13 +134,19 @@ def plain_entries(bbl: str) -> dict[str, str]:
 # of the export writes `date` for the `year` + `month` of a BibTeX file (the issue's mapping). The era
 # of a date before the common era ("bce") stays compared.
 _BIBER_BY_NATURE = re.compile(r"^\s*\\field\{(?:end)?dateera\}\{ce\}\s*$", re.M)
+# biber numbers the entries that share a label name (extraname), a label year (extradate) ... in sort
+# order, and entries whose sort keys tie (xampl's inbook-full and inbook-crossref: one author, title and
+# year) in the order the .bib file gives them. A library is a set of papers from many files and keeps no
+# file order, so the number cannot be the same by nature; whether the field is there (another entry
+# shares the name) stays compared.
+_BIBER_EXTRA_NUMBER = re.compile(r"(\\field\{extra(?:name|date|alpha|title|titleyear)\})\{\d+\}")
 
 
 def biber_entries(bbl: str) -> dict[str, str]:
     """The entries of biber's .bbl by key (\\entry{key}...\\endentry), white space normalised."""
     found: dict[str, str] = {}
     for m in re.finditer(r"\\entry\{([^}]*)\}(.*?)\\endentry", bbl, re.S):
-        found[m.group(1)] = _squash(_BIBER_BY_NATURE.sub("", m.group(2)))
+        found[m.group(1)] = _squash(_BIBER_EXTRA_NUMBER.sub(r"\1{#}", _BIBER_BY_NATURE.sub("", m.group(2))))
     return found
 
 
