@@ -141,7 +141,14 @@ def to_bibtex(entrytype: str, fields: dict[str, str]) -> tuple[str, dict[str, st
                     dated["month"] = MONTHS[int(m.group(2)) - 1]
             out = dated
     month = out.get("month")
-    if month is not None and value_text(month).strip().isdecimal() and 1 <= int(value_text(month)) <= 12:
+    # BibLaTeX's month = {3}: plain would print "3"; a BibTeX entry's own month = {6} is what its
+    # author wrote (and plain printed): it stays
+    if (
+        (kind != entrytype or "date" in fields)
+        and month is not None
+        and value_text(month).strip().isdecimal()
+        and 1 <= int(value_text(month)) <= 12
+    ):
         out["month"] = MONTHS[int(value_text(month)) - 1]  # BibLaTeX's month = {3}: plain would print "3"
     if kind != entrytype and (
         (kind in REQUIRED and not all(_has(out, want) for want in REQUIRED[kind]))

@@ -211,10 +211,11 @@ class _Encoder:
         self.replaced += 1
         return "?"
 
-    def raw(self, value: str) -> str:
-        """A record's value expression as the file wrote it; in the BibTeX dialect (ASCII) its
-        characters outside ASCII as LaTeX, NFC first, the LaTeX already there untouched."""
-        if self.dialect == "biblatex" or value.isascii():
+    def raw(self, value: str, as_written: bool = False) -> str:
+        """A record's value expression: as a .bib file wrote it (`as_written`) in both dialects;
+        a value made from text (a RIS record's) in the BibTeX dialect with its characters outside
+        ASCII as LaTeX, NFC first, the LaTeX already there untouched."""
+        if as_written or self.dialect == "biblatex" or value.isascii():
             return value
         value, pattern = _non_ascii(value)
         return pattern.sub(lambda m: self._raw_char(m.group()), value)
@@ -381,6 +382,12 @@ def _ascii_url(value: str) -> str:
     return value if value.isascii() else re.sub(r"[^\x00-\x7f]+", lambda m: quote(m.group()), value)
 
 
+def _latex_source(paper: Paper) -> bool:
+    """Whether the paper's record is LaTeX a .bib file wrote (kept as written) rather than text
+    a RIS file gave (escaped by the importer, its letters left to the dialect)."""
+    return any(s.get("format") == "bibtex" for s in paper.raw().get("sources", ()))
+
+
 def _keyword_tags(expr: str) -> list[str]:
     """The tags the import made of a raw keywords value (commas or semicolons, LaTeX decoded)."""
     return split_tags(decode(expr).replace(";", TAG_SEPARATOR))
@@ -405,8 +412,14 @@ def record_fields(paper: Paper, enc: _Encoder) -> dict[str, str]:
         out["author"] = _braced(" and ".join(n for n in (enc.name(a) for a in paper.authors) if n))
     if "title" not in raw and paper.title and (paper.abstract if derived else not inherits):
         out["title"] = _braced(enc.rich(paper.title, protect_case=True))
+    # a .bib file's values go out byte for byte, UTF-8 included (its bibliography typesets as it
+    # did, and nothing is lost to "?"); a RIS record's were text, spelt as LaTeX for classic BibTeX
+    written = _latex_source(paper)
     for name, value in raw.items():
-        out[name] = _ascii_url(value) if name in _URL_FIELDS and enc.dialect == "bibtex" else enc.raw(value)
+        if name in _URL_FIELDS and enc.dialect == "bibtex" and not written:
+            out[name] = _ascii_url(value)
+        else:
+            out[name] = enc.raw(value, written)
     if not inherits:
         if not ("year" in raw or "date" in raw) and paper.year:
             out["year"] = _braced(str(int(paper.year)))
@@ -446,7 +459,7 @@ def record_entry(paper: Paper, key: str, enc: _Encoder, xdata: Mapping[str, Pape
             for parent in parents:
                 for name, value in parent.bibfields.items():
                     if name not in ("xdata", "crossref"):
-                        fields.setdefault(name, enc.raw(value))
+                        fields.setdefault(name, enc.raw(value, _latex_source(parent)))
     kind, fields = to_dialect(paper.entrytype, fields, enc.dialect)
     width = max((len(n) for n in fields), default=0)
     body = "".join(f"  {n.ljust(width)} = {v},\n" for n, v in fields.items())
@@ -499,7 +512,7 @@ def preambles(papers: Iterable[Paper], enc: _Encoder) -> list[str]:
         text = paper.preamble.strip()
         if text:
             expr = text if text[0] in '{"' and value_text(text) else _braced(text)
-            out[f"@preamble{{{enc.raw(expr)}}}\n"] = None
+            out[f"@preamble{{{enc.raw(expr, _latex_source(paper))}}}\n"] = None
     return list(out)
 
 
@@ -527,7 +540,7 @@ class Rendering:
     def __iter__(self) -> Iterator[str]:
         yield (
             "% Exported by Papershelf"
-            + (" (BibLaTeX, UTF-8, for biber)" if self.dialect == "biblatex" else " (BibTeX, ASCII)")
+            + (" (BibLaTeX, UTF-8, for biber)" if self.dialect == "biblatex" else " (BibTeX)")
             + "\n\n"
         )
         blocks = preambles(self.records, self.enc)
