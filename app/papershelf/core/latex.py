@@ -16,12 +16,6 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from bibtexparser.middlewares.names import (
-    InvalidNameError,
-    parse_single_name_into_parts,
-    split_multiple_persons_names,
-)
-
 # BibTeX's standard styles define these month macros (plain.bst: MACRO {jan} {"January"} …)
 MONTHS = {
     "jan": "January",
@@ -305,6 +299,9 @@ def parse_names(raw: str) -> tuple[list[Name], bool]:
     text = "".join(piece_text(p) for p in pieces(raw))
     names: list[Name] = []
     others = False
+    # imported here: opening a library (and `papershelf --help`) must not load bibtexparser
+    from bibtexparser.middlewares.names import split_multiple_persons_names
+
     for one in split_multiple_persons_names(text):
         one = one.strip()
         if not one:
@@ -322,6 +319,8 @@ def parse_name(one: str) -> Name:
     """One name by BibTeX's rules ("von Last, Jr, First", "First von Last", `{Literal}`)."""
     if _is_one_group(one):
         return Name(literal=one[1:-1].strip())
+    from bibtexparser.middlewares.names import InvalidNameError, parse_single_name_into_parts
+
     try:
         parts = parse_single_name_into_parts(one, strict=False)
     except InvalidNameError:

@@ -48,14 +48,14 @@ class WindowActions(QObject):
         file_menu.addSeparator()
         self._action(
             file_menu,
-            self.tr("&Export Selection to BibTeX…"),
+            self.tr("&Export Selection…"),
             transfers.export_selection,
             QKeySequence("Ctrl+E"),
             "exportSelectionAction",
         )
         self._action(
             file_menu,
-            self.tr("Export &Shown Papers to BibTeX…"),
+            self.tr("Export &Shown Papers…"),
             transfers.export_shown,
             QKeySequence("Ctrl+Shift+E"),
             "exportShownAction",

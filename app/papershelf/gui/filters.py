@@ -234,7 +234,7 @@ class FilterPanel(QTreeView):
         if not value or kind not in ("tag", "list", "status"):
             return
         menu = QMenu(self)
-        menu.addAction(self.tr("Export to BibTeX…"), lambda: self.exportRequested.emit(kind, value))
+        menu.addAction(self.tr("Export…"), lambda: self.exportRequested.emit(kind, value))
         if kind == "status":
             menu.exec(self.viewport().mapToGlobal(pos))
             return
