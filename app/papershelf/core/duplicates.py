@@ -10,8 +10,10 @@ a file that lists two entries meant two entries (xampl.bib's `-minimal` and
   must agree wherever both copies have them (at least one of the two present on
   both sides), the entry types must not contradict each other, and no
   identifier may conflict (two different DOIs or arXiv ids are two papers);
-- the abstract alone decides only for papers from a listing (no title of
-  their own, or no bibliographic record), which have nothing else.
+  without an author on both sides, the year and the venue must agree too
+  (two "Editorial" 2020 entries of Nature and Science are two works);
+- the abstract alone decides only where one side has no title of its own (a
+  listing's paper, which has nothing else), or both titles agree.
 
 What the rule does not merge but looks alike (the same title, DOI or arXiv id)
 is a *possible duplicate*, for a person to merge or keep apart
@@ -81,6 +83,10 @@ class Copy(Protocol):
     @property
     def year(self) -> int | None:
         """The year."""
+
+    @property
+    def venue(self) -> str:
+        """The journal or proceedings, as shown to the reader."""
 
     @property
     def doi(self) -> str:
@@ -154,23 +160,27 @@ def _types_agree(a: Copy, b: Copy) -> bool:
     return ta == tb or ta in _LOOSE_TYPES or tb in _LOOSE_TYPES
 
 
-def title_match(a: Copy, b: Copy) -> bool:
-    """The same title, and the first author and the year agree wherever both have them
-    (at least one of the two on both sides), and the types do not contradict each other."""
+def title_match(a: Copy, b: Copy) -> str:
+    """Why two copies of one title are one paper, or "": the first author and the year agree
+    wherever both have them (at least one of the two on both sides), the types do not
+    contradict each other, and when no author is on both sides the venue (journal or
+    booktitle) agrees too: a title and a year alone ("Editorial", 2020) name many works."""
     ka = title_key(a.title)
     if not ka or ka != title_key(b.title) or not _types_agree(a, b):
-        return False
+        return ""
     sa, sb = _surname(a.authors), _surname(b.authors)
-    both = 0
+    if sa and sb and sa != sb:
+        return ""
+    if a.year and b.year and a.year != b.year:
+        return ""
     if sa and sb:
-        if sa != sb:
-            return False
-        both += 1
-    if a.year and b.year:
-        if a.year != b.year:
-            return False
-        both += 1
-    return both > 0
+        return "the same title, authors and year" if a.year and b.year else "the same title and authors"
+    if not (a.year and b.year):
+        return ""
+    va, vb = title_key(a.venue), title_key(b.venue)
+    if va and va == vb:
+        return "the same title, year and venue"
+    return ""
 
 
 def same_paper(a: Copy, b: Copy) -> str:
@@ -184,9 +194,7 @@ def same_paper(a: Copy, b: Copy) -> str:
         return "the same DOI"
     if (x := arxiv_key(a.arxiv_id)) and x == arxiv_key(b.arxiv_id):
         return "the same arXiv id"
-    if title_match(a, b):
-        return "the same title, authors and year"
-    return ""
+    return title_match(a, b)
 
 
 class Matcher:
@@ -288,7 +296,7 @@ class Matcher:
                 and paper.abstract
                 and paper.fingerprint == fp
                 and not conflict(cand, paper)
-                and _listing(cand, paper)
+                and _abstract_may_decide(cand, paper)
             ):
                 why = "the same abstract"
             # an export coming back: its key is the paper's. Before the title rule, which cannot
@@ -326,10 +334,14 @@ def _same_title(cand: Candidate, paper: Paper, fp: str) -> bool:
     return paper.title_derived and paper.fingerprint == fp
 
 
-def _listing(cand: Candidate, paper: Paper) -> bool:
-    """Whether either copy is a listing paper: no title of its own, or no record (the
-    abstract is then all there is to recognise it by)."""
-    return not cand.title or not cand.entrytype or paper.title_derived or not paper.entrytype
+def _abstract_may_decide(cand: Candidate, paper: Paper) -> bool:
+    """Whether the abstract may decide for this pair: one of the two has no title of its own
+    (a listing's paper: the abstract is all there is to know it by), or both titles agree.
+    Not a missing record: a library from before records were kept has none on any paper,
+    and two titled works that share an abstract (a thesis and its paper) are two."""
+    if not cand.title or paper.title_derived or not paper.title:
+        return True
+    return title_key(cand.title) == title_key(paper.title)
 
 
 _matchers: weakref.WeakKeyDictionary[object, Matcher] = weakref.WeakKeyDictionary()

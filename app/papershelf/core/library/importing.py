@@ -57,6 +57,25 @@ class MergeNote:
 _SAME_ENTRY = ("the same entry", "the same citation key and title")
 
 
+def _no_paper(_pid: str) -> bool:
+    return False
+
+
+def _own_papers(found: list[tuple[str, str] | None]) -> dict[int, tuple[str, str]]:
+    """The entries (by index) that are a paper's own entry, each paper taken once: the same
+    record before the same key and title, then in file order."""
+    ranked = sorted(
+        (_SAME_ENTRY.index(hit[1]), n, hit) for n, hit in enumerate(found) if hit is not None and hit[1] in _SAME_ENTRY
+    )
+    own: dict[int, tuple[str, str]] = {}
+    taken: set[str] = set()
+    for _rank, n, (pid, why) in ranked:
+        if pid not in taken:
+            taken.add(pid)
+            own[n] = (pid, why)
+    return own
+
+
 def _merge_note(parsed: ParsedFile, cand: Candidate, target: Paper, why: str) -> MergeNote:
     entry = f"entry {cand.citekey!r}" if cand.citekey else "the entry"
     into = f"paper {target.id}" + (f" (key {target.citekey!r})" if target.citekey else "")
@@ -266,27 +285,36 @@ class ImportBatch:
         self.before_reported.append(report.merged_before)
         matcher = self._matcher()
         # entries of one file are distinct unless identical: a paper one entry of the file
-        # made or merged into is no other entry's, and identical entries are one
-        claimed: set[str] = set()
+        # made or merged into is no other entry's, and identical entries are one. Two passes:
+        # first every entry takes the paper that is the entry itself (its record, or its key
+        # and title), then the others look by DOI, title or abstract among the papers left;
+        # so an entry added above an unchanged one cannot take that one's paper by its title
+        reads = [self._read(cand, matcher) for cand in parsed.papers]
+        own = _own_papers([found for _plain, _fp, found in reads])
+        claimed: set[str] = {pid for pid, _why in own.values()}
         # an entry's identity by its hash → (the entry, its fingerprint, the paper it is):
         # a hit is checked against that entry, and no identity is kept (it holds every field)
         identical: dict[int, tuple[Candidate, str, str]] = {}
         # a .bib file's entries each have a key (perhaps empty): every one is kept or the change is told
         keyed = parsed.format == "bibtex"
-        for cand in parsed.papers:
+        for n, cand in enumerate(parsed.papers):
             source = Source(file=file_key, format=parsed.format, line=cand.line)
-            plain = plain_text(cand.abstract)
-            fp = fingerprint(cand.abstract, cand.title, cand.authors, cand.year, plain=plain)
+            plain, fp, found = reads[n]
             ident = _identity(cand, fp, keyed)
             ident_hash = hash(ident)
             twin = identical.get(ident_hash)
             if twin is not None and _identity(twin[0], twin[1], keyed) != ident:
                 twin = None  # only the hashes agree
-            found = matcher.find(cand, fp, self._get, claimed.__contains__, self._key_holder)
+            if n not in own and found is not None and found[0] in claimed:
+                # taken by another entry of the file: the best of the papers left (a paper
+                # not taken is still this entry's best, as taking others only narrows the choice)
+                found = matcher.find(cand, fp, self._get, claimed.__contains__, self._key_holder)
             # the entry itself (its record, or its key and title) first: an export coming back
             # finds each twin of one title its own paper; then an identical entry before it
             pid: str | None = None
-            if found is not None and found[1] in _SAME_ENTRY:
+            if n in own:
+                pid, why = own[n]
+            elif found is not None and found[1] in _SAME_ENTRY:
                 pid, why = found
             elif twin is not None:
                 pid, why = twin[2], "it is identical to an entry before it in the file"
@@ -344,6 +372,13 @@ class ImportBatch:
                     report.merged_before[pid] = self.before[pid]
         report.merged += len(merged)
         return report
+
+    def _read(self, cand: Candidate, matcher: Matcher) -> tuple[str, str, tuple[str, str] | None]:
+        """An entry's abstract as plain text, its fingerprint, and the paper it is a copy of
+        (and why) before any entry of its file took one."""
+        plain = plain_text(cand.abstract)
+        fp = fingerprint(cand.abstract, cand.title, cand.authors, cand.year, plain=plain)
+        return plain, fp, matcher.find(cand, fp, self._get, _no_paper, self._key_holder)
 
     def _matcher(self) -> Matcher:
         lib = self.lib
