@@ -25,6 +25,7 @@ every pair, so an import of 10,000 entries stays linear.
 
 from __future__ import annotations
 
+import functools
 import re
 import weakref
 from collections.abc import Callable, Iterable
@@ -67,6 +68,10 @@ _ARXIV_VERSION = re.compile(r"v\d+$")
 GENERIC_GROUP = 12
 """A title shared by more papers than this ("Introduction", "Editorial") says nothing:
 its papers are not offered as possible duplicates of each other."""
+
+
+CROWDED = 4 * GENERIC_GROUP
+"""The most papers the matcher lists under one key (a title, DOI, abstract or record)."""
 
 
 class Copy(Protocol):
@@ -120,8 +125,10 @@ def arxiv_key(arxiv_id: str) -> str:
     return _ARXIV_VERSION.sub("", key)
 
 
+@functools.lru_cache(maxsize=8192)
 def title_key(title: str) -> str:
-    """A title as two copies of it agree whatever their case, LaTeX and punctuation."""
+    """A title as two copies of it agree whatever their case, LaTeX and punctuation
+    (remembered: an import compares each entry's title with several papers')."""
     return fingerprint_text(title) if title else ""
 
 
@@ -186,8 +193,8 @@ def title_match(a: Copy, b: Copy) -> str:
 def same_paper(a: Copy, b: Copy) -> str:
     """Why copies `a` and `b` (from different files) are the same paper, in a few words;
     "" when the rule says they are not. The abstract is not looked at here (see `Matcher`)."""
-    if (ra := record_key(a)) is not None and ra == record_key(b):
-        return "the same entry"
+    if a.entrytype and a.entrytype.casefold() == b.entrytype.casefold() and a.bibfields == b.bibfields:
+        return "the same entry"  # record_key(a) == record_key(b), without sorting the fields
     if conflict(a, b):
         return ""
     if (d := doi_key(a.doi)) and d == doi_key(b.doi):
@@ -233,8 +240,7 @@ class Matcher:
         if d.get("abstract") and (fp := d.get("fingerprint")):
             _put(self.by_abstract, fp, pid)
         if entrytype := d.get("entrytype"):
-            fields = d.get("bibfields") or {}
-            _put(self.by_record, hash((entrytype, fields.get("title", ""), fields.get("author", ""))), pid)
+            _put(self.by_record, _record_hash(entrytype, d.get("bibfields") or {}), pid)
 
     def follow(self, change: Change) -> None:
         """Index the papers a change added, or changed in a field the keys come from
@@ -255,8 +261,7 @@ class Matcher:
         """The papers that may be copies of `cand` (a dict: ordered, each once)."""
         out: dict[str, None] = {}
         if cand.entrytype:
-            key = hash((cand.entrytype, cand.bibfields.get("title", ""), cand.bibfields.get("author", "")))
-            out.update(dict.fromkeys(self.by_record.get(key, ())))
+            out.update(dict.fromkeys(self.by_record.get(_record_hash(cand.entrytype, cand.bibfields), ())))
         if cand.doi:
             out.update(dict.fromkeys(self.by_doi.get(doi_key(cand.doi), ())))
         if cand.arxiv_id:
@@ -318,8 +323,18 @@ class Matcher:
 
 def _put(index: dict[_K, list[str]], key: _K, pid: str) -> None:
     ids = index.setdefault(key, [])
-    if pid not in ids:  # a handful at most: a key shared by many papers is rare
+    # a key shared by more than CROWDED papers (10,000 entries titled "Data set") stops
+    # growing: every entry of that key would check every paper of it, and an import would
+    # grow as the square of its size. Its later papers are still found by their record, DOI,
+    # arXiv id or citation key (a title that common identifies nothing)
+    if len(ids) < CROWDED and pid not in ids:
         ids.append(pid)
+
+
+def _record_hash(entrytype: str, fields: dict[str, str]) -> int:
+    """The whole record's hash (as `record_key` compares it): entries of one title and
+    author that differ elsewhere (data sets, each with its own URL) are not one bucket."""
+    return hash((entrytype.casefold(), tuple(sorted(fields.items()))))
 
 
 _KEYED = frozenset({"title", "title_derived", "doi", "arxiv_id", "abstract", "fingerprint", "entrytype", "bibfields"})
