@@ -91,6 +91,26 @@ _RECORD = (
     "bibfields",
     "preamble",
 )
+def _combined_fields(out: dict[str, Any], base: Paper, extra: Paper) -> dict[str, str]:
+    """The merged paper's record fields: `base`'s, less the raw fields of a display field
+    the merge gave another value (a typed title: the export writes it), plus `extra`'s
+    fields `base` lacks, a display field's raw fields only where its value is `extra`'s."""
+    fields = dict(base.bibfields)
+    raw_names: set[str] = set()
+    for name, raws in RAW_SOURCES.items():
+        raw_names.update(raws)
+        value = out[name]
+        if value != getattr(base, name):
+            for raw in raws:
+                fields.pop(raw, None)
+            if value and value == getattr(extra, name) and not any(raw in fields for raw in raws):
+                fields.update((raw, extra.bibfields[raw]) for raw in raws if raw in extra.bibfields)
+    for raw, text in extra.bibfields.items():
+        if raw not in raw_names:
+            fields.setdefault(raw, text)
+    return fields
+
+
 _STATUS_RANK = {"unread": 0, "skipped": 1, "to-read": 2, "reading": 3, "read": 4}
 
 
@@ -101,13 +121,20 @@ def richness(paper: Paper) -> tuple[int, int, int]:
     return (len(paper.bibfields), shown, int(not paper.title_derived))
 
 
+def typed_title(paper: Paper) -> bool:
+    """Whether a paper's title is the user's own: not derived from the abstract, and not its
+    record's (an edit of the title drops the record's `title`, see `paper.without_raw`)."""
+    return bool(paper.title) and not paper.title_derived and "title" not in paper.bibfields
+
+
 def combine(keep: Paper, other: Paper) -> dict[str, Any]:
     """The fields `keep` takes when a person merges `other` into it, as {field: new value}.
 
     The record (type, fields, display fields) is the richer paper's, its gaps filled from
-    the other; tags, sources and links are the union; the user's state is kept (the
-    further-on status, both notes, `keep`'s rating or else the other's, `keep`'s citation
-    key or else the other's). Only fields that change are returned."""
+    the other (display fields and record fields alike); a title typed on `keep` stays; tags,
+    sources and links are the union; the user's state is kept (the further-on status, both
+    notes, `keep`'s rating or else the other's, `keep`'s citation key or else the other's).
+    Only fields that change are returned."""
     rich, poor = (other, keep) if richness(other) > richness(keep) else (keep, other)
     out: dict[str, Any] = {name: getattr(rich, name) for name in _RECORD}
     for name in ("authors", "year", "venue", "doi", "arxiv_id"):
@@ -115,8 +142,13 @@ def combine(keep: Paper, other: Paper) -> dict[str, Any]:
             out[name] = getattr(poor, name)
     if rich.title_derived and not poor.title_derived and poor.title:
         out["title"], out["title_derived"] = poor.title, False
+    if typed_title(keep):  # the user's own words, not to be overwritten by a file's
+        out["title"], out["title_derived"] = keep.title, False
+    base, extra = rich, poor
     if not out["entrytype"] and poor.entrytype:
-        out["entrytype"], out["bibfields"], out["preamble"] = poor.entrytype, poor.bibfields, poor.preamble
+        out["entrytype"], out["preamble"] = poor.entrytype, poor.preamble
+        base, extra = poor, rich
+    out["bibfields"] = _combined_fields(out, base, extra)
     for name in ("abstract", "area", "subarea"):
         out[name] = getattr(keep, name) or getattr(other, name)
     if not keep.area and other.area:

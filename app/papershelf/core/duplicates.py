@@ -32,6 +32,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol, TypeVar
 
+from .paper import RAW_SOURCES
 from .text import fingerprint_text, fold
 
 if TYPE_CHECKING:
@@ -310,10 +311,12 @@ class Matcher:
                 why != "the same entry"
                 and cand.citekey
                 and citekey_of(cand.citekey.casefold()) == pid
-                and _same_title(cand, paper, fp)
                 and not conflict(cand, paper)
             ):
-                why = "the same citation key and title"
+                if _same_title(cand, paper, fp):
+                    why = "the same citation key and title"
+                elif _edited_record(cand, paper):
+                    why = "the same citation key and record"
             if why:
                 rank = _RANK.get(why, 9)
                 if best is None or rank < best[0]:
@@ -338,7 +341,15 @@ def _record_hash(entrytype: str, fields: dict[str, str]) -> int:
 
 
 _KEYED = frozenset({"title", "title_derived", "doi", "arxiv_id", "abstract", "fingerprint", "entrytype", "bibfields"})
-_RANK = {"the same entry": 0, "the same citation key and title": 1, "the same DOI": 2, "the same arXiv id": 3}
+_RANK = {
+    "the same entry": 0,
+    "the same citation key and title": 1,
+    "the same citation key and record": 1,
+    "the same DOI": 2,
+    "the same arXiv id": 3,
+}
+# the record's fields a display field comes from: an edit of the display field drops them
+_EDITABLE = frozenset(raw for raws in RAW_SOURCES.values() for raw in raws)
 
 
 def _same_title(cand: Candidate, paper: Paper, fp: str) -> bool:
@@ -347,6 +358,20 @@ def _same_title(cand: Candidate, paper: Paper, fp: str) -> bool:
     if cand.title:
         return title_key(cand.title) == title_key(paper.title)
     return paper.title_derived and paper.fingerprint == fp
+
+
+def _edited_record(cand: Candidate, paper: Paper) -> bool:
+    """Whether the paper holding the entry's key is the entry with some display fields
+    edited (a title's typo fixed): the same type, and every field the paper still has in
+    its record is the entry's, the entry's others being only fields an edit drops (title,
+    author, year, venue, doi, eprint). A paper whose record kept no field is not told apart."""
+    ours = paper.bibfields
+    if not ours or not cand.entrytype or cand.entrytype.casefold() != paper.entrytype.casefold():
+        return False
+    theirs = cand.bibfields
+    if any(theirs.get(name) != value for name, value in ours.items()):
+        return False
+    return all(name in _EDITABLE for name in theirs.keys() - ours.keys())
 
 
 def _abstract_may_decide(cand: Candidate, paper: Paper) -> bool:

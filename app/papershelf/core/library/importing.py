@@ -54,7 +54,9 @@ class MergeNote:
         return f"{where}: {self.message}"
 
 
-_SAME_ENTRY = ("the same entry", "the same citation key and title")
+# the entry itself: its record, or its key and title, or its key and record less the fields
+# the user edited since (a title's typo fixed)
+_SAME_ENTRY = ("the same entry", "the same citation key and title", "the same citation key and record")
 
 
 def _no_paper(_pid: str) -> bool:
