@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
+import time
 
 import pytest
 from PySide6.QtCore import Qt
@@ -305,6 +307,154 @@ def test_a_merge_by_hand_is_undone_exactly(seeded):
     }
     lib.duplicates.redo(merged)
     assert b not in lib and lib.list_ids("mine") == [a]
+
+
+# ---- what a review found (issue 13 item 4): the abstract, title and year, files edited -------
+
+VASWANI_ABSTRACT = (
+    "The dominant sequence transduction models are based on complex recurrent or convolutional neural "
+    "networks in an encoder-decoder configuration. We propose a new simple network architecture, the "
+    "Transformer, based solely on attention mechanisms."
+)
+
+
+def test_in_a_migrated_library_a_titled_paper_is_not_merged_by_its_abstract_alone(data_dir, tmp_path):
+    from test_migration import OLD
+
+    data_dir.mkdir()
+    for name in ("library.jsonl", "journal.jsonl", "journal.last"):
+        shutil.copy2(OLD / name, data_dir / name)
+    before = len(papers(data_dir))
+    thesis = tmp_path / "thesis.bib"
+    thesis.write_text(
+        "@phdthesis{other2019, title={A Completely Different Thesis}, author={Other, Olga}, "
+        "school={Uni}, year=2019, abstract={" + VASWANI_ABSTRACT + "}}\n",
+        encoding="utf-8",
+    )
+    res = ok("import", str(thesis), data_dir=data_dir)
+    assert "1 added, 0 merged" in res.stdout, res.stdout
+    after = {p["id"]: p for p in papers(data_dir)}
+    assert len(after) == before + 1
+    vaswani = after["d659721c2d"]  # a paper of the old library: a title, no record
+    assert vaswani["title"] == "Attention is all you need" and vaswani.get("entrytype", "") != "phdthesis"
+    assert "other2019" in {p["citekey"] for p in after.values()}
+
+
+def editorial(key: str, journal: str, volume: int, more: str = "") -> str:
+    return f"@article{{{key}, title={{Editorial}}, journal={{{journal}}}, volume={volume}, year=2020{more}}}\n"
+
+
+def test_editorials_of_one_year_are_one_paper_only_in_one_journal_and_volume(data_dir, tmp_path):
+    files = {
+        "nature.bib": editorial("ed-nature", "Nature", 580),
+        "science.bib": editorial("ed-science", "Science", 367),
+        "nature-581.bib": editorial("ed-nature-581", "Nature", 581),
+        "nature-again.bib": editorial("natureEd20", "Nature", 580, ", pages={5}"),
+    }
+    out = {}
+    for name, text in files.items():
+        (tmp_path / name).write_text(text, encoding="utf-8")
+        out[name] = ok("import", str(tmp_path / name), data_dir=data_dir).stdout
+    for name in ("science.bib", "nature-581.bib"):
+        assert "1 added, 0 merged" in out[name], out[name]
+    # no author anywhere: the same title, year, journal and volume is what makes one paper
+    (line,) = [ln for ln in out["nature-again.bib"].splitlines() if "merged:" in ln]
+    assert "entry 'natureEd20'" in line and "key 'ed-nature'" in line, line
+    assert "the same title, year and venue" in line and "authors" not in line, line
+    assert sorted(p["citekey"] for p in papers(data_dir)) == ["ed-nature", "ed-nature-581", "ed-science"]
+    assert {p["reason"] for p in pairs(data_dir)} == {"the same title"}  # offered side by side
+
+
+ART = "@article{smith2020, title={Shelving Papers at Scale}, author={Smith, Jane}, journal={J. Shelves}, year=2020}\n"
+PRE = (
+    "@misc{smith2020arxiv, title={Shelving Papers at Scale}, author={Smith, Jane}, year=2020, "
+    "eprint={2001.00001}, archiveprefix={arXiv}}\n"
+)
+
+
+def test_reimporting_a_file_with_an_entry_added_above_an_unchanged_one_keeps_both_keys(data_dir, tmp_path):
+    refs = tmp_path / "refs.bib"
+    refs.write_text(ART, encoding="utf-8")
+    ok("import", str(refs), data_dir=data_dir)
+    (first,) = papers(data_dir)
+    refs.write_text(PRE + ART, encoding="utf-8")  # the preprint added above the article
+    res = ok("import", str(refs), data_dir=data_dir)
+    assert "1 added, 0 merged" in res.stdout and "already used" not in res.stdout, res.stdout
+    by_key = {p["citekey"]: p for p in papers(data_dir)}
+    assert sorted(by_key) == ["smith2020", "smith2020arxiv"]
+    assert by_key["smith2020"]["id"] == first["id"] and by_key["smith2020arxiv"]["entrytype"] == "misc"
+
+
+def test_reimporting_the_source_after_fixing_a_title_typo_adds_nothing(data_dir, tmp_path):
+    src = tmp_path / "r.bib"
+    src.write_text(
+        "@article{knuth84, title={Literate Programing}, author={Knuth, Donald E.}, journal={Comput. J.}, year=1984}\n",
+        encoding="utf-8",
+    )
+    ok("import", str(src), data_dir=data_dir)
+    (paper,) = papers(data_dir)
+    ok("title", paper["id"], "Literate Programming", data_dir=data_dir)
+    res = ok("import", str(src), data_dir=data_dir)
+    assert "nothing changed" in res.stdout and "merged:" not in res.stdout, res.stdout
+    (again,) = papers(data_dir)
+    assert (again["citekey"], again["title"]) == ("knuth84", "Literate Programming")
+    # and an entry of that key whose other fields differ is another paper, its key told
+    other = tmp_path / "other.bib"
+    other.write_text(src.read_text(encoding="utf-8").replace("1984", "1992"), encoding="utf-8")
+    res = ok("import", str(other), data_dir=data_dir)
+    assert "1 added" in res.stdout and "'knuth84' is already used" in res.stdout, res.stdout
+
+
+def test_a_merge_by_hand_keeps_the_typed_title_and_fills_the_record_from_the_other(data_dir, tmp_path):
+    bib = tmp_path / "a.bib"
+    bib.write_text(
+        "@article{a1, title={Deep Lerning}, author={Lee, Ann}, year=2020, doi={10.1/x}}\n"
+        "@article{a2, title={Deep Learning}, author={Lee, Ann}, year=2020, doi={10.1/x}, journal={J}, volume=3}\n",
+        encoding="utf-8",
+    )
+    ok("import", str(bib), data_dir=data_dir)
+    by_key = {p["citekey"]: p for p in papers(data_dir)}
+    a1, a2 = by_key["a1"]["id"], by_key["a2"]["id"]
+    ok("title", a1, "Deep Learning (corrected by me)", data_dir=data_dir)
+    ok("duplicates", "--merge", a1, a2, data_dir=data_dir)
+    (merged,) = papers(data_dir)
+    assert (merged["citekey"], merged["title"]) == ("a1", "Deep Learning (corrected by me)")
+    entry = ok("show", "--bibtex", a1, data_dir=data_dir).stdout
+    assert "Deep Learning (corrected by me)" in entry and "Lerning" not in entry, entry
+    assert re.search(r"volume\s*=\s*3", entry) and re.search(r"journal\s*=\s*\{J\}", entry), entry
+
+
+@pytest.mark.parametrize("title", ["title={Data set}, ", ""], ids=["one-title", "no-title"])
+def test_many_entries_of_one_fingerprint_import_and_reimport_in_linear_time(tmp_path, title):
+    from papershelf.core.library import Library
+
+    def run(n: int) -> tuple[float, float]:
+        lib = Library.open(tmp_path / f"lib{n}")
+        bib = tmp_path / f"big{n}.bib"
+        bib.write_text(
+            "".join(
+                f"@misc{{k{i}, {title}author={{{{NASA}}}}, howpublished={{https://example.org/{i}}}, year=2020}}\n"
+                for i in range(n)
+            ),
+            encoding="utf-8",
+        )
+        start = time.perf_counter()
+        (report,) = lib.import_files([bib])
+        first = time.perf_counter() - start
+        start = time.perf_counter()
+        (again,) = lib.import_files([bib])
+        second = time.perf_counter() - start
+        assert (report.added, again.added, again.unchanged) == (n, 0, n)
+        lib.close()
+        return first, second
+
+    small, big = run(1000), run(4000)
+    print(
+        f"\n{title or 'no title'}: 1000 entries {small[0]:.2f} s (again {small[1]:.2f} s), "
+        f"4000 entries {big[0]:.2f} s (again {big[1]:.2f} s)"
+    )
+    # 4x the entries: 4x the time, give or take (16x when every entry tried every paper)
+    assert big[0] < 8 * small[0] and big[1] < 8 * small[1], (small, big)
 
 
 # ---- the window ---------------------------------------------------------------------------------

@@ -91,6 +91,8 @@ _RECORD = (
     "bibfields",
     "preamble",
 )
+
+
 def _combined_fields(out: dict[str, Any], base: Paper, extra: Paper) -> dict[str, str]:
     """The merged paper's record fields: `base`'s, less the raw fields of a display field
     the merge gave another value (a typed title: the export writes it), plus `extra`'s

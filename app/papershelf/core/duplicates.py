@@ -5,13 +5,15 @@ a file that lists two entries meant two entries (xampl.bib's `-minimal` and
 `-full` twins). Across files, or against the library:
 
 - the same DOI, or the same arXiv id, is the same paper;
-- the same entry (the same record, or the same citation key and title) is the same paper;
+- the same entry (the same record, or the same citation key and title, or the same
+  key and the record less the fields the user edited since) is the same paper;
 - otherwise the title must agree, and the first author's surname and the year
   must agree wherever both copies have them (at least one of the two present on
   both sides), the entry types must not contradict each other, and no
   identifier may conflict (two different DOIs or arXiv ids are two papers);
-  without an author on both sides, the year and the venue must agree too
-  (two "Editorial" 2020 entries of Nature and Science are two works);
+  without an author on both sides, the year and the venue must agree too, and
+  the volume, number and pages where both have them (two "Editorial" 2020
+  entries of Nature and Science are two works);
 - the abstract alone decides only where one side has no title of its own (a
   listing's paper, which has nothing else), or both titles agree.
 
@@ -186,9 +188,19 @@ def title_match(a: Copy, b: Copy) -> str:
     if not (a.year and b.year):
         return ""
     va, vb = title_key(a.venue), title_key(b.venue)
-    if va and va == vb:
+    if va and va == vb and not _issue_conflict(a, b):
         return "the same title, year and venue"
     return ""
+
+
+def _issue_conflict(a: Copy, b: Copy) -> bool:
+    """Whether the records put two copies in different places of one venue (another volume,
+    number or pages), where both say."""
+    for name in ("volume", "number", "pages"):
+        x, y = a.bibfields.get(name), b.bibfields.get(name)
+        if x and y and title_key(x) != title_key(y):
+            return True
+    return False
 
 
 def same_paper(a: Copy, b: Copy) -> str:
