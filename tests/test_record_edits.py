@@ -135,3 +135,17 @@ def test_a_ris_records_text_goes_to_biber_as_pdflatex_can_typeset_it(tmp_path):
 def test_links_in_a_records_latex_read_as_text():
     assert field_text("note", r"{See \href{https://x.org}{the site}}") == "See the site"
     assert field_text("note", r"{At \url{https://y.org/a_b}}") == "At https://y.org/a_b"
+
+
+def test_a_crossref_follows_its_parent_when_the_user_changes_the_parents_key(tmp_path):
+    with Library.open(tmp_path / "lib") as lib:
+        _import(
+            lib, tmp_path, "a.bib", "@inproceedings{child, title={Child}, author={Aa, Bob}, crossref={CONF20}}\n" + PROC
+        )
+        keys = _by_key(lib)
+        lib.set_citekey(keys["conf20"].id, "procNew")
+        child = lib.get(keys["child"].id)
+        assert child.bibfields["crossref"] == "{procNew}"
+        lib.export_bibtex([child.id], tmp_path / "child.bib")  # the parent comes along
+    text = (tmp_path / "child.bib").read_text(encoding="utf-8")
+    assert "crossref = {procNew}" in " ".join(text.split()) and "@proceedings{procNew," in text

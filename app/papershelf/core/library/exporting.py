@@ -25,6 +25,30 @@ DIALECTS = ("bibtex", "biblatex")
 _TITLE = ("title",)
 
 
+_REFERENCES = ("crossref", "xdata")
+
+
+def references_renamed(papers: Iterable[Paper], old: str, new: str) -> dict[str, dict[str, str]]:
+    """The records of `papers` whose crossref/xdata name the key `old` (BibTeX: in any case),
+    with that name changed to `new`, as {id: new bibfields}: a parent's new key must not leave
+    its children pointing at nothing (or at another paper that takes the old key later)."""
+    folded = old.casefold()
+    out: dict[str, dict[str, str]] = {}
+    for paper in papers:
+        raw = paper.bibfields
+        if not any(name in raw for name in _REFERENCES):
+            continue
+        changed = dict(raw)
+        for name in _REFERENCES:
+            if name in raw:
+                keys = [k.strip() for k in decode(raw[name]).split(",")]
+                if any(k.casefold() == folded for k in keys):
+                    changed[name] = "{" + ",".join(new if k.casefold() == folded else k for k in keys) + "}"
+        if changed != raw:
+            out[paper.id] = changed
+    return out
+
+
 def title_change(paper: Paper, title: str) -> dict[str, Any]:
     """The fields a title the user typed changes (`title` cleaned; "" goes back), and how the
     export then writes it: the record's own title is dropped so that the typed one goes out,

@@ -432,7 +432,12 @@ class Library:
             raise InvalidValueError(
                 f'the citation key {key!r} is already used by another paper ({holder.id}, "{holder.title[:80]}")'
             )
-        return self._set_many([paper_id], lambda p: {"citekey": key})
+        # the entries that crossref the old key follow it (one change)
+        old = self.get(paper_id).citekey
+        children = exporting.references_renamed(self.papers(), old, key) if old and key else {}
+        return self._set_many(
+            [paper_id, *children], lambda p: {"citekey": key} if p.id == paper_id else {"bibfields": children[p.id]}
+        )
 
     # ---- undo support: put back exactly what was there (see restoring.py) --------
     UNDOABLE_FIELDS = restoring.UNDOABLE_FIELDS
