@@ -149,8 +149,9 @@ def _ris_paper(
     url = first("UR")
     if not doi and (m := _DOI_IN_URL_RE.match(url)):
         doi = m.group(1)
-    # the first arXiv link of any UR line (an export writes one after the publisher's URL)
-    m = next((m for u in rec.get("UR", []) if (m := _ARXIV_URL_RE.search(u))), None)
+    # the last arXiv link of the UR lines: an export writes the paper's id as the abs link after
+    # the record's own URL, which may name another form of it (Mendeley's eprint = {0412083})
+    m = next((m for u in reversed(rec.get("UR", [])) if (m := _ARXIV_URL_RE.search(u))), None)
     fields = _record(rec, entrytype, doi)
     if m and "eprint" not in fields:
         fields.update(eprint="{" + _verbatim(m.group(1)) + "}", archiveprefix="{arXiv}")
