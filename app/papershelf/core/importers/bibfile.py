@@ -28,7 +28,11 @@ from .base import Candidate, ParsedFile, Problem
 
 DERIVED_NOTE = "Title derived from the abstract by Papershelf"
 _YEAR_RE = re.compile(r"\b(1[5-9]\d\d|2\d\d\d)\b")
-_ARXIV_URL_RE = re.compile(r"arxiv\.org/(?:abs|pdf)/([^\s/?#]+?)(?:\.pdf)?(?:[?#]|$)", re.I)
+# an arXiv link's id: new style (2301.01234v2) or old (quant-ph/0412083, math.GT/0309136), ended
+# by the URL's end, a query, a fragment or white space (a field may list several URLs)
+_ARXIV_URL_RE = re.compile(
+    r"arxiv\.org/(?:abs|pdf)/((?:[a-z][a-z-]*(?:\.[a-z]{2})?/)?[^\s/?#]+?)(?:\.pdf)?(?=[?#\s]|$)", re.I
+)
 _DOI_PREFIX_RE = re.compile(r"^\s*(?:https?://(?:dx\.)?doi\.org/|doi:\s*)", re.I)
 _MACRO_RE = re.compile(r"[^\d\s\"#%'(),={}][^\s\"#%'(),={}]*")
 
