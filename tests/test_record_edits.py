@@ -149,3 +149,14 @@ def test_a_crossref_follows_its_parent_when_the_user_changes_the_parents_key(tmp
         lib.export_bibtex([child.id], tmp_path / "child.bib")  # the parent comes along
     text = (tmp_path / "child.bib").read_text(encoding="utf-8")
     assert "crossref = {procNew}" in " ".join(text.split()) and "@proceedings{procNew," in text
+
+
+def test_a_ris_record_with_an_empty_type_line_imports(tmp_path):
+    with Library.open(tmp_path / "lib") as lib:
+        rep = _import(
+            lib,
+            tmp_path,
+            "e.ris",
+            "TY  - \nTI  - A record whose type line is empty\nAU  - Doe, Jane\nPY  - 2020\nER  - \n",
+        )
+        assert rep.added == 1 and [p.entrytype for p in lib.papers()] == ["misc"]

@@ -211,7 +211,11 @@ def _candidate(
         fields = {k: v for k, v in fields.items() if k != "note"}  # and the note is not the record's
     arxiv = ""
     eprint = decode(fields.get("eprint", ""))
-    if eprint and decode(fields.get("archiveprefix", "") or fields.get("eprinttype", "")).lower() == "arxiv":
+    if eprint.isdigit() and len(eprint) == 7 and fields.get("primaryclass"):
+        eprint = f"{decode(fields['primaryclass'])}/{eprint}"  # an old-style id split in two (Mendeley)
+    if fields.get("arxivid"):  # Mendeley's own field, the whole id
+        arxiv = decode(fields["arxivid"])
+    elif eprint and decode(fields.get("archiveprefix", "") or fields.get("eprinttype", "")).lower() == "arxiv":
         arxiv = eprint
     elif m := _ARXIV_URL_RE.search(_raw_text(fields.get("url", ""))):
         arxiv = m.group(1)

@@ -126,7 +126,7 @@ def _ris_paper(
 ) -> None:
     """Add the paper of one RIS record to `papers`, or say in `problems` why it has none."""
     rec = {tag: [v for v in (" ".join(parts).strip() for parts in values) if v] for tag, values in lines.items()}
-    entrytype = entry_type(rec.get("TY", [""])[0], rec)
+    entrytype = entry_type((rec.get("TY") or [""])[0], rec)
     first = _first(rec)
 
     title = _text(_title(rec, entrytype))
