@@ -337,9 +337,13 @@ def test_public_ris_files_with_stray_lines_and_no_title_say_so(data_dir):
     )
     out = res.stdout + res.stderr
     assert "not a RIS line: '1.'" in out and "not a RIS line: '2.'" in out
-    assert "neither a title (TI) nor an abstract (AB)" in out
+    # a record with neither is kept, as a .bib entry is, and said
+    assert "has neither a title (TI) nor an abstract (AB); it was imported as an untitled paper" in out
     papers = by_title(papers_of(data_dir))
-    assert set(papers) == {"Title of reference", "The title of the reference"}
+    assert set(papers) == {"Title of reference", "The title of the reference", "Untitled paper"}
+    untitled = papers["Untitled paper"]
+    assert (untitled["entrytype"], untitled["doi"]) == ("patent", "10.1201/b19107-2")
+    assert untitled["bibfields"]["number"] == "{25}" and untitled["bibfields"]["edition"] == "{5}"
     first = papers["Title of reference"]
     assert first["abstract"].startswith("BACKGROUND: Lorem ipsum")  # from N2
     assert first["authors"] == ["Karl Marx", "Astrid Lindgren"]  # from A1
@@ -528,3 +532,69 @@ def test_a_value_with_line_breaks_cannot_end_its_record(data_dir, tmp_path):
     assert run_cli("import", str(out), data_dir=fresh).returncode == 0
     [paper] = papers_of(fresh)
     assert paper["title"] == "A Hostile Abstract" and "An injected paper" in paper["abstract"]
+
+
+# ---- the reviewer's round trips (issue 13): keys, removed tags, types, arXiv ids -------------
+ROUND = """@book{kullback, author={Kullback, S.}, title={Information Theory}, year=1997}
+@book{kullback:related, author={Kullback, S.}, title={Information Theory}, year=1997, related={kullback}}
+@article{whole-journal, key={GAJ}, journal={G-Animal's Journal}, year=1986, volume=41, number=7}
+@proceedings{procs, editor={Bob Jones}, title={Proceedings of Things}, publisher={ACM}, year=1999}
+@inproceedings{paper, author={Ann Smith}, title={A Paper in Them}, booktitle={Proceedings of Things}, year=1999}
+@thesis{loh, author={Loh, Nin C.}, title={An Accelerometer}, type={mathesis}, institution={MIT}, date={1992}}
+@mastersthesis{dipl, author={Doe, Jane}, title={A Diploma Thesis}, school={TU}, type={Diploma Thesis}, year=2001}
+@phdthesis{phd, author={Roe, Rick}, title={A Doctoral Thesis}, school={TU Elsewhere}, year=2002}
+@mastersthesis{ms, author={Moe, Mia}, title={A Plain Master's Thesis}, school={TU Here}, year=2003}
+@collection{coll, editor={Kay, Ken}, title={A Collection}, publisher={P}, year=2004}
+@techreport{tr, author={Ng, Nat}, title={A Report}, institution={I}, type={Memo}, year=2006}
+@misc{azarchs04, author={Azarchs, A.}, title={Entropic}, year=2004, archivePrefix={arXiv}, eprint={quant-ph/0412083},
+  url={http://arxiv.org/abs/quant-ph/0412083}}
+@inproceedings{shayevitz11, author={Shayevitz, Ofer}, title={On Renyi Measures}, booktitle={Proc. ISIT},
+  year=2011, archivePrefix={arXiv}, eprint={1012.4401},
+  url={http://arxiv.org/abs/1012.4401 http://ieeexplore.ieee.org/x?arnumber=6034266}}
+@article{modern, author={Mod, Mo}, title={A Modern Id}, journal={J}, year=2023, eprint={2301.01234v2},
+  archiveprefix={arXiv}, keywords={Machine Learning; GPUs}}
+"""
+# what another program writes: no ID; a Zotero conference paper is a CONF; an old-style arXiv link
+OTHER = "TY  - CONF\r\nAU  - Ho, Al\r\nTI  - Talk\r\nUR  - http://arxiv.org/pdf/math.GT/0309136v1.pdf\r\nER  - \r\n"
+
+
+def test_a_ris_export_reimports_as_the_same_papers_with_keys_types_and_arxiv_ids(library, tmp_path):
+    from papershelf.core.library import Library
+
+    for name, text in (("in.bib", ROUND), ("other.ris", OTHER)):
+        (tmp_path / name).write_text(text, encoding="utf-8")
+    library.import_files([tmp_path / "in.bib"])
+    before = {p.citekey: p for p in library.papers()}
+    library.export_ris([p.id for p in before.values()], tmp_path / "out.ris")
+    ris = (tmp_path / "out.ris").read_text(encoding="utf-8")
+    assert "UR  - https://arxiv.org/abs/quant-ph/0412083\n" in ris and ris.count("UR  - https://arxiv.org/abs/") == 3
+    with Library.open(tmp_path / "fresh") as fresh:
+        notes = [str(p) for r in fresh.import_files([tmp_path / "out.ris", tmp_path / "other.ris"]) for p in r.problems]
+        after = {p.citekey: p for p in fresh.papers()}
+    assert sorted(after) == sorted([*before, ""])  # the ID lines are the keys: the twins are two papers
+    assert any("'whole-journal' has neither a title (TI) nor an abstract (AB)" in n for n in notes), notes
+    assert not any("citation key" in n for n in notes), notes  # RIS needs no ID: none missing
+    journal = after["whole-journal"]  # imported, and said
+    assert (journal.entrytype, journal.venue, journal.year) == ("article", "G-Animal's Journal", 1986)
+    assert journal.bibfields["volume"] == "{41}" and journal.bibfields["number"] == "{7}"
+    types = {k: p.entrytype for k, p in after.items()}
+    assert types == {k: p.entrytype for k, p in before.items()} | {"loh": "mastersthesis", "": "inproceedings"}
+    # @thesis with type = {mathesis} goes out as M3 "Master's thesis", and comes back a master's
+    # thesis; an M3 that says only what the entry type says is no type field
+    kinds = {k: p.bibfields["type"] for k, p in after.items() if "type" in p.bibfields}
+    assert kinds == {"dipl": "{Diploma Thesis}", "tr": "{Memo}"}
+    arxiv = {k: p.arxiv_id for k, p in before.items()} | {"": "math.GT/0309136v1"}
+    assert {k: p.arxiv_id for k, p in after.items()} == arxiv
+
+
+def test_ris_export_drops_a_removed_tag(library, tmp_path):
+    (tmp_path / "kw.bib").write_text("@" + ROUND.split("\n@")[-1], encoding="utf-8")  # keywords: Machine Learning; GPUs
+    library.import_files([tmp_path / "kw.bib"])
+    [paper] = library.papers()
+    library.add_tags([paper.id], ["mine"])
+    assert "KW  - Machine Learning\r\nKW  - GPUs\r\nKW  - mine\r\n" in library.export_ris([paper.id], "-")[1]
+    library.remove_tags([paper.id], ["machine learning"])
+    ris = library.export_ris([paper.id], "-")[1]
+    assert "Machine Learning" not in ris and "KW  - GPUs\r\nKW  - mine\r\n" in ris
+    library.remove_tags([paper.id], ["gpus", "mine"])
+    assert "KW  -" not in library.export_ris([paper.id], "-")[1]

@@ -81,7 +81,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--dialect",
         choices=("bibtex", "biblatex"),
         default="bibtex",
-        help="with --bibtex: bibtex (ASCII, for classic BibTeX) or biblatex (UTF-8, for biber) (default: %(default)s)",
+        help="with --bibtex: bibtex (classic BibTeX names and types) or biblatex (for biber) (default: %(default)s)",
     )
 
     c = sub.add_parser("tag", help="add or remove tags")
@@ -135,7 +135,7 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument(
         "--format",
         choices=("bibtex", "biblatex", "ris"),
-        help="bibtex: ASCII for classic BibTeX; biblatex: UTF-8 for biber; ris: RIS for reference managers "
+        help="bibtex: for classic BibTeX styles; biblatex: for biber; ris: RIS for reference managers "
         "(default: ris for an output ending in .ris, else bibtex)",
     )
     c.add_argument("--dialect", choices=("bibtex", "biblatex"), help="the BibTeX dialect (the same as --format)")

@@ -211,13 +211,23 @@ def _converter() -> tuple[Any, Any]:
 
     walker_db = latexwalker.get_default_latex_context_db()
     # \noopsort{1973b}1972 (the BibTeX manual's sorting trick, defined in @preamble) prints nothing
-    walker_db.add_context_category("papershelf-bibtex", macros=[macrospec.MacroSpec("noopsort", "{")], prepend=True)
+    walker_db.add_context_category(
+        "papershelf-bibtex",
+        macros=[
+            macrospec.MacroSpec("noopsort", "{"),
+            # links: \href{url}{text} shows its text, \url{url} the address
+            macrospec.MacroSpec("href", "{{"),
+            macrospec.MacroSpec("url", "{"),
+        ],
+        prepend=True,
+    )
     text_db = get_default_latex_context_db()
     text_db.add_context_category(
         "papershelf-bibtex",
         macros=[
             MacroTextSpec("noopsort", discard=True),
             MacroTextSpec("url", "%(1)s"),
+            MacroTextSpec("href", "%(2)s"),
             MacroTextSpec("-", ""),
             MacroTextSpec("/", ""),
             MacroTextSpec("!", ""),

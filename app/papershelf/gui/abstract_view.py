@@ -93,7 +93,7 @@ class AbstractView(QTextBrowser):
         if record_shown and record_shown.links:
             shown = {link.url for link in record_shown.links}
             linked = " · ".join(
-                f"{esc(link.label)} <a href='{html.escape(link.url, quote=True)}'>{esc(link.text)}</a>"
+                f'{esc(link.label)} <a href="{html.escape(link.url, quote=True)}">{esc(link.text)}</a>'
                 for link in record_shown.links
             )
             parts.append(f"<p class='meta'>{linked}</p>")
@@ -110,7 +110,8 @@ class AbstractView(QTextBrowser):
         if paper.arxiv_id and not record:
             links.append(f"https://arxiv.org/abs/{paper.arxiv_id}")
         if links:
-            items = "".join(f"<li><a href='{html.escape(u, quote=True)}'>{esc(u)}</a></li>" for u in links)
+            # double quotes: Qt's rich text decodes entities (&amp;) only in double-quoted attributes
+            items = "".join(f'<li><a href="{html.escape(u, quote=True)}">{esc(u)}</a></li>' for u in links)
             parts.append(f"<p class='meta'>{esc(self.tr('Links'))}</p><ul>{items}</ul>")
         sources = sorted({Path(s.file).name for s in paper.sources})
         if sources:

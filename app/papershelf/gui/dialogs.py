@@ -22,7 +22,7 @@ from PySide6.QtWidgets import (
 )
 
 THEMES = {"system": "Follow the system", "light": "Light", "dark": "Dark"}
-DIALECTS = {"bibtex": "BibTeX (ASCII, for bibtex)", "biblatex": "BibLaTeX (UTF-8, for biber)"}
+DIALECTS = {"bibtex": "BibTeX (classic styles, for bibtex)", "biblatex": "BibLaTeX (for biber)"}
 
 
 def search_as_you_type() -> bool:

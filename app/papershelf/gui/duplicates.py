@@ -139,26 +139,26 @@ class CompareModel(QAbstractTableModel):
 
 
 class MergePapers(QUndoCommand):
-    """Merge one paper into another; undo puts both back as they were, with their lists."""
+    """A merge already made (pushed after it succeeded: Qt pushes a command whose first redo
+    raised all the same, leaving an Undo that does nothing); undo puts both papers back as
+    they were, with their lists, redo makes the merge again."""
 
-    def __init__(self, library: Library, keep: str, other: str, label: str) -> None:
+    def __init__(self, library: Library, merged: Merged, label: str) -> None:
         super().__init__(label)
         self.library = library
-        self.keep, self.other = keep, other
-        self.merged: Merged | None = None
+        self.merged = merged
+        self._made = True  # the push's own redo has nothing to do
 
     def redo(self) -> None:
-        """Merge (the first time), or make the merge again."""
-        dupes = self.library.duplicates
-        if self.merged is None:
-            self.merged = dupes.merge(self.keep, self.other)
-        else:
-            dupes.redo(self.merged)
+        """Make the merge again (not on the push: it is made)."""
+        if self._made:
+            self._made = False
+            return
+        self.library.duplicates.redo(self.merged)
 
     def undo(self) -> None:
         """Take the merge back."""
-        if self.merged is not None:
-            self.library.duplicates.undo(self.merged)
+        self.library.duplicates.undo(self.merged)
 
 
 class KeepApart(QUndoCommand):
@@ -167,11 +167,15 @@ class KeepApart(QUndoCommand):
     def __init__(self, library: Library, a: str, b: str, label: str) -> None:
         super().__init__(label)
         self.library, self.a, self.b = library, a, b
-        self.on_change = lambda: None  # the dialog lists the pairs again (no library change says so)
+        self.on_change = lambda: None  # the dialog lists the pairs again
+        self._made = True  # pushed once made (as MergePapers): the push's redo has nothing to do
 
     def redo(self) -> None:
-        """Keep them apart."""
-        self.library.duplicates.keep_apart(self.a, self.b)
+        """Keep them apart again (not on the push: it is done)."""
+        if self._made:
+            self._made = False
+        else:
+            self.library.duplicates.keep_apart(self.a, self.b)
         self.on_change()
 
     def undo(self) -> None:
@@ -351,14 +355,13 @@ class DuplicatesView(QObject):
         if pair is None or self._busy():
             return
         win = self.window
-        command = MergePapers(win.library, pair.a, pair.b, self.tr("Merge of 2 papers"))
         try:
-            win.undo_stack.push(command)
+            merged = win.library.duplicates.merge(pair.a, pair.b)
         except PapershelfError as exc:
             win.show_error(self.tr("The papers were not merged"), str(exc))
             return
-        if command.merged is not None:
-            win.statusBar().showMessage(command.merged.summary() + " " + self.tr("Ctrl+Z takes it back."), 10000)
+        win.undo_stack.push(MergePapers(win.library, merged, self.tr("Merge of 2 papers")))
+        win.statusBar().showMessage(merged.summary() + " " + self.tr("Ctrl+Z takes it back."), 10000)
         self.refresh()
 
     def keep_current_apart(self) -> None:
@@ -367,13 +370,14 @@ class DuplicatesView(QObject):
         if pair is None or self._busy():
             return
         win = self.window
-        command = KeepApart(win.library, pair.a, pair.b, self.tr("Keep 2 papers apart"))
-        command.on_change = self.refresh
         try:
-            win.undo_stack.push(command)
+            win.library.duplicates.keep_apart(pair.a, pair.b)
         except PapershelfError as exc:
             win.show_error(self.tr("The papers were not kept apart"), str(exc))
             return
+        command = KeepApart(win.library, pair.a, pair.b, self.tr("Keep 2 papers apart"))
+        command.on_change = self.refresh
+        win.undo_stack.push(command)
         win.statusBar().showMessage(self.tr("Kept apart: they are no longer offered as duplicates."), 6000)
 
     # ---- following the library --------------------------------------------------------

@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from .main_window import MainWindow
 
 IMPORTABLE = "Listings and bibliographies (*.txt *.md *.bib *.ris);;All files (*)"
-EXPORT_FILTERS = {"bibtex": "BibTeX, ASCII, for bibtex (*.bib)", "biblatex": "BibLaTeX, UTF-8, for biber (*.bib)"}
+EXPORT_FILTERS = {"bibtex": "BibTeX, for bibtex (*.bib)", "biblatex": "BibLaTeX, for biber (*.bib)"}
 # RIS is a format of its own, not a BibTeX dialect: the choice is kept apart ("export/format"),
 # so the preferences' BibTeX dialect stays what the user set
 RIS_FILTER = "RIS, for reference managers (*.ris)"

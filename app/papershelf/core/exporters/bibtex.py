@@ -213,9 +213,10 @@ class _Encoder:
 
     def raw(self, value: str, as_written: bool = False) -> str:
         """A record's value expression: as a .bib file wrote it (`as_written`) in both dialects;
-        a value made from text (a RIS record's) in the BibTeX dialect with its characters outside
-        ASCII as LaTeX, NFC first, the LaTeX already there untouched."""
-        if as_written or self.dialect == "biblatex" or value.isascii():
+        a value made from text (a RIS record's) with its characters outside ASCII as the dialect
+        writes typed text (`char`: LaTeX for BibTeX; Latin letters kept for biber, the rest that
+        pdflatex cannot take as LaTeX), NFC first, the LaTeX already there untouched."""
+        if as_written or value.isascii():
             return value
         value, pattern = _non_ascii(value)
         return pattern.sub(lambda m: self._raw_char(m.group()), value)
@@ -513,6 +514,10 @@ def preambles(papers: Iterable[Paper], enc: _Encoder) -> list[str]:
         if text:
             expr = text if text[0] in '{"' and value_text(text) else _braced(text)
             out[f"@preamble{{{enc.raw(expr, _latex_source(paper))}}}\n"] = None
+    if len(out) > 1:
+        # two files' preambles often define the same command (xampl's \noopsort): a second
+        # \newcommand stops LaTeX ("already defined"); \providecommand defines it only once
+        return [block.replace("\\newcommand", "\\providecommand") for block in out]
     return list(out)
 
 

@@ -15,6 +15,7 @@ import unicodedata
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
+from ..citation import TYPE_KEYS
 from ..citekeys import surname
 from ..latex import Name, decode, latex_text, parse_names, piece_text, pieces
 from ..paper import Paper, normalize_tag
@@ -171,8 +172,7 @@ def record(paper: Paper) -> str:
         lines += [_line("SP", m.group(1)), _line("EP", m.group(2) or "")]
     lines.append(_line("SE", field_text(raw, "chapter")))
     lines.append(_line("PB", field_text(raw, "publisher", "school", "institution", "organization")))
-    kind_text = field_text(raw, "type") or _THESES.get(kind, "")
-    lines.append(_line("M3", kind_text))
+    lines.append(_line("M3", kind_words(paper)))
     lines.append(_line("CY", field_text(raw, "address", "location")))
     lines.append(_line("ET", field_text(raw, "edition")))
     for name in ("isbn", "issn"):
@@ -181,8 +181,11 @@ def record(paper: Paper) -> str:
     url = value_latex(raw["url"]).strip() if raw.get("url") else ""
     url = url or next((u for u in paper.links if u.lower().startswith(("http://", "https://"))), "")
     lines.append(_line("UR", url))
-    if paper.arxiv_id and paper.arxiv_id not in url:
-        lines.append(_line("UR", f"https://arxiv.org/abs/{paper.arxiv_id}"))
+    # the arXiv id goes out as its own abs link (the import reads the id from it): one named in
+    # another URL (a list of links, a PDF's) is not always read back, so only that exact link will do
+    arxiv = f"https://arxiv.org/abs/{paper.arxiv_id}"
+    if paper.arxiv_id and url != arxiv:
+        lines.append(_line("UR", arxiv))
     lines.append(_line("Y2", field_text(raw, "urldate").replace("-", "/")))
     # abstracts are kept as pasted (LaTeX, Markdown): RIS readers get what the reader sees
     lines.append(_line("AB", plain_text(paper.abstract) if paper.abstract else ""))
@@ -193,13 +196,29 @@ def record(paper: Paper) -> str:
     return "".join(lines)
 
 
+def kind_words(paper: Paper) -> str:
+    """The M3 line: the record's `type` (a BibLaTeX key such as `mathesis` in words), or what
+    kind of thesis the entry type says; RIS readers show it, and the import reads a thesis's kind from it."""
+    raw = paper.bibfields
+    text = field_text(raw, "type")
+    if text:
+        return TYPE_KEYS.get(text.strip().lower(), text)
+    return _THESES.get(paper.entrytype, "")
+
+
 def keywords(paper: Paper) -> list[str]:
-    """The record's keywords as written (a tag is their folded form), then the user's other tags."""
+    """The record's keywords as written (a tag is their folded form) that are still the paper's
+    tags (a tag the user removed is not written), then the user's other tags."""
     raw = paper.bibfields.get("keywords")
     written = [k.strip() for k in re.split(r"[,;]", field_text({"k": raw}, "k"))] if raw else []
-    written = [k for k in written if k]
-    folded = {normalize_tag(k) for k in written}
-    return written + [t for t in paper.tags if t not in folded]
+    tags = set(paper.tags)
+    kept: list[str] = []
+    folded: set[str] = set()
+    for k in written:
+        if k and (f := normalize_tag(k)) in tags and f not in folded:
+            kept.append(k)
+            folded.add(f)
+    return kept + [t for t in paper.tags if t not in folded]
 
 
 class RisRendering:

@@ -28,7 +28,11 @@ from .base import Candidate, ParsedFile, Problem
 
 DERIVED_NOTE = "Title derived from the abstract by Papershelf"
 _YEAR_RE = re.compile(r"\b(1[5-9]\d\d|2\d\d\d)\b")
-_ARXIV_URL_RE = re.compile(r"arxiv\.org/(?:abs|pdf)/([^\s/?#]+?)(?:\.pdf)?(?:[?#]|$)", re.I)
+# an arXiv link's id: new style (2301.01234v2) or old (quant-ph/0412083, math.GT/0309136), ended
+# by the URL's end, a query, a fragment or white space (a field may list several URLs)
+_ARXIV_URL_RE = re.compile(
+    r"arxiv\.org/(?:abs|pdf)/((?:[a-z][a-z-]*(?:\.[a-z]{2})?/)?[^\s/?#]+?)(?:\.pdf)?(?=[?#\s]|$)", re.I
+)
 _DOI_PREFIX_RE = re.compile(r"^\s*(?:https?://(?:dx\.)?doi\.org/|doi:\s*)", re.I)
 _MACRO_RE = re.compile(r"[^\d\s\"#%'(),={}][^\s\"#%'(),={}]*")
 
@@ -90,6 +94,10 @@ def parse_bib(text: str, path: str) -> ParsedFile:
             preambles.append(block.value.strip())
         elif isinstance(block, model.Entry):
             entries.append(block)
+        elif isinstance(block, model.DuplicateBlockKeyBlock) and isinstance(block.ignore_error_block, model.String):
+            # a macro defined again (concatenated files repeat their abbreviations): the later wins
+            again = block.ignore_error_block
+            strings[again.key.strip().lower()] = resolve_macros(again.value.strip(), strings)
         elif isinstance(block, (model.DuplicateFieldKeyBlock, model.DuplicateBlockKeyBlock)):
             # a field given twice (first wins, below) or a key used twice (the library reports
             # the clash and gives the paper another key): the entry is read whole all the same
@@ -195,18 +203,25 @@ def _candidate(
     """The paper an entry makes. An entry may have neither a title nor an abstract (BibTeX's
     @misc needs no field at all): it imports all the same, and the library names it."""
     title = decode(shown.get("title", ""))
-    abstract = _raw_text(shown.get("abstract", ""))
-    if DERIVED_NOTE in decode(shown.get("note", "")):
+    # what identifies the work and what is about it is the entry's own, never its parent's: the
+    # children of one proceedings share its DOI, and are different papers
+    abstract = _raw_text(fields.get("abstract", ""))
+    if decode(fields.get("note", "")).strip() == DERIVED_NOTE:
         title = ""  # ours, derived: derive it again
+        fields = {k: v for k, v in fields.items() if k != "note"}  # and the note is not the record's
     arxiv = ""
-    eprint = decode(shown.get("eprint", ""))
-    if eprint and decode(shown.get("archiveprefix", "") or shown.get("eprinttype", "")).lower() == "arxiv":
+    eprint = decode(fields.get("eprint", ""))
+    if eprint.isdigit() and len(eprint) == 7 and fields.get("primaryclass"):
+        eprint = f"{decode(fields['primaryclass'])}/{eprint}"  # an old-style id split in two (Mendeley)
+    if fields.get("arxivid"):  # Mendeley's own field, the whole id
+        arxiv = decode(fields["arxivid"])
+    elif eprint and decode(fields.get("archiveprefix", "") or fields.get("eprinttype", "")).lower() == "arxiv":
         arxiv = eprint
-    elif m := _ARXIV_URL_RE.search(_raw_text(shown.get("url", ""))):
+    elif m := _ARXIV_URL_RE.search(_raw_text(fields.get("url", ""))):
         arxiv = m.group(1)
     names, _others = parse_names(shown.get("author", ""))
     # a .bib keyword list is separated by commas or semicolons
-    tags = split_tags(decode(shown.get("keywords", "")).replace(";", TAG_SEPARATOR))
+    tags = split_tags(decode(fields.get("keywords", "")).replace(";", TAG_SEPARATOR))
     return Candidate(
         abstract=abstract,
         line=line,
@@ -214,7 +229,7 @@ def _candidate(
         authors=[a for a in (n.display() for n in names) if a],
         year=_year(decode(shown.get("year", "") or shown.get("date", ""))),
         venue=decode(_venue(entrytype, shown)),
-        doi=_DOI_PREFIX_RE.sub("", decode(shown.get("doi", ""))),
+        doi=_DOI_PREFIX_RE.sub("", decode(fields.get("doi", ""))),
         arxiv_id=arxiv,
         tags=tags,
         citekey=citekey,

@@ -16,32 +16,44 @@ from .bibfile import _ARXIV_URL_RE, _text, _year
 
 _RIS_LINE_RE = re.compile(r"^([A-Z][A-Z0-9])  -(?: (.*))?$")
 
-# RIS reference type -> BibTeX entry type (the 2011 RIS type list; anything else is misc)
+# RIS reference type -> BibTeX entry type (the 2011 RIS type list; anything else is misc): the
+# inverse of the export's table (`exporters.ris.RIS_TYPE_OF`) where RIS has a type of its own.
+# CONF is a whole proceedings, CPAPER a paper in one; a CONF naming authors or the proceedings
+# it is in (as Zotero writes a conference paper) is a paper (see `entry_type`)
 # fmt: off
 RIS_TYPES: dict[str, str] = {
-    "JOUR": "article", "JFULL": "article", "EJOUR": "article", "MGZN": "article", "NEWS": "article",
-    "ABST": "article", "INPR": "article",
-    "CONF": "inproceedings", "CPAPER": "inproceedings",
-    "BOOK": "book", "EBOOK": "book", "EDBOOK": "book", "SER": "book",
+    "JOUR": "article", "EJOUR": "article", "MGZN": "article", "NEWS": "article",
+    "ABST": "article", "INPR": "article", "JFULL": "periodical",
+    "CONF": "proceedings", "CPAPER": "inproceedings",
+    "BOOK": "book", "EBOOK": "book", "EDBOOK": "collection", "SER": "book",
     "CHAP": "incollection", "ECHAP": "incollection",
     "THES": "phdthesis",
     "RPRT": "techreport",
     "ELEC": "online", "WEB": "online", "BLOG": "online", "ICOMM": "online",
     "UNPB": "unpublished", "MANSCPT": "unpublished",
     "PAMP": "booklet",
-    "GEN": "misc",
+    "GEN": "misc", "PAT": "patent", "DATA": "dataset", "COMP": "software",
 }
 # what some exporters write in TY instead of the code (EndNote's and rispy's names)
 _TYPE_NAMES: dict[str, str] = {
     "journal article": "article", "magazine article": "article", "newspaper article": "article",
-    "conference paper": "inproceedings", "conference proceedings": "inproceedings",
+    "conference paper": "inproceedings", "conference proceedings": "proceedings",
     "book": "book", "edited book": "book", "book section": "incollection", "thesis": "phdthesis",
     "report": "techreport", "web page": "online", "electronic source": "online",
     "unpublished work": "unpublished", "generic": "misc",
 }
 _MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
 # fmt: on
-_BOOKS = frozenset({"book"})
+# a whole work: its title may be in BT, and it appears in nothing (T2 is its series)
+_BOOKS = frozenset({"book", "collection", "proceedings", "periodical"})
+# what a thesis's M3 (or U1) says: the words of a master's level thesis, and of a doctoral one
+_MASTERS_RE = re.compile(r"master|diplom|bachelor|licen[cst]|magist|m\.?\s?sc\b|m\.?a\.? thesis", re.I)
+_DOCTORAL_RE = re.compile(r"ph\.?\s?d|doctor|doktor|dissertation|habilitation", re.I)
+# an M3 that only says what the entry type says is no `type` field (a plain @phdthesis wrote it)
+_PLAIN_THESIS = {
+    "phdthesis": {"phd thesis", "doctoral thesis", "phd dissertation", "doctoral dissertation", "dissertation"},
+    "mastersthesis": {"masters thesis", "master thesis"},
+}
 _PARTS = frozenset({"inproceedings", "incollection", "inbook"})
 _ISBN_TYPES = frozenset({"book", "incollection", "inbook", "inproceedings", "booklet"})
 # "https://doi.org/", "http://dx.doi.org/", "doi:" and the like before a DOI
@@ -114,21 +126,32 @@ def _ris_paper(
 ) -> None:
     """Add the paper of one RIS record to `papers`, or say in `problems` why it has none."""
     rec = {tag: [v for v in (" ".join(parts).strip() for parts in values) if v] for tag, values in lines.items()}
-    entrytype = entry_type(rec.get("TY", [""])[0], rec)
+    entrytype = entry_type((rec.get("TY") or [""])[0], rec)
     first = _first(rec)
 
     title = _text(_title(rec, entrytype))
     abstract = first("AB", "N2")
     if not title and not abstract:
-        problems.append(Problem(path, line, "a record with neither a title (TI) nor an abstract (AB); skipped"))
-        return
+        # kept, as a .bib entry without either is (a whole journal issue, an exported @set): the
+        # list will show "Untitled paper", so say which record that is
+        which = f"record {first('ID')!r}" if first("ID") else "a record"
+        problems.append(
+            Problem(
+                path,
+                line,
+                f"{which} has neither a title (TI) nor an abstract (AB); "
+                "it was imported as an untitled paper with the fields it has",
+                note=True,
+            )
+        )
     names = rec.get("AU", []) + rec.get("A1", [])
     doi = clean_doi(first("DO"))
     url = first("UR")
     if not doi and (m := _DOI_IN_URL_RE.match(url)):
         doi = m.group(1)
-    # the first arXiv link of any UR line (an export writes one after the publisher's URL)
-    m = next((m for u in rec.get("UR", []) if (m := _ARXIV_URL_RE.search(u))), None)
+    # the last arXiv link of the UR lines: an export writes the paper's id as the abs link after
+    # the record's own URL, which may name another form of it (Mendeley's eprint = {0412083})
+    m = next((m for u in reversed(rec.get("UR", [])) if (m := _ARXIV_URL_RE.search(u))), None)
     fields = _record(rec, entrytype, doi)
     if m and "eprint" not in fields:
         fields.update(eprint="{" + _verbatim(m.group(1)) + "}", archiveprefix="{arXiv}")
@@ -161,12 +184,17 @@ def _first(rec: dict[str, list[str]]) -> Callable[..., str]:
 
 
 def entry_type(ty: str, rec: dict[str, list[str]]) -> str:
-    """The BibTeX entry type of a RIS record of type `ty` (a thesis is a master's thesis when
-    its M3 or U1 says so)."""
+    """The BibTeX entry type of a RIS record of type `ty`: a thesis is a master's thesis when its
+    M3 or U1 names one (master's, diploma, bachelor's) and not a doctorate; a CONF with authors
+    or the title of the proceedings it is in is a paper in them."""
     code = ty.strip().upper()
     kind = RIS_TYPES.get(code) or _TYPE_NAMES.get(" ".join(ty.split()).lower(), "misc")
-    if kind == "phdthesis" and any("master" in v.lower() for t in ("M3", "U1") for v in rec.get(t, [])):
-        return "mastersthesis"
+    if kind == "phdthesis":
+        said = " ".join(v for t in ("M3", "U1") for v in rec.get(t, []))
+        if _MASTERS_RE.search(said) and not _DOCTORAL_RE.search(said):
+            return "mastersthesis"
+    if kind == "proceedings" and any(rec.get(t) for t in ("AU", "A1", "T2", "BT")):
+        return "inproceedings"
     return kind
 
 
@@ -235,6 +263,9 @@ def _record(rec: dict[str, list[str]], entrytype: str, doi: str) -> dict[str, st
     publisher = first("PB")
     if entrytype in ("phdthesis", "mastersthesis"):
         put("school", publisher)
+        kind = first("M3")
+        if re.sub(r"[^a-z ]", "", kind.lower()) not in _PLAIN_THESIS[entrytype]:
+            put("type", kind)  # "Diploma Thesis": what the bibliography prints instead
     elif entrytype == "techreport":
         put("institution", publisher)
         put("type", first("M3"))

@@ -8,18 +8,67 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..errors import InvalidValueError, NothingToExportError
+from ..latex import decode
+from ..paper import Paper, without_raw
+from ..titles import derive_title
 from .checks import id_list
 
 if TYPE_CHECKING:
     from ..exporters.bibtex import ExportReport
     from ..exporters.ris import RisExportReport as RisExportReport
-    from ..paper import Paper
     from .facade import Library
 
 DIALECTS = ("bibtex", "biblatex")
+_TITLE = ("title",)
+
+
+_REFERENCES = ("crossref", "xdata")
+
+
+def references_renamed(papers: Iterable[Paper], old: str, new: str) -> dict[str, dict[str, str]]:
+    """The records of `papers` whose crossref/xdata name the key `old` (BibTeX: in any case),
+    with that name changed to `new`, as {id: new bibfields}: a parent's new key must not leave
+    its children pointing at nothing (or at another paper that takes the old key later)."""
+    folded = old.casefold()
+    out: dict[str, dict[str, str]] = {}
+    for paper in papers:
+        raw = paper.bibfields
+        if not any(name in raw for name in _REFERENCES):
+            continue
+        changed = dict(raw)
+        for name in _REFERENCES:
+            if name in raw:
+                keys = [k.strip() for k in decode(raw[name]).split(",")]
+                if any(k.casefold() == folded for k in keys):
+                    changed[name] = "{" + ",".join(new if k.casefold() == folded else k for k in keys) + "}"
+        if changed != raw:
+            out[paper.id] = changed
+    return out
+
+
+def title_change(paper: Paper, title: str) -> dict[str, Any]:
+    """The fields a title the user typed changes (`title` cleaned; "" goes back), and how the
+    export then writes it: the record's own title is dropped so that the typed one goes out,
+    except in an entry that inherits (crossref/xdata), where a missing title would let the
+    parent's show through: there the typed title becomes the record's. Going back takes the
+    record's own title when it still has one, else the title derived from the abstract."""
+    raw = paper.bibfields
+    if title:
+        if "crossref" in raw or "xdata" in raw:
+            from ..importers.ris import latex  # text as a braced value's LaTeX (specials escaped)
+
+            return {
+                "title": title,
+                "title_derived": False,
+                "bibfields": {**raw, "title": "{" + latex(title, True) + "}"},
+            }
+        return {"title": title, "title_derived": False, **without_raw(paper, _TITLE)}
+    if paper.entrytype and raw.get("title") and decode(raw["title"]):
+        return {"title": decode(raw["title"]), "title_derived": False}
+    return {"title": derive_title(paper.abstract), "title_derived": True, **without_raw(paper, _TITLE)}
 
 
 def _check_dialect(dialect: str) -> None:

@@ -18,11 +18,10 @@ from ..changes import Change, Record, Subscriber
 from ..dedupe import FINGERPRINT_VERSION, fingerprint
 from ..errors import InvalidValueError, NotFoundError
 from ..importers.base import ParsedFile
-from ..paper import RATING_MAX, RATING_MIN, Paper, Status, normalize_tag, without_raw
+from ..paper import RATING_MAX, RATING_MIN, Paper, Status, normalize_tag
 from ..query import Answer, Query
 from ..store import Op, Store, now_iso
 from ..text import clean_text
-from ..titles import derive_title
 from . import exporting, importing, merging, restoring
 from . import lists as reading_lists
 from .checks import closest, common_prefix, id_list, status_arg, tag_list, text_arg
@@ -33,9 +32,6 @@ if TYPE_CHECKING:
     from ..exporters.bibtex import ExportReport
 
 log = logging.getLogger(__name__)
-
-
-_TITLE = ("title",)
 
 
 class Library:
@@ -366,16 +362,9 @@ class Library:
         return self._set_many(ids, lambda p: {"rating": rating})
 
     def set_title(self, paper_id: str, title: str) -> int:
-        """A title the user typed; an empty one goes back to the derived title."""
+        """A title the user typed; an empty one goes back to the record's title, or the derived one."""
         title = " ".join(clean_text(text_arg(title, "a title")).split())
-        # the record's own title is dropped: the export writes the one the paper now has
-        if title:
-            return self._set_many(
-                [paper_id], lambda p: {"title": title, "title_derived": False, **without_raw(p, _TITLE)}
-            )
-        return self._set_many(
-            [paper_id], lambda p: {"title": derive_title(p.abstract), "title_derived": True, **without_raw(p, _TITLE)}
-        )
+        return self._set_many([paper_id], lambda p: exporting.title_change(p, title))
 
     def delete_papers(self, ids: Iterable[str]) -> int:
         """Remove papers (and their places on reading lists); returns how many."""
@@ -443,7 +432,12 @@ class Library:
             raise InvalidValueError(
                 f'the citation key {key!r} is already used by another paper ({holder.id}, "{holder.title[:80]}")'
             )
-        return self._set_many([paper_id], lambda p: {"citekey": key})
+        # the entries that crossref the old key follow it (one change)
+        old = self.get(paper_id).citekey
+        children = exporting.references_renamed(self.papers(), old, key) if old and key else {}
+        return self._set_many(
+            [paper_id, *children], lambda p: {"citekey": key} if p.id == paper_id else {"bibfields": children[p.id]}
+        )
 
     # ---- undo support: put back exactly what was there (see restoring.py) --------
     UNDOABLE_FIELDS = restoring.UNDOABLE_FIELDS

@@ -318,9 +318,11 @@ class ImportBatch:
         # an entry's identity by its hash → (the entry, its fingerprint, the paper it is):
         # a hit is checked against that entry, and no identity is kept (it holds every field)
         identical: dict[int, tuple[Candidate, str, str]] = {}
-        # a .bib file's entries each have a key (perhaps empty): every one is kept or the change is told
-        keyed = parsed.format == "bibtex"
+        # a .bib file's entries each have a key (perhaps empty): every one is kept or the change is
+        # told; a RIS record's ID line is its key (an export's), but RIS needs none: no ID, no note
+        bibtex = parsed.format == "bibtex"
         for n, cand in enumerate(parsed.papers):
+            keyed = bibtex or bool(cand.citekey)
             source = Source(file=file_key, format=parsed.format, line=cand.line)
             plain, fp, found = reads[n]
             ident = _identity(cand, fp, keyed)
