@@ -160,3 +160,21 @@ def test_a_ris_record_with_an_empty_type_line_imports(tmp_path):
             "TY  - \nTI  - A record whose type line is empty\nAU  - Doe, Jane\nPY  - 2020\nER  - \n",
         )
         assert rep.added == 1 and [p.entrytype for p in lib.papers()] == ["misc"]
+
+
+def test_merging_a_crossref_parent_keeps_its_children_citable_and_undo_puts_them_back(tmp_path):
+    twin = (
+        "@inproceedings{child1, title={Child One}, author={Aa, Bob}, crossref={proc99}}\n"
+        "@proceedings{proc99, editor={Jones, Bob}, title={Proceedings of Things}, year=1999}\n"
+        "@proceedings{proc-twin, editor={Jones, Bob}, title={Proceedings of Things}, year=1999}\n"
+    )
+    with Library.open(tmp_path / "lib") as lib:
+        _import(lib, tmp_path, "cr.bib", twin)
+        keys = _by_key(lib)
+        merged = lib.duplicates.merge(keys["proc-twin"].id, keys["proc99"].id)  # as the dialog offers
+        assert merged.lost_key == "proc99"
+        assert lib.get(keys["child1"].id).bibfields["crossref"] == "{proc-twin}"
+        lib.duplicates.undo(merged)
+        assert lib.get(keys["child1"].id).bibfields["crossref"] == "{proc99}"
+        lib.duplicates.redo(merged)
+        assert lib.get(keys["child1"].id).bibfields["crossref"] == "{proc-twin}"

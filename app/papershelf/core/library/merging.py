@@ -19,6 +19,7 @@ from ..duplicates import Pair, possible_duplicates
 from ..errors import InvalidValueError
 from ..paper import FIELDS, Paper, encode_field
 from ..store import Op, now_iso
+from .exporting import references_renamed
 
 if TYPE_CHECKING:
     from .facade import Library
@@ -38,6 +39,9 @@ class Merged:
     after: Record = field(default_factory=dict)  # the kept paper as the merge left it
     lists_before: dict[str, list[str]] = field(default_factory=dict)  # the lists the merge changed
     lists_after: dict[str, list[str]] = field(default_factory=dict)
+    # the entries whose crossref/xdata named the lost key: their records before and after
+    refs_before: dict[str, dict[str, str]] = field(default_factory=dict)
+    refs_after: dict[str, dict[str, str]] = field(default_factory=dict)
 
     def summary(self) -> str:
         """In words: which paper went into which, and the key that no longer cites anything."""
@@ -102,10 +106,18 @@ class Duplicates:
                 lists_before[name] = list(members)
                 replaced = [keep if pid == other else pid for pid in members]
                 lists_after[name] = list(dict.fromkeys(replaced))
-        lib._commit(*_ops(lib, keep, other, {**changes, "updated": now_iso()}, lists_after, remove=True))
-        kept_key = lib.get(keep).citekey
+        kept_key = changes.get("citekey", kept_paper.citekey)
         lost = gone_paper.citekey if gone_paper.citekey and gone_paper.citekey != kept_key else ""
-        return Merged(keep, other, kept_key, lost, before, lib.records([keep])[keep], lists_before, lists_after)
+        # the children of the paper that goes name the one that stays (their crossref/xdata)
+        others = (p for p in lib.papers() if p.id not in (keep, other))
+        refs_after = references_renamed(others, lost, kept_key) if lost and kept_key else {}
+        refs_before = {pid: lib.get(pid).bibfields for pid in refs_after}
+        ops, events = _ops(lib, keep, other, {**changes, "updated": now_iso()}, lists_after, remove=True)
+        _refs(ops, events, refs_after)
+        lib._commit(ops, events)
+        merged = Merged(keep, other, kept_key, lost, before, lib.records([keep])[keep], lists_before, lists_after)
+        merged.refs_before, merged.refs_after = refs_before, refs_after
+        return merged
 
     def undo(self, merged: Merged) -> None:
         """Put both papers and the reading lists back as they were before the merge (one change)."""
@@ -117,6 +129,7 @@ class Duplicates:
         if merged.gone not in lib:
             ops.insert(0, Op("add", merged.gone, Paper.from_dict(dict(merged.before[merged.gone]))))
             events.insert(0, Change("papers-added", ids=frozenset([merged.gone])))
+        _refs(ops, events, {pid: raw for pid, raw in merged.refs_before.items() if pid in lib})
         lib._commit(ops, events)
 
     def redo(self, merged: Merged) -> None:
@@ -125,7 +138,17 @@ class Duplicates:
         if merged.kept not in lib:
             return
         changes = _diff(lib, merged.kept, merged.after)
-        lib._commit(*_ops(lib, merged.kept, merged.gone, changes, merged.lists_after, remove=merged.gone in lib))
+        ops, events = _ops(lib, merged.kept, merged.gone, changes, merged.lists_after, remove=merged.gone in lib)
+        _refs(ops, events, {pid: raw for pid, raw in merged.refs_after.items() if pid in lib})
+        lib._commit(ops, events)
+
+
+def _refs(ops: list[Op], events: list[Change], records: dict[str, dict[str, str]]) -> None:
+    """Add to a merge's change the records of the entries that cross-reference it."""
+    if records:
+        now = now_iso()
+        ops += [Op("set", pid, {"bibfields": raw, "updated": now}) for pid, raw in records.items()]
+        events.append(Change("papers-changed", ids=frozenset(records), fields=frozenset({"bibfields"})))
 
 
 def _diff(lib: Library, pid: str, record: Record) -> dict[str, object]:
