@@ -49,6 +49,20 @@ def references_renamed(papers: Iterable[Paper], old: str, new: str) -> dict[str,
     return out
 
 
+def _exported_ids(lib: Library, ids: Iterable[str], path: Path | str) -> list[str]:
+    """The papers an export writes (ids checked, repeats dropped); NothingToExportError for
+    none: an empty file over a good one is never what was meant."""
+    out = [lib.get(pid).id for pid in dict.fromkeys(id_list(ids))]
+    if not out:
+        raise NothingToExportError(
+            "No papers to export; nothing was written"
+            + ("" if str(path) == "-" else f" and {path} is as it was")
+            + ".",
+            path,
+        )
+    return out
+
+
 def title_change(paper: Paper, title: str) -> dict[str, Any]:
     """The fields a title the user typed changes (`title` cleaned; "" goes back), and how the
     export then writes it: the record's own title is dropped so that the typed one goes out,
@@ -84,14 +98,7 @@ def export_bibtex(
     from ..exporters.bibtex import ExportReport, Rendering
     from ..fileio import write_atomically
 
-    ids = [lib.get(pid).id for pid in dict.fromkeys(id_list(ids))]
-    if not ids:  # an empty file over a good one is never what was meant
-        raise NothingToExportError(
-            "No papers to export; nothing was written"
-            + ("" if str(path) == "-" else f" and {path} is as it was")
-            + ".",
-            path,
-        )
+    ids = _exported_ids(lib, ids, path)
     _check_dialect(dialect)
     papers = lib._papers
     keys = assign_keys(papers.values())
@@ -161,14 +168,7 @@ def export_ris(lib: Library, ids: Iterable[str], path: Path | str) -> tuple[RisE
     from ..exporters.ris import RisExportReport, RisRendering
     from ..fileio import write_atomically
 
-    ids = [lib.get(pid).id for pid in dict.fromkeys(id_list(ids))]
-    if not ids:  # an empty file over a good one is never what was meant
-        raise NothingToExportError(
-            "No papers to export; nothing was written"
-            + ("" if str(path) == "-" else f" and {path} is as it was")
-            + ".",
-            path,
-        )
+    ids = _exported_ids(lib, ids, path)
     rendering = RisRendering([lib._papers[pid] for pid in ids])
     report = RisExportReport(path=str(path), entries=len(ids))
     if str(path) == "-":
