@@ -178,3 +178,19 @@ def test_merging_a_crossref_parent_keeps_its_children_citable_and_undo_puts_them
         assert lib.get(keys["child1"].id).bibfields["crossref"] == "{proc99}"
         lib.duplicates.redo(merged)
         assert lib.get(keys["child1"].id).bibfields["crossref"] == "{proc-twin}"
+
+
+def test_a_crossref_follows_its_parent_when_the_import_gives_the_parent_another_key(tmp_path):
+    with Library.open(tmp_path / "lib") as lib:
+        # a different paper already holds the key the file's proceedings use
+        _import(lib, tmp_path, "first.bib", "@article{conf20, title={Something Else}, author={Zz, Zed}, year=2001}\n")
+        rep = _import(
+            lib, tmp_path, "a.bib", "@inproceedings{child, title={Child}, author={Aa, Bob}, crossref={conf20}}\n" + PROC
+        )
+        keys = _by_key(lib)
+        parent = next(p for p in lib.papers() if p.title == "Proceedings of Conf 2020")
+        assert parent.citekey != "conf20" and any("conf20" in str(p) for p in rep.problems)
+        assert keys["child"].bibfields["crossref"] == "{" + parent.citekey + "}"
+        lib.export_bibtex([keys["child"].id], tmp_path / "child.bib")
+    text = (tmp_path / "child.bib").read_text(encoding="utf-8")
+    assert "Something Else" not in text and f"@proceedings{{{parent.citekey}," in text

@@ -27,6 +27,7 @@ from ..paper import FIELDS, Paper, Source, normalize_tag
 from ..store import Op, gc_paused, now_iso
 from ..text import clean_text, find_links, plain_text
 from ..titles import derive_title
+from .exporting import references_renamed
 
 if TYPE_CHECKING:
     from .facade import Library
@@ -284,7 +285,7 @@ class ImportBatch:
         self.keys_taken: dict[str, str] | None = None
         # new papers whose file's key could not be kept, given a generated key once every file
         # of the batch is read: a generated key must not take a key a later entry or file brings
-        self.unkeyed: list[tuple[Paper, FileReport, Problem]] = []
+        self.unkeyed: list[tuple[Paper, FileReport, Problem, str]] = []  # ..., the file's own key
 
     def add(self, parsed: ParsedFile) -> FileReport:
         """Merge one parsed file into the batch; what it would add and merge."""
@@ -353,7 +354,8 @@ class ImportBatch:
                         paper.citekey = cand.citekey  # exactly as written
                         self._taken()[cand.citekey.casefold()] = paper.id
                     else:
-                        self.unkeyed.append((paper, report, Problem(parsed.path, cand.line, reason, note=True)))
+                        problem = Problem(parsed.path, cand.line, reason, note=True)
+                        self.unkeyed.append((paper, report, problem, cand.citekey))
                 self.new[paper.id] = paper
                 matcher.add(paper)  # later files of the batch find it
                 identical[ident_hash] = (cand, fp, paper.id)
@@ -441,12 +443,22 @@ class ImportBatch:
         if not self.unkeyed:
             return
         taken = self._taken()
-        for paper, report, problem in self.unkeyed:
+        renamed: list[tuple[Paper, str]] = []
+        for paper, report, problem, old in self.unkeyed:
+            holder = taken.get(old.casefold()) if old else None
             # `taken` itself, not a copy per paper: 10,000 keys to generate stay linear
             paper.citekey = generated_key(paper, taken)
             taken[paper.citekey.casefold()] = paper.id
             told = f"{problem.message}: the paper was given {paper.citekey!r}"
             report.problems.append(replace(problem, message=told))
+            # its file's entries that crossref it follow it, unless the key names an entry of the
+            # same file (a key given twice: BibTeX takes the first)
+            if old and not (holder in self.new and self.new[holder].sources[0].file == paper.sources[0].file):
+                renamed.append((paper, old))
+        for paper, old in renamed:
+            same_file = [p for p in self.new.values() if p.sources[0].file == paper.sources[0].file]
+            for pid, fields in references_renamed(same_file, old, paper.citekey).items():
+                self.new[pid].bibfields = fields
         self.unkeyed = []
 
     def commit(self) -> None:
