@@ -23,7 +23,7 @@ from urllib.parse import quote
 
 from .latex import MONTHS, decode, parse_names, piece_text, pieces
 from .paper import Paper
-from .text import plain_text
+from .text import clean_doi, plain_text
 
 
 class RecordLine(NamedTuple):
@@ -115,7 +115,6 @@ _MONTH_NUMBERS = {str(i): name for i, name in enumerate(MONTHS.values(), 1)}
 _PLAIN_VALUE_RE = re.compile(r'\s*(?:\{([^{}\\$~#%&_^"`*]*)\}|"([^{}\\$~#%&_^"`*]*)"|(\d+))\s*')
 _PAGE_RANGE_RE = re.compile(r"(\w)\s*(?:-{1,3}|\u2013|\u2014)\s*(\w)")
 _VERBATIM_ESCAPE_RE = re.compile(r"\\([_%#&$~])")
-_DOI_PREFIX_RE = re.compile(r"^(?:https?://(?:dx\.)?doi\.org/|doi:\s*)", re.I)
 
 
 @lru_cache(maxsize=4096)
@@ -341,7 +340,7 @@ def record_summary(paper: Paper) -> list[str]:
 
 def doi_url(doi: str) -> str:
     """The resolver's link for a DOI (given bare, as `doi:…` or as a doi.org link)."""
-    bare = _DOI_PREFIX_RE.sub("", doi.strip())
+    bare = clean_doi(doi)
     return "https://doi.org/" + quote(bare, safe="/:;()[]._-+,=@")
 
 
@@ -352,7 +351,7 @@ def record_links(paper: Paper, used: set[str] | None = None) -> list[RecordLink]
     out: list[RecordLink] = []
     doi = paper.doi or _first(paper, "doi")
     if doi:
-        out.append(RecordLink("DOI", _DOI_PREFIX_RE.sub("", doi), doi_url(doi)))
+        out.append(RecordLink("DOI", clean_doi(doi), doi_url(doi)))
         used.add("doi")
     arxiv = paper.arxiv_id
     if not arxiv and _first(paper, "eprinttype", "archiveprefix").lower() == "arxiv":

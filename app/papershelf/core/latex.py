@@ -56,6 +56,26 @@ def pieces(raw: str) -> list[str]:
     return parts
 
 
+def braces_balanced(text: str, escapes: bool = False) -> bool:
+    """Whether every brace of `text` is closed in order. BibTeX counts braces without looking at
+    backslashes (so does a .bib value); with `escapes`, `\\{` and `\\}` are not counted, as in
+    LaTeX's math."""
+    depth = 0
+    escaped = False
+    for ch in text:
+        if escaped:
+            escaped = False
+        elif ch == "\\" and escapes:
+            escaped = True
+        elif ch == "{":
+            depth += 1
+        elif ch == "}":
+            depth -= 1
+            if depth < 0:
+                return False
+    return depth == 0
+
+
 def piece_text(piece: str) -> str:
     """The LaTeX text of one piece: a braced or quoted string without its delimiters, a
     number as is, a month macro spelled out, any other macro (not defined in the file) by its name."""

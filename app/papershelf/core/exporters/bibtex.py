@@ -36,7 +36,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 
 from ..citekeys import surname
-from ..latex import decode
+from ..latex import braces_balanced, decode
 from ..paper import RAW_SOURCES, TAG_SEPARATOR, Paper, join_tags, split_tags
 from ..text import SYMBOLS, plain_text
 from .bibmaps import VENUE_FIELD, to_dialect, value_text
@@ -276,7 +276,7 @@ class _Encoder:
         names = {m.group(1) for m in _MACRO_NAME_RE.finditer(expr)}
         safe = (
             bool(expr)
-            and _balanced(expr)
+            and braces_balanced(expr, escapes=True)
             and bool(_SAFE_MATH_CHARS_RE.match(expr))
             and not _BAD_MATH_RE.search(expr)
             and expr.count("\\left") == expr.count("\\right")
@@ -303,24 +303,6 @@ class _Encoder:
         if not first:
             return "{" + self.text(last) + "}"
         return f"{self.text(last)}, {self.text(first)}"
-
-
-def _balanced(text: str) -> bool:
-    depth = 0
-    escaped = False
-    for ch in text:
-        if escaped:
-            escaped = False
-            continue
-        if ch == "\\":
-            escaped = True
-        elif ch == "{":
-            depth += 1
-        elif ch == "}":
-            depth -= 1
-            if depth < 0:
-                return False
-    return depth == 0
 
 
 def _verbatim(value: str, dialect: str) -> str:

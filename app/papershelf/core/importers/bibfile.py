@@ -23,7 +23,7 @@ from typing import Any
 
 from ..latex import decode, parse_names, piece_text, pieces
 from ..paper import TAG_SEPARATOR, split_tags
-from ..text import plain_text
+from ..text import clean_doi, plain_text
 from .base import Candidate, ParsedFile, Problem
 
 DERIVED_NOTE = "Title derived from the abstract by Papershelf"
@@ -33,7 +33,6 @@ _YEAR_RE = re.compile(r"\b(1[5-9]\d\d|2\d\d\d)\b")
 _ARXIV_URL_RE = re.compile(
     r"arxiv\.org/(?:abs|pdf)/((?:[a-z][a-z-]*(?:\.[a-z]{2})?/)?[^\s/?#]+?)(?:\.pdf)?(?=[?#\s]|$)", re.I
 )
-_DOI_PREFIX_RE = re.compile(r"^\s*(?:https?://(?:dx\.)?doi\.org/|doi:\s*)", re.I)
 _MACRO_RE = re.compile(r"[^\d\s\"#%'(),={}][^\s\"#%'(),={}]*")
 
 # Entry types whose parent (by crossref) is the book or proceedings they appear in: the
@@ -229,7 +228,7 @@ def _candidate(
         authors=[a for a in (n.display() for n in names) if a],
         year=_year(decode(shown.get("year", "") or shown.get("date", ""))),
         venue=decode(_venue(entrytype, shown)),
-        doi=_DOI_PREFIX_RE.sub("", decode(fields.get("doi", ""))),
+        doi=clean_doi(decode(fields.get("doi", ""))),
         arxiv_id=arxiv,
         tags=tags,
         citekey=citekey,

@@ -11,6 +11,8 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
+from ..latex import braces_balanced
+from ..text import clean_doi
 from .base import Candidate, ParsedFile, Problem
 from .bibfile import _ARXIV_URL_RE, _text, _year
 
@@ -56,24 +58,12 @@ _PLAIN_THESIS = {
 }
 _PARTS = frozenset({"inproceedings", "incollection", "inbook"})
 _ISBN_TYPES = frozenset({"book", "incollection", "inbook", "inproceedings", "booklet"})
-# "https://doi.org/", "http://dx.doi.org/", "doi:" and the like before a DOI
-_DOI_PREFIX_RE = re.compile(r"^\s*(?:(?:https?://)?(?:dx\.)?doi\.org/|doi:\s*)", re.I)
 _DOI_IN_URL_RE = re.compile(r"^https?://(?:dx\.)?doi\.org/(10\.\S+)$", re.I)
 _DATE_RE = re.compile(r"^\s*(\d{4})?(?:[/-](\d{1,2})?)?(?:[/-](\d{1,2})?)?")
 _MONTH_WORD_RE = re.compile(r"\b(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?(?![a-z])", re.I)
 _SPECIAL_RE = re.compile(r"[\\{}$&%#_^~]")
 # a word the style must not lower-case: a capital after its first letter (BERT, iPhone, LaTeX)
 _WORD_RE = re.compile(r"[^\W_]+(?:[-'][^\W_]+)*")
-
-
-def clean_doi(value: str) -> str:
-    """A DOI without the "https://doi.org/", "http://dx.doi.org/" or "doi:" people put before it."""
-    value = value.strip()
-    while True:
-        cleaned = _DOI_PREFIX_RE.sub("", value, count=1).strip()
-        if cleaned == value:
-            return value
-        value = cleaned
 
 
 def parse_ris(text: str, path: str) -> ParsedFile:
@@ -293,7 +283,7 @@ def latex(text: str, protect_case: bool = False) -> str:
     """Plain text as the LaTeX of a braced BibTeX value: specials escaped, non-ASCII as it is;
     with `protect_case`, words with a capital after their first letter are braced so that a
     style lower-casing titles leaves them (BERT, iPhone)."""
-    balanced = _balanced(text)
+    balanced = braces_balanced(text)
     if not protect_case:
         return _escape(text, balanced)
     out, pos = [], 0
@@ -325,18 +315,6 @@ def _escape(text: str, balanced: bool) -> str:
         return "\\" + ch
 
     return _SPECIAL_RE.sub(one, text)
-
-
-def _balanced(text: str) -> bool:
-    depth = 0
-    for ch in text:
-        if ch == "{":
-            depth += 1
-        elif ch == "}":
-            depth -= 1
-            if depth < 0:
-                return False
-    return depth == 0
 
 
 def _verbatim(value: str) -> str:
