@@ -39,3 +39,15 @@ def sample_listings() -> list[Path]:
             if found:
                 return found
     return []
+
+
+ENV_CACHE_DIR = "PAPERSHELF_CACHE_DIR"
+
+
+def cache_dir() -> Path:
+    """Where rebuildable caches live (online look-ups' responses): $PAPERSHELF_CACHE_DIR, else the
+    platform's user cache folder (platformdirs: ~/.cache/Papershelf on Linux)."""
+    env = os.environ.get(ENV_CACHE_DIR)
+    if env:
+        return Path(env).expanduser()
+    return Path(platformdirs.user_cache_dir(APP_NAME, appauthor=False))
