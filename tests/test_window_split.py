@@ -27,6 +27,7 @@ MENUS = [
         [
             "&Import…",
             "Import Pasted &Text",
+            "Add by &Identifier…",
             "Open the &Sample Library",
             "",
             "&Export Selection…",
@@ -46,6 +47,8 @@ MENUS = [
             "Add to Reading &List…",
             "&Delete From Library…",
             "Possible &Duplicates…",
+            "Find &Published Version…",
+            "Find Published Versions of Derived Titles…",
             "Mark &As",
             "",
             "&Preferences…",
@@ -56,6 +59,7 @@ MENUS = [
 KEYS = {
     "importAction": "Ctrl+O",
     "importPasteAction": "Ctrl+Shift+V",
+    "addByIdentifierAction": "Ctrl+N",
     "exportSelectionAction": "Ctrl+E",
     "exportShownAction": "Ctrl+Shift+E",
     "undoAction": "Ctrl+Z",

@@ -18,6 +18,7 @@ from PySide6.QtWidgets import QMenu, QMessageBox
 
 from ..core.paper import Status
 from .keys import PREFERENCES, REDO, keys
+from .online import OnlineActions
 from .paper_model import STATUS_LABELS
 
 if TYPE_CHECKING:
@@ -43,6 +44,14 @@ class WindowActions(QObject):
             transfers.import_clipboard,
             QKeySequence("Ctrl+Shift+V"),
             "importPasteAction",
+        )
+        online = self.online = OnlineActions(w)  # Add by Identifier, Find Published Version (issue 14)
+        self._action(
+            file_menu,
+            self.tr("Add by &Identifier…"),
+            lambda: online.add_by_identifier(),
+            QKeySequence.StandardKey.New,
+            "addByIdentifierAction",
         )
         self._action(file_menu, self.tr("Open the &Sample Library"), transfers.import_samples, None, "samplesAction")
         file_menu.addSeparator()
@@ -104,6 +113,16 @@ class WindowActions(QObject):
 
         self.duplicates = DuplicatesView(w)
         self._action(edit, self.tr("Possible &Duplicates…"), self.duplicates.open, None, "duplicatesAction")
+        self._action(
+            edit, self.tr("Find &Published Version…"), online.find_published_selected, None, "findPublishedAction"
+        )
+        self._action(
+            edit,
+            self.tr("Find Published Versions of Derived Titles…"),
+            online.find_published_derived,
+            None,
+            "findPublishedDerivedAction",
+        )
         status_menu = edit.addMenu(self.tr("Mark &As"))
         for n, status in enumerate(Status, 1):
             self._action(

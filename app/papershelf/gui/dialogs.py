@@ -15,6 +15,7 @@ from PySide6.QtWidgets import (
     QFormLayout,
     QHBoxLayout,
     QLabel,
+    QLineEdit,
     QPushButton,
     QTextBrowser,
     QVBoxLayout,
@@ -117,6 +118,7 @@ class PreferencesDialog(QDialog):
             self.theme.addItem(self.tr(label), key)
         self.theme.setCurrentIndex(max(0, self.theme.findData(s.value("appearance/theme", "system", str))))
         form.addRow(self.tr("Appearance"), self.theme)
+        self._add_online_rows(form)
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel)
         buttons.accepted.connect(self.accept)
         buttons.rejected.connect(self.reject)
@@ -124,14 +126,53 @@ class PreferencesDialog(QDialog):
         layout.addLayout(form)
         layout.addWidget(buttons)
 
+    def _add_online_rows(self, form: QFormLayout) -> None:
+        from .online import online_allowed
+
+        s = QSettings()
+        self.online = QCheckBox(self.tr("Look papers up online (arXiv, Crossref, OpenAlex, Semantic Scholar, doi.org)"))
+        self.online.setObjectName("onlineAllowed")
+        self.online.setToolTip(
+            self.tr(
+                "Sends identifiers, and to find a published version distinctive phrases of the "
+                "abstract, the title and the authors. Tags, notes and reading lists are never sent."
+            )
+        )
+        self.online.setChecked(bool(online_allowed()))
+        form.addRow(self.tr("Online"), self.online)
+        self.email = QLineEdit(str(s.value("online/email", "", str) or ""))
+        self.email.setObjectName("contactEmail")
+        self.email.setAccessibleName(self.tr("Contact e-mail"))
+        self.email.setPlaceholderText(self.tr("you@example.org (optional)"))
+        self.email.setToolTip(self.tr("Sent to Crossref and OpenAlex, whose polite pools answer faster."))
+        form.addRow(self.tr("Contact e-mail"), self.email)
+        self.email_problem = QLabel()
+        self.email_problem.setObjectName("contactEmailProblem")
+        self.email_problem.setWordWrap(True)
+        self.email_problem.hide()
+        form.addRow("", self.email_problem)
+
     def _choose_folder(self) -> None:
         folder = QFileDialog.getExistingDirectory(self, self.tr("Library folder"), self.folder.text())
         if folder:
             self.folder.setText(folder)
 
     def accept(self) -> None:
-        """Save the choices (the folder is used from the next start) and apply the theme."""
+        """Save the choices (the folder is used from the next start) and apply the theme;
+        an e-mail that does not look like one is shown, and nothing saved."""
+        from .online import email_problem, online_allowed, set_online_allowed
+
+        problem = email_problem(self.email.text())
+        if problem:
+            self.email_problem.setText(problem)
+            self.email_problem.show()
+            self.email.setFocus()
+            return
+        # never asked and left unchecked: still never asked (the first look-up asks)
+        if self.online.isChecked() or online_allowed() is not None:
+            set_online_allowed(self.online.isChecked())
         s = QSettings()
+        s.setValue("online/email", self.email.text().strip())
         s.setValue("library/folder", self.folder.text())
         s.setValue("export/dialect", self.dialect.currentData())
         s.setValue("search/asYouType", self.as_you_type.isChecked())
@@ -151,6 +192,7 @@ SHORTCUTS = [
     ("Ctrl+Shift+Z or Ctrl+Y", "Redo"),
     ("Ctrl+O", "Import files"),
     ("Ctrl+Shift+V", "Import a listing from the clipboard"),
+    ("Ctrl+N", "Add papers by DOI or arXiv id"),
     ("Ctrl+E", "Export the selection (BibTeX, BibLaTeX or RIS)"),
     ("Ctrl+Shift+E", "Export the shown papers (BibTeX, BibLaTeX or RIS)"),
     ("Ctrl+,", "Preferences"),

@@ -159,6 +159,9 @@ class PaperMenu(QObject):
 
         title = self._add(menu, tr("Edit T&itle…"), "paperMenuEditTitle", self.edit_title)
         title.setEnabled(len(ids) == 1)
+        find_published = win.findChild(QAction, "findPublishedAction")  # the window's, on the selection
+        if find_published is not None:
+            menu.addAction(find_published)
 
         menu.addSeparator()
         one = len(ids) == 1

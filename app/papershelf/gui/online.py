@@ -1,0 +1,347 @@
+"""Online look-ups from the window: consent, the contact e-mail, Add by Identifier.
+
+Nothing about the user's papers leaves the machine until they say yes: the
+first online action asks once (`with_consent`), and the answer is kept in
+QSettings (`online/allowed`: unset = not asked yet). Preferences can turn it
+on or off and hold a contact e-mail (`online/email`) for Crossref's and
+OpenAlex's polite pools.
+
+Every request runs on a worker thread (`tasks.run_task`) with its own
+`Http`, whose `cancelled` is the task's flag: Cancel stops a batch before its
+next request. What the services found reaches the library on the GUI thread,
+as one undoable step. Finding published versions is in `online_lookup.py`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from PySide6.QtCore import QCoreApplication, QEvent, QItemSelectionModel, QObject, QSettings
+from PySide6.QtWidgets import QMessageBox, QWidget
+
+from ..core.errors import PapershelfError
+from ..core.online.records import Cancelled, FoundRecord, OnlineError
+from .commands import ImportPapers
+from .feedback import n_papers
+from .tasks import Task, run_task
+
+if TYPE_CHECKING:
+    from ..core.online.identifiers import Identifier
+    from .identifier_dialog import IdentifierDialog
+    from .main_window import MainWindow
+    from .online_lookup import LookupRun
+
+ALLOWED_KEY = "online/allowed"
+EMAIL_KEY = "online/email"
+# light: something@somewhere.tld, no spaces; the services do not check more
+_EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s.]+$")
+
+
+def tr(text: str) -> str:
+    """`text` in the user's language."""
+    return QCoreApplication.translate("Online", text)
+
+
+# ---- settings ---------------------------------------------------------------------------------
+def online_allowed() -> bool | None:
+    """Whether the user turned online look-ups on (None: not asked yet)."""
+    value = QSettings().value(ALLOWED_KEY)
+    if value is None:
+        return None
+    if isinstance(value, str):  # the ini format gives text back
+        return value.strip().lower() in ("true", "1", "yes")
+    return bool(value)
+
+
+def set_online_allowed(allowed: bool) -> None:
+    """Turn online look-ups on or off (the user's answer, kept)."""
+    QSettings().setValue(ALLOWED_KEY, bool(allowed))
+
+
+def contact_email() -> str:
+    """The contact e-mail for the services' polite pools ("" if none, or not usable)."""
+    email = str(QSettings().value(EMAIL_KEY, "", str) or "").strip()
+    return email if not email_problem(email) else ""
+
+
+def email_problem(email: str) -> str:
+    """Why `email` is not usable as a contact address ("" if it is, or is empty)."""
+    email = email.strip()
+    if not email or _EMAIL.match(email):
+        return ""
+    return tr("“%s” does not look like an e-mail address (name@example.org).") % email
+
+
+CONSENT_TEXT = (
+    "To fill in a record, Papershelf asks online services about the paper. It sends the "
+    "identifiers you give (DOIs, arXiv ids) and, to find the published version of a paper, "
+    "distinctive phrases of its abstract, its title and its authors, to arXiv, Crossref, "
+    "OpenAlex, Semantic Scholar and doi.org. A contact e-mail goes with them only if you give "
+    "one in Preferences. Your tags, notes, ratings and reading lists are never sent."
+)
+
+
+def with_consent(parent: QWidget, go: Callable[[], None], refused: Callable[[str], None]) -> None:
+    """Run `go` if online look-ups are on; ask first if the user was never asked (Yes turns
+    them on; No keeps them off and sends nothing). Off: `refused` gets words saying so."""
+    allowed = online_allowed()
+    if allowed:
+        go()
+        return
+    if allowed is False:
+        refused(tr("Online look-ups are off: nothing was sent. Turn them on in Edit ▸ Preferences."))
+        return
+    box = QMessageBox(
+        QMessageBox.Icon.Question,
+        tr("Look papers up online?"),
+        tr("Turn on online look-ups?"),
+        QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No,
+        parent,
+    )
+    box.setObjectName("onlineConsent")
+    box.setInformativeText(tr(CONSENT_TEXT) + "\n\n" + tr("You can turn this off again in Preferences."))
+    box.button(QMessageBox.StandardButton.Yes).setText(tr("Turn On"))
+    box.button(QMessageBox.StandardButton.No).setText(tr("Not Now"))
+    box.setDefaultButton(QMessageBox.StandardButton.Yes)
+
+    def answered(_result: int) -> None:
+        yes = box.clickedButton() is box.button(QMessageBox.StandardButton.Yes)
+        set_online_allowed(yes)
+        if yes:
+            go()
+        else:
+            refused(tr("Online look-ups stay off: nothing was sent."))
+
+    box.finished.connect(answered)
+    box.open()
+
+
+# ---- the window's online actions --------------------------------------------------------------
+@dataclass
+class Fetched:
+    """What fetching a batch of identifiers gave: the records found, and the failures in words."""
+
+    found: list[tuple[Identifier, FoundRecord]] = field(default_factory=list)
+    failed: list[tuple[Identifier, str]] = field(default_factory=list)
+    cancelled: bool = False
+
+
+def fetch_all(
+    idents: list[Identifier], contact: str, progress: Callable[[int, int], None], cancelled: Callable[[], bool]
+) -> Fetched:
+    """Fetch each identifier's record (on a worker thread); a failure is kept in words and the
+    rest still fetched; Cancel stops before the next request."""
+    from ..core.online.http import Http
+    from ..core.online.services import fetch
+
+    out = Fetched()
+    with Http(contact=contact, cancelled=cancelled) as http:
+        for n, ident in enumerate(idents):
+            progress(n, len(idents))
+            try:
+                out.found.append((ident, fetch(http, ident)))
+            except Cancelled:
+                out.cancelled = True
+                break
+            except OnlineError as exc:
+                out.failed.append((ident, str(exc)))
+        else:
+            progress(len(idents), len(idents))
+    return out
+
+
+class OnlineActions(QObject):
+    """The window's online actions: Add by Identifier here, Find Published Version in
+    `online_lookup.LookupRun`. One online task runs at a time."""
+
+    def __init__(self, window: MainWindow) -> None:
+        super().__init__(window)
+        self.window = window
+        self.task: Task | None = None
+        self.identifier_dialog: IdentifierDialog | None = None
+        self.lookup: LookupRun | None = None
+        self.message_box: QMessageBox | None = None
+        window.installEventFilter(self)  # a closing window stops what runs here first
+
+    def running(self) -> bool:
+        """An online task is running."""
+        return self.task is not None and not self.task.finished
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        """The window is closing: cancel the online task and let its thread end."""
+        if watched is self.window and event.type() == QEvent.Type.Close and self.running():
+            assert self.task is not None
+            self.task.cancel()
+            self.task.wait(30)
+        return super().eventFilter(watched, event)
+
+    def say(self, text: str, ms: int = 8000) -> None:
+        """A line in the window's status bar."""
+        self.window.statusBar().showMessage(text, ms)
+
+    def busy(self) -> bool:
+        """Say so and return True if an online task or an import is running."""
+        if self.running():
+            self.say(tr("An online look-up is already running."), 4000)
+            return True
+        if self.window.transfers.running():
+            self.say(tr("Wait for the import to finish."), 3000)
+            return True
+        return False
+
+    def start(
+        self,
+        work: Callable[[Callable[[int, int], None], Callable[[], bool]], object],
+        on_done: Callable[[object], None],
+        on_error: Callable[[BaseException], None],
+        on_progress: Callable[[int, int], None],
+        name: str,
+    ) -> Task:
+        """Run `work` on a worker thread as this window's online task."""
+        self.task = run_task(
+            work, parent=self.window, name=name, on_done=on_done, on_error=on_error, on_progress=on_progress
+        )
+        return self.task
+
+    # ---- Add by Identifier ---------------------------------------------------------------------
+    def add_by_identifier(self, text: str = "") -> None:
+        """Open the Add by Identifier dialog (with `text` in it, a paste say)."""
+        from .identifier_dialog import IdentifierDialog
+
+        if self.identifier_dialog is not None and self.identifier_dialog.isVisible():
+            self.identifier_dialog.raise_()
+            self.identifier_dialog.activateWindow()
+            return
+        dialog = self.identifier_dialog = IdentifierDialog(self.window, text)
+        dialog.addRequested.connect(lambda idents: self._ask_then_fetch(dialog, idents))
+        dialog.cancelRequested.connect(self._cancel)
+        dialog.open()
+
+    def _cancel(self) -> None:
+        if self.running():
+            assert self.task is not None
+            self.task.cancel()
+
+    def _ask_then_fetch(self, dialog: IdentifierDialog, idents: list[Identifier]) -> None:
+        if not idents or self.busy():
+            return
+        with_consent(dialog, lambda: self._fetch(dialog, idents), dialog.show_refusal)
+
+    def _fetch(self, dialog: IdentifierDialog, idents: list[Identifier]) -> None:
+        if self.busy():
+            return
+        contact = contact_email()
+        dialog.fetching(len(idents))
+        self.start(
+            lambda progress, cancelled: fetch_all(idents, contact, progress, cancelled),
+            on_done=lambda result: self._fetched(dialog, result),  # type: ignore[arg-type]
+            on_error=lambda exc: self._fetch_failed(dialog, exc),
+            on_progress=dialog.step,
+            name="papershelf-add-by-identifier",
+        )
+
+    def _fetch_failed(self, dialog: IdentifierDialog, exc: BaseException) -> None:
+        dialog.finished_fetching([], cancelled=False)
+        self.window.show_error(tr("Nothing was added"), str(exc))
+
+    def _fetched(self, dialog: IdentifierDialog, result: Fetched) -> None:
+        win = self.window
+        if result.cancelled:
+            dialog.finished_fetching([], cancelled=True)
+            self.say(tr("Cancelled: nothing was added."))
+            return
+        ids: list[str] = []
+        if result.found:
+            try:
+                ids = self.add_records([rec for _, rec in result.found], [str(i) for i, _ in result.found])
+            except (PapershelfError, ValueError) as exc:
+                dialog.finished_fetching([], cancelled=False)
+                win.show_error(tr("Nothing was added"), str(exc))
+                return
+        dialog.finished_fetching(result.failed, cancelled=False)
+        if result.failed and not result.found:
+            self.say(tr("Nothing was added: %s") % result.failed[0][1])
+        if ids:
+            self.select_when_shown(ids)
+
+    def add_records(self, records: list[FoundRecord], names: list[str]) -> list[str]:
+        """Add (or merge) the records found as one undoable step; say what it did;
+        return the ids of the papers they went to."""
+        win, lib = self.window, self.window.library
+        report = lib.add_found(records)
+        what = names[0] if len(names) == 1 else n_papers(len(names))
+        if report.added or report.merged:
+            win.undo_stack.push(ImportPapers(lib, [report], tr("Add %s") % what))
+        ids = list(
+            dict.fromkeys(
+                [*report.added_ids, *report.merged_before, *(m.paper_id for m in report.merges if m.paper_id)]
+            )
+        )
+        if report.added or report.merged:
+            self.say(
+                tr("Added %s, %s merged with ones already here.")
+                % (n_papers(report.added).replace(" paper", " new paper"), f"{report.merged:,}")
+            )
+        else:
+            self.say(tr("Already in the library, unchanged: %s") % what)
+        win.sidebar.refresh_lists_and_tags()
+        win.pane.update_empty_state()
+        return [pid for pid in ids if pid in lib]
+
+    def select_when_shown(self, ids: list[str]) -> None:
+        """Search again, then select these papers where the list shows them."""
+        win = self.window
+
+        def select() -> None:
+            win.searchAnswered.disconnect(select)
+            view, model = win.paper_list, win.model
+            rows = [r for r in (model.row_of(pid) for pid in ids) if r >= 0]
+            if not rows:
+                self.say(tr("The papers added are not among those the list shows now."), 6000)
+                return
+            sel = view.selectionModel()
+            flags = QItemSelectionModel.SelectionFlag.ClearAndSelect | QItemSelectionModel.SelectionFlag.Rows
+            sel.setCurrentIndex(model.index(rows[0], 0), flags)
+            for row in rows[1:]:
+                sel.select(
+                    model.index(row, 0),
+                    QItemSelectionModel.SelectionFlag.Select | QItemSelectionModel.SelectionFlag.Rows,
+                )
+            view.scrollTo(model.index(rows[0], 0))
+
+        win.searchAnswered.connect(select)
+        win.run_search()
+
+    # ---- Find Published Version (online_lookup.py) ---------------------------------------------
+    def find_published_selected(self) -> None:
+        """Look the selected papers up."""
+        ids = self.window.selected_ids()
+        if not ids:
+            self.say(tr("Select papers first."), 3000)
+            return
+        self.find_published(ids)
+
+    def find_published_derived(self) -> None:
+        """Look up every paper whose title Papershelf derived from its abstract."""
+        ids = [p.id for p in self.window.library.papers() if p.title_derived]
+        if not ids:
+            self.say(tr("No paper has a derived title."), 4000)
+            return
+        self.find_published(ids)
+
+    def find_published(self, ids: list[str]) -> None:
+        """Find the published versions of these papers (asking for consent first)."""
+        if self.busy():
+            return
+
+        def go() -> None:
+            from .online_lookup import LookupRun
+
+            if not self.busy():
+                self.lookup = LookupRun(self, ids)
+                self.lookup.start()
+
+        with_consent(self.window, go, self.say)

@@ -1,0 +1,234 @@
+"""The review of what Find Published Version found: each paper, each change, a checkbox each.
+
+One row per paper (its current title, the service and how sure the match
+is), under it one row per change (field, now → found) with a checkbox. A
+change is checked at first when the match is sure enough to apply by itself
+and it does not overwrite a value of the user's; the paper's own checkbox
+checks or unchecks all its changes. Papers with nothing found, or an error,
+are listed with the message. Apply hands the checked changes to the window
+(`applyRequested`: paper id → {field: new text}), which makes them one
+undoable step.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QBrush, QFont, QPalette, QStandardItem, QStandardItemModel
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QDialog,
+    QDialogButtonBox,
+    QHeaderView,
+    QLabel,
+    QPushButton,
+    QTreeView,
+    QVBoxLayout,
+    QWidget,
+)
+
+from ..core.online.records import SERVICE_NAMES, Proposal
+from ..core.paper import Paper
+
+PAPER_ROLE = Qt.ItemDataRole.UserRole + 1  # the paper id (paper rows and change rows)
+FIELD_ROLE = Qt.ItemDataRole.UserRole + 2  # the field a change row sets
+NEW_ROLE = Qt.ItemDataRole.UserRole + 3  # the text it sets
+
+FIELD_LABELS = {
+    "title": "Title",
+    "author": "Authors",
+    "year": "Year",
+    "venue": "Venue",
+    "doi": "DOI",
+    "eprint": "arXiv id",
+    "entrytype": "Entry type",
+}
+# a value of these is Papershelf's own guess, never the user's: replacing it loses nothing
+_OURS = {"entrytype"}
+
+
+def auto_confidence() -> float:
+    """The confidence at which a match is applied without asking (the look-up's threshold)."""
+    try:
+        from ..core.online.lookup import AUTO_CONFIDENCE
+    except ImportError:  # the matching is not installed: nothing counts as sure
+        return 1.01
+    return float(AUTO_CONFIDENCE)
+
+
+def users_value(field: str, old: str, paper: Paper | None) -> bool:
+    """Whether `old` is a value the user has (a change would overwrite it), not a blank or a
+    title Papershelf derived from the abstract."""
+    if not old.strip() or field in _OURS:
+        return False
+    return not (field == "title" and paper is not None and paper.title_derived)
+
+
+def checked_at_first(proposal: Proposal, field: str, old: str, paper: Paper | None, sure: float) -> bool:
+    """A sure match's change is checked, unless it overwrites a value of the user's."""
+    return (proposal.automatic or proposal.confidence >= sure) and not users_value(field, old, paper)
+
+
+class ReviewDialog(QDialog):
+    """The proposals of a look-up, change by change; Apply emits the checked ones."""
+
+    applyRequested = Signal(dict)  # paper id → {field: new text}
+
+    def __init__(
+        self, proposals: Sequence[Proposal], papers: Mapping[str, Paper], parent: QWidget | None = None
+    ) -> None:
+        super().__init__(parent)
+        self.setObjectName("reviewDialog")
+        self.setWindowTitle(self.tr("Review the Published Versions Found"))
+        self.proposals = list(proposals)
+        self.papers = dict(papers)
+        found = [p for p in self.proposals if p.changes]
+        missing = [p for p in self.proposals if not p.changes]
+        summary = QLabel()
+        summary.setObjectName("reviewSummary")
+        summary.setWordWrap(True)
+        text = (
+            self.tr("A published version was found for 1 paper.")
+            if len(found) == 1
+            else self.tr("Published versions were found for %d papers.") % len(found)
+        )
+        if missing:
+            text += " " + (
+                self.tr("1 paper got nothing to change (listed at the end).")
+                if len(missing) == 1
+                else self.tr("%d papers got nothing to change (listed at the end).") % len(missing)
+            )
+        summary.setText(
+            text
+            + " "
+            + self.tr(
+                "Check the changes to make. Changes that would overwrite a value you have are unchecked; "
+                "citation keys you fixed never change. Undo takes everything applied back in one step."
+            )
+        )
+        self.model = QStandardItemModel(0, 3, self)
+        self.model.setHorizontalHeaderLabels([self.tr("Paper / field"), self.tr("Now"), self.tr("Found")])
+        self.view = QTreeView()
+        self.view.setObjectName("reviewChanges")
+        self.view.setAccessibleName(self.tr("Changes found"))
+        self.view.setModel(self.model)
+        self.view.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.view.setWordWrap(True)
+        self.view.setUniformRowHeights(False)
+        self.view.setAlternatingRowColors(True)
+        header = self.view.header()
+        header.setStretchLastSection(True)
+        header.setSectionResizeMode(0, QHeaderView.ResizeMode.Interactive)
+        header.setSectionResizeMode(1, QHeaderView.ResizeMode.Interactive)
+        sure = auto_confidence()
+        for proposal in found:
+            self._add_paper(proposal, sure)
+        for proposal in missing:
+            self._add_missing(proposal)
+        self.view.expandAll()
+        self.view.setColumnWidth(0, 300)
+        self.view.setColumnWidth(1, 330)
+        buttons = QDialogButtonBox()
+        self.apply_button: QPushButton = buttons.addButton(self.tr("&Apply"), QDialogButtonBox.ButtonRole.AcceptRole)
+        self.apply_button.setObjectName("reviewApplyButton")
+        self.apply_button.setEnabled(bool(found))
+        cancel = buttons.addButton(QDialogButtonBox.StandardButton.Cancel)
+        cancel.setObjectName("reviewCancelButton")
+        self.apply_button.clicked.connect(self.accept)
+        cancel.clicked.connect(self.reject)
+        layout = QVBoxLayout(self)
+        layout.addWidget(summary)
+        layout.addWidget(self.view, 1)
+        layout.addWidget(buttons)
+        self.resize(1100, 640)
+        if found:
+            self.view.setCurrentIndex(self.model.index(0, 0))
+
+    # ---- building ----------------------------------------------------------------------
+    def _add_paper(self, proposal: Proposal, sure: float) -> None:
+        paper = self.papers.get(proposal.paper_id)
+        current = paper.title if paper is not None else proposal.paper_id
+        head = QStandardItem(current)
+        head.setData(proposal.paper_id, PAPER_ROLE)
+        head.setToolTip(current)
+        font = QFont(head.font())
+        font.setBold(True)
+        head.setFont(font)
+        head.setCheckable(True)
+        head.setAutoTristate(True)
+        service = SERVICE_NAMES.get(proposal.service, proposal.service)
+        how = self.tr("%s · %d%% sure") % (service, round(proposal.confidence * 100))
+        if proposal.automatic:
+            how += " · " + self.tr("sure enough to apply by itself")
+        detail = QStandardItem(how)
+        detail.setToolTip(proposal.message or how)
+        if proposal.candidate is not None and proposal.candidate.title:
+            found = QStandardItem(proposal.candidate.title)
+            found.setToolTip(proposal.candidate.title)
+        else:
+            found = QStandardItem("")
+        self.model.appendRow([head, detail, found])
+        for field, (old, new) in proposal.changes.items():
+            label = QStandardItem(self.tr(FIELD_LABELS.get(field, field)))
+            label.setCheckable(True)
+            label.setData(proposal.paper_id, PAPER_ROLE)
+            label.setData(field, FIELD_ROLE)
+            label.setData(new, NEW_ROLE)
+            checked = checked_at_first(proposal, field, old, paper, sure)
+            label.setCheckState(Qt.CheckState.Checked if checked else Qt.CheckState.Unchecked)
+            if users_value(field, old, paper):
+                label.setToolTip(self.tr("This would replace a value you have: unchecked until you check it."))
+            now = QStandardItem(old or "—")
+            if field == "title" and paper is not None and paper.title_derived:
+                now.setText(self.tr("(derived) %s") % old)
+            if not old:
+                now.setForeground(QBrush(self.palette().color(QPalette.ColorRole.PlaceholderText)))
+            now.setToolTip(old)
+            after = QStandardItem(new or self.tr("(removed)"))
+            after.setToolTip(new)
+            head.appendRow([label, now, after])
+        # the paper's box follows its changes (auto-tristate sets it from theirs)
+        if head.rowCount():
+            states = {head.child(r, 0).checkState() for r in range(head.rowCount())}
+            head.setCheckState(states.pop() if len(states) == 1 else Qt.CheckState.PartiallyChecked)
+
+    def _add_missing(self, proposal: Proposal) -> None:
+        paper = self.papers.get(proposal.paper_id)
+        head = QStandardItem(paper.title if paper is not None else proposal.paper_id)
+        head.setData(proposal.paper_id, PAPER_ROLE)
+        head.setToolTip(head.text())
+        why = proposal.message or self.tr("Nothing found.")
+        if proposal.service and proposal.confidence:
+            service = SERVICE_NAMES.get(proposal.service, proposal.service)
+            why = self.tr("%s (%s, %d%% sure)") % (why, service, round(proposal.confidence * 100))
+        message = QStandardItem(why)
+        message.setToolTip(why)
+        message.setForeground(QBrush(self.palette().color(QPalette.ColorRole.PlaceholderText)))
+        self.model.appendRow([head, message, QStandardItem("")])
+
+    # ---- reading the choices ------------------------------------------------------------------
+    def change_rows(self, paper_id: str) -> dict[str, QStandardItem]:
+        """The change rows of a paper, by field (their first column: the checkbox)."""
+        for r in range(self.model.rowCount()):
+            head = self.model.item(r, 0)
+            if head.data(PAPER_ROLE) == paper_id and head.rowCount():
+                return {head.child(c, 0).data(FIELD_ROLE): head.child(c, 0) for c in range(head.rowCount())}
+        return {}
+
+    def checked(self) -> dict[str, dict[str, str]]:
+        """paper id → {field: new text} of the changes checked."""
+        out: dict[str, dict[str, str]] = {}
+        for r in range(self.model.rowCount()):
+            head = self.model.item(r, 0)
+            for c in range(head.rowCount()):
+                item = head.child(c, 0)
+                if item.checkState() == Qt.CheckState.Checked:
+                    out.setdefault(head.data(PAPER_ROLE), {})[item.data(FIELD_ROLE)] = item.data(NEW_ROLE)
+        return out
+
+    def accept(self) -> None:
+        """Apply: hand the checked changes on, and close."""
+        self.applyRequested.emit(self.checked())
+        super().accept()
