@@ -133,7 +133,7 @@ class ReplayServer:
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
 
-            def log_message(self, format: str, *args: object) -> None:  # noqa: A002
+            def log_message(self, format: str, *args: object) -> None:
                 pass  # quiet: the tests read `requests`
 
             def _serve(self) -> None:
