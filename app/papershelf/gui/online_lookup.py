@@ -191,6 +191,11 @@ class LookupRun(QObject):
 
     def _done(self, result: LookupResult) -> None:
         self._close_progress()
+        self.show_results(result)
+
+    def show_results(self, result: LookupResult) -> None:
+        """Apply the sure proposals at once (one step), open the review of the others, or say
+        why nothing was found."""
         self.result = result
         win = self.window
         automatic = [p for p in result.proposals if p.automatic and p.changes and p.paper_id in win.library]

@@ -82,6 +82,7 @@ class ReviewDialog(QDialog):
         self.setObjectName("reviewDialog")
         self.setWindowTitle(self.tr("Review the Published Versions Found"))
         self.proposals = list(proposals)
+        self._syncing = False  # setting check states from code: not the user's toggle
         self.papers = dict(papers)
         found = [p for p in self.proposals if p.changes]
         missing = [p for p in self.proposals if not p.changes]
@@ -127,6 +128,7 @@ class ReviewDialog(QDialog):
             self._add_paper(proposal, sure)
         for proposal in missing:
             self._add_missing(proposal)
+        self.model.itemChanged.connect(self._item_changed)
         self.view.expandAll()
         self.view.setColumnWidth(0, 300)
         self.view.setColumnWidth(1, 330)
@@ -157,7 +159,6 @@ class ReviewDialog(QDialog):
         font.setBold(True)
         head.setFont(font)
         head.setCheckable(True)
-        head.setAutoTristate(True)
         service = SERVICE_NAMES.get(proposal.service, proposal.service)
         how = self.tr("%s · %d%% sure") % (service, round(proposal.confidence * 100))
         if proposal.automatic:
@@ -189,10 +190,28 @@ class ReviewDialog(QDialog):
             after = QStandardItem(new or self.tr("(removed)"))
             after.setToolTip(new)
             head.appendRow([label, now, after])
-        # the paper's box follows its changes (auto-tristate sets it from theirs)
-        if head.rowCount():
-            states = {head.child(r, 0).checkState() for r in range(head.rowCount())}
-            head.setCheckState(states.pop() if len(states) == 1 else Qt.CheckState.PartiallyChecked)
+        self._follow_changes(head)
+
+    def _follow_changes(self, head: QStandardItem) -> None:
+        """The paper's box shows its changes': all, none, or some (partly checked)."""
+        states = {head.child(r, 0).checkState() for r in range(head.rowCount())}
+        state = states.pop() if len(states) == 1 else Qt.CheckState.PartiallyChecked
+        if head.checkState() != state:
+            self._syncing = True
+            head.setCheckState(state)
+            self._syncing = False
+
+    def _item_changed(self, item: QStandardItem) -> None:
+        if self._syncing or not item.isCheckable() or item.column() != 0:
+            return
+        parent = item.parent()
+        if parent is not None:  # a change: its paper's box follows
+            self._follow_changes(parent)
+        elif item.checkState() != Qt.CheckState.PartiallyChecked:  # a paper's box: all its changes follow
+            self._syncing = True
+            for r in range(item.rowCount()):
+                item.child(r, 0).setCheckState(item.checkState())
+            self._syncing = False
 
     def _add_missing(self, proposal: Proposal) -> None:
         paper = self.papers.get(proposal.paper_id)
