@@ -159,6 +159,115 @@ def test_the_menus_offer_the_online_actions(window):
         assert act(window, name) in window.actions()
 
 
+# ---- Add by Identifier (Ctrl+N) ---------------------------------------------------------------
+ARXIV_ID, DOI = "1605.08386", "10.1073/pnas.1414271111"
+
+
+def route_records(replay):
+    replay.route(ARXIV_QUERY, RECORDED / "arxiv_query_id_list_1605.08386.xml", query={"id_list": ARXIV_ID})
+    replay.route(f"/crossref/works/{DOI}", RECORDED / "crossref_works_doi_10.1073_pnas.1414271111.json")
+
+
+def add_by_identifier(qtbot, win, text):
+    """Ctrl+N, the text typed, Add; returns the dialog."""
+    win.activateWindow()  # a shortcut works in the active window
+    qtbot.waitUntil(lambda: QApplication.activeWindow() is win)
+    win.paper_list.setFocus()
+    qtbot.keyClick(win.paper_list, Qt.Key.Key_N, Qt.KeyboardModifier.ControlModifier)
+    dialog = shown(qtbot, QDialog, "identifierDialog")
+    box = dialog.findChild(QPlainTextEdit, "identifierText")
+    qtbot.keyClicks(box, text)
+    dialog.findChild(QPushButton, "identifierAddButton").click()
+    return dialog
+
+
+def test_ctrl_n_asks_once_then_adds_a_paper_by_its_arxiv_id_and_undo_removes_it(window, qtbot, replay):
+    win, lib = window, window.library
+    route_records(replay)
+    n, steps = len(lib), win.undo_stack.count()
+    win.paper_list.setFocus()
+    qtbot.keyClick(win.paper_list, Qt.Key.Key_N, Qt.KeyboardModifier.ControlModifier)
+    dialog = shown(qtbot, QDialog, "identifierDialog")
+    qtbot.keyClicks(dialog.findChild(QPlainTextEdit, "identifierText"), f"see https://arxiv.org/abs/{ARXIV_ID}v2 ")
+    assert dialog.findChild(QLabel, "recognisedLabel").text() == f"Recognised: arXiv:{ARXIV_ID}"
+    dialog.findChild(QPushButton, "identifierAddButton").click()
+    answer_consent(qtbot, yes=True)  # the first online action asks
+    qtbot.waitUntil(lambda: not dialog.isVisible(), timeout=20_000)
+    assert [r.query.get("id_list") for r in replay.requests] == [ARXIV_ID]
+    assert "Papershelf/" in replay.requests[0].headers["user-agent"]
+    assert len(lib) == n + 1
+    (pid,) = set(lib.ids()) - {p for p in win.model.ids() if p != ""} or [lib.ids()[-1]]
+    paper = lib.get(pid)
+    assert paper.arxiv_id == ARXIV_ID and paper.title and not paper.title_derived
+    qtbot.waitUntil(lambda: win.selected_ids() == [pid])  # the new paper, selected
+    assert "Added 1 new paper" in status(win)
+    assert win.undo_stack.count() == steps + 1
+    act(win, "undoAction").trigger()
+    assert len(lib) == n and pid not in lib
+    # asked once: the next one does not ask
+    dialog = add_by_identifier(qtbot, win, ARXIV_ID)
+    qtbot.waitUntil(lambda: not dialog.isVisible(), timeout=20_000)
+    assert len(lib) == n + 1
+
+
+def test_a_doi_is_added_and_merged_when_the_paper_is_already_there(window, qtbot, replay):
+    win, lib = window, window.library
+    allow_online()
+    QSettings().setValue("online/email", "reader@example.org")
+    route_records(replay)
+    n = len(lib)
+    dialog = add_by_identifier(qtbot, win, f"https://doi.org/{DOI}")
+    qtbot.waitUntil(lambda: not dialog.isVisible(), timeout=20_000)
+    assert len(lib) == n + 1
+    (request,) = replay.requests
+    assert request.path == f"/crossref/works/{DOI}" and request.query.get("mailto") == "reader@example.org"
+    (pid,) = [p.id for p in lib.papers() if p.doi == DOI]
+    qtbot.waitUntil(lambda: win.selected_ids() == [pid])
+    steps = win.undo_stack.count()
+    select(win, [win.model.id_at(0) if win.model.id_at(0) != pid else win.model.id_at(1)])
+    dialog = add_by_identifier(qtbot, win, f"doi:{DOI}")  # again: the same paper, not a second one
+    qtbot.waitUntil(lambda: not dialog.isVisible(), timeout=20_000)
+    assert len(lib) == n + 1 and "Already in the library" in status(win)
+    qtbot.waitUntil(lambda: win.selected_ids() == [pid])
+    assert win.undo_stack.count() == steps  # nothing changed: nothing to undo
+
+
+def test_offline_says_so_and_changes_nothing(window, qtbot, tmp_path):
+    from conftest import snapshot_files
+
+    win, lib = window, window.library
+    allow_online()  # every service is a closed port (conftest)
+    before, steps = snapshot_files(lib.folder), win.undo_stack.count()
+    dialog = add_by_identifier(qtbot, win, f"{DOI} arXiv:{ARXIV_ID}")
+    problems = dialog.findChild(QLabel, "identifierProblems")
+    qtbot.waitUntil(problems.isVisible, timeout=30_000)
+    assert dialog.isVisible() and "Not added" in problems.text()
+    assert f"doi:{DOI}" in problems.text() and f"arXiv:{ARXIV_ID}" in problems.text()
+    assert "connect" in problems.text().lower()  # the Http's words: no connection
+    assert snapshot_files(lib.folder) == before and win.undo_stack.count() == steps
+    # the identifiers stay in the box, to try again
+    assert dialog.findChild(QPlainTextEdit, "identifierText").toPlainText().splitlines() == [
+        f"doi:{DOI}",
+        f"arXiv:{ARXIV_ID}",
+    ]
+    dialog.reject()
+    assert not dialog.isVisible()
+
+
+def test_one_identifier_not_found_the_others_still_added(window, qtbot, replay):
+    win, lib = window, window.library
+    allow_online()
+    route_records(replay)
+    replay.route("/crossref/works/10.1234/notarealdoi", RECORDED / "crossref_works_doi_404_notarealdoi.txt", 404)
+    n = len(lib)
+    dialog = add_by_identifier(qtbot, win, f"10.1234/notarealdoi arXiv:{ARXIV_ID}")
+    problems = dialog.findChild(QLabel, "identifierProblems")
+    qtbot.waitUntil(problems.isVisible, timeout=20_000)
+    assert "doi:10.1234/notarealdoi" in problems.text() and "arXiv" not in problems.text().split("notarealdoi")[1][:3]
+    assert len(lib) == n + 1 and any(p.arxiv_id == ARXIV_ID for p in lib.papers())
+    dialog.reject()
+
+
 # ---- the review dialog, with proposals made here -----------------------------------------------
 def derived_papers(lib, n):
     papers = [p for p in lib.papers() if p.title_derived][:n]

@@ -15,7 +15,7 @@ as one undoable step. Finding published versions is in `online_lookup.py`.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -24,6 +24,7 @@ from PySide6.QtWidgets import QMessageBox, QWidget
 
 from ..core.errors import PapershelfError
 from ..core.online.records import Cancelled, FoundRecord, OnlineError
+from ..core.paper import Paper
 from .commands import ImportPapers
 from .feedback import n_papers
 from .tasks import Task, run_task
@@ -153,6 +154,13 @@ def fetch_all(
     return out
 
 
+def already_there(papers: Iterable[Paper], records: list[FoundRecord]) -> list[str]:
+    """The papers holding the DOI or arXiv id of one of these records."""
+    dois = {r.doi.lower() for r in records if r.doi}
+    arxiv = {r.arxiv_id for r in records if r.arxiv_id}
+    return [p.id for p in papers if (p.doi and p.doi.lower() in dois) or (p.arxiv_id and p.arxiv_id in arxiv)]
+
+
 class OnlineActions(QObject):
     """The window's online actions: Add by Identifier here, Find Published Version in
     `online_lookup.LookupRun`. One online task runs at a time."""
@@ -280,6 +288,8 @@ class OnlineActions(QObject):
                 [*report.added_ids, *report.merged_before, *(m.paper_id for m in report.merges if m.paper_id)]
             )
         )
+        if report.unchanged:  # already here as found: the report names no paper, its identifiers do
+            ids += [pid for pid in already_there(lib.papers(), records) if pid not in ids]
         if report.added or report.merged:
             self.say(
                 tr("Added %s, %s merged with ones already here.")
