@@ -151,7 +151,7 @@ _TEXT_MACRO_RE = re.compile(r"\\(?:textsc|textbf|textit|emph|texttt|textrm|texts
 # "NP-hard", "3D-aware": a common prefix, not a name
 _PREFIXED_RE = re.compile(r"^(?:[A-Z]{1,3}|\d[A-Za-z]?)-[a-z]+$")
 _PHRASE_WORD_RE = re.compile(r"[^\W_](?:[\w]|-(?=[^\W_]))*")
-_BREAK_RE = re.compile(r"[.,;:!?()\[\]{}\"“”‘’$\\/|=<>+*%&#@~^]|\s[–—-]\s|[–—]")
+_BREAK_RE = re.compile(r"[.,;:!?()\[\]{}\"“”‘’$\\/|=<>+*%&#@~^`]|\s-+\s|--+|[–—]")
 
 
 def distinctive_phrases(abstract: str, n: int = 3) -> list[str]:
