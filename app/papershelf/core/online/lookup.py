@@ -1,0 +1,276 @@
+"""Find the published version of a paper (issue 14, item 3): search the services by the
+paper's abstract, score the candidates (matching.score), and propose the changes the best
+one would make, field by field, in the editor's vocabulary (core/record_edit.py).
+
+Search order: arXiv's `abs:"phrase" AND abs:"phrase"` query (most papers of a listing are on
+arXiv), then OpenAlex's search, Crossref's query.bibliographic, Semantic Scholar's search;
+stop at the first service that gives a candidate at or above AUTO_CONFIDENCE. When the best
+is an arXiv record that names a DOI (its published version), that DOI is fetched from
+Crossref and the published record is preferred, keeping the arXiv id as the eprint.
+
+The policy of the changes (`changes_for`):
+- a title derived from the abstract (`title_derived`) is replaced; a real title of ours that
+  differs is proposed, never applied without asking;
+- empty fields are filled: authors, year, venue, doi, eprint (the arXiv id), entrytype (the
+  type of a published journal or proceedings version only: an arXiv preprint gives none),
+  and plain BibTeX fields the record has (volume, number, pages, publisher);
+- a field that differs from a non-empty value of ours is proposed; the proposal is then not
+  automatic (`Proposal.automatic` is True only when the candidate is at or above
+  AUTO_CONFIDENCE and every change fills an empty field or replaces a derived title, so a
+  caller may apply all of `changes` at once with Library.edit_record);
+- the citation key and the abstract are never in the changes.
+
+A failure of one service (offline, timed out, a 5xx, a malformed answer) does not stop the
+others; what went wrong is in `Proposal.message` (service and what happened). Only
+Cancelled propagates: the batch stops at once.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import TYPE_CHECKING
+
+from ..latex import parse_name
+from ..text import fold, plain_text
+from . import services as svc
+from .matching import (
+    ABSTRACT_MATCH,
+    AUTO_CONFIDENCE,
+    PROPOSE_CONFIDENCE,
+    abstract_similarity,
+    arxiv_query,
+    author_overlap,
+    score,
+    search_text,
+    title_similarity,
+)
+from .records import SERVICE_NAMES, Cancelled, FoundRecord, OnlineError, Proposal
+
+if TYPE_CHECKING:
+    from ..paper import Paper
+    from .http import Http
+
+__all__ = [
+    "AUTO_CONFIDENCE",
+    "PROPOSE_CONFIDENCE",
+    "bibtex_names",
+    "changes_for",
+    "lookup",
+    "lookup_many",
+]
+
+DEFAULT_SERVICES = ("arxiv", "openalex", "crossref", "s2")
+# entry types a published version has (an arXiv preprint's "misc"/"online" fills nothing)
+PUBLISHED_TYPES = frozenset({"article", "inproceedings", "incollection", "book", "inbook", "phdthesis", "techreport"})
+# BibTeX fields of a record's `extra` that a look-up may fill
+EXTRA_FIELDS = ("volume", "number", "pages", "publisher")
+_PREPRINT_VENUES = frozenset({"arxiv", "arxiv.org", "corr", "arxiv preprint", "biorxiv", "medrxiv"})
+# words that make a multi-word author a corporate name, kept whole in BibTeX ({The CGAL Project})
+_CORPORATE = frozenset(
+    "project consortium collaboration team group committee association society institute inc ltd"
+    " laboratory organization organisation foundation university network initiative".split()
+)
+
+
+def bibtex_names(names: Iterable[str]) -> str:
+    """Display names ("Given Family") as a BibTeX name list ("Family, Given and …"): a
+    one-word or corporate name braced whole ("{OpenAI}", "{The CGAL Project}"), a von part
+    kept before the family name ("van Beethoven, Ludwig")."""
+    out: list[str] = []
+    for name in names:
+        name = " ".join(name.replace("{", "").replace("}", "").split())
+        if not name:
+            continue
+        words = name.split()
+        if "," in name:
+            out.append(name)  # already "Family, Given"
+        elif len(words) == 1 or any(fold(w).strip(".") in _CORPORATE for w in words):
+            out.append("{" + name + "}")
+        else:
+            parts = parse_name(name)
+            family = " ".join(p for p in (parts.von, parts.family) if p)
+            out.append(f"{family}, {parts.given}" if parts.given else family)
+    return " and ".join(out)
+
+
+def _same_authors(ours: list[str], theirs: list[str]) -> bool:
+    overlap = author_overlap(ours, theirs)
+    return overlap is not None and overlap == 1.0 and len(ours) == len(theirs)
+
+
+def _is_preprint_venue(venue: str) -> bool:
+    return fold(venue).strip() in _PREPRINT_VENUES or fold(venue).startswith("arxiv")
+
+
+def changes_for(paper: Paper, rec: FoundRecord) -> dict[str, tuple[str, str]]:
+    """What `rec` would change in `paper`: editor field name → (our text, its text).
+
+    See the module's policy: a derived title is replaced, empty fields are filled, differing
+    non-empty fields are listed too (for the user to decide); never the key or the abstract.
+    """
+    changes: dict[str, tuple[str, str]] = {}
+    title = " ".join(rec.title.split())
+    if title and (paper.title_derived or not paper.title or fold(plain_text(paper.title)) != fold(title)):
+        changes["title"] = (paper.title, title)
+    if rec.authors and not _same_authors(paper.authors, rec.authors):
+        changes["author"] = (bibtex_names(paper.authors), bibtex_names(rec.authors))
+    if rec.year and rec.year != paper.year:
+        changes["year"] = (str(paper.year) if paper.year else "", str(rec.year))
+    venue = " ".join(rec.venue.split())
+    if venue and not _is_preprint_venue(venue) and fold(venue) != fold(paper.venue):
+        changes["venue"] = (paper.venue, venue)
+    if rec.doi and rec.doi.lower() != paper.doi.lower():
+        changes["doi"] = (paper.doi, rec.doi)
+    if rec.arxiv_id and rec.arxiv_id != paper.arxiv_id:
+        changes["eprint"] = (paper.arxiv_id, rec.arxiv_id)
+    published = rec.entrytype in PUBLISHED_TYPES and venue and not _is_preprint_venue(venue)
+    if published and rec.entrytype != paper.entrytype:
+        changes["entrytype"] = (paper.entrytype, rec.entrytype)
+    ours = paper.bibfields
+    for name in EXTRA_FIELDS:
+        value = rec.extra.get(name, "").strip()
+        if value and plain_text(ours.get(name, "")) != value:
+            changes[name] = (plain_text(ours.get(name, "")), value)
+    return changes
+
+
+def fills_only(paper: Paper, changes: dict[str, tuple[str, str]]) -> bool:
+    """Whether every change fills an empty field or replaces a derived title (what may be
+    applied without asking)."""
+    return all(old == "" or (name == "title" and paper.title_derived) for name, (old, _new) in changes.items())
+
+
+def _search(http: Http, service: str, paper: Paper) -> list[FoundRecord]:
+    if service == "arxiv":
+        query = arxiv_query(paper.abstract) if paper.abstract else ""
+        if not query and paper.title and not paper.title_derived:
+            query = 'ti:"' + " ".join(plain_text(paper.title).replace('"', " ").split()) + '"'
+        return svc.arxiv_search(http, query, max_results=10) if query else []
+    text = search_text(paper)
+    if not text:
+        return []
+    if service == "openalex":
+        return svc.openalex_search(http, text, per_page=5)
+    if service == "crossref":
+        return svc.crossref_search(http, text, rows=5)
+    if service == "s2":
+        return svc.s2_search(http, text, limit=5)
+    raise ValueError(f"unknown service {service!r}; use one of: {', '.join(DEFAULT_SERVICES)}")
+
+
+def _failure(service: str, error: OnlineError) -> str:
+    name = SERVICE_NAMES.get(service, service)
+    text = str(error).strip() or type(error).__name__
+    return text if text.startswith(name) else f"{name}: {text}"
+
+
+def _published(
+    http: Http, paper: Paper, rec: FoundRecord, conf: float, notes: list[str]
+) -> tuple[FoundRecord, float, list[str]] | None:
+    """The published version an arXiv record names by DOI, when Crossref knows it and it is
+    the same work (title or abstract agree, authors do not disagree)."""
+    try:
+        pub = svc.crossref_by_doi(http, rec.doi)
+    except Cancelled:
+        raise
+    except OnlineError as error:
+        notes.append(f"the published version ({rec.doi}) could not be read: {_failure('crossref', error)}")
+        return None
+    same_title = title_similarity(rec.title, pub.title) >= 0.6
+    same_abstract = bool(pub.abstract) and abstract_similarity(rec.abstract, pub.abstract) >= ABSTRACT_MATCH
+    authors = author_overlap(rec.authors, pub.authors)
+    if not (same_title or same_abstract) or (authors is not None and authors < 0.5):
+        notes.append(f"the DOI the arXiv record names ({rec.doi}) is another work: kept the arXiv record")
+        return None
+    merged = dataclasses.replace(
+        pub,
+        arxiv_id=pub.arxiv_id or rec.arxiv_id,
+        abstract=pub.abstract or rec.abstract,
+        authors=pub.authors or rec.authors,
+        year=pub.year or rec.year,
+    )
+    pub_conf, reasons = score(paper, merged)
+    reasons.append(f"the published version of arXiv:{rec.arxiv_id} (DOI {rec.doi})")
+    return merged, max(pub_conf, conf) if pub.abstract else conf, reasons
+
+
+def lookup(http: Http, paper: Paper, services: Sequence[str] = DEFAULT_SERVICES) -> Proposal:
+    """Look one paper up; never raises for a failure of this paper (the message says what
+    happened), only Cancelled."""
+    if not paper.abstract and not (paper.title and not paper.title_derived):
+        return Proposal(paper.id, message="Nothing to search with: the paper has neither an abstract nor a title.")
+    failures: list[str] = []
+    best: tuple[float, FoundRecord, list[str]] | None = None
+    rejected = 0
+    for service in services:
+        try:
+            found = _search(http, service, paper)
+        except Cancelled:
+            raise
+        except OnlineError as error:
+            failures.append(_failure(service, error))
+            continue
+        for rec in found:
+            conf, reasons = score(paper, rec)
+            if any("rejected" in r for r in reasons):
+                rejected += 1
+            if best is None or conf > best[0]:
+                best = (conf, rec, reasons)
+        if best is not None and best[0] >= AUTO_CONFIDENCE:
+            break
+
+    notes: list[str] = []
+    if best is not None and best[1].service == "arxiv" and best[1].doi and best[0] >= PROPOSE_CONFIDENCE:
+        published = _published(http, paper, best[1], best[0], notes)
+        if published is not None:
+            best = (published[1], published[0], published[2])
+
+    errors = ("; ".join(failures) + ".") if failures else ""
+    if best is None or best[0] < PROPOSE_CONFIDENCE:
+        if best is None:
+            what = "Nothing found"
+        elif rejected:
+            what = f"No match: {rejected} look-alike(s) rejected (their abstracts are other papers')"
+        else:
+            what = f"No match: the closest candidate ({best[1].title[:60]!r}) is another paper"
+        message = what + (f". Failed: {errors}" if errors else ".")
+        return Proposal(paper.id, confidence=best[0] if best else 0.0, message=message)
+
+    conf, rec, reasons = best
+    changes = changes_for(paper, rec)
+    automatic = conf >= AUTO_CONFIDENCE and bool(changes) and fills_only(paper, changes)
+    parts = ["; ".join(reasons)] + notes
+    if not changes:
+        parts.append("the record already says what this version says")
+    elif conf >= AUTO_CONFIDENCE and not automatic:
+        parts.append("some fields differ from yours: review them")
+    if errors:
+        parts.append("failed: " + errors)
+    message = (". ".join(p for p in parts if p)).rstrip(".") + "."
+    message = message[0].upper() + message[1:]
+    return Proposal(
+        paper.id,
+        service=rec.service,
+        confidence=round(conf, 3),
+        changes=changes,
+        automatic=automatic,
+        message=message,
+        candidate=rec,
+    )
+
+
+def lookup_many(
+    http: Http,
+    papers: Iterable[Paper],
+    progress: Callable[[int, int], None] | None = None,
+    services: Sequence[str] = DEFAULT_SERVICES,
+) -> Iterator[Proposal]:
+    """Look papers up one after the other, yielding each paper's Proposal as it is ready;
+    `progress(done, total)` after each. A paper's failure is its Proposal's message and the
+    batch goes on; Cancelled stops it (raised from the iterator)."""
+    todo = list(papers)
+    for done, paper in enumerate(todo, 1):
+        yield lookup(http, paper, services)
+        if progress is not None:
+            progress(done, len(todo))

@@ -1,0 +1,317 @@
+"""Whether a record a service found is the paper we have: pure functions, no network.
+
+Most papers of a listing have an abstract and a title derived from it, so the abstract is
+what identifies a paper. An arXiv v1 and the published version of one paper differ in line
+breaks, LaTeX against Unicode, markup (JATS tags, Markdown), a reworded sentence, an added
+sentence; a different paper on the same topic shares many words but few word sequences.
+So `abstract_similarity` weighs overlapping word sequences (3-word shingles, counted
+against the shorter text so that an added sentence costs little) above a cosine of the
+content words. Measured on the seed replay set (tests/fixtures/metadata/seeds) and the
+recorded real responses: true versions score 0.75–1.0, different papers of the same topic
+(the decoys) 0.05–0.3; see tests/test_matching.py.
+
+`score` turns one candidate into a confidence and the reasons for it: the abstract decides;
+the title (only when ours is not derived from the abstract), the author surnames and the
+year raise or lower it. A candidate whose title agrees with ours while its abstract is
+another paper's is a decoy: never above PROPOSE_CONFIDENCE.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from difflib import SequenceMatcher
+from typing import TYPE_CHECKING
+
+from ..text import fold, plain_text
+
+if TYPE_CHECKING:
+    from ..paper import Paper
+    from .records import FoundRecord
+
+AUTO_CONFIDENCE = 0.85
+"""At or above this a look-up's changes may be applied without asking (fields we lack)."""
+PROPOSE_CONFIDENCE = 0.5
+"""At or above this a candidate is proposed to the user; below it nothing is proposed."""
+
+# an abstract similarity at or above this is the same paper; below DIFFERENT it is another
+ABSTRACT_MATCH = 0.6
+ABSTRACT_DIFFERENT = 0.35
+TITLE_MATCH = 0.85
+
+_TAG_RE = re.compile(r"</?[A-Za-z][\w:.-]*(?:\s[^<>]*)?/?>")  # JATS/HTML tags
+_WORD_RE = re.compile(r"[^\W_]+(?:['’][^\W_]+)?")
+_LEADING_ABSTRACT_RE = re.compile(r"^\s*(?:abstract|summary)\b[\s.:—–-]*", re.I)
+
+# fmt: off
+STOP_WORDS = frozenset("""
+a about above across after again against all almost also although always am among an and any
+are as at be because been before being below between both but by can could did do does doing
+done down during each either else even ever every few for from further had has have having he
+her here hers him his how however i if in into is it its itself just least less let like made
+make makes many may me might more most much must my neither no nor not now of off often on once
+one only or other others otherwise our ours out over own per rather same she should since so
+some such than that the their theirs them themselves then there these they this those though
+through thus to too toward towards under until up upon us very via was we well were what when
+where whereas whether which while who whom whose why will with within without would yet you
+your
+""".split())
+# words every abstract uses: never distinctive on their own
+COMMON_WORDS = frozenset("""
+abstract accuracy achieve achieves address addresses algorithm algorithms analysis approach
+approaches based benchmark benchmarks better challenge challenges code compared competitive
+consistent current data dataset datasets demonstrate demonstrates design different effective
+efficient empirical evaluate evaluation evaluations existing experiment experiments extensive
+framework frameworks further furthermore general high however improve improved improvement
+improvements improves including introduce key large learning limited low method methods model
+models new novel outperforms paper performance present problem problems propose proposed
+provide provides range recent result results set show shows significant significantly simple
+state study task tasks technique techniques theoretical training two use used uses using various
+way work works across available release released publicly first second leverages leverage
+""".split())
+# fmt: on
+
+
+def words(text: str) -> list[str]:
+    """The words of a text as a reader sees them, folded: LaTeX, Markdown and JATS/HTML tags
+    gone, hyphens and dashes split ("solver–LLM" → solver, llm), a leading "Abstract" dropped."""
+    if "<" in text:
+        text = _TAG_RE.sub(" ", text)
+    text = _LEADING_ABSTRACT_RE.sub("", plain_text(text))
+    return _WORD_RE.findall(fold(text).replace("’", "'"))
+
+
+def _shingles(tokens: list[str], k: int = 3) -> set[tuple[str, ...]]:
+    return {tuple(tokens[i : i + k]) for i in range(len(tokens) - k + 1)}
+
+
+def _cosine(a: list[str], b: list[str]) -> float:
+    ca = Counter(w for w in a if w not in STOP_WORDS)
+    cb = Counter(w for w in b if w not in STOP_WORDS)
+    if not ca or not cb:
+        return 0.0
+    dot = sum(n * cb[w] for w, n in ca.items() if w in cb)
+    return dot / math.sqrt(sum(n * n for n in ca.values()) * sum(n * n for n in cb.values()))
+
+
+def abstract_similarity(a: str, b: str) -> float:
+    """How surely two abstracts are versions of one paper, 0..1.
+
+    Robust to markup (LaTeX, JATS, Markdown), case, accents, line breaks and punctuation; a
+    reworded or an added sentence lowers it a little. 0.7 × the share of the shorter text's
+    3-word shingles found in the other + 0.3 × the cosine of their content words. A short
+    text (under 12 shingles) leans on the cosine, which is then scaled down: two sentences
+    are weak evidence.
+    """
+    ta, tb = words(a), words(b)
+    if not ta or not tb:
+        return 0.0
+    sa, sb = _shingles(ta), _shingles(tb)
+    cos = _cosine(ta, tb)
+    shorter = min(len(sa), len(sb))
+    if shorter == 0:
+        return 0.5 * cos
+    contained = len(sa & sb) / shorter
+    sim = 0.7 * contained + 0.3 * cos
+    if shorter < 12:
+        sim *= 0.5 + shorter / 24
+    return max(0.0, min(1.0, sim))
+
+
+def title_similarity(a: str, b: str) -> float:
+    """How alike two titles are, 0..1, on their folded words (markup and punctuation gone)."""
+    wa, wb = words(a), words(b)
+    if not wa or not wb:
+        return 0.0
+    return SequenceMatcher(None, wa, wb, autojunk=False).ratio()
+
+
+def _coined(word: str) -> bool:
+    """A made-up name: a digit or a capital after the first letter (VeriSimpl, GPT-4)."""
+    return any(c.isdigit() for c in word) or any(c.isupper() for c in word[1:])
+
+
+def _word_weight(word: str) -> float:
+    """How much a word (as written) tells this paper apart: a coined name (VeriSimpl,
+    DPLM-Evo, GPT-4) most, a long uncommon word more than a short or common one."""
+    low = word.casefold()
+    if low in STOP_WORDS:
+        return 0.0
+    core = word.strip("-")
+    weight = 3.0 if _coined(core) else 1.0 + min(max(len(core) - 5, 0), 6) / 4
+    if "-" in core:
+        weight += 0.5
+    if low in COMMON_WORDS:
+        weight = 0.3
+    return weight
+
+
+_TEXT_MACRO_RE = re.compile(r"\\(?:textsc|textbf|textit|emph|texttt|textrm|textsf|mathrm)\{([^{}]*)\}")
+# "NP-hard", "3D-aware": a common prefix, not a name
+_PREFIXED_RE = re.compile(r"^(?:[A-Z]{1,3}|\d[A-Za-z]?)-[a-z]+$")
+_PHRASE_WORD_RE = re.compile(r"[^\W_](?:[\w]|-(?=[^\W_]))*")
+_BREAK_RE = re.compile(r"[.,;:!?()\[\]{}\"“”‘’$\\/|=<>+*%&#@~^`]|\s-+\s|--+|[–—]")
+
+
+def distinctive_phrases(abstract: str, n: int = 3) -> list[str]:
+    """Up to `n` phrases of 2–4 consecutive content words that tell this abstract apart
+    (a named method, long uncommon words), best first, sharing no word with each other.
+
+    The words are taken as written in the raw abstract between punctuation and markup, so
+    that a phrase search (arXiv's `abs:"…"`) finds them in the service's own copy: a phrase
+    never spans a LaTeX macro, a formula, a comma or a stop word.
+    """
+    # a text macro's argument is text (\\textsc{VeriSimpl}); other macros and math break phrases
+    raw = _TEXT_MACRO_RE.sub(r"\1", abstract)
+    raw = re.sub(r"\$[^$]*\$|\\[A-Za-z]+\*?|\\.|[{}]", " | ", raw)
+    raw = _TAG_RE.sub(" | ", raw)
+    found: dict[str, float] = {}
+    order: dict[str, int] = {}
+    for chunk in _BREAK_RE.split(raw):
+        run: list[str] = []
+        for token in _PHRASE_WORD_RE.findall(chunk) + [""]:
+            if token and token.casefold() not in STOP_WORDS and not token.isdigit():
+                run.append(token)
+                continue
+            # a coined name alone (VeriSimpl, DPLM-Evo) is a phrase too
+            for size in (4, 3, 2, 1):
+                for i in range(len(run) - size + 1):
+                    ws = run[i : i + size]
+                    weights = [_word_weight(w) for w in ws]
+                    if min(weights) < 0.3 or sum(w >= 1.0 for w in weights) < min(size, 2):
+                        continue
+                    # longer phrases are rarer but more fragile (a reworded word breaks them)
+                    value = sum(weights) / (1 + 0.35 * (size - 2))
+                    if size == 1:
+                        if not _coined(ws[0]) or len(ws[0]) < 5 or _PREFIXED_RE.match(ws[0]):
+                            continue
+                        value = 1.6 * weights[0]
+                    phrase = " ".join(ws)
+                    if value > found.get(phrase, 0):
+                        found[phrase] = value
+                        order.setdefault(phrase, len(order))
+            run = []
+    best = sorted(found, key=lambda p: (-found[p], order[p]))
+    chosen: list[str] = []
+    used: set[str] = set()
+    for phrase in best:
+        ws = {w.casefold() for w in phrase.split()}
+        if ws & used:
+            continue
+        chosen.append(phrase)
+        used |= ws
+        if len(chosen) == n:
+            break
+    return chosen
+
+
+def arxiv_query(abstract: str, phrases: int = 2) -> str:
+    """arXiv's search_query for a paper by its abstract: `abs:"one" AND abs:"two"` with the
+    most distinctive phrases ("" when the abstract has none)."""
+    chosen = distinctive_phrases(abstract, max(phrases, 1))
+    return " AND ".join(f'abs:"{p}"' for p in chosen[:phrases])
+
+
+def search_text(paper: Paper, limit: int = 12) -> str:
+    """The words to send to a bibliographic text search (Crossref, OpenAlex, Semantic
+    Scholar): our title when it is a real one, else the abstract's distinctive phrases."""
+    if paper.title and not paper.title_derived:
+        text = plain_text(paper.title)
+    else:
+        text = " ".join(distinctive_phrases(paper.abstract, 4))
+        if not text:
+            text = plain_text(paper.title)
+    return " ".join(text.split()[:limit])
+
+
+def surname(name: str) -> str:
+    """A display name's family name, folded ("Donald E. Knuth" → "knuth"); a name already
+    in "Family, Given" form gives its first part."""
+    name = plain_text(name).strip()
+    if "," in name:
+        name = name.split(",", 1)[0]
+    parts = name.replace(".", " ").split()
+    return fold(parts[-1]) if parts else ""
+
+
+def author_overlap(ours: list[str], theirs: list[str]) -> float | None:
+    """The share of our authors' surnames the candidate has (None when either has none)."""
+    a = {s for s in map(surname, ours) if s}
+    b = {s for s in map(surname, theirs) if s}
+    if not a or not b:
+        return None
+    return len(a & b) / len(a)
+
+
+def score(paper: Paper, rec: FoundRecord) -> tuple[float, list[str]]:
+    """How surely `rec` is `paper` (0..1), and the reasons, for the user to read.
+
+    The abstract match dominates: a match starts at 0.8–1.0, a different abstract at 0.1.
+    Title agreement counts only when our title is not derived from the abstract; author
+    surnames and year agreement raise or lower the result. Without the candidate's (or our)
+    abstract, the title and the authors must both agree, and then it is at most proposed.
+    A candidate whose title agrees with ours but whose abstract is another paper is a decoy:
+    held below PROPOSE_CONFIDENCE whatever else agrees.
+    """
+    reasons: list[str] = []
+    title_sim: float | None = None
+    if paper.title and not paper.title_derived and rec.title:
+        title_sim = title_similarity(paper.title, rec.title)
+    authors = author_overlap(paper.authors, rec.authors)
+    year_gap = abs(paper.year - rec.year) if paper.year and rec.year else None
+
+    abs_sim: float | None = None
+    if paper.abstract and rec.abstract:
+        abs_sim = abstract_similarity(paper.abstract, rec.abstract)
+
+    decoy = False
+    if abs_sim is not None:
+        if abs_sim >= ABSTRACT_MATCH:
+            conf = 0.8 + 0.2 * (abs_sim - ABSTRACT_MATCH) / (1 - ABSTRACT_MATCH)
+            reasons.append(f"the abstract matches ({abs_sim:.0%})")
+        elif abs_sim >= ABSTRACT_DIFFERENT:
+            conf = 0.45 + 0.3 * (abs_sim - ABSTRACT_DIFFERENT) / (ABSTRACT_MATCH - ABSTRACT_DIFFERENT)
+            reasons.append(f"the abstract is only partly alike ({abs_sim:.0%})")
+        else:
+            conf = 0.1
+            reasons.append(f"the abstract is a different paper's ({abs_sim:.0%} alike)")
+            decoy = (title_sim is not None and title_sim >= TITLE_MATCH) or (authors is not None and authors >= 0.5)
+    else:
+        reasons.append("no abstract to compare")
+        conf = 0.3
+        if title_sim is not None and title_sim >= TITLE_MATCH and authors is not None and authors >= 0.5:
+            conf = 0.55 + 0.1 * authors
+        elif title_sim is not None and title_sim >= TITLE_MATCH:
+            conf = 0.4
+
+    if title_sim is not None:
+        if title_sim >= TITLE_MATCH:
+            reasons.append("the title agrees")
+            conf += 0.03
+        elif title_sim < 0.5:
+            reasons.append("the title differs")
+            conf -= 0.15
+    if authors is not None:
+        if authors >= 0.5:
+            reasons.append(f"authors agree ({authors:.0%} of ours)")
+            conf += 0.05
+        elif authors == 0:
+            reasons.append("no author in common")
+            conf -= 0.3
+        else:
+            reasons.append(f"few authors in common ({authors:.0%} of ours)")
+            conf -= 0.1
+    if year_gap is not None:
+        if year_gap <= 1:
+            conf += 0.02
+        else:
+            reasons.append(f"the year differs ({rec.year} against our {paper.year})")
+            conf -= 0.1 if year_gap <= 3 else 0.25
+
+    if abs_sim is None:
+        conf = min(conf, AUTO_CONFIDENCE - 0.05)  # without an abstract: proposed, never automatic
+    if decoy:
+        reasons.append("a different paper that looks like ours: rejected")
+        conf = min(conf, PROPOSE_CONFIDENCE - 0.2)
+    return max(0.0, min(1.0, conf)), reasons
