@@ -16,12 +16,13 @@ from PySide6.QtWidgets import (
     QLineEdit,
     QMessageBox,
     QPlainTextEdit,
+    QProgressDialog,
     QPushButton,
     QTreeView,
 )
 
-from papershelf.core.online.records import FoundRecord, Proposal
-from replay_server import RECORDED, ReplayServer, Reply
+from papershelf.core.online.records import Proposal
+from replay_server import RECORDED, ReplayServer
 
 pytestmark = [
     pytest.mark.gui,
@@ -89,6 +90,11 @@ def answer_consent(qtbot, yes: bool):
 
 def allow_online():
     QSettings().setValue("online/allowed", True)
+
+
+def stored(lib, ids):
+    """The stored records of these papers, but `updated` (undo brings every field back but it)."""
+    return {pid: {k: v for k, v in rec.items() if k != "updated"} for pid, rec in lib.records(ids).items()}
 
 
 def status(win) -> str:
@@ -299,7 +305,7 @@ def test_review_applies_what_is_checked_as_one_step_and_keeps_the_rest(window, q
     auto, sure, decoy, failed = derived_papers(lib, 4)
     lib.set_citekey(auto.id, "navon2023equivariant")  # pinned: never changes
     lib.edit_record(sure.id, {"year": "2019"})  # a value of the user's
-    before = {p.id: lib.records([p.id])[p.id] for p in (sure, decoy, failed)}
+    before = {p.id: stored(lib, [p.id])[p.id] for p in (sure, decoy, failed)}
     proposals = [
         Proposal(
             auto.id,
@@ -348,10 +354,10 @@ def test_review_applies_what_is_checked_as_one_step_and_keeps_the_rest(window, q
     dialog.findChild(QPushButton, "reviewApplyButton").click()
     s = lib.get(sure.id)
     assert s.title == sure.title and s.title_derived and s.year == 2019 and s.venue == "Journal of Tests"
-    assert lib.records([decoy.id, failed.id]) == {k: before[k] for k in (decoy.id, failed.id)}  # never applied
+    assert stored(lib, [decoy.id, failed.id]) == {k: before[k] for k in (decoy.id, failed.id)}  # never applied
     assert win.undo_stack.count() == steps + 2  # the review's changes: one step
     act(win, "undoAction").trigger()
-    assert lib.records([sure.id])[sure.id] == before[sure.id]
+    assert stored(lib, [sure.id])[sure.id] == before[sure.id]
     assert lib.get(auto.id).year == 2023
     act(win, "redoAction").trigger()
     assert lib.get(sure.id).venue == "Journal of Tests"
@@ -388,5 +394,99 @@ def test_nothing_found_is_said_paper_by_paper(window, qtbot):
     box.accept()
 
 
-def candidate(**kw) -> FoundRecord:
-    return FoundRecord(service="arxiv", **kw)
+# ---- Find Published Version on the seed replay set -----------------------------------------------
+def by_abstract(lib):
+    """expected.json's entries of the window's listing → the paper each is about."""
+    from seed_replay import EXPECTED
+
+    out = {}
+    for entry in EXPECTED:
+        if entry["seed"] != "000_db2ace38735e4388.txt":
+            continue
+        start = " ".join(str(entry["abstract_start"]).split())
+        (paper,) = [p for p in lib.papers() if " ".join(p.abstract.split()).startswith(start)]
+        out[paper.id] = entry
+    return out
+
+
+def test_published_versions_of_derived_titles_applied_proposed_and_decoys_rejected(window, qtbot, replay):
+    from seed_replay import serve_seeds
+
+    win, lib = window, window.library
+    allow_online()
+    serve_seeds(replay)
+    expected = by_abstract(lib)
+    before = {pid: stored(lib, [pid])[pid] for pid in expected}
+    act(win, "findPublishedDerivedAction").trigger()
+    progress = shown(qtbot, QProgressDialog, "lookupProgress")
+    assert progress.maximum() == sum(1 for p in lib.papers() if p.title_derived)
+    dialog = shown(qtbot, QDialog, "reviewDialog")  # after the batch: the ones to review
+    assert not progress.isVisible()
+    assert win.undo_stack.count() == 1  # the sure ones: applied at once, one step
+    for pid, entry in expected.items():
+        paper = lib.get(pid)
+        if entry["outcome"] == "auto":
+            assert paper.title == entry["title"] and not paper.title_derived, entry["key"]
+            if entry["doi"]:
+                assert paper.doi == entry["doi"] and paper.year == entry["year"], entry["key"]
+        else:  # proposed, decoys and nothing found: untouched so far
+            assert stored(lib, [pid])[pid] == before[pid], entry["key"]
+        rows = dialog.change_rows(pid)
+        if entry["outcome"] == "proposed":
+            assert rows["title"].data(Qt.ItemDataRole.UserRole + 3) == entry["title"], entry["key"]
+        if entry["outcome"] in ("proposed", "decoy rejected"):  # never checked for the user
+            assert all(r.checkState() == Qt.CheckState.Unchecked for r in rows.values()), entry["key"]
+    proposed = [pid for pid, e in expected.items() if e["outcome"] == "proposed"]
+    decoys = [pid for pid, e in expected.items() if e["outcome"] == "decoy rejected"]
+    assert proposed and decoys
+    toggle(qtbot, dialog, proposed[0], "title")  # the user takes one proposed title
+    dialog.findChild(QPushButton, "reviewApplyButton").click()
+    assert lib.get(proposed[0]).title == expected[proposed[0]]["title"]
+    assert all(stored(lib, [pid])[pid] == before[pid] for pid in [*proposed[1:], *decoys])
+    assert win.undo_stack.count() == 2
+    act(win, "undoAction").trigger()  # the review's step
+    assert stored(lib, [proposed[0]])[proposed[0]] == before[proposed[0]]
+    act(win, "undoAction").trigger()  # the automatic step
+    assert all(stored(lib, [pid])[pid] == before[pid] for pid in expected)
+
+
+def test_cancel_stops_the_batch_and_what_was_found_is_still_applied(window, qtbot, replay, monkeypatch):
+    from seed_replay import serve_seeds
+
+    win, lib = window, window.library
+    allow_online()
+    serve_seeds(replay)
+    monkeypatch.setenv("PAPERSHELF_RATE_SCALE", "1")  # arXiv's real 3 s between requests: time to cancel
+    expected = by_abstract(lib)
+    act(win, "findPublishedDerivedAction").trigger()
+    progress = shown(qtbot, QProgressDialog, "lookupProgress")
+    qtbot.waitUntil(lambda: progress.value() >= 1, timeout=30_000)  # the first paper is done
+    progress.findChild(QPushButton).click()  # Cancel
+    qtbot.waitUntil(lambda: not win.menus.online.running(), timeout=30_000)
+    sent = len(replay.requests)
+    arxiv = replay.requests_to(ARXIV_QUERY)
+    assert len(arxiv) == 1  # the second paper's search waited for its turn, and was cancelled
+    assert "Cancelled after 1 paper" in status(win)
+    run = win.menus.online.lookup
+    assert run.result.cancelled and len(run.result.proposals) == 1
+    (done,) = run.result.proposals
+    if expected[done.paper_id]["outcome"] == "auto":  # what was found so far is still applied
+        assert lib.get(done.paper_id).title == expected[done.paper_id]["title"]
+    assert sum(1 for p in lib.papers() if not p.title_derived) <= 1
+    assert len(replay.requests) == sent  # nothing more after the batch stopped
+
+
+def test_find_published_version_of_the_selection_from_the_paper_menu_offline(window, qtbot):
+    win, lib = window, window.library
+    allow_online()  # every service is a closed port (conftest)
+    ids = [p.id for p in lib.papers() if p.title_derived][:2]
+    select(win, ids)
+    before = stored(lib, ids)
+    menu = win.paper_menu.build(win.selected_ids())
+    (action,) = [a for a in menu.actions() if a.objectName() == "findPublishedAction"]
+    action.trigger()
+    box = shown(qtbot, QMessageBox, "lookupReport")
+    words = box.informativeText()
+    assert words.count("\n") == 1 and "arXiv" in words and "connect" in words.lower()
+    assert stored(lib, ids) == before and win.undo_stack.count() == 0
+    box.accept()

@@ -351,6 +351,8 @@ class OnlineActions(QObject):
             from .online_lookup import LookupRun
 
             if not self.busy():
+                if self.lookup is not None:  # kept: its review may still be open
+                    self.lookup.dispose()
                 self.lookup = LookupRun(self, ids)
                 self.lookup.start()
 

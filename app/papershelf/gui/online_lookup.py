@@ -172,17 +172,26 @@ class LookupRun(QObject):
                 self.progress.setLabelText(tr("Cancelling…"))
 
     def _step(self, done: int, total: int) -> None:
-        if self.progress is not None:
-            self.progress.setMaximum(max(total, 1))
-            self.progress.setValue(done)
-            self.progress.setLabelText(tr("Looked up %d of %s…") % (done, n_papers(total)))
+        dialog = self.progress
+        if dialog is not None:
+            dialog.setLabelText(tr("Looked up %d of %s…") % (done, n_papers(total)))
+            dialog.setMaximum(max(total, 1))
+            # last: a window-modal progress dialog handles events here, the batch's end among them
+            dialog.setValue(done)
 
     def _close_progress(self) -> None:
+        # hidden, not deleted: this may run inside the dialog's own setValue (a window-modal
+        # progress dialog handles events there); the next run, or the window, deletes it
         if self.progress is not None:
             self.progress.canceled.disconnect(self.cancel)
-            self.progress.close()
-            self.progress.deleteLater()
+            self.progress.hide()
             self.progress = None
+
+    def dispose(self) -> None:
+        """Delete the widgets of a run that ended (its progress dialog)."""
+        for dialog in self.window.findChildren(QProgressDialog, "lookupProgress"):
+            if dialog.isHidden():
+                dialog.deleteLater()
 
     def _failed(self, exc: BaseException) -> None:
         self._close_progress()
