@@ -347,8 +347,8 @@ def test_review_applies_what_is_checked_as_one_step_and_keeps_the_rest(window, q
     assert rows["year"].checkState() == Qt.CheckState.Unchecked  # it would overwrite the user's 2019
     assert dialog.change_rows(decoy.id)["title"].checkState() == Qt.CheckState.Unchecked
     assert dialog.change_rows(auto.id) == {}  # applied already, not offered again
-    texts = [dialog.model.item(r, 1).text() for r in range(dialog.model.rowCount())]
-    assert any("no connection" in t for t in texts)  # the failure, in words
+    texts = [dialog.model.item(r).child(c).text() for r in range(dialog.model.rowCount()) for c in range(1)]
+    assert any("no connection" in t for t in texts)  # the failure, in words, under its paper
     toggle(qtbot, dialog, sure.id, "title")  # unchecked: the derived title stays
     assert dialog.change_rows(sure.id)["title"].checkState() == Qt.CheckState.Unchecked
     dialog.findChild(QPushButton, "reviewApplyButton").click()

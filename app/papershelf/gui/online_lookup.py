@@ -228,18 +228,19 @@ class LookupRun(QObject):
             said.append(tr("Nothing to change was found."))
         win.statusBar().showMessage(" ".join(said), 10000)
         if to_review:
-            self.open_review(rest)
+            self.open_review(rest, applied=len(automatic))
         elif [p for p in rest if p.message]:
             self.show_report(rest, " ".join(said))
         self.finished.emit()
 
-    def open_review(self, proposals: list[Proposal]) -> None:
-        """The review dialog of these proposals (not modal: the window goes on)."""
+    def open_review(self, proposals: list[Proposal], applied: int = 0) -> None:
+        """The review dialog of these proposals (window-modal, opened without blocking);
+        `applied`: how many sure ones were applied already."""
         from .review_dialog import ReviewDialog
 
         lib = self.window.library
         papers = {p.paper_id: lib.get(p.paper_id) for p in proposals if p.paper_id in lib}
-        dialog = self.review = ReviewDialog(proposals, papers, self.window)
+        dialog = self.review = ReviewDialog(proposals, papers, self.window, applied)
         dialog.applyRequested.connect(self.apply_reviewed)
         dialog.open()
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QItemSelectionModel, Qt, Signal
 from PySide6.QtGui import QBrush, QFont, QPalette, QStandardItem, QStandardItemModel
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -76,8 +76,13 @@ class ReviewDialog(QDialog):
     applyRequested = Signal(dict)  # paper id → {field: new text}
 
     def __init__(
-        self, proposals: Sequence[Proposal], papers: Mapping[str, Paper], parent: QWidget | None = None
+        self,
+        proposals: Sequence[Proposal],
+        papers: Mapping[str, Paper],
+        parent: QWidget | None = None,
+        applied: int = 0,
     ) -> None:
+        """`applied`: how many papers' sure versions were applied before the review (said at the top)."""
         super().__init__(parent)
         self.setObjectName("reviewDialog")
         self.setWindowTitle(self.tr("Review the Published Versions Found"))
@@ -89,11 +94,17 @@ class ReviewDialog(QDialog):
         summary = QLabel()
         summary.setObjectName("reviewSummary")
         summary.setWordWrap(True)
-        text = (
-            self.tr("A published version was found for 1 paper.")
-            if len(found) == 1
-            else self.tr("Published versions were found for %d papers.") % len(found)
-        )
+        text = self.tr("To review: 1 paper.") if len(found) == 1 else self.tr("To review: %d papers.") % len(found)
+        if applied:
+            text = (
+                (
+                    self.tr("Applied already: 1 paper, whose published version was sure.")
+                    if applied == 1
+                    else self.tr("Applied already: %d papers, whose published versions were sure.") % applied
+                )
+                + " "
+                + text
+            )
         if missing:
             text += " " + (
                 self.tr("1 paper got nothing to change (listed at the end).")
@@ -109,7 +120,7 @@ class ReviewDialog(QDialog):
             )
         )
         self.model = QStandardItemModel(0, 3, self)
-        self.model.setHorizontalHeaderLabels([self.tr("Paper / field"), self.tr("Now"), self.tr("Found")])
+        self.model.setHorizontalHeaderLabels([self.tr("Paper / field"), self.tr("Now"), self.tr("Found online")])
         self.view = QTreeView()
         self.view.setObjectName("reviewChanges")
         self.view.setAccessibleName(self.tr("Changes found"))
@@ -129,9 +140,15 @@ class ReviewDialog(QDialog):
         for proposal in missing:
             self._add_missing(proposal)
         self.model.itemChanged.connect(self._item_changed)
+        for r in range(self.model.rowCount()):  # a paper's row: its title, across the columns
+            head = self.model.item(r, 0)
+            self.view.setFirstColumnSpanned(r, self.model.indexFromItem(head).parent(), True)
+            for c in range(head.rowCount()):
+                if head.child(c, 1) is None:  # a message row
+                    self.view.setFirstColumnSpanned(c, head.index(), True)
         self.view.expandAll()
-        self.view.setColumnWidth(0, 300)
-        self.view.setColumnWidth(1, 330)
+        self.view.setColumnWidth(0, 170)
+        self.view.setColumnWidth(1, 470)
         buttons = QDialogButtonBox()
         self.apply_button: QPushButton = buttons.addButton(self.tr("&Apply"), QDialogButtonBox.ButtonRole.AcceptRole)
         self.apply_button.setObjectName("reviewApplyButton")
@@ -144,33 +161,28 @@ class ReviewDialog(QDialog):
         layout.addWidget(summary)
         layout.addWidget(self.view, 1)
         layout.addWidget(buttons)
-        self.resize(1100, 640)
-        if found:
-            self.view.setCurrentIndex(self.model.index(0, 0))
+        # as tall as its rows need, within reason: the rest scrolls
+        rows = self.model.rowCount() + sum(self.model.item(r).rowCount() for r in range(self.model.rowCount()))
+        self.resize(1100, min(700, max(360, 170 + rows * (self.fontMetrics().height() + 6))))
+        if found:  # the keyboard starts at the first paper (Space checks all its changes)
+            self.view.selectionModel().setCurrentIndex(
+                self.model.index(0, 0), QItemSelectionModel.SelectionFlag.NoUpdate
+            )
 
     # ---- building ----------------------------------------------------------------------
     def _add_paper(self, proposal: Proposal, sure: float) -> None:
         paper = self.papers.get(proposal.paper_id)
         current = paper.title if paper is not None else proposal.paper_id
-        head = QStandardItem(current)
+        service = SERVICE_NAMES.get(proposal.service, proposal.service)
+        how = self.tr("%s, %d%% sure") % (service, round(proposal.confidence * 100))
+        head = QStandardItem(f"{current}   ·   {how}")
         head.setData(proposal.paper_id, PAPER_ROLE)
-        head.setToolTip(current)
+        head.setToolTip(f"{current}\n\n{proposal.message}" if proposal.message else current)
         font = QFont(head.font())
         font.setBold(True)
         head.setFont(font)
         head.setCheckable(True)
-        service = SERVICE_NAMES.get(proposal.service, proposal.service)
-        how = self.tr("%s · %d%% sure") % (service, round(proposal.confidence * 100))
-        if proposal.automatic:
-            how += " · " + self.tr("sure enough to apply by itself")
-        detail = QStandardItem(how)
-        detail.setToolTip(proposal.message or how)
-        if proposal.candidate is not None and proposal.candidate.title:
-            found = QStandardItem(proposal.candidate.title)
-            found.setToolTip(proposal.candidate.title)
-        else:
-            found = QStandardItem("")
-        self.model.appendRow([head, detail, found])
+        self.model.appendRow(head)
         for field, (old, new) in proposal.changes.items():
             label = QStandardItem(self.tr(FIELD_LABELS.get(field, field)))
             label.setCheckable(True)
@@ -219,20 +231,18 @@ class ReviewDialog(QDialog):
         head.setData(proposal.paper_id, PAPER_ROLE)
         head.setToolTip(head.text())
         why = proposal.message or self.tr("Nothing found.")
-        if proposal.service and proposal.confidence:
-            service = SERVICE_NAMES.get(proposal.service, proposal.service)
-            why = self.tr("%s (%s, %d%% sure)") % (why, service, round(proposal.confidence * 100))
         message = QStandardItem(why)
         message.setToolTip(why)
         message.setForeground(QBrush(self.palette().color(QPalette.ColorRole.PlaceholderText)))
-        self.model.appendRow([head, message, QStandardItem("")])
+        head.appendRow(message)
+        self.model.appendRow(head)
 
     # ---- reading the choices ------------------------------------------------------------------
     def change_rows(self, paper_id: str) -> dict[str, QStandardItem]:
         """The change rows of a paper, by field (their first column: the checkbox)."""
         for r in range(self.model.rowCount()):
             head = self.model.item(r, 0)
-            if head.data(PAPER_ROLE) == paper_id and head.rowCount():
+            if head.data(PAPER_ROLE) == paper_id and head.isCheckable():
                 return {head.child(c, 0).data(FIELD_ROLE): head.child(c, 0) for c in range(head.rowCount())}
         return {}
 
