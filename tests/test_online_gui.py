@@ -490,3 +490,40 @@ def test_find_published_version_of_the_selection_from_the_paper_menu_offline(win
     assert words.count("\n") == 1 and "arXiv" in words and "connect" in words.lower()
     assert stored(lib, ids) == before and win.undo_stack.count() == 0
     box.accept()
+
+
+def test_closing_the_window_during_a_look_up_stops_it(qtbot, tmp_path, settings, replay, monkeypatch):
+    from conftest import SEEDS, Library
+    from papershelf.gui.main_window import MainWindow
+    from seed_replay import serve_seeds
+
+    allow_online()
+    serve_seeds(replay)
+    monkeypatch.setenv("PAPERSHELF_RATE_SCALE", "1")  # slow enough to be running when the window closes
+    lib = Library.open(tmp_path / "library")
+    lib.import_files(SEEDS[:1])
+    win = MainWindow(lib, open_index=False)
+    qtbot.addWidget(win)
+    win.show()
+    before = stored(lib, lib.ids())
+    act(win, "findPublishedDerivedAction").trigger()
+    qtbot.waitUntil(lambda: bool(replay.requests), timeout=30_000)
+    task = win.menus.online.task
+    assert win.menus.online.running()
+    win.close()
+    assert task.wait(0)  # its thread has ended
+    sent = len(replay.requests)
+    assert sent < sum(1 for p in lib.papers() if p.title_derived)
+    assert stored(lib, lib.ids()) == before  # nothing applied, nothing offered
+    assert not [w for w in QApplication.topLevelWidgets() if w.objectName() == "reviewDialog" and w.isVisible()]
+    lib.close()
+
+
+def test_a_paste_of_only_identifiers_is_told_apart_from_a_listing():
+    from papershelf.gui.online import only_identifiers
+
+    assert only_identifiers("10.1073/pnas.1414271111")
+    assert only_identifiers(" arXiv:1605.08386v2,\nhttps://doi.org/10.1073/pnas.1414271111; 2104.12255 ")
+    assert not only_identifiers("")
+    assert not only_identifiers("Deep learning 10.1073/pnas.1414271111")
+    assert not only_identifiers("Title: A paper\nAbstract: arXiv:1605.08386 is cited here.")

@@ -154,6 +154,15 @@ def fetch_all(
     return out
 
 
+def only_identifiers(text: str) -> bool:
+    """Whether `text` is nothing but DOIs, arXiv ids and their links (separated by spaces,
+    commas, semicolons or lines): a paste that Add by Identifier should take, not the importer."""
+    from ..core.online.identifiers import parse_identifier
+
+    words = [w for w in re.split(r"[\s,;]+", text) if w]
+    return bool(words) and all(parse_identifier(w) is not None for w in words)
+
+
 def already_there(papers: Iterable[Paper], records: list[FoundRecord]) -> list[str]:
     """The papers holding the DOI or arXiv id of one of these records."""
     dois = {r.doi.lower() for r in records if r.doi}
@@ -252,11 +261,15 @@ class OnlineActions(QObject):
         )
 
     def _fetch_failed(self, dialog: IdentifierDialog, exc: BaseException) -> None:
+        if self.window.closing:
+            return
         dialog.finished_fetching([], cancelled=False)
         self.window.show_error(tr("Nothing was added"), str(exc))
 
     def _fetched(self, dialog: IdentifierDialog, result: Fetched) -> None:
         win = self.window
+        if win.closing:  # cancelled by the window's closing: nothing more to do
+            return
         if result.cancelled:
             dialog.finished_fetching([], cancelled=True)
             self.say(tr("Cancelled: nothing was added."))

@@ -195,12 +195,15 @@ class LookupRun(QObject):
 
     def _failed(self, exc: BaseException) -> None:
         self._close_progress()
+        if self.window.closing:
+            return
         self.window.show_error(tr("The look-up failed"), str(exc))
         self.finished.emit()
 
     def _done(self, result: LookupResult) -> None:
         self._close_progress()
-        self.show_results(result)
+        if not self.window.closing:  # cancelled by the window's closing: nothing to offer
+            self.show_results(result)
 
     def show_results(self, result: LookupResult) -> None:
         """Apply the sure proposals at once (one step), open the review of the others, or say
