@@ -37,20 +37,29 @@ NAME, GIVEN, ORGANISATION = range(3)
 
 @dataclass
 class _Row:
-    name: str  # the family name, or the organisation's whole name
+    name: str  # the family name (with its von and Jr parts), or the organisation's whole name
     given: str
     organisation: bool
+    origin: EditorName | None = None  # the record's own name, given back while the row is untouched
+
+    def shown(self) -> tuple[str, str, bool]:
+        return self.name, self.given, self.organisation
 
     def editor_name(self) -> EditorName:
+        if self.origin is not None and _row(self.origin).shown() == self.shown():
+            return self.origin  # exactly as the record had it: an unchanged list sends nothing
         if self.organisation:
-            return EditorName(family="", given="", literal=self.name.strip())
-        return EditorName(family=self.name.strip(), given=self.given.strip(), literal="")
+            return EditorName(literal=self.name.strip())
+        # "Family, Jr" in the family box: BibTeX's three-part form "Family, Jr, Given"
+        family, _, jr = self.name.partition(",")
+        return EditorName(family=family.strip(), given=self.given.strip(), jr=jr.strip())
 
 
 def _row(name: EditorName) -> _Row:
     if name.literal:
-        return _Row(name.literal, "", True)
-    return _Row(name.family, name.given, False)
+        return _Row(name.literal, "", True, name)
+    family = " ".join(p for p in (name.von, name.family) if p) + (", " + name.jr if name.jr else "")
+    return _Row(family, name.given, False, name)
 
 
 class NameListModel(QAbstractTableModel):

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import QCoreApplication, QModelIndex, Qt
 from PySide6.QtGui import QAction, QKeySequence, QUndoCommand
 from PySide6.QtWidgets import (
+    QCheckBox,
     QComboBox,
     QDialog,
     QDialogButtonBox,
@@ -47,28 +48,14 @@ from .name_list import NameList
 if TYPE_CHECKING:
     from .main_window import MainWindow
 
-IDENTIFIERS = ("doi", "eprint", "url")
-SHOWN_APART = frozenset({"title", "author", "abstract", "entrytype", "citekey"})  # not field rows
+IDENTIFIERS = record_edit.IDENTIFIERS
+SHOWN_APART = frozenset({"title", "author", "entrytype", "citekey", *record_edit.NOT_EDITED_HERE})  # not field rows
+DISPLAY_FIELDS = frozenset({"year", "date", "venue", "doi", "eprint", "url"})  # editor_view has them always
 LONG_FIELDS = frozenset({"note", "annotation", "annote", "addendum", "comment"})
-LABELS = {
-    "venue": "Venue",
-    "journal": "Journal",
-    "journaltitle": "Journal",
-    "booktitle": "Book title",
-    "year": "Year",
-    "date": "Date",
-    "doi": "DOI",
-    "eprint": "arXiv id",
-    "url": "URL",
-    "isbn": "ISBN",
-    "issn": "ISSN",
-    "howpublished": "How published",
-    "eprinttype": "E-print type",
-    "urldate": "URL visited",
-}
 FIELD_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_:.+-]*\Z")
 DOI = re.compile(r"(?:doi:\s*|https?://(?:dx\.)?doi\.org/)?10\.\d{3,9}/\S+\Z", re.IGNORECASE)
 ARXIV = re.compile(r"(?:arxiv:)?(?:\d{4}\.\d{4,5}|[a-z][a-z.-]*(?:\.[a-z]{2})?/\d{7})(?:v\d+)?\Z", re.IGNORECASE)
+ARXIV_URL = re.compile(r"https?://arxiv\.org/(?:abs|pdf)/", re.IGNORECASE)
 URL = re.compile(r"[a-z][a-z0-9+.-]*://\S+\Z", re.IGNORECASE)
 
 
@@ -77,9 +64,9 @@ def tr(text: str) -> str:
     return QCoreApplication.translate("RecordEditor", text)
 
 
-def field_label(name: str) -> str:
-    """How a field is named in the form ("doi" → "DOI"); unknown names as they are."""
-    return tr(LABELS[name]) if name in LABELS else name[:1].upper() + name[1:]
+def field_label(name: str, entrytype: str = "") -> str:
+    """How a field is named in the form ("doi" → "DOI", "venue" → "Journal" for an article)."""
+    return tr(record_edit.field_label(name, entrytype))
 
 
 def identifier_problem(name: str, value: str, eprint_type: str = "") -> str:
@@ -89,7 +76,8 @@ def identifier_problem(name: str, value: str, eprint_type: str = "") -> str:
         return ""
     if name == "doi" and not DOI.match(value):
         return tr("A DOI starts with 10. and a slash follows its prefix, as in 10.1145/3290605.3300520.")
-    if name == "eprint" and eprint_type.strip().lower() in ("", "arxiv") and not ARXIV.match(value):
+    arxiv = ARXIV_URL.sub("", value).removesuffix(".pdf")
+    if name == "eprint" and eprint_type.strip().lower() in ("", "arxiv") and not ARXIV.match(arxiv):
         return tr("An arXiv id looks like 2401.01234 (or hep-th/9901001 for older papers).")
     if name == "url" and not URL.match(value):
         return tr("A URL starts with https:// (or http://) and holds no spaces.")
@@ -140,7 +128,6 @@ class FieldRow(QWidget):
             self.edit = QLineEdit(value)
             self.edit.textChanged.connect(self._edited)
         self.edit.setObjectName(f"fieldEdit_{name}")
-        self.edit.setAccessibleName(field_label(name))
         self.edit.setToolTip(tr("BibTeX field: %s") % name)
         self.problem = QLabel()
         self.problem.setObjectName(f"fieldProblem_{name}")
@@ -203,6 +190,7 @@ class RecordEditor(QDialog):
         self.removed: set[str] = set()  # the record's fields taken out
         self.added: set[str] = set()  # fields added by name (shown under Other fields while empty)
         self.rows: dict[str, FieldRow] = {}
+        self.refused_keys: dict[str, str] = {}  # key → why the library refused it
 
         # ---- the left column: type, key, title, authors ----
         self.type_combo = QComboBox()
@@ -224,13 +212,18 @@ class RecordEditor(QDialog):
         self.title_edit = QLineEdit(view.fields.get("title", ""))
         self.title_edit.setObjectName("titleEdit")
         self.title_edit.setMinimumWidth(360)
-        if paper.title_derived:
-            self.title_edit.setPlaceholderText(tr("Derived from the abstract: type the paper's title"))
+        if view.title_derived:  # not a title: the words the list shows until the paper gets one
+            self.title_edit.setPlaceholderText(tr("Derived from the abstract: %s") % view.fields.get("title", ""))
+            self.title_edit.setToolTip(self.title_edit.placeholderText())
             self.title_edit.setText("")
-            self.original_fields.pop("title", None)  # any title typed is a change
+            self.original_fields["title"] = ""  # any title typed is a change
         self.authors = NameList()
         self.authors.setObjectName("authorList")
         self.authors.set_names(list(view.authors))
+        self.others = QCheckBox(tr("… and &others (et al.)"))
+        self.others.setObjectName("andOthers")
+        self.others.setToolTip(tr("The list ends with “and others”: more authors than it names"))
+        self.others.setChecked(view.others)
 
         top = QFormLayout()
         top.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
@@ -243,7 +236,9 @@ class RecordEditor(QDialog):
         top.addRow(self._buddy(tr("T&itle:"), self.title_edit), self.title_edit)
         authors_box = QGroupBox(tr("Authors"))
         authors_box.setObjectName("authorsGroup")
-        QVBoxLayout(authors_box).addWidget(self.authors)
+        authors_column = QVBoxLayout(authors_box)
+        authors_column.addWidget(self.authors)
+        authors_column.addWidget(self.others)
         left = QVBoxLayout()
         left.addLayout(top)
         left.addWidget(authors_box, 1)
@@ -322,6 +317,7 @@ class RecordEditor(QDialog):
         self.key_edit.textChanged.connect(self.validate)
         self.title_edit.textChanged.connect(self.validate)
         self.authors.changed.connect(self.validate)
+        self.others.toggled.connect(self.validate)
         self.relayout()
         self.resize(1080, 720)
 
@@ -363,7 +359,12 @@ class RecordEditor(QDialog):
             if f not in named
             and f not in SHOWN_APART
             and f not in self.removed
-            and (f in self.original_fields or f in self.added or (f in self.rows and self.rows[f].text()))
+            and (
+                # the view's empty display fields (venue, year…) are not the record's: shown where named
+                (f in self.original_fields and (self.original_fields[f] or f not in DISPLAY_FIELDS))
+                or f in self.added
+                or (f in self.rows and self.rows[f].text())
+            )
         ]
         for (box, form), names in zip(self.groups.values(), (required, IDENTIFIERS, optional, other)):
             while form.rowCount():  # the rows go back to the pool (self.rows); their labels go
@@ -377,7 +378,8 @@ class RecordEditor(QDialog):
             for field in names:
                 row = self._row(field, removable=form is self.groups["otherGroup"][1])
                 row.set_required(field in required)
-                label = QLabel(field_label(field) + ":")
+                label = QLabel(field_label(field, kind) + ":")
+                row.edit.setAccessibleName(field_label(field, kind))
                 label.setToolTip(tr("BibTeX field: %s") % field)
                 form.addRow(label, row)
                 label.show()  # at once, not when the layout's queued show comes: a grab or a test sees it
@@ -397,10 +399,10 @@ class RecordEditor(QDialog):
         problem = ""
         if not FIELD_NAME.match(name):
             problem = tr("A field name is letters, digits and - _ : . + (starting with a letter).")
-        elif name in ("abstract",):
-            problem = tr("The abstract is the paper's own: it is not edited here.")
+        elif name in record_edit.NOT_EDITED_HERE:
+            problem = tr(record_edit.NOT_EDITED_HERE[name]).capitalize() + "."
         elif name in SHOWN_APART:
-            problem = tr("%s has its own place at the top.") % field_label(name)
+            problem = tr("%s has its own place at the top.") % field_label(name, self.entrytype())
         self.new_field_problem.setText(problem)
         self.new_field_problem.setVisible(bool(problem))
         if problem:
@@ -434,8 +436,8 @@ class RecordEditor(QDialog):
         if title != self.original_fields.get("title", ""):
             out["title"] = title
         names = self.authors.names()
-        if names != list(view.authors):
-            out["author"] = record_edit.names_text(names)
+        if names != list(view.authors) or self.others.isChecked() != view.others:
+            out["author"] = record_edit.names_text(names, self.others.isChecked())
         for name in self.removed:
             if name in self.original_fields:
                 out[name] = None
@@ -453,8 +455,11 @@ class RecordEditor(QDialog):
         key = self.key_edit.text().strip()
         problem = ""
         if key != self.view.citekey and key:
+            # the library's own rule, as typed, where the core offers it; else its answer to OK,
+            # kept until the key is changed
             check = getattr(record_edit, "citekey_problem", None)
             problem = check(key) if callable(check) else ""
+            problem = problem or self.refused_keys.get(key, "")
         self.key_problem.setText(problem)
         self.key_problem.setVisible(bool(problem))
         ok = ok and not problem
@@ -481,7 +486,7 @@ class RecordEditor(QDialog):
                 row = self.rows.get(name)
                 empty = row is None or not row.text().strip()
             if empty:
-                missing.append(field_label(name) if name not in ("author", "title") else tr(name.capitalize()))
+                missing.append(field_label(name, self.entrytype()))
         self.missing.setText(
             tr("Empty but required for @%s: %s (the record is saved anyway).") % (self.entrytype(), ", ".join(missing))
             if missing
@@ -505,7 +510,12 @@ class RecordEditor(QDialog):
         try:
             command = EditRecord(win.library, self.paper_id, changes, label)
         except (PapershelfError, ValueError) as exc:
-            self._show_error(str(exc))
+            message = str(exc)
+            if "citekey" in changes and "citation key" in message:  # said under the key, OK waits
+                self.refused_keys[str(changes["citekey"])] = message
+                self.validate()
+            else:
+                self._show_error(message)
             return
         if command.changed:
             win.undo_stack.push(command)
