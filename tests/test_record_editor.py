@@ -164,7 +164,9 @@ def test_editing_a_listing_paper_is_one_undo_step_the_viewer_and_the_export_foll
     qtbot.keyClick(win.paper_list, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)
     assert records(lib, [pid]) == before
     assert lib.get(pid).title_derived and DERIVED_NOTE in lib.bibtex_entries([pid], pin=False)
-    qtbot.keyClick(win.paper_list, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier)
+    qtbot.keyClick(
+        win.paper_list, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier
+    )
     assert records(lib, [pid]) == after
 
 

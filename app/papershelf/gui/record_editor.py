@@ -347,9 +347,7 @@ class RecordEditor(QDialog):
         kind = self.entrytype()
         required = [f for f in record_edit.required(kind) if f not in SHOWN_APART and f not in IDENTIFIERS]
         optional = [
-            f
-            for f in record_edit.optional(kind)
-            if f not in SHOWN_APART and f not in IDENTIFIERS and f not in required
+            f for f in record_edit.optional(kind) if f not in SHOWN_APART and f not in IDENTIFIERS and f not in required
         ]
         named = set(required) | set(optional) | set(IDENTIFIERS)
         have = list(dict.fromkeys([*self.original_fields, *self.rows, *sorted(self.added)]))
@@ -366,7 +364,7 @@ class RecordEditor(QDialog):
                 or (f in self.rows and self.rows[f].text())
             )
         ]
-        for (box, form), names in zip(self.groups.values(), (required, IDENTIFIERS, optional, other)):
+        for (box, form), names in zip(self.groups.values(), (required, IDENTIFIERS, optional, other), strict=True):
             while form.rowCount():  # the rows go back to the pool (self.rows); their labels go
                 taken = form.takeRow(0)
                 for item in (taken.labelItem, taken.fieldItem):
@@ -426,7 +424,8 @@ class RecordEditor(QDialog):
     # ---- checking and saving ------------------------------------------------------
     def changes(self) -> dict[str, str | None]:
         """Only what the person changed, in edit_record's vocabulary."""
-        view, out = self.view, {}
+        view = self.view
+        out: dict[str, str | None] = {}
         if self.entrytype() != view.entrytype:
             out["entrytype"] = self.entrytype()
         key = self.key_edit.text().strip()
