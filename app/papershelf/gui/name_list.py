@@ -23,6 +23,7 @@ from PySide6.QtWidgets import (
     QAbstractItemView,
     QHBoxLayout,
     QHeaderView,
+    QLabel,
     QPushButton,
     QTableView,
     QVBoxLayout,
@@ -189,8 +190,9 @@ class NameListModel(QAbstractTableModel):
 class NameList(QWidget):
     """A table of names with Add person, Add organisation, Remove, Move up and Move down.
 
-    Keys while the table has the focus: Insert adds a person, Ctrl+Insert an
-    organisation, Delete removes the current name, Alt+Up / Alt+Down move it.
+    Keys while the table has the focus: Insert adds a person, Delete removes
+    the current name, Alt+Up / Alt+Down move it (Ctrl+Insert is Copy on X11:
+    an organisation is the button's Alt+G).
     """
 
     changed = Signal()
@@ -230,14 +232,22 @@ class NameList(QWidget):
         for b in (self.add_person_button, self.add_org_button, self.remove_button, self.up_button, self.down_button):
             buttons.addWidget(b)
         buttons.addStretch(1)
+        keys = QLabel(
+            self.tr("Type over a name to change it. Ins adds a person, Del removes one, Alt+↑ and Alt+↓ move it.")
+        )
+        keys.setObjectName("nameListKeys")
+        keys.setWordWrap(True)
+        small = keys.font()
+        small.setPointSizeF(small.pointSizeF() * 0.9)
+        keys.setFont(small)
         column = QVBoxLayout(self)
         column.setContentsMargins(0, 0, 0, 0)
         column.addWidget(view, 1)
         column.addLayout(buttons)
+        column.addWidget(keys)
 
         for key, slot in (
             ("Ins", self.add_person),
-            ("Ctrl+Ins", self.add_organisation),
             ("Del", self.remove_current),
             ("Alt+Up", lambda: self.move_current(-1)),
             ("Alt+Down", lambda: self.move_current(1)),

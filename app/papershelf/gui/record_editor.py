@@ -383,6 +383,16 @@ class RecordEditor(QDialog):
                 label.show()  # at once, not when the layout's queued show comes: a grab or a test sees it
                 row.show()
             box.setVisible(bool(names) or box is self.groups["otherGroup"][0])
+        # one label column for every group, so the boxes line up
+        labels = [
+            item.widget()
+            for _, form in self.groups.values()
+            for i in range(form.rowCount())
+            if (item := form.itemAt(i, QFormLayout.ItemRole.LabelRole)) is not None and item.widget() is not None
+        ]
+        width = max((label.sizeHint().width() for label in labels), default=0)
+        for label in labels:
+            label.setMinimumWidth(width)
         self.groups["requiredGroup"][0].setTitle(tr("Required for @%s") % kind)
         self.groups["optionalGroup"][0].setTitle(tr("Optional for @%s") % kind)
         self.shown_fields = [*required, *IDENTIFIERS, *optional, *other]
