@@ -344,6 +344,13 @@ def test_the_author_list_is_kept_by_the_keyboard_alone(xampl_window, qtbot):
     dialog = open_editor(win, qtbot)
     names = dialog.authors.view
     names.setFocus()
+    # Space on the Organisation box makes Oaho one corporate name, and back: nothing changed
+    names.setCurrentIndex(names.model().index(0, 2))
+    qtbot.keyClick(names, Qt.Key.Key_Space)
+    assert dialog.authors.names()[0].literal == "Alfred V. Oaho"
+    qtbot.keyClick(names, Qt.Key.Key_Space)
+    assert dialog.changes() == {}
+    names.setCurrentIndex(names.model().index(0, 0))
     qtbot.keyClick(dialog, Qt.Key.Key_G, Qt.KeyboardModifier.AltModifier)  # Add Or&ganisation, after Oaho
     qtbot.waitUntil(lambda: names.state() == QAbstractItemView.State.EditingState)  # a mnemonic's click is animated
     qtbot.keyClicks(names.focusWidget(), "ACM")

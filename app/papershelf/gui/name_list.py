@@ -46,6 +46,9 @@ class _Row:
     def shown(self) -> tuple[str, str, bool]:
         return self.name, self.given, self.organisation
 
+    def joined(self) -> str:
+        return " ".join(x for x in (self.given.strip(), self.name.strip()) if x)
+
     def editor_name(self) -> EditorName:
         if self.origin is not None and _row(self.origin).shown() == self.shown():
             return self.origin  # exactly as the record had it: an unchanged list sends nothing
@@ -140,8 +143,9 @@ class NameListModel(QAbstractTableModel):
             if checked == row.organisation:
                 return False
             if checked:  # "Given Family" read as one name: "Acme Labs", not "Labs, Acme"
-                row.name = " ".join(x for x in (row.given.strip(), row.name.strip()) if x)
-                row.given = ""
+                row.name, row.given = row.joined(), ""
+            elif row.origin is not None and not row.origin.literal and _row(row.origin).joined() == row.name:
+                row.name, row.given = _row(row.origin).name, row.origin.given  # a slip undone: the name as it was
             row.organisation = checked
             self.dataChanged.emit(self.index(index.row(), 0), self.index(index.row(), 2))
             return True

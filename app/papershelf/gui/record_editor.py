@@ -18,8 +18,8 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QCoreApplication, QModelIndex, Qt
-from PySide6.QtGui import QAction, QKeySequence, QUndoCommand
+from PySide6.QtCore import QCoreApplication, QModelIndex, Qt, Signal
+from PySide6.QtGui import QAction, QColor, QKeySequence, QPalette, QUndoCommand
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -84,6 +84,19 @@ def identifier_problem(name: str, value: str, eprint_type: str = "") -> str:
     return ""
 
 
+def problem_label(name: str) -> QLabel:
+    """A hidden line in red that says what is wrong, readable on a light or a dark palette."""
+    label = QLabel()
+    label.setObjectName(name)
+    label.setWordWrap(True)
+    palette = label.palette()
+    dark = palette.window().color().lightness() < 128
+    palette.setColor(QPalette.ColorRole.WindowText, QColor("#ff8a80" if dark else "#b71c1c"))
+    label.setPalette(palette)
+    label.hide()
+    return label
+
+
 class EditRecord(QUndoCommand):
     """A record edit: made when it is built (raising InvalidValueError, with nothing
     changed and nothing to push, when the library refuses it); undo and redo put
@@ -114,6 +127,8 @@ class FieldRow(QWidget):
     """One field: its text box, a line under it for a problem, and (for the
     record's other fields) a button that removes the field."""
 
+    edited = Signal()
+
     def __init__(self, name: str, value: str, removable: bool) -> None:
         super().__init__()
         self.name = name
@@ -123,24 +138,18 @@ class FieldRow(QWidget):
             self.edit = QPlainTextEdit(value)
             self.edit.setTabChangesFocus(True)
             self.edit.setFixedHeight(self.fontMetrics().lineSpacing() * 4 + 12)
-            self.edit.textChanged.connect(self._edited)
         else:
             self.edit = QLineEdit(value)
-            self.edit.textChanged.connect(self._edited)
+        self.edit.textChanged.connect(self.edited)
         self.edit.setObjectName(f"fieldEdit_{name}")
         self.edit.setToolTip(tr("BibTeX field: %s") % name)
-        self.problem = QLabel()
-        self.problem.setObjectName(f"fieldProblem_{name}")
-        self.problem.setWordWrap(True)
-        self.problem.setStyleSheet("color: #c62828;")
-        self.problem.hide()
+        self.problem = problem_label(f"fieldProblem_{name}")
         self.remove_button = QToolButton()
         self.remove_button.setText("✕")
         self.remove_button.setObjectName(f"removeField_{name}")
         self.remove_button.setToolTip(tr("Remove the field %s") % name)
         self.remove_button.setAccessibleName(tr("Remove the field %s") % name)
         self.remove_button.setVisible(removable)
-        self.on_edit: list = []
         row = QHBoxLayout()
         row.setContentsMargins(0, 0, 0, 0)
         row.addWidget(self.edit, 1)
@@ -162,15 +171,7 @@ class FieldRow(QWidget):
 
     def set_required(self, required: bool) -> None:
         """An empty required field says so in its box."""
-        placeholder = tr("Required, empty") if required else ""
-        if isinstance(self.edit, QLineEdit):
-            self.edit.setPlaceholderText(placeholder)
-        else:
-            self.edit.setPlaceholderText(placeholder)
-
-    def _edited(self) -> None:
-        for callback in self.on_edit:
-            callback()
+        self.edit.setPlaceholderText(tr("Required, empty") if required else "")
 
 
 class RecordEditor(QDialog):
@@ -204,11 +205,7 @@ class RecordEditor(QDialog):
         self.key_edit = QLineEdit(view.citekey)
         self.key_edit.setObjectName("citekeyEdit")
         self.key_edit.setPlaceholderText(tr("Empty: Papershelf makes one up"))
-        self.key_problem = QLabel()
-        self.key_problem.setObjectName("citekeyProblem")
-        self.key_problem.setWordWrap(True)
-        self.key_problem.setStyleSheet("color: #c62828;")
-        self.key_problem.hide()
+        self.key_problem = problem_label("citekeyProblem")
         self.title_edit = QLineEdit(view.fields.get("title", ""))
         self.title_edit.setObjectName("titleEdit")
         self.title_edit.setMinimumWidth(360)
@@ -255,10 +252,7 @@ class RecordEditor(QDialog):
         self.add_field_button.setAutoDefault(False)
         self.add_field_button.clicked.connect(self.add_field)
         self.new_field.returnPressed.connect(self.add_field)
-        self.new_field_problem = QLabel()
-        self.new_field_problem.setObjectName("newFieldProblem")
-        self.new_field_problem.setStyleSheet("color: #c62828;")
-        self.new_field_problem.hide()
+        self.new_field_problem = problem_label("newFieldProblem")
         self.groups: dict[str, tuple[QGroupBox, QFormLayout]] = {}
         for name, title in (
             ("requiredGroup", ""),
@@ -292,12 +286,8 @@ class RecordEditor(QDialog):
         self.missing = QLabel()
         self.missing.setObjectName("missingRequired")
         self.missing.setWordWrap(True)
-        self.error = QLabel()
-        self.error.setObjectName("editError")
-        self.error.setWordWrap(True)
-        self.error.setStyleSheet("color: #c62828;")
+        self.error = problem_label("editError")
         self.error.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.error.hide()
         self.buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel)
         self.buttons.accepted.connect(self.apply)
         self.buttons.rejected.connect(self.reject)
@@ -336,7 +326,7 @@ class RecordEditor(QDialog):
         row = self.rows.get(name)
         if row is None:
             row = FieldRow(name, self.original_fields.get(name, ""), removable)
-            row.on_edit.append(self.validate)
+            row.edited.connect(self.validate)
             row.remove_button.clicked.connect(lambda _=False, n=name: self.remove_field(n))
             self.rows[name] = row
         row.remove_button.setVisible(removable)
