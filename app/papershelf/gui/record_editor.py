@@ -354,6 +354,7 @@ class RecordEditor(QDialog):
                 or (f in self.rows and self.rows[f].text())
             )
         ]
+        labels: list[QLabel] = []
         for (box, form), names in zip(self.groups.values(), (required, IDENTIFIERS, optional, other), strict=True):
             while form.rowCount():  # the rows go back to the pool (self.rows); their labels go
                 taken = form.takeRow(0)
@@ -370,16 +371,11 @@ class RecordEditor(QDialog):
                 row.edit.setAccessibleName(field_label(field, kind))
                 label.setToolTip(tr("BibTeX field: %s") % field)
                 form.addRow(label, row)
+                labels.append(label)
                 label.show()  # at once, not when the layout's queued show comes: a grab or a test sees it
                 row.show()
             box.setVisible(bool(names) or box is self.groups["otherGroup"][0])
         # one label column for every group, so the boxes line up
-        labels = [
-            item.widget()
-            for _, form in self.groups.values()
-            for i in range(form.rowCount())
-            if (item := form.itemAt(i, QFormLayout.ItemRole.LabelRole)) is not None and item.widget() is not None
-        ]
         width = max((label.sizeHint().width() for label in labels), default=0)
         for label in labels:
             label.setMinimumWidth(width)
