@@ -362,7 +362,8 @@ class RecordEditor(QDialog):
                     widget = item.widget() if item is not None else None
                     if isinstance(widget, FieldRow):
                         widget.hide()
-                    elif widget is not None:
+                    elif widget is not None:  # hidden now: not painted under the new label until it goes
+                        widget.hide()
                         widget.deleteLater()
             for field in names:
                 row = self._row(field, removable=form is self.groups["otherGroup"][1])
