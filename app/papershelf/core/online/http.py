@@ -20,6 +20,7 @@ import email.utils
 import hashlib
 import json
 import os
+import re
 import tempfile
 import threading
 import time
@@ -104,28 +105,38 @@ class _RateLimiter:
     """The next moment each service may be asked again, shared by every Http of the process.
 
     A request reserves its slot before it is sent, and its end pushes the next slot to end + spacing:
-    so the service sees requests at least `spacing` apart even when a connection is slow to open."""
+    so the service sees requests at least `spacing` apart even when a connection is slow to open.
+    A service is known by its name and where it is (a test's server is not the real one)."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._next: dict[str, float] = {}
+        self._next: dict[tuple[str, str], float] = {}
+
+    @staticmethod
+    def _key(service: str) -> tuple[str, str]:
+        return service, base_url(service)
+
+    @staticmethod
+    def _spacing(service: str) -> float:
+        return SPACING.get(service, 1.0) * rate_scale()
 
     def reserve(self, service: str) -> float:
         """The monotonic time at which this request may be sent (its slot is taken)."""
-        spacing = SPACING.get(service, 1.0) * rate_scale()
+        key = self._key(service)
         with self._lock:
-            start = max(time.monotonic(), self._next.get(service, 0.0))
-            self._next[service] = start + spacing
+            start = max(time.monotonic(), self._next.get(key, 0.0))
+            self._next[key] = start + self._spacing(service)
             return start
 
     def done(self, service: str) -> None:
         """A request to `service` has ended: the next one waits a full spacing from now."""
-        self.defer(service, time.monotonic() + SPACING.get(service, 1.0) * rate_scale())
+        self.defer(service, time.monotonic() + self._spacing(service))
 
     def defer(self, service: str, until: float) -> None:
         """Nobody asks `service` before `until` (monotonic): it asked us to slow down."""
+        key = self._key(service)
         with self._lock:
-            self._next[service] = max(self._next.get(service, 0.0), until)
+            self._next[key] = max(self._next.get(key, 0.0), until)
 
 
 _LIMITER = _RateLimiter()
@@ -166,8 +177,12 @@ def _retry_after(value: str | None) -> float | None:
 
 
 def _clean_contact(contact: str) -> str:
-    # the contact goes into a header: printable ASCII without spaces or the UA's delimiters
-    return "".join(ch for ch in contact.strip() if 33 <= ord(ch) < 127 and ch not in '();,\\"')
+    """The contact as it can go into a header: the e-mail address in it ("Ann <ann@example.org>"),
+    else its printable ASCII without spaces or the User-Agent's delimiters."""
+    found = re.search(r"[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+", contact)
+    if found is not None:
+        return found.group(0)
+    return "".join(ch for ch in contact.strip() if 33 <= ord(ch) < 127 and ch not in '();,<>\\"')
 
 
 class Http:
