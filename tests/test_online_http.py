@@ -78,6 +78,16 @@ def test_connection_refused_is_offline(http: Http) -> None:
     assert caught.value.service == "arxiv"
 
 
+def test_a_name_that_does_not_resolve_is_offline(monkeypatch, http: Http) -> None:
+    monkeypatch.setenv("PAPERSHELF_OPENALEX_URL", "http://no-such-host.invalid")  # .invalid never resolves
+    with pytest.raises(Offline) as caught:
+        http.get("openalex", "/works/W1")
+    assert str(caught.value) == (
+        "Cannot reach OpenAlex (no-such-host.invalid): its name could not be looked up (DNS). "
+        "Check your internet connection; nothing was changed."
+    )
+
+
 def test_a_server_that_never_answers_times_out(replay: ReplayServer, cache: Path) -> None:
     replay.route("/crossref/works/10.1/x", hang=True)
     with Http(cache_dir=cache, timeout=0.3) as http, pytest.raises(TimedOut) as caught:
@@ -182,6 +192,14 @@ def test_a_429_storm_gives_up(replay: ReplayServer, cache: Path) -> None:
     # the back-off doubles (scaled by PAPERSHELF_RATE_SCALE)
     spacing = gaps([r.time for r in replay.requests])
     assert spacing[1] >= 2 * 0.01 and spacing[2] >= 4 * 0.01
+
+
+def test_retry_after_zero_still_backs_off(replay: ReplayServer, cache: Path) -> None:
+    replay.route(ROUTE, S2_429, status=429, headers={"Retry-After": "0"})
+    with Http(cache_dir=cache, retries=2) as http, pytest.raises(RateLimited):
+        http.get("s2", SEARCH, {"query": "turing"})
+    assert len(replay.requests) == 3
+    assert gaps([r.time for r in replay.requests])[1] >= 2 * 0.01
 
 
 def test_a_long_pause_asked_is_not_waited(replay: ReplayServer, http: Http) -> None:

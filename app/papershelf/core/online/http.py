@@ -280,7 +280,9 @@ class Http:
                     service,
                     url,
                 )
-            wait = asked if asked is not None else (2.0**attempt) * rate_scale()
+            # what the service asked, and never less than the back-off (a "Retry-After: 0" storm)
+            backoff = (2.0**attempt) * rate_scale()
+            wait = max(asked, backoff) if asked is not None else backoff
             _LIMITER.defer(service, time.monotonic() + wait)
             if self.on_wait is not None and wait >= 1:
                 self.on_wait(f"{SERVICE_NAMES.get(service, service)} asked us to slow down: waiting {_minutes(wait)}…")
