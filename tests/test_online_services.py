@@ -11,7 +11,7 @@ import pytest
 from papershelf.core.online import services
 from papershelf.core.online.http import Http
 from papershelf.core.online.identifiers import Identifier, parse_identifier
-from papershelf.core.online.records import BadResponse, NotFound, ServerError
+from papershelf.core.online.records import BadResponse, NotFound, Offline, ServerError
 from replay_server import RECORDED, ReplayServer, replay_fixture  # noqa: F401
 
 PNAS = "10.1073/pnas.1414271111"
@@ -436,3 +436,19 @@ def test_malformed_answers(replay: ReplayServer, http: Http, service, path, body
     with pytest.raises(BadResponse, match=f"^{names[service]} sent an answer Papershelf cannot read") as caught:
         call(http)
     assert caught.value.service == service
+
+
+def test_a_doi_with_brackets_and_semicolons_reaches_the_service(replay: ReplayServer, http: Http) -> None:
+    sici = "10.1002/(sici)1097-4636(199602)30:2<239::aid-jbm13>3.0.co;2-s"
+    # a real Crossref answer (of another DOI) at this path: what is tested is the way there
+    replay.route(f"/crossref/works/{sici}", RECORDED / "crossref_works_doi_10.1073_pnas.1414271111.json")
+    assert services.fetch(http, ident(f"https://doi.org/{sici}")).title == PNAS_TITLE
+    (request,) = replay.requests
+    assert request.path == f"/crossref/works/{sici}"
+    assert "<" not in request.raw_path and ";" not in request.raw_path  # escaped on the wire
+
+
+def test_offline_names_the_service_and_asks_nobody_else(http: Http) -> None:
+    # conftest: every service is the closed port 9
+    with pytest.raises(Offline, match=r"^Cannot reach Crossref \(127\.0\.0\.1:9\): the connection was refused"):
+        services.fetch(http, ident("10.1073/pnas.1414271111"))
