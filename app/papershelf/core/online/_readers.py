@@ -1,0 +1,433 @@
+"""The services' answers read into FoundRecords: arXiv's Atom, Crossref's, OpenAlex's and Semantic
+Scholar's JSON, and the BibTeX doi.org negotiates. Pure functions of the text; a part that is not
+what the service sends raises BadResponse naming the service (services.py adds the request)."""
+
+from __future__ import annotations
+
+import html
+import json
+import logging
+import re
+import xml.etree.ElementTree as ET
+from typing import Any
+
+from papershelf.core.latex import decode, latex_text, parse_names
+from papershelf.core.online.records import SERVICE_NAMES, BadResponse, FoundRecord, ServerError
+from papershelf.core.text import clean_doi
+
+ATOM = "{http://www.w3.org/2005/Atom}"
+ARXIV = "{http://arxiv.org/schemas/atom}"
+OPENSEARCH = "{http://a9.com/-/spec/opensearch/1.1/}"
+
+# Crossref's work types as BibLaTeX entry types (api.crossref.org/types); preprints and anything
+# without a closer type are @misc, valid in both dialects and needing no particular field
+CROSSREF_TYPES = {
+    "journal-article": "article",
+    "proceedings-article": "inproceedings",
+    "book-chapter": "incollection",
+    "book-section": "incollection",
+    "book-part": "incollection",
+    "reference-entry": "incollection",
+    "book": "book",
+    "monograph": "book",
+    "edited-book": "book",
+    "reference-book": "book",
+    "book-set": "book",
+    "book-series": "book",
+    "proceedings": "proceedings",
+    "dissertation": "phdthesis",
+    "report": "report",
+    "report-series": "report",
+    "posted-content": "misc",
+    "dataset": "misc",
+    "standard": "misc",
+    "peer-review": "misc",
+    "component": "misc",
+    "other": "misc",
+}
+
+# OpenAlex's own types, when it gives no Crossref type
+OPENALEX_TYPES = {
+    "article": "article",
+    "review": "article",
+    "letter": "article",
+    "editorial": "article",
+    "erratum": "article",
+    "book-chapter": "incollection",
+    "reference-entry": "incollection",
+    "book": "book",
+    "dissertation": "phdthesis",
+    "report": "report",
+    "preprint": "misc",
+    "dataset": "misc",
+    "standard": "misc",
+    "other": "misc",
+}
+
+S2_TYPES = {
+    "JournalArticle": "article",
+    "Review": "article",
+    "LettersAndComments": "article",
+    "Editorial": "article",
+    "Conference": "inproceedings",
+    "Book": "book",
+    "BookSection": "incollection",
+    "Dataset": "misc",
+}
+
+_ARXIV_VERSION = re.compile(r"v\d+$")
+_ARXIV_ABS = re.compile(r"arxiv\.org/(?:abs|pdf)/([^?#\s]+?)(?:v\d+)?(?:\.pdf)?$", re.I)
+_ARXIV_DOI = re.compile(r"^10\.48550/arxiv\.(.+)$", re.I)
+_TAG = re.compile(r"<[^>]+>")
+_BLOCK_END = re.compile(r"</(?:jats:)?(?:p|title|sec|list-item)>", re.I)
+
+
+def bad(service: str, what: str) -> BadResponse:
+    """The error for an answer that is not what `service` sends."""
+    return BadResponse(
+        f"{SERVICE_NAMES.get(service, service)} sent an answer Papershelf cannot read ({what}). "
+        "Try again later; if it keeps happening, please report it. Nothing was changed.",
+        service,
+    )
+
+
+def one_line(text: str) -> str:
+    """Runs of white space (the services' line breaks and indentation) as one space."""
+    return " ".join(text.split())
+
+
+def markup_text(text: str) -> str:
+    """JATS or HTML markup (Crossref's abstracts, OpenAlex's titles) as plain text: tags dropped,
+    entities decoded, a leading "Abstract" heading dropped."""
+    text = re.sub(r"^\s*<(jats:)?title>\s*abstract\s*</(jats:)?title>", "", text, flags=re.I)
+    text = _BLOCK_END.sub(" ", text)
+    return one_line(html.unescape(_TAG.sub("", text)))
+
+
+def tex_text(text: str) -> str:
+    """arXiv's text (authors write TeX there: accents, $math$) as one line of the reader's text."""
+    text = one_line(text)
+    if "\\" not in text and "$" not in text:
+        return text
+    # a bare % is a percent sign in arXiv's plain text, but a comment to LaTeX
+    return latex_text(re.sub(r"(?<!\\)%", r"\\%", text))
+
+
+def bare_doi(value: object) -> str:
+    """A DOI as FoundRecord keeps it: bare, lower case ("" when absent)."""
+    return clean_doi(value).lower() if isinstance(value, str) else ""
+
+
+def arxiv_id_of(value: str) -> str:
+    """An arXiv id without its version, from an abs/pdf URL or a bare id."""
+    match = _ARXIV_ABS.search(value)
+    ident = match.group(1) if match else value.strip()
+    return _ARXIV_VERSION.sub("", ident)
+
+
+def _year(value: object) -> int | None:
+    if isinstance(value, int) and 1000 <= value <= 2999:
+        return value
+    if isinstance(value, str) and re.fullmatch(r"\d{4}", value.strip()):
+        return int(value)
+    return None
+
+
+def _obj(value: object) -> dict[str, Any]:
+    """A JSON object, or {} for anything else (null, a list): a missing part reads as empty."""
+    return value if isinstance(value, dict) else {}
+
+
+def _str(value: object) -> str:
+    return value.strip() if isinstance(value, str) else str(value) if isinstance(value, (int, float)) else ""
+
+
+# -- arXiv ------------------------------------------------------------------------------------------
+
+
+def read_arxiv_feed(text: str) -> list[FoundRecord]:
+    """The entries of an arXiv API Atom feed. An error feed (arXiv's answer to a malformed query,
+    sent with HTTP 400 or 200) raises ServerError with arXiv's reason."""
+    try:
+        root = ET.fromstring(text.encode("utf-8"))
+    except ET.ParseError as exc:
+        raise bad("arxiv", f"not XML: {exc}") from None
+    if root.tag != f"{ATOM}feed":
+        raise bad("arxiv", "not an Atom feed")
+    records = []
+    for entry in root.findall(f"{ATOM}entry"):
+        ident = (entry.findtext(f"{ATOM}id") or "").strip()
+        title = one_line(entry.findtext(f"{ATOM}title") or "")
+        if "/api/errors" in ident or (title == "Error" and "/abs/" not in ident):
+            reason = one_line(entry.findtext(f"{ATOM}summary") or "") or "no reason given"
+            raise ServerError(
+                f"arXiv refused the query: {reason}. Check the arXiv identifier or the search; nothing was changed.",
+                "arxiv",
+                status=400,
+            )
+        records.append(_arxiv_entry(entry, ident, title))
+    return records
+
+
+def _arxiv_entry(entry: ET.Element, ident: str, title: str) -> FoundRecord:
+    arxiv_id = arxiv_id_of(ident)
+    if not arxiv_id:
+        raise bad("arxiv", "an entry without an id")
+    authors = [one_line(a.findtext(f"{ATOM}name") or "") for a in entry.findall(f"{ATOM}author")]
+    published = (entry.findtext(f"{ATOM}published") or "").strip()
+    year = _year(published[:4])
+    doi = bare_doi(entry.findtext(f"{ARXIV}doi") or "")
+    journal_ref = one_line(entry.findtext(f"{ARXIV}journal_ref") or "")
+    venue = ""
+    if journal_ref:
+        # "Phys. Rev. D 76, 044016 (2007)", "ActaAstron.56:1-50,2006": a journal's name, then volume
+        # and pages. A reference of another shape ("2023 IEEE International Conference on …") is kept
+        # whole. The year of publication is its last 19xx/20xx
+        venue = journal_ref
+        cut = re.match(r"(\D{3,}?)\s*\d+\s*[:,(]", journal_ref)
+        if cut is not None:
+            venue = re.sub(r"[\s,;:]*\b(?:vol|volume|no)\.?$", "", cut.group(1), flags=re.I).strip(" ,;:")
+        years = re.findall(r"(?<!\d)(?:19|20)\d\d(?!\d)", journal_ref)
+        if years:
+            year = int(years[-1])
+    primary = entry.find(f"{ARXIV}primary_category")
+    extra = {"eprinttype": "arxiv"}
+    if primary is not None and primary.get("term") and "/" not in arxiv_id:
+        extra["eprintclass"] = primary.get("term", "")
+    return FoundRecord(
+        service="arxiv",
+        ident=arxiv_id,
+        title=tex_text(title),
+        authors=[a for a in authors if a],
+        year=year,
+        venue=venue,
+        doi=doi,
+        arxiv_id=arxiv_id,
+        entrytype="article" if (doi or journal_ref) else "misc",
+        abstract=tex_text(entry.findtext(f"{ATOM}summary") or ""),
+        url=f"https://arxiv.org/abs/{arxiv_id}",
+        extra=extra,
+    )
+
+
+# -- JSON ---------------------------------------------------------------------------------------------
+
+
+def load_json(service: str, text: str) -> Any:
+    """The JSON of an answer, or BadResponse."""
+    try:
+        return json.loads(text)
+    except ValueError as exc:
+        raise bad(service, f"not JSON: {exc}") from None
+
+
+def crossref_message(text: str, kind: str) -> dict[str, Any]:
+    """The `message` of a Crossref answer of `kind` ("work" or "work-list")."""
+    data = load_json("crossref", text)
+    if not isinstance(data, dict) or not isinstance(data.get("message"), dict):
+        raise bad("crossref", "no message")
+    if data.get("message-type") not in (None, kind):
+        raise bad("crossref", f"a {data.get('message-type')} where a {kind} was expected")
+    message: dict[str, Any] = data["message"]
+    return message
+
+
+def read_crossref_work(item: dict[str, Any]) -> FoundRecord:
+    """One Crossref work (the message of /works/{doi}, or an item of a work-list)."""
+    if not isinstance(item, dict):
+        raise bad("crossref", "a work that is not an object")
+    titles = item.get("title") or []
+    title = markup_text(titles[0]) if isinstance(titles, list) and titles and isinstance(titles[0], str) else ""
+    authors = []
+    for person in item.get("author") or []:
+        if not isinstance(person, dict):
+            continue
+        name = " ".join(_str(person.get(k)) for k in ("given", "family") if _str(person.get(k)))
+        authors.append(name or _str(person.get("name")))
+    year = None
+    for key in ("issued", "published", "published-print", "published-online"):
+        parts = _obj(item.get(key)).get("date-parts")
+        if isinstance(parts, list) and parts and isinstance(parts[0], list) and parts[0]:
+            year = _year(parts[0][0])
+            if year is not None:
+                break
+    containers = item.get("container-title") or []
+    venue = _str(containers[0]) if isinstance(containers, list) and containers else ""
+    extra = {}
+    for source, name in (("volume", "volume"), ("issue", "number"), ("page", "pages"), ("publisher", "publisher")):
+        value = _str(item.get(source))
+        if value:
+            extra[name] = value
+    subtitles = item.get("subtitle") or []
+    if isinstance(subtitles, list) and subtitles and isinstance(subtitles[0], str) and subtitles[0].strip():
+        extra["subtitle"] = markup_text(subtitles[0])
+    doi = bare_doi(item.get("DOI"))
+    abstract = item.get("abstract")
+    return FoundRecord(
+        service="crossref",
+        ident=doi,
+        title=title,
+        authors=[a for a in authors if a],
+        year=year,
+        venue=markup_text(venue),
+        doi=doi,
+        entrytype=CROSSREF_TYPES.get(_str(item.get("type")), "misc"),
+        abstract=markup_text(abstract) if isinstance(abstract, str) else "",
+        url=_str(item.get("URL")),
+        extra=extra,
+    )
+
+
+def inverted_abstract(index: object) -> str:
+    """OpenAlex's abstract_inverted_index (word → positions) as the text it was made from."""
+    if not isinstance(index, dict):
+        return ""
+    at: dict[int, str] = {}
+    for word, positions in index.items():
+        if isinstance(positions, list):
+            for pos in positions:
+                if isinstance(pos, int):
+                    at[pos] = str(word)
+    text = one_line(" ".join(at[p] for p in sorted(at)))
+    # the index often starts with the heading of the abstract, as one more word
+    return re.sub(r"^Abstract:?\s+(?=\S)", "", text)
+
+
+def read_openalex_work(item: dict[str, Any]) -> FoundRecord:
+    """One OpenAlex work (the answer of /works/{id}, or an item of `results`)."""
+    if not isinstance(item, dict):
+        raise bad("openalex", "a work that is not an object")
+    authors = []
+    for authorship in item.get("authorships") or []:
+        if isinstance(authorship, dict):
+            author = _obj(authorship.get("author"))
+            authors.append(_str(author.get("display_name")) or _str(authorship.get("raw_author_name")))
+    location = _obj(item.get("primary_location"))
+    source = _obj(location.get("source"))
+    doi = bare_doi(item.get("doi"))
+    ids = _obj(item.get("ids"))
+    arxiv = _str(ids.get("arxiv"))
+    match = _ARXIV_DOI.match(doi)
+    if not arxiv and match:
+        arxiv = match.group(1)
+    if not arxiv:
+        for loc in item.get("locations") or []:
+            url = _str(loc.get("landing_page_url")) if isinstance(loc, dict) else ""
+            if "arxiv.org/abs/" in url:
+                arxiv = url
+                break
+    entrytype = CROSSREF_TYPES.get(_str(item.get("type_crossref"))) or OPENALEX_TYPES.get(
+        _str(item.get("type")), "misc"
+    )
+    if entrytype == "article" and _str(source.get("type")) == "conference":
+        entrytype = "inproceedings"
+    biblio = _obj(item.get("biblio"))
+    extra = {}
+    if _str(biblio.get("volume")):
+        extra["volume"] = _str(biblio.get("volume"))
+    if _str(biblio.get("issue")):
+        extra["number"] = _str(biblio.get("issue"))
+    first, last = _str(biblio.get("first_page")), _str(biblio.get("last_page"))
+    if first:
+        extra["pages"] = f"{first}-{last}" if last and last != first else first
+    ident = _str(item.get("id")).rsplit("/", 1)[-1]
+    return FoundRecord(
+        service="openalex",
+        ident=ident,
+        title=markup_text(_str(item.get("display_name")) or _str(item.get("title"))),
+        authors=[a for a in authors if a],
+        year=_year(item.get("publication_year")),
+        venue=_str(source.get("display_name")),
+        doi=doi,
+        arxiv_id=arxiv_id_of(arxiv) if arxiv else "",
+        entrytype=entrytype,
+        abstract=inverted_abstract(item.get("abstract_inverted_index")),
+        url=f"https://doi.org/{doi}" if doi else _str(location.get("landing_page_url")),
+        extra=extra,
+    )
+
+
+S2_FIELDS = "title,authors,year,venue,publicationVenue,journal,externalIds,abstract,publicationTypes,url"
+
+
+def read_s2_paper(item: dict[str, Any]) -> FoundRecord:
+    """One Semantic Scholar paper (the answer of /paper/{id}, or an item of `data`)."""
+    if not isinstance(item, dict):
+        raise bad("s2", "a paper that is not an object")
+    external = _obj(item.get("externalIds"))
+    doi = bare_doi(external.get("DOI"))
+    arxiv = _str(external.get("ArXiv"))
+    journal = _obj(item.get("journal"))
+    venue_obj = _obj(item.get("publicationVenue"))
+    venue = _str(item.get("venue")) or _str(journal.get("name")) or _str(venue_obj.get("name"))
+    preprint = venue.lower() in ("arxiv", "arxiv.org", "biorxiv", "medrxiv")
+    if preprint:
+        venue = ""  # a preprint server is where the paper waits for a venue, not one
+    types = [t for t in item.get("publicationTypes") or [] if isinstance(t, str)]
+    entrytype = next((S2_TYPES[t] for t in types if t in S2_TYPES), "")
+    if preprint and (not doi or _ARXIV_DOI.match(doi)):
+        entrytype = "misc"
+    extra = {}
+    volume = _str(journal.get("volume"))
+    if volume and not volume.startswith("abs/"):
+        extra["volume"] = volume
+    pages = one_line(_str(journal.get("pages")))
+    if pages:
+        extra["pages"] = pages
+    authors = [_str(a.get("name")) for a in item.get("authors") or [] if isinstance(a, dict)]
+    return FoundRecord(
+        service="s2",
+        ident=_str(item.get("paperId")),
+        title=one_line(_str(item.get("title"))),
+        authors=[a for a in authors if a],
+        year=_year(item.get("year")),
+        venue=venue,
+        doi=doi,
+        arxiv_id=arxiv_id_of(arxiv) if arxiv else "",
+        entrytype=entrytype,
+        abstract=one_line(_str(item.get("abstract"))),
+        url=_str(item.get("url")),
+        extra=extra,
+    )
+
+
+# -- BibTeX -------------------------------------------------------------------------------------------
+
+_BIB_SKIP = {"title", "author", "year", "journal", "journaltitle", "booktitle", "doi", "url", "abstract"}
+
+
+def read_bibtex(text: str, doi: str) -> FoundRecord:
+    """The first entry of the BibTeX a registrar negotiated for `doi` (doi.org), its values and
+    names decoded as the importer decodes them."""
+    # imported here: reading the other services' answers does not load bibtexparser
+    import bibtexparser
+
+    logging.getLogger("bibtexparser").setLevel(logging.CRITICAL)  # a failure is reported below instead
+    try:
+        library = bibtexparser.parse_string(text, parse_stack=[])
+    except Exception as exc:  # bibtexparser raises its own and builtin errors on bad input
+        raise bad("doi", f"not BibTeX: {exc}") from None
+    if not library.entries:
+        raise bad("doi", "no BibTeX entry")
+    entry = library.entries[0]
+    fields = {f.key.lower(): f.value for f in entry.fields if isinstance(f.value, str)}
+    names, _others = parse_names(fields["author"]) if "author" in fields else ([], False)
+    extra = {k: decode(v) for k, v in fields.items() if k not in _BIB_SKIP and k != "month" and decode(v)}
+    year_text = decode(fields.get("year", ""))
+    venue = decode(fields.get("journal") or fields.get("journaltitle") or fields.get("booktitle") or "")
+    found_doi = bare_doi(decode(fields.get("doi", ""))) or doi
+    match = _ARXIV_DOI.match(found_doi)
+    return FoundRecord(
+        service="doi",
+        ident=found_doi,
+        title=decode(fields.get("title", "")),
+        authors=[n.display() for n in names],
+        year=_year(year_text[:4]),
+        venue=venue,
+        doi=found_doi,
+        arxiv_id=arxiv_id_of(match.group(1)) if match else "",
+        entrytype=entry.entry_type.lower(),
+        abstract=decode(fields.get("abstract", "")),
+        url=decode(fields.get("url", "")),
+        extra=extra,
+    )

@@ -1,0 +1,514 @@
+"""HTTP for the online look-ups: one polite client for every service.
+
+`Http.get` runs on the caller's thread (the GUI calls it from a worker thread) and either returns the
+service's answer or raises one of the OnlineError family (records.py) with words a user can act on:
+never an httpx exception, never a traceback. On the way it
+- keeps each service's minimum spacing between requests, process-wide (arXiv asks for 3 s),
+- retries answers that ask us to slow down (429, 503), waiting as long as the service asks
+  (Retry-After, in seconds or as an HTTP date) or backing off exponentially,
+- sends a User-Agent naming Papershelf and, when the user gave a contact, the `mailto` Crossref and
+  OpenAlex ask for (their "polite pool"),
+- keeps successful answers (and 404s) on disk for 14 days: a look-up repeated, or resumed after a
+  failure, does not ask again,
+- checks `cancelled` before every request and while it waits, so a cancel ends a batch at once.
+"""
+
+from __future__ import annotations
+
+import datetime
+import email.utils
+import hashlib
+import json
+import os
+import re
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Collection, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from types import TracebackType
+from urllib.parse import urlsplit
+
+import httpx
+
+from papershelf import __version__, paths
+from papershelf.core.online.records import (
+    SERVICE_NAMES,
+    BadResponse,
+    Cancelled,
+    NotFound,
+    Offline,
+    OnlineError,
+    RateLimited,
+    ServerError,
+    TimedOut,
+)
+
+REAL_URLS = {
+    "arxiv": "https://export.arxiv.org",
+    "crossref": "https://api.crossref.org",
+    "openalex": "https://api.openalex.org",
+    "s2": "https://api.semanticscholar.org",
+    "doi": "https://doi.org",
+}
+
+# the minimum time between two requests to one service, in seconds: arXiv's API terms ask for 3 s;
+# Semantic Scholar's shared unauthenticated pool allows about one a second; Crossref and OpenAlex
+# allow ~10/s in their polite pools
+SPACING = {"arxiv": 3.0, "s2": 1.0, "crossref": 0.1, "openalex": 0.1, "doi": 0.1}
+
+ENV_RATE_SCALE = "PAPERSHELF_RATE_SCALE"
+CACHE_SECONDS = 14 * 24 * 3600
+MAX_WAIT = 60.0  # a service asking for a longer pause gets it: we stop and say when to try again
+_POLL = 0.05  # how often a wait looks at `cancelled`
+_PROJECT_URL = "https://github.com/papershelf/papershelf"
+_RETRY_STATUSES = (429, 503)
+_CACHED_STATUSES = (200, 404)
+
+
+def base_url(service: str) -> str:
+    """Where a service is: `$PAPERSHELF_<SERVICE>_URL` (tests point it at a loopback server), else
+    the real address. `service` is one of records.SERVICES."""
+    override = os.environ.get(f"PAPERSHELF_{service.upper()}_URL", "").strip()
+    if override:
+        return override.rstrip("/")
+    try:
+        return REAL_URLS[service]
+    except KeyError:
+        raise ValueError(f"unknown online service {service!r}") from None
+
+
+def rate_scale() -> float:
+    """The factor on every rate-limit spacing and back-off (`$PAPERSHELF_RATE_SCALE`, default 1):
+    the tests run with a small one. A value that is not a number counts as 1."""
+    try:
+        scale = float(os.environ.get(ENV_RATE_SCALE, "1"))
+    except ValueError:
+        return 1.0
+    return scale if scale >= 0 and scale == scale else 1.0  # NaN is not a scale
+
+
+@dataclass
+class Response:
+    """A service's answer: status, body as text, the final URL (after redirects), headers with
+    lower-case names, and whether it came from the on-disk cache."""
+
+    status: int
+    text: str
+    url: str
+    headers: dict[str, str]
+    cached: bool
+
+
+class _RateLimiter:
+    """Who may ask each service next, and when, shared by every Http of the process.
+
+    One request at a time per service (arXiv asks for that), and the next one `spacing` after the
+    previous one ended: so the service sees requests at least `spacing` apart, whatever the threads
+    and however slow a connection is to open. A service is known by its name and where it is (a
+    test's server is not the real one)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._next: dict[tuple[str, str], float] = {}
+        self._turns: dict[tuple[str, str], threading.Lock] = {}
+
+    @staticmethod
+    def _key(service: str) -> tuple[str, str]:
+        return service, base_url(service)
+
+    @staticmethod
+    def _spacing(service: str) -> float:
+        return SPACING.get(service, 1.0) * rate_scale()
+
+    def turn(self, service: str) -> threading.Lock:
+        """The lock held while a request to `service` is out."""
+        key = self._key(service)
+        with self._lock:
+            return self._turns.setdefault(key, threading.Lock())
+
+    def next_time(self, service: str) -> float:
+        """The monotonic time from which `service` may be asked again."""
+        with self._lock:
+            return self._next.get(self._key(service), 0.0)
+
+    def done(self, service: str) -> None:
+        """A request to `service` has ended: the next one waits a full spacing from now."""
+        self.defer(service, time.monotonic() + self._spacing(service))
+
+    def defer(self, service: str, until: float) -> None:
+        """Nobody asks `service` before `until` (monotonic): it asked us to slow down."""
+        key = self._key(service)
+        with self._lock:
+            self._next[key] = max(self._next.get(key, 0.0), until)
+
+
+_LIMITER = _RateLimiter()
+
+
+def _host(service: str) -> str:
+    return urlsplit(base_url(service)).netloc or base_url(service)
+
+
+def _who(service: str) -> str:
+    """ "arXiv (export.arxiv.org)": the service as a user knows it, and where it is."""
+    return f"{SERVICE_NAMES.get(service, service)} ({_host(service)})"
+
+
+def _minutes(seconds: float) -> str:
+    if seconds < 90:
+        return f"{max(1, round(seconds))} s"
+    return f"{round(seconds / 60)} minutes"
+
+
+def _retry_after(value: str | None) -> float | None:
+    """Retry-After as seconds from now: a number of seconds or an HTTP date; None when absent or
+    unreadable."""
+    if not value:
+        return None
+    value = value.strip()
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError, IndexError):
+        return None
+    if when.tzinfo is None:  # an HTTP date is GMT ("-0000" gives a date without a zone)
+        when = when.replace(tzinfo=datetime.timezone.utc)
+    return max(0.0, when.timestamp() - time.time())
+
+
+def _clean_contact(contact: str) -> str:
+    """The contact as it can go into a header: the e-mail address in it ("Ann <ann@example.org>"),
+    else its printable ASCII without spaces or the User-Agent's delimiters."""
+    found = re.search(r"[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+", contact)
+    if found is not None:
+        return found.group(0)
+    return "".join(ch for ch in contact.strip() if 33 <= ord(ch) < 127 and ch not in '();,<>\\"')
+
+
+class Http:
+    """One polite HTTP client (see the module's docstring). Used by one thread at a time; every Http
+    of the process shares the rate limits. A context manager: `close()` ends its connections."""
+
+    def __init__(
+        self,
+        contact: str = "",
+        cache_dir: Path | None = None,
+        cancelled: Callable[[], bool] | None = None,
+        timeout: float = 20.0,
+        retries: int = 3,
+        on_wait: Callable[[str], None] | None = None,
+    ) -> None:
+        self.contact = _clean_contact(contact)
+        self.cache_dir = cache_dir if cache_dir is not None else paths.cache_dir() / "online"
+        self.cancelled = cancelled or (lambda: False)
+        self.timeout = timeout
+        self.retries = max(0, retries)
+        self.on_wait = on_wait
+        self._client: httpx.Client | None = None
+        self._pause = threading.Event()  # never set: waits on it are sleeps that wake to poll
+
+    @property
+    def user_agent(self) -> str:
+        """The User-Agent every request carries."""
+        tail = f"; mailto:{self.contact}" if self.contact else ""
+        return f"Papershelf/{__version__} (+{_PROJECT_URL}{tail})"
+
+    # -- the request ------------------------------------------------------------------------------
+
+    def get(
+        self,
+        service: str,
+        path: str,
+        params: Mapping[str, str | int] | None = None,
+        accept: str = "",
+        use_cache: bool = True,
+        *,
+        allow: Collection[int] = (),
+    ) -> Response:
+        """GET `path` of `service` (its base URL + path) with query `params`.
+
+        Returns the answer when its status is 2xx or in `allow` (a service whose errors carry a
+        readable body, such as arXiv's 400). Otherwise raises: NotFound (404), RateLimited (429/503
+        after the retries), ServerError (other statuses), Offline, TimedOut, BadResponse, Cancelled.
+        With `use_cache`, an answer kept on disk (under 14 days old) is returned without asking;
+        every fresh 200 or 404 is kept."""
+        self._check_cancel(service)
+        url = str(httpx.URL(base_url(service) + path, params=dict(params) if params else None))
+        key = self._cache_key(url, accept)
+        if use_cache:
+            hit = self._cache_read(service, key)
+            if hit is not None:
+                return self._result(service, hit, allow)
+        sent_params = dict(params or {})
+        if self.contact and service in ("crossref", "openalex"):
+            sent_params["mailto"] = self.contact
+        headers = {"Accept": accept} if accept else {}
+        attempt = 0
+        while True:
+            turn = self._wait_for_turn(service)
+            try:
+                raw = self._send(service, base_url(service) + path, sent_params, headers)
+            finally:
+                _LIMITER.done(service)
+                turn.release()
+            response = Response(
+                status=raw.status_code,
+                text=self._text(service, raw),
+                url=str(raw.url),
+                headers={k.lower(): v for k, v in raw.headers.items()},
+                cached=False,
+            )
+            if response.status not in _RETRY_STATUSES:
+                break
+            if attempt >= self.retries:
+                raise RateLimited(
+                    f"{_who(service)} asked us to slow down (HTTP {response.status}) and kept asking after "
+                    f"{self.retries + 1} tries; try again in a few minutes. Nothing was changed.",
+                    service,
+                    url,
+                )
+            asked = _retry_after(response.headers.get("retry-after"))
+            if asked is not None and asked > MAX_WAIT:
+                raise RateLimited(
+                    f"{_who(service)} asked us to slow down (HTTP {response.status}) for "
+                    f"{_minutes(asked)}; try again in a few minutes. Nothing was changed.",
+                    service,
+                    url,
+                )
+            # what the service asked, and never less than the back-off (a "Retry-After: 0" storm)
+            backoff = (2.0**attempt) * rate_scale()
+            wait = max(asked, backoff) if asked is not None else backoff
+            _LIMITER.defer(service, time.monotonic() + wait)
+            if self.on_wait is not None and wait >= 1:
+                self.on_wait(f"{SERVICE_NAMES.get(service, service)} asked us to slow down: waiting {_minutes(wait)}…")
+            self._sleep(service, wait)
+            attempt += 1
+        if use_cache and response.status in _CACHED_STATUSES:
+            self._cache_write(service, key, url, accept, response)
+        return self._result(service, response, allow)
+
+    def _result(self, service: str, response: Response, allow: Collection[int]) -> Response:
+        status = response.status
+        if 200 <= status < 300 or status in allow:
+            return response
+        if status == 404:
+            raise NotFound(
+                f"{_who(service)} has nothing at this address (HTTP 404): {response.url}", service, response.url
+            )
+        if status in _RETRY_STATUSES:
+            raise RateLimited(
+                f"{_who(service)} asked us to slow down (HTTP {status}); try again in a few minutes. "
+                "Nothing was changed.",
+                service,
+                response.url,
+            )
+        reason = httpx.codes.get_reason_phrase(status)
+        what = f"HTTP {status} {reason}".strip()
+        hint = (
+            "The service is having trouble; try again later."
+            if status >= 500
+            else "The request was refused; if it keeps happening, please report it."
+        )
+        raise ServerError(
+            f"{_who(service)} answered with an error ({what}). {hint} Nothing was changed.",
+            service,
+            response.url,
+            status,
+        )
+
+    def _send(self, service: str, url: str, params: Mapping[str, str | int], headers: dict[str, str]) -> httpx.Response:
+        """One request, httpx's failures turned into OnlineErrors."""
+        who = _who(service)
+        try:
+            return self._http().get(url, params=dict(params) if params else None, headers=headers)
+        except httpx.TimeoutException as exc:
+            phase = "connecting" if isinstance(exc, httpx.ConnectTimeout) else "answering"
+            raise TimedOut(
+                f"{who} took too long {phase} (more than {self.timeout:g} s). The service may be busy or "
+                "the connection slow; try again later. Nothing was changed.",
+                service,
+                url,
+            ) from None
+        except (httpx.ConnectError, httpx.ProxyError) as exc:
+            raise Offline(
+                f"Cannot reach {who}: {_network_reason(exc)}. Check your internet connection; nothing was changed.",
+                service,
+                url,
+            ) from None
+        except (httpx.ReadError, httpx.WriteError, httpx.CloseError, httpx.RemoteProtocolError) as exc:
+            raise Offline(
+                f"The connection to {who} broke off: {_network_reason(exc)}. Check your internet connection "
+                "and try again; nothing was changed.",
+                service,
+                url,
+            ) from None
+        except httpx.TooManyRedirects:
+            raise BadResponse(
+                f"{who} sent us round in redirects without an answer. Try again later; nothing was changed.",
+                service,
+                url,
+            ) from None
+        except (httpx.UnsupportedProtocol, httpx.InvalidURL) as exc:
+            raise OnlineError(
+                f"The address of {SERVICE_NAMES.get(service, service)} is not usable ({exc}); check "
+                f"PAPERSHELF_{service.upper()}_URL. Nothing was changed.",
+                service,
+                url,
+            ) from None
+        except (httpx.HTTPError, httpx.StreamError, OSError, ValueError) as exc:
+            raise OnlineError(
+                f"Talking to {who} failed: {exc or type(exc).__name__}. Try again later; nothing was changed.",
+                service,
+                url,
+            ) from None
+
+    @staticmethod
+    def _text(service: str, raw: httpx.Response) -> str:
+        try:
+            return raw.text
+        except (httpx.HTTPError, httpx.StreamError, ValueError, LookupError):
+            raise BadResponse(
+                f"{_who(service)} sent an answer that cannot be read as text. Try again later; nothing was changed.",
+                service,
+                str(raw.url),
+            ) from None
+
+    def _http(self) -> httpx.Client:
+        if self._client is None:
+            self._client = httpx.Client(
+                timeout=httpx.Timeout(self.timeout, connect=min(self.timeout, 10.0)),
+                follow_redirects=True,  # doi.org answers with a redirect to the registrar
+                headers={"User-Agent": self.user_agent},
+            )
+        return self._client
+
+    # -- waiting ----------------------------------------------------------------------------------
+
+    def _check_cancel(self, service: str) -> None:
+        if self.cancelled():
+            raise Cancelled(f"Cancelled: nothing more was asked of {SERVICE_NAMES.get(service, service)}.", service)
+
+    def _wait_for_turn(self, service: str) -> threading.Lock:
+        """Wait until this request may go (no other request to the service out, its spacing
+        kept); returns the service's lock, held: the caller releases it when the request ends."""
+        turn = _LIMITER.turn(service)
+        while not turn.acquire(timeout=_POLL):
+            self._check_cancel(service)
+        try:
+            wait = _LIMITER.next_time(service) - time.monotonic()
+            if wait > 0:
+                if self.on_wait is not None and wait >= 1:
+                    name = SERVICE_NAMES.get(service, service)
+                    self.on_wait(f"Waiting {_minutes(wait)} for {name} (its rate limit)…")
+                self._sleep(service, wait)
+            self._check_cancel(service)
+        except BaseException:
+            turn.release()
+            raise
+        return turn
+
+    def _sleep(self, service: str, seconds: float) -> None:
+        """Wait `seconds`, looking at `cancelled` every few hundredths of a second."""
+        end = time.monotonic() + seconds
+        while True:
+            self._check_cancel(service)
+            left = end - time.monotonic()
+            if left <= 0:
+                return
+            self._pause.wait(min(left, _POLL))
+
+    # -- the cache --------------------------------------------------------------------------------
+
+    @staticmethod
+    def _cache_key(url: str, accept: str) -> str:
+        return hashlib.sha256(f"{accept}\n{url}".encode()).hexdigest()
+
+    def _cache_file(self, service: str, key: str) -> Path:
+        return self.cache_dir / service / f"{key}.json"
+
+    def _cache_read(self, service: str, key: str) -> Response | None:
+        """The kept answer, or None: absent, too old, or damaged (a cache is a rebuildable copy:
+        a damaged file is asked again and rewritten, never an error)."""
+        try:
+            data = json.loads(self._cache_file(service, key).read_text(encoding="utf-8"))
+            saved, status, text, url = data["saved"], data["status"], data["text"], data["url"]
+            headers = data["headers"]
+            if not (
+                isinstance(saved, (int, float))
+                and isinstance(status, int)
+                and isinstance(text, str)
+                and isinstance(url, str)
+                and isinstance(headers, dict)
+                and all(isinstance(k, str) and isinstance(v, str) for k, v in headers.items())
+            ):
+                return None
+        except (OSError, ValueError, KeyError, TypeError):
+            return None
+        if not 0 <= time.time() - saved < CACHE_SECONDS:
+            return None
+        return Response(status=status, text=text, url=url, headers=headers, cached=True)
+
+    def _cache_write(self, service: str, key: str, url: str, accept: str, response: Response) -> None:
+        """Keep an answer: a temporary file renamed over the old one, so a reader never sees half a
+        file. A cache that cannot be written (full disk, read-only folder) is skipped silently."""
+        keep = {k: v for k, v in response.headers.items() if k in ("content-type", "retry-after")}
+        data = {
+            "saved": time.time(),
+            "url": response.url,
+            "request": url,
+            "accept": accept,
+            "status": response.status,
+            "headers": keep,
+            "text": response.text,
+        }
+        target = self._cache_file(service, key)
+        try:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".tmp-", suffix=".json")
+            try:
+                with os.fdopen(fd, "w", encoding="utf-8") as out:
+                    json.dump(data, out, ensure_ascii=False)
+                os.replace(tmp, target)
+            except BaseException:
+                Path(tmp).unlink(missing_ok=True)
+                raise
+        except OSError:
+            pass
+
+    # -- lifetime ---------------------------------------------------------------------------------
+
+    def close(self) -> None:
+        """Close the connections (the Http can still be used: it opens new ones)."""
+        if self._client is not None:
+            self._client.close()
+            self._client = None
+
+    def __enter__(self) -> Http:
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
+
+
+def _network_reason(exc: Exception) -> str:
+    """httpx's (that is, the OS's) reason in plain words."""
+    text = str(exc) or type(exc).__name__
+    low = text.lower()
+    if "refused" in low:
+        return "the connection was refused"
+    if any(s in low for s in ("name or service not known", "nodename", "getaddrinfo", "name resolution")):
+        return "its name could not be looked up (DNS)"
+    if "unreachable" in low:
+        return "the network is unreachable"
+    if "reset" in low:
+        return "the connection was reset"
+    if isinstance(exc, httpx.RemoteProtocolError):
+        return "the server closed the connection without a proper answer"
+    return text

@@ -1,0 +1,163 @@
+"""Identifiers a user pastes or a record carries: DOIs and arXiv ids, in one normal form.
+
+`parse_identifier` reads one (a bare DOI, `doi:…`, a doi.org or publisher URL, `arXiv:2401.01234v2`, a
+bare new or old style arXiv id, an arxiv.org abs/pdf URL, arXiv's DOI 10.48550/arXiv.X) and gives
+None for anything else; `find_identifiers` picks every one out of a pasted block of text.
+
+Normal forms: a DOI is lower case (DOIs are case-insensitive) without the resolver prefix or the
+punctuation around it in prose; an arXiv id has no version ("2401.01234", "hep-th/9901001": a version
+names one revision, the look-up wants the work) and an old-style id no subject class ("math.GT/0309136"
+is arXiv's legacy spelling of "math/0309136").
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from urllib.parse import unquote
+
+from papershelf.core.text import clean_doi
+
+# the archives of arXiv's old (before 2007-04) identifiers, "archive/YYMMNNN"
+OLD_ARCHIVES = (
+    "acc-phys adap-org alg-geom ao-sci astro-ph atom-ph bayes-an chao-dyn chem-ph cmp-lg comp-gas cond-mat "
+    "cs dg-ga funct-an gr-qc hep-ex hep-lat hep-ph hep-th math math-ph mtrl-th nlin nucl-ex nucl-th patt-sol "
+    "physics plasm-ph q-alg q-bio q-fin quant-ph solv-int stat supr-con"
+).split()
+
+_ARCHIVE = "|".join(sorted((re.escape(a) for a in OLD_ARCHIVES), key=len, reverse=True))
+_NEW_ID = r"\d{4}\.\d{4,5}"
+_OLD_ID = rf"(?:{_ARCHIVE})(?:\.[A-Za-z]{{2}})?/\d{{7}}"
+_VERSION = r"(?:v\d+)?"
+_ARXIV_ID = rf"(?:{_NEW_ID}|{_OLD_ID})"
+
+_ARXIV_ID_RE = re.compile(rf"({_ARXIV_ID}){_VERSION}", re.I)
+_ARXIV_URL = rf"(?:https?://)?(?:www\.|export\.)?arxiv\.org/(?:abs|pdf|html|format)/({_ARXIV_ID}){_VERSION}(?:\.pdf)?"
+_ARXIV_PREFIXED = rf"arxiv:\s*({_ARXIV_ID}){_VERSION}"
+_ARXIV_DOI = rf"10\.48550/arxiv\.({_ARXIV_ID}){_VERSION}"
+
+# the whole text is one identifier (surrounding spaces, brackets and quotes aside)
+_WHOLE_ARXIV = re.compile(
+    rf"(?:{_ARXIV_URL}|{_ARXIV_PREFIXED}|(?:(?:https?://)?(?:dx\.|www\.)?doi\.org/|doi:\s*)?{_ARXIV_DOI}"
+    rf"|({_ARXIV_ID}){_VERSION})/?(?:\s*\[[\w.-]+\])?",
+    re.I,
+)
+_DOI_RE = re.compile(r"10\.\d{4,9}/\S+", re.I)  # a whole DOI: old SICI DOIs carry <, > and ;
+_URL_RE = re.compile(r"^[a-z][a-z0-9+.-]*://\S+$", re.I)
+
+# candidates in a block of text, tried left to right (the alternatives in order of preference)
+_FIND_RE = re.compile(
+    rf"(?<![\w/.-])(?:{_ARXIV_URL}|{_ARXIV_PREFIXED}"
+    rf"|(?:(?:https?://)?(?:dx\.|www\.)?doi\.org/|doi:\s*)?10\.\d{{4,9}}(?:/|%2F)[^\s\"<>]+"
+    rf"|https?://\S+"
+    rf"|{_ARXIV_ID}{_VERSION})",
+    re.I,
+)
+
+_TRAILING = ".,;:!?'\"`"
+_PAIRS = {")": "(", "]": "[", "}": "{", ">": "<"}
+
+
+@dataclass(frozen=True)
+class Identifier:
+    """A DOI (`kind` "doi", value "10.1073/pnas.1414271111") or an arXiv id (`kind` "arxiv", value
+    "2401.01234" or "hep-th/9901001"), in normal form."""
+
+    kind: str
+    value: str
+
+    def __str__(self) -> str:
+        return f"doi:{self.value}" if self.kind == "doi" else f"arXiv:{self.value}"
+
+
+def _trim(value: str) -> str:
+    """A DOI without the punctuation prose puts after it: a full stop, a comma, a closing bracket
+    that has no opening one inside the DOI (10.1002/(SICI)… keeps its own)."""
+    while value:
+        last = value[-1]
+        if last in _TRAILING:
+            value = value[:-1]
+        elif last in _PAIRS and value.count(last) > value.count(_PAIRS[last]):
+            value = value[:-1]
+        else:
+            break
+    return value
+
+
+def _arxiv(value: str) -> Identifier | None:
+    """The arXiv id in normal form, or None when it cannot be one (a month 13, a year 2000 for
+    an old id number)."""
+    match = _ARXIV_ID_RE.fullmatch(value)
+    if match is None:
+        return None
+    ident = match.group(1)
+    if "/" in ident:
+        archive, number = ident.split("/")
+        archive = archive.split(".")[0].lower()
+        yymm = number[:4]
+    else:
+        archive, number = "", ident
+        yymm = ident[:4]
+        # five digits after the point from 2015-01 on, four before
+        if (len(ident) == 10) != (yymm >= "1501"):
+            return None
+    if not 1 <= int(yymm[2:]) <= 12:
+        return None
+    if archive and not ("91" <= yymm[:2] or yymm[:2] <= "07"):
+        return None
+    return Identifier("arxiv", f"{archive}/{number}" if archive else ident)
+
+
+def _doi(value: str) -> Identifier | None:
+    value = _trim(clean_doi(value))
+    if not _DOI_RE.fullmatch(value):
+        return None
+    value = value.lower()
+    arxiv = re.fullmatch(rf"10\.48550/arxiv\.({_ARXIV_ID}{_VERSION})", value, re.I)
+    if arxiv:
+        return _arxiv(arxiv.group(1))
+    _, _, suffix = value.partition("/")
+    if not suffix.strip("/"):
+        return None
+    return Identifier("doi", value)
+
+
+def parse_identifier(text: str) -> Identifier | None:
+    """The one DOI or arXiv id `text` is (see the module's docstring for the forms read), in normal
+    form; None when `text` is anything else."""
+    value = text.strip()
+    while (
+        len(value) > 1
+        and value[0] in "([{<\"'`"
+        and value[-1] == {"(": ")", "[": "]", "{": "}", "<": ">"}.get(value[0], value[0])
+    ):
+        value = value[1:-1].strip()
+    value = _trim(value) if value[-1:] in _TRAILING else value
+    if not value or len(value) > 2000:
+        return None
+    if re.search(r"%[0-9a-f]{2}", value, re.I):
+        value = unquote(value)
+    whole = _WHOLE_ARXIV.fullmatch(value)
+    if whole is not None:
+        found = next((g for g in whole.groups() if g), None)
+        return _arxiv(found) if found else None
+    cleaned = clean_doi(value)
+    if _DOI_RE.fullmatch(_trim(cleaned)):
+        return _doi(cleaned)
+    if _URL_RE.match(value):
+        # a publisher's page names the DOI in its path: …/doi/abs/10.1111/…, …/article/10.1023/…
+        inside = re.search(r"/(10\.\d{4,9}/[^\s?#\"<>]+)", value)
+        if inside is not None:
+            return _doi(inside.group(1))
+    return None
+
+
+def find_identifiers(text: str) -> list[Identifier]:
+    """Every DOI and arXiv id in a block of text (a pasted reference list, a .bib entry, URLs), in
+    the order they come, each once."""
+    found: list[Identifier] = []
+    for match in _FIND_RE.finditer(text):
+        ident = parse_identifier(match.group(0))
+        if ident is not None and ident not in found:
+            found.append(ident)
+    return found

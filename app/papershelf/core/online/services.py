@@ -1,0 +1,208 @@
+"""The services Papershelf asks about papers: arXiv, Crossref, OpenAlex, Semantic Scholar, doi.org.
+
+Each function sends its request through an `Http` (rate limits, retries, cache, errors with words a
+user can act on) and reads the answer into FoundRecords (_readers.py). Failures are the OnlineError
+family of records.py: NotFound says which service did not know which identifier.
+"""
+
+from __future__ import annotations
+
+from urllib.parse import quote
+
+from papershelf.core.online._readers import (
+    S2_FIELDS,
+    bad,
+    crossref_message,
+    load_json,
+    read_arxiv_feed,
+    read_bibtex,
+    read_crossref_work,
+    read_openalex_work,
+    read_s2_paper,
+)
+from papershelf.core.online.http import Http
+from papershelf.core.online.identifiers import Identifier, parse_identifier
+from papershelf.core.online.records import FoundRecord, NotFound, OnlineError
+
+ARXIV_BATCH = 50  # ids per arXiv request: the query stays a short URL
+_NOTHING_CHANGED = "Nothing was changed."
+
+
+def _path_part(value: str) -> str:
+    # an identifier inside a URL path: its "/" stays (the services expect it), the rest is escaped
+    return quote(value, safe="/:")
+
+
+# -- arXiv --------------------------------------------------------------------------------------------
+
+
+def arxiv_by_ids(http: Http, ids: list[str]) -> list[FoundRecord]:
+    """The arXiv records of `ids` ("1605.08386", "hep-th/9901001", with or without a version), in
+    the order arXiv gives them; ids arXiv does not know are left out. NotFound when it knows none."""
+    ids = [i.strip() for i in ids if i.strip()]
+    if not ids:
+        return []
+    records: list[FoundRecord] = []
+    for start in range(0, len(ids), ARXIV_BATCH):
+        batch = ids[start : start + ARXIV_BATCH]
+        response = http.get(
+            "arxiv",
+            "/api/query",
+            {"id_list": ",".join(batch), "start": 0, "max_results": len(batch)},
+            allow=(400,),
+        )
+        records += read_arxiv_feed(response.text)
+        if response.status == 400:  # an error feed raised above; a 400 without one is still an error
+            raise bad("arxiv", "HTTP 400 without a reason")
+    if not records:
+        which = ids[0] if len(ids) == 1 else f"any of {', '.join(ids)}"
+        raise NotFound(
+            f"arXiv does not know {which}. Check the identifier for typos; {_NOTHING_CHANGED.lower()}",
+            "arxiv",
+        )
+    return records
+
+
+def arxiv_search(http: Http, query: str, max_results: int = 10) -> list[FoundRecord]:
+    """arXiv's answer to a search_query (`abs:"weight space" AND abs:"equivariant"`), most relevant
+    first; [] when nothing matches."""
+    response = http.get(
+        "arxiv",
+        "/api/query",
+        {"search_query": query, "start": 0, "max_results": max_results, "sortBy": "relevance"},
+        allow=(400,),
+    )
+    records = read_arxiv_feed(response.text)
+    if response.status == 400:
+        raise bad("arxiv", "HTTP 400 without a reason")
+    return records
+
+
+# -- Crossref -----------------------------------------------------------------------------------------
+
+
+def crossref_by_doi(http: Http, doi: str) -> FoundRecord:
+    """Crossref's record of a DOI; NotFound when Crossref does not know it (DataCite DOIs, such as
+    Zenodo's and arXiv's, are not Crossref's)."""
+    try:
+        response = http.get("crossref", f"/works/{_path_part(doi)}")
+    except NotFound as exc:
+        raise NotFound(f"Crossref does not know the DOI {doi}.", "crossref", exc.url) from None
+    return read_crossref_work(crossref_message(response.text, "work"))
+
+
+def crossref_search(http: Http, text: str, rows: int = 5) -> list[FoundRecord]:
+    """Crossref's best matches for a reference's text (query.bibliographic: title, authors, year,
+    venue in any order)."""
+    response = http.get("crossref", "/works", {"query.bibliographic": text, "rows": rows})
+    items = crossref_message(response.text, "work-list").get("items")
+    if not isinstance(items, list):
+        raise bad("crossref", "a work-list without items")
+    return [read_crossref_work(item) for item in items]
+
+
+# -- OpenAlex -----------------------------------------------------------------------------------------
+
+
+def openalex_by_doi(http: Http, doi: str) -> FoundRecord:
+    """OpenAlex's record of a DOI; NotFound when it does not know it."""
+    try:
+        response = http.get("openalex", f"/works/doi:{_path_part(doi)}")
+    except NotFound as exc:
+        raise NotFound(f"OpenAlex does not know the DOI {doi}.", "openalex", exc.url) from None
+    data = load_json("openalex", response.text)
+    if not isinstance(data, dict) or not (data.get("display_name") or data.get("title")):
+        raise bad("openalex", "a work without a title")
+    return read_openalex_work(data)
+
+
+def openalex_search(http: Http, text: str, per_page: int = 5) -> list[FoundRecord]:
+    """OpenAlex's best matches for a text (its `search=`: titles, abstracts, full texts)."""
+    response = http.get("openalex", "/works", {"search": text, "per-page": per_page})
+    data = load_json("openalex", response.text)
+    results = data.get("results") if isinstance(data, dict) else None
+    if not isinstance(results, list):
+        raise bad("openalex", "a list without results")
+    return [read_openalex_work(item) for item in results]
+
+
+# -- Semantic Scholar ---------------------------------------------------------------------------------
+
+
+def s2_by_id(http: Http, ident: str) -> FoundRecord:
+    """Semantic Scholar's record of a paper: `ident` is "DOI:10.…", "ARXIV:2401.01234", or its own
+    paperId. NotFound when it does not know it."""
+    try:
+        response = http.get("s2", f"/graph/v1/paper/{_path_part(ident)}", {"fields": S2_FIELDS})
+    except NotFound as exc:
+        raise NotFound(f"Semantic Scholar does not know {ident}.", "s2", exc.url) from None
+    data = load_json("s2", response.text)
+    if not isinstance(data, dict) or "paperId" not in data:
+        raise bad("s2", "a paper without an id")
+    return read_s2_paper(data)
+
+
+def s2_search(http: Http, text: str, limit: int = 5) -> list[FoundRecord]:
+    """Semantic Scholar's best matches for a text (/graph/v1/paper/search); [] when none."""
+    response = http.get("s2", "/graph/v1/paper/search", {"query": text, "limit": limit, "fields": S2_FIELDS})
+    data = load_json("s2", response.text)
+    if not isinstance(data, dict):
+        raise bad("s2", "a search answer that is not an object")
+    papers = data.get("data", [])  # no "data" at all when nothing matched
+    if not isinstance(papers, list):
+        raise bad("s2", "search results that are not a list")
+    return [read_s2_paper(item) for item in papers]
+
+
+# -- doi.org ------------------------------------------------------------------------------------------
+
+
+def doi_bibtex(http: Http, doi: str) -> str:
+    """The BibTeX the DOI's registrar (Crossref, DataCite, …) gives by content negotiation at
+    doi.org (the redirect is followed). NotFound when doi.org does not know the DOI."""
+    try:
+        response = http.get("doi", f"/{_path_part(doi)}", accept="application/x-bibtex")
+    except NotFound as exc:
+        raise NotFound(f"doi.org does not know the DOI {doi}.", "doi", exc.url) from None
+    text = response.text.strip()
+    if not text.startswith("@"):
+        raise bad("doi", f"the registrar of {doi} answered with a web page, not BibTeX")
+    return text
+
+
+# -- one identifier -----------------------------------------------------------------------------------
+
+
+def fetch(http: Http, ident: Identifier) -> FoundRecord:
+    """The record of one identifier: an arXiv id (or arXiv's DOI 10.48550/arXiv.X) from the arXiv
+    API; a DOI from Crossref, else from its registrar through doi.org (DataCite DOIs: Zenodo,
+    figshare…). NotFound, saying who was asked, when nobody knows it."""
+    if ident.kind == "doi":
+        as_arxiv = parse_identifier(ident.value)
+        if as_arxiv is not None and as_arxiv.kind == "arxiv":
+            ident = as_arxiv
+    if ident.kind == "arxiv":
+        try:
+            return arxiv_by_ids(http, [ident.value])[0]
+        except NotFound as exc:
+            raise NotFound(
+                f"arXiv does not know {ident}. Check the identifier for typos; nothing was changed.",
+                "arxiv",
+                exc.url,
+            ) from None
+    if ident.kind != "doi":
+        raise OnlineError(f"Cannot look up {ident}: only DOIs and arXiv identifiers can be looked up.")
+    doi = ident.value
+    try:
+        return crossref_by_doi(http, doi)
+    except NotFound:
+        pass
+    try:
+        text = doi_bibtex(http, doi)
+    except NotFound as exc:
+        raise NotFound(
+            f"Neither Crossref nor doi.org knows the DOI {doi}. Check it for typos; nothing was changed.",
+            "doi",
+            exc.url,
+        ) from None
+    return read_bibtex(text, doi)
