@@ -22,7 +22,7 @@ from PySide6.QtWidgets import (
 )
 
 from papershelf.core.online.records import Proposal
-from replay_server import RECORDED, ReplayServer
+from replay_server import RECORDED, replay_fixture  # noqa: F401  (the `replay` fixture)
 
 pytestmark = [
     pytest.mark.gui,
@@ -31,16 +31,6 @@ pytestmark = [
 ]
 
 ARXIV_QUERY = "/arxiv/api/query"
-
-
-@pytest.fixture
-def replay(monkeypatch):
-    """The replay server every service points at (as replay_server's fixture, under this name)."""
-    server = ReplayServer()
-    for name, value in server.env().items():
-        monkeypatch.setenv(name, value)
-    yield server
-    server.close()
 
 
 def act(win, name: str) -> QAction:
