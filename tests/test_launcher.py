@@ -37,6 +37,9 @@ def test_the_command_line_imports_no_gui_and_reaches_core_only_through_the_facad
     # pure functions with no access to the data of their own
     facade = {"papershelf.core.library", "papershelf.core.paper", "papershelf.core.errors", "papershelf.core.query"}
     facade |= {"papershelf.core.citation", "papershelf.core.reports"}
+    # the online services (they reach the network, never the library: what they find is handed to
+    # Library.add_found / edit_record) and the record editor's vocabulary (pure functions of a paper)
+    facade |= {"papershelf.core.online", "papershelf.core.record_edit"}
     for path in sorted(CLI_DIR.glob("*.py")):
         imported = _imports(path)
         assert not {m for m in imported if m.startswith(("papershelf.gui", "PySide6", "papershelf.launcher"))}, path

@@ -13,6 +13,7 @@ whether a start opens the window or runs a command here. Run on its own,
     commands.py         the commands that read and edit the library
     search_commands.py  search, reindex and export (whose --query searches)
     duplicates.py       possible duplicates: list, merge, keep apart
+    records.py          completing records: set (edit fields), add (by identifier), lookup (online)
     output.py           exit codes, errors as one line, tables, JSON
 """
 
@@ -42,6 +43,7 @@ from .commands import (
 from .duplicates import cmd_duplicates
 from .output import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, UsageError, guarded, paper_json
 from .parser import COMMAND_NAMES, build_parser, parse_args
+from .records import cmd_add, cmd_lookup, cmd_set
 from .search_commands import cmd_export, cmd_reindex, cmd_search
 
 __all__ = [
@@ -81,6 +83,9 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "list-remove": cmd_list_remove,
     "recover": cmd_recover,
     "duplicates": cmd_duplicates,
+    "set": cmd_set,
+    "add": cmd_add,
+    "lookup": cmd_lookup,
 }
 
 

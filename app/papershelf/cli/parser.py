@@ -20,6 +20,7 @@ COMMAND_NAMES = (
     "note",
     "title",
     "key",
+    "set",
     "rate",
     "search",
     "reindex",
@@ -29,6 +30,8 @@ COMMAND_NAMES = (
     "list-remove",
     "recover",
     "duplicates",
+    "add",
+    "lookup",
 )
 
 
@@ -104,6 +107,14 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("id")
     c.add_argument("key", nargs="?")
 
+    c = sub.add_parser(
+        "set",
+        help="edit a paper's record: FIELD=VALUE (author='Family, Given and {Corporate}'), --type TYPE",
+    )
+    c.add_argument("id")
+    c.add_argument("fields", nargs="*", metavar="FIELD=VALUE")
+    c.add_argument("--type", metavar="TYPE", help="the entry type (article, inproceedings, book, misc…)")
+
     c = sub.add_parser("rate", help="rate papers 1-5 (0 clears)")
     c.add_argument("args", nargs="+", metavar="ID... RATING")
 
@@ -162,6 +173,21 @@ def build_parser() -> argparse.ArgumentParser:
     what.add_argument("--json", action="store_true", help="print the pairs as a JSON array")
     what.add_argument("--merge", nargs=2, metavar=("A", "B"), help="merge paper B into paper A")
     what.add_argument("--keep-apart", nargs=2, metavar=("A", "B"), help="remember that A and B are different papers")
+
+    mailto = "a contact e-mail sent to Crossref and OpenAlex (their polite pools; or $PAPERSHELF_MAILTO)"
+    c = sub.add_parser("add", help="add papers by DOI or arXiv id (or doi.org / arxiv.org links): fetched online")
+    c.add_argument("identifiers", nargs="+", metavar="IDENTIFIER")
+    c.add_argument("--mailto", metavar="EMAIL", help=mailto)
+
+    c = sub.add_parser(
+        "lookup", help="find the published version of papers online (arXiv, OpenAlex, Crossref, Semantic Scholar)"
+    )
+    c.add_argument("ids", nargs="*", metavar="ID")
+    c.add_argument("--derived", action="store_true", help="every paper whose title is derived from its abstract")
+    c.add_argument("--apply", action="store_true", help="apply the confident findings (a dry run without it)")
+    c.add_argument("--accept", action="store_true", help="with --apply: apply the proposed findings too")
+    c.add_argument("--json", action="store_true", help="print one JSON object per paper")
+    c.add_argument("--mailto", metavar="EMAIL", help=mailto)
     return p
 
 
@@ -215,9 +241,11 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     file manager runs), None when there are none."""
     parser = build_parser()
     files = files_to_open(argv)
-    if files is None:
-        args = parser.parse_args(argv)
-    else:
-        args = parser.parse_args([a for a in argv if a not in files])
+    given = argv if files is None else [a for a in argv if a not in files]
+    args, extra = parser.parse_known_args(given)
+    if extra and getattr(args, "command", None) == "set" and not any(a.startswith("-") for a in extra):
+        args.fields += extra  # `set ID --type article year=2024`: fields after the option
+    elif extra:
+        parser.error("unrecognized arguments: " + " ".join(extra))
     args.open_files = files
     return args

@@ -12,8 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import InvalidValueError, NothingToExportError
 from ..latex import decode
-from ..paper import Paper, without_raw
-from ..titles import derive_title
+from ..paper import Paper
 from .checks import id_list
 
 if TYPE_CHECKING:
@@ -22,7 +21,6 @@ if TYPE_CHECKING:
     from .facade import Library
 
 DIALECTS = ("bibtex", "biblatex")
-_TITLE = ("title",)
 
 
 _REFERENCES = ("crossref", "xdata")
@@ -64,25 +62,11 @@ def _exported_ids(lib: Library, ids: Iterable[str], path: Path | str) -> list[st
 
 
 def title_change(paper: Paper, title: str) -> dict[str, Any]:
-    """The fields a title the user typed changes (`title` cleaned; "" goes back), and how the
-    export then writes it: the record's own title is dropped so that the typed one goes out,
-    except in an entry that inherits (crossref/xdata), where a missing title would let the
-    parent's show through: there the typed title becomes the record's. Going back takes the
-    record's own title when it still has one, else the title derived from the abstract."""
-    raw = paper.bibfields
-    if title:
-        if "crossref" in raw or "xdata" in raw:
-            from ..importers.ris import latex  # text as a braced value's LaTeX (specials escaped)
+    """The fields a title the user typed changes (record_edit.title_change, imported when used:
+    opening a library does not load the editor's tables)."""
+    from ..record_edit import title_change as change
 
-            return {
-                "title": title,
-                "title_derived": False,
-                "bibfields": {**raw, "title": "{" + latex(title, True) + "}"},
-            }
-        return {"title": title, "title_derived": False, **without_raw(paper, _TITLE)}
-    if paper.entrytype and raw.get("title") and decode(raw["title"]):
-        return {"title": decode(raw["title"]), "title_derived": False}
-    return {"title": derive_title(paper.abstract), "title_derived": True, **without_raw(paper, _TITLE)}
+    return change(paper, title)
 
 
 def _check_dialect(dialect: str) -> None:

@@ -22,7 +22,7 @@ from ..paper import RATING_MAX, RATING_MIN, Paper, Status, normalize_tag
 from ..query import Answer, Query
 from ..store import Op, Store, now_iso
 from ..text import clean_text
-from . import exporting, importing, merging, restoring
+from . import editing, exporting, importing, merging, restoring
 from . import lists as reading_lists
 from .checks import closest, common_prefix, id_list, status_arg, tag_list, text_arg
 from .importing import FileReport
@@ -418,26 +418,15 @@ class Library:
         return exporting.export_ris(self, ids, path)
 
     def set_citekey(self, paper_id: str, key: str) -> int:
-        """A citation key the user chose ('' lets Papershelf pick one again)."""
-        from ..citekeys import key_problem
+        """A citation key the user chose ('' lets Papershelf pick one again); the entries that
+        crossref the old key follow it."""
+        changes = editing.citekey_changes(self, paper_id, key)
+        return self._set_many(changes, lambda p: changes[p.id])
 
-        key = text_arg(key, "a citation key").strip()
-        # the same rule as a key from a .bib file: kept exactly whenever BibTeX, biber and \cite take it
-        if key and (why := key_problem(key)):
-            raise InvalidValueError(f"{key!r} is not a usable citation key: {why}")
-        # BibTeX tells keys apart case-insensitively
-        folded = key.casefold()
-        holder = next((p for p in self.papers() if p.citekey.casefold() == folded and p.id != paper_id), None)
-        if key and holder is not None:
-            raise InvalidValueError(
-                f'the citation key {key!r} is already used by another paper ({holder.id}, "{holder.title[:80]}")'
-            )
-        # the entries that crossref the old key follow it (one change)
-        old = self.get(paper_id).citekey
-        children = exporting.references_renamed(self.papers(), old, key) if old and key else {}
-        return self._set_many(
-            [paper_id, *children], lambda p: {"citekey": key} if p.id == paper_id else {"bibfields": children[p.id]}
-        )
+    # ---- the record: edit, add found records (see editing.py) ----------------
+    edit_record = editing.edit_record
+    edit_scope = editing.edit_scope
+    add_found = editing.add_found
 
     # ---- undo support: put back exactly what was there (see restoring.py) --------
     UNDOABLE_FIELDS = restoring.UNDOABLE_FIELDS

@@ -94,5 +94,6 @@ class Proposal:
     changes: dict[str, tuple[str, str]] = field(default_factory=dict)
     automatic: bool = False  # confident enough to apply without asking
     message: str = ""  # why nothing is proposed, or what went wrong (per paper)
+    failed: bool = False  # a service failed (offline, an error, a bad answer): `message` says which
     candidate: FoundRecord | None = None
     applied: bool = False

@@ -1,0 +1,222 @@
+"""Completing records: `set` (edit fields), `add` (by DOI or arXiv id) and `lookup` (find the
+published version of papers). Running `add` or `lookup` is the user asking to go online: the
+command line needs no other consent. The library is not held open while the network is asked:
+papers are read first, and the answers applied afterwards in one short write.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Iterator
+from typing import Any
+
+from ..core.library import Library
+from ..core.online.records import SERVICE_NAMES, FoundRecord, OnlineError, Proposal
+from .commands import open_library, resolve_ids
+from .output import EXIT_FAILED, EXIT_OK, UsageError, plural, write_json
+
+ENV_MAILTO = "PAPERSHELF_MAILTO"
+
+
+def _assignments(pairs: list[str]) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for pair in pairs:
+        name, sep, value = pair.partition("=")
+        if not sep or not name.strip():
+            raise UsageError(f"give fields as FIELD=VALUE (such as year=2024 or author='Knuth, Donald'), not {pair!r}")
+        name = name.strip().lower()
+        if name in out:
+            raise UsageError(f"the field {name!r} is given twice")
+        out[name] = value
+    return out
+
+
+def cmd_set(args: argparse.Namespace) -> int:
+    """`set ID FIELD=VALUE... [--type TYPE]`: edit the paper's record (one change)."""
+    changes = _assignments(args.fields)
+    if args.type:
+        changes["entrytype"] = args.type
+    if not changes:
+        raise UsageError("nothing to set: give FIELD=VALUE pairs or --type TYPE")
+    from ..core.record_edit import editor_view, names_text
+
+    with open_library(args, write=True) as lib:
+        pid = lib.resolve(args.id)
+        before = editor_view(lib.get(pid))
+        changed = lib.edit_record(pid, changes)
+        after = editor_view(lib.get(pid))
+        if not changed:
+            print(f"{pid}: nothing changed (the record already says that)")
+            return EXIT_OK
+        lines = []
+        if before.entrytype != after.entrytype:
+            lines.append(f"  type: {before.entrytype} → {after.entrytype}")
+        old_names, new_names = names_text(before.authors, before.others), names_text(after.authors, after.others)
+        if old_names != new_names:
+            lines.append(f"  author: {old_names or '(none)'} → {new_names or '(none)'}")
+        if before.citekey != after.citekey:
+            lines.append(f"  citekey: {before.citekey or '(none)'} → {after.citekey or '(none)'}")
+        for name in dict.fromkeys([*before.fields, *after.fields]):
+            old, new = before.fields.get(name, ""), after.fields.get(name, "")
+            if old != new:
+                lines.append(f"  {name}: {old or '(none)'} → {new or '(none)'}")
+        print(f"{pid}: " + (f"{plural(len(lines), 'field')} changed" if lines else "changed"))
+        print("\n".join(lines))
+        others = [c for c in changed if c != pid]
+        if others:
+            print(f"  ({plural(len(others), 'entry')} citing the old key by crossref now cite the new one)")
+    return EXIT_OK
+
+
+def _http(args: argparse.Namespace) -> Any:
+    from ..core.online.http import Http
+
+    return Http(contact=args.mailto or os.environ.get(ENV_MAILTO, ""))
+
+
+def _record_line(rec: FoundRecord) -> str:
+    who = ", ".join(rec.authors[:3]) + (" et al." if len(rec.authors) > 3 else "")
+    bits = [b for b in (who, str(rec.year or ""), rec.venue) if b]
+    return f"{rec.title or '(untitled)'}" + (f" — {'; '.join(bits)}" if bits else "")
+
+
+def cmd_add(args: argparse.Namespace) -> int:
+    """`add IDENTIFIER...`: fetch each record (arXiv, Crossref, doi.org) and add it."""
+    from ..core.online.identifiers import find_identifiers, parse_identifier
+    from ..core.online.services import fetch
+
+    idents = []
+    for text in args.identifiers:
+        ident = parse_identifier(text)
+        if ident is None:
+            found = find_identifiers(text)
+            if not found:
+                raise UsageError(f"{text!r} is not a DOI or an arXiv id (such as 10.1000/xyz or arXiv:2401.01234)")
+            idents.extend(found)
+        else:
+            idents.append(ident)
+    records: list[FoundRecord] = []
+    failed = 0
+    with _http(args) as http:
+        for ident in dict.fromkeys(idents):
+            try:
+                rec = fetch(http, ident)
+            except OnlineError as exc:
+                print(f"papershelf: {ident}: {exc}", file=sys.stderr)
+                failed += 1
+                continue
+            records.append(rec)
+            print(f"{ident}: {_record_line(rec)}")
+    if records:
+        with open_library(args, write=True) as lib:
+            report = lib.add_found(records)
+            if report.error:
+                print(f"papershelf: {report.error}", file=sys.stderr)
+                return EXIT_FAILED
+            parts = [f"added {plural(report.added)}"] + ([f"merged {report.merged}"] if report.merged else [])
+            if report.unchanged:
+                parts.append(f"{report.unchanged} already there")
+            print(", ".join(parts) + (": " + " ".join(report.added_ids) if report.added_ids else ""))
+            for note in report.merges:
+                print(f"  {note}")
+    return EXIT_FAILED if failed else EXIT_OK
+
+
+def _proposals(args: argparse.Namespace, lib_papers: list[Any]) -> Iterator[Proposal]:
+    from ..core.online.lookup import lookup_many
+
+    total = len(lib_papers)
+
+    def progress(done: int, _total: int) -> None:
+        if not args.json and sys.stderr.isatty():
+            print(f"\rlooking up {done}/{total}…", end="", file=sys.stderr, flush=True)
+
+    with _http(args) as http:
+        yield from lookup_many(http, lib_papers, progress)
+
+
+def cmd_lookup(args: argparse.Namespace) -> int:
+    """`lookup [ID... | --derived] [--apply] [--json]`: find the published version of papers.
+    A dry run unless --apply, which applies the confident ones (and with --accept, the
+    proposed ones too)."""
+    if bool(args.ids) == bool(args.derived):
+        raise UsageError("name the papers to look up, or give --derived for every paper whose title is derived")
+    if args.accept and not args.apply:
+        raise UsageError("--accept goes with --apply")
+    with Library.open(_data_dir(args), readonly=True) as lib:
+        ids = resolve_ids(lib, args.ids) if args.ids else [p.id for p in lib.papers() if p.title_derived]
+        papers = [lib.get(pid) for pid in dict.fromkeys(ids)]
+    if not papers:
+        print("no paper has a derived title: nothing to look up")
+        return EXIT_OK
+    results: list[Proposal] = []
+    try:
+        for proposal in _proposals(args, papers):
+            results.append(proposal)
+    except KeyboardInterrupt:
+        print(f"\nstopped after {plural(len(results))}", file=sys.stderr)
+    if sys.stderr.isatty() and not args.json:
+        print(file=sys.stderr)
+    if args.apply:
+        wanted = [p for p in results if p.changes and (p.automatic or args.accept)]
+        if wanted:
+            with open_library(args, write=True) as lib:
+                for proposal in wanted:
+                    if proposal.paper_id not in lib:
+                        proposal.message = "the paper was deleted meanwhile"
+                        continue
+                    changes = {name: new for name, (_old, new) in proposal.changes.items()}
+                    try:
+                        lib.edit_record(proposal.paper_id, changes)
+                        proposal.applied = True
+                    except ValueError as exc:
+                        proposal.message = f"not applied: {exc}"
+    if args.json:
+        write_json([_proposal_json(p) for p in results])
+    else:
+        _print_proposals(results, args.apply)
+    return EXIT_FAILED if any(p.failed for p in results) else EXIT_OK
+
+
+def _data_dir(args: argparse.Namespace) -> Any:
+    from .. import paths
+
+    return paths.data_dir(args.data_dir)
+
+
+def _proposal_json(p: Proposal) -> dict[str, Any]:
+    return {
+        "id": p.paper_id,
+        "service": p.service,
+        "confidence": round(p.confidence, 3),
+        "automatic": p.automatic,
+        "changes": {name: [old, new] for name, (old, new) in p.changes.items()},
+        "applied": p.applied,
+        "message": p.message,
+    }
+
+
+def _print_proposals(results: list[Proposal], applying: bool) -> None:
+    applied = proposed = nothing = 0
+    for p in results:
+        where = SERVICE_NAMES.get(p.service, p.service)
+        if not p.changes:
+            nothing += 1
+            print(f"{p.paper_id}: {p.message or 'nothing found'}")
+            continue
+        state = "applied" if p.applied else "confident" if p.automatic else "proposed"
+        applied += p.applied
+        proposed += not p.applied
+        note = f": {p.message}" if p.message else ""
+        print(f"{p.paper_id}: {state} ({where}, confidence {p.confidence:.2f}){note}")
+        for name, (old, new) in p.changes.items():
+            print(f"  {name}: {old or '(none)'} → {new}")
+    summary = [f"{plural(len(results))} looked up"]
+    if applying:
+        summary.append(f"{applied} applied")
+    summary += [f"{proposed} " + ("not applied" if applying else "proposed"), f"{nothing} without a change"]
+    print(", ".join(summary))
+    if proposed and not applying:
+        print("Apply the confident ones with --apply, the proposed ones too with --apply --accept.")

@@ -1,0 +1,146 @@
+"""Editing a record and adding records found online, for the facade: `Library.edit_record`,
+`edit_scope`, `set_citekey` and `add_found` do their work here (part of the facade: it uses
+the library's private parts). The rules of an edit are core/record_edit.py's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING, Any
+
+from ..errors import InvalidValueError
+from ..paper import Paper
+from .checks import text_arg
+
+if TYPE_CHECKING:
+    from ..online.records import FoundRecord
+    from ..record_edit import EditorName
+    from .facade import Library
+    from .importing import FileReport
+
+
+def citekey_changes(lib: Library, paper_id: str, key: str) -> dict[str, dict[str, Any]]:
+    """The changes a citation key the user chose makes ('' lets Papershelf pick one again):
+    {id: fields}, the paper's key and its crossref children's references to the old key.
+    InvalidValueError for a key BibTeX cannot take or another paper holds."""
+    from ..citekeys import key_problem
+    from .exporting import references_renamed
+
+    key = text_arg(key, "a citation key").strip()
+    # the same rule as a key from a .bib file: kept exactly whenever BibTeX, biber and \cite take it
+    if key and (why := key_problem(key)):
+        raise InvalidValueError(f"{key!r} is not a usable citation key: {why}")
+    # BibTeX tells keys apart case-insensitively
+    folded = key.casefold()
+    holder = next((p for p in lib.papers() if p.citekey.casefold() == folded and p.id != paper_id), None)
+    if key and holder is not None:
+        raise InvalidValueError(
+            f'the citation key {key!r} is already used by another paper ({holder.id}, "{holder.title[:80]}")'
+        )
+    # the entries that crossref the old key follow it (one change)
+    old = lib.get(paper_id).citekey
+    if old == key:
+        return {}
+    children = references_renamed(lib.papers(), old, key) if old and key else {}
+    return {paper_id: {"citekey": key}, **{pid: {"bibfields": raw} for pid, raw in children.items()}}
+
+
+def edit_scope(lib: Library, paper_id: str) -> list[str]:
+    """The paper and the papers whose crossref/xdata name its key (a new key renames those)."""
+    from .exporting import references_renamed
+
+    paper = lib.get(paper_id)
+    if not paper.citekey:
+        return [paper.id]
+    return [paper.id, *references_renamed(lib.papers(), paper.citekey, paper.citekey + "\0")]
+
+
+def edit_record(lib: Library, paper_id: str, changes: Mapping[str, str | None]) -> list[str]:
+    """Edit a paper's record as one durable change (`Library.edit_record`). `changes` maps
+    field names to the reader's text, "" or None removing a field (see core/record_edit.py for
+    the vocabulary: "entrytype", "citekey", "title", "author" as a BibTeX name list, "year",
+    "venue", "doi", "eprint", any BibTeX field). Only fields whose text differs are written.
+    Returns the ids changed (the paper, and the children whose crossref follows a new key);
+    InvalidValueError, changing nothing, for a value that cannot be stored."""
+    from ..record_edit import field_changes
+
+    if not isinstance(changes, Mapping):
+        raise InvalidValueError(f"the changes are given as field → text, not {type(changes).__name__}")
+    for name, value in changes.items():
+        text_arg(name, "a field name")
+        if value is not None:
+            text_arg(value, f"the value of {name}")
+    paper = lib.get(paper_id)
+    per_paper: dict[str, dict[str, Any]] = {}
+    if "citekey" in changes:
+        per_paper.update(citekey_changes(lib, paper.id, changes["citekey"] or ""))
+    fields = field_changes(paper, changes)
+    if fields:
+        per_paper.setdefault(paper.id, {}).update(fields)
+    if not per_paper:
+        return []
+    lib._set_many(per_paper, lambda p: per_paper[p.id])
+    return list(per_paper)
+
+
+def _latex(text: str) -> str:
+    from ..importers.ris import latex
+
+    return "{" + latex(text) + "}"
+
+
+def add_found(lib: Library, records: Iterable[FoundRecord]) -> FileReport:
+    """Add records found online (`Library.add_found`) as one import: a record of a paper
+    already in the library (its DOI, arXiv id or abstract) merges into it, as an import's
+    duplicate would. Returns the import's FileReport (undo it as an import)."""
+    from ..importers.base import Candidate, ParsedFile
+    from ..online.records import SERVICE_NAMES, FoundRecord
+    from ..record_edit import field_changes, names_text, venue_field
+
+    found = list(records)
+    papers: list[Candidate] = []
+    for n, rec in enumerate(found, 1):
+        if not isinstance(rec, FoundRecord):
+            raise InvalidValueError(f"add_found takes found records, not {type(rec).__name__}")
+        kind = rec.entrytype or "misc"
+        # the record's fields as a record edit writes them (the same LaTeX from the same text)
+        blank = Paper("", entrytype=kind)
+        typed: dict[str, str | None] = {
+            "author": names_text([_name(a) for a in rec.authors]) if rec.authors else None,
+            "year": str(rec.year) if rec.year else None,
+            "venue": rec.venue or None,
+            "doi": rec.doi or None,
+            "eprint": rec.arxiv_id or None,
+            "url": rec.url or None,
+            **{k: v for k, v in rec.extra.items() if k not in ("abstract", "keywords")},
+        }
+        made = field_changes(blank, {k: v for k, v in typed.items() if v})
+        bibfields = dict(made.get("bibfields", {}))
+        if rec.title:
+            from ..importers.ris import latex
+
+            bibfields = {"title": "{" + latex(rec.title, True) + "}", **bibfields}
+        if rec.venue and venue_field(kind) not in bibfields:
+            bibfields[venue_field(kind)] = _latex(rec.venue)
+        papers.append(
+            Candidate(
+                abstract=rec.abstract,
+                line=n,
+                title=rec.title,
+                authors=list(made.get("authors", rec.authors)),
+                year=rec.year,
+                venue=rec.venue,
+                doi=rec.doi,
+                arxiv_id=rec.arxiv_id,
+                entrytype=kind,
+                bibfields=bibfields,
+            )
+        )
+    services = sorted({SERVICE_NAMES.get(r.service, r.service) for r in found})
+    return lib.import_parsed(ParsedFile(f"<{', '.join(services) or 'online'}>", "online", papers, []))
+
+
+def _name(display: str) -> EditorName:
+    from ..record_edit import display_name
+
+    return display_name(display)

@@ -1,0 +1,205 @@
+"""Completing a record by hand: `papershelf set` and Library.edit_record (issue 14 item 1),
+and adding records found online (Library.add_found)."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+from conftest import run_cli
+from test_bibtex import compile_bib, problems
+
+from papershelf.core.library import Library
+from papershelf.core.online.records import FoundRecord
+from papershelf.core.record_edit import editor_view, required
+
+XAMPL = subprocess.run(["kpsewhich", "xampl.bib"], capture_output=True, text=True).stdout.strip()
+
+
+def _json(data_dir: Path, *args: str) -> list[dict]:
+    res = run_cli("list", "--json", *args, data_dir=data_dir)
+    assert res.returncode == 0, res.stderr
+    return json.loads(res.stdout)
+
+
+def _first_listing_paper(data_dir: Path, seeds: list[Path]) -> dict:
+    assert run_cli("import", str(seeds[0]), data_dir=data_dir).returncode == 0
+    return next(p for p in _json(data_dir) if p["title_derived"] and p["authors"])
+
+
+def test_set_completes_a_listing_paper_so_that_bibtex_typesets_it(data_dir, seeds, tmp_path):
+    paper = _first_listing_paper(data_dir, seeds)
+    res = run_cli(
+        "set",
+        paper["id"][:8],
+        "title=VeriSimpl: Verifying LLM Formalizations of Optimization Problems",
+        "author=Abdul Rahman, Sumaya and {Google DeepMind} and van der Berg, Jan",
+        "--type",
+        "inproceedings",
+        "venue=Advances in Neural Information Processing Systems",
+        "year=2025",
+        "pages=1–12",
+        data_dir=data_dir,
+    )
+    assert res.returncode == 0, res.stderr
+    assert "type: misc → inproceedings" in res.stdout
+    assert "year: (none) → 2025" in res.stdout
+    shown = run_cli("show", paper["id"], "--bibtex", data_dir=data_dir).stdout
+    assert shown.startswith("@inproceedings{")
+    assert "author    = {Abdul Rahman, Sumaya and {Google DeepMind} and van der Berg, Jan}" in shown
+    assert "booktitle = {Advances in Neural Information Processing Systems}" in shown
+    assert "pages     = {1--12}" in shown
+    assert "Title derived from the abstract" not in shown  # a real title now: no note
+    after = next(p for p in _json(data_dir) if p["id"] == paper["id"])
+    assert after["title"] == "VeriSimpl: Verifying LLM Formalizations of Optimization Problems"
+    assert after["title_derived"] is False
+    assert after["authors"] == ["Sumaya Abdul Rahman", "Google DeepMind", "Jan van der Berg"]
+    assert after["year"] == 2025
+    assert after["abstract"] == paper["abstract"]  # the paper's own text is kept
+    # the entry goes through BibTeX and LaTeX without a warning
+    key = shown.split("{", 1)[1].split(",", 1)[0]
+    out = compile_bib(tmp_path, shown, "bibtex", cite=[key])
+    assert problems(out, "bibtex") == []
+    assert "Google DeepMind" in out["bbl"] and "van~der Berg" in out["bbl"]
+
+
+def test_a_bad_value_is_refused_in_words_and_changes_nothing(data_dir, seeds):
+    paper = _first_listing_paper(data_dir, seeds)
+    before = _json(data_dir)
+    for bad, words in [
+        (["year=twenty"], "'twenty' is not a year"),
+        (["doi=xyz"], "is not a DOI"),
+        (["eprint=not an id"], "is not an arXiv id"),
+        (["abstract=new text"], "the abstract is the paper's own text"),
+        (["title"], "give fields as FIELD=VALUE"),
+        (["author=Knuth, {Donald"], "brace"),
+        (["citekey=has space"], "not a usable citation key"),
+        (["year=2020", "year=2021"], "given twice"),
+        (["--type", "not a type!"], "is not an entry type"),
+        ([], "nothing to set"),
+    ]:
+        res = run_cli("set", paper["id"], *bad, data_dir=data_dir)
+        assert res.returncode == 2, (bad, res.stdout, res.stderr)
+        assert words in res.stderr, (bad, res.stderr)
+        assert "Traceback" not in res.stderr
+    assert _json(data_dir) == before
+
+
+def test_editing_one_field_of_a_bib_entry_keeps_every_other_field_as_written(tmp_path):
+    lib = Library.open(tmp_path / "lib")
+    lib.import_files([XAMPL])
+    paper = next(p for p in lib.papers() if p.citekey == "article-full")
+    raw = paper.bibfields
+    assert lib.edit_record(paper.id, {"pages": "73–80", "note": ""}) == [paper.id]
+    after = lib.get(paper.id).bibfields
+    assert after["pages"] == "{73--80}"
+    assert "note" not in after
+    assert {k: v for k, v in after.items() if k not in ("pages", "note")} == {
+        k: v for k, v in raw.items() if k not in ("pages", "note")
+    }
+    # sending the text the editor shows changes nothing at all (no rewrite of the raw LaTeX)
+    view = editor_view(lib.get(paper.id))
+    assert lib.edit_record(paper.id, dict(view.fields)) == []
+    assert lib.get(paper.id).bibfields == after
+
+
+def test_changing_the_type_moves_the_venue_and_the_required_fields_follow(tmp_path):
+    lib = Library.open(tmp_path / "lib")
+    lib.import_files([XAMPL])
+    paper = next(p for p in lib.papers() if p.citekey == "article-full")
+    assert required("article") == ("author", "title", "venue", "year")
+    assert "institution" in required("techreport")
+    raw, venue = paper.bibfields, paper.venue
+    lib.edit_record(paper.id, {"entrytype": "inproceedings"})
+    after = lib.get(paper.id)
+    assert after.entrytype == "inproceedings"
+    assert after.bibfields["booktitle"] == raw["journal"]
+    assert "journal" not in after.bibfields
+    assert after.venue == venue
+    entry = lib.bibtex_entries([paper.id], pin=False)
+    assert entry.startswith("@inproceedings{article-full,") and "booktitle = {\\mbox{G-Animal's} Journal}" in entry
+
+
+def test_a_month_typed_by_name_is_the_month_macro(tmp_path):
+    lib = Library.open(tmp_path / "lib")
+    lib.import_files([XAMPL])
+    paper = next(p for p in lib.papers() if p.citekey == "article-full")
+    assert editor_view(paper).fields["month"] == "July"
+    lib.edit_record(paper.id, {"month": "September"})
+    assert lib.get(paper.id).bibfields["month"] == "sep"
+    assert "month   = sep," in lib.bibtex_entries([paper.id], pin=False)
+
+
+def test_a_new_key_is_checked_and_the_crossref_children_follow_it(data_dir):
+    assert run_cli("import", XAMPL, data_dir=data_dir).returncode == 0
+    papers = _json(data_dir)
+    parent = next(p for p in papers if p["citekey"] == "whole-proceedings")
+    children = [p for p in papers if p["fields"].get("crossref") == "whole-proceedings"]
+    assert children
+    taken = run_cli("set", parent["id"], "citekey=article-full", data_dir=data_dir)
+    assert taken.returncode == 2 and "already used by another paper" in taken.stderr
+    res = run_cli("set", parent["id"], "citekey=Proc1983", data_dir=data_dir)
+    assert res.returncode == 0, res.stderr
+    assert "citekey: whole-proceedings → Proc1983" in res.stdout
+    assert "citing the old key by crossref now cite the new one" in res.stdout
+    again = {p["id"]: p for p in _json(data_dir)}
+    for child in children:
+        assert again[child["id"]]["bibfields"]["crossref"] == "{Proc1983}"
+    lib = Library.open(data_dir, readonly=True)
+    assert sorted(lib.edit_scope(parent["id"])) == sorted([parent["id"], *(c["id"] for c in children)])
+
+
+def test_an_arxiv_id_is_kept_without_its_version_and_exported_as_an_eprint(tmp_path, seeds):
+    lib = Library.open(tmp_path / "lib")
+    lib.import_files([seeds[1]])
+    pid = lib.ids()[0]
+    lib.edit_record(pid, {"eprint": "https://arxiv.org/abs/2401.01234v3"})
+    assert lib.get(pid).arxiv_id == "2401.01234"
+    entry = lib.bibtex_entries([pid], "biblatex", pin=False)
+    assert re.search(r"eprint += \{2401\.01234\},\n +eprinttype += \{arXiv\}", entry), entry
+
+
+def test_a_record_found_online_is_added_with_its_fields_and_merges_into_the_paper_it_is(tmp_path, seeds):
+    lib = Library.open(tmp_path / "lib")
+    lib.import_files([seeds[0]])
+    listing = next(p for p in lib.papers() if p.title_derived)
+    listing_authors = listing.authors
+    found = FoundRecord(
+        service="crossref",
+        ident="10.1000/found",
+        title="The Published Version",
+        authors=["Ada Lovelace", "The CGAL Project"],
+        year=2025,
+        venue="Journal of Found Things",
+        doi="10.1000/found",
+        entrytype="article",
+        abstract=listing.abstract,
+        extra={"volume": "12", "pages": "1--20", "publisher": "ACM & Co"},
+    )
+    report = lib.add_found([found])
+    assert report.error == "" and report.added == 0 and report.merged == 1
+    merged = lib.get(listing.id)
+    assert merged.title == "The Published Version" and not merged.title_derived
+    assert merged.doi == "10.1000/found" and merged.year == 2025
+    entry = lib.bibtex_entries([listing.id], pin=False)
+    assert entry.startswith("@article{")
+    assert "journal   = {Journal of Found Things}" in entry
+    assert "publisher = {ACM \\& Co}" in entry
+    # an import's merge: the paper keeps the authors it had (the listing's), as with any duplicate
+    assert merged.authors == listing_authors
+    # a record of a paper not there yet is a new paper
+    other = FoundRecord(service="arxiv", ident="1605.08386", title="A New One", arxiv_id="1605.08386", year=2016)
+    report = lib.add_found([other])
+    assert report.added == 1
+    assert lib.get(report.added_ids[0]).arxiv_id == "1605.08386"
+
+
+@pytest.mark.parametrize("name", ["abstract", "keywords"])
+def test_the_abstract_and_keywords_are_not_fields_of_the_editor(tmp_path, seeds, name):
+    lib = Library.open(tmp_path / "lib")
+    lib.import_files([seeds[1]])
+    with pytest.raises(ValueError, match=name):
+        lib.edit_record(lib.ids()[0], {name: "x"})
