@@ -31,7 +31,7 @@ import dataclasses
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING
 
-from ..latex import parse_name
+from ..record_edit import display_name, names_text
 from ..text import fold, plain_text
 from . import services as svc
 from .matching import (
@@ -66,32 +66,13 @@ PUBLISHED_TYPES = frozenset({"article", "inproceedings", "incollection", "book",
 # BibTeX fields of a record's `extra` that a look-up may fill
 EXTRA_FIELDS = ("volume", "number", "pages", "publisher")
 _PREPRINT_VENUES = frozenset({"arxiv", "arxiv.org", "corr", "arxiv preprint", "biorxiv", "medrxiv"})
-# words that make a multi-word author a corporate name, kept whole in BibTeX ({The CGAL Project})
-_CORPORATE = frozenset(
-    "project consortium collaboration team group committee association society institute inc ltd"
-    " laboratory organization organisation foundation university network initiative".split()
-)
 
 
 def bibtex_names(names: Iterable[str]) -> str:
-    """Display names ("Given Family") as a BibTeX name list ("Family, Given and …"): a
-    one-word or corporate name braced whole ("{OpenAI}", "{The CGAL Project}"), a von part
-    kept before the family name ("van Beethoven, Ludwig")."""
-    out: list[str] = []
-    for name in names:
-        name = " ".join(name.replace("{", "").replace("}", "").split())
-        if not name:
-            continue
-        words = name.split()
-        if "," in name:
-            out.append(name)  # already "Family, Given"
-        elif len(words) == 1 or any(fold(w).strip(".") in _CORPORATE for w in words):
-            out.append("{" + name + "}")
-        else:
-            parts = parse_name(name)
-            family = " ".join(p for p in (parts.von, parts.family) if p)
-            out.append(f"{family}, {parts.given}" if parts.given else family)
-    return " and ".join(out)
+    """Display names ("Given Family") as the editor's "author" text, a BibTeX name list
+    ("Family, Given and …", a corporate name braced whole: "{The CGAL Project}"), by the
+    editor's own rules (record_edit.display_name, names_text)."""
+    return names_text([display_name(n) for n in names if n.strip()])
 
 
 def _same_authors(ours: list[str], theirs: list[str]) -> bool:
@@ -160,9 +141,12 @@ def _search(http: Http, service: str, paper: Paper) -> list[FoundRecord]:
 
 
 def _failure(service: str, error: OnlineError) -> str:
+    """What went wrong at one service, as one sentence that names the service."""
     name = SERVICE_NAMES.get(service, service)
-    text = str(error).strip() or type(error).__name__
-    return text if text.startswith(name) else f"{name}: {text}"
+    text = " ".join(str(error).split()) or type(error).__name__
+    if name.casefold() not in text.casefold():
+        text = f"{name}: {text}"
+    return text if text.endswith((".", "!", "?")) else text + "."
 
 
 def _published(
@@ -226,16 +210,15 @@ def lookup(http: Http, paper: Paper, services: Sequence[str] = DEFAULT_SERVICES)
         if published is not None:
             best = (published[1], published[0], published[2])
 
-    errors = ("; ".join(failures) + ".") if failures else ""
+    unanswered = ("Not every service answered: " + " ".join(failures)) if failures else ""
     if best is None or best[0] < PROPOSE_CONFIDENCE:
         if best is None:
-            what = "Nothing found"
+            what = "Nothing found."
         elif rejected:
-            what = f"No match: {rejected} look-alike(s) rejected (their abstracts are other papers')"
+            what = f"No match: {rejected} look-alike(s) rejected (their abstracts are other papers')."
         else:
-            what = f"No match: the closest candidate ({best[1].title[:60]!r}) is another paper"
-        message = what + (f". Failed: {errors}" if errors else ".")
-        return Proposal(paper.id, confidence=best[0] if best else 0.0, message=message)
+            what = f"No match: the closest candidate ({best[1].title[:60]!r}) is another paper."
+        return Proposal(paper.id, confidence=best[0] if best else 0.0, message=" ".join(filter(None, [what, unanswered])))
 
     conf, rec, reasons = best
     changes = changes_for(paper, rec)
@@ -245,10 +228,8 @@ def lookup(http: Http, paper: Paper, services: Sequence[str] = DEFAULT_SERVICES)
         parts.append("the record already says what this version says")
     elif conf >= AUTO_CONFIDENCE and not automatic:
         parts.append("some fields differ from yours: review them")
-    if errors:
-        parts.append("failed: " + errors)
-    message = (". ".join(p for p in parts if p)).rstrip(".") + "."
-    message = message[0].upper() + message[1:]
+    sentences = [p[0].upper() + p[1:] + "." for p in parts if p]
+    message = " ".join(sentences + ([unanswered] if unanswered else []))
     return Proposal(
         paper.id,
         service=rec.service,
