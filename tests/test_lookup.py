@@ -4,11 +4,10 @@ found; every per-paper fault; cancel."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from replay_server import RECORDED, ReplayServer, Reply, replay  # noqa: F401
-from seed_replay import arxiv_key, expected_by_abstract, serve_seeds
 
 from papershelf.core.library import Library
 from papershelf.core.online.http import Http
@@ -16,6 +15,8 @@ from papershelf.core.online.lookup import bibtex_names, changes_for, lookup, loo
 from papershelf.core.online.matching import AUTO_CONFIDENCE, PROPOSE_CONFIDENCE
 from papershelf.core.online.records import Cancelled, FoundRecord
 from papershelf.core.paper import Paper
+from replay_server import ReplayServer, Reply
+from seed_replay import arxiv_key, expected_by_abstract, serve_seeds
 
 EXPECTED = expected_by_abstract()
 VERISIMPL = "Natural language interfaces can greatly benefit"  # arXiv record naming its DOI
@@ -34,15 +35,25 @@ def paper_for(lib: Library, start: str) -> Paper:
 
 
 @pytest.fixture
-def http(tmp_path: Path) -> Http:
+def http(tmp_path: Path) -> Iterator[Http]:
     with Http(cache_dir=tmp_path / "online-cache", timeout=2.0, retries=0) as client:
         yield client
 
 
 @pytest.fixture
-def seeds_served(replay: ReplayServer) -> ReplayServer:  # noqa: F811
-    serve_seeds(replay)
-    return replay
+def server(monkeypatch: pytest.MonkeyPatch) -> Iterator[ReplayServer]:
+    """A replay server every service points at (as replay_server's `replay` fixture)."""
+    replay = ReplayServer()
+    for name, value in replay.env().items():
+        monkeypatch.setenv(name, value)
+    yield replay
+    replay.close()
+
+
+@pytest.fixture
+def seeds_served(server: ReplayServer) -> ReplayServer:
+    serve_seeds(server)
+    return server
 
 
 def test_a_derived_title_is_replaced_by_the_published_version_without_asking(
@@ -130,7 +141,9 @@ def test_nothing_found_asks_every_service_once(seeded: Library, seeds_served: Re
     assert not only_unrelated.changes and only_unrelated.message.startswith("No match")
 
 
-def test_lookup_many_reports_progress_and_every_outcome(seeded: Library, seeds_served: ReplayServer, http: Http) -> None:
+def test_lookup_many_reports_progress_and_every_outcome(
+    seeded: Library, seeds_served: ReplayServer, http: Http
+) -> None:
     papers = [paper_for(seeded, s) for s in (VERISIMPL, COUNTERFACTUAL, FLOW, SCHUR)]
     seen: list[tuple[int, int]] = []
     proposals = list(lookup_many(http, papers, lambda done, total: seen.append((done, total))))
@@ -151,17 +164,23 @@ def _arxiv_for(start: str):  # type: ignore[no-untyped-def]
 @pytest.mark.parametrize(
     ("reply", "words"),
     [
-        (Reply(b"<?xml version='1.0'?><feed><entry><title>cut off", 200, {"Content-Type": "application/atom+xml"}),
-         "arXiv"),
+        (
+            Reply(b"<?xml version='1.0'?><feed><entry><title>cut off", 200, {"Content-Type": "application/atom+xml"}),
+            "arXiv",
+        ),
         (Reply(b"Internal Server Error", 500), "500"),
     ],
     ids=["malformed", "5xx"],
 )
 def test_a_bad_answer_for_one_paper_is_its_message(
-    seeded: Library, replay: ReplayServer, http: Http, reply: Reply, words: str  # noqa: F811
+    seeded: Library,
+    server: ReplayServer,
+    http: Http,
+    reply: Reply,
+    words: str,
 ) -> None:
-    replay.route("/arxiv/api/query", reply, query=_arxiv_for(CURVATURE))
-    serve_seeds(replay)
+    server.route("/arxiv/api/query", reply, query=_arxiv_for(CURVATURE))
+    serve_seeds(server)
     papers = [paper_for(seeded, s) for s in (CURVATURE, VERISIMPL)]
     failed, fine = list(lookup_many(http, papers))
     assert not failed.changes and "arXiv" in failed.message and words in failed.message
@@ -170,9 +189,12 @@ def test_a_bad_answer_for_one_paper_is_its_message(
 
 
 def test_a_service_refusing_connections_leaves_the_others(
-    seeded: Library, replay: ReplayServer, http: Http, monkeypatch: pytest.MonkeyPatch  # noqa: F811
+    seeded: Library,
+    server: ReplayServer,
+    http: Http,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    serve_seeds(replay)
+    serve_seeds(server)
     monkeypatch.setenv("PAPERSHELF_ARXIV_URL", "http://127.0.0.1:9")  # a closed port
     papers = [paper_for(seeded, s) for s in (CURVATURE, PERTURBATION)]
     arxiv_only, openalex = list(lookup_many(http, papers))
@@ -182,10 +204,12 @@ def test_a_service_refusing_connections_leaves_the_others(
 
 
 def test_a_service_that_never_answers_times_out_for_that_paper(
-    seeded: Library, replay: ReplayServer, tmp_path: Path  # noqa: F811
+    seeded: Library,
+    server: ReplayServer,
+    tmp_path: Path,
 ) -> None:
-    replay.route("/arxiv/api/query", hang=True, query=_arxiv_for(CURVATURE))
-    serve_seeds(replay)
+    server.route("/arxiv/api/query", hang=True, query=_arxiv_for(CURVATURE))
+    serve_seeds(server)
     papers = [paper_for(seeded, s) for s in (CURVATURE, VERISIMPL)]
     with Http(cache_dir=tmp_path / "c", timeout=0.3, retries=0) as client:
         slow, fine = list(lookup_many(client, papers))
@@ -215,11 +239,26 @@ def test_cancel_stops_the_batch(seeded: Library, seeds_served: ReplayServer, tmp
 
 
 def test_changes_fill_empty_fields_and_list_differences_without_applying_them() -> None:
-    paper = Paper("p1", title="Our Own Title", abstract="x", authors=["Ada Lovelace"], venue="Old Venue", year=2024,
-                  citekey="lovelace2024")
-    rec = FoundRecord("crossref", title="Their Title", authors=["Ada Lovelace", "The CGAL Project"], year=2025,
-                      venue="Journal of Tests", doi="10.5555/x", entrytype="article", abstract="other",
-                      extra={"volume": "7", "pages": "1--9"})
+    paper = Paper(
+        "p1",
+        title="Our Own Title",
+        abstract="x",
+        authors=["Ada Lovelace"],
+        venue="Old Venue",
+        year=2024,
+        citekey="lovelace2024",
+    )
+    rec = FoundRecord(
+        "crossref",
+        title="Their Title",
+        authors=["Ada Lovelace", "The CGAL Project"],
+        year=2025,
+        venue="Journal of Tests",
+        doi="10.5555/x",
+        entrytype="article",
+        abstract="other",
+        extra={"volume": "7", "pages": "1--9"},
+    )
     changes = changes_for(paper, rec)
     assert changes["title"] == ("Our Own Title", "Their Title")
     assert changes["author"] == ("Lovelace, Ada", "Lovelace, Ada and {The CGAL Project}")

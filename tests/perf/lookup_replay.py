@@ -32,11 +32,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path[:0] = [str(ROOT / "app"), str(ROOT / "tests")]
 
-from replay_server import ReplayServer  # noqa: E402
-from seed_replay import EXPECTED, serve_seeds  # noqa: E402
-
-from papershelf.core.library import Library  # noqa: E402
-from papershelf.core.text import fold  # noqa: E402
+from papershelf.core.library import Library
+from papershelf.core.text import fold
+from replay_server import ReplayServer
+from seed_replay import EXPECTED, serve_seeds
 
 
 def main() -> int:
@@ -94,27 +93,36 @@ def main() -> int:
                     counts["missed"] += 1
                     wrong.append(f"{paper.title[:50]}: missed ({proposal.message})")
             if args.verbose and e is not None:
-                print(f"{e['key']} {e['outcome']:>14} → conf {proposal.confidence:.2f} auto={proposal.automatic} "
-                      f"{proposal.service or '-':>8} {new_title[:60]!r}")
+                print(
+                    f"{e['key']} {e['outcome']:>14} → conf {proposal.confidence:.2f} auto={proposal.automatic} "
+                    f"{proposal.service or '-':>8} {new_title[:60]!r}"
+                )
     elapsed = time.perf_counter() - started
     per_service = Counter(r.path.split("/")[1] for r in server.requests)
     lib.close()
     server.close()
 
     planned = Counter(str(e["outcome"]) for e in EXPECTED)
-    print(f"seed papers: {len(papers)} ({derived} with a derived title); with answers in the set: {len(EXPECTED)} "
-          f"(expected: {planned['auto']} auto, {planned['proposed']} proposed, "
-          f"{planned['decoy rejected']} decoy-only, {planned['none']} unrelated only; "
-          f"{sum(1 for e in EXPECTED if e['decoy'] == 'first')} with a decoy ranked first)")
+    print(
+        f"seed papers: {len(papers)} ({derived} with a derived title); with answers in the set: {len(EXPECTED)} "
+        f"(expected: {planned['auto']} auto, {planned['proposed']} proposed, "
+        f"{planned['decoy rejected']} decoy-only, {planned['none']} unrelated only; "
+        f"{sum(1 for e in EXPECTED if e['decoy'] == 'first')} with a decoy ranked first)"
+    )
     print(f"auto (derived title replaced correctly): {counts['auto']}  [{counts['auto as expected']} expected auto]")
-    print(f"proposed (right candidate, below auto):  {counts['proposed']}  [{counts['proposed as expected']} expected proposed]")
+    print(
+        f"proposed (right candidate, below auto):  {counts['proposed']}  "
+        f"[{counts['proposed as expected']} expected proposed]"
+    )
     print(f"decoys rejected:                          {counts['decoys rejected']}")
     print(f"wrong title applied automatically:        {counts['wrong']}")
     print(f"wrong title proposed:                     {counts['wrong proposed']}")
     print(f"missed (a right answer was served):       {counts['missed']}")
     print(f"nothing found:                            {counts['nothing found']}")
-    print(f"requests: {sum(per_service.values())} ({', '.join(f'{k} {v}' for k, v in sorted(per_service.items()))}); "
-          f"{elapsed:.1f} s for {len(papers)} papers (rate limits × {os.environ['PAPERSHELF_RATE_SCALE']})")
+    print(
+        f"requests: {sum(per_service.values())} ({', '.join(f'{k} {v}' for k, v in sorted(per_service.items()))}); "
+        f"{elapsed:.1f} s for {len(papers)} papers (rate limits × {os.environ['PAPERSHELF_RATE_SCALE']})"
+    )
     for line in wrong:
         print("  " + line)
     return 1 if counts["wrong"] else 0

@@ -218,7 +218,9 @@ def lookup(http: Http, paper: Paper, services: Sequence[str] = DEFAULT_SERVICES)
             what = f"No match: {rejected} look-alike(s) rejected (their abstracts are other papers')."
         else:
             what = f"No match: the closest candidate ({best[1].title[:60]!r}) is another paper."
-        return Proposal(paper.id, confidence=best[0] if best else 0.0, message=" ".join(filter(None, [what, unanswered])))
+        return Proposal(
+            paper.id, confidence=best[0] if best else 0.0, message=" ".join(filter(None, [what, unanswered]))
+        )
 
     conf, rec, reasons = best
     changes = changes_for(paper, rec)

@@ -199,11 +199,11 @@ def distinctive_phrases(abstract: str, n: int = 3) -> list[str]:
     chosen: list[str] = []
     used: set[str] = set()
     for phrase in best:
-        ws = {w.casefold() for w in phrase.split()}
-        if ws & used:
+        folded = {w.casefold() for w in phrase.split()}
+        if folded & used:
             continue
         chosen.append(phrase)
-        used |= ws
+        used |= folded
         if len(chosen) == n:
             break
     return chosen
