@@ -4,6 +4,7 @@ found; every per-paper fault; cancel."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -15,7 +16,7 @@ from papershelf.core.online.lookup import bibtex_names, changes_for, lookup, loo
 from papershelf.core.online.matching import AUTO_CONFIDENCE, PROPOSE_CONFIDENCE
 from papershelf.core.online.records import Cancelled, FoundRecord
 from papershelf.core.paper import Paper
-from replay_server import ReplayServer, Reply
+from replay_server import RECORDED, ReplayServer, Reply
 from seed_replay import arxiv_key, expected_by_abstract, serve_seeds
 
 EXPECTED = expected_by_abstract()
@@ -151,6 +152,35 @@ def test_lookup_many_reports_progress_and_every_outcome(
     assert [p.paper_id for p in proposals] == [p.id for p in papers]
     assert [p.automatic for p in proposals] == [True, False, False, False]
     assert [bool(p.changes) for p in proposals] == [True, False, True, False]
+
+
+def test_a_paper_with_a_doi_is_read_by_it_first(server: ReplayServer, http: Http) -> None:
+    # a recorded real answer: Crossref's record of a PNAS paper, against OpenAlex's abstract of it
+    server.route(
+        "/crossref/works/10.1073/pnas.1414271111", RECORDED / "crossref_works_doi_10.1073_pnas.1414271111.json"
+    )
+    openalex = json.loads((RECORDED / "openalex_work_doi_10.1073_pnas.1414271111.json").read_text())
+    index = openalex["abstract_inverted_index"]
+    abstract = " ".join(w for _, w in sorted((p, w) for w, ps in index.items() for p in ps))
+    paper = Paper("p1", title=abstract[:60], title_derived=True, abstract=abstract, doi="10.1073/pnas.1414271111")
+    proposal = lookup(http, paper)
+    assert proposal.automatic and proposal.service == "crossref"
+    assert proposal.changes["title"][1] == openalex["title"]
+    assert proposal.changes["venue"] == ("", "Proceedings of the National Academy of Sciences")
+    assert "doi" not in proposal.changes and proposal.changes["author"][1].startswith("Makris, Eleftherios A.")
+    assert [r.path for r in server.requests] == ["/crossref/works/10.1073/pnas.1414271111"]
+
+
+def test_a_look_alike_with_our_own_title_is_rejected(seeded: Library, seeds_served: ReplayServer, http: Http) -> None:
+    seed = paper_for(seeded, "Learning in weight spaces, where neural networks")
+    want = EXPECTED["Learning in weight spaces, where neural networks"]
+    assert want["outcome"] == "decoy rejected"  # only "Revisiting <the title>" over another abstract is served
+    # our real title (plan.py's) is the served look-alike's, less its "Revisiting"
+    titled = Paper(
+        "p1", title="Equivariant Learning in Weight Spaces of Heterogeneous Architectures", abstract=seed.abstract
+    )
+    proposal = lookup(http, titled)
+    assert not proposal.changes and "look-alike" in proposal.message
 
 
 # ---- per-paper faults: a message for that paper, the others still looked up ---------------------------

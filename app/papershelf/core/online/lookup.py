@@ -2,11 +2,12 @@
 paper's abstract, score the candidates (matching.score), and propose the changes the best
 one would make, field by field, in the editor's vocabulary (core/record_edit.py).
 
-Search order: arXiv's `abs:"phrase" AND abs:"phrase"` query (most papers of a listing are on
-arXiv), then OpenAlex's search, Crossref's query.bibliographic, Semantic Scholar's search;
-stop at the first service that gives a candidate at or above AUTO_CONFIDENCE. When the best
-is an arXiv record that names a DOI (its published version), that DOI is fetched from
-Crossref and the published record is preferred, keeping the arXiv id as the eprint.
+Search order: the paper's own DOI or arXiv id when it has one (services.fetch), then
+arXiv's `abs:"phrase" AND abs:"phrase"` query (most papers of a listing are on arXiv), then
+OpenAlex's search, Crossref's query.bibliographic, Semantic Scholar's search; stop at the
+first service that gives a candidate at or above AUTO_CONFIDENCE. When the best is an arXiv
+record that names a DOI (its published version), that DOI is fetched from Crossref and the
+published record is preferred, keeping the arXiv id as the eprint.
 
 The policy of the changes (`changes_for`):
 - a title derived from the abstract (`title_derived`) is replaced; a real title of ours that
@@ -34,6 +35,7 @@ from typing import TYPE_CHECKING
 from ..record_edit import display_name, names_text
 from ..text import fold, plain_text
 from . import services as svc
+from .identifiers import parse_identifier
 from .matching import (
     ABSTRACT_MATCH,
     AUTO_CONFIDENCE,
@@ -140,6 +142,12 @@ def _search(http: Http, service: str, paper: Paper) -> list[FoundRecord]:
     raise ValueError(f"unknown service {service!r}; use one of: {', '.join(DEFAULT_SERVICES)}")
 
 
+def _identified(http: Http, kind: str, value: str) -> list[FoundRecord]:
+    """The record of an identifier the paper already has (its DOI, its arXiv id)."""
+    ident = parse_identifier(value if kind == "doi" else f"arXiv:{value}")
+    return [svc.fetch(http, ident)] if ident is not None else []
+
+
 def _failure(service: str, error: OnlineError) -> str:
     """What went wrong at one service, as one sentence that names the service."""
     name = SERVICE_NAMES.get(service, service)
@@ -187,13 +195,16 @@ def lookup(http: Http, paper: Paper, services: Sequence[str] = DEFAULT_SERVICES)
     failures: list[str] = []
     best: tuple[float, FoundRecord, list[str]] | None = None
     rejected = 0
-    for service in services:
+    # the identifiers the paper has come first: one request each, no search
+    steps = [("doi", paper.doi)] if paper.doi else []
+    steps += [("arxiv-id", paper.arxiv_id)] if paper.arxiv_id else []
+    for service in [*steps, *((s, "") for s in services)]:
         try:
-            found = _search(http, service, paper)
+            found = _identified(http, *service) if service[1] else _search(http, service[0], paper)
         except Cancelled:
             raise
         except OnlineError as error:
-            failures.append(_failure(service, error))
+            failures.append(_failure(error.service or service[0], error))
             continue
         for rec in found:
             conf, reasons = score(paper, rec)
@@ -205,7 +216,15 @@ def lookup(http: Http, paper: Paper, services: Sequence[str] = DEFAULT_SERVICES)
             break
 
     notes: list[str] = []
-    if best is not None and best[1].service == "arxiv" and best[1].doi and best[0] >= PROPOSE_CONFIDENCE:
+    # arXiv's own DOIs (10.48550/arXiv.…) name the preprint, not a published version
+    arxiv_doi = best is not None and best[1].doi.lower().startswith("10.48550/")
+    if (
+        best is not None
+        and best[1].service == "arxiv"
+        and best[1].doi
+        and not arxiv_doi
+        and best[0] >= PROPOSE_CONFIDENCE
+    ):
         published = _published(http, paper, best[1], best[0], notes)
         if published is not None:
             best = (published[1], published[0], published[2])
