@@ -298,3 +298,8 @@ def test_changes_fill_empty_fields_and_list_differences_without_applying_them() 
 
     preprint = FoundRecord("arxiv", title="T", arxiv_id="2601.00001", venue="arXiv", entrytype="misc")
     assert set(changes_for(Paper("p2", title="t", title_derived=True), preprint)) == {"title", "eprint"}
+
+
+def test_a_paper_with_nothing_to_search_with_sends_nothing(server: ReplayServer, http: Http) -> None:
+    proposal = lookup(http, Paper("p1", title="", abstract=""))
+    assert proposal.message.startswith("Nothing to search with") and not server.requests

@@ -15,6 +15,7 @@ every paper and compares each proposal with expected.json. Prints:
 - decoys rejected: papers served only look-alikes, and nothing proposed;
 - wrong: a wrong title applied automatically (must be 0), or a wrong one proposed;
 - nothing found: papers the set has no answer for, and nothing proposed;
+- applied: the automatic proposals applied with Library.edit_record (the title then shown);
 and the requests sent per service and the time taken (rate limits scaled by
 PAPERSHELF_RATE_SCALE, 0.01 here: the figures are of the matching, not of the network).
 """
@@ -92,6 +93,17 @@ def main() -> int:
                 else:
                     counts["missed"] += 1
                     wrong.append(f"{paper.title[:50]}: missed ({proposal.message})")
+            if proposal.automatic:
+                # applied as the CLI and the GUI apply it: one record edit of every change
+                try:
+                    lib.edit_record(paper.id, {name: new for name, (_old, new) in proposal.changes.items()})
+                except ValueError as error:
+                    counts["apply refused"] += 1
+                    wrong.append(f"{paper.title[:50]}: the edit was refused ({error})")
+                else:
+                    after = lib.get(paper.id)
+                    ok = after.title == new_title and not after.title_derived
+                    counts["applied" if ok else "apply refused"] += 1
             if args.verbose and e is not None:
                 print(
                     f"{e['key']} {e['outcome']:>14} → conf {proposal.confidence:.2f} auto={proposal.automatic} "
@@ -119,13 +131,14 @@ def main() -> int:
     print(f"wrong title proposed:                     {counts['wrong proposed']}")
     print(f"missed (a right answer was served):       {counts['missed']}")
     print(f"nothing found:                            {counts['nothing found']}")
+    print(f"applied with Library.edit_record:         {counts['applied']} (refused: {counts['apply refused']})")
     print(
         f"requests: {sum(per_service.values())} ({', '.join(f'{k} {v}' for k, v in sorted(per_service.items()))}); "
         f"{elapsed:.1f} s for {len(papers)} papers (rate limits × {os.environ['PAPERSHELF_RATE_SCALE']})"
     )
     for line in wrong:
         print("  " + line)
-    return 1 if counts["wrong"] else 0
+    return 1 if counts["wrong"] or counts["apply refused"] else 0
 
 
 if __name__ == "__main__":

@@ -190,8 +190,8 @@ def _published(
 def lookup(http: Http, paper: Paper, services: Sequence[str] = DEFAULT_SERVICES) -> Proposal:
     """Look one paper up; never raises for a failure of this paper (the message says what
     happened), only Cancelled."""
-    if not paper.abstract and not (paper.title and not paper.title_derived):
-        return Proposal(paper.id, message="Nothing to search with: the paper has neither an abstract nor a title.")
+    if not (paper.abstract or paper.doi or paper.arxiv_id or (paper.title and not paper.title_derived)):
+        return Proposal(paper.id, message="Nothing to search with: the paper has no abstract, title, DOI or arXiv id.")
     failures: list[str] = []
     best: tuple[float, FoundRecord, list[str]] | None = None
     rejected = 0
