@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import re
+from functools import lru_cache
 from pathlib import Path
 
 from replay_server import RECORDED, ReplayServer
@@ -30,8 +31,10 @@ def _words(text: str) -> list[str]:
 
 
 _ABSTRACT_WORDS = {key: " ".join(_words(str(entry["abstract"]))) for key, entry in INDEX.items()}
+_WORD_SETS = {key: set(text.split()) for key, text in _ABSTRACT_WORDS.items()}
 
 
+@lru_cache(maxsize=256)  # every route asks about the same query: decide once
 def arxiv_key(search_query: str) -> str | None:
     """The seed paper an arXiv search_query finds: all its phrases are in the abstract."""
     phrases = [" ".join(_words(a or b)) for a, b in _PHRASE_RE.findall(search_query)]
@@ -45,14 +48,15 @@ def arxiv_key(search_query: str) -> str | None:
     return None
 
 
+@lru_cache(maxsize=256)
 def text_key(query: str) -> str | None:
     """The seed paper a bibliographic text search is about (most of its words in the abstract)."""
     words = set(_words(query))
     if not words:
         return None
     best, best_share = None, 0.0
-    for key, text in _ABSTRACT_WORDS.items():
-        share = len(words & set(text.split())) / len(words)
+    for key, known in _WORD_SETS.items():
+        share = len(words & known) / len(words)
         if share > best_share:
             best, best_share = key, share
     return best if best_share >= 0.8 else None

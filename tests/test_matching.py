@@ -69,7 +69,6 @@ def seed_abstracts() -> dict[str, str]:
 @pytest.fixture(scope="module")
 def seed_papers(tmp_path_factory: pytest.TempPathFactory) -> list[Paper]:
     from conftest import SEEDS as LISTINGS
-
     from papershelf.core.library import Library
 
     lib = Library.open(tmp_path_factory.mktemp("lib"))
@@ -83,8 +82,12 @@ def seed_papers(tmp_path_factory: pytest.TempPathFactory) -> list[Paper]:
 
 
 def test_openalex_inverted_index_and_crossref_jats_of_one_doi_match() -> None:
-    crossref = json.loads((RECORDED / "crossref_works_doi_10.1073_pnas.1414271111.json").read_text())["message"]["abstract"]
-    openalex = inverted(json.loads((RECORDED / "openalex_work_doi_10.1073_pnas.1414271111.json").read_text())["abstract_inverted_index"])
+    crossref = json.loads((RECORDED / "crossref_works_doi_10.1073_pnas.1414271111.json").read_text())["message"][
+        "abstract"
+    ]
+    openalex = inverted(
+        json.loads((RECORDED / "openalex_work_doi_10.1073_pnas.1414271111.json").read_text())["abstract_inverted_index"]
+    )
     assert "<jats:p>" in crossref and "<" not in openalex
     assert abstract_similarity(crossref, openalex) >= 0.95
 
@@ -92,7 +95,9 @@ def test_openalex_inverted_index_and_crossref_jats_of_one_doi_match() -> None:
 def test_an_arxiv_v1_and_its_published_abstract_match_and_other_papers_do_not() -> None:
     # OpenAlex's list holds the Nature Machine Intelligence paper and its arXiv preprint
     # (ChemCrow): the preprint's abstract opens with two sentences the published one lacks
-    results = json.loads((RECORDED / "openalex_works_filter_title_search_augmenting_llm_chemistry.json").read_text())["results"]
+    results = json.loads((RECORDED / "openalex_works_filter_title_search_augmenting_llm_chemistry.json").read_text())[
+        "results"
+    ]
     published, preprint = (inverted(r["abstract_inverted_index"]) for r in results)
     crossref = json.loads((RECORDED / "crossref_works_query_title_augmenting_llm_chemistry_rows1.json").read_text())
     jats = crossref["message"]["items"][0]["abstract"]
@@ -132,7 +137,7 @@ def test_different_seed_papers_never_match(seed_papers: list[Paper]) -> None:
     for p in seed_papers:
         by_area.setdefault(p.area, []).append(p.abstract)
     pairs = [pair for group in by_area.values() for pair in itertools.combinations(group[:25], 2)]
-    pairs += list(zip([p.abstract for p in seed_papers[::3]], [p.abstract for p in seed_papers[1::3]]))
+    pairs += list(zip([p.abstract for p in seed_papers[::3]], [p.abstract for p in seed_papers[1::3]], strict=False))
     worst = max(abstract_similarity(a, b) for a, b in pairs)
     assert len(pairs) > 500
     assert worst < ABSTRACT_DIFFERENT
@@ -146,7 +151,11 @@ def test_markup_case_and_line_breaks_do_not_matter(seed_papers: list[Paper]) -> 
     for other in (unicode, wrapped, jats):
         assert abstract_similarity(latex, other) >= 0.95
     assert words("Abstract Solver–LLM \\emph{simplification-based} verification") == [
-        "solver", "llm", "simplification", "based", "verification"
+        "solver",
+        "llm",
+        "simplification",
+        "based",
+        "verification",
     ]
 
 
@@ -154,7 +163,9 @@ def test_an_added_or_reworded_sentence_costs_little(seed_papers: list[Paper]) ->
     text = " ".join(seed_papers[1].abstract.split())
     sentences = re.split(r"(?<=\.)\s+", text)
     added = text + " Code is available at https://github.com/example/curvature and in the supplement."
-    reworded = " ".join(sentences[:1] + ["Surprisingly, earlier work never used the constraints symmetries impose."] + sentences[2:])
+    reworded = " ".join(
+        sentences[:1] + ["Surprisingly, earlier work never used the constraints symmetries impose."] + sentences[2:]
+    )
     assert abstract_similarity(text, added) >= 0.9
     assert abstract_similarity(text, reworded) >= 0.8
 
@@ -176,7 +187,7 @@ def test_phrases_are_distinctive_words_of_the_abstract_as_written(seed_papers: l
         for phrase in phrases:
             ws = phrase.split()
             assert 1 <= len(ws) <= 4
-            assert not any(c in phrase for c in "\\${}\"")
+            assert not any(c in phrase for c in '\\${}"')
             assert ws[0].casefold() not in STOP_WORDS and ws[-1].casefold() not in STOP_WORDS
             assert phrase in flat or phrase in plain_text(flat), (phrase, flat[:100])
             assert not seen & {w.casefold() for w in ws}  # no word twice
@@ -245,8 +256,9 @@ def test_score_without_an_abstract_needs_title_and_authors() -> None:
     conf, reasons = score(paper, both)
     assert PROPOSE_CONFIDENCE <= conf < AUTO_CONFIDENCE and "no abstract to compare" in reasons
     assert score(paper, title_only)[0] < PROPOSE_CONFIDENCE
-    derived = Paper("p2", title="Weight-space symmetries for curvature", title_derived=True, abstract="",
-                    authors=["Artem Artemev"])
+    derived = Paper(
+        "p2", title="Weight-space symmetries for curvature", title_derived=True, abstract="", authors=["Artem Artemev"]
+    )
     assert score(derived, both)[0] < PROPOSE_CONFIDENCE  # a derived title agrees with nothing
 
 

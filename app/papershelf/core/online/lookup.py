@@ -2,11 +2,12 @@
 paper's abstract, score the candidates (matching.score), and propose the changes the best
 one would make, field by field, in the editor's vocabulary (core/record_edit.py).
 
-Search order: arXiv's `abs:"phrase" AND abs:"phrase"` query (most papers of a listing are on
-arXiv), then OpenAlex's search, Crossref's query.bibliographic, Semantic Scholar's search;
-stop at the first service that gives a candidate at or above AUTO_CONFIDENCE. When the best
-is an arXiv record that names a DOI (its published version), that DOI is fetched from
-Crossref and the published record is preferred, keeping the arXiv id as the eprint.
+Search order: the paper's own DOI or arXiv id when it has one (services.fetch), then
+arXiv's `abs:"phrase" AND abs:"phrase"` query (most papers of a listing are on arXiv), then
+OpenAlex's search, Crossref's query.bibliographic, Semantic Scholar's search; stop at the
+first service that gives a candidate at or above AUTO_CONFIDENCE. When the best is an arXiv
+record that names a DOI (its published version), that DOI is fetched from Crossref and the
+published record is preferred, keeping the arXiv id as the eprint.
 
 The policy of the changes (`changes_for`):
 - a title derived from the abstract (`title_derived`) is replaced; a real title of ours that
@@ -31,9 +32,10 @@ import dataclasses
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING
 
-from ..latex import parse_name
+from ..record_edit import display_name, names_text
 from ..text import fold, plain_text
 from . import services as svc
+from .identifiers import parse_identifier
 from .matching import (
     ABSTRACT_MATCH,
     AUTO_CONFIDENCE,
@@ -66,32 +68,13 @@ PUBLISHED_TYPES = frozenset({"article", "inproceedings", "incollection", "book",
 # BibTeX fields of a record's `extra` that a look-up may fill
 EXTRA_FIELDS = ("volume", "number", "pages", "publisher")
 _PREPRINT_VENUES = frozenset({"arxiv", "arxiv.org", "corr", "arxiv preprint", "biorxiv", "medrxiv"})
-# words that make a multi-word author a corporate name, kept whole in BibTeX ({The CGAL Project})
-_CORPORATE = frozenset(
-    "project consortium collaboration team group committee association society institute inc ltd"
-    " laboratory organization organisation foundation university network initiative".split()
-)
 
 
 def bibtex_names(names: Iterable[str]) -> str:
-    """Display names ("Given Family") as a BibTeX name list ("Family, Given and …"): a
-    one-word or corporate name braced whole ("{OpenAI}", "{The CGAL Project}"), a von part
-    kept before the family name ("van Beethoven, Ludwig")."""
-    out: list[str] = []
-    for name in names:
-        name = " ".join(name.replace("{", "").replace("}", "").split())
-        if not name:
-            continue
-        words = name.split()
-        if "," in name:
-            out.append(name)  # already "Family, Given"
-        elif len(words) == 1 or any(fold(w).strip(".") in _CORPORATE for w in words):
-            out.append("{" + name + "}")
-        else:
-            parts = parse_name(name)
-            family = " ".join(p for p in (parts.von, parts.family) if p)
-            out.append(f"{family}, {parts.given}" if parts.given else family)
-    return " and ".join(out)
+    """Display names ("Given Family") as the editor's "author" text, a BibTeX name list
+    ("Family, Given and …", a corporate name braced whole: "{The CGAL Project}"), by the
+    editor's own rules (record_edit.display_name, names_text)."""
+    return names_text([display_name(n) for n in names if n.strip()])
 
 
 def _same_authors(ours: list[str], theirs: list[str]) -> bool:
@@ -159,10 +142,19 @@ def _search(http: Http, service: str, paper: Paper) -> list[FoundRecord]:
     raise ValueError(f"unknown service {service!r}; use one of: {', '.join(DEFAULT_SERVICES)}")
 
 
+def _identified(http: Http, kind: str, value: str) -> list[FoundRecord]:
+    """The record of an identifier the paper already has (its DOI, its arXiv id)."""
+    ident = parse_identifier(value if kind == "doi" else f"arXiv:{value}")
+    return [svc.fetch(http, ident)] if ident is not None else []
+
+
 def _failure(service: str, error: OnlineError) -> str:
+    """What went wrong at one service, as one sentence that names the service."""
     name = SERVICE_NAMES.get(service, service)
-    text = str(error).strip() or type(error).__name__
-    return text if text.startswith(name) else f"{name}: {text}"
+    text = " ".join(str(error).split()) or type(error).__name__
+    if name.casefold() not in text.casefold():
+        text = f"{name}: {text}"
+    return text if text.endswith((".", "!", "?")) else text + "."
 
 
 def _published(
@@ -198,18 +190,21 @@ def _published(
 def lookup(http: Http, paper: Paper, services: Sequence[str] = DEFAULT_SERVICES) -> Proposal:
     """Look one paper up; never raises for a failure of this paper (the message says what
     happened), only Cancelled."""
-    if not paper.abstract and not (paper.title and not paper.title_derived):
-        return Proposal(paper.id, message="Nothing to search with: the paper has neither an abstract nor a title.")
+    if not (paper.abstract or paper.doi or paper.arxiv_id or (paper.title and not paper.title_derived)):
+        return Proposal(paper.id, message="Nothing to search with: the paper has no abstract, title, DOI or arXiv id.")
     failures: list[str] = []
     best: tuple[float, FoundRecord, list[str]] | None = None
     rejected = 0
-    for service in services:
+    # the identifiers the paper has come first: one request each, no search
+    steps = [("doi", paper.doi)] if paper.doi else []
+    steps += [("arxiv-id", paper.arxiv_id)] if paper.arxiv_id else []
+    for service in [*steps, *((s, "") for s in services)]:
         try:
-            found = _search(http, service, paper)
+            found = _identified(http, *service) if service[1] else _search(http, service[0], paper)
         except Cancelled:
             raise
         except OnlineError as error:
-            failures.append(_failure(service, error))
+            failures.append(_failure(error.service or service[0], error))
             continue
         for rec in found:
             conf, reasons = score(paper, rec)
@@ -221,21 +216,30 @@ def lookup(http: Http, paper: Paper, services: Sequence[str] = DEFAULT_SERVICES)
             break
 
     notes: list[str] = []
-    if best is not None and best[1].service == "arxiv" and best[1].doi and best[0] >= PROPOSE_CONFIDENCE:
+    # arXiv's own DOIs (10.48550/arXiv.…) name the preprint, not a published version
+    arxiv_doi = best is not None and best[1].doi.lower().startswith("10.48550/")
+    if (
+        best is not None
+        and best[1].service == "arxiv"
+        and best[1].doi
+        and not arxiv_doi
+        and best[0] >= PROPOSE_CONFIDENCE
+    ):
         published = _published(http, paper, best[1], best[0], notes)
         if published is not None:
             best = (published[1], published[0], published[2])
 
-    errors = ("; ".join(failures) + ".") if failures else ""
+    unanswered = ("Not every service answered: " + " ".join(failures)) if failures else ""
     if best is None or best[0] < PROPOSE_CONFIDENCE:
         if best is None:
-            what = "Nothing found"
+            what = "Nothing found."
         elif rejected:
-            what = f"No match: {rejected} look-alike(s) rejected (their abstracts are other papers')"
+            what = f"No match: {rejected} look-alike(s) rejected (their abstracts are other papers')."
         else:
-            what = f"No match: the closest candidate ({best[1].title[:60]!r}) is another paper"
-        message = what + (f". Failed: {errors}" if errors else ".")
-        return Proposal(paper.id, confidence=best[0] if best else 0.0, message=message)
+            what = f"No match: the closest candidate ({best[1].title[:60]!r}) is another paper."
+        return Proposal(
+            paper.id, confidence=best[0] if best else 0.0, message=" ".join(filter(None, [what, unanswered]))
+        )
 
     conf, rec, reasons = best
     changes = changes_for(paper, rec)
@@ -245,10 +249,8 @@ def lookup(http: Http, paper: Paper, services: Sequence[str] = DEFAULT_SERVICES)
         parts.append("the record already says what this version says")
     elif conf >= AUTO_CONFIDENCE and not automatic:
         parts.append("some fields differ from yours: review them")
-    if errors:
-        parts.append("failed: " + errors)
-    message = (". ".join(p for p in parts if p)).rstrip(".") + "."
-    message = message[0].upper() + message[1:]
+    sentences = [p[0].upper() + p[1:] + "." for p in parts if p]
+    message = " ".join(sentences + ([unanswered] if unanswered else []))
     return Proposal(
         paper.id,
         service=rec.service,

@@ -150,8 +150,9 @@ def _word_weight(word: str) -> float:
 _TEXT_MACRO_RE = re.compile(r"\\(?:textsc|textbf|textit|emph|texttt|textrm|textsf|mathrm)\{([^{}]*)\}")
 # "NP-hard", "3D-aware": a common prefix, not a name
 _PREFIXED_RE = re.compile(r"^(?:[A-Z]{1,3}|\d[A-Za-z]?)-[a-z]+$")
-_PHRASE_WORD_RE = re.compile(r"[^\W_](?:[\w]|-(?=[^\W_]))*")
-_BREAK_RE = re.compile(r"[.,;:!?()\[\]{}\"“”‘’$\\/|=<>+*%&#@~^`]|\s-+\s|--+|[–—]")
+_PHRASE_WORD_RE = re.compile(r"[^\W_](?:\w|-(?=[^\W_]))*")
+_URL_RE = re.compile(r"\b(?:https?://|www\.)\S+", re.I)
+_BREAK_RE = re.compile(r"[.,;:!?()\[\]{}\"“”‘’'$\\/|=<>+*%&#@~^`]|\s-+\s|--+|[–—]")
 
 
 def distinctive_phrases(abstract: str, n: int = 3) -> list[str]:
@@ -165,13 +166,15 @@ def distinctive_phrases(abstract: str, n: int = 3) -> list[str]:
     # a text macro's argument is text (\\textsc{VeriSimpl}); other macros and math break phrases
     raw = _TEXT_MACRO_RE.sub(r"\1", abstract)
     raw = re.sub(r"\$[^$]*\$|\\[A-Za-z]+\*?|\\.|[{}]", " | ", raw)
-    raw = _TAG_RE.sub(" | ", raw)
+    raw = _TAG_RE.sub(" | ", _URL_RE.sub(" | ", raw))
     found: dict[str, float] = {}
     order: dict[str, int] = {}
     for chunk in _BREAK_RE.split(raw):
         run: list[str] = []
         for token in _PHRASE_WORD_RE.findall(chunk) + [""]:
-            if token and token.casefold() not in STOP_WORDS and not token.isdigit():
+            # an apostrophe ("RL's", "LMs'") is spelt differently by every copy: it ends a phrase,
+            # and the "s" after it is no word
+            if len(token) > 1 and token.casefold() not in STOP_WORDS and not token.isdigit():
                 run.append(token)
                 continue
             # a coined name alone (VeriSimpl, DPLM-Evo) is a phrase too
@@ -184,7 +187,7 @@ def distinctive_phrases(abstract: str, n: int = 3) -> list[str]:
                     # longer phrases are rarer but more fragile (a reworded word breaks them)
                     value = sum(weights) / (1 + 0.35 * (size - 2))
                     if size == 1:
-                        if not _coined(ws[0]) or len(ws[0]) < 5 or _PREFIXED_RE.match(ws[0]):
+                        if not any(c.isupper() for c in ws[0][1:]) or len(ws[0]) < 5 or _PREFIXED_RE.match(ws[0]):
                             continue
                         value = 1.6 * weights[0]
                     phrase = " ".join(ws)
@@ -196,11 +199,11 @@ def distinctive_phrases(abstract: str, n: int = 3) -> list[str]:
     chosen: list[str] = []
     used: set[str] = set()
     for phrase in best:
-        ws = {w.casefold() for w in phrase.split()}
-        if ws & used:
+        folded = {w.casefold() for w in phrase.split()}
+        if folded & used:
             continue
         chosen.append(phrase)
-        used |= ws
+        used |= folded
         if len(chosen) == n:
             break
     return chosen
