@@ -264,6 +264,24 @@ def test_one_identifier_not_found_the_others_still_added(window, qtbot, replay):
     dialog.reject()
 
 
+def test_cancel_while_adding_stops_and_adds_nothing(window, qtbot, replay, monkeypatch):
+    from PySide6.QtWidgets import QProgressBar
+
+    win, lib = window, window.library
+    allow_online()
+    route_records(replay)
+    monkeypatch.setenv("PAPERSHELF_RATE_SCALE", "1")  # arXiv's 3 s between requests: time to cancel
+    n, steps = len(lib), win.undo_stack.count()
+    dialog = add_by_identifier(qtbot, win, f"arXiv:{ARXIV_ID} arXiv:2104.12255")
+    bar = dialog.findChild(QProgressBar, "identifierProgress")
+    qtbot.waitUntil(lambda: bar.value() >= 1, timeout=30_000)  # the first one fetched, the second waits
+    dialog.findChild(QPushButton, "identifierCancelButton").click()
+    qtbot.waitUntil(lambda: not dialog.isVisible(), timeout=30_000)
+    assert [r.query.get("id_list") for r in replay.requests] == [ARXIV_ID]  # the second was never sent
+    assert len(lib) == n and win.undo_stack.count() == steps
+    assert "Cancelled" in status(win)
+
+
 # ---- the review dialog, with proposals made here -----------------------------------------------
 def derived_papers(lib, n):
     papers = [p for p in lib.papers() if p.title_derived][:n]
