@@ -215,6 +215,7 @@ def test_a_bad_answer_for_one_paper_is_its_message(
     failed, fine = list(lookup_many(http, papers))
     assert not failed.changes and "arXiv" in failed.message and words in failed.message
     assert failed.message.startswith("Nothing found. Not every service answered: arXiv")
+    assert failed.failed and not fine.failed
     assert fine.automatic and fine.changes["title"][1] == EXPECTED[VERISIMPL]["title"]
 
 
@@ -231,6 +232,7 @@ def test_a_service_refusing_connections_leaves_the_others(
     assert not arxiv_only.changes and "arXiv" in arxiv_only.message
     assert openalex.automatic and openalex.changes["title"][1] == EXPECTED[PERTURBATION]["title"]
     assert "Not every service answered: Cannot reach arXiv" in openalex.message
+    assert arxiv_only.failed and not openalex.failed  # found with confidence all the same
 
 
 def test_a_service_that_never_answers_times_out_for_that_paper(
@@ -245,6 +247,7 @@ def test_a_service_that_never_answers_times_out_for_that_paper(
         slow, fine = list(lookup_many(client, papers))
     assert not slow.changes and "arXiv" in slow.message and "answer" in slow.message.lower()
     assert fine.automatic
+    assert slow.failed
 
 
 def test_cancel_stops_the_batch(seeded: Library, seeds_served: ReplayServer, tmp_path: Path) -> None:
@@ -303,3 +306,17 @@ def test_changes_fill_empty_fields_and_list_differences_without_applying_them() 
 def test_a_paper_with_nothing_to_search_with_sends_nothing(server: ReplayServer, http: Http) -> None:
     proposal = lookup(http, Paper("p1", title="", abstract=""))
     assert proposal.message.startswith("Nothing to search with") and not server.requests
+
+
+def test_a_published_version_that_cannot_be_read_keeps_the_arxiv_record(
+    seeded: Library, server: ReplayServer, http: Http
+) -> None:
+    want = EXPECTED[VERISIMPL]
+    server.route(f"/crossref/works/{want['doi']}", Reply(b"Service Unavailable", 500))
+    serve_seeds(server)
+    proposal = lookup(http, paper_for(seeded, VERISIMPL))
+    assert proposal.failed and proposal.service == "arxiv"
+    # the arXiv record's own title, and the DOI and journal it names
+    assert proposal.changes["title"][1] != want["title"] and proposal.changes["doi"][1] == want["doi"]
+    assert proposal.changes["venue"][1] == want["venue"]
+    assert f"The published version ({want['doi']}) could not be read: Crossref" in proposal.message

@@ -262,6 +262,20 @@ def test_score_without_an_abstract_needs_title_and_authors() -> None:
     assert score(derived, both)[0] < PROPOSE_CONFIDENCE  # a derived title agrees with nothing
 
 
+def test_score_without_an_abstract_against_a_derived_title_reads_the_title_in_our_abstract(
+    seed_papers: list[Paper],
+) -> None:
+    paper = next(p for p in seed_papers if "weight-space symmetries" in p.abstract and p.authors)
+    told = "Curvature Constraints from Weight-Space Symmetries in Loss Landscapes"
+    same = _rec(title=told, authors=paper.authors)
+    conf, reasons = score(paper, same)
+    assert PROPOSE_CONFIDENCE <= conf < AUTO_CONFIDENCE
+    assert any("words are in our abstract" in r for r in reasons)
+    assert score(paper, _rec(title=told, authors=["Someone Else"]))[0] < PROPOSE_CONFIDENCE
+    untold = _rec(title="Quantum Error Correction with Surface Codes at Scale", authors=paper.authors)
+    assert score(paper, untold)[0] < PROPOSE_CONFIDENCE
+
+
 def test_score_a_distant_year_lowers_it(seed_papers: list[Paper]) -> None:
     paper = Paper("p1", abstract=seed_papers[5].abstract, year=2026, title="x", title_derived=True)
     near = score(paper, _rec(abstract=paper.abstract, year=2026))[0]

@@ -22,7 +22,9 @@ The policy of the changes (`changes_for`):
 - the citation key and the abstract are never in the changes.
 
 A failure of one service (offline, timed out, a 5xx, a malformed answer) does not stop the
-others; what went wrong is in `Proposal.message` (service and what happened). Only
+others; what went wrong is in `Proposal.message` (service and what happened), and
+`Proposal.failed` is set unless a candidate at or above AUTO_CONFIDENCE was found all the same
+(a published version that could not be read always sets it). Only
 Cancelled propagates: the batch stops at once.
 """
 
@@ -100,7 +102,8 @@ def changes_for(paper: Paper, rec: FoundRecord) -> dict[str, tuple[str, str]]:
         changes["author"] = (bibtex_names(paper.authors), bibtex_names(rec.authors))
     if rec.year and rec.year != paper.year:
         changes["year"] = (str(paper.year) if paper.year else "", str(rec.year))
-    venue = " ".join(rec.venue.split())
+    # (an arXiv journal_ref cut at its year can leave "Journal (": no venue ends so)
+    venue = " ".join(rec.venue.split()).rstrip(" ,;:([")
     if venue and not _is_preprint_venue(venue) and fold(venue) != fold(paper.venue):
         changes["venue"] = (paper.venue, venue)
     if rec.doi and rec.doi.lower() != paper.doi.lower():
@@ -157,6 +160,10 @@ def _failure(service: str, error: OnlineError) -> str:
     return text if text.endswith((".", "!", "?")) else text + "."
 
 
+class _PublishedUnread(Exception):
+    """The published version an arXiv record names could not be read (the note says why)."""
+
+
 def _published(
     http: Http, paper: Paper, rec: FoundRecord, conf: float, notes: list[str]
 ) -> tuple[FoundRecord, float, list[str]] | None:
@@ -168,7 +175,7 @@ def _published(
         raise
     except OnlineError as error:
         notes.append(f"the published version ({rec.doi}) could not be read: {_failure('crossref', error)}")
-        return None
+        raise _PublishedUnread from error
     same_title = title_similarity(rec.title, pub.title) >= 0.6
     same_abstract = bool(pub.abstract) and abstract_similarity(rec.abstract, pub.abstract) >= ABSTRACT_MATCH
     authors = author_overlap(rec.authors, pub.authors)
@@ -215,6 +222,9 @@ def lookup(http: Http, paper: Paper, services: Sequence[str] = DEFAULT_SERVICES)
         if best is not None and best[0] >= AUTO_CONFIDENCE:
             break
 
+    # a failed service makes the look-up a failed one unless a confident candidate had been
+    # found all the same (a later service could not have changed the outcome)
+    failed = bool(failures) and (best is None or best[0] < AUTO_CONFIDENCE)
     notes: list[str] = []
     # arXiv's own DOIs (10.48550/arXiv.…) name the preprint, not a published version
     arxiv_doi = best is not None and best[1].doi.lower().startswith("10.48550/")
@@ -225,9 +235,13 @@ def lookup(http: Http, paper: Paper, services: Sequence[str] = DEFAULT_SERVICES)
         and not arxiv_doi
         and best[0] >= PROPOSE_CONFIDENCE
     ):
-        published = _published(http, paper, best[1], best[0], notes)
-        if published is not None:
-            best = (published[1], published[0], published[2])
+        try:
+            published = _published(http, paper, best[1], best[0], notes)
+        except _PublishedUnread:
+            failed = True
+        else:
+            if published is not None:
+                best = (published[1], published[0], published[2])
 
     unanswered = ("Not every service answered: " + " ".join(failures)) if failures else ""
     if best is None or best[0] < PROPOSE_CONFIDENCE:
@@ -238,7 +252,10 @@ def lookup(http: Http, paper: Paper, services: Sequence[str] = DEFAULT_SERVICES)
         else:
             what = f"No match: the closest candidate ({best[1].title[:60]!r}) is another paper."
         return Proposal(
-            paper.id, confidence=best[0] if best else 0.0, message=" ".join(filter(None, [what, unanswered]))
+            paper.id,
+            confidence=best[0] if best else 0.0,
+            message=" ".join(filter(None, [what, unanswered])),
+            failed=failed,
         )
 
     conf, rec, reasons = best
@@ -258,6 +275,7 @@ def lookup(http: Http, paper: Paper, services: Sequence[str] = DEFAULT_SERVICES)
         changes=changes,
         automatic=automatic,
         message=message,
+        failed=failed,
         candidate=rec,
     )
 

@@ -132,6 +132,15 @@ def _coined(word: str) -> bool:
     return any(c.isdigit() for c in word) or any(c.isupper() for c in word[1:])
 
 
+def title_in_abstract(title: str, abstract: str) -> float:
+    """The share of a title's content words found in an abstract (0 for a title of fewer than
+    four content words: too little to tell a paper by)."""
+    content = {w for w in words(title) if w not in STOP_WORDS}
+    if len(content) < 4:
+        return 0.0
+    return len(content & set(words(abstract))) / len(content)
+
+
 def _word_weight(word: str) -> float:
     """How much a word (as written) tells this paper apart: a coined name (VeriSimpl,
     DPLM-Evo, GPT-4) most, a long uncommon word more than a short or common one."""
@@ -253,7 +262,8 @@ def score(paper: Paper, rec: FoundRecord) -> tuple[float, list[str]]:
     The abstract match dominates: a match starts at 0.8–1.0, a different abstract at 0.1.
     Title agreement counts only when our title is not derived from the abstract; author
     surnames and year agreement raise or lower the result. Without the candidate's (or our)
-    abstract, the title and the authors must both agree, and then it is at most proposed.
+    abstract, the title and the authors must both agree, and then it is at most proposed (a
+    derived title of ours agrees when the candidate's title words are in our abstract).
     A candidate whose title agrees with ours but whose abstract is another paper is a decoy:
     held below PROPOSE_CONFIDENCE whatever else agrees.
     """
@@ -283,9 +293,16 @@ def score(paper: Paper, rec: FoundRecord) -> tuple[float, list[str]]:
     else:
         reasons.append("no abstract to compare")
         conf = 0.3
-        if title_sim is not None and title_sim >= TITLE_MATCH and authors is not None and authors >= 0.5:
+        title_ok = title_sim is not None and title_sim >= TITLE_MATCH
+        if title_sim is None and paper.title_derived and paper.abstract and rec.title:
+            # our title is made from the abstract: the candidate's title must be told by it
+            told = title_in_abstract(rec.title, paper.abstract)
+            if told >= 0.8:
+                reasons.append(f"the title's words are in our abstract ({told:.0%})")
+                title_ok = True
+        if title_ok and authors is not None and authors >= 0.5:
             conf = 0.55 + 0.1 * authors
-        elif title_sim is not None and title_sim >= TITLE_MATCH:
+        elif title_ok:
             conf = 0.4
 
     if title_sim is not None:
