@@ -535,3 +535,18 @@ def test_a_paste_of_only_identifiers_is_told_apart_from_a_listing():
     assert not only_identifiers("")
     assert not only_identifiers("Deep learning 10.1073/pnas.1414271111")
     assert not only_identifiers("Title: A paper\nAbstract: arXiv:1605.08386 is cited here.")
+
+
+def test_pasting_only_identifiers_opens_add_by_identifier_filled_in_and_sends_nothing(window, qtbot, replay):
+    win, lib = window, window.library
+    n = len(lib)
+    QApplication.clipboard().setText(f"arXiv:{ARXIV_ID}\nhttps://doi.org/10.1073/pnas.1414271111\n")
+    win.paper_list.setFocus()
+    qtbot.keyClick(
+        win.paper_list, Qt.Key.Key_V, Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier
+    )
+    dialog = shown(qtbot, QDialog, "identifierDialog")
+    assert "arXiv:" + ARXIV_ID in dialog.findChild(QLabel, "recognisedLabel").text()
+    assert "doi:10.1073/pnas.1414271111" in dialog.findChild(QLabel, "recognisedLabel").text()
+    assert replay.requests == [] and len(lib) == n  # nothing sent, nothing imported before Add
+    dialog.reject()

@@ -137,6 +137,11 @@ class ImportExport(QObject):
         if not text.strip():
             win.statusBar().showMessage(self.tr("The clipboard holds no text to import."), 4000)
             return
+        from .online import only_identifiers
+
+        if only_identifiers(text):  # DOIs / arXiv ids: Add by Identifier, filled in (nothing sent before Add)
+            win.menus.online.add_by_identifier(text)
+            return
         try:
             report = win.library.import_text(text)
         except UncertainListingError as exc:  # previewed, imported on Import
