@@ -14,7 +14,7 @@ so a route for arXiv's `/api/query` is `replay.route("/arxiv/api/query", ...)`.
 
 Usage, in a test module::
 
-    from replay_server import RECORDED, Reply, replay  # noqa: F401
+    from replay_server import RECORDED, Reply, replay_fixture  # noqa: F401
 
     def test_x(replay):
         replay.route("/arxiv/api/query", RECORDED / "arxiv_query_id_list_1605.08386.xml",
@@ -145,7 +145,13 @@ class ReplayServer:
         self._httpd.daemon_threads = True
         self.port: int = self._httpd.server_address[1]
         self.url = f"http://127.0.0.1:{self.port}"
-        self._thread = threading.Thread(target=self._httpd.serve_forever, name="replay-server", daemon=True)
+        self._thread = threading.Thread(
+            # a short poll: shutdown() waits for the loop to look, at every test's end
+            target=self._httpd.serve_forever,
+            kwargs={"poll_interval": 0.02},
+            name="replay-server",
+            daemon=True,
+        )
         self._thread.start()
 
     # -- setting up -------------------------------------------------------------------------------
@@ -247,9 +253,11 @@ class ReplayServer:
         self._thread.join(timeout=10)
 
 
-@pytest.fixture
-def replay(monkeypatch: pytest.MonkeyPatch) -> Iterator[ReplayServer]:
-    """A replay server every service points at (PAPERSHELF_*_URL), with PAPERSHELF_RATE_SCALE=0.01."""
+@pytest.fixture(name="replay")
+def replay_fixture(monkeypatch: pytest.MonkeyPatch) -> Iterator[ReplayServer]:
+    """The fixture `replay`: a replay server every service points at (PAPERSHELF_*_URL), with
+    PAPERSHELF_RATE_SCALE=0.01. Import it as `from replay_server import replay_fixture  # noqa: F401`:
+    a test's parameter `replay` then shadows no imported name (ruff's F811)."""
     server = ReplayServer()
     for name, value in server.env().items():
         monkeypatch.setenv(name, value)
@@ -257,3 +265,6 @@ def replay(monkeypatch: pytest.MonkeyPatch) -> Iterator[ReplayServer]:
         yield server
     finally:
         server.close()
+
+
+replay = replay_fixture  # the same fixture, under the name the brief first gave (import it with a noqa for F401)

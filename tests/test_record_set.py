@@ -9,12 +9,12 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import run_cli
-from test_bibtex import compile_bib, problems
 
+from conftest import run_cli
 from papershelf.core.library import Library
 from papershelf.core.online.records import FoundRecord
 from papershelf.core.record_edit import editor_view, required
+from test_bibtex import compile_bib, problems
 
 XAMPL = subprocess.run(["kpsewhich", "xampl.bib"], capture_output=True, text=True).stdout.strip()
 

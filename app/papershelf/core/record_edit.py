@@ -131,6 +131,17 @@ LABELS = {
 }
 
 
+def citekey_problem(key: str) -> str:
+    """Why `key` cannot be a citation key, in the words `Library.edit_record` refuses it with;
+    "" when it can ("" itself lets Papershelf choose one). Whether another paper holds it is
+    the library's to say."""
+    from .citekeys import key_problem
+
+    key = key.strip()
+    why = key_problem(key) if key else ""
+    return f"{key!r} is not a usable citation key: {why}" if why else ""
+
+
 def required(entrytype: str) -> tuple[str, ...]:
     """The fields BibLaTeX's data model requires of this type, in the editor's names."""
     return _REQUIRED.get(entrytype.lower(), ("author", "title", "year"))
@@ -260,7 +271,8 @@ def editor_view(paper: Paper) -> EditorView:
         fields["year"] = str(paper.year) if paper.year is not None else ""
     fields["venue"] = paper.venue
     fields["doi"] = paper.doi
-    fields["eprint"] = paper.arxiv_id
+    if paper.arxiv_id or "eprint" not in raw:
+        fields["eprint"] = paper.arxiv_id  # else the record's own eprint (JSTOR, HDL…) is shown as it is
     hidden = {"title", "author", "year", "date", "doi", "abstract", "keywords", _venue_source(paper)}
     if paper.arxiv_id:
         hidden |= {"eprint", "eprinttype", "archiveprefix"}
@@ -380,6 +392,8 @@ def field_changes(paper: Paper, changes: Mapping[str, str | None]) -> dict[str, 
             new_raw = {(target if k == source else k): v for k, v in new_raw.items()}
     wanted.pop("entrytype", None)
     changed = {k: v for k, v in wanted.items() if view.fields.get(k, "") != v or k == "author"}
+    # an empty field of the record (`key = ""`) is removed by giving it no text
+    changed.update({k: "" for k, v in wanted.items() if not v and k in raw and k not in changed})
     if "author" in changed and changed["author"] == names_text(view.authors, view.others):
         del changed["author"]
     if not kind and (changed or paper.entrytype != kind):

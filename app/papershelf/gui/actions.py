@@ -19,6 +19,7 @@ from PySide6.QtWidgets import QMenu, QMessageBox
 from ..core.paper import Status
 from .keys import PREFERENCES, REDO, keys
 from .paper_model import STATUS_LABELS
+from .record_editor import edit_record
 
 if TYPE_CHECKING:
     from .main_window import MainWindow
@@ -88,6 +89,8 @@ class WindowActions(QObject):
         w.addAction(redo)
         edit.addSeparator()
         self._action(edit, self.tr("&Find"), w.pane.focus_search, QKeySequence.StandardKey.Find, "findAction")
+        # the record editor: F2, the usual "edit this item" key; double-click on a row too (paper_menu.py)
+        self._action(edit, self.tr("Edit R&ecord…"), lambda: edit_record(w), QKeySequence("F2"), "editRecordAction")
         self._action(
             edit, self.tr("Add to Reading &List…"), edits.choose_list, QKeySequence("Ctrl+L"), "addToListAction"
         )

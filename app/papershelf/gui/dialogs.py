@@ -146,6 +146,8 @@ SHORTCUTS = [
     ("1 … 9", "Toggle your nine most used tags on the selection (in the list)"),
     ("Alt+1 … Alt+5", "Mark as unread, to read, reading, read, skipped"),
     ("Ctrl+L", "Add the selection to a reading list"),
+    ("F2 or double-click", "Edit the current paper's record (type, key, authors, every field)"),
+    ("Ctrl+N", "Add papers by DOI or arXiv id (fetched online)"),
     ("Delete", "Remove the selection from the library"),
     ("Ctrl+Z", "Undo"),
     ("Ctrl+Shift+Z or Ctrl+Y", "Redo"),

@@ -19,6 +19,7 @@ from PySide6.QtWidgets import QInputDialog, QMenu
 from ..core import overview
 from ..core.errors import PapershelfError
 from ..core.paper import RATING_MAX, RATING_MIN, Paper, split_tags
+from .record_editor import edit_record
 
 if TYPE_CHECKING:
     from .main_window import MainWindow
@@ -52,6 +53,7 @@ class PaperMenu(QObject):
         view.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
         view.customContextMenuRequested.connect(self.show_at)
         view.installEventFilter(self)  # the Menu key: the selection as it is, at the current row
+        view.doubleClicked.connect(lambda index: edit_record(window, index))  # the list is not edited in place
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
         """The Menu key on the list opens the menu at the current row."""
@@ -159,6 +161,9 @@ class PaperMenu(QObject):
 
         title = self._add(menu, tr("Edit T&itle…"), "paperMenuEditTitle", self.edit_title)
         title.setEnabled(len(ids) == 1)
+        record = win.findChild(QAction, "editRecordAction")  # the window's, F2 and all
+        if record is not None:
+            menu.addAction(record)
 
         menu.addSeparator()
         one = len(ids) == 1

@@ -180,11 +180,13 @@ def _arxiv_entry(entry: ET.Element, ident: str, title: str) -> FoundRecord:
     journal_ref = one_line(entry.findtext(f"{ARXIV}journal_ref") or "")
     venue = ""
     if journal_ref:
-        # "Phys. Rev. D 76, 044016 (2007)", "ActaAstron.56:1-50,2006": the journal's name comes
-        # before the first number, the year of publication is the last 19xx/20xx
-        venue = re.split(r"\s*\d", journal_ref, maxsplit=1)[0].strip(" ,;:")
-        if len(venue) < 2:
-            venue = journal_ref
+        # "Phys. Rev. D 76, 044016 (2007)", "ActaAstron.56:1-50,2006": a journal's name, then volume
+        # and pages. A reference of another shape ("2023 IEEE International Conference on …") is kept
+        # whole. The year of publication is its last 19xx/20xx
+        venue = journal_ref
+        cut = re.match(r"(\D{3,}?)\s*\d+\s*[:,(]", journal_ref)
+        if cut is not None:
+            venue = re.sub(r"[\s,;:]*\b(?:vol|volume|no)\.?$", "", cut.group(1), flags=re.I).strip(" ,;:")
         years = re.findall(r"(?<!\d)(?:19|20)\d\d(?!\d)", journal_ref)
         if years:
             year = int(years[-1])

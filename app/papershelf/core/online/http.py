@@ -20,6 +20,7 @@ import email.utils
 import hashlib
 import json
 import os
+import re
 import tempfile
 import threading
 import time
@@ -101,31 +102,46 @@ class Response:
 
 
 class _RateLimiter:
-    """The next moment each service may be asked again, shared by every Http of the process.
+    """Who may ask each service next, and when, shared by every Http of the process.
 
-    A request reserves its slot before it is sent, and its end pushes the next slot to end + spacing:
-    so the service sees requests at least `spacing` apart even when a connection is slow to open."""
+    One request at a time per service (arXiv asks for that), and the next one `spacing` after the
+    previous one ended: so the service sees requests at least `spacing` apart, whatever the threads
+    and however slow a connection is to open. A service is known by its name and where it is (a
+    test's server is not the real one)."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._next: dict[str, float] = {}
+        self._next: dict[tuple[str, str], float] = {}
+        self._turns: dict[tuple[str, str], threading.Lock] = {}
 
-    def reserve(self, service: str) -> float:
-        """The monotonic time at which this request may be sent (its slot is taken)."""
-        spacing = SPACING.get(service, 1.0) * rate_scale()
+    @staticmethod
+    def _key(service: str) -> tuple[str, str]:
+        return service, base_url(service)
+
+    @staticmethod
+    def _spacing(service: str) -> float:
+        return SPACING.get(service, 1.0) * rate_scale()
+
+    def turn(self, service: str) -> threading.Lock:
+        """The lock held while a request to `service` is out."""
+        key = self._key(service)
         with self._lock:
-            start = max(time.monotonic(), self._next.get(service, 0.0))
-            self._next[service] = start + spacing
-            return start
+            return self._turns.setdefault(key, threading.Lock())
+
+    def next_time(self, service: str) -> float:
+        """The monotonic time from which `service` may be asked again."""
+        with self._lock:
+            return self._next.get(self._key(service), 0.0)
 
     def done(self, service: str) -> None:
         """A request to `service` has ended: the next one waits a full spacing from now."""
-        self.defer(service, time.monotonic() + SPACING.get(service, 1.0) * rate_scale())
+        self.defer(service, time.monotonic() + self._spacing(service))
 
     def defer(self, service: str, until: float) -> None:
         """Nobody asks `service` before `until` (monotonic): it asked us to slow down."""
+        key = self._key(service)
         with self._lock:
-            self._next[service] = max(self._next.get(service, 0.0), until)
+            self._next[key] = max(self._next.get(key, 0.0), until)
 
 
 _LIMITER = _RateLimiter()
@@ -166,8 +182,12 @@ def _retry_after(value: str | None) -> float | None:
 
 
 def _clean_contact(contact: str) -> str:
-    # the contact goes into a header: printable ASCII without spaces or the UA's delimiters
-    return "".join(ch for ch in contact.strip() if 33 <= ord(ch) < 127 and ch not in '();,\\"')
+    """The contact as it can go into a header: the e-mail address in it ("Ann <ann@example.org>"),
+    else its printable ASCII without spaces or the User-Agent's delimiters."""
+    found = re.search(r"[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+", contact)
+    if found is not None:
+        return found.group(0)
+    return "".join(ch for ch in contact.strip() if 33 <= ord(ch) < 127 and ch not in '();,<>\\"')
 
 
 class Http:
@@ -230,11 +250,12 @@ class Http:
         headers = {"Accept": accept} if accept else {}
         attempt = 0
         while True:
-            self._wait_for_slot(service)
+            turn = self._wait_for_turn(service)
             try:
                 raw = self._send(service, base_url(service) + path, sent_params, headers)
             finally:
                 _LIMITER.done(service)
+                turn.release()
             response = Response(
                 status=raw.status_code,
                 text=self._text(service, raw),
@@ -259,7 +280,9 @@ class Http:
                     service,
                     url,
                 )
-            wait = asked if asked is not None else (2.0**attempt) * rate_scale()
+            # what the service asked, and never less than the back-off (a "Retry-After: 0" storm)
+            backoff = (2.0**attempt) * rate_scale()
+            wait = max(asked, backoff) if asked is not None else backoff
             _LIMITER.defer(service, time.monotonic() + wait)
             if self.on_wait is not None and wait >= 1:
                 self.on_wait(f"{SERVICE_NAMES.get(service, service)} asked us to slow down: waiting {_minutes(wait)}…")
@@ -370,14 +393,24 @@ class Http:
         if self.cancelled():
             raise Cancelled(f"Cancelled: nothing more was asked of {SERVICE_NAMES.get(service, service)}.", service)
 
-    def _wait_for_slot(self, service: str) -> None:
-        start = _LIMITER.reserve(service)
-        wait = start - time.monotonic()
-        if wait > 0:
-            if self.on_wait is not None and wait >= 1:
-                self.on_wait(f"Waiting {_minutes(wait)} for {SERVICE_NAMES.get(service, service)} (its rate limit)…")
-            self._sleep(service, wait)
-        self._check_cancel(service)
+    def _wait_for_turn(self, service: str) -> threading.Lock:
+        """Wait until this request may go (no other request to the service out, its spacing
+        kept); returns the service's lock, held: the caller releases it when the request ends."""
+        turn = _LIMITER.turn(service)
+        while not turn.acquire(timeout=_POLL):
+            self._check_cancel(service)
+        try:
+            wait = _LIMITER.next_time(service) - time.monotonic()
+            if wait > 0:
+                if self.on_wait is not None and wait >= 1:
+                    name = SERVICE_NAMES.get(service, service)
+                    self.on_wait(f"Waiting {_minutes(wait)} for {name} (its rate limit)…")
+                self._sleep(service, wait)
+            self._check_cancel(service)
+        except BaseException:
+            turn.release()
+            raise
+        return turn
 
     def _sleep(self, service: str, seconds: float) -> None:
         """Wait `seconds`, looking at `cancelled` every few hundredths of a second."""
