@@ -31,6 +31,7 @@ Cancelled propagates: the batch stops at once.
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING
 
@@ -69,6 +70,7 @@ DEFAULT_SERVICES = ("arxiv", "openalex", "crossref", "s2")
 PUBLISHED_TYPES = frozenset({"article", "inproceedings", "incollection", "book", "inbook", "phdthesis", "techreport"})
 # BibTeX fields of a record's `extra` that a look-up may fill
 EXTRA_FIELDS = ("volume", "number", "pages", "publisher")
+_TRAILING_YEAR_RE = re.compile(r"\s*\((?:19|20)\d\d\)$")
 _PREPRINT_VENUES = frozenset({"arxiv", "arxiv.org", "corr", "arxiv preprint", "biorxiv", "medrxiv"})
 
 
@@ -102,8 +104,9 @@ def changes_for(paper: Paper, rec: FoundRecord) -> dict[str, tuple[str, str]]:
         changes["author"] = (bibtex_names(paper.authors), bibtex_names(rec.authors))
     if rec.year and rec.year != paper.year:
         changes["year"] = (str(paper.year) if paper.year else "", str(rec.year))
-    # (an arXiv journal_ref cut at its year can leave "Journal (": no venue ends so)
-    venue = " ".join(rec.venue.split()).rstrip(" ,;:([")
+    # an arXiv journal_ref taken whole can end in its year: "Journal (2026)", "Journal (": no
+    # venue ends so
+    venue = _TRAILING_YEAR_RE.sub("", " ".join(rec.venue.split())).rstrip(" ,;:([")
     if venue and not _is_preprint_venue(venue) and fold(venue) != fold(paper.venue):
         changes["venue"] = (paper.venue, venue)
     if rec.doi and rec.doi.lower() != paper.doi.lower():
