@@ -104,10 +104,10 @@ def latex_text(text: str) -> str:
         text = simple
     elif "$" in text:
         return _latex_text(text)
+    elif "~" in text:
+        text = text.replace("~", " ")
     if "{" in text or "}" in text:
         text = text.replace("{", "").replace("}", "")
-    if "~" in text:
-        text = text.replace("~", " ")
     return _typography(" ".join(text.split()))
 
 
@@ -131,6 +131,8 @@ def _simple_macros(text: str) -> str | None:
     if "$" in text.replace("\\$", "") or "\\\\" in text:
         return None  # math, a line break or an escaped backslash: pylatexenc knows
     text = _ACCENT_RE.sub(_accented, text)
+    if "~" in text:  # a tie is a space; the accent \~ is gone by now, and \textasciitilde prints "~"
+        text = text.replace("~", " ")
     if "\\" not in text:
         return unicodedata.normalize("NFC", text)
     symbols = _symbols()
