@@ -44,8 +44,9 @@ FIELD_LABELS = {
     "eprint": "arXiv id",
     "entrytype": "Entry type",
 }
-# a value of these is Papershelf's own guess, never the user's: replacing it loses nothing
-_OURS = {"entrytype"}
+# what an arXiv record's authors wrote in its journal_ref ("To appear in CVPR"): never
+# checked at first (the look-up never applies it by itself either)
+_FROM_PREPRINT = {"venue", "entrytype"}
 
 
 def auto_confidence() -> float:
@@ -59,14 +60,18 @@ def auto_confidence() -> float:
 
 def users_value(field: str, old: str, paper: Paper | None) -> bool:
     """Whether `old` is a value the user has (a change would overwrite it), not a blank or a
-    title Papershelf derived from the abstract."""
-    if not old.strip() or field in _OURS:
+    title Papershelf derived from the abstract. An entry type is the user's too: a paper from
+    a listing has none (""), so a type there is the type their .bib entry has."""
+    if not old.strip():
         return False
     return not (field == "title" and paper is not None and paper.title_derived)
 
 
 def checked_at_first(proposal: Proposal, field: str, old: str, paper: Paper | None, sure: float) -> bool:
-    """A sure match's change is checked, unless it overwrites a value of the user's."""
+    """A sure match's change is checked, unless it overwrites a value of the user's or it is a
+    venue or type an arXiv record gives."""
+    if proposal.candidate is not None and proposal.candidate.service == "arxiv" and field in _FROM_PREPRINT:
+        return False
     return (proposal.automatic or proposal.confidence >= sure) and not users_value(field, old, paper)
 
 

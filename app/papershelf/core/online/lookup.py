@@ -45,6 +45,7 @@ from .matching import (
     PROPOSE_CONFIDENCE,
     abstract_similarity,
     arxiv_query,
+    real_abstract,
     author_overlap,
     score,
     search_text,
@@ -71,6 +72,7 @@ PUBLISHED_TYPES = frozenset({"article", "inproceedings", "incollection", "book",
 # BibTeX fields of a record's `extra` that a look-up may fill
 EXTRA_FIELDS = ("volume", "number", "pages", "publisher")
 _TRAILING_YEAR_RE = re.compile(r"\s*\((?:19|20)\d\d\)$")
+_DASHES_RE = re.compile(r"\s*(?:-+|[‐‑‒–—−])\s*")
 _PREPRINT_VENUES = frozenset({"arxiv", "arxiv.org", "corr", "arxiv preprint", "biorxiv", "medrxiv"})
 
 
@@ -88,6 +90,22 @@ def _same_authors(ours: list[str], theirs: list[str]) -> bool:
 
 def _is_preprint_venue(venue: str) -> bool:
     return fold(venue).strip() in _PREPRINT_VENUES or fold(venue).startswith("arxiv")
+
+
+def _same_text(a: str, b: str) -> bool:
+    """Whether two field texts say the same: "1--10", "1-10" and "1–10" are one page range."""
+    return _DASHES_RE.sub("-", " ".join(a.split())) == _DASHES_RE.sub("-", " ".join(b.split()))
+
+
+def own_eprint(paper: Paper) -> str:
+    """The paper's eprint as the record has it: its arXiv id, or a non-arXiv eprint of its
+    .bib entry ("jstor: 99887766"), which is a value of the user's, not an empty field."""
+    if paper.arxiv_id:
+        return paper.arxiv_id
+    fields = paper.bibfields
+    eprint = plain_text(fields.get("eprint", "")).strip()
+    kind = plain_text(fields.get("eprinttype", "") or fields.get("archiveprefix", "")).strip()
+    return f"{kind}: {eprint}" if eprint and kind else eprint
 
 
 def changes_for(paper: Paper, rec: FoundRecord) -> dict[str, tuple[str, str]]:
@@ -112,14 +130,14 @@ def changes_for(paper: Paper, rec: FoundRecord) -> dict[str, tuple[str, str]]:
     if rec.doi and rec.doi.lower() != paper.doi.lower():
         changes["doi"] = (paper.doi, rec.doi)
     if rec.arxiv_id and rec.arxiv_id != paper.arxiv_id:
-        changes["eprint"] = (paper.arxiv_id, rec.arxiv_id)
+        changes["eprint"] = (own_eprint(paper), rec.arxiv_id)
     published = rec.entrytype in PUBLISHED_TYPES and venue and not _is_preprint_venue(venue)
     if published and rec.entrytype != paper.entrytype:
         changes["entrytype"] = (paper.entrytype, rec.entrytype)
     ours = paper.bibfields
     for name in EXTRA_FIELDS:
         value = rec.extra.get(name, "").strip()
-        if value and plain_text(ours.get(name, "")) != value:
+        if value and not _same_text(plain_text(ours.get(name, "")), value):
             changes[name] = (plain_text(ours.get(name, "")), value)
     return changes
 
@@ -130,9 +148,18 @@ def fills_only(paper: Paper, changes: dict[str, tuple[str, str]]) -> bool:
     return all(old == "" or (name == "title" and paper.title_derived) for name, (old, _new) in changes.items())
 
 
+def from_preprint(rec: FoundRecord, name: str) -> bool:
+    """Whether the change of `name` comes from what an arXiv record's authors wrote in its
+    journal_ref ("To appear in CVPR", "Phys. Rev. D 76, 044016"): a venue or an entry type
+    of an arXiv record is never applied without asking; only a published record (Crossref,
+    OpenAlex, Semantic Scholar, doi.org) with a proper venue gives them so."""
+    return rec.service == "arxiv" and name in ("venue", "entrytype")
+
+
 def _search(http: Http, service: str, paper: Paper) -> list[FoundRecord]:
     if service == "arxiv":
-        query = arxiv_query(paper.abstract) if paper.abstract else ""
+        abstract = real_abstract(paper.abstract)
+        query = arxiv_query(abstract) if abstract else ""
         if not query and paper.title and not paper.title_derived:
             query = 'ti:"' + " ".join(plain_text(paper.title).replace('"', " ").split()) + '"'
         return svc.arxiv_search(http, query, max_results=10) if query else []
@@ -200,7 +227,7 @@ def _published(
 def lookup(http: Http, paper: Paper, services: Sequence[str] = DEFAULT_SERVICES) -> Proposal:
     """Look one paper up; never raises for a failure of this paper (the message says what
     happened), only Cancelled."""
-    if not (paper.abstract or paper.doi or paper.arxiv_id or (paper.title and not paper.title_derived)):
+    if not (real_abstract(paper.abstract) or paper.doi or paper.arxiv_id or (paper.title and not paper.title_derived)):
         return Proposal(paper.id, message="Nothing to search with: the paper has no abstract, title, DOI or arXiv id.")
     failures: list[str] = []
     best: tuple[float, FoundRecord, list[str]] | None = None
@@ -263,12 +290,19 @@ def lookup(http: Http, paper: Paper, services: Sequence[str] = DEFAULT_SERVICES)
 
     conf, rec, reasons = best
     changes = changes_for(paper, rec)
-    automatic = conf >= AUTO_CONFIDENCE and bool(changes) and fills_only(paper, changes)
+    automatic = (
+        conf >= AUTO_CONFIDENCE
+        and bool(changes)
+        and fills_only(paper, changes)
+        and not any(from_preprint(rec, name) for name in changes)
+    )
     parts = ["; ".join(reasons)] + notes
     if not changes:
         parts.append("the record already says what this version says")
-    elif conf >= AUTO_CONFIDENCE and not automatic:
+    elif conf >= AUTO_CONFIDENCE and not automatic and not fills_only(paper, changes):
         parts.append("some fields differ from yours: review them")
+    elif conf >= AUTO_CONFIDENCE and not automatic:
+        parts.append("the venue is the one the arXiv record's authors gave: review it")
     sentences = [p[0].upper() + p[1:] + "." for p in parts if p]
     message = " ".join(sentences + ([unanswered] if unanswered else []))
     return Proposal(
