@@ -320,3 +320,143 @@ def test_a_published_version_that_cannot_be_read_keeps_the_arxiv_record(
     assert proposal.changes["title"][1] != want["title"] and proposal.changes["doi"][1] == want["doi"]
     assert proposal.changes["venue"][1] == want["venue"]
     assert f"The published version ({want['doi']}) could not be read: Crossref" in proposal.message
+
+
+# ---- what must never be applied without asking (review 2) ----------------------------------------------
+
+ATOM_FEED = (
+    '<?xml version="1.0" encoding="UTF-8"?>\n<feed xmlns="http://www.w3.org/2005/Atom" '
+    'xmlns:arxiv="http://arxiv.org/schemas/atom">{entries}</feed>'
+)
+
+
+def arxiv_feed(*entries: dict[str, str]) -> Reply:
+    """An arXiv API answer holding these records (id, title, abstract, authors separated by
+    ";", journal_ref)."""
+    from xml.sax.saxutils import escape
+
+    out = []
+    for e in entries:
+        names = "".join(f"<author><name>{escape(n)}</name></author>" for n in e.get("authors", "Ada Lovelace").split(";"))
+        ref = f"<arxiv:journal_ref>{escape(e['journal_ref'])}</arxiv:journal_ref>" if e.get("journal_ref") else ""
+        out.append(
+            f"<entry><id>http://arxiv.org/abs/{e['id']}v1</id><published>2024-03-01T00:00:00Z</published>"
+            f"<title>{escape(e['title'])}</title><summary>{escape(e['abstract'])}</summary>"
+            f"{names}{ref}</entry>"
+        )
+    body = ATOM_FEED.format(entries="".join(out)).encode()
+    return Reply(body, 200, {"Content-Type": "application/atom+xml"})
+
+
+def first_sentences(text: str, n: int) -> str:
+    import re
+
+    return " ".join(re.split(r"(?<=\.)\s+", " ".join(text.split()))[:n])
+
+
+@pytest.mark.parametrize("short", ["ours", "theirs"])
+def test_a_short_abstract_and_a_longer_one_that_starts_with_it_are_never_applied_without_asking(
+    seeded: Library, server: ReplayServer, http: Http, short: str
+) -> None:
+    # a truncated abstract (ours, or the service's) matches every paper opening with its
+    # sentences: at most proposed, never applied
+    seed = paper_for(seeded, CURVATURE)
+    opening = first_sentences(seed.abstract, 2)
+    other = opening + (
+        " We instead study tropical geometry of piecewise linear networks, count their linear regions "
+        "exactly with a new polyhedral algorithm, and relate the count to the depth and the width of "
+        "the network on image benchmarks, which earlier bounds overestimate by orders of magnitude. "
+        "The regions of a trained network turn out to be far fewer than those of a random one."
+    )
+    ours, theirs = (opening, other) if short == "ours" else (other, opening)
+    paper = Paper("p1", title=ours[:60] + "…", title_derived=True, abstract=ours)
+    server.route("/arxiv/api/query", arxiv_feed({"id": "2401.01234", "title": "Tropical Regions", "abstract": theirs}))
+    proposal = lookup(http, paper, services=("arxiv",))
+    assert proposal.changes and not proposal.automatic
+    assert PROPOSE_CONFIDENCE <= proposal.confidence < AUTO_CONFIDENCE
+    assert "review it" in proposal.message
+
+
+def test_a_placeholder_abstract_is_no_abstract(server: ReplayServer, http: Http) -> None:
+    # "No abstract available." on both sides is no evidence: an unrelated title proposes nothing
+    server.route(
+        "/arxiv/api/query",
+        arxiv_feed({"id": "2401.04321", "title": "Totally Different Paper", "abstract": "No abstract available."}),
+    )
+    paper = Paper("p1", title="Sorting Networks of Small Depth", abstract="No abstract available.")
+    proposal = lookup(http, paper, services=("arxiv",))
+    assert not proposal.changes and proposal.confidence < PROPOSE_CONFIDENCE
+    # a derived title from a placeholder is nothing to search with: nothing is sent
+    server.clear()
+    nothing = lookup(http, Paper("p2", title="No abstract available.", title_derived=True, abstract="N/A"))
+    assert nothing.message.startswith("Nothing to search with") and not server.requests
+
+
+@pytest.mark.parametrize("journal_ref", ["Phys. Rev. D 76, 044016 (2007)", "Accepted at NeurIPS 2023"])
+def test_a_venue_from_an_arxiv_journal_ref_is_proposed_never_applied(
+    seeded: Library, server: ReplayServer, http: Http, journal_ref: str
+) -> None:
+    seed = paper_for(seeded, CURVATURE)
+    server.route(
+        "/arxiv/api/query",
+        arxiv_feed(
+            {
+                "id": "2401.01234",
+                "title": "Curvature",
+                "abstract": seed.abstract,
+                "authors": ";".join(seed.authors),
+                "journal_ref": journal_ref,
+            }
+        ),
+    )
+    proposal = lookup(http, seed, services=("arxiv",))
+    assert proposal.confidence >= AUTO_CONFIDENCE and not proposal.automatic
+    assert "venue" not in proposal.changes or proposal.changes["venue"][0] == ""
+    assert "review it" in proposal.message
+
+
+BIB_JSTOR = r"""@article{smith2020,
+  author = {Smith, John},
+  title = {Curvature of Networks},
+  journal = {Journal of Tests},
+  year = 2020,
+  volume = {12},
+  pages = {1--10},
+  doi = {10.5555/curvature},
+  eprint = {99887766},
+  eprinttype = {jstor},
+  abstract = {%s},
+}
+"""
+
+
+def test_a_non_arxiv_eprint_is_the_users_value_and_pages_written_otherwise_are_no_change(
+    seeded: Library, server: ReplayServer, http: Http, tmp_path: Path
+) -> None:
+    abstract = paper_for(seeded, CURVATURE).abstract
+    with Library.open(tmp_path / "bib") as lib:
+        lib.import_text(BIB_JSTOR % abstract)
+        [paper] = list(lib.papers())
+    # the DOI's record: the same volume and pages, written "1-10"
+    work = {
+        "DOI": "10.5555/curvature",
+        "type": "journal-article",
+        "title": ["Curvature of Networks"],
+        "author": [{"given": "John", "family": "Smith"}],
+        "container-title": ["Journal of Tests"],
+        "issued": {"date-parts": [[2020]]},
+        "volume": "12",
+        "page": "1-10",
+        "abstract": abstract,
+    }
+    server.route("/crossref/works/10.5555/curvature", Reply(json.dumps({"message": work}).encode(), 200))
+    proposal = lookup(http, paper, services=())
+    assert proposal.confidence >= AUTO_CONFIDENCE and not proposal.changes  # "1--10" is "1-10"
+    # the arXiv record of the same paper: its id would replace the JSTOR eprint, so it is asked
+    server.clear()
+    feed = {"id": "2401.01234", "title": "Curvature", "abstract": abstract, "authors": "John Smith"}
+    server.route("/arxiv/api/query", arxiv_feed(feed))
+    paper.doi = ""
+    proposal = lookup(http, paper, services=("arxiv",))
+    assert proposal.changes["eprint"] == ("jstor: 99887766", "2401.01234")
+    assert not proposal.automatic

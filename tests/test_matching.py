@@ -281,3 +281,36 @@ def test_score_a_distant_year_lowers_it(seed_papers: list[Paper]) -> None:
     near = score(paper, _rec(abstract=paper.abstract, year=2026))[0]
     far, reasons = score(paper, _rec(abstract=paper.abstract, year=2012))
     assert far < near and any("year differs" in r for r in reasons)
+
+
+@pytest.mark.parametrize(
+    ("ours", "theirs"),
+    [
+        (
+            "Wir untersuchen neuronale Netze für die Bildklassifikation und zeigen, dass sie besser sind als "
+            "frühere Verfahren.",
+            "Wir untersuchen neuronale Netze für die Spracherkennung und zeigen, dass sie besser sind als "
+            "frühere Verfahren.",
+        ),
+        (
+            "Nous étudions les réseaux de neurones pour la classification des images et nous montrons "
+            "qu'ils sont meilleurs que les méthodes antérieures.",
+            "Nous étudions les réseaux de neurones pour la reconnaissance de la parole et nous montrons "
+            "qu'ils sont meilleurs que les méthodes antérieures.",
+        ),
+    ],
+    ids=["german", "french"],
+)
+def test_two_one_sentence_abstracts_in_any_language_are_never_sure(ours: str, theirs: str) -> None:
+    # a sentence proves little, whatever its language: its function words are no evidence
+    paper = Paper("p1", title=ours[:40], title_derived=True, abstract=ours)
+    conf, reasons = score(paper, FoundRecord("arxiv", title="Other", abstract=theirs))
+    assert conf < AUTO_CONFIDENCE and any("review it" in r for r in reasons)
+    assert {"für", "fur", "les", "que", "und"} <= STOP_WORDS
+
+
+def test_placeholder_abstracts_are_no_abstracts() -> None:
+    paper = Paper("p1", title="Sorting Networks", abstract="No abstract available.")
+    for placeholder in ("No abstract available.", "N/A", "[Abstract not available]", "Abstract"):
+        conf, reasons = score(paper, FoundRecord("crossref", title="Totally Different", abstract=placeholder))
+        assert conf < PROPOSE_CONFIDENCE and "no abstract to compare" in reasons
