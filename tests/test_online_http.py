@@ -355,11 +355,13 @@ def test_user_agent_and_mailto(replay: ReplayServer, cache: Path) -> None:
         http.get("openalex", "/works", {"search": "x"})
         http.get("arxiv", "/api/query", {"search_query": "x"})
     crossref, openalex, arxiv = replay.requests
-    for request in (crossref, openalex, arxiv):
+    for request in (crossref, openalex):
         assert request.headers["user-agent"].startswith("Papershelf/")
         assert request.headers["user-agent"].endswith(
             "(+https://github.com/papershelf/papershelf; mailto:reader@example.org)"
         )
+    # the Preferences say the contact goes to Crossref and OpenAlex: arXiv does not see it
+    assert arxiv.headers["user-agent"].endswith("(+https://github.com/papershelf/papershelf)")
     assert crossref.query == {"query.bibliographic": "x", "mailto": "reader@example.org"}
     assert openalex.query == {"search": "x", "mailto": "reader@example.org"}
     assert "mailto" not in arxiv.query  # arXiv asks for no such parameter
