@@ -74,6 +74,10 @@ def answer_consent(qtbot, yes: bool):
     box = shown(qtbot, QMessageBox, "onlineConsent")
     assert "arXiv" in box.informativeText() and "Semantic Scholar" in box.informativeText()
     assert "abstract" in box.informativeText()
+    # the answer is kept either way: the buttons say what they do, the text where to change it
+    assert box.button(QMessageBox.StandardButton.Yes).text() == "Turn On"
+    assert box.button(QMessageBox.StandardButton.No).text() == "Keep Off"
+    assert "kept" in box.informativeText() and "Edit ▸ Preferences" in box.informativeText()
     box.button(QMessageBox.StandardButton.Yes if yes else QMessageBox.StandardButton.No).click()
     qtbot.waitUntil(lambda: not box.isVisible())
 
@@ -478,10 +482,72 @@ def test_cancel_stops_the_batch_and_what_was_found_is_still_applied(window, qtbo
     run = win.menus.online.lookup
     assert run.result.cancelled and len(run.result.proposals) == 1
     (done,) = run.result.proposals
-    if expected[done.paper_id]["outcome"] == "auto":  # what was found so far is still applied
-        assert lib.get(done.paper_id).title == expected[done.paper_id]["title"]
-    assert sum(1 for p in lib.papers() if not p.title_derived) <= 1
+    # the first paper's published version was found sure enough: still applied, one step
+    assert expected[done.paper_id]["outcome"] == "auto" and done.automatic and done.applied
+    assert lib.get(done.paper_id).title == expected[done.paper_id]["title"]
+    assert [p.id for p in lib.papers() if not p.title_derived] == [done.paper_id]
+    assert win.undo_stack.count() == 1
     assert len(replay.requests) == sent  # nothing more after the batch stopped
+
+
+def test_cancel_during_a_request_in_flight_closes_at_once_and_changes_nothing(window, qtbot, replay):
+    win, lib = window, window.library
+    allow_online()
+    replay.route(ARXIV_QUERY, hang=True)  # the service takes the request and never answers
+    (paper,) = derived_papers(lib, 1)
+    select(win, [paper.id])
+    before = stored(lib, lib.ids())
+    act(win, "findPublishedAction").trigger()
+    progress = shown(qtbot, QProgressDialog, "lookupProgress")
+    qtbot.waitUntil(lambda: bool(replay.requests), timeout=30_000)  # the request is in flight
+    progress.findChild(QPushButton).click()  # Cancel
+    # not after the client's 20 s timeout: the request in flight is abandoned
+    qtbot.waitUntil(lambda: not progress.isVisible() and not win.menus.online.running(), timeout=5_000)
+    assert win.menus.online.lookup.result.cancelled
+    assert "Cancelled" in status(win)
+    assert stored(lib, lib.ids()) == before and win.undo_stack.count() == 0
+    assert len(replay.requests) == 1  # nothing more was sent
+
+
+def test_a_type_or_venue_over_the_users_or_from_arxiv_is_unchecked_in_the_review(window, qtbot):
+    from papershelf.core.online.records import FoundRecord
+
+    win, lib = window, window.library
+    lib.import_text("@inproceedings{doe21, author = {Doe, Jane}, title = {Fast Sorting}, booktitle = {Proc. of SODA}}")
+    (bib,) = [p for p in lib.papers() if p.citekey == "doe21"]
+    (derived,) = derived_papers(lib, 1)
+    proposals = [
+        Proposal(
+            bib.id,
+            "crossref",
+            0.95,
+            {"entrytype": ("inproceedings", "article"), "volume": ("", "7")},
+            candidate=FoundRecord("crossref", title="Fast Sorting", entrytype="article"),
+        ),
+        Proposal(
+            derived.id,
+            "arxiv",
+            0.95,
+            {
+                "title": (derived.title, "A Sure Title"),
+                "venue": ("", "Phys. Rev. D"),
+                "entrytype": ("", "article"),
+            },
+            candidate=FoundRecord("arxiv", title="A Sure Title", venue="Phys. Rev. D", entrytype="article"),
+        ),
+    ]
+    review_run(win, proposals)
+    dialog = shown(qtbot, QDialog, "reviewDialog")
+    rows = dialog.change_rows(bib.id)
+    assert rows["entrytype"].checkState() == Qt.CheckState.Unchecked  # the type of their .bib entry
+    assert rows["volume"].checkState() == Qt.CheckState.Checked
+    rows = dialog.change_rows(derived.id)
+    assert rows["title"].checkState() == Qt.CheckState.Checked
+    # what an arXiv record's authors wrote in its journal_ref: theirs to check
+    assert rows["venue"].checkState() == Qt.CheckState.Unchecked
+    assert rows["entrytype"].checkState() == Qt.CheckState.Unchecked
+    dialog.findChild(QPushButton, "reviewApplyButton").click()
+    assert lib.get(bib.id).entrytype == "inproceedings" and lib.get(derived.id).venue == ""
 
 
 def test_find_published_version_of_the_selection_from_the_paper_menu_offline(window, qtbot):
@@ -500,14 +566,14 @@ def test_find_published_version_of_the_selection_from_the_paper_menu_offline(win
     box.accept()
 
 
-def test_closing_the_window_during_a_look_up_stops_it(qtbot, tmp_path, settings, replay, monkeypatch):
+def test_closing_the_window_during_a_look_up_never_waits_for_the_network(
+    qtbot, tmp_path, settings, replay, monkeypatch
+):
     from conftest import SEEDS, Library
     from papershelf.gui.main_window import MainWindow
-    from seed_replay import serve_seeds
 
     allow_online()
-    serve_seeds(replay)
-    monkeypatch.setenv("PAPERSHELF_RATE_SCALE", "1")  # slow enough to be running when the window closes
+    replay.route(ARXIV_QUERY, hang=True)  # a request in flight that would never end by itself
     lib = Library.open(tmp_path / "library")
     lib.import_files(SEEDS[:1])
     win = MainWindow(lib, open_index=False)
@@ -518,13 +584,19 @@ def test_closing_the_window_during_a_look_up_stops_it(qtbot, tmp_path, settings,
     qtbot.waitUntil(lambda: bool(replay.requests), timeout=30_000)
     task = win.menus.online.task
     assert win.menus.online.running()
+    ended = task.wait
+    waited = []
+    monkeypatch.setattr(task, "wait", lambda timeout=None: waited.append(timeout) or ended(timeout))
     win.close()
-    assert task.wait(0)  # its thread has ended
-    sent = len(replay.requests)
-    assert sent < sum(1 for p in lib.papers() if p.title_derived)
+    assert waited == []  # the GUI thread did not wait for the worker (nor for the network)
+    qtbot.waitUntil(lambda: ended(0), timeout=30_000)  # the worker ends on its own, the request abandoned
+    assert len(replay.requests) == 1  # nothing more was sent
     assert stored(lib, lib.ids()) == before  # nothing applied, nothing offered
     assert not [w for w in QApplication.topLevelWidgets() if w.objectName() == "reviewDialog" and w.isVisible()]
     lib.close()
+
+
+SICI = "10.1002/(SICI)1097-4571(199806)49:8<693::AID-ASI4>3.0.CO;2-0"
 
 
 def test_a_paste_of_only_identifiers_is_told_apart_from_a_listing():
@@ -535,6 +607,10 @@ def test_a_paste_of_only_identifiers_is_told_apart_from_a_listing():
     assert not only_identifiers("")
     assert not only_identifiers("Deep learning 10.1073/pnas.1414271111")
     assert not only_identifiers("Title: A paper\nAbstract: arXiv:1605.08386 is cited here.")
+    # a SICI DOI holds a semicolon (and <, >, :): one identifier, not two words
+    assert only_identifiers(SICI)
+    assert only_identifiers(f"https://doi.org/{SICI}, arXiv:1605.08386")
+    assert not only_identifiers(f"{SICI}; see also our notes")
 
 
 def test_pasting_only_identifiers_opens_add_by_identifier_filled_in_and_sends_nothing(window, qtbot, replay):

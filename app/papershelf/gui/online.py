@@ -7,9 +7,11 @@ on or off and hold a contact e-mail (`online/email`) for Crossref's and
 OpenAlex's polite pools.
 
 Every request runs on a worker thread (`tasks.run_task`) with its own
-`Http`, whose `cancelled` is the task's flag: Cancel stops a batch before its
-next request. What the services found reaches the library on the GUI thread,
-as one undoable step. Finding published versions is in `online_lookup.py`.
+`Http`, whose `cancelled` is the task's flag; Cancel (and closing the window)
+also calls `Http.cancel()`, which abandons the request in flight: nothing on
+the GUI thread ever waits for the network, the worker ends on its own and its
+result is dropped. What the services found reaches the library on the GUI
+thread, as one undoable step. Finding published versions is in `online_lookup.py`.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from .feedback import n_papers
 from .tasks import Task, run_task
 
 if TYPE_CHECKING:
+    from ..core.online.http import Http
     from ..core.online.identifiers import Identifier
     from .identifier_dialog import IdentifierDialog
     from .main_window import MainWindow
@@ -103,9 +106,14 @@ def with_consent(parent: QWidget, go: Callable[[], None], refused: Callable[[str
         parent,
     )
     box.setObjectName("onlineConsent")
-    box.setInformativeText(tr(CONSENT_TEXT) + "\n\n" + tr("You can turn this off again in Preferences."))
+    box.setInformativeText(
+        tr(CONSENT_TEXT)
+        + "\n\n"
+        + tr("Your answer is kept: you can change it at any time in Edit ▸ Preferences.")
+    )
+    # the answer is kept either way: the buttons say so (no "Not Now" that means "never")
     box.button(QMessageBox.StandardButton.Yes).setText(tr("Turn On"))
-    box.button(QMessageBox.StandardButton.No).setText(tr("Not Now"))
+    box.button(QMessageBox.StandardButton.No).setText(tr("Keep Off"))
     box.setDefaultButton(QMessageBox.StandardButton.Yes)
 
     def answered(_result: int) -> None:
@@ -114,7 +122,7 @@ def with_consent(parent: QWidget, go: Callable[[], None], refused: Callable[[str
         if yes:
             go()
         else:
-            refused(tr("Online look-ups stay off: nothing was sent."))
+            refused(tr("Online look-ups stay off: nothing was sent. Turn them on in Edit ▸ Preferences."))
 
     box.finished.connect(answered)
     box.open()
@@ -131,15 +139,22 @@ class Fetched:
 
 
 def fetch_all(
-    idents: list[Identifier], contact: str, progress: Callable[[int, int], None], cancelled: Callable[[], bool]
+    idents: list[Identifier],
+    contact: str,
+    progress: Callable[[int, int], None],
+    cancelled: Callable[[], bool],
+    opened: Callable[[Http], None] | None = None,
 ) -> Fetched:
     """Fetch each identifier's record (on a worker thread); a failure is kept in words and the
-    rest still fetched; Cancel stops before the next request."""
+    rest still fetched; Cancel stops at once. `opened` gets the Http (its `cancel` may be
+    called from the GUI thread)."""
     from ..core.online.http import Http
     from ..core.online.services import fetch
 
     out = Fetched()
     with Http(contact=contact, cancelled=cancelled) as http:
+        if opened is not None:
+            opened(http)
         for n, ident in enumerate(idents):
             progress(n, len(idents))
             try:
@@ -156,10 +171,12 @@ def fetch_all(
 
 def only_identifiers(text: str) -> bool:
     """Whether `text` is nothing but DOIs, arXiv ids and their links (separated by spaces,
-    commas, semicolons or lines): a paste that Add by Identifier should take, not the importer."""
+    commas or lines): a paste that Add by Identifier should take, not the importer. Not split
+    at semicolons: a SICI DOI has one (10.1002/(SICI)1097-4571(199806)49:8<693::AID-ASI4>3.0.CO;2-0)."""
     from ..core.online.identifiers import parse_identifier
 
-    words = [w for w in re.split(r"[\s,;]+", text) if w]
+    # a comma ends a word only where a space or the end follows: DOIs may hold commas too
+    words = [w for w in re.split(r"\s+|,(?=\s|$)", text) if w]
     return bool(words) and all(parse_identifier(w) is not None for w in words)
 
 
@@ -181,6 +198,7 @@ class OnlineActions(QObject):
         self.identifier_dialog: IdentifierDialog | None = None
         self.lookup: LookupRun | None = None
         self.message_box: QMessageBox | None = None
+        self.http: Http | None = None  # the running task's client (set from its worker thread)
         window.installEventFilter(self)  # a closing window stops what runs here first
 
     def running(self) -> bool:
@@ -188,12 +206,27 @@ class OnlineActions(QObject):
         return self.task is not None and not self.task.finished
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
-        """The window is closing: cancel the online task and let its thread end."""
-        if watched is self.window and event.type() == QEvent.Type.Close and self.running():
-            assert self.task is not None
-            self.task.cancel()
-            self.task.wait(30)
+        """The window is closing: cancel the online task, never waiting for it (the request in
+        flight is abandoned, the worker ends on its own and its result is dropped)."""
+        if watched is self.window and event.type() == QEvent.Type.Close:
+            self.cancel_task()
         return super().eventFilter(watched, event)
+
+    def cancel_task(self) -> None:
+        """Stop the running online task at once, from the GUI thread: its flag for the next
+        request, `Http.cancel()` for the one in flight. Nothing is waited for."""
+        if not self.running():
+            return
+        assert self.task is not None
+        self.task.cancel()
+        http = self.http
+        if http is not None:
+            http.cancel()
+
+    def opened(self, http: Http) -> None:
+        """The running task's worker made its client (called on the worker thread). A cancel
+        before this is not lost: the client checks the task's flag too."""
+        self.http = http
 
     def say(self, text: str, ms: int = 8000) -> None:
         """A line in the window's status bar."""
@@ -218,6 +251,7 @@ class OnlineActions(QObject):
         name: str,
     ) -> Task:
         """Run `work` on a worker thread as this window's online task."""
+        self.http = None
         self.task = run_task(
             work, parent=self.window, name=name, on_done=on_done, on_error=on_error, on_progress=on_progress
         )
@@ -238,9 +272,7 @@ class OnlineActions(QObject):
         dialog.open()
 
     def _cancel(self) -> None:
-        if self.running():
-            assert self.task is not None
-            self.task.cancel()
+        self.cancel_task()
 
     def _ask_then_fetch(self, dialog: IdentifierDialog, idents: list[Identifier]) -> None:
         if not idents or self.busy():
@@ -253,7 +285,7 @@ class OnlineActions(QObject):
         contact = contact_email()
         dialog.fetching(len(idents))
         self.start(
-            lambda progress, cancelled: fetch_all(idents, contact, progress, cancelled),
+            lambda progress, cancelled: fetch_all(idents, contact, progress, cancelled, self.opened),
             on_done=lambda result: self._fetched(dialog, result),  # type: ignore[arg-type]
             on_error=lambda exc: self._fetch_failed(dialog, exc),
             on_progress=dialog.step,

@@ -1,8 +1,9 @@
 """Find Published Version: the look-up on a worker thread, then applying what it found.
 
 `LookupRun` runs `lookup_many` for some papers on a worker thread, with a
-progress dialog whose Cancel sets the flag the `Http` checks before every
-request: the batch stops, and what was found so far is still offered.
+progress dialog whose Cancel sets the task's flag and cancels the `Http`
+(the request in flight is abandoned): the batch stops at once, and what was
+found so far is still offered.
 Proposals sure enough (`automatic`) are applied at once, as one undoable
 step; the others go to the review dialog, whose Apply is one more step.
 Papers where nothing was found, or that failed, are listed with the reason.
@@ -26,6 +27,7 @@ from .feedback import n_papers
 from .online import contact_email, tr
 
 if TYPE_CHECKING:
+    from ..core.online.http import Http
     from .online import OnlineActions
     from .review_dialog import ReviewDialog
 
@@ -102,13 +104,17 @@ def look_up(
     progress: Callable[[int, int], None],
     cancelled: Callable[[], bool],
     waiting: Callable[[str], None],
+    opened: Callable[[Http], None] | None = None,
 ) -> LookupResult:
-    """Look each paper up (on a worker thread); Cancel stops the batch, the proposals so far kept."""
+    """Look each paper up (on a worker thread); Cancel stops the batch, the proposals so far
+    kept. `opened` gets the Http (its `cancel` may be called from the GUI thread)."""
     from ..core.online.http import Http
     from ..core.online.lookup import lookup_many
 
     out = LookupResult()
     with Http(contact=contact, cancelled=cancelled, on_wait=waiting) as http:
+        if opened is not None:
+            opened(http)
         try:
             for proposal in lookup_many(http, papers, progress):
                 out.proposals.append(proposal)
@@ -156,7 +162,9 @@ class LookupRun(QObject):
         dialog.show()
         contact = contact_email()
         self.online.start(
-            lambda progress, cancelled: look_up(copies, contact, progress, cancelled, self.waiting.emit),
+            lambda progress, cancelled: look_up(
+                copies, contact, progress, cancelled, self.waiting.emit, self.online.opened
+            ),
             on_done=self._done,  # type: ignore[arg-type]
             on_error=self._failed,
             on_progress=self._step,
@@ -164,10 +172,10 @@ class LookupRun(QObject):
         )
 
     def cancel(self) -> None:
-        """Stop the batch before its next request (what was found so far is still offered)."""
-        task = self.online.task
-        if task is not None and not task.finished:
-            task.cancel()
+        """Stop the batch at once, the request in flight abandoned (what was found so far is
+        still offered)."""
+        if self.online.running():
+            self.online.cancel_task()
             if self.progress is not None:
                 self.progress.setLabelText(tr("Cancelling…"))
 
