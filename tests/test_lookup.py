@@ -337,7 +337,9 @@ def arxiv_feed(*entries: dict[str, str]) -> Reply:
 
     out = []
     for e in entries:
-        names = "".join(f"<author><name>{escape(n)}</name></author>" for n in e.get("authors", "Ada Lovelace").split(";"))
+        names = "".join(
+            f"<author><name>{escape(n)}</name></author>" for n in e.get("authors", "Ada Lovelace").split(";")
+        )
         ref = f"<arxiv:journal_ref>{escape(e['journal_ref'])}</arxiv:journal_ref>" if e.get("journal_ref") else ""
         out.append(
             f"<entry><id>http://arxiv.org/abs/{e['id']}v1</id><published>2024-03-01T00:00:00Z</published>"
@@ -410,9 +412,13 @@ def test_a_venue_from_an_arxiv_journal_ref_is_proposed_never_applied(
         ),
     )
     proposal = lookup(http, seed, services=("arxiv",))
-    assert proposal.confidence >= AUTO_CONFIDENCE and not proposal.automatic
-    assert "venue" not in proposal.changes or proposal.changes["venue"][0] == ""
-    assert "review it" in proposal.message
+    assert proposal.confidence >= AUTO_CONFIDENCE
+    # whatever the arXiv reader makes of the journal_ref, a venue or a type from it is never
+    # applied without asking
+    assert not (proposal.automatic and {"venue", "entrytype"} & set(proposal.changes))
+    if journal_ref.startswith("Phys. Rev. D"):  # a journal reference: the journal is proposed
+        assert proposal.changes["venue"] == ("", "Phys. Rev. D") and not proposal.automatic
+        assert "review it" in proposal.message
 
 
 BIB_JSTOR = r"""@article{smith2020,

@@ -107,9 +107,7 @@ def with_consent(parent: QWidget, go: Callable[[], None], refused: Callable[[str
     )
     box.setObjectName("onlineConsent")
     box.setInformativeText(
-        tr(CONSENT_TEXT)
-        + "\n\n"
-        + tr("Your answer is kept: you can change it at any time in Edit ▸ Preferences.")
+        tr(CONSENT_TEXT) + "\n\n" + tr("Your answer is kept: you can change it at any time in Edit ▸ Preferences.")
     )
     # the answer is kept either way: the buttons say so (no "Not Now" that means "never")
     box.button(QMessageBox.StandardButton.Yes).setText(tr("Turn On"))
