@@ -116,7 +116,10 @@ def crossref_by_doi(http: Http, doi: str) -> FoundRecord:
     Zenodo's and arXiv's, are not Crossref's)."""
     try:
         return _read(
-            http, "crossref", f"/works/{_path_part(doi)}", lambda r: read_crossref_work(crossref_message(r.text, "work"))
+            http,
+            "crossref",
+            f"/works/{_path_part(doi)}",
+            lambda r: read_crossref_work(crossref_message(r.text, "work")),
         )[1]
     except NotFound as exc:
         raise NotFound(f"Crossref does not know the DOI {doi}.", "crossref", exc.url) from None
