@@ -37,6 +37,7 @@ from urllib.parse import urlsplit
 import httpx
 
 from papershelf import __version__, paths
+from papershelf.core.online._limits import ENV_RATE_SCALE, LIMITER, REAL_URLS, SPACING, base_url, rate_scale
 from papershelf.core.online.records import (
     SERVICE_NAMES,
     BadResponse,
@@ -49,20 +50,19 @@ from papershelf.core.online.records import (
     TimedOut,
 )
 
-REAL_URLS = {
-    "arxiv": "https://export.arxiv.org",
-    "crossref": "https://api.crossref.org",
-    "openalex": "https://api.openalex.org",
-    "s2": "https://api.semanticscholar.org",
-    "doi": "https://doi.org",
-}
+__all__ = [  # base_url, rate_scale and the constants live in _limits.py: they are still this module's
+    "CACHE_SECONDS",
+    "ENV_RATE_SCALE",
+    "MAX_BYTES",
+    "MAX_WAIT",
+    "REAL_URLS",
+    "SPACING",
+    "Http",
+    "Response",
+    "base_url",
+    "rate_scale",
+]
 
-# the minimum time between two requests to one service, in seconds: arXiv's API terms ask for 3 s;
-# Semantic Scholar's shared unauthenticated pool allows about one a second; Crossref and OpenAlex
-# allow ~10/s in their polite pools
-SPACING = {"arxiv": 3.0, "s2": 1.0, "crossref": 0.1, "openalex": 0.1, "doi": 0.1}
-
-ENV_RATE_SCALE = "PAPERSHELF_RATE_SCALE"
 CACHE_SECONDS = 14 * 24 * 3600
 MAX_WAIT = 60.0  # a service asking for a longer pause gets it: we stop and say when to try again
 MAX_BYTES = 20 * 1024 * 1024  # no metadata answer is this big: a bigger one is not what we asked for
@@ -71,28 +71,6 @@ _PROJECT_URL = "https://github.com/papershelf/papershelf"
 _RETRY_STATUSES = (429, 503)
 _CACHED_STATUSES = (200, 404)
 _CONTACT_SERVICES = ("crossref", "openalex")  # who is given the contact (their polite pools)
-
-
-def base_url(service: str) -> str:
-    """Where a service is: `$PAPERSHELF_<SERVICE>_URL` (tests point it at a loopback server), else
-    the real address. `service` is one of records.SERVICES."""
-    override = os.environ.get(f"PAPERSHELF_{service.upper()}_URL", "").strip()
-    if override:
-        return override.rstrip("/")
-    try:
-        return REAL_URLS[service]
-    except KeyError:
-        raise ValueError(f"unknown online service {service!r}") from None
-
-
-def rate_scale() -> float:
-    """The factor on every rate-limit spacing and back-off (`$PAPERSHELF_RATE_SCALE`, default 1):
-    the tests run with a small one. A value that is not a number counts as 1."""
-    try:
-        scale = float(os.environ.get(ENV_RATE_SCALE, "1"))
-    except ValueError:
-        return 1.0
-    return scale if scale >= 0 and scale == scale else 1.0  # NaN is not a scale
 
 
 @dataclass
@@ -106,52 +84,6 @@ class Response:
     headers: dict[str, str]
     cached: bool
     content: bytes = b""  # the body as sent: XML is read from it (its own encoding declaration)
-
-
-class _RateLimiter:
-    """Who may ask each service next, and when, shared by every Http of the process.
-
-    One request at a time per service (arXiv asks for that), and the next one `spacing` after the
-    previous one ended: so the service sees requests at least `spacing` apart, whatever the threads
-    and however slow a connection is to open. A service is known by its name and where it is (a
-    test's server is not the real one)."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._next: dict[tuple[str, str], float] = {}
-        self._turns: dict[tuple[str, str], threading.Lock] = {}
-
-    @staticmethod
-    def _key(service: str) -> tuple[str, str]:
-        return service, base_url(service)
-
-    @staticmethod
-    def _spacing(service: str) -> float:
-        return SPACING.get(service, 1.0) * rate_scale()
-
-    def turn(self, service: str) -> threading.Lock:
-        """The lock held while a request to `service` is out."""
-        key = self._key(service)
-        with self._lock:
-            return self._turns.setdefault(key, threading.Lock())
-
-    def next_time(self, service: str) -> float:
-        """The monotonic time from which `service` may be asked again."""
-        with self._lock:
-            return self._next.get(self._key(service), 0.0)
-
-    def done(self, service: str) -> None:
-        """A request to `service` has ended: the next one waits a full spacing from now."""
-        self.defer(service, time.monotonic() + self._spacing(service))
-
-    def defer(self, service: str, until: float) -> None:
-        """Nobody asks `service` before `until` (monotonic): it asked us to slow down."""
-        key = self._key(service)
-        with self._lock:
-            self._next[key] = max(self._next.get(key, 0.0), until)
-
-
-_LIMITER = _RateLimiter()
 
 
 def _host(service: str) -> str:
@@ -301,7 +233,7 @@ class Http:
             try:
                 response = self._send(service, base_url(service) + path, sent_params, headers)
             finally:
-                _LIMITER.done(service)
+                LIMITER.done(service)
                 turn.release()
             if response.status not in _RETRY_STATUSES:
                 break
@@ -323,7 +255,7 @@ class Http:
             # what the service asked, and never less than the back-off (a "Retry-After: 0" storm)
             backoff = (2.0**attempt) * rate_scale()
             wait = max(asked, backoff) if asked is not None else backoff
-            _LIMITER.defer(service, time.monotonic() + wait)
+            LIMITER.defer(service, time.monotonic() + wait)
             if self.on_wait is not None and wait >= 1:
                 self.on_wait(f"{SERVICE_NAMES.get(service, service)} asked us to slow down: waiting {_minutes(wait)}…")
             self._sleep(service, wait)
@@ -449,46 +381,8 @@ class Http:
                     cached=False,
                     content=content,
                 )
-        except httpx.TimeoutException as exc:
-            phase = "connecting" if isinstance(exc, httpx.ConnectTimeout) else "answering"
-            raise TimedOut(
-                f"{who} took too long {phase} (more than {self.timeout:g} s). The service may be busy or "
-                "the connection slow; try again later. Nothing was changed.",
-                service,
-                url,
-            ) from None
-        except (httpx.ConnectError, httpx.ProxyError) as exc:
-            raise Offline(
-                f"Cannot reach {who}: {_network_reason(exc)}. Check your internet connection; nothing was changed.",
-                service,
-                url,
-            ) from None
-        except (httpx.ReadError, httpx.WriteError, httpx.CloseError, httpx.RemoteProtocolError) as exc:
-            raise Offline(
-                f"The connection to {who} broke off: {_network_reason(exc)}. Check your internet connection "
-                "and try again; nothing was changed.",
-                service,
-                url,
-            ) from None
-        except httpx.TooManyRedirects:
-            raise BadResponse(
-                f"{who} sent us round in redirects without an answer. Try again later; nothing was changed.",
-                service,
-                url,
-            ) from None
-        except (httpx.UnsupportedProtocol, httpx.InvalidURL) as exc:
-            raise OnlineError(
-                f"The address of {SERVICE_NAMES.get(service, service)} is not usable ({exc}); check "
-                f"PAPERSHELF_{service.upper()}_URL. Nothing was changed.",
-                service,
-                url,
-            ) from None
         except (httpx.HTTPError, httpx.StreamError, OSError, ValueError, LookupError) as exc:
-            raise OnlineError(
-                f"Talking to {who} failed: {exc or type(exc).__name__}. Try again later; nothing was changed.",
-                service,
-                url,
-            ) from None
+            raise _failure(exc, service, url, self.timeout) from None
 
     def _http(self) -> httpx.Client:
         if self._client is None:
@@ -511,11 +405,11 @@ class Http:
     def _wait_for_turn(self, service: str) -> threading.Lock:
         """Wait until this request may go (no other request to the service out, its spacing
         kept); returns the service's lock, held: the caller releases it when the request ends."""
-        turn = _LIMITER.turn(service)
+        turn = LIMITER.turn(service)
         while not turn.acquire(timeout=_POLL):
             self._check_cancel(service)
         try:
-            wait = _LIMITER.next_time(service) - time.monotonic()
+            wait = LIMITER.next_time(service) - time.monotonic()
             if wait > 0:
                 if self.on_wait is not None and wait >= 1:
                     name = SERVICE_NAMES.get(service, service)
@@ -613,6 +507,43 @@ class Http:
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
         self.close()
+
+
+def _failure(exc: Exception, service: str, url: str, timeout: float) -> OnlineError:
+    """httpx's failure as an OnlineError in a user's words."""
+    who, nothing = _who(service), "nothing was changed."
+    if isinstance(exc, httpx.TimeoutException):
+        phase = "connecting" if isinstance(exc, httpx.ConnectTimeout) else "answering"
+        return TimedOut(
+            f"{who} took too long {phase} (more than {timeout:g} s). The service may be busy or the connection "
+            f"slow; try again later. {nothing.capitalize()}",
+            service,
+            url,
+        )
+    if isinstance(exc, (httpx.ConnectError, httpx.ProxyError)):
+        reason = _network_reason(exc)
+        return Offline(f"Cannot reach {who}: {reason}. Check your internet connection; {nothing}", service, url)
+    if isinstance(exc, (httpx.ReadError, httpx.WriteError, httpx.CloseError, httpx.RemoteProtocolError)):
+        return Offline(
+            f"The connection to {who} broke off: {_network_reason(exc)}. Check your internet connection and try "
+            f"again; {nothing}",
+            service,
+            url,
+        )
+    if isinstance(exc, httpx.TooManyRedirects):
+        return BadResponse(
+            f"{who} sent us round in redirects without an answer. Try again later; {nothing}", service, url
+        )
+    if isinstance(exc, (httpx.UnsupportedProtocol, httpx.InvalidURL)):
+        return OnlineError(
+            f"The address of {SERVICE_NAMES.get(service, service)} is not usable ({exc}); check "
+            f"PAPERSHELF_{service.upper()}_URL. {nothing.capitalize()}",
+            service,
+            url,
+        )
+    return OnlineError(
+        f"Talking to {who} failed: {exc or type(exc).__name__}. Try again later; {nothing}", service, url
+    )
 
 
 def _decode(content: bytes, charset: str | None) -> str:
