@@ -16,9 +16,15 @@ The policy of the changes (`changes_for`):
   type of a published journal or proceedings version only: an arXiv preprint gives none),
   and plain BibTeX fields the record has (volume, number, pages, publisher);
 - a field that differs from a non-empty value of ours is proposed; the proposal is then not
-  automatic (`Proposal.automatic` is True only when the candidate is at or above
-  AUTO_CONFIDENCE and every change fills an empty field or replaces a derived title, so a
-  caller may apply all of `changes` at once with Library.edit_record);
+  automatic (a non-arXiv eprint of the record, "jstor: 99887766", is such a value, and page
+  ranges are compared with their dashes alike: "1--10" is "1-10");
+- a venue or an entry type an arXiv record gives (from its authors' journal_ref) is proposed,
+  never automatic: only a published record (Crossref, OpenAlex, Semantic Scholar, doi.org)
+  gives them without asking;
+- `Proposal.automatic` is True only when the candidate is at or above AUTO_CONFIDENCE and
+  every change fills an empty field or replaces a derived title (none of them an arXiv
+  record's venue or type), so a caller may apply all of `changes` at once with
+  Library.edit_record;
 - the citation key and the abstract are never in the changes.
 
 A failure of one service (offline, timed out, a 5xx, a malformed answer) does not stop the
@@ -207,7 +213,8 @@ def _published(
         notes.append(f"the published version ({rec.doi}) could not be read: {_failure('crossref', error)}")
         raise _PublishedUnread from error
     same_title = title_similarity(rec.title, pub.title) >= 0.6
-    same_abstract = bool(pub.abstract) and abstract_similarity(rec.abstract, pub.abstract) >= ABSTRACT_MATCH
+    pub_abstract = real_abstract(pub.abstract)
+    same_abstract = bool(pub_abstract) and abstract_similarity(rec.abstract, pub_abstract) >= ABSTRACT_MATCH
     authors = author_overlap(rec.authors, pub.authors)
     if not (same_title or same_abstract) or (authors is not None and authors < 0.5):
         notes.append(f"the DOI the arXiv record names ({rec.doi}) is another work: kept the arXiv record")
@@ -215,13 +222,13 @@ def _published(
     merged = dataclasses.replace(
         pub,
         arxiv_id=pub.arxiv_id or rec.arxiv_id,
-        abstract=pub.abstract or rec.abstract,
+        abstract=pub_abstract or rec.abstract,
         authors=pub.authors or rec.authors,
         year=pub.year or rec.year,
     )
     pub_conf, reasons = score(paper, merged)
     reasons.append(f"the published version of arXiv:{rec.arxiv_id} (DOI {rec.doi})")
-    return merged, max(pub_conf, conf) if pub.abstract else conf, reasons
+    return merged, max(pub_conf, conf) if pub_abstract else conf, reasons
 
 
 def lookup(http: Http, paper: Paper, services: Sequence[str] = DEFAULT_SERVICES) -> Proposal:

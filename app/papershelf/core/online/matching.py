@@ -10,6 +10,12 @@ content words. Measured on the seed replay set (tests/fixtures/metadata/seeds) a
 recorded real responses: true versions score 0.75–1.0, different papers of the same topic
 (the decoys) 0.05–0.3; see tests/test_matching.py.
 
+A similarity counted against the shorter text cannot tell a short or truncated abstract (or
+a common opening sentence) from the paper it opens: so a match is automatic only when the
+abstracts share at least SHARED_FOR_AUTO sequences and these cover LONGER_COVERED_FOR_AUTO of
+the longer one too; below that it is at most proposed. Function words of English, German,
+French and Spanish are no evidence; a placeholder ("No abstract available.") is no abstract.
+
 `score` turns one candidate into a confidence and the reasons for it: the abstract decides;
 the title (only when ours is not derived from the abstract), the author surnames and the
 year raise or lower it. A candidate whose title agrees with ours while its abstract is
