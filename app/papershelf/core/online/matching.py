@@ -65,7 +65,8 @@ _PLACEHOLDER_RE = re.compile(
 
 # fmt: off
 # English, then German, French and Spanish (abstracts in those languages: their function words
-# are no evidence); both as written and folded (accents gone), as `words` gives them
+# are no evidence; words that are also English terms, such as "meme", "ser", "algo", left out);
+# both as written and folded (accents gone), as `words` gives them
 _STOP_TEXT = """
 a about above across after again against all almost also although always am among an and any
 are as at be because been before being below between both but by can could did do does doing
@@ -84,16 +85,16 @@ ihre im in ist ja jede jedem jeden jeder jedes jener jenes jetzt kann kannst kö
 machen mein meine mit muss musst müssen müsst nach nachdem nein nicht nun oder seid sein seine
 sich sie sind soll sollen sollst sollt sonst soweit sowie und unser unsere unter vom von vor
 wann warum was weiter weitere wenn wer werde werden werdet weshalb wie wieder wieso wir wird
-wirst wo woher wohin zu zum zur über wurde wurden zeigen zeigt untersuchen
-au aux avec ce ces cet cette dans de des du elle elles en est et eux il ils je la le les leur
-leurs lui ma mais me même mes moi mon ne nos notre nous on ou où par pas pour qu que qui sa se
-ses son sont sur ta te tes toi ton tu un une vos votre vous été être avons ont était sont
-ainsi aussi comme dont entre plus sans selon sous très cela ceci nous montrons proposons
-algo algunas algunos ante antes como con contra cual cuando del desde donde durante el
+wirst wo woher wohin zu zum zur wurde wurden zeigen zeigt untersuchen
+au aux avec ces cet cette dans de des du elle elles en est et eux il ils je la le les leur
+leurs lui ma mais me mes moi mon ne nos notre nous on ou où par pas pour qu que qui sa se
+ses sont sur ta te tes toi tu un une vos votre vous été être avons ont était sont
+ainsi aussi comme dont entre sans selon sous très cela ceci nous montrons proposons
+algunas algunos ante antes como con contra cual cuando del desde donde durante el
 ella ellas ellos entre es esa esas ese eso esos esta estas este esto estos ha hay la las
-lo los más mi muy nada ni no nos nosotros o otra otras otro otros para pero poco por porque
-que quien se ser si sobre su sus también tanto te tiene tienen todo todos tu un una uno
-unos y ya fue son está están cada proponemos mostramos
+lo los mi muy nada ni no nos nosotros o otra otras otro otros para pero poco por porque
+que quien se sobre su sus también tanto te tiene tienen todo todos tu un una uno
+unos y ya fue está están cada proponemos mostramos
 """
 STOP_WORDS = frozenset(w for word in _STOP_TEXT.split() for w in (word, fold(word)))
 # words every abstract uses: never distinctive on their own
