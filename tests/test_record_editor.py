@@ -372,3 +372,52 @@ def test_the_author_list_is_kept_by_the_keyboard_alone(xampl_window, qtbot):
     qtbot.waitUntil(lambda: not dialog.isVisible())
     assert lib.get(pid).authors[:2] == ["Alfred V. Oaho", "ACM"] and len(lib.get(pid).authors) == 3
     assert "= {Oaho, Alfred V. and {ACM} and van der Berg, Jr, Anna}," in lib.bibtex_entries([pid], pin=False)
+
+
+def undo(qtbot, win, redo: bool = False) -> None:
+    """Ctrl+Z (Ctrl+Shift+Z) on the list, back from the dialog."""
+    win.activateWindow()
+    qtbot.waitUntil(win.isActiveWindow)
+    win.paper_list.setFocus()
+    shift = Qt.KeyboardModifier.ShiftModifier if redo else Qt.KeyboardModifier.NoModifier
+    qtbot.keyClick(win.paper_list, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier | shift)
+
+
+def test_a_key_pinned_after_an_edit_survives_its_undo_and_redo_a_key_it_typed_does_not(window, qtbot):
+    from PySide6.QtGui import QGuiApplication
+
+    from test_paper_menu import action
+
+    win, lib = window, window.library
+    select_rows(win, [0])
+    (pid,) = win.selected_ids()
+    assert lib.get(pid).citekey == ""
+    dialog = open_editor(win, qtbot)
+    qtbot.keyClicks(dialog.title_edit, "Weight Space Learning")
+    retype(qtbot, field(dialog, "year"), "2024")
+    click_ok(qtbot, dialog)
+    qtbot.waitUntil(lambda: not dialog.isVisible())
+    # Copy Citation Key pins the key the edited record gives: it goes into a document's \cite
+    action(right_click(qtbot, win, win.model.row_of(pid)), "paperMenuCopyKey").trigger()
+    key = QGuiApplication.clipboard().text()
+    assert key and "2024" in key and lib.get(pid).citekey == key
+    win.paper_menu.menu.close()
+
+    undo(qtbot, win)
+    paper = lib.get(pid)
+    assert paper.year != 2024 and paper.title_derived  # the edit is undone…
+    assert paper.citekey == key and lib.citation_keys([pid]) == {pid: key}  # …but not the \cite
+    undo(qtbot, win, redo=True)
+    assert lib.get(pid).year == 2024 and lib.get(pid).citekey == key
+
+    # a key the edit itself set goes back with it
+    select_paper(win, pid)
+    dialog = open_editor(win, qtbot)
+    retype(qtbot, dialog.key_edit, "weights2024")
+    click_ok(qtbot, dialog)
+    qtbot.waitUntil(lambda: not dialog.isVisible())
+    assert lib.get(pid).citekey == "weights2024"
+    undo(qtbot, win)
+    assert lib.get(pid).citekey == key
+    undo(qtbot, win, redo=True)
+    assert lib.get(pid).citekey == "weights2024"

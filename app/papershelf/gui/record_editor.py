@@ -43,6 +43,7 @@ from ..core import record_edit
 from ..core.errors import PapershelfError
 from ..core.library import Library
 from ..core.paper import Record
+from .commands import keep_later_keys
 from .name_list import NameList
 
 if TYPE_CHECKING:
@@ -100,7 +101,8 @@ def problem_label(name: str) -> QLabel:
 class EditRecord(QUndoCommand):
     """A record edit: made when it is built (raising InvalidValueError, with nothing
     changed and nothing to push, when the library refuses it); undo and redo put
-    back the stored records of every paper it could touch."""
+    back the stored records of every paper it could touch, but a citation key
+    pinned since (by Copy Key or an export) keeps its value either way."""
 
     def __init__(self, library: Library, paper_id: str, changes: dict[str, str | None], label: str) -> None:
         super().__init__(label)
@@ -116,11 +118,11 @@ class EditRecord(QUndoCommand):
         if self._made:
             self._made = False
             return
-        self.library.put_records(self.after)
+        self.library.put_records(keep_later_keys(self.library, self.after, self.before))
 
     def undo(self) -> None:
-        """Put the records back as they were before the edit."""
-        self.library.put_records(self.before)
+        """Put the records back as they were before the edit (a key pinned since stays)."""
+        self.library.put_records(keep_later_keys(self.library, self.before, self.after))
 
 
 class FieldRow(QWidget):
