@@ -421,3 +421,45 @@ def test_a_key_pinned_after_an_edit_survives_its_undo_and_redo_a_key_it_typed_do
     assert lib.get(pid).citekey == key
     undo(qtbot, win, redo=True)
     assert lib.get(pid).citekey == "weights2024"
+
+
+@pytest.fixture
+def examples_window(qtbot, tmp_path, settings):
+    """The real window on a library of biblatex-examples.bib (BibLaTeX's own types and dates)."""
+    from papershelf.gui.main_window import MainWindow
+
+    if shutil.which("kpsewhich") is None:
+        pytest.skip("needs TeX Live's kpsewhich")
+    found = subprocess.run(["kpsewhich", "biblatex-examples.bib"], capture_output=True, text=True).stdout.strip()
+    if not found:
+        pytest.skip("biblatex-examples.bib is not installed")
+    lib = Library.open(tmp_path / "library")
+    lib.import_files([Path(found)])
+    win = MainWindow(lib, open_index=False)
+    qtbot.addWidget(win)
+    win.show()
+    yield win
+    win.close()
+    lib.close()
+
+
+def test_a_biblatex_date_meets_the_year_requirement_and_is_edited_whole(examples_window, qtbot):
+    win, lib = examples_window, examples_window.library
+    pid = by_key(lib, "baez/online")  # date = {2004-10-27}, no year
+    select_paper(win, pid)
+    dialog = open_editor(win, qtbot)
+    assert group_fields(dialog, "requiredGroup") == ["date"]
+    assert field(dialog, "date").text() == "2004-10-27"
+    edit = dialog.findChild(QLineEdit, "fieldEdit_year")
+    assert edit is None or not edit.isVisibleTo(dialog)  # no empty Year row to type a year into
+    assert "Year" not in dialog.missing.text() and "Date" not in dialog.missing.text()
+    dialog.type_combo.setCurrentIndex(dialog.type_combo.findData("article"))  # any type: the date is its year
+    assert group_fields(dialog, "requiredGroup") == ["venue", "date"]
+    retype(qtbot, field(dialog, "date"), "")
+    assert "Date" in dialog.missing.text()
+    retype(qtbot, field(dialog, "date"), "2004-11-03")
+    dialog.type_combo.setCurrentIndex(dialog.type_combo.findData("online"))
+    click_ok(qtbot, dialog)
+    qtbot.waitUntil(lambda: not dialog.isVisible())
+    paper = lib.get(pid)
+    assert paper.bibfields["date"] == "{2004-11-03}" and "year" not in paper.bibfields and paper.year == 2004

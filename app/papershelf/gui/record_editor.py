@@ -337,7 +337,8 @@ class RecordEditor(QDialog):
     def relayout(self, *_args: object) -> None:
         """Group the fields as the chosen type names them; values typed so far are kept."""
         kind = self.entrytype()
-        required = [f for f in record_edit.required(kind) if f not in SHOWN_APART and f not in IDENTIFIERS]
+        self.required_fields = self._required(kind)
+        required = [f for f in self.required_fields if f not in SHOWN_APART and f not in IDENTIFIERS]
         optional = [
             f for f in record_edit.optional(kind) if f not in SHOWN_APART and f not in IDENTIFIERS and f not in required
         ]
@@ -385,8 +386,16 @@ class RecordEditor(QDialog):
         self.groups["requiredGroup"][0].setTitle(tr("Required for @%s") % kind)
         self.groups["optionalGroup"][0].setTitle(tr("Optional for @%s") % kind)
         self.shown_fields = [*required, *IDENTIFIERS, *optional, *other]
-        self.required_fields = list(record_edit.required(kind))
         self.validate()
+
+    def _required(self, kind: str) -> list[str]:
+        """The fields the type requires; a record dated by `date` (BibLaTeX's full date, and no
+        year) meets the year's requirement with it: its Date row is shown there, and no Year
+        row, whose text would replace the full date."""
+        fields = list(record_edit.required(kind))
+        if "date" in self.original_fields and "year" not in self.original_fields:
+            fields = ["date" if f == "year" else f for f in fields]
+        return fields
 
     def add_field(self) -> None:
         """Add the field named in the box under Other fields (or go to it if it is shown)."""
