@@ -463,3 +463,30 @@ def test_a_biblatex_date_meets_the_year_requirement_and_is_edited_whole(examples
     qtbot.waitUntil(lambda: not dialog.isVisible())
     paper = lib.get(pid)
     assert paper.bibfields["date"] == "{2004-11-03}" and "year" not in paper.bibfields and paper.year == 2004
+
+
+def test_biblatex_types_and_bibtex_aliases_off_the_short_list_are_named_as_they_are(examples_window, qtbot, tmp_path):
+    win, lib = examples_window, examples_window.library
+    bib = tmp_path / "types.bib"
+    bib.write_text(
+        "@conference{conf,\n  author = {Doe, Jane},\n  title = {A Talk},\n  booktitle = {Proc. Talks},\n"
+        "  year = {2001},\n}\n\n@foo{odd,\n  author = {Roe, Rick},\n  title = {An Odd One},\n  year = {2002},\n}\n",
+        encoding="utf-8",
+    )
+    lib.import_files([bib])
+    for key, text in (
+        ("britannica", "mvcollection"),
+        ("knuth:ct", "mvbook"),
+        ("conf", "conference (BibLaTeX reads it as inproceedings)"),
+        ("odd", "foo (not a BibLaTeX type)"),
+    ):
+        pid = by_key(lib, key)
+        qtbot.waitUntil(lambda pid=pid: win.model.row_of(pid) >= 0)
+        win.activateWindow()  # back from the last dialog
+        qtbot.waitUntil(win.isActiveWindow)
+        select_paper(win, pid)
+        dialog = open_editor(win, qtbot)
+        assert dialog.type_combo.currentText() == text, key
+        assert dialog.changes() == {}  # kept as the file gave it
+        qtbot.keyClick(dialog.title_edit, Qt.Key.Key_Escape)
+        qtbot.waitUntil(lambda dialog=dialog: not dialog.isVisible())

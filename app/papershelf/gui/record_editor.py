@@ -58,6 +58,23 @@ DOI = re.compile(r"(?:doi:\s*|https?://(?:dx\.)?doi\.org/)?10\.\d{3,9}/\S+\Z", r
 ARXIV = re.compile(r"(?:arxiv:)?(?:\d{4}\.\d{4,5}|[a-z][a-z.-]*(?:\.[a-z]{2})?/\d{7})(?:v\d+)?\Z", re.IGNORECASE)
 ARXIV_URL = re.compile(r"https?://arxiv\.org/(?:abs|pdf)/", re.IGNORECASE)
 URL = re.compile(r"[a-z][a-z0-9+.-]*://\S+\Z", re.IGNORECASE)
+# every type BibLaTeX's data model knows (biblatex manual §2.1: the regular types, the types
+# the standard styles print as misc, the custom ones) and BibTeX's names it reads as aliases:
+# a record of one keeps it, offered as it is (record_edit.ENTRY_TYPES is the short list)
+# fmt: off
+KNOWN_TYPES = frozenset({
+    *record_edit.ENTRY_TYPES,
+    "article", "book", "mvbook", "inbook", "bookinbook", "suppbook", "booklet", "collection",
+    "mvcollection", "incollection", "suppcollection", "dataset", "manual", "misc", "online",
+    "patent", "periodical", "suppperiodical", "proceedings", "mvproceedings", "inproceedings",
+    "reference", "mvreference", "inreference", "report", "set", "software", "thesis",
+    "unpublished", "xdata", "customa", "customb", "customc", "customd", "custome", "customf",
+    "artwork", "audio", "bibnote", "commentary", "image", "jurisdiction", "legislation", "legal",
+    "letter", "movie", "music", "performance", "review", "standard", "video",
+    "conference", "electronic", "mastersthesis", "phdthesis", "techreport", "www",
+})
+# fmt: on
+TYPE_ALIASES = {"conference": "inproceedings", "electronic": "online", "www": "online"}
 
 
 def tr(text: str) -> str:
@@ -83,6 +100,17 @@ def identifier_problem(name: str, value: str, eprint_type: str = "") -> str:
     if name == "url" and not URL.match(value):
         return tr("A URL starts with https:// (or http://) and holds no spaces.")
     return ""
+
+
+def type_label(entrytype: str) -> str:
+    """How the type combo names a type off the short list: BibLaTeX's own as it is, an alias
+    with the type BibLaTeX reads it as, and one the data model does not know as such."""
+    kind = entrytype.lower()
+    if kind in TYPE_ALIASES:
+        return tr("%s (BibLaTeX reads it as %s)") % (entrytype, TYPE_ALIASES[kind])
+    if kind in KNOWN_TYPES:
+        return entrytype
+    return tr("%s (not a BibLaTeX type)") % entrytype
 
 
 def problem_label(name: str) -> QLabel:
@@ -201,8 +229,8 @@ class RecordEditor(QDialog):
         for name in record_edit.ENTRY_TYPES:
             self.type_combo.addItem(name, name)
         if view.entrytype and self.type_combo.findData(view.entrytype) < 0:
-            # a type the file gave that the data model does not know: kept, and offered as it is
-            self.type_combo.addItem(tr("%s (not a BibLaTeX type)") % view.entrytype, view.entrytype)
+            # a type the file gave that is not on the short list: kept, and offered as it is
+            self.type_combo.addItem(type_label(view.entrytype), view.entrytype)
         self.type_combo.setCurrentIndex(max(self.type_combo.findData(view.entrytype), 0))
         self.key_edit = QLineEdit(view.citekey)
         self.key_edit.setObjectName("citekeyEdit")
