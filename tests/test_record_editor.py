@@ -304,6 +304,7 @@ def test_identifiers_are_checked_as_typed_and_fields_can_be_added_and_removed(xa
     qtbot.keyClicks(dialog.new_field, "Location")
     qtbot.keyClick(dialog.new_field, Qt.Key.Key_Return)
     assert group_fields(dialog, "otherGroup") == ["location"]
+    assert dialog.isVisible() and win.undo_stack.count() == 0  # Return added the field; it did not press OK
     qtbot.keyClicks(dialog.focusWidget(), "Reading, MA")
     qtbot.keyClicks(dialog.new_field, "abstract")
     qtbot.keyClick(dialog.new_field, Qt.Key.Key_Return)
@@ -311,7 +312,7 @@ def test_identifiers_are_checked_as_typed_and_fields_can_be_added_and_removed(xa
     click_ok(qtbot, dialog)
     qtbot.waitUntil(lambda: not dialog.isVisible())
     paper = lib.get(pid)
-    assert paper.doi == "10.1000/xyz123" and paper.arxiv_id == "2401.01234"
+    assert paper.doi == "10.1000/xyz123" and paper.arxiv_id == "2401.01234" and win.undo_stack.count() == 1
     assert "month" not in paper.bibfields and paper.bibfields["location"] == "{Reading, MA}"
     assert {k: v for k, v in paper.bibfields.items() if k not in ("doi", "eprint", "archiveprefix", "location")} == {
         k: v for k, v in raw.items() if k != "month"
@@ -490,3 +491,47 @@ def test_biblatex_types_and_bibtex_aliases_off_the_short_list_are_named_as_they_
         assert dialog.changes() == {}  # kept as the file gave it
         qtbot.keyClick(dialog.title_edit, Qt.Key.Key_Escape)
         qtbot.waitUntil(lambda dialog=dialog: not dialog.isVisible())
+
+
+def test_multi_line_fields_are_sent_with_their_line_breaks_and_their_own_characters(examples_window, qtbot, tmp_path):
+    from PySide6.QtWidgets import QPlainTextEdit
+
+    win, lib = examples_window, examples_window.library
+    bib = tmp_path / "notes.bib"
+    bib.write_text(
+        "@article{noted,\n  author = {Doe, Jane},\n  title = {Noted},\n  journal = {J},\n  year = {2001},\n"
+        "  note = {Vol.\u00a03 of the series},\n}\n",
+        encoding="utf-8",
+    )
+    lib.import_files([bib])
+    pid = by_key(lib, "noted")
+    qtbot.waitUntil(lambda: win.model.row_of(pid) >= 0)
+    select_paper(win, pid)
+    dialog = open_editor(win, qtbot)
+    note = dialog.findChild(QPlainTextEdit, "fieldEdit_note")
+    assert note is not None and note.toPlainText() == "Vol. 3 of the series"
+    assert dialog.changes() == {}  # the no-break space is the note's own: nothing changed
+    note.setFocus()
+    note.moveCursor(note.textCursor().MoveOperation.End)
+    qtbot.keyClicks(note, ".")
+    qtbot.keyClick(note, Qt.Key.Key_Return)
+    qtbot.keyClicks(note, "Second line")
+    qtbot.keyClicks(dialog.new_field, "comment")
+    qtbot.keyClick(dialog.new_field, Qt.Key.Key_Return)
+    assert dialog.isVisible() and "Second line" not in lib.get(pid).bibfields["note"]  # Return added, did not save
+    comment = dialog.findChild(QPlainTextEdit, "fieldEdit_comment")
+    assert comment is not None
+    qtbot.waitUntil(comment.hasFocus)  # Add Field goes to the new field
+    qtbot.keyClicks(comment, "First line")
+    qtbot.keyClick(comment, Qt.Key.Key_Return)
+    qtbot.keyClicks(comment, "Second line")
+    qtbot.keyClick(comment, Qt.Key.Key_Return, Qt.KeyboardModifier.ShiftModifier)  # a line break, too
+    qtbot.keyClicks(comment, "Third line")
+    assert dialog.changes() == {
+        "note": "Vol.\u00a03 of the series.\nSecond line",
+        "comment": "First line\nSecond line\nThird line",
+    }
+    click_ok(qtbot, dialog)
+    qtbot.waitUntil(lambda: not dialog.isVisible())
+    raw = lib.get(pid).bibfields
+    assert "Second line" in raw["note"] and "Third line" in raw["comment"]

@@ -18,8 +18,8 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QCoreApplication, QModelIndex, Qt, Signal
-from PySide6.QtGui import QAction, QColor, QKeySequence, QPalette, QUndoCommand
+from PySide6.QtCore import QCoreApplication, QEvent, QModelIndex, QObject, Qt, Signal
+from PySide6.QtGui import QAction, QColor, QKeyEvent, QKeySequence, QPalette, QUndoCommand
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -126,6 +126,11 @@ def problem_label(name: str) -> QLabel:
     return label
 
 
+def _lines(text: str) -> str:
+    """Text from a multi-line box with its paragraph and line separators as "\\n"."""
+    return text.replace("\u2029", "\n").replace("\u2028", "\n")
+
+
 class EditRecord(QUndoCommand):
     """A record edit: made when it is built (raising InvalidValueError, with nothing
     changed and nothing to push, when the library refuses it); undo and redo put
@@ -162,6 +167,7 @@ class FieldRow(QWidget):
     def __init__(self, name: str, value: str, removable: bool) -> None:
         super().__init__()
         self.name = name
+        self.value = value  # as the record gives it
         self.setObjectName(f"field_{name}")
         self.edit: QLineEdit | QPlainTextEdit
         if name in LONG_FIELDS or "\n" in value:
@@ -191,8 +197,14 @@ class FieldRow(QWidget):
         column.addWidget(self.problem)
 
     def text(self) -> str:
-        """The field's text as edited."""
-        return self.edit.toPlainText() if isinstance(self.edit, QPlainTextEdit) else self.edit.text()
+        """The field's text as edited; a multi-line box's lines end in "\\n"."""
+        if isinstance(self.edit, QPlainTextEdit):
+            # the document's own characters: toPlainText() would make a no-break space a plain
+            # one, and so change a field nobody touched; its paragraphs end in U+2029, and a
+            # Shift+Return breaks a line with U+2028: both are a line break in the record
+            text = _lines(self.edit.document().toRawText())
+            return self.value if text == _lines(self.value) else text
+        return self.edit.text()
 
     def set_problem(self, text: str) -> None:
         """Say what is wrong under the field ("": nothing)."""
@@ -281,7 +293,7 @@ class RecordEditor(QDialog):
         self.add_field_button.setObjectName("addFieldButton")
         self.add_field_button.setAutoDefault(False)
         self.add_field_button.clicked.connect(self.add_field)
-        self.new_field.returnPressed.connect(self.add_field)
+        self.new_field.installEventFilter(self)  # Return adds the field (eventFilter)
         self.new_field_problem = problem_label("newFieldProblem")
         self.groups: dict[str, tuple[QGroupBox, QFormLayout]] = {}
         for name, title in (
@@ -340,6 +352,19 @@ class RecordEditor(QDialog):
         self.others.toggled.connect(self.validate)
         self.relayout()
         self.resize(1080, 720)
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 (Qt's name)
+        """Return in the field-name box adds the field, and only that: a line edit passes
+        Return on after its returnPressed, and the dialog would press OK with it too."""
+        if (
+            watched is self.new_field
+            and isinstance(event, QKeyEvent)
+            and event.type() == QEvent.Type.KeyPress
+            and event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter)
+        ):
+            self.add_field()
+            return True
+        return super().eventFilter(watched, event)
 
     @staticmethod
     def _buddy(text: str, widget: QWidget) -> QLabel:
