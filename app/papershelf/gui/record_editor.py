@@ -61,19 +61,14 @@ URL = re.compile(r"[a-z][a-z0-9+.-]*://\S+\Z", re.IGNORECASE)
 # every type BibLaTeX's data model knows (biblatex manual §2.1: the regular types, the types
 # the standard styles print as misc, the custom ones) and BibTeX's names it reads as aliases:
 # a record of one keeps it, offered as it is (record_edit.ENTRY_TYPES is the short list)
-# fmt: off
-KNOWN_TYPES = frozenset({
-    *record_edit.ENTRY_TYPES,
-    "article", "book", "mvbook", "inbook", "bookinbook", "suppbook", "booklet", "collection",
-    "mvcollection", "incollection", "suppcollection", "dataset", "manual", "misc", "online",
-    "patent", "periodical", "suppperiodical", "proceedings", "mvproceedings", "inproceedings",
-    "reference", "mvreference", "inreference", "report", "set", "software", "thesis",
-    "unpublished", "xdata", "customa", "customb", "customc", "customd", "custome", "customf",
-    "artwork", "audio", "bibnote", "commentary", "image", "jurisdiction", "legislation", "legal",
-    "letter", "movie", "music", "performance", "review", "standard", "video",
-    "conference", "electronic", "mastersthesis", "phdthesis", "techreport", "www",
-})
-# fmt: on
+KNOWN_TYPES = frozenset(record_edit.ENTRY_TYPES) | frozenset(
+    "article book mvbook inbook bookinbook suppbook booklet collection mvcollection incollection suppcollection"
+    " dataset manual misc online patent periodical suppperiodical proceedings mvproceedings inproceedings"
+    " reference mvreference inreference report set software thesis unpublished xdata customa customb customc"
+    " customd custome customf artwork audio bibnote commentary image jurisdiction legislation legal letter movie"
+    " music performance review standard video conference electronic mastersthesis phdthesis techreport www".split()
+)
+LINE_BREAKS = str.maketrans({"\u2029": "\n", "\u2028": "\n"})  # a box's paragraph ends, Shift+Return's breaks
 TYPE_ALIASES = {"conference": "inproceedings", "electronic": "online", "www": "online"}
 
 
@@ -124,11 +119,6 @@ def problem_label(name: str) -> QLabel:
     label.setPalette(palette)
     label.hide()
     return label
-
-
-def _lines(text: str) -> str:
-    """Text from a multi-line box with its paragraph and line separators as "\\n"."""
-    return text.replace("\u2029", "\n").replace("\u2028", "\n")
 
 
 class EditRecord(QUndoCommand):
@@ -200,10 +190,9 @@ class FieldRow(QWidget):
         """The field's text as edited; a multi-line box's lines end in "\\n"."""
         if isinstance(self.edit, QPlainTextEdit):
             # the document's own characters: toPlainText() would make a no-break space a plain
-            # one, and so change a field nobody touched; its paragraphs end in U+2029, and a
-            # Shift+Return breaks a line with U+2028: both are a line break in the record
-            text = _lines(self.edit.document().toRawText())
-            return self.value if text == _lines(self.value) else text
+            # one, and so change a field nobody touched
+            text = self.edit.document().toRawText().translate(LINE_BREAKS)
+            return self.value if text == self.value.translate(LINE_BREAKS) else text
         return self.edit.text()
 
     def set_problem(self, text: str) -> None:
@@ -353,15 +342,11 @@ class RecordEditor(QDialog):
         self.relayout()
         self.resize(1080, 720)
 
-    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 (Qt's name)
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
         """Return in the field-name box adds the field, and only that: a line edit passes
         Return on after its returnPressed, and the dialog would press OK with it too."""
-        if (
-            watched is self.new_field
-            and isinstance(event, QKeyEvent)
-            and event.type() == QEvent.Type.KeyPress
-            and event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter)
-        ):
+        key = event.key() if isinstance(event, QKeyEvent) and event.type() == QEvent.Type.KeyPress else None
+        if watched is self.new_field and key in (Qt.Key.Key_Return, Qt.Key.Key_Enter):
             self.add_field()
             return True
         return super().eventFilter(watched, event)
