@@ -37,6 +37,8 @@ def cmd_set(args: argparse.Namespace) -> int:
     """`set ID FIELD=VALUE... [--type TYPE]`: edit the paper's record (one change)."""
     changes = _assignments(args.fields)
     if args.type:
+        if "entrytype" in changes:
+            raise UsageError("the type is given twice (entrytype= and --type): give it once")
         changes["entrytype"] = args.type
     if not changes:
         raise UsageError("nothing to set: give FIELD=VALUE pairs or --type TYPE")
