@@ -534,4 +534,5 @@ def test_multi_line_fields_are_sent_with_their_line_breaks_and_their_own_charact
     click_ok(qtbot, dialog)
     qtbot.waitUntil(lambda: not dialog.isVisible())
     raw = lib.get(pid).bibfields
-    assert "Second line" in raw["note"] and "Third line" in raw["comment"]
+    assert raw["note"] == "{Vol.\u00a03 of the series.\nSecond line}"
+    assert raw["comment"] == "{First line\nSecond line\nThird line}"
