@@ -536,3 +536,35 @@ def test_multi_line_fields_are_sent_with_their_line_breaks_and_their_own_charact
     raw = lib.get(pid).bibfields
     assert raw["note"] == "{Vol.\u00a03 of the series.\nSecond line}"
     assert raw["comment"] == "{First line\nSecond line\nThird line}"
+
+
+def test_undo_does_not_give_back_a_key_another_paper_has_been_given_since(window, qtbot):
+    from PySide6.QtGui import QGuiApplication
+
+    from test_paper_menu import action
+
+    win, lib = window, window.library
+    select_rows(win, [0, 1])
+    a, b = sorted(win.selected_ids())
+    for pid in (a, b):  # two records of one paper (not merged): the same key suits both
+        lib.edit_record(pid, {"author": "Zhang, Wei", "year": "2024", "title": "Weight Space Learning"})
+    select_paper(win, a)
+    action(right_click(qtbot, win, win.model.row_of(a)), "paperMenuCopyKey").trigger()
+    win.paper_menu.menu.close()
+    key = QGuiApplication.clipboard().text()
+    assert key == "zhang2024weight" == lib.get(a).citekey
+    select_paper(win, a)
+    dialog = open_editor(win, qtbot)
+    retype(qtbot, dialog.key_edit, "mine")
+    click_ok(qtbot, dialog)
+    qtbot.waitUntil(lambda: not dialog.isVisible())
+    win.activateWindow()
+    qtbot.waitUntil(win.isActiveWindow)
+    select_paper(win, b)  # the key A gave up goes to B, and into a document
+    action(right_click(qtbot, win, win.model.row_of(b)), "paperMenuCopyKey").trigger()
+    win.paper_menu.menu.close()
+    assert QGuiApplication.clipboard().text() == key == lib.get(b).citekey
+    undo(qtbot, win)
+    assert lib.get(a).citekey == "mine" and lib.get(b).citekey == key  # not two papers under one key
+    undo(qtbot, win, redo=True)
+    assert lib.get(a).citekey == "mine" and lib.get(b).citekey == key
