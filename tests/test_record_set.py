@@ -326,3 +326,13 @@ def test_set_refuses_the_type_given_twice_and_takes_fields_after_a_double_dash(d
     res = run_cli("set", paper["id"], "--type", "article", "--", "note=-x", data_dir=data_dir)
     assert res.returncode == 0, res.stderr
     assert "note: (none) → -x" in res.stdout
+
+
+def test_a_note_keeps_its_line_breaks_and_reads_back_as_typed(tmp_path, seeds):
+    lib = Library.open(tmp_path / "lib")
+    lib.import_files([seeds[1]])
+    pid = lib.ids()[0]
+    lib.edit_record(pid, {"note": "First line & more\nSecond line"})
+    assert lib.get(pid).bibfields["note"] == "{First line \\& more\nSecond line}"
+    assert editor_view(lib.get(pid)).fields["note"] == "First line & more\nSecond line"
+    assert lib.edit_record(pid, {"note": "First line & more\nSecond line"}) == []  # the same text: no change

@@ -258,6 +258,10 @@ def _venue_source(paper: Paper) -> str:
 
 
 def _text(name: str, raw: str) -> str:
+    if name in _MULTILINE and "\n" in raw.strip() and raw.strip()[:1] + raw.strip()[-1:] in ("{}", '""'):
+        lines = raw.strip()[1:-1].split("\n")
+        if all(braces_balanced(line) for line in lines):  # line by line, as it was typed
+            return "\n".join(decode("{" + line + "}") for line in lines).strip()
     if name in _NAME_FIELDS:
         names, others = parse_names(raw)
         return names_text([_editor_name(n) for n in names], others)
