@@ -66,6 +66,7 @@ class Reply:
     body: bytes | str | Path = b""
     status: int = 200
     headers: dict[str, str] = field(default_factory=dict)
+    trickle: float = 0.0  # when > 0: the body is sent a byte at a time, this many seconds apart
 
     def payload(self) -> tuple[bytes, dict[str, str]]:
         headers = dict(self.headers)
@@ -240,7 +241,14 @@ class ReplayServer:
                 handler.send_header(name, value)
             handler.send_header("Content-Length", str(len(data)))
             handler.end_headers()
-            if handler.command != "HEAD":
+            if handler.command != "HEAD" and reply.trickle > 0:
+                handler.wfile.flush()
+                for n in range(len(data)):
+                    if self._stop.wait(reply.trickle):
+                        break
+                    handler.wfile.write(data[n : n + 1])
+                    handler.wfile.flush()
+            elif handler.command != "HEAD":
                 handler.wfile.write(data)
         except (BrokenPipeError, ConnectionResetError):
             handler.close_connection = True

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from papershelf.core.online.identifiers import Identifier, find_identifiers, parse_identifier
+from papershelf.core.online.identifiers import Identifier, find_identifiers, only_identifiers, parse_identifier
 
 
 def doi(value: str) -> Identifier:
@@ -120,3 +120,79 @@ def test_found_in_a_pasted_block() -> None:
 
 def test_nothing_found_in_plain_prose() -> None:
     assert find_identifiers("Nothing here: 3.14159, version 2.0, page 12/34, 2024.") == []
+
+
+SICI = "10.1002/(SICI)1097-4571(199806)49:8<693::AID-ASI4>3.0.CO;2-0"
+SICI_VALUE = "10.1002/(sici)1097-4571(199806)49:8<693::aid-asi4>3.0.co;2-0"
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # old SICI DOIs carry <, >, : and ; of their own
+        (SICI, doi(SICI_VALUE)),
+        (f"https://doi.org/{SICI}", doi(SICI_VALUE)),
+        (f"doi:{SICI}.", doi(SICI_VALUE)),
+        # a resolver link's anchor or query is the page's, not the DOI's
+        ("https://doi.org/10.1073/pnas.1414271111#abstract", doi("10.1073/pnas.1414271111")),
+        ("https://doi.org/10.1073/pnas.1414271111?download=true", doi("10.1073/pnas.1414271111")),
+        ("http://dx.doi.org/10.1073/pnas.1414271111?ref=x#y", doi("10.1073/pnas.1414271111")),
+        # arXiv's own listing links
+        ("https://www.arxiv.org/abs/2401.01234?context=cs", arxiv("2401.01234")),
+        ("https://arxiv.org/abs/2401.01234v2#", arxiv("2401.01234")),
+        ("https://arxiv.org/pdf/2401.01234v2.pdf#page=3", arxiv("2401.01234")),
+        ("www.arxiv.org/abs/hep-th/9901001v1?context=hep-th", arxiv("hep-th/9901001")),
+        # bioRxiv and medRxiv links name a version and a view after the DOI
+        ("https://www.biorxiv.org/content/10.1101/2020.01.01.123456v1.full", doi("10.1101/2020.01.01.123456")),
+        (
+            "https://www.medrxiv.org/content/10.1101/2020.03.19.20039354v1.full.pdf",
+            doi("10.1101/2020.03.19.20039354"),
+        ),
+        ("https://www.biorxiv.org/content/10.1101/123456v2", doi("10.1101/123456")),
+        ("10.1101/gad.123456.110", doi("10.1101/gad.123456.110")),  # Genes & Dev.: same prefix, not a preprint
+        ("https://www.frontiersin.org/articles/10.3389/fpsyg.2020.00001/full", doi("10.3389/fpsyg.2020.00001")),
+        # typographic quotes, a trailing slash, what a web page hides in a link
+        ("\u201c10.1038/nature14539\u201d", doi("10.1038/nature14539")),
+        ("\u2018arXiv:2401.01234\u2019", arxiv("2401.01234")),
+        ("10.1038/nature14539/", doi("10.1038/nature14539")),
+        ("10.1038/\u200bnature14539", doi("10.1038/nature14539")),
+        ("https://doi.org/10.1038/nature14539\u200b", doi("10.1038/nature14539")),
+        ("\ufeff10.1038/nature\u00ad14539", doi("10.1038/nature14539")),
+    ],
+)
+def test_forms_found_in_review(text: str, expected: Identifier) -> None:
+    assert parse_identifier(text) == expected
+
+
+def test_sici_dois_and_quotes_in_a_pasted_block() -> None:
+    block = (
+        f"see {SICI} and again https://doi.org/{SICI}; also \u201c10.1038/nature14539\u201d, "
+        "<https://doi.org/10.1021/acs.jctc.5b00178> and 10.1234/abcd;10.5678/efgh; "
+        "https://www.arxiv.org/abs/2401.01234?context=cs."
+    )
+    assert find_identifiers(block) == [
+        doi(SICI_VALUE),
+        doi("10.1038/nature14539"),
+        doi("10.1021/acs.jctc.5b00178"),
+        doi("10.1234/abcd"),
+        doi("10.5678/efgh"),
+        arxiv("2401.01234"),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (SICI, True),  # its ";" is no separator: Add by Identifier takes it, not the importer
+        (f"https://doi.org/{SICI}\n2401.01234; 10.1038/nature14539", True),
+        ("10.1234/abcd;10.5678/efgh, arXiv:2401.01234v2", True),
+        ("10.1234/abcd;2401.01234", True),
+        ("\u201c10.1038/nature14539\u201d", True),
+        ("@article{x, doi = {10.1038/nature14539}}", False),
+        ("10.1038/nature14539 is a paper", False),
+        ("", False),
+        ("  ;  ", False),
+    ],
+)
+def test_only_identifiers(text: str, expected: bool) -> None:
+    assert only_identifiers(text) is expected

@@ -10,12 +10,13 @@ import json
 import socket
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
-from papershelf.core.online.http import SPACING, Http, base_url
+from papershelf.core.online import http as http_module
+from papershelf.core.online.http import SPACING, Http, Response, base_url
 from papershelf.core.online.records import (
     BadResponse,
     Cancelled,
@@ -355,11 +356,13 @@ def test_user_agent_and_mailto(replay: ReplayServer, cache: Path) -> None:
         http.get("openalex", "/works", {"search": "x"})
         http.get("arxiv", "/api/query", {"search_query": "x"})
     crossref, openalex, arxiv = replay.requests
-    for request in (crossref, openalex, arxiv):
+    for request in (crossref, openalex):
         assert request.headers["user-agent"].startswith("Papershelf/")
         assert request.headers["user-agent"].endswith(
             "(+https://github.com/papershelf/papershelf; mailto:reader@example.org)"
         )
+    # the Preferences say the contact goes to Crossref and OpenAlex: arXiv does not see it
+    assert arxiv.headers["user-agent"].endswith("(+https://github.com/papershelf/papershelf)")
     assert crossref.query == {"query.bibliographic": "x", "mailto": "reader@example.org"}
     assert openalex.query == {"search": "x", "mailto": "reader@example.org"}
     assert "mailto" not in arxiv.query  # arXiv asks for no such parameter
@@ -379,3 +382,120 @@ def test_a_contact_that_cannot_go_in_a_header(replay: ReplayServer, cache: Path)
         http.get("crossref", "/works", {"query.bibliographic": "x"})
     assert replay.requests[0].headers["user-agent"].endswith("mailto:jm@example.org)")
     assert replay.requests[0].query["mailto"] == "jm@example.org"
+
+
+# -- a request in flight, a trickle, a flood ----------------------------------------------------------
+
+
+def _when_asked(replay: ReplayServer, then: Callable[[], None]) -> threading.Thread:
+    """A thread that waits until the server has received a request, then does `then` (the user
+    pressing Cancel while the request is out)."""
+
+    def watch() -> None:
+        arrived = threading.Event()
+        while not replay.requests:
+            arrived.wait(0.01)
+        then()
+
+    thread = threading.Thread(target=watch)
+    thread.start()
+    return thread
+
+
+def test_cancel_ends_a_request_in_flight(replay: ReplayServer, cache: Path) -> None:
+    replay.route("/crossref/works/10.1/x", hang=True)
+    with Http(cache_dir=cache, timeout=10) as http:
+        presser = _when_asked(replay, http.cancel)  # from another thread, as the window does
+        with pytest.raises(Cancelled, match="Cancelled: nothing more was asked of Crossref"):
+            http.get("crossref", "/works/10.1/x")  # not TimedOut after the 10 s: Cancelled, at once
+        presser.join()
+        with pytest.raises(Cancelled):  # and it stays cancelled: nothing more is sent
+            http.get("crossref", "/works/10.1/y")
+    assert len(replay.requests) == 1
+
+
+def test_the_cancelled_flag_also_ends_a_request_in_flight(replay: ReplayServer, cache: Path) -> None:
+    replay.route("/arxiv/api/query", hang=True)
+    flag = threading.Event()
+    with Http(cache_dir=cache, timeout=10, cancelled=flag.is_set) as http:
+        presser = _when_asked(replay, flag.set)
+        with pytest.raises(Cancelled):
+            http.get("arxiv", "/api/query", {"id_list": "1605.08386"})
+        presser.join()
+
+
+def test_a_trickling_server_meets_the_overall_deadline(replay: ReplayServer, cache: Path) -> None:
+    # a byte every 0.2 s never trips the per-read timeout; the whole answer would take 20 s
+    replay.route("/openalex/works/W1", Reply(b"x" * 100, trickle=0.2))
+    with Http(cache_dir=cache, timeout=5, deadline=0.5) as http, pytest.raises(TimedOut) as caught:
+        http.get("openalex", "/works/W1")
+    assert "took too long answering (more than 0.5 s in all)" in str(caught.value)
+
+
+def test_an_answer_over_the_size_cap(replay: ReplayServer, http: Http, monkeypatch) -> None:
+    monkeypatch.setattr(http_module, "MAX_BYTES", 2 * 1024 * 1024)
+    replay.route("/doi/10.1/big", b"@" * (3 * 1024 * 1024))
+    with pytest.raises(BadResponse, match=r"sent an answer of more than 2 MB, which is not the record asked for"):
+        http.get("doi", "/10.1/big")
+    assert not list(http.cache_dir.rglob("*.json"))
+
+
+# -- Retry-After as services really send it, and as they should not ----------------------------------
+
+
+@pytest.mark.parametrize(
+    ("value", "words"),
+    [
+        ("inf", "for more than a day"),
+        ("1e400", "for more than a day"),
+        ("Fri, 31 Dec 9999 23:59:59 GMT", "for more than a day"),
+        ("7200", "for 2 hours"),
+    ],
+)
+def test_a_pause_too_long_to_wait(replay: ReplayServer, http: Http, value: str, words: str) -> None:
+    replay.route("/crossref/works", b"busy", status=503, headers={"Retry-After": value})
+    with pytest.raises(RateLimited) as caught:
+        http.get("crossref", "/works", {"query.bibliographic": "x"})
+    assert f"asked us to slow down (HTTP 503) {words}; try again later" in str(caught.value)
+    assert len(replay.requests) == 1
+
+
+@pytest.mark.parametrize("value", ["soon", "nan", "-5", "Mon, 01 Jan 2001 00:00:00 GMT", "Fri, 99 Foo"])
+def test_an_unreadable_or_past_retry_after_backs_off(replay: ReplayServer, http: Http, value: str) -> None:
+    replay.route(ROUTE, [Reply(S2_429, 429, {"Retry-After": value}), Reply(S2_EMPTY)])
+    assert http.get("s2", SEARCH, {"query": "turing"}).status == 200
+    assert len(replay.requests) == 2
+
+
+# -- what is kept -------------------------------------------------------------------------------------
+
+
+def test_an_answer_the_reader_refuses_is_not_kept(replay: ReplayServer, http: Http) -> None:
+    maintenance = Reply(b"<html><body>Down for maintenance</body></html>", headers={"Content-Type": "text/html"})
+    replay.route("/arxiv/api/query", [maintenance, RECORDED / "arxiv_query_id_list_1605.08386.xml"])
+
+    def atom_only(response: Response) -> None:
+        if b"<feed" not in response.content:
+            raise BadResponse("not a feed", "arxiv")
+
+    with pytest.raises(BadResponse):
+        http.get("arxiv", "/api/query", {"id_list": "1605.08386"}, validate=atom_only)
+    assert not list(http.cache_dir.rglob("*.json"))
+    fresh = http.get("arxiv", "/api/query", {"id_list": "1605.08386"}, validate=atom_only)
+    kept = http.get("arxiv", "/api/query", {"id_list": "1605.08386"}, validate=atom_only)
+    assert (fresh.cached, kept.cached) == (False, True)
+    assert kept.content == fresh.content and b"Heat-bath random walks" in kept.content
+    assert len(replay.requests) == 2
+
+
+@pytest.mark.parametrize("status", [429, 500, 302])
+def test_a_kept_error_status_is_not_read_back(replay: ReplayServer, http: Http, status: int) -> None:
+    replay.route("/openalex/works/W9", b'{"id": "W9"}')
+    http.get("openalex", "/works/W9")
+    (kept,) = list(http.cache_dir.rglob("*.json"))
+    data = json.loads(kept.read_text())
+    data["status"] = status  # as another version might have kept it
+    kept.write_text(json.dumps(data))
+    response = http.get("openalex", "/works/W9")
+    assert (response.status, response.cached) == (200, False)
+    assert len(replay.requests) == 2

@@ -12,7 +12,7 @@ from papershelf.core.online import services
 from papershelf.core.online.http import Http
 from papershelf.core.online.identifiers import Identifier, parse_identifier
 from papershelf.core.online.records import BadResponse, NotFound, Offline, ServerError
-from replay_server import RECORDED, ReplayServer, replay_fixture  # noqa: F401
+from replay_server import RECORDED, ReplayServer, Reply, replay_fixture  # noqa: F401
 
 PNAS = "10.1073/pnas.1414271111"
 PNAS_TITLE = (
@@ -452,3 +452,127 @@ def test_offline_names_the_service_and_asks_nobody_else(http: Http) -> None:
     # conftest: every service is the closed port 9
     with pytest.raises(Offline, match=r"^Cannot reach Crossref \(127\.0\.0\.1:9\): the connection was refused"):
         services.fetch(http, ident("10.1073/pnas.1414271111"))
+
+
+# -- answers that are not what the service sends ------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("service", "path", "body", "call"),
+    [
+        ("crossref", f"/works/{PNAS}", '{"message-type": "work", "message": {"title": ["T"], "author": 5}}', "c"),
+        ("crossref", "/works", '{"message": {"items": [{"title": ["T"], "author": {"given": "A"}}]}}', "cs"),
+        ("openalex", f"/works/doi:{PNAS}", '{"display_name": "T", "authorships": 5}', "o"),
+        ("openalex", "/works", '{"results": [{"display_name": "T", "locations": 7, "authorships": [3]}]}', "os"),
+        ("openalex", f"/works/doi:{PNAS}", '{"display_name": "T", "ids": [], "biblio": 3, "locations": "x"}', "o"),
+        ("s2", f"/graph/v1/paper/DOI:{PNAS}", '{"paperId": "p", "authors": 5}', "s"),
+        ("s2", "/graph/v1/paper/search", '{"data": [{"paperId": "p", "publicationTypes": 3}]}', "ss"),
+        ("s2", f"/graph/v1/paper/DOI:{PNAS}", '{"paperId": "p", "title": ["a"], "authors": [{"name": 1}]}', "s"),
+    ],
+)
+def test_wrong_typed_json_is_a_bad_answer_for_that_paper(
+    replay: ReplayServer, http: Http, service: str, path: str, body: str, call: str
+) -> None:
+    replay.route(f"/{service}{path}", body.encode(), headers={"Content-Type": "application/json"})
+    ask = {
+        "c": lambda: services.crossref_by_doi(http, PNAS),
+        "cs": lambda: services.crossref_search(http, "x"),
+        "o": lambda: services.openalex_by_doi(http, PNAS),
+        "os": lambda: services.openalex_search(http, "x"),
+        "s": lambda: services.s2_by_id(http, f"DOI:{PNAS}"),
+        "ss": lambda: services.s2_search(http, "x"),
+    }[call]
+    try:
+        found = ask()  # a part of the wrong type read as absent is fine too…
+    except BadResponse as exc:  # …or the answer is refused in words; never a TypeError
+        assert "sent an answer Papershelf cannot read" in str(exc)
+    else:
+        assert found
+
+
+def test_wrong_typed_authors_are_refused_not_crashed_on(replay: ReplayServer, http: Http) -> None:
+    replay.route(f"/crossref/works/{PNAS}", b'{"message": {"title": ["T"], "author": 5, "container-title": 3}}')
+    found = services.crossref_by_doi(http, PNAS)
+    assert (found.title, found.authors, found.venue) == ("T", [], "")
+
+
+# -- what is kept on disk -----------------------------------------------------------------------------
+
+
+def test_a_maintenance_page_is_not_kept(replay: ReplayServer, http: Http) -> None:
+    page = Reply(b"<html><body>arXiv is down for maintenance</body></html>", headers={"Content-Type": "text/html"})
+    replay.route("/arxiv/api/query", [page, RECORDED / "arxiv_query_id_list_1605.08386.xml"])
+    with pytest.raises(BadResponse, match="arXiv sent an answer Papershelf cannot read"):
+        services.arxiv_by_ids(http, ["1605.08386"])
+    (found,) = services.arxiv_by_ids(http, ["1605.08386"])  # asked again, not read back from disk
+    assert found.title == "Heat-bath random walks with Markov bases"
+    (again,) = services.arxiv_by_ids(http, ["1605.08386"])  # the good answer is kept
+    assert again.title == found.title
+    assert len(replay.requests) == 2
+
+
+def test_an_empty_arxiv_feed_is_not_kept(replay: ReplayServer, http: Http) -> None:
+    replay.route(
+        "/arxiv/api/query",
+        [RECORDED / "arxiv_query_empty_id_list_0000.0000.xml", RECORDED / "arxiv_query_id_list_1605.08386.xml"],
+    )
+    with pytest.raises(NotFound):
+        services.arxiv_by_ids(http, ["1605.08386"])  # arXiv's intermittent empty feed
+    assert services.arxiv_by_ids(http, ["1605.08386"])[0].arxiv_id == "1605.08386"
+
+
+def test_a_landing_page_from_doi_org_is_not_kept(replay: ReplayServer, http: Http) -> None:
+    replay.route(
+        "/doi/10.5281/zenodo.1",
+        [Reply(b"<html>Zenodo</html>", headers={"Content-Type": "text/html"}), b"@misc{z, title={Z}}"],
+    )
+    with pytest.raises(BadResponse, match="answered with a web page"):
+        services.doi_bibtex(http, "10.5281/zenodo.1")
+    assert services.doi_bibtex(http, "10.5281/zenodo.1") == "@misc{z, title={Z}}"
+
+
+# -- the feed's own encoding --------------------------------------------------------------------------
+
+
+def test_an_arxiv_feed_in_latin_1(replay: ReplayServer, http: Http) -> None:
+    feed = (RECORDED / "arxiv_query_id_list_1605.08386.xml").read_text(encoding="utf-8")
+    feed = feed.replace("Heat-bath random walks", "Café walks").replace(
+        "<?xml version='1.0' encoding='UTF-8'?>", "<?xml version='1.0' encoding='ISO-8859-1'?>"
+    )
+    assert "encoding='ISO-8859-1'" in feed
+    # the HTTP header says nothing of the charset, as a misconfigured mirror might
+    replay.route("/arxiv/api/query", Reply(feed.encode("iso-8859-1"), headers={"Content-Type": "application/atom+xml"}))
+    (found,) = services.arxiv_by_ids(http, ["1605.08386"])
+    assert found.title == "Café walks with Markov bases"
+
+
+# -- arXiv's journal_ref ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("journal_ref", "venue", "year", "entrytype"),
+    [
+        ("Phys. Rev. D 76, 044016 (2007)", "Phys. Rev. D", 2007, "article"),
+        ("Nature 521, 436-444 (2015)", "Nature", 2015, "article"),
+        ("J. Mach. Learn. Res. 18(1):1-52, 2017", "J. Mach. Learn. Res.", 2017, "article"),
+        ("Astrophys. J. 645 (2006) 1-10", "Astrophys. J.", 2006, "article"),
+        ("Accepted at NeurIPS 2023", "", 2016, ""),
+        ("To appear in CVPR 2023", "", 2016, ""),
+        ("12 pages, 5 figures", "", 2016, ""),
+        ("ICLR 2024 (spotlight)", "", 2016, ""),
+        ("Proceedings of the 40th ICML, PMLR 202:1234-1250, 2023", "", 2016, ""),
+        ("2023 IEEE International Conference on Software Testing (ICST)", "", 2016, ""),
+    ],
+)
+def test_a_journal_ref_is_a_venue_only_when_it_names_one(
+    replay: ReplayServer, http: Http, journal_ref: str, venue: str, year: int, entrytype: str
+) -> None:
+    feed = (RECORDED / "arxiv_query_id_list_1605.08386.xml").read_text(encoding="utf-8")
+    assert "<arxiv:journal_ref" not in feed
+    feed = feed.replace(
+        "<arxiv:primary_category", f"<arxiv:journal_ref>{journal_ref}</arxiv:journal_ref><arxiv:primary_category", 1
+    )
+    replay.route("/arxiv/api/query", feed.encode("utf-8"))
+    (found,) = services.arxiv_by_ids(http, ["1605.08386"])
+    assert (found.venue, found.year, found.entrytype) == (venue, year, entrytype)
+    assert "journal_ref" not in found.extra

@@ -9,7 +9,9 @@ import json
 import logging
 import re
 import xml.etree.ElementTree as ET
-from typing import Any
+from collections.abc import Callable
+from functools import wraps
+from typing import Any, ParamSpec, TypeVar
 
 from papershelf.core.latex import decode, latex_text, parse_names
 from papershelf.core.online.records import SERVICE_NAMES, BadResponse, FoundRecord, ServerError
@@ -91,6 +93,32 @@ def bad(service: str, what: str) -> BadResponse:
     )
 
 
+_P = ParamSpec("_P")
+_T = TypeVar("_T")
+
+
+def guarded(service: str) -> Callable[[Callable[_P, _T]], Callable[_P, _T]]:
+    """A reader whose every part of an unexpected type ("authors": 5, a number where a list is
+    sent) raises BadResponse for that answer, never a TypeError that would end a whole batch."""
+
+    def wrap(read: Callable[_P, _T]) -> Callable[_P, _T]:
+        @wraps(read)
+        def reading(*args: _P.args, **kwargs: _P.kwargs) -> _T:
+            try:
+                return read(*args, **kwargs)
+            except (TypeError, AttributeError, KeyError, IndexError, ValueError, RecursionError) as exc:
+                raise bad(service, f"a part of an unexpected type: {type(exc).__name__}") from None
+
+        return reading
+
+    return wrap
+
+
+def _list(value: object) -> list[Any]:
+    """A JSON array, or [] for anything else (null, a number, an object)."""
+    return value if isinstance(value, list) else []
+
+
 def one_line(text: str) -> str:
     """Runs of white space (the services' line breaks and indentation) as one space."""
     return " ".join(text.split())
@@ -145,11 +173,13 @@ def _str(value: object) -> str:
 # -- arXiv ------------------------------------------------------------------------------------------
 
 
-def read_arxiv_feed(text: str) -> list[FoundRecord]:
-    """The entries of an arXiv API Atom feed. An error feed (arXiv's answer to a malformed query,
-    sent with HTTP 400 or 200) raises ServerError with arXiv's reason."""
+@guarded("arxiv")
+def read_arxiv_feed(data: bytes | str) -> list[FoundRecord]:
+    """The entries of an arXiv API Atom feed, read from the bytes sent (the XML's own encoding
+    declaration decides; text is read as UTF-8). An error feed (arXiv's answer to a malformed
+    query, sent with HTTP 400 or 200) raises ServerError with arXiv's reason."""
     try:
-        root = ET.fromstring(text.encode("utf-8"))
+        root = ET.fromstring(data.encode("utf-8") if isinstance(data, str) else data)
     except ET.ParseError as exc:
         raise bad("arxiv", f"not XML: {exc}") from None
     if root.tag != f"{ATOM}feed":
@@ -178,18 +208,9 @@ def _arxiv_entry(entry: ET.Element, ident: str, title: str) -> FoundRecord:
     year = _year(published[:4])
     doi = bare_doi(entry.findtext(f"{ARXIV}doi") or "")
     journal_ref = one_line(entry.findtext(f"{ARXIV}journal_ref") or "")
-    venue = ""
-    if journal_ref:
-        # "Phys. Rev. D 76, 044016 (2007)", "ActaAstron.56:1-50,2006": a journal's name, then volume
-        # and pages. A reference of another shape ("2023 IEEE International Conference on …") is kept
-        # whole. The year of publication is its last 19xx/20xx
-        venue = journal_ref
-        cut = re.match(r"(\D{3,}?)\s*\d+\s*[:,(]", journal_ref)
-        if cut is not None:
-            venue = re.sub(r"[\s,;:]*\b(?:vol|volume|no)\.?$", "", cut.group(1), flags=re.I).strip(" ,;:")
-        years = re.findall(r"(?<!\d)(?:19|20)\d\d(?!\d)", journal_ref)
-        if years:
-            year = int(years[-1])
+    venue, ref_year = journal_venue(journal_ref)
+    if venue and ref_year is not None:
+        year = ref_year
     primary = entry.find(f"{ARXIV}primary_category")
     extra = {"eprinttype": "arxiv"}
     if primary is not None and primary.get("term") and "/" not in arxiv_id:
@@ -203,11 +224,54 @@ def _arxiv_entry(entry: ET.Element, ident: str, title: str) -> FoundRecord:
         venue=venue,
         doi=doi,
         arxiv_id=arxiv_id,
-        entrytype="article" if (doi or journal_ref) else "misc",
+        # a journal reference that names no journal ("Accepted at NeurIPS 2023") says no type
+        entrytype="article" if (doi or venue) else "" if journal_ref else "misc",
         abstract=tex_text(entry.findtext(f"{ATOM}summary") or ""),
         url=f"https://arxiv.org/abs/{arxiv_id}",
         extra=extra,
     )
+
+
+# what authors write in arXiv's journal_ref that is no publication ("Accepted at NeurIPS 2023",
+# "To appear in CVPR 2023", "12 pages, 5 figures", "Submitted to …", "ICLR 2024 (spotlight)")
+_NOT_A_REFERENCE = re.compile(
+    r"\b(?:accepted|appear|appears|submitted|under review|in press|preprint|pages?|figures?|talk|poster|"
+    r"spotlight|oral|presented|workshop|camera[- ]ready|extended|version)\b",
+    re.I,
+)
+# a journal's name (no digits), its volume, then pages and a year in any of the usual orders:
+# "Phys. Rev. D 76, 044016 (2007)", "ActaAstron.56:1-50,2006", "Astrophys. J. 645 (2006) 1-10",
+# "Nature 521, 436-444 (2015)", "J. Mach. Learn. Res. 18(1):1-52, 2017", "Int. J. X (IJX), Vol.3, 2012"
+_JOURNAL_REF = re.compile(
+    r"(?P<name>[^\W\d][^\d:;,()]*?[.\w](?:\s*\([^\d()]+\))?)\s*,?\s*(?P<vol>[Vv]ol(?:ume)?\.?\s*)?"
+    r"(?P<volume>\d+[A-Z]?)"
+    r"(?:\s*\((?!(?:19|20)\d\d\))(?P<issue>\d+(?:[-/]\d+)?)\))?"
+    r"(?P<rest>\s*(?:[:,]|\(\s*(?:19|20)\d\d\s*\)|\s(?:no\.|p\.|pp\.)?\s*\d).*)",
+)
+_REF_PAGES = re.compile(r"(?<![\d.])(?:pp?\.\s*)?[A-Za-z]?\d+(?:\s*-{1,2}\s*[A-Za-z]?\d+)?(?![\d.])")
+_REF_YEAR = re.compile(r"(?<!\d)(?:19|20)\d\d(?!\d)")
+
+
+def journal_venue(journal_ref: str) -> tuple[str, int | None]:
+    """The journal's name and year (None when not given) of an arXiv journal_ref, when it is one (a
+    name, then volume, pages and perhaps the year); ("", None) for anything else: a note, a
+    conference's name with a year."""
+    if not journal_ref or _NOT_A_REFERENCE.search(journal_ref):
+        return "", None
+    match = _JOURNAL_REF.fullmatch(journal_ref.strip())
+    if match is None:
+        return "", None
+    name, volume, rest = match.group("name"), match.group("volume"), match.group("rest")
+    if _REF_YEAR.fullmatch(volume):  # "ICLR 2024, 1-10": a year is no volume; conferences use it so
+        return "", None
+    years = _REF_YEAR.findall(rest)
+    pages = [p for p in _REF_PAGES.findall(rest) if not _REF_YEAR.fullmatch(p.strip())]
+    if not pages and not (match.group("vol") and years):  # "…, Vol.3, No.1, January 2012"
+        return "", None
+    name = re.sub(r"[\s,;:]*\b(?:vol|volume|no)\.?$", "", name, flags=re.I).strip(" ,;:")
+    if len(name) < 3:
+        return "", None
+    return name, int(years[-1]) if years else None
 
 
 # -- JSON ---------------------------------------------------------------------------------------------
@@ -221,6 +285,7 @@ def load_json(service: str, text: str) -> Any:
         raise bad(service, f"not JSON: {exc}") from None
 
 
+@guarded("crossref")
 def crossref_message(text: str, kind: str) -> dict[str, Any]:
     """The `message` of a Crossref answer of `kind` ("work" or "work-list")."""
     data = load_json("crossref", text)
@@ -232,6 +297,7 @@ def crossref_message(text: str, kind: str) -> dict[str, Any]:
     return message
 
 
+@guarded("crossref")
 def read_crossref_work(item: dict[str, Any]) -> FoundRecord:
     """One Crossref work (the message of /works/{doi}, or an item of a work-list)."""
     if not isinstance(item, dict):
@@ -239,7 +305,7 @@ def read_crossref_work(item: dict[str, Any]) -> FoundRecord:
     titles = item.get("title") or []
     title = markup_text(titles[0]) if isinstance(titles, list) and titles and isinstance(titles[0], str) else ""
     authors = []
-    for person in item.get("author") or []:
+    for person in _list(item.get("author")):
         if not isinstance(person, dict):
             continue
         name = " ".join(_str(person.get(k)) for k in ("given", "family") if _str(person.get(k)))
@@ -293,12 +359,13 @@ def inverted_abstract(index: object) -> str:
     return re.sub(r"^Abstract:?\s+(?=\S)", "", text)
 
 
+@guarded("openalex")
 def read_openalex_work(item: dict[str, Any]) -> FoundRecord:
     """One OpenAlex work (the answer of /works/{id}, or an item of `results`)."""
     if not isinstance(item, dict):
         raise bad("openalex", "a work that is not an object")
     authors = []
-    for authorship in item.get("authorships") or []:
+    for authorship in _list(item.get("authorships")):
         if isinstance(authorship, dict):
             author = _obj(authorship.get("author"))
             authors.append(_str(author.get("display_name")) or _str(authorship.get("raw_author_name")))
@@ -311,7 +378,7 @@ def read_openalex_work(item: dict[str, Any]) -> FoundRecord:
     if not arxiv and match:
         arxiv = match.group(1)
     if not arxiv:
-        for loc in item.get("locations") or []:
+        for loc in _list(item.get("locations")):
             url = _str(loc.get("landing_page_url")) if isinstance(loc, dict) else ""
             if "arxiv.org/abs/" in url:
                 arxiv = url
@@ -350,6 +417,7 @@ def read_openalex_work(item: dict[str, Any]) -> FoundRecord:
 S2_FIELDS = "title,authors,year,venue,publicationVenue,journal,externalIds,abstract,publicationTypes,url"
 
 
+@guarded("s2")
 def read_s2_paper(item: dict[str, Any]) -> FoundRecord:
     """One Semantic Scholar paper (the answer of /paper/{id}, or an item of `data`)."""
     if not isinstance(item, dict):
@@ -363,7 +431,7 @@ def read_s2_paper(item: dict[str, Any]) -> FoundRecord:
     preprint = venue.lower() in ("arxiv", "arxiv.org", "biorxiv", "medrxiv")
     if preprint:
         venue = ""  # a preprint server is where the paper waits for a venue, not one
-    types = [t for t in item.get("publicationTypes") or [] if isinstance(t, str)]
+    types = [t for t in _list(item.get("publicationTypes")) if isinstance(t, str)]
     entrytype = next((S2_TYPES[t] for t in types if t in S2_TYPES), "")
     if preprint and (not doi or _ARXIV_DOI.match(doi)):
         entrytype = "misc"
@@ -374,7 +442,7 @@ def read_s2_paper(item: dict[str, Any]) -> FoundRecord:
     pages = one_line(_str(journal.get("pages")))
     if pages:
         extra["pages"] = pages
-    authors = [_str(a.get("name")) for a in item.get("authors") or [] if isinstance(a, dict)]
+    authors = [_str(a.get("name")) for a in _list(item.get("authors")) if isinstance(a, dict)]
     return FoundRecord(
         service="s2",
         ident=_str(item.get("paperId")),

@@ -6,19 +6,23 @@ never an httpx exception, never a traceback. On the way it
 - keeps each service's minimum spacing between requests, process-wide (arXiv asks for 3 s),
 - retries answers that ask us to slow down (429, 503), waiting as long as the service asks
   (Retry-After, in seconds or as an HTTP date) or backing off exponentially,
-- sends a User-Agent naming Papershelf and, when the user gave a contact, the `mailto` Crossref and
-  OpenAlex ask for (their "polite pool"),
-- keeps successful answers (and 404s) on disk for 14 days: a look-up repeated, or resumed after a
-  failure, does not ask again,
-- checks `cancelled` before every request and while it waits, so a cancel ends a batch at once.
+- sends a User-Agent naming Papershelf and, when the user gave a contact, gives it to Crossref and
+  OpenAlex only (in the User-Agent and the `mailto` of their "polite pool"): nobody else sees it,
+- keeps answers the readers accepted (`validate`) and 404s on disk for 14 days: a look-up repeated,
+  or resumed after a failure, does not ask again; a maintenance page is never kept,
+- runs each request on a helper thread and waits for it looking at `cancelled` (and `cancel()`,
+  callable from any thread), so a cancel ends even a request in flight at once; a request also ends
+  after an overall deadline and at a size cap (a trickling server cannot hold a worker for ever).
 """
 
 from __future__ import annotations
 
+import base64
 import datetime
 import email.utils
 import hashlib
 import json
+import math
 import os
 import re
 import tempfile
@@ -33,6 +37,7 @@ from urllib.parse import urlsplit
 import httpx
 
 from papershelf import __version__, paths
+from papershelf.core.online._limits import ENV_RATE_SCALE, LIMITER, REAL_URLS, SPACING, base_url, rate_scale
 from papershelf.core.online.records import (
     SERVICE_NAMES,
     BadResponse,
@@ -45,48 +50,27 @@ from papershelf.core.online.records import (
     TimedOut,
 )
 
-REAL_URLS = {
-    "arxiv": "https://export.arxiv.org",
-    "crossref": "https://api.crossref.org",
-    "openalex": "https://api.openalex.org",
-    "s2": "https://api.semanticscholar.org",
-    "doi": "https://doi.org",
-}
+__all__ = [  # base_url, rate_scale and the constants live in _limits.py: they are still this module's
+    "CACHE_SECONDS",
+    "ENV_RATE_SCALE",
+    "MAX_BYTES",
+    "MAX_WAIT",
+    "REAL_URLS",
+    "SPACING",
+    "Http",
+    "Response",
+    "base_url",
+    "rate_scale",
+]
 
-# the minimum time between two requests to one service, in seconds: arXiv's API terms ask for 3 s;
-# Semantic Scholar's shared unauthenticated pool allows about one a second; Crossref and OpenAlex
-# allow ~10/s in their polite pools
-SPACING = {"arxiv": 3.0, "s2": 1.0, "crossref": 0.1, "openalex": 0.1, "doi": 0.1}
-
-ENV_RATE_SCALE = "PAPERSHELF_RATE_SCALE"
 CACHE_SECONDS = 14 * 24 * 3600
 MAX_WAIT = 60.0  # a service asking for a longer pause gets it: we stop and say when to try again
+MAX_BYTES = 20 * 1024 * 1024  # no metadata answer is this big: a bigger one is not what we asked for
 _POLL = 0.05  # how often a wait looks at `cancelled`
 _PROJECT_URL = "https://github.com/papershelf/papershelf"
 _RETRY_STATUSES = (429, 503)
 _CACHED_STATUSES = (200, 404)
-
-
-def base_url(service: str) -> str:
-    """Where a service is: `$PAPERSHELF_<SERVICE>_URL` (tests point it at a loopback server), else
-    the real address. `service` is one of records.SERVICES."""
-    override = os.environ.get(f"PAPERSHELF_{service.upper()}_URL", "").strip()
-    if override:
-        return override.rstrip("/")
-    try:
-        return REAL_URLS[service]
-    except KeyError:
-        raise ValueError(f"unknown online service {service!r}") from None
-
-
-def rate_scale() -> float:
-    """The factor on every rate-limit spacing and back-off (`$PAPERSHELF_RATE_SCALE`, default 1):
-    the tests run with a small one. A value that is not a number counts as 1."""
-    try:
-        scale = float(os.environ.get(ENV_RATE_SCALE, "1"))
-    except ValueError:
-        return 1.0
-    return scale if scale >= 0 and scale == scale else 1.0  # NaN is not a scale
+_CONTACT_SERVICES = ("crossref", "openalex")  # who is given the contact (their polite pools)
 
 
 @dataclass
@@ -99,52 +83,7 @@ class Response:
     url: str
     headers: dict[str, str]
     cached: bool
-
-
-class _RateLimiter:
-    """Who may ask each service next, and when, shared by every Http of the process.
-
-    One request at a time per service (arXiv asks for that), and the next one `spacing` after the
-    previous one ended: so the service sees requests at least `spacing` apart, whatever the threads
-    and however slow a connection is to open. A service is known by its name and where it is (a
-    test's server is not the real one)."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._next: dict[tuple[str, str], float] = {}
-        self._turns: dict[tuple[str, str], threading.Lock] = {}
-
-    @staticmethod
-    def _key(service: str) -> tuple[str, str]:
-        return service, base_url(service)
-
-    @staticmethod
-    def _spacing(service: str) -> float:
-        return SPACING.get(service, 1.0) * rate_scale()
-
-    def turn(self, service: str) -> threading.Lock:
-        """The lock held while a request to `service` is out."""
-        key = self._key(service)
-        with self._lock:
-            return self._turns.setdefault(key, threading.Lock())
-
-    def next_time(self, service: str) -> float:
-        """The monotonic time from which `service` may be asked again."""
-        with self._lock:
-            return self._next.get(self._key(service), 0.0)
-
-    def done(self, service: str) -> None:
-        """A request to `service` has ended: the next one waits a full spacing from now."""
-        self.defer(service, time.monotonic() + self._spacing(service))
-
-    def defer(self, service: str, until: float) -> None:
-        """Nobody asks `service` before `until` (monotonic): it asked us to slow down."""
-        key = self._key(service)
-        with self._lock:
-            self._next[key] = max(self._next.get(key, 0.0), until)
-
-
-_LIMITER = _RateLimiter()
+    content: bytes = b""  # the body as sent: XML is read from it (its own encoding declaration)
 
 
 def _host(service: str) -> str:
@@ -159,26 +98,35 @@ def _who(service: str) -> str:
 def _minutes(seconds: float) -> str:
     if seconds < 90:
         return f"{max(1, round(seconds))} s"
-    return f"{round(seconds / 60)} minutes"
+    if seconds < 90 * 60:
+        return f"{round(seconds / 60)} minutes"
+    if seconds < 36 * 3600:
+        return f"{round(seconds / 3600)} hours"
+    return "more than a day"  # a date years ahead (or "inf") is no figure to show a user
 
 
 def _retry_after(value: str | None) -> float | None:
-    """Retry-After as seconds from now: a number of seconds or an HTTP date; None when absent or
-    unreadable."""
+    """Retry-After as seconds from now: a number of seconds or an HTTP date (a past date is 0);
+    None when absent or unreadable ("soon", "NaN")."""
     if not value:
         return None
     value = value.strip()
     try:
-        return max(0.0, float(value))
+        seconds = float(value)
     except ValueError:
         pass
+    else:
+        return None if math.isnan(seconds) else max(0.0, seconds)  # "inf" and 1e400 are very long
     try:
         when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError, IndexError):
+    except (TypeError, ValueError, IndexError, OverflowError):
         return None
     if when.tzinfo is None:  # an HTTP date is GMT ("-0000" gives a date without a zone)
         when = when.replace(tzinfo=datetime.timezone.utc)
-    return max(0.0, when.timestamp() - time.time())
+    try:
+        return max(0.0, when.timestamp() - time.time())
+    except (OverflowError, ValueError, OSError):
+        return None
 
 
 def _clean_contact(contact: str) -> str:
@@ -191,8 +139,9 @@ def _clean_contact(contact: str) -> str:
 
 
 class Http:
-    """One polite HTTP client (see the module's docstring). Used by one thread at a time; every Http
-    of the process shares the rate limits. A context manager: `close()` ends its connections."""
+    """One polite HTTP client (see the module's docstring). Used by one thread at a time, except
+    `cancel()`, which any thread may call; every Http of the process shares the rate limits. A
+    context manager: `close()` ends its connections."""
 
     def __init__(
         self,
@@ -202,21 +151,39 @@ class Http:
         timeout: float = 20.0,
         retries: int = 3,
         on_wait: Callable[[str], None] | None = None,
+        *,
+        deadline: float | None = None,
     ) -> None:
         self.contact = _clean_contact(contact)
         self.cache_dir = cache_dir if cache_dir is not None else paths.cache_dir() / "online"
         self.cancelled = cancelled or (lambda: False)
         self.timeout = timeout
+        # the whole of one request (connecting, and every byte of the answer): a server sending a
+        # byte now and then never trips the per-read timeout
+        self.deadline = deadline if deadline is not None else 3 * timeout
         self.retries = max(0, retries)
         self.on_wait = on_wait
         self._client: httpx.Client | None = None
         self._pause = threading.Event()  # never set: waits on it are sleeps that wake to poll
+        self._cancel = threading.Event()
 
     @property
     def user_agent(self) -> str:
-        """The User-Agent every request carries."""
-        tail = f"; mailto:{self.contact}" if self.contact else ""
-        return f"Papershelf/{__version__} (+{_PROJECT_URL}{tail})"
+        """The User-Agent of requests to the services that are not given the contact."""
+        return f"Papershelf/{__version__} (+{_PROJECT_URL})"
+
+    def user_agent_for(self, service: str) -> str:
+        """The User-Agent a request to `service` carries: the contact only for Crossref and OpenAlex
+        (their polite pools ask for it; the Preferences say it goes to them alone)."""
+        if self.contact and service in _CONTACT_SERVICES:
+            return f"Papershelf/{__version__} (+{_PROJECT_URL}; mailto:{self.contact})"
+        return self.user_agent
+
+    def cancel(self) -> None:
+        """Cancel from any thread (the GUI's, when the user presses Cancel or closes the window): the
+        request in flight is abandoned and `get` raises Cancelled within a few hundredths of a
+        second; every later `get` raises Cancelled too. Nothing is waited for here."""
+        self._cancel.set()
 
     # -- the request ------------------------------------------------------------------------------
 
@@ -229,40 +196,45 @@ class Http:
         use_cache: bool = True,
         *,
         allow: Collection[int] = (),
+        validate: Callable[[Response], object] | None = None,
     ) -> Response:
         """GET `path` of `service` (its base URL + path) with query `params`.
 
         Returns the answer when its status is 2xx or in `allow` (a service whose errors carry a
         readable body, such as arXiv's 400). Otherwise raises: NotFound (404), RateLimited (429/503
         after the retries), ServerError (other statuses), Offline, TimedOut, BadResponse, Cancelled.
-        With `use_cache`, an answer kept on disk (under 14 days old) is returned without asking;
-        every fresh 200 or 404 is kept."""
+        `validate` (a reader) is called with every answer returned and may raise (BadResponse…):
+        the error goes to the caller. With `use_cache`, a kept answer (under 14 days old, that
+        `validate` accepts) is returned without asking; a fresh 200 is kept only once `validate`
+        accepted it (never a maintenance page), a 404 always."""
         self._check_cancel(service)
         url = str(httpx.URL(base_url(service) + path, params=dict(params) if params else None))
         key = self._cache_key(url, accept)
         if use_cache:
             hit = self._cache_read(service, key)
             if hit is not None:
-                return self._result(service, hit, allow)
+                if hit.status == 404:
+                    return self._result(service, hit, allow)
+                try:
+                    if validate is not None:
+                        validate(hit)
+                    return hit
+                except OnlineError:
+                    pass  # kept by a version that read it differently: ask again
         sent_params = dict(params or {})
-        if self.contact and service in ("crossref", "openalex"):
+        if self.contact and service in _CONTACT_SERVICES:
             sent_params["mailto"] = self.contact
-        headers = {"Accept": accept} if accept else {}
+        headers = {"User-Agent": self.user_agent_for(service)}
+        if accept:
+            headers["Accept"] = accept
         attempt = 0
         while True:
             turn = self._wait_for_turn(service)
             try:
-                raw = self._send(service, base_url(service) + path, sent_params, headers)
+                response = self._send(service, base_url(service) + path, sent_params, headers)
             finally:
-                _LIMITER.done(service)
+                LIMITER.done(service)
                 turn.release()
-            response = Response(
-                status=raw.status_code,
-                text=self._text(service, raw),
-                url=str(raw.url),
-                headers={k.lower(): v for k, v in raw.headers.items()},
-                cached=False,
-            )
             if response.status not in _RETRY_STATUSES:
                 break
             if attempt >= self.retries:
@@ -276,21 +248,26 @@ class Http:
             if asked is not None and asked > MAX_WAIT:
                 raise RateLimited(
                     f"{_who(service)} asked us to slow down (HTTP {response.status}) for "
-                    f"{_minutes(asked)}; try again in a few minutes. Nothing was changed.",
+                    f"{_minutes(asked)}; try again later. Nothing was changed.",
                     service,
                     url,
                 )
             # what the service asked, and never less than the back-off (a "Retry-After: 0" storm)
             backoff = (2.0**attempt) * rate_scale()
             wait = max(asked, backoff) if asked is not None else backoff
-            _LIMITER.defer(service, time.monotonic() + wait)
+            LIMITER.defer(service, time.monotonic() + wait)
             if self.on_wait is not None and wait >= 1:
                 self.on_wait(f"{SERVICE_NAMES.get(service, service)} asked us to slow down: waiting {_minutes(wait)}…")
             self._sleep(service, wait)
             attempt += 1
-        if use_cache and response.status in _CACHED_STATUSES:
+        if use_cache and response.status == 404:
             self._cache_write(service, key, url, accept, response)
-        return self._result(service, response, allow)
+        result = self._result(service, response, allow)
+        if validate is not None:
+            validate(result)
+        if use_cache and result.status == 200:
+            self._cache_write(service, key, url, accept, result)
+        return result
 
     def _result(self, service: str, response: Response, allow: Collection[int]) -> Response:
         status = response.status
@@ -321,62 +298,91 @@ class Http:
             status,
         )
 
-    def _send(self, service: str, url: str, params: Mapping[str, str | int], headers: dict[str, str]) -> httpx.Response:
-        """One request, httpx's failures turned into OnlineErrors."""
-        who = _who(service)
-        try:
-            return self._http().get(url, params=dict(params) if params else None, headers=headers)
-        except httpx.TimeoutException as exc:
-            phase = "connecting" if isinstance(exc, httpx.ConnectTimeout) else "answering"
-            raise TimedOut(
-                f"{who} took too long {phase} (more than {self.timeout:g} s). The service may be busy or "
-                "the connection slow; try again later. Nothing was changed.",
-                service,
-                url,
-            ) from None
-        except (httpx.ConnectError, httpx.ProxyError) as exc:
-            raise Offline(
-                f"Cannot reach {who}: {_network_reason(exc)}. Check your internet connection; nothing was changed.",
-                service,
-                url,
-            ) from None
-        except (httpx.ReadError, httpx.WriteError, httpx.CloseError, httpx.RemoteProtocolError) as exc:
-            raise Offline(
-                f"The connection to {who} broke off: {_network_reason(exc)}. Check your internet connection "
-                "and try again; nothing was changed.",
-                service,
-                url,
-            ) from None
-        except httpx.TooManyRedirects:
-            raise BadResponse(
-                f"{who} sent us round in redirects without an answer. Try again later; nothing was changed.",
-                service,
-                url,
-            ) from None
-        except (httpx.UnsupportedProtocol, httpx.InvalidURL) as exc:
-            raise OnlineError(
-                f"The address of {SERVICE_NAMES.get(service, service)} is not usable ({exc}); check "
-                f"PAPERSHELF_{service.upper()}_URL. Nothing was changed.",
-                service,
-                url,
-            ) from None
-        except (httpx.HTTPError, httpx.StreamError, OSError, ValueError) as exc:
-            raise OnlineError(
-                f"Talking to {who} failed: {exc or type(exc).__name__}. Try again later; nothing was changed.",
-                service,
-                url,
-            ) from None
+    def _send(self, service: str, url: str, params: Mapping[str, str | int], headers: dict[str, str]) -> Response:
+        """One request, run on a helper thread and waited for here while looking at the cancel and
+        the overall deadline: either ends the wait at once (the helper, left behind, closes its
+        connections when its socket gives up, at the latest after `timeout`)."""
+        client = self._http()
+        outcome: list[Response | BaseException] = []
+        lock = threading.Lock()
+        done, abandoned = threading.Event(), threading.Event()
 
-    @staticmethod
-    def _text(service: str, raw: httpx.Response) -> str:
+        def run() -> None:
+            try:
+                outcome.append(self._exchange(client, service, url, params, headers, abandoned))
+            except BaseException as exc:  # handed to the waiting thread, which raises it
+                outcome.append(exc)
+            finally:
+                with lock:
+                    done.set()
+                    left_behind = abandoned.is_set()
+                if left_behind:
+                    client.close()
+
+        threading.Thread(target=run, name=f"papershelf-{service}-request", daemon=True).start()
+        end = time.monotonic() + self.deadline
+        while not done.wait(_POLL):
+            if self._is_cancelled() or time.monotonic() >= end:
+                with lock:
+                    if not done.is_set():
+                        abandoned.set()
+                        self._client = None  # the helper closes it; the next request opens another
+                if abandoned.is_set():
+                    self._check_cancel(service)
+                    raise TimedOut(
+                        f"{_who(service)} took too long answering (more than {self.deadline:g} s in all). The "
+                        "service may be busy or the connection slow; try again later. Nothing was changed.",
+                        service,
+                        url,
+                    )
+        result = outcome[0]
+        if isinstance(result, BaseException):
+            raise result
+        return result
+
+    def _exchange(
+        self,
+        client: httpx.Client,
+        service: str,
+        url: str,
+        params: Mapping[str, str | int],
+        headers: dict[str, str],
+        abandoned: threading.Event,
+    ) -> Response:
+        """The request and its whole answer (at most MAX_BYTES), httpx's failures turned into
+        OnlineErrors."""
+        who = _who(service)
+        too_big = BadResponse(
+            f"{who} sent an answer of more than {MAX_BYTES // (1024 * 1024)} MB, which is not the record "
+            "asked for. Try again later; nothing was changed.",
+            service,
+            url,
+        )
         try:
-            return raw.text
-        except (httpx.HTTPError, httpx.StreamError, ValueError, LookupError):
-            raise BadResponse(
-                f"{_who(service)} sent an answer that cannot be read as text. Try again later; nothing was changed.",
-                service,
-                str(raw.url),
-            ) from None
+            with client.stream("GET", url, params=dict(params) if params else None, headers=headers) as raw:
+                declared = raw.headers.get("content-length", "")
+                if declared.isdigit() and int(declared) > MAX_BYTES:
+                    raise too_big
+                chunks: list[bytes] = []
+                size = 0
+                for chunk in raw.iter_bytes():
+                    if abandoned.is_set():  # nobody waits for the rest
+                        break
+                    size += len(chunk)
+                    if size > MAX_BYTES:
+                        raise too_big
+                    chunks.append(chunk)
+                content = b"".join(chunks)
+                return Response(
+                    status=raw.status_code,
+                    text=_decode(content, raw.charset_encoding),
+                    url=str(raw.url),
+                    headers={k.lower(): v for k, v in raw.headers.items()},
+                    cached=False,
+                    content=content,
+                )
+        except (httpx.HTTPError, httpx.StreamError, OSError, ValueError, LookupError) as exc:
+            raise _failure(exc, service, url, self.timeout) from None
 
     def _http(self) -> httpx.Client:
         if self._client is None:
@@ -389,18 +395,21 @@ class Http:
 
     # -- waiting ----------------------------------------------------------------------------------
 
+    def _is_cancelled(self) -> bool:
+        return self._cancel.is_set() or self.cancelled()
+
     def _check_cancel(self, service: str) -> None:
-        if self.cancelled():
+        if self._is_cancelled():
             raise Cancelled(f"Cancelled: nothing more was asked of {SERVICE_NAMES.get(service, service)}.", service)
 
     def _wait_for_turn(self, service: str) -> threading.Lock:
         """Wait until this request may go (no other request to the service out, its spacing
         kept); returns the service's lock, held: the caller releases it when the request ends."""
-        turn = _LIMITER.turn(service)
+        turn = LIMITER.turn(service)
         while not turn.acquire(timeout=_POLL):
             self._check_cancel(service)
         try:
-            wait = _LIMITER.next_time(service) - time.monotonic()
+            wait = LIMITER.next_time(service) - time.monotonic()
             if wait > 0:
                 if self.on_wait is not None and wait >= 1:
                     name = SERVICE_NAMES.get(service, service)
@@ -437,21 +446,23 @@ class Http:
         try:
             data = json.loads(self._cache_file(service, key).read_text(encoding="utf-8"))
             saved, status, text, url = data["saved"], data["status"], data["text"], data["url"]
-            headers = data["headers"]
+            headers, content = data["headers"], data["content"]
             if not (
                 isinstance(saved, (int, float))
-                and isinstance(status, int)
+                and status in _CACHED_STATUSES  # a 429 or 500 kept by another version is no answer
                 and isinstance(text, str)
+                and isinstance(content, str)
                 and isinstance(url, str)
                 and isinstance(headers, dict)
                 and all(isinstance(k, str) and isinstance(v, str) for k, v in headers.items())
             ):
                 return None
-        except (OSError, ValueError, KeyError, TypeError):
+            body = base64.b64decode(content, validate=True)
+        except (OSError, ValueError, KeyError, TypeError):  # binascii.Error is a ValueError
             return None
         if not 0 <= time.time() - saved < CACHE_SECONDS:
             return None
-        return Response(status=status, text=text, url=url, headers=headers, cached=True)
+        return Response(status=status, text=text, url=url, headers=headers, cached=True, content=body)
 
     def _cache_write(self, service: str, key: str, url: str, accept: str, response: Response) -> None:
         """Keep an answer: a temporary file renamed over the old one, so a reader never sees half a
@@ -465,6 +476,7 @@ class Http:
             "status": response.status,
             "headers": keep,
             "text": response.text,
+            "content": base64.b64encode(response.content).decode("ascii"),
         }
         target = self._cache_file(service, key)
         try:
@@ -495,6 +507,52 @@ class Http:
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
         self.close()
+
+
+def _failure(exc: Exception, service: str, url: str, timeout: float) -> OnlineError:
+    """httpx's failure as an OnlineError in a user's words."""
+    who, nothing = _who(service), "nothing was changed."
+    if isinstance(exc, httpx.TimeoutException):
+        phase = "connecting" if isinstance(exc, httpx.ConnectTimeout) else "answering"
+        return TimedOut(
+            f"{who} took too long {phase} (more than {timeout:g} s). The service may be busy or the connection "
+            f"slow; try again later. {nothing.capitalize()}",
+            service,
+            url,
+        )
+    if isinstance(exc, (httpx.ConnectError, httpx.ProxyError)):
+        reason = _network_reason(exc)
+        return Offline(f"Cannot reach {who}: {reason}. Check your internet connection; {nothing}", service, url)
+    if isinstance(exc, (httpx.ReadError, httpx.WriteError, httpx.CloseError, httpx.RemoteProtocolError)):
+        return Offline(
+            f"The connection to {who} broke off: {_network_reason(exc)}. Check your internet connection and try "
+            f"again; {nothing}",
+            service,
+            url,
+        )
+    if isinstance(exc, httpx.TooManyRedirects):
+        return BadResponse(
+            f"{who} sent us round in redirects without an answer. Try again later; {nothing}", service, url
+        )
+    if isinstance(exc, (httpx.UnsupportedProtocol, httpx.InvalidURL)):
+        return OnlineError(
+            f"The address of {SERVICE_NAMES.get(service, service)} is not usable ({exc}); check "
+            f"PAPERSHELF_{service.upper()}_URL. {nothing.capitalize()}",
+            service,
+            url,
+        )
+    return OnlineError(
+        f"Talking to {who} failed: {exc or type(exc).__name__}. Try again later; {nothing}", service, url
+    )
+
+
+def _decode(content: bytes, charset: str | None) -> str:
+    """The body as text, by the HTTP charset (UTF-8 when none): what cannot be read is replaced,
+    as browsers do (the readers say what they cannot use)."""
+    try:
+        return content.decode(charset or "utf-8", errors="replace")
+    except LookupError:  # a charset nobody knows
+        return content.decode("utf-8", errors="replace")
 
 
 def _network_reason(exc: Exception) -> str:

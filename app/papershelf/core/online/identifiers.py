@@ -32,7 +32,11 @@ _VERSION = r"(?:v\d+)?"
 _ARXIV_ID = rf"(?:{_NEW_ID}|{_OLD_ID})"
 
 _ARXIV_ID_RE = re.compile(rf"({_ARXIV_ID}){_VERSION}", re.I)
-_ARXIV_URL = rf"(?:https?://)?(?:www\.|export\.)?arxiv\.org/(?:abs|pdf|html|format)/({_ARXIV_ID}){_VERSION}(?:\.pdf)?"
+# arXiv's own links carry a listing's context or an anchor: …/abs/2401.01234?context=cs, …v2#
+_ARXIV_URL = (
+    rf"(?:https?://)?(?:www\.|export\.)?arxiv\.org/(?:abs|pdf|html|format)/({_ARXIV_ID}){_VERSION}(?:\.pdf)?"
+    r"/?(?:[?#][^\s\"<>]*)?"
+)
 _ARXIV_PREFIXED = rf"arxiv:\s*({_ARXIV_ID}){_VERSION}"
 _ARXIV_DOI = rf"10\.48550/arxiv\.({_ARXIV_ID}){_VERSION}"
 
@@ -43,18 +47,35 @@ _WHOLE_ARXIV = re.compile(
     re.I,
 )
 _DOI_RE = re.compile(r"10\.\d{4,9}/\S+", re.I)  # a whole DOI: old SICI DOIs carry <, > and ;
+# a ";" that starts another identifier ("10.1/a;10.1/b"), not one inside a SICI DOI ("…3.0.CO;2-0")
+_NEXT = r"(?:10\.\d|doi:|https?://|arxiv:|\d{4}\.\d{4,5}(?!\d)|[a-z-]+(?:\.[a-z]{2})?/\d{7})"
+_SEPARATOR = re.compile(rf";(?={_NEXT})", re.I)
+_DOI_BODY = rf"(?:[^\s\";]|;(?!{_NEXT}))+"
+# what a page copied from the web hides in a DOI or a link: zero-width spaces and joiners, a soft
+# hyphen, a byte-order mark; and the typographic quotes put around one
+_INVISIBLE = dict.fromkeys(map(ord, "\u200b\u200c\u200d\u2060\ufeff\u00ad"))
+_QUOTES = str.maketrans("\u201c\u201d\u201e\u00ab\u00bb\u2018\u2019\u201a", '"""""\'\'\'')
+# a resolver's or a publisher's URL: what follows the DOI is the page's, not the DOI's
+_RESOLVER = re.compile(r"^(?:https?://)?(?:dx\.|www\.)?doi\.org/", re.I)
+_PAGE_TAIL = re.compile(r"/(?:full|abstract|pdf|epdf|html|fulltext|meta)/?$", re.I)
+# bioRxiv/medRxiv links name a version and a view after the DOI: …/10.1101/2020.01.01.123456v1.full
+_PREPRINT_DOI = re.compile(
+    r"(10\.1101/(?:\d{4}\.\d{2}\.\d{2}\.)?\d{6,})(?:v\d+)?"
+    r"(?:\.(?:full|abstract|article-info|article-metrics|supplementary-material|full-text)(?:\.pdf(?:\+html)?)?|\.pdf)?",
+    re.I,
+)
 _URL_RE = re.compile(r"^[a-z][a-z0-9+.-]*://\S+$", re.I)
 
 # candidates in a block of text, tried left to right (the alternatives in order of preference)
 _FIND_RE = re.compile(
     rf"(?<![\w/.-])(?:{_ARXIV_URL}|{_ARXIV_PREFIXED}"
-    rf"|(?:(?:https?://)?(?:dx\.|www\.)?doi\.org/|doi:\s*)?10\.\d{{4,9}}(?:/|%2F)[^\s\"<>]+"
+    rf"|(?:(?:https?://)?(?:dx\.|www\.)?doi\.org/|doi:\s*)?10\.\d{{4,9}}(?:/|%2F){_DOI_BODY}"
     rf"|https?://\S+"
     rf"|{_ARXIV_ID}{_VERSION})",
     re.I,
 )
 
-_TRAILING = ".,;:!?'\"`"
+_TRAILING = ".,;:!?'\"`/"
 _PAIRS = {")": "(", "]": "[", "}": "{", ">": "<"}
 
 
@@ -110,6 +131,9 @@ def _arxiv(value: str) -> Identifier | None:
 
 def _doi(value: str) -> Identifier | None:
     value = _trim(clean_doi(value))
+    preprint = _PREPRINT_DOI.fullmatch(value)
+    if preprint is not None:
+        value = preprint.group(1)
     if not _DOI_RE.fullmatch(value):
         return None
     value = value.lower()
@@ -125,7 +149,7 @@ def _doi(value: str) -> Identifier | None:
 def parse_identifier(text: str) -> Identifier | None:
     """The one DOI or arXiv id `text` is (see the module's docstring for the forms read), in normal
     form; None when `text` is anything else."""
-    value = text.strip()
+    value = text.translate(_INVISIBLE).translate(_QUOTES).strip()
     while (
         len(value) > 1
         and value[0] in "([{<\"'`"
@@ -135,6 +159,8 @@ def parse_identifier(text: str) -> Identifier | None:
     value = _trim(value) if value[-1:] in _TRAILING else value
     if not value or len(value) > 2000:
         return None
+    if _RESOLVER.match(value):  # https://doi.org/10.1073/pnas.1414271111#abstract, …?download=true
+        value = re.split(r"[?#]", value, maxsplit=1)[0]
     if re.search(r"%[0-9a-f]{2}", value, re.I):
         value = unquote(value)
     whole = _WHOLE_ARXIV.fullmatch(value)
@@ -148,7 +174,7 @@ def parse_identifier(text: str) -> Identifier | None:
         # a publisher's page names the DOI in its path: …/doi/abs/10.1111/…, …/article/10.1023/…
         inside = re.search(r"/(10\.\d{4,9}/[^\s?#\"<>]+)", value)
         if inside is not None:
-            return _doi(inside.group(1))
+            return _doi(_PAGE_TAIL.sub("", inside.group(1)))
     return None
 
 
@@ -156,8 +182,17 @@ def find_identifiers(text: str) -> list[Identifier]:
     """Every DOI and arXiv id in a block of text (a pasted reference list, a .bib entry, URLs), in
     the order they come, each once."""
     found: list[Identifier] = []
-    for match in _FIND_RE.finditer(text):
+    for match in _FIND_RE.finditer(text.translate(_INVISIBLE).translate(_QUOTES)):
         ident = parse_identifier(match.group(0))
         if ident is not None and ident not in found:
             found.append(ident)
     return found
+
+
+def only_identifiers(text: str) -> bool:
+    """Whether `text` is nothing but DOIs, arXiv ids and their links, separated by spaces, commas,
+    semicolons or lines (a paste Add by Identifier should take, not the importer). A semicolon
+    inside an old SICI DOI ("…<693::AID-ASI4>3.0.CO;2-0") is part of it, not a separator."""
+    words = [w for w in re.split(r"[\s,]+", text.translate(_INVISIBLE)) if w]
+    pieces = [p for w in words for p in _SEPARATOR.split(w) if p.strip(";")]
+    return bool(pieces) and all(parse_identifier(p) is not None for p in pieces)

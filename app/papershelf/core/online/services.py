@@ -7,6 +7,8 @@ family of records.py: NotFound says which service did not know which identifier.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Collection, Mapping
+from typing import TypeVar
 from urllib.parse import quote
 
 from papershelf.core.online._readers import (
@@ -20,17 +22,53 @@ from papershelf.core.online._readers import (
     read_openalex_work,
     read_s2_paper,
 )
-from papershelf.core.online.http import Http
+from papershelf.core.online.http import Http, Response
 from papershelf.core.online.identifiers import Identifier, parse_identifier
 from papershelf.core.online.records import FoundRecord, NotFound, OnlineError
 
 ARXIV_BATCH = 50  # ids per arXiv request: the query stays a short URL
 _NOTHING_CHANGED = "Nothing was changed."
 
+_T = TypeVar("_T")
+
+
+class _Empty(OnlineError):
+    """An answer read whole but holding nothing (arXiv sometimes sends an empty feed for a known
+    id): given to the caller as "nothing", never kept on disk."""
+
 
 def _path_part(value: str) -> str:
     # an identifier inside a URL path: its "/" stays (the services expect it), the rest is escaped
     return quote(value, safe="/:")
+
+
+def _read(
+    http: Http,
+    service: str,
+    path: str,
+    read: Callable[[Response], _T],
+    params: Mapping[str, str | int] | None = None,
+    accept: str = "",
+    allow: Collection[int] = (),
+) -> tuple[Response, _T]:
+    """The answer and what `read` made of it. The reader is Http's `validate`: an answer it
+    refuses (a maintenance page, a feed without entries) raises and is not kept in the cache."""
+    made: list[_T] = []
+
+    def validate(response: Response) -> None:
+        made[:] = [read(response)]
+
+    response = http.get(service, path, params, accept=accept, allow=allow, validate=validate)
+    return response, made[0]
+
+
+def _feed(response: Response) -> list[FoundRecord]:
+    records = read_arxiv_feed(response.content or response.text)
+    if response.status == 400:  # an error feed raised above; a 400 without one is still an error
+        raise bad("arxiv", "HTTP 400 without a reason")
+    if not records:
+        raise _Empty("arXiv sent no entries", "arxiv")
+    return records
 
 
 # -- arXiv --------------------------------------------------------------------------------------------
@@ -45,15 +83,11 @@ def arxiv_by_ids(http: Http, ids: list[str]) -> list[FoundRecord]:
     records: list[FoundRecord] = []
     for start in range(0, len(ids), ARXIV_BATCH):
         batch = ids[start : start + ARXIV_BATCH]
-        response = http.get(
-            "arxiv",
-            "/api/query",
-            {"id_list": ",".join(batch), "start": 0, "max_results": len(batch)},
-            allow=(400,),
-        )
-        records += read_arxiv_feed(response.text)
-        if response.status == 400:  # an error feed raised above; a 400 without one is still an error
-            raise bad("arxiv", "HTTP 400 without a reason")
+        params: dict[str, str | int] = {"id_list": ",".join(batch), "start": 0, "max_results": len(batch)}
+        try:
+            records += _read(http, "arxiv", "/api/query", _feed, params, allow=(400,))[1]
+        except _Empty:
+            pass
     if not records:
         which = ids[0] if len(ids) == 1 else f"any of {', '.join(ids)}"
         raise NotFound(
@@ -66,16 +100,12 @@ def arxiv_by_ids(http: Http, ids: list[str]) -> list[FoundRecord]:
 def arxiv_search(http: Http, query: str, max_results: int = 10) -> list[FoundRecord]:
     """arXiv's answer to a search_query (`abs:"weight space" AND abs:"equivariant"`), most relevant
     first; [] when nothing matches."""
-    response = http.get(
-        "arxiv",
-        "/api/query",
-        {"search_query": query, "start": 0, "max_results": max_results, "sortBy": "relevance"},
-        allow=(400,),
-    )
-    records = read_arxiv_feed(response.text)
-    if response.status == 400:
-        raise bad("arxiv", "HTTP 400 without a reason")
-    return records
+    params: dict[str, str | int] = {"search_query": query, "start": 0, "max_results": max_results}
+    params["sortBy"] = "relevance"
+    try:
+        return _read(http, "arxiv", "/api/query", _feed, params, allow=(400,))[1]
+    except _Empty:
+        return []
 
 
 # -- Crossref -----------------------------------------------------------------------------------------
@@ -85,40 +115,48 @@ def crossref_by_doi(http: Http, doi: str) -> FoundRecord:
     """Crossref's record of a DOI; NotFound when Crossref does not know it (DataCite DOIs, such as
     Zenodo's and arXiv's, are not Crossref's)."""
     try:
-        response = http.get("crossref", f"/works/{_path_part(doi)}")
+        return _read(
+            http,
+            "crossref",
+            f"/works/{_path_part(doi)}",
+            lambda r: read_crossref_work(crossref_message(r.text, "work")),
+        )[1]
     except NotFound as exc:
         raise NotFound(f"Crossref does not know the DOI {doi}.", "crossref", exc.url) from None
-    return read_crossref_work(crossref_message(response.text, "work"))
 
 
-def crossref_search(http: Http, text: str, rows: int = 5) -> list[FoundRecord]:
-    """Crossref's best matches for a reference's text (query.bibliographic: title, authors, year,
-    venue in any order)."""
-    response = http.get("crossref", "/works", {"query.bibliographic": text, "rows": rows})
+def _crossref_items(response: Response) -> list[FoundRecord]:
     items = crossref_message(response.text, "work-list").get("items")
     if not isinstance(items, list):
         raise bad("crossref", "a work-list without items")
     return [read_crossref_work(item) for item in items]
 
 
+def crossref_search(http: Http, text: str, rows: int = 5) -> list[FoundRecord]:
+    """Crossref's best matches for a reference's text (query.bibliographic: title, authors, year,
+    venue in any order)."""
+    return _read(http, "crossref", "/works", _crossref_items, {"query.bibliographic": text, "rows": rows})[1]
+
+
 # -- OpenAlex -----------------------------------------------------------------------------------------
 
 
-def openalex_by_doi(http: Http, doi: str) -> FoundRecord:
-    """OpenAlex's record of a DOI; NotFound when it does not know it."""
-    try:
-        response = http.get("openalex", f"/works/doi:{_path_part(doi)}")
-    except NotFound as exc:
-        raise NotFound(f"OpenAlex does not know the DOI {doi}.", "openalex", exc.url) from None
+def _openalex_work(response: Response) -> FoundRecord:
     data = load_json("openalex", response.text)
     if not isinstance(data, dict) or not (data.get("display_name") or data.get("title")):
         raise bad("openalex", "a work without a title")
     return read_openalex_work(data)
 
 
-def openalex_search(http: Http, text: str, per_page: int = 5) -> list[FoundRecord]:
-    """OpenAlex's best matches for a text (its `search=`: titles, abstracts, full texts)."""
-    response = http.get("openalex", "/works", {"search": text, "per-page": per_page})
+def openalex_by_doi(http: Http, doi: str) -> FoundRecord:
+    """OpenAlex's record of a DOI; NotFound when it does not know it."""
+    try:
+        return _read(http, "openalex", f"/works/doi:{_path_part(doi)}", _openalex_work)[1]
+    except NotFound as exc:
+        raise NotFound(f"OpenAlex does not know the DOI {doi}.", "openalex", exc.url) from None
+
+
+def _openalex_results(response: Response) -> list[FoundRecord]:
     data = load_json("openalex", response.text)
     results = data.get("results") if isinstance(data, dict) else None
     if not isinstance(results, list):
@@ -126,25 +164,31 @@ def openalex_search(http: Http, text: str, per_page: int = 5) -> list[FoundRecor
     return [read_openalex_work(item) for item in results]
 
 
+def openalex_search(http: Http, text: str, per_page: int = 5) -> list[FoundRecord]:
+    """OpenAlex's best matches for a text (its `search=`: titles, abstracts, full texts)."""
+    return _read(http, "openalex", "/works", _openalex_results, {"search": text, "per-page": per_page})[1]
+
+
 # -- Semantic Scholar ---------------------------------------------------------------------------------
 
 
-def s2_by_id(http: Http, ident: str) -> FoundRecord:
-    """Semantic Scholar's record of a paper: `ident` is "DOI:10.…", "ARXIV:2401.01234", or its own
-    paperId. NotFound when it does not know it."""
-    try:
-        response = http.get("s2", f"/graph/v1/paper/{_path_part(ident)}", {"fields": S2_FIELDS})
-    except NotFound as exc:
-        raise NotFound(f"Semantic Scholar does not know {ident}.", "s2", exc.url) from None
+def _s2_paper(response: Response) -> FoundRecord:
     data = load_json("s2", response.text)
     if not isinstance(data, dict) or "paperId" not in data:
         raise bad("s2", "a paper without an id")
     return read_s2_paper(data)
 
 
-def s2_search(http: Http, text: str, limit: int = 5) -> list[FoundRecord]:
-    """Semantic Scholar's best matches for a text (/graph/v1/paper/search); [] when none."""
-    response = http.get("s2", "/graph/v1/paper/search", {"query": text, "limit": limit, "fields": S2_FIELDS})
+def s2_by_id(http: Http, ident: str) -> FoundRecord:
+    """Semantic Scholar's record of a paper: `ident` is "DOI:10.…", "ARXIV:2401.01234", or its own
+    paperId. NotFound when it does not know it."""
+    try:
+        return _read(http, "s2", f"/graph/v1/paper/{_path_part(ident)}", _s2_paper, {"fields": S2_FIELDS})[1]
+    except NotFound as exc:
+        raise NotFound(f"Semantic Scholar does not know {ident}.", "s2", exc.url) from None
+
+
+def _s2_results(response: Response) -> list[FoundRecord]:
     data = load_json("s2", response.text)
     if not isinstance(data, dict):
         raise bad("s2", "a search answer that is not an object")
@@ -154,20 +198,29 @@ def s2_search(http: Http, text: str, limit: int = 5) -> list[FoundRecord]:
     return [read_s2_paper(item) for item in papers]
 
 
+def s2_search(http: Http, text: str, limit: int = 5) -> list[FoundRecord]:
+    """Semantic Scholar's best matches for a text (/graph/v1/paper/search); [] when none."""
+    params: dict[str, str | int] = {"query": text, "limit": limit, "fields": S2_FIELDS}
+    return _read(http, "s2", "/graph/v1/paper/search", _s2_results, params)[1]
+
+
 # -- doi.org ------------------------------------------------------------------------------------------
 
 
 def doi_bibtex(http: Http, doi: str) -> str:
     """The BibTeX the DOI's registrar (Crossref, DataCite, …) gives by content negotiation at
     doi.org (the redirect is followed). NotFound when doi.org does not know the DOI."""
+
+    def bibtex(response: Response) -> str:
+        text = response.text.strip()
+        if not text.startswith("@"):
+            raise bad("doi", f"the registrar of {doi} answered with a web page, not BibTeX")
+        return text
+
     try:
-        response = http.get("doi", f"/{_path_part(doi)}", accept="application/x-bibtex")
+        return _read(http, "doi", f"/{_path_part(doi)}", bibtex, accept="application/x-bibtex")[1]
     except NotFound as exc:
         raise NotFound(f"doi.org does not know the DOI {doi}.", "doi", exc.url) from None
-    text = response.text.strip()
-    if not text.startswith("@"):
-        raise bad("doi", f"the registrar of {doi} answered with a web page, not BibTeX")
-    return text
 
 
 # -- one identifier -----------------------------------------------------------------------------------

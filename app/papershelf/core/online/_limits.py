@@ -1,0 +1,93 @@
+"""Where the online services are and how often they may be asked: the base URLs (overridable for
+tests), the minimum spacing between requests, and the process-wide limiter that keeps it. Used by
+http.py (which re-exports `base_url`, `rate_scale` and `SPACING`)."""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+
+REAL_URLS = {
+    "arxiv": "https://export.arxiv.org",
+    "crossref": "https://api.crossref.org",
+    "openalex": "https://api.openalex.org",
+    "s2": "https://api.semanticscholar.org",
+    "doi": "https://doi.org",
+}
+
+# the minimum time between two requests to one service, in seconds: arXiv's API terms ask for 3 s;
+# Semantic Scholar's shared unauthenticated pool allows about one a second; Crossref and OpenAlex
+# allow ~10/s in their polite pools
+SPACING = {"arxiv": 3.0, "s2": 1.0, "crossref": 0.1, "openalex": 0.1, "doi": 0.1}
+
+ENV_RATE_SCALE = "PAPERSHELF_RATE_SCALE"
+
+
+def base_url(service: str) -> str:
+    """Where a service is: `$PAPERSHELF_<SERVICE>_URL` (tests point it at a loopback server), else
+    the real address. `service` is one of records.SERVICES."""
+    override = os.environ.get(f"PAPERSHELF_{service.upper()}_URL", "").strip()
+    if override:
+        return override.rstrip("/")
+    try:
+        return REAL_URLS[service]
+    except KeyError:
+        raise ValueError(f"unknown online service {service!r}") from None
+
+
+def rate_scale() -> float:
+    """The factor on every rate-limit spacing and back-off (`$PAPERSHELF_RATE_SCALE`, default 1):
+    the tests run with a small one. A value that is not a number counts as 1."""
+    try:
+        scale = float(os.environ.get(ENV_RATE_SCALE, "1"))
+    except ValueError:
+        return 1.0
+    return scale if scale >= 0 and scale == scale else 1.0  # NaN is not a scale
+
+
+class _RateLimiter:
+    """Who may ask each service next, and when, shared by every Http of the process.
+
+    One request at a time per service (arXiv asks for that), and the next one `spacing` after the
+    previous one ended: so the service sees requests at least `spacing` apart, whatever the threads
+    and however slow a connection is to open. A service is known by its name and where it is (a
+    test's server is not the real one)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._next: dict[tuple[str, str], float] = {}
+        self._turns: dict[tuple[str, str], threading.Lock] = {}
+
+    @staticmethod
+    def _key(service: str) -> tuple[str, str]:
+        return service, base_url(service)
+
+    @staticmethod
+    def _spacing(service: str) -> float:
+        return SPACING.get(service, 1.0) * rate_scale()
+
+    def turn(self, service: str) -> threading.Lock:
+        """The lock held while a request to `service` is out."""
+        key = self._key(service)
+        with self._lock:
+            return self._turns.setdefault(key, threading.Lock())
+
+    def next_time(self, service: str) -> float:
+        """The monotonic time from which `service` may be asked again."""
+        with self._lock:
+            return self._next.get(self._key(service), 0.0)
+
+    def done(self, service: str) -> None:
+        """A request to `service` has ended: the next one waits a full spacing from now."""
+        self.defer(service, time.monotonic() + self._spacing(service))
+
+    def defer(self, service: str, until: float) -> None:
+        """Nobody asks `service` before `until` (monotonic): it asked us to slow down."""
+        key = self._key(service)
+        with self._lock:
+            self._next[key] = max(self._next.get(key, 0.0), until)
+
+
+LIMITER = _RateLimiter()
+"""The one limiter of the process: every Http shares it."""
