@@ -101,3 +101,27 @@ def test_naming_no_paper_is_a_usage_error(data_dir):
     assert res.returncode == 2 and "--derived" in res.stderr
     res = run_cli("lookup", "--derived", "--accept", data_dir=data_dir)
     assert res.returncode == 2 and "--accept goes with --apply" in res.stderr
+
+
+def test_an_edit_made_while_the_look_up_runs_is_never_overwritten(replay, data_dir):
+    from papershelf.core.library import Library
+
+    assert run_cli("import", str(SEEDS[0]), data_dir=data_dir).returncode == 0
+    before = _papers(data_dir)
+    pid = next(pid for pid in before if (_expected(before[pid]) or {}).get("outcome") == "auto")
+
+    def edit_meanwhile(_query) -> bool:
+        # the user types a title in the window while the command waits on arXiv (the command
+        # holds no lock during the network: the edit goes through)
+        with Library.open(data_dir) as lib:
+            if lib.get(pid).title != "My Own Careful Title":
+                lib.set_title(pid, "My Own Careful Title")
+        return False  # not this route's request: the seed answers come next
+
+    replay.route("/arxiv/api/query", b"", query=edit_meanwhile)
+    serve_seeds(replay)
+    res = run_cli("lookup", pid, "--apply", "--json", data_dir=data_dir, env=replay.env())
+    assert res.returncode == 0, res.stderr
+    (result,) = json.loads(res.stdout)
+    assert result["applied"] is False and "edited while the look-up ran" in result["message"]
+    assert _papers(data_dir)[pid]["title"] == "My Own Careful Title"

@@ -304,6 +304,7 @@ def test_identifiers_are_checked_as_typed_and_fields_can_be_added_and_removed(xa
     qtbot.keyClicks(dialog.new_field, "Location")
     qtbot.keyClick(dialog.new_field, Qt.Key.Key_Return)
     assert group_fields(dialog, "otherGroup") == ["location"]
+    assert dialog.isVisible() and win.undo_stack.count() == 0  # Return added the field; it did not press OK
     qtbot.keyClicks(dialog.focusWidget(), "Reading, MA")
     qtbot.keyClicks(dialog.new_field, "abstract")
     qtbot.keyClick(dialog.new_field, Qt.Key.Key_Return)
@@ -311,7 +312,7 @@ def test_identifiers_are_checked_as_typed_and_fields_can_be_added_and_removed(xa
     click_ok(qtbot, dialog)
     qtbot.waitUntil(lambda: not dialog.isVisible())
     paper = lib.get(pid)
-    assert paper.doi == "10.1000/xyz123" and paper.arxiv_id == "2401.01234"
+    assert paper.doi == "10.1000/xyz123" and paper.arxiv_id == "2401.01234" and win.undo_stack.count() == 1
     assert "month" not in paper.bibfields and paper.bibfields["location"] == "{Reading, MA}"
     assert {k: v for k, v in paper.bibfields.items() if k not in ("doi", "eprint", "archiveprefix", "location")} == {
         k: v for k, v in raw.items() if k != "month"
@@ -372,3 +373,198 @@ def test_the_author_list_is_kept_by_the_keyboard_alone(xampl_window, qtbot):
     qtbot.waitUntil(lambda: not dialog.isVisible())
     assert lib.get(pid).authors[:2] == ["Alfred V. Oaho", "ACM"] and len(lib.get(pid).authors) == 3
     assert "= {Oaho, Alfred V. and {ACM} and van der Berg, Jr, Anna}," in lib.bibtex_entries([pid], pin=False)
+
+
+def undo(qtbot, win, redo: bool = False) -> None:
+    """Ctrl+Z (Ctrl+Shift+Z) on the list, back from the dialog."""
+    win.activateWindow()
+    qtbot.waitUntil(win.isActiveWindow)
+    win.paper_list.setFocus()
+    shift = Qt.KeyboardModifier.ShiftModifier if redo else Qt.KeyboardModifier.NoModifier
+    qtbot.keyClick(win.paper_list, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier | shift)
+
+
+def test_a_key_pinned_after_an_edit_survives_its_undo_and_redo_a_key_it_typed_does_not(window, qtbot):
+    from PySide6.QtGui import QGuiApplication
+
+    from test_paper_menu import action
+
+    win, lib = window, window.library
+    select_rows(win, [0])
+    (pid,) = win.selected_ids()
+    assert lib.get(pid).citekey == ""
+    dialog = open_editor(win, qtbot)
+    qtbot.keyClicks(dialog.title_edit, "Weight Space Learning")
+    retype(qtbot, field(dialog, "year"), "2024")
+    click_ok(qtbot, dialog)
+    qtbot.waitUntil(lambda: not dialog.isVisible())
+    # Copy Citation Key pins the key the edited record gives: it goes into a document's \cite
+    action(right_click(qtbot, win, win.model.row_of(pid)), "paperMenuCopyKey").trigger()
+    key = QGuiApplication.clipboard().text()
+    assert key and "2024" in key and lib.get(pid).citekey == key
+    win.paper_menu.menu.close()
+
+    undo(qtbot, win)
+    paper = lib.get(pid)
+    assert paper.year != 2024 and paper.title_derived  # the edit is undone…
+    assert paper.citekey == key and lib.citation_keys([pid]) == {pid: key}  # …but not the \cite
+    undo(qtbot, win, redo=True)
+    assert lib.get(pid).year == 2024 and lib.get(pid).citekey == key
+
+    # a key the edit itself set goes back with it
+    select_paper(win, pid)
+    dialog = open_editor(win, qtbot)
+    retype(qtbot, dialog.key_edit, "weights2024")
+    click_ok(qtbot, dialog)
+    qtbot.waitUntil(lambda: not dialog.isVisible())
+    assert lib.get(pid).citekey == "weights2024"
+    undo(qtbot, win)
+    assert lib.get(pid).citekey == key
+    undo(qtbot, win, redo=True)
+    assert lib.get(pid).citekey == "weights2024"
+
+
+@pytest.fixture
+def examples_window(qtbot, tmp_path, settings):
+    """The real window on a library of biblatex-examples.bib (BibLaTeX's own types and dates)."""
+    from papershelf.gui.main_window import MainWindow
+
+    if shutil.which("kpsewhich") is None:
+        pytest.skip("needs TeX Live's kpsewhich")
+    found = subprocess.run(["kpsewhich", "biblatex-examples.bib"], capture_output=True, text=True).stdout.strip()
+    if not found:
+        pytest.skip("biblatex-examples.bib is not installed")
+    lib = Library.open(tmp_path / "library")
+    lib.import_files([Path(found)])
+    win = MainWindow(lib, open_index=False)
+    qtbot.addWidget(win)
+    win.show()
+    yield win
+    win.close()
+    lib.close()
+
+
+def test_a_biblatex_date_meets_the_year_requirement_and_is_edited_whole(examples_window, qtbot):
+    win, lib = examples_window, examples_window.library
+    pid = by_key(lib, "baez/online")  # date = {2004-10-27}, no year
+    select_paper(win, pid)
+    dialog = open_editor(win, qtbot)
+    assert group_fields(dialog, "requiredGroup") == ["date"]
+    assert field(dialog, "date").text() == "2004-10-27"
+    edit = dialog.findChild(QLineEdit, "fieldEdit_year")
+    assert edit is None or not edit.isVisibleTo(dialog)  # no empty Year row to type a year into
+    assert "Year" not in dialog.missing.text() and "Date" not in dialog.missing.text()
+    dialog.type_combo.setCurrentIndex(dialog.type_combo.findData("article"))  # any type: the date is its year
+    assert group_fields(dialog, "requiredGroup") == ["venue", "date"]
+    retype(qtbot, field(dialog, "date"), "")
+    assert "Date" in dialog.missing.text()
+    retype(qtbot, field(dialog, "date"), "2004-11-03")
+    dialog.type_combo.setCurrentIndex(dialog.type_combo.findData("online"))
+    click_ok(qtbot, dialog)
+    qtbot.waitUntil(lambda: not dialog.isVisible())
+    paper = lib.get(pid)
+    assert paper.bibfields["date"] == "{2004-11-03}" and "year" not in paper.bibfields and paper.year == 2004
+
+
+def test_biblatex_types_and_bibtex_aliases_off_the_short_list_are_named_as_they_are(examples_window, qtbot, tmp_path):
+    win, lib = examples_window, examples_window.library
+    bib = tmp_path / "types.bib"
+    bib.write_text(
+        "@conference{conf,\n  author = {Doe, Jane},\n  title = {A Talk},\n  booktitle = {Proc. Talks},\n"
+        "  year = {2001},\n}\n\n@foo{odd,\n  author = {Roe, Rick},\n  title = {An Odd One},\n  year = {2002},\n}\n",
+        encoding="utf-8",
+    )
+    lib.import_files([bib])
+    for key, text in (
+        ("britannica", "mvcollection"),
+        ("knuth:ct", "mvbook"),
+        ("conf", "conference (BibLaTeX reads it as inproceedings)"),
+        ("odd", "foo (not a BibLaTeX type)"),
+    ):
+        pid = by_key(lib, key)
+        qtbot.waitUntil(lambda pid=pid: win.model.row_of(pid) >= 0)
+        win.activateWindow()  # back from the last dialog
+        qtbot.waitUntil(win.isActiveWindow)
+        select_paper(win, pid)
+        dialog = open_editor(win, qtbot)
+        assert dialog.type_combo.currentText() == text, key
+        assert dialog.changes() == {}  # kept as the file gave it
+        qtbot.keyClick(dialog.title_edit, Qt.Key.Key_Escape)
+        qtbot.waitUntil(lambda dialog=dialog: not dialog.isVisible())
+
+
+def test_multi_line_fields_are_sent_with_their_line_breaks_and_their_own_characters(examples_window, qtbot, tmp_path):
+    from PySide6.QtWidgets import QPlainTextEdit
+
+    win, lib = examples_window, examples_window.library
+    bib = tmp_path / "notes.bib"
+    bib.write_text(
+        "@article{noted,\n  author = {Doe, Jane},\n  title = {Noted},\n  journal = {J},\n  year = {2001},\n"
+        "  note = {Vol.\u00a03 of the series},\n}\n",
+        encoding="utf-8",
+    )
+    lib.import_files([bib])
+    pid = by_key(lib, "noted")
+    qtbot.waitUntil(lambda: win.model.row_of(pid) >= 0)
+    select_paper(win, pid)
+    dialog = open_editor(win, qtbot)
+    note = dialog.findChild(QPlainTextEdit, "fieldEdit_note")
+    assert note is not None and note.toPlainText() == "Vol. 3 of the series"
+    assert dialog.changes() == {}  # the no-break space is the note's own: nothing changed
+    note.setFocus()
+    note.moveCursor(note.textCursor().MoveOperation.End)
+    qtbot.keyClicks(note, ".")
+    qtbot.keyClick(note, Qt.Key.Key_Return)
+    qtbot.keyClicks(note, "Second line")
+    qtbot.keyClicks(dialog.new_field, "comment")
+    qtbot.keyClick(dialog.new_field, Qt.Key.Key_Return)
+    assert dialog.isVisible() and "Second line" not in lib.get(pid).bibfields["note"]  # Return added, did not save
+    comment = dialog.findChild(QPlainTextEdit, "fieldEdit_comment")
+    assert comment is not None
+    qtbot.waitUntil(comment.hasFocus)  # Add Field goes to the new field
+    qtbot.keyClicks(comment, "First line")
+    qtbot.keyClick(comment, Qt.Key.Key_Return)
+    qtbot.keyClicks(comment, "Second line")
+    qtbot.keyClick(comment, Qt.Key.Key_Return, Qt.KeyboardModifier.ShiftModifier)  # a line break, too
+    qtbot.keyClicks(comment, "Third line")
+    assert dialog.changes() == {
+        "note": "Vol.\u00a03 of the series.\nSecond line",
+        "comment": "First line\nSecond line\nThird line",
+    }
+    click_ok(qtbot, dialog)
+    qtbot.waitUntil(lambda: not dialog.isVisible())
+    raw = lib.get(pid).bibfields
+    assert raw["note"] == "{Vol.\u00a03 of the series.\nSecond line}"
+    assert raw["comment"] == "{First line\nSecond line\nThird line}"
+
+
+def test_undo_does_not_give_back_a_key_another_paper_has_been_given_since(window, qtbot):
+    from PySide6.QtGui import QGuiApplication
+
+    from test_paper_menu import action
+
+    win, lib = window, window.library
+    select_rows(win, [0, 1])
+    a, b = sorted(win.selected_ids())
+    for pid in (a, b):  # two records of one paper (not merged): the same key suits both
+        lib.edit_record(pid, {"author": "Zhang, Wei", "year": "2024", "title": "Weight Space Learning"})
+    select_paper(win, a)
+    action(right_click(qtbot, win, win.model.row_of(a)), "paperMenuCopyKey").trigger()
+    win.paper_menu.menu.close()
+    key = QGuiApplication.clipboard().text()
+    assert key == "zhang2024weight" == lib.get(a).citekey
+    select_paper(win, a)
+    dialog = open_editor(win, qtbot)
+    retype(qtbot, dialog.key_edit, "mine")
+    click_ok(qtbot, dialog)
+    qtbot.waitUntil(lambda: not dialog.isVisible())
+    win.activateWindow()
+    qtbot.waitUntil(win.isActiveWindow)
+    select_paper(win, b)  # the key A gave up goes to B, and into a document
+    action(right_click(qtbot, win, win.model.row_of(b)), "paperMenuCopyKey").trigger()
+    win.paper_menu.menu.close()
+    assert QGuiApplication.clipboard().text() == key == lib.get(b).citekey
+    undo(qtbot, win)
+    assert lib.get(a).citekey == "mine" and lib.get(b).citekey == key  # not two papers under one key
+    undo(qtbot, win, redo=True)
+    assert lib.get(a).citekey == "mine" and lib.get(b).citekey == key

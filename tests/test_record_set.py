@@ -203,3 +203,136 @@ def test_the_abstract_and_keywords_are_not_fields_of_the_editor(tmp_path, seeds,
     lib.import_files([seeds[1]])
     with pytest.raises(ValueError, match=name):
         lib.edit_record(lib.ids()[0], {name: "x"})
+
+
+BLX = subprocess.run(["kpsewhich", "biblatex-examples.bib"], capture_output=True, text=True).stdout.strip()
+
+
+def _blx(tmp_path) -> Library:
+    lib = Library.open(tmp_path / "blx")
+    lib.import_files([BLX])
+    return lib
+
+
+def _keyed(lib: Library, key: str):
+    return next(p for p in lib.papers() if p.citekey == key)
+
+
+def test_a_crossref_parents_key_cannot_be_cleared_while_children_cite_it(tmp_path):
+    lib = _blx(tmp_path)
+    parent, child = _keyed(lib, "westfahl:frontier"), _keyed(lib, "westfahl:space")
+    with pytest.raises(ValueError, match="cite 'westfahl:frontier' by crossref"):
+        lib.edit_record(parent.id, {"citekey": ""})
+    assert parent.citekey == "westfahl:frontier" and "westfahl:frontier" in child.bibfields["crossref"]
+
+
+def test_a_type_change_and_back_keeps_the_journal_where_the_type_reads_it(tmp_path):
+    lib = Library.open(tmp_path / "lib")
+    lib.import_files([XAMPL])
+    paper = _keyed(lib, "article-full")
+    journal = paper.bibfields["journal"]
+    for kind in ("phdthesis", "article", "book", "inproceedings", "misc", "article"):
+        lib.edit_record(paper.id, {"entrytype": kind})
+    assert paper.entrytype == "article" and paper.bibfields["journal"] == journal
+    assert not {"howpublished", "booktitle"} & set(paper.bibfields)
+    # BibLaTeX's journaltitle goes to booktitle and comes back as journaltitle
+    blx = _blx(tmp_path)
+    glashow = _keyed(blx, "glashow")
+    blx.edit_record(glashow.id, {"entrytype": "inproceedings"})
+    assert glashow.bibfields["booktitle"] == "{Nucl.~Phys.}" and "journaltitle" not in glashow.bibfields
+    lib2_entry = blx.bibtex_entries([glashow.id], "bibtex", pin=False)
+    assert "booktitle = {Nucl.~Phys.}" in lib2_entry
+    blx.edit_record(glashow.id, {"entrytype": "article"})
+    assert glashow.bibfields["journal"] == "{Nucl.~Phys.}"  # biber reads journal as journaltitle
+
+
+def test_the_venue_typed_under_its_field_name_is_the_venue_and_a_periodical_keeps_its_title(tmp_path):
+    lib = Library.open(tmp_path / "lib")
+    lib.import_files([XAMPL])
+    paper = _keyed(lib, "article-full")
+    lib.edit_record(paper.id, {"journal": "Journal of Other Things"})
+    assert paper.venue == "Journal of Other Things"
+    assert editor_view(paper).fields["venue"] == "Journal of Other Things"
+    title = paper.title
+    lib.edit_record(paper.id, {"entrytype": "periodical"})
+    lib.edit_record(paper.id, {"venue": "Some Journal"})
+    assert paper.title == title and paper.bibfields["title"] != "{Some Journal}"
+    assert paper.venue == "Some Journal"
+
+
+def test_editing_a_title_keeps_the_phrases_it_protected_and_escapes_what_typesets_otherwise(tmp_path):
+    lib = _blx(tmp_path)
+    aksin = _keyed(lib, "aksin")
+    assert "{Pd-N}" in aksin.bibfields["title"]
+    new = aksin.title.replace("Effect of", "The effect of")
+    lib.edit_record(aksin.id, {"title": new})
+    raw = aksin.bibfields["title"]
+    assert raw.startswith("{The effect of") and "{Pd-N}" in raw and "{Mizoroki-Heck}" in raw
+    assert aksin.title == new
+    lib.edit_record(aksin.id, {"title": "Price $5 and $6 for a~b in {DNA} a\\b"})
+    raw = aksin.bibfields["title"]
+    assert raw == "{Price \\$5 and \\$6 for a\\textasciitilde{}b in {DNA} a\\textbackslash{}b}", raw
+    assert aksin.title == "Price $5 and $6 for a~b in DNA a\\b"
+    out = compile_bib(tmp_path, lib.bibtex_entries([aksin.id], "bibtex", pin=False), "bibtex", cite=["aksin"])
+    assert "\\$5 and \\$6" in out["bbl"] and "{DNA}" in out["bbl"]
+
+
+def test_a_tilde_a_date_and_a_url_are_checked_and_read_back_as_typed(tmp_path, seeds):
+    lib = Library.open(tmp_path / "lib")
+    lib.import_files([seeds[1]])
+    pid = lib.ids()[0]
+    lib.edit_record(pid, {"note": "See https://a.org/~user"})
+    assert editor_view(lib.get(pid)).fields["note"] == "See https://a.org/~user"
+    for bad in ("2024-13-45", "2024/garbage", "24", "2024-02-30"):
+        with pytest.raises(ValueError, match="is not a date"):
+            lib.edit_record(pid, {"date": bad})
+    lib.edit_record(pid, {"date": "2023-05/2024"})
+    assert lib.get(pid).year == 2023
+    with pytest.raises(ValueError, match="holds a space"):
+        lib.edit_record(pid, {"url": "https://example.org/a b"})
+    with pytest.raises(ValueError, match="given twice"):
+        lib.edit_record(pid, {"doi": "10.1/a", "DOI": "10.1/b"})
+
+
+def test_a_found_name_with_a_suffix_keeps_it_as_the_jr_part(tmp_path):
+    lib = Library.open(tmp_path / "lib")
+    rec = FoundRecord(
+        service="crossref",
+        title="Why We Can't Wait",
+        authors=["Martin Luther King, Jr.", "Harry George Fletcher III", "Ada Lovelace"],
+        year=1964,
+        doi="10.1000/kingjr",
+        entrytype="book",
+    )
+    report = lib.add_found([rec])
+    paper = lib.get(report.added_ids[0])
+    assert paper.bibfields["author"] == "{King, Jr., Martin Luther and Fletcher, III, Harry George and Lovelace, Ada}"
+    assert paper.authors == ["Martin Luther King, Jr.", "Harry George Fletcher III", "Ada Lovelace"]
+
+
+def test_a_records_own_eprint_of_another_archive_is_not_an_arxiv_id(tmp_path):
+    lib = _blx(tmp_path)  # the knuth:ct:a book's eprint is a Google Books id
+    paper = next(p for p in lib.papers() if "googlebooks" in p.bibfields.get("eprinttype", "").lower())
+    assert editor_view(paper).fields["eprint"] and not paper.arxiv_id
+    lib.edit_record(paper.id, {"eprint": "2401.01234"})
+    assert paper.bibfields["eprint"] == "{2401.01234}" and "googlebooks" in paper.bibfields["eprinttype"]
+    assert not paper.arxiv_id
+
+
+def test_set_refuses_the_type_given_twice_and_takes_fields_after_a_double_dash(data_dir, seeds):
+    paper = _first_listing_paper(data_dir, seeds)
+    res = run_cli("set", paper["id"], "entrytype=book", "--type", "article", data_dir=data_dir)
+    assert res.returncode == 2 and "given twice" in res.stderr
+    res = run_cli("set", paper["id"], "--type", "article", "--", "note=-x", data_dir=data_dir)
+    assert res.returncode == 0, res.stderr
+    assert "note: (none) → -x" in res.stdout
+
+
+def test_a_note_keeps_its_line_breaks_and_reads_back_as_typed(tmp_path, seeds):
+    lib = Library.open(tmp_path / "lib")
+    lib.import_files([seeds[1]])
+    pid = lib.ids()[0]
+    lib.edit_record(pid, {"note": "First line & more\nSecond line"})
+    assert lib.get(pid).bibfields["note"] == "{First line \\& more\nSecond line}"
+    assert editor_view(lib.get(pid)).fields["note"] == "First line & more\nSecond line"
+    assert lib.edit_record(pid, {"note": "First line & more\nSecond line"}) == []  # the same text: no change

@@ -243,6 +243,8 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     files = files_to_open(argv)
     given = argv if files is None else [a for a in argv if a not in files]
     args, extra = parser.parse_known_args(given)
+    if extra and getattr(args, "command", None) == "set":
+        extra = [a for a in extra if a != "--"]  # `set ID --type article -- note=-x`
     if extra and getattr(args, "command", None) == "set" and not any(a.startswith("-") for a in extra):
         args.fields += extra  # `set ID --type article year=2024`: fields after the option
     elif extra:

@@ -37,6 +37,8 @@ def cmd_set(args: argparse.Namespace) -> int:
     """`set ID FIELD=VALUE... [--type TYPE]`: edit the paper's record (one change)."""
     changes = _assignments(args.fields)
     if args.type:
+        if "entrytype" in changes:
+            raise UsageError("the type is given twice (entrytype= and --type): give it once")
         changes["entrytype"] = args.type
     if not changes:
         raise UsageError("nothing to set: give FIELD=VALUE pairs or --type TYPE")
@@ -148,6 +150,8 @@ def cmd_lookup(args: argparse.Namespace) -> int:
     with Library.open(_data_dir(args), readonly=True) as lib:
         ids = resolve_ids(lib, args.ids) if args.ids else [p.id for p in lib.papers() if p.title_derived]
         papers = [lib.get(pid) for pid in dict.fromkeys(ids)]
+        # what each paper was when read: an edit made while the network is asked wins
+        read_at = {p.id: p.updated for p in papers}
     if not papers:
         print("no paper has a derived title: nothing to look up")
         return EXIT_OK
@@ -165,7 +169,10 @@ def cmd_lookup(args: argparse.Namespace) -> int:
             with open_library(args, write=True) as lib:
                 for proposal in wanted:
                     if proposal.paper_id not in lib:
-                        proposal.message = "the paper was deleted meanwhile"
+                        proposal.message = "not applied: the paper was deleted meanwhile"
+                        continue
+                    if lib.get(proposal.paper_id).updated != read_at[proposal.paper_id]:
+                        proposal.message = "not applied: the paper was edited while the look-up ran; run it again"
                         continue
                     changes = {name: new for name, (_old, new) in proposal.changes.items()}
                     try:

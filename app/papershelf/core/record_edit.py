@@ -21,7 +21,7 @@ change is not written at all. `citekey` is the facade's (it needs the whole libr
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -29,7 +29,7 @@ from .errors import InvalidValueError
 from .exporters.bibmaps import VENUE_FIELD
 from .exporters.bibtex import _CORPORATE_RE, DERIVED_NOTE
 from .importers.ris import _verbatim, latex
-from .latex import Name, decode, parse_name, parse_names
+from .latex import Name, braces_balanced, decode, parse_name, parse_names
 from .paper import Paper, without_raw
 from .text import clean_doi, clean_text
 from .titles import derive_title
@@ -54,7 +54,8 @@ _REQUIRED: dict[str, tuple[str, ...]] = {
     "inproceedings": ("author", "title", "venue", "year"), "conference": ("author", "title", "venue", "year"),
     "proceedings": ("title", "year"),
     "manual": ("author", "title", "year"), "misc": ("author", "title", "year"),
-    "online": ("author", "title", "url", "year"), "software": ("author", "title", "year"),
+    "online": ("author", "title", "year"),  # and a DOI, eprint or URL: any of the three
+    "software": ("author", "title", "year"),
     "dataset": ("author", "title", "year"),
     "patent": ("author", "title", "number", "year"), "periodical": ("editor", "title", "year"),
     "report": ("author", "title", "type", "institution", "year"),
@@ -89,6 +90,7 @@ _NAME_FIELDS = frozenset(
 )
 _KEY_FIELDS = frozenset({"crossref", "xdata", "xref", "ids", "entryset", "related"})
 _VERBATIM = frozenset({"url", "doi", "file", "urlraw", "pdf"})
+_MULTILINE = frozenset({"note", "annotation", "addendum", "comment"})
 _FIELD_RE = re.compile(r"^[a-z][a-z0-9_.:+-]*$")
 _TYPE_RE = re.compile(r"^[a-z][a-z0-9_-]*$")
 _ARXIV_RE = re.compile(r"^(?:\d{4}\.\d{4,5}|[a-z][a-z.-]*(?:\.[A-Z]{2})?/\d{7})$", re.IGNORECASE)
@@ -153,8 +155,10 @@ def optional(entrytype: str) -> tuple[str, ...]:
 
 
 def venue_field(entrytype: str) -> str:
-    """The BibTeX field the type keeps its venue in: journal, booktitle, else howpublished."""
-    return VENUE_FIELD.get(entrytype.lower(), "howpublished")
+    """The BibTeX field the type keeps its venue in: journal, booktitle, else howpublished (a
+    periodical's own title is its title, not a venue)."""
+    target = VENUE_FIELD.get(entrytype.lower(), "howpublished")
+    return target if target in ("journal", "booktitle") else "howpublished"
 
 
 def field_label(name: str, entrytype: str) -> str:
@@ -205,10 +209,17 @@ def _editor_name(name: Name) -> EditorName:
     )
 
 
+_SUFFIX_RE = re.compile(r"^(.+?\S),?\s+(Jr\.?|Sr\.?|II|III|IV|V)$")
+
+
 def display_name(display: str) -> EditorName:
     """A display name ("Donald E. Knuth", "The CGAL Project") as the editor's parts."""
     if _CORPORATE_RE.search(display):
         return EditorName(literal=display)
+    m = _SUFFIX_RE.match(display)
+    if m:  # "Martin Luther King, Jr.", "Harry Fletcher III": given family, jr
+        person = display_name(m.group(1))
+        return EditorName(family=person.family, given=person.given, von=person.von, jr=m.group(2))
     if "," in display:
         return _editor_name(parse_name(display))
     words = display.split()
@@ -247,6 +258,10 @@ def _venue_source(paper: Paper) -> str:
 
 
 def _text(name: str, raw: str) -> str:
+    if name in _MULTILINE and "\n" in raw.strip() and raw.strip()[:1] + raw.strip()[-1:] in ("{}", '""'):
+        lines = raw.strip()[1:-1].split("\n")
+        if all(braces_balanced(line) for line in lines):  # line by line, as it was typed
+            return "\n".join(decode("{" + line + "}") for line in lines).strip()
     if name in _NAME_FIELDS:
         names, others = parse_names(raw)
         return names_text([_editor_name(n) for n in names], others)
@@ -327,6 +342,87 @@ def _escape_names(text: str) -> str:
     return "".join(out)
 
 
+def _venue_order(entrytype: str) -> tuple[str, ...]:
+    """Where the import looks for the venue (importers/bibfile.py `_venue`)."""
+    first = (
+        ("journaltitle", "journal", "booktitle") if entrytype == "article" else ("booktitle", "journal", "journaltitle")
+    )
+    return (*first, "howpublished")
+
+
+_DATE_PART_RE = re.compile(r"^(-?\d{4})(?:-(\d\d)(?:-(\d\d))?)?$")
+
+
+def _date_year(text: str) -> int:
+    """The year of a BibLaTeX date (2024, 2024-05, 2024-05-17, a range a/b, open ranges a/ or
+    /b); InvalidValueError for anything biber would reject."""
+    import datetime
+
+    parts = text.split("/")
+    if len(parts) > 2 or not any(parts):
+        parts = ["bad"]
+    years = []
+    for part in parts:
+        if not part and len(parts) == 2:
+            continue
+        m = _DATE_PART_RE.match(part)
+        ok = m is not None
+        if m is not None and m.group(2):
+            try:
+                datetime.date(max(1, abs(int(m.group(1)))), int(m.group(2)), int(m.group(3) or 1))
+            except ValueError:
+                ok = False
+        if not ok or m is None:
+            raise InvalidValueError(
+                f"{text!r} is not a date: give it as 2024, 2024-05, 2024-05-17 or a range 2023/2024"
+            )
+        years.append(int(m.group(1)))
+    return years[0]
+
+
+def text_latex(text: str, protect_case: bool = False, protected: Iterable[str] = ()) -> str:
+    """Typed text as the LaTeX of a braced value: specials escaped (`& % $ # _ ~ ^ \\`), the
+    letters kept; braces that pair up are kept as BibTeX's groups (`{DNA}` keeps its case,
+    as in a .bib file), and with `protect_case` words with inner capitals and the `protected`
+    phrases (those the old value had braced) are braced."""
+    if not braces_balanced(text):
+        return latex(text, protect_case)
+    for phrase in sorted(set(protected), key=len, reverse=True):
+        if phrase and phrase in text:
+            text = re.sub(
+                r"(?<![\w{])" + re.escape(phrase) + r"(?![\w}])", "{" + phrase.replace("\\", "\\\\") + "}", text
+            )
+    out, depth = [], 0
+    for piece in re.split(r"([{}])", text):
+        if piece in ("{", "}"):
+            depth += 1 if piece == "{" else -1
+            out.append(piece)
+        elif piece:
+            out.append(latex(piece, protect_case and depth == 0))
+    return "".join(out)
+
+
+def braced_groups(raw: str) -> list[str]:
+    """The text of the groups braced inside a value (`{The {CGAL} Project}` → ["CGAL"]): the
+    phrases whose case the value protects."""
+    value = raw.strip()
+    if len(value) >= 2 and value[0] in '{"' and value[-1] in '}"':
+        value = value[1:-1]
+    out, depth, start = [], 0, 0
+    for i, ch in enumerate(value):
+        if ch == "{" and (i == 0 or value[i - 1] != "\\"):
+            if depth == 0:
+                start = i
+            depth += 1
+        elif ch == "}" and depth and (i == 0 or value[i - 1] != "\\"):
+            depth -= 1
+            if depth == 0:
+                group = value[start : i + 1]
+                if not group.startswith("{\\"):  # {\em x}, {\"u}: markup, not a protected phrase
+                    out.append(decode(group))
+    return [g for g in out if g.strip()]
+
+
 def _arxiv(text: str) -> str:
     value = text.strip()
     value = re.sub(r"^(?:arxiv:|https?://arxiv\.org/(?:abs|pdf)/)", "", value, flags=re.IGNORECASE)
@@ -350,12 +446,12 @@ def title_change(paper: Paper, title: str) -> dict[str, Any]:
     record's own title when it still has one, else the title derived from the abstract."""
     raw = paper.bibfields
     if title:
-        if "crossref" in raw or "xdata" in raw:
-            return {
-                "title": title,
-                "title_derived": False,
-                "bibfields": {**raw, "title": "{" + latex(title, True) + "}"},
-            }
+        if paper.entrytype:
+            # into the record, as LaTeX: the phrases the old title braced stay braced ({Pd-N}),
+            # specials are escaped, and the export writes it as the rest of the record
+            value = "{" + text_latex(title, True, braced_groups(raw.get("title", ""))) + "}"
+            shown = decode(value) or title  # what the reader sees: {DNA} is DNA
+            return {"title": shown, "title_derived": False, "bibfields": {**raw, "title": value}}
         return {"title": title, "title_derived": False, **without_raw(paper, ("title",))}
     if paper.entrytype and raw.get("title") and decode(raw["title"]):
         return {"title": decode(raw["title"]), "title_derived": False}
@@ -372,7 +468,7 @@ def field_changes(paper: Paper, changes: Mapping[str, str | None]) -> dict[str, 
         key = name.strip().lower()
         if key == "citekey":
             continue
-        text = " ".join(clean_text(value or "").split()) if key != "note" else clean_text(value or "").strip()
+        text = clean_text(value or "").strip() if key in _MULTILINE else " ".join(clean_text(value or "").split())
         if key in NOT_EDITED_HERE:
             raise InvalidValueError(f"{key}: {NOT_EDITED_HERE[key]}")
         if key not in ("entrytype", "venue") and not _FIELD_RE.match(key):
@@ -386,9 +482,12 @@ def field_changes(paper: Paper, changes: Mapping[str, str | None]) -> dict[str, 
         kind = wanted["entrytype"].lower()
         if not _TYPE_RE.match(kind):
             raise InvalidValueError(f"{wanted['entrytype']!r} is not an entry type (such as article or inproceedings)")
-        # the venue moves to the field the new type keeps it in (journal ↔ booktitle)
+        # the venue moves to the field the new type keeps it in (journal ↔ booktitle ↔ howpublished;
+        # journaltitle is BibLaTeX's journal)
         source, target = _venue_source(paper), venue_field(kind)
-        if source and source != target and target not in new_raw and source in ("journal", "booktitle"):
+        if target == "journal" and source == "journaltitle":
+            target = source
+        if source and source != target and target not in new_raw:
             new_raw = {(target if k == source else k): v for k, v in new_raw.items()}
     wanted.pop("entrytype", None)
     changed = {k: v for k, v in wanted.items() if view.fields.get(k, "") != v or k == "author"}
@@ -432,10 +531,7 @@ def field_changes(paper: Paper, changes: Mapping[str, str | None]) -> dict[str, 
         elif key == "date":
             new_raw.pop("year", None)
             if text:
-                m = re.match(r"^(-?\d{1,4})(?:-\d\d(?:-\d\d)?)?(?:/.*)?$", text)
-                if not m:
-                    raise InvalidValueError(f"{text!r} is not a date: give it as 2024, 2024-05 or 2024-05-17")
-                out["year"] = int(m.group(1))
+                out["year"] = _date_year(text)
                 new_raw["date"] = _braced(text)
             else:
                 out["year"] = None
@@ -447,34 +543,45 @@ def field_changes(paper: Paper, changes: Mapping[str, str | None]) -> dict[str, 
                 new_raw.pop(gone, None)
             out["venue"] = text
             if text:
-                new_raw[target] = _braced(latex(text))
+                new_raw[target] = _braced(text_latex(text))
         elif key == "doi":
             doi = clean_doi(text)
+            if any(ch.isspace() for ch in doi):
+                raise InvalidValueError(f"{text!r} is not a DOI: a DOI holds no spaces")
             if text and not doi.startswith("10."):
                 raise InvalidValueError(f"{text!r} is not a DOI (a DOI starts with 10., like 10.1000/xyz123)")
             out["doi"] = doi
             new_raw.pop("doi", None)
             if doi:
                 new_raw["doi"] = _braced(_verbatim(doi))
-        elif key == "eprint" and (paper.arxiv_id or "eprint" not in raw or _ARXIV_RE.match(text.strip())):
+        elif key == "eprint" and (paper.arxiv_id or "eprint" not in raw):
+            # (a record's own eprint of another archive, JSTOR or HDL, is written as it is below)
             arxiv = _arxiv(text) if text else ""
             out["arxiv_id"] = arxiv
-            for gone in ("eprint", "eprinttype", "archiveprefix", "arxivid", "primaryclass"):
+            for gone in ("eprint", "eprinttype", "archiveprefix", "arxivid", "primaryclass", "eprintclass"):
                 new_raw.pop(gone, None)
             if arxiv:
                 new_raw["eprint"], new_raw["archiveprefix"] = _braced(arxiv), "{arXiv}"
         elif not text:
             new_raw.pop(key, None)
         elif key in _VERBATIM:
+            if any(ch.isspace() for ch in text):
+                raise InvalidValueError(f"{key}: {text!r} holds a space; a {key.upper()} has none (write %20)")
             new_raw[key] = _braced(_verbatim(text))
         elif key == "month" and text.lower()[:3] in _MONTHS and text.lower() in _MONTH_NAMES:
             new_raw[key] = text.lower()[:3]  # the month macro: every style prints it in its language
         elif key == "pages":
-            new_raw[key] = _braced(latex(re.sub(r"\s*[–—]\s*", "--", text)))
+            new_raw[key] = _braced(text_latex(re.sub(r"\s*[–—]\s*", "--", text)))
         elif key in _KEY_FIELDS:
             new_raw[key] = _braced(re.sub(r"[{}\"\s]", "", text))
         else:
-            new_raw[key] = _braced(latex(text))
+            new_raw[key] = _braced(text_latex(text))
+    if not ("crossref" in new_raw or "xdata" in new_raw) and "venue" not in changed:
+        if kind != paper.entrytype or any(k in changed for k in _VENUE_SOURCES):
+            # the venue as the import reads it from the fields (`set ID journal=…` is the venue)
+            found = next((decode(new_raw[n]) for n in _venue_order(kind) if new_raw.get(n)), None)
+            if found is not None or any(k in changed for k in _VENUE_SOURCES):
+                out["venue"] = found or ""
     if kind != paper.entrytype:
         out["entrytype"] = kind
     if new_raw != raw:

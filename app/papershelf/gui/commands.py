@@ -2,15 +2,47 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 
 from PySide6.QtGui import QUndoCommand
 
 from ..core.library import FileReport, Library
+from ..core.paper import Record
 
 
 def _lists(library: Library) -> dict[str, list[str]]:
     return {name: list(members) for name, members in library.lists().items()}
+
+
+def keep_later_keys(
+    library: Library, target_records: Mapping[str, Record], after_records: Mapping[str, Record]
+) -> dict[str, Record]:
+    """`target_records` (what an undo or a redo puts back with `put_records`), but a citation
+    key changed since the papers were left as `after_records` keeps its value: a key pinned
+    by Copy Key or an export is in a document's \\cite, and putting back a record must not
+    break it. A key that step itself changed (still as `after_records` left it) goes back,
+    unless another paper has been given that key since (two papers would share it).
+
+    Undo: `put_records(keep_later_keys(lib, before, after))`; redo:
+    `put_records(keep_later_keys(lib, after, before))`."""
+    out = {pid: dict(record) for pid, record in target_records.items()}
+    now = library.records(out)
+    going_back: dict[str, str] = {}  # paper id → the key it has now, which the step replaces
+    for pid, record in out.items():
+        current, left = now.get(pid), after_records.get(pid)
+        if current is None or left is None:
+            continue
+        key = current.get("citekey", "")
+        if key != left.get("citekey", ""):
+            record["citekey"] = key
+        elif record.get("citekey", "") != key:
+            going_back[pid] = key
+    if any(out[pid].get("citekey") for pid in going_back):
+        held = {p.citekey.casefold() for p in library.papers() if p.citekey and p.id not in out}
+        for pid, key in going_back.items():
+            if str(out[pid].get("citekey", "")).casefold() in held:
+                out[pid]["citekey"] = key
+    return out
 
 
 class LibraryEdit(QUndoCommand):

@@ -18,8 +18,8 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QCoreApplication, QModelIndex, Qt, Signal
-from PySide6.QtGui import QAction, QColor, QKeySequence, QPalette, QUndoCommand
+from PySide6.QtCore import QCoreApplication, QEvent, QModelIndex, QObject, Qt, Signal
+from PySide6.QtGui import QAction, QColor, QKeyEvent, QKeySequence, QPalette, QUndoCommand
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -43,6 +43,7 @@ from ..core import record_edit
 from ..core.errors import PapershelfError
 from ..core.library import Library
 from ..core.paper import Record
+from .commands import keep_later_keys
 from .name_list import NameList
 
 if TYPE_CHECKING:
@@ -57,6 +58,18 @@ DOI = re.compile(r"(?:doi:\s*|https?://(?:dx\.)?doi\.org/)?10\.\d{3,9}/\S+\Z", r
 ARXIV = re.compile(r"(?:arxiv:)?(?:\d{4}\.\d{4,5}|[a-z][a-z.-]*(?:\.[a-z]{2})?/\d{7})(?:v\d+)?\Z", re.IGNORECASE)
 ARXIV_URL = re.compile(r"https?://arxiv\.org/(?:abs|pdf)/", re.IGNORECASE)
 URL = re.compile(r"[a-z][a-z0-9+.-]*://\S+\Z", re.IGNORECASE)
+# every type BibLaTeX's data model knows (biblatex manual §2.1: the regular types, the types
+# the standard styles print as misc, the custom ones) and BibTeX's names it reads as aliases:
+# a record of one keeps it, offered as it is (record_edit.ENTRY_TYPES is the short list)
+KNOWN_TYPES = frozenset(record_edit.ENTRY_TYPES) | frozenset(
+    "article book mvbook inbook bookinbook suppbook booklet collection mvcollection incollection suppcollection"
+    " dataset manual misc online patent periodical suppperiodical proceedings mvproceedings inproceedings"
+    " reference mvreference inreference report set software thesis unpublished xdata customa customb customc"
+    " customd custome customf artwork audio bibnote commentary image jurisdiction legislation legal letter movie"
+    " music performance review standard video conference electronic mastersthesis phdthesis techreport www".split()
+)
+LINE_BREAKS = str.maketrans({"\u2029": "\n", "\u2028": "\n"})  # a box's paragraph ends, Shift+Return's breaks
+TYPE_ALIASES = {"conference": "inproceedings", "electronic": "online", "www": "online"}
 
 
 def tr(text: str) -> str:
@@ -84,6 +97,17 @@ def identifier_problem(name: str, value: str, eprint_type: str = "") -> str:
     return ""
 
 
+def type_label(entrytype: str) -> str:
+    """How the type combo names a type off the short list: BibLaTeX's own as it is, an alias
+    with the type BibLaTeX reads it as, and one the data model does not know as such."""
+    kind = entrytype.lower()
+    if kind in TYPE_ALIASES:
+        return tr("%s (BibLaTeX reads it as %s)") % (entrytype, TYPE_ALIASES[kind])
+    if kind in KNOWN_TYPES:
+        return entrytype
+    return tr("%s (not a BibLaTeX type)") % entrytype
+
+
 def problem_label(name: str) -> QLabel:
     """A hidden line in red that says what is wrong, readable on a light or a dark palette."""
     label = QLabel()
@@ -100,7 +124,8 @@ def problem_label(name: str) -> QLabel:
 class EditRecord(QUndoCommand):
     """A record edit: made when it is built (raising InvalidValueError, with nothing
     changed and nothing to push, when the library refuses it); undo and redo put
-    back the stored records of every paper it could touch."""
+    back the stored records of every paper it could touch, but a citation key
+    pinned since (by Copy Key or an export) keeps its value either way."""
 
     def __init__(self, library: Library, paper_id: str, changes: dict[str, str | None], label: str) -> None:
         super().__init__(label)
@@ -116,11 +141,11 @@ class EditRecord(QUndoCommand):
         if self._made:
             self._made = False
             return
-        self.library.put_records(self.after)
+        self.library.put_records(keep_later_keys(self.library, self.after, self.before))
 
     def undo(self) -> None:
-        """Put the records back as they were before the edit."""
-        self.library.put_records(self.before)
+        """Put the records back as they were before the edit (a key pinned since stays)."""
+        self.library.put_records(keep_later_keys(self.library, self.before, self.after))
 
 
 class FieldRow(QWidget):
@@ -132,6 +157,7 @@ class FieldRow(QWidget):
     def __init__(self, name: str, value: str, removable: bool) -> None:
         super().__init__()
         self.name = name
+        self.value = value  # as the record gives it
         self.setObjectName(f"field_{name}")
         self.edit: QLineEdit | QPlainTextEdit
         if name in LONG_FIELDS or "\n" in value:
@@ -161,8 +187,13 @@ class FieldRow(QWidget):
         column.addWidget(self.problem)
 
     def text(self) -> str:
-        """The field's text as edited."""
-        return self.edit.toPlainText() if isinstance(self.edit, QPlainTextEdit) else self.edit.text()
+        """The field's text as edited; a multi-line box's lines end in "\\n"."""
+        if isinstance(self.edit, QPlainTextEdit):
+            # the document's own characters: toPlainText() would make a no-break space a plain
+            # one, and so change a field nobody touched
+            text = self.edit.document().toRawText().translate(LINE_BREAKS)
+            return self.value if text == self.value.translate(LINE_BREAKS) else text
+        return self.edit.text()
 
     def set_problem(self, text: str) -> None:
         """Say what is wrong under the field ("": nothing)."""
@@ -199,8 +230,8 @@ class RecordEditor(QDialog):
         for name in record_edit.ENTRY_TYPES:
             self.type_combo.addItem(name, name)
         if view.entrytype and self.type_combo.findData(view.entrytype) < 0:
-            # a type the file gave that the data model does not know: kept, and offered as it is
-            self.type_combo.addItem(tr("%s (not a BibLaTeX type)") % view.entrytype, view.entrytype)
+            # a type the file gave that is not on the short list: kept, and offered as it is
+            self.type_combo.addItem(type_label(view.entrytype), view.entrytype)
         self.type_combo.setCurrentIndex(max(self.type_combo.findData(view.entrytype), 0))
         self.key_edit = QLineEdit(view.citekey)
         self.key_edit.setObjectName("citekeyEdit")
@@ -251,7 +282,7 @@ class RecordEditor(QDialog):
         self.add_field_button.setObjectName("addFieldButton")
         self.add_field_button.setAutoDefault(False)
         self.add_field_button.clicked.connect(self.add_field)
-        self.new_field.returnPressed.connect(self.add_field)
+        self.new_field.installEventFilter(self)  # Return adds the field (eventFilter)
         self.new_field_problem = problem_label("newFieldProblem")
         self.groups: dict[str, tuple[QGroupBox, QFormLayout]] = {}
         for name, title in (
@@ -311,6 +342,15 @@ class RecordEditor(QDialog):
         self.relayout()
         self.resize(1080, 720)
 
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        """Return in the field-name box adds the field, and only that: a line edit passes
+        Return on after its returnPressed, and the dialog would press OK with it too."""
+        key = event.key() if isinstance(event, QKeyEvent) and event.type() == QEvent.Type.KeyPress else None
+        if watched is self.new_field and key in (Qt.Key.Key_Return, Qt.Key.Key_Enter):
+            self.add_field()
+            return True
+        return super().eventFilter(watched, event)
+
     @staticmethod
     def _buddy(text: str, widget: QWidget) -> QLabel:
         label = QLabel(text)
@@ -335,7 +375,8 @@ class RecordEditor(QDialog):
     def relayout(self, *_args: object) -> None:
         """Group the fields as the chosen type names them; values typed so far are kept."""
         kind = self.entrytype()
-        required = [f for f in record_edit.required(kind) if f not in SHOWN_APART and f not in IDENTIFIERS]
+        self.required_fields = self._required(kind)
+        required = [f for f in self.required_fields if f not in SHOWN_APART and f not in IDENTIFIERS]
         optional = [
             f for f in record_edit.optional(kind) if f not in SHOWN_APART and f not in IDENTIFIERS and f not in required
         ]
@@ -383,8 +424,16 @@ class RecordEditor(QDialog):
         self.groups["requiredGroup"][0].setTitle(tr("Required for @%s") % kind)
         self.groups["optionalGroup"][0].setTitle(tr("Optional for @%s") % kind)
         self.shown_fields = [*required, *IDENTIFIERS, *optional, *other]
-        self.required_fields = list(record_edit.required(kind))
         self.validate()
+
+    def _required(self, kind: str) -> list[str]:
+        """The fields the type requires; a record dated by `date` (BibLaTeX's full date, and no
+        year) meets the year's requirement with it: its Date row is shown there, and no Year
+        row, whose text would replace the full date."""
+        fields = list(record_edit.required(kind))
+        if "date" in self.original_fields and "year" not in self.original_fields:
+            fields = ["date" if f == "year" else f for f in fields]
+        return fields
 
     def add_field(self) -> None:
         """Add the field named in the box under Other fields (or go to it if it is shown)."""

@@ -41,6 +41,11 @@ def citekey_changes(lib: Library, paper_id: str, key: str) -> dict[str, dict[str
     old = lib.get(paper_id).citekey
     if old == key:
         return {}
+    if old and not key and references_renamed(lib.papers(), old, old + "\0"):
+        # the key made up later is not known yet: the children would cite nothing
+        raise InvalidValueError(
+            f"other entries cite {old!r} by crossref: give the paper another key instead of clearing it"
+        )
     children = references_renamed(lib.papers(), old, key) if old and key else {}
     return {paper_id: {"citekey": key}, **{pid: {"bibfields": raw} for pid, raw in children.items()}}
 
@@ -66,10 +71,15 @@ def edit_record(lib: Library, paper_id: str, changes: Mapping[str, str | None]) 
 
     if not isinstance(changes, Mapping):
         raise InvalidValueError(f"the changes are given as field → text, not {type(changes).__name__}")
+    named: dict[str, str | None] = {}
     for name, value in changes.items():
-        text_arg(name, "a field name")
+        key = text_arg(name, "a field name").strip().lower()
         if value is not None:
             text_arg(value, f"the value of {name}")
+        if key in named:
+            raise InvalidValueError(f"the field {key!r} is given twice")
+        named[key] = value
+    changes = named
     paper = lib.get(paper_id)
     per_paper: dict[str, dict[str, Any]] = {}
     if "citekey" in changes:
@@ -81,6 +91,11 @@ def edit_record(lib: Library, paper_id: str, changes: Mapping[str, str | None]) 
         return []
     lib._set_many(per_paper, lambda p: per_paper[p.id])
     return list(per_paper)
+
+
+_NOT_FROM_EXTRA = frozenset(
+    {"abstract", "keywords", "eprint", "eprinttype", "archiveprefix", "eprintclass", "primaryclass", "arxivid"}
+)
 
 
 def _latex(text: str) -> str:
@@ -112,7 +127,8 @@ def add_found(lib: Library, records: Iterable[FoundRecord]) -> FileReport:
             "doi": rec.doi or None,
             "eprint": rec.arxiv_id or None,
             "url": rec.url or None,
-            **{k: v for k, v in rec.extra.items() if k not in ("abstract", "keywords")},
+            # (the arXiv id is the eprint above: the service's own eprint fields would say it twice)
+            **{k: v for k, v in rec.extra.items() if k not in _NOT_FROM_EXTRA},
         }
         made = field_changes(blank, {k: v for k, v in typed.items() if v})
         bibfields = dict(made.get("bibfields", {}))
