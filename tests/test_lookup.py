@@ -464,5 +464,5 @@ def test_a_non_arxiv_eprint_is_the_users_value_and_pages_written_otherwise_are_n
     server.route("/arxiv/api/query", arxiv_feed(feed))
     paper.doi = ""
     proposal = lookup(http, paper, services=("arxiv",))
-    assert proposal.changes["eprint"] == ("jstor: 99887766", "2401.01234")
+    assert proposal.changes["eprint"] == ("jstor: 99887766", "arXiv:2401.01234")
     assert not proposal.automatic

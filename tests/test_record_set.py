@@ -317,6 +317,10 @@ def test_a_records_own_eprint_of_another_archive_is_not_an_arxiv_id(tmp_path):
     lib.edit_record(paper.id, {"eprint": "2401.01234"})
     assert paper.bibfields["eprint"] == "{2401.01234}" and "googlebooks" in paper.bibfields["eprinttype"]
     assert not paper.arxiv_id
+    # told it is an arXiv id (as an applied look-up says it), it replaces the other archive's
+    lib.edit_record(paper.id, {"eprint": "arXiv:2401.01234"})
+    assert paper.arxiv_id == "2401.01234" and "eprinttype" not in paper.bibfields
+    assert paper.bibfields["archiveprefix"] == "{arXiv}"
 
 
 def test_set_refuses_the_type_given_twice_and_takes_fields_after_a_double_dash(data_dir, seeds):

@@ -151,7 +151,8 @@ def cmd_lookup(args: argparse.Namespace) -> int:
         ids = resolve_ids(lib, args.ids) if args.ids else [p.id for p in lib.papers() if p.title_derived]
         papers = [lib.get(pid) for pid in dict.fromkeys(ids)]
         # what each paper was when read: an edit made while the network is asked wins
-        read_at = {p.id: p.updated for p in papers}
+        # (the whole record: `updated` counts seconds, and an edit can come within the same one)
+        read_at = lib.records([p.id for p in papers])
     if not papers:
         print("no paper has a derived title: nothing to look up")
         return EXIT_OK
@@ -171,7 +172,7 @@ def cmd_lookup(args: argparse.Namespace) -> int:
                     if proposal.paper_id not in lib:
                         proposal.message = "not applied: the paper was deleted meanwhile"
                         continue
-                    if lib.get(proposal.paper_id).updated != read_at[proposal.paper_id]:
+                    if lib.records([proposal.paper_id])[proposal.paper_id] != read_at[proposal.paper_id]:
                         proposal.message = "not applied: the paper was edited while the look-up ran; run it again"
                         continue
                     changes = {name: new for name, (_old, new) in proposal.changes.items()}

@@ -554,8 +554,9 @@ def field_changes(paper: Paper, changes: Mapping[str, str | None]) -> dict[str, 
             new_raw.pop("doi", None)
             if doi:
                 new_raw["doi"] = _braced(_verbatim(doi))
-        elif key == "eprint" and (paper.arxiv_id or "eprint" not in raw):
-            # (a record's own eprint of another archive, JSTOR or HDL, is written as it is below)
+        elif key == "eprint" and (paper.arxiv_id or "eprint" not in raw or text.lower().startswith("arxiv:")):
+            # a record's own eprint of another archive (JSTOR, HDL) is written as it is below,
+            # unless an arXiv id replaces it explicitly ("arXiv:2401.01234")
             arxiv = _arxiv(text) if text else ""
             out["arxiv_id"] = arxiv
             for gone in ("eprint", "eprinttype", "archiveprefix", "arxivid", "primaryclass", "eprintclass"):

@@ -23,6 +23,7 @@ from ..core.errors import PapershelfError
 from ..core.library import Library
 from ..core.online.records import Cancelled, Proposal
 from ..core.paper import Paper
+from .commands import keep_later_keys
 from .feedback import n_papers
 from .online import contact_email, tr
 
@@ -68,7 +69,7 @@ class ApplyFound(QUndoCommand):
         """Make the edits (the first time) or put their result back."""
         lib = self.library
         if self._done:
-            lib.put_records(self.after)
+            lib.put_records(keep_later_keys(lib, self.after, self.before))
             return
         scope = list(dict.fromkeys(i for pid in self.edits if pid in lib for i in lib.edit_scope(pid)))
         self.before = lib.records(scope)
@@ -83,7 +84,7 @@ class ApplyFound(QUndoCommand):
 
     def undo(self) -> None:
         """Put the papers back as they were."""
-        self.library.put_records(self.before)
+        self.library.put_records(keep_later_keys(self.library, self.before, self.after))
 
     def changed(self) -> int:
         """How many of the papers edited changed."""
