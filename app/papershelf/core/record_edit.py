@@ -342,14 +342,6 @@ def _escape_names(text: str) -> str:
     return "".join(out)
 
 
-def _venue_order(entrytype: str) -> tuple[str, ...]:
-    """Where the import looks for the venue (importers/bibfile.py `_venue`)."""
-    first = (
-        ("journaltitle", "journal", "booktitle") if entrytype == "article" else ("booktitle", "journal", "journaltitle")
-    )
-    return (*first, "howpublished")
-
-
 _DATE_PART_RE = re.compile(r"^(-?\d{4})(?:-(\d\d)(?:-(\d\d))?)?$")
 
 
@@ -580,7 +572,9 @@ def field_changes(paper: Paper, changes: Mapping[str, str | None]) -> dict[str, 
     if not ("crossref" in new_raw or "xdata" in new_raw) and "venue" not in changed:
         if kind != paper.entrytype or any(k in changed for k in _VENUE_SOURCES):
             # the venue as the import reads it from the fields (`set ID journal=…` is the venue)
-            found = next((decode(new_raw[n]) for n in _venue_order(kind) if new_raw.get(n)), None)
+            from .importers.bibfile import _venue  # the import's own rule
+
+            found = decode(_venue(kind, new_raw)) or None
             if found is not None or any(k in changed for k in _VENUE_SOURCES):
                 out["venue"] = found or ""
     if kind != paper.entrytype:
