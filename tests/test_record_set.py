@@ -260,21 +260,23 @@ def test_the_venue_typed_under_its_field_name_is_the_venue_and_a_periodical_keep
     assert paper.venue == "Some Journal"
 
 
-def test_editing_a_title_keeps_the_phrases_it_protected_and_escapes_what_typesets_otherwise(tmp_path):
+def test_editing_a_title_keeps_its_capitals_and_escapes_what_typesets_otherwise(tmp_path):
     lib = _blx(tmp_path)
     aksin = _keyed(lib, "aksin")
-    assert "{Pd-N}" in aksin.bibfields["title"]
     new = aksin.title.replace("Effect of", "The effect of")
     lib.edit_record(aksin.id, {"title": new})
-    raw = aksin.bibfields["title"]
-    assert raw.startswith("{The effect of") and "{Pd-N}" in raw and "{Mizoroki-Heck}" in raw
-    assert aksin.title == new
+    assert aksin.title == new and "title" not in aksin.bibfields  # the user's own words (dedupe.typed_title)
+    entry = lib.bibtex_entries([aksin.id], "bibtex", pin=False)
+    assert "{Pd-N-heterocyclic}" in entry and "{Mizoroki-Heck}" in entry, entry
     lib.edit_record(aksin.id, {"title": "Price $5 and $6 for a~b in {DNA} a\\b"})
-    raw = aksin.bibfields["title"]
-    assert raw == "{Price \\$5 and \\$6 for a\\textasciitilde{}b in {DNA} a\\textbackslash{}b}", raw
-    assert aksin.title == "Price $5 and $6 for a~b in DNA a\\b"
-    out = compile_bib(tmp_path, lib.bibtex_entries([aksin.id], "bibtex", pin=False), "bibtex", cite=["aksin"])
+    entry = lib.bibtex_entries([aksin.id], "bibtex", pin=False)
+    assert "title      = {Price \\$5 and \\$6 for a\\textasciitilde{}b in {DNA} a\\textbackslash{}b}," in entry, entry
+    out = compile_bib(tmp_path, entry, "bibtex", cite=["aksin"])
     assert "\\$5 and \\$6" in out["bbl"] and "{DNA}" in out["bbl"]
+    # a crossref child's typed title goes into its record, the phrases its old title braced kept
+    child = _keyed(lib, "westfahl:space")
+    lib.edit_record(child.id, {"title": "The Fiction of {Space} in NASA reports"})
+    assert child.bibfields["title"] == "{The Fiction of {Space} in {NASA} reports}"
 
 
 def test_a_tilde_a_date_and_a_url_are_checked_and_read_back_as_typed(tmp_path, seeds):

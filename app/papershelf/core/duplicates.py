@@ -374,14 +374,16 @@ def _same_title(cand: Candidate, paper: Paper, fp: str) -> bool:
 
 def _edited_record(cand: Candidate, paper: Paper) -> bool:
     """Whether the paper holding the entry's key is the entry with some display fields
-    edited (a title's typo fixed): the same type, and every field the paper still has in
-    its record is the entry's, the entry's others being only fields an edit drops (title,
-    author, year, venue, doi, eprint). A paper whose record kept no field is not told apart."""
+    edited (a title's typo fixed): the same type, and every field of the paper's record
+    that no edit of a display field writes (title, author, year, venue, doi, eprint) is the
+    entry's, the entry having no other such field. A paper whose record has no such field
+    is not told apart."""
     ours = paper.bibfields
     if not ours or not cand.entrytype or cand.entrytype.casefold() != paper.entrytype.casefold():
         return False
     theirs = cand.bibfields
-    if any(theirs.get(name) != value for name, value in ours.items()):
+    kept = {name: value for name, value in ours.items() if name not in _EDITABLE}
+    if not kept or any(theirs.get(name) != value for name, value in kept.items()):
         return False
     return all(name in _EDITABLE for name in theirs.keys() - ours.keys())
 

@@ -438,9 +438,9 @@ def title_change(paper: Paper, title: str) -> dict[str, Any]:
     record's own title when it still has one, else the title derived from the abstract."""
     raw = paper.bibfields
     if title:
-        if paper.entrytype:
-            # into the record, as LaTeX: the phrases the old title braced stay braced ({Pd-N}),
-            # specials are escaped, and the export writes it as the rest of the record
+        if "crossref" in raw or "xdata" in raw:
+            # into the record, as LaTeX (a missing title would let the parent's show through):
+            # the phrases the old title braced stay braced ({Pd-N}), specials are escaped
             value = "{" + text_latex(title, True, braced_groups(raw.get("title", ""))) + "}"
             shown = decode(value) or title  # what the reader sees: {DNA} is DNA
             return {"title": shown, "title_derived": False, "bibfields": {**raw, "title": value}}

@@ -197,6 +197,11 @@ class _Encoder:
             return "{$-$}" if name == "-" else f"{{$\\{name}$}}"
         if len(ch) == 1 and unicodedata.category(ch).startswith("Z"):
             return " "
+        if len(ch) > 4:
+            # a letter under more accents than any script stacks (a hostile run of combining
+            # marks): the letter alone, counted, instead of a conversion as long as the run
+            self.replaced += 1
+            return self.char(ch[0]) if not ch[0].isascii() else ch[0]
         if len(ch) > 1 and self.dialect == "biblatex" and ch[0].isascii():
             # a letter with an accent Unicode has no single character for: biber would turn
             # its LaTeX back into a combining accent, which pdfLaTeX cannot typeset
@@ -394,7 +399,12 @@ def record_fields(paper: Paper, enc: _Encoder) -> dict[str, str]:
     if "author" not in raw and paper.authors and not inherits:
         out["author"] = _braced(" and ".join(n for n in (enc.name(a) for a in paper.authors) if n))
     if "title" not in raw and paper.title and (paper.abstract if derived else not inherits):
-        out["title"] = _braced(enc.rich(paper.title, protect_case=True))
+        if derived:  # words of the abstract: its math stays math
+            out["title"] = _braced(enc.rich(paper.title, protect_case=True))
+        else:  # typed: specials escaped, typed braces kept as groups, inner capitals braced
+            from ..record_edit import text_latex
+
+            out["title"] = enc.raw(_braced(text_latex(paper.title, protect_case=True)), _latex_source(paper))
     # a .bib file's values go out byte for byte, UTF-8 included (its bibliography typesets as it
     # did, and nothing is lost to "?"); a RIS record's were text, spelt as LaTeX for classic BibTeX
     written = _latex_source(paper)

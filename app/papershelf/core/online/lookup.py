@@ -136,10 +136,10 @@ def changes_for(paper: Paper, rec: FoundRecord) -> dict[str, tuple[str, str]]:
     if rec.doi and rec.doi.lower() != paper.doi.lower():
         changes["doi"] = (paper.doi, rec.doi)
     if rec.arxiv_id and rec.arxiv_id != paper.arxiv_id:
-        ours = own_eprint(paper)
+        eprint = own_eprint(paper)
         # over an eprint of another archive the arXiv id says what it is (record_edit replaces
         # that eprint only when told so)
-        changes["eprint"] = (ours, rec.arxiv_id if paper.arxiv_id or not ours else "arXiv:" + rec.arxiv_id)
+        changes["eprint"] = (eprint, rec.arxiv_id if paper.arxiv_id or not eprint else "arXiv:" + rec.arxiv_id)
     published = rec.entrytype in PUBLISHED_TYPES and venue and not _is_preprint_venue(venue)
     if published and rec.entrytype != paper.entrytype:
         changes["entrytype"] = (paper.entrytype, rec.entrytype)
