@@ -9,8 +9,8 @@ import re
 
 import numpy as np
 import pytest
-from conftest import run_cli
 
+from conftest import run_cli
 from papershelf.core import discovery
 from papershelf.core.errors import InvalidValueError, NotFoundError
 from papershelf.core.library import discovering
@@ -49,7 +49,8 @@ def test_tagging_five_diffusion_papers_suggests_the_other_diffusion_papers_first
     chance = (len(topic) - TAGGED) / (len(seeded) - TAGGED)
     print(
         f"\nprecision@5 of the held-back diffusion papers ({len(topic)} in the topic, {TAGGED} tagged, "
-        f"{SPLITS} splits): mean {mean:.2f}, worst {min(precisions):.2f}, best {max(precisions):.2f}; chance {chance:.2f}"
+        f"{SPLITS} splits): mean {mean:.2f}, worst {min(precisions):.2f}, best {max(precisions):.2f}; "
+        f"chance {chance:.2f}"
     )
     assert mean >= PRECISION_FLOOR
 
@@ -162,5 +163,7 @@ def test_the_command_line_prints_suggestions_as_json(tmp_path, seeds):
     assert [r["score"] for r in rows] == sorted((r["score"] for r in rows), reverse=True)
     assert len(set(topic[5:]).intersection(r["id"] for r in rows)) >= 2
     text = run_cli("suggest", "--tag", "diffusion", "--limit", "2", data_dir=folder)
-    assert text.returncode == 0 and "because of: " in text.stdout and "2 suggested for the tag 'diffusion'" in text.stdout
+    assert (
+        text.returncode == 0 and "because of: " in text.stdout and "2 suggested for the tag 'diffusion'" in text.stdout
+    )
     assert run_cli("suggest", data_dir=folder).returncode == 2
