@@ -31,14 +31,17 @@ from __future__ import annotations
 import re
 import threading
 from collections.abc import Callable, Hashable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from itertools import chain
 
 import numpy as np
 import numpy.typing as npt
 
+from .discovery_types import Suggestion
 from .paper import Paper
 from .text import fold, plain_text
+
+__all__ = ["FeatureCache", "Features", "Suggestion", "rank"]
 
 Cancelled = Callable[[], bool]
 FloatArray = npt.NDArray[np.float32]
@@ -57,16 +60,6 @@ EXTRA_STOPS = frozenset(
 )
 BATCH = 5_000  # papers read in one go when building features (a check for cancelling between)
 _STOP = -1  # the term id of words that carry nothing (stop words, numbers, single letters)
-
-
-@dataclass(frozen=True)
-class Suggestion:
-    """A paper suggested for a tag or list: its score (the model's decision
-    value, higher is better) and the terms that weighed most in it."""
-
-    paper_id: str
-    score: float
-    terms: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
