@@ -226,6 +226,9 @@ class FeatureCache:
             else:
                 fresh[paper.id] = old or ("", "", _NO_TERMS, _NO_COUNTS)  # keeps library order
                 changed.append(paper)
+        # kept at once: a cancelled build keeps the batches it counted (a placeholder's
+        # text never matches a paper with words, so it is counted next time)
+        self._docs = fresh
         for start in range(0, len(changed), BATCH):
             if cancelled is not None and cancelled():
                 return None
@@ -233,7 +236,6 @@ class FeatureCache:
             for paper, (terms, counts) in zip(batch, self._count(batch), strict=True):
                 # copies: a view would keep its whole batch's arrays alive after an edit
                 fresh[paper.id] = (paper.title, paper.abstract, terms.copy(), counts.copy())
-        self._docs = fresh
         return _assemble(fresh, list(self._terms))
 
 

@@ -52,8 +52,10 @@ def features(lib: Library, cancelled: Cancelled | None = None) -> Features | Non
     """The library's TF-IDF features at its current generation (built or brought up
     to date on first use after a change); None if cancelled. Call it from a worker
     thread to have them ready before the first suggestion is asked for."""
-    # a copy of the papers: the GUI thread may edit while a worker reads
-    return _cache(lib).features(lib.generation, list(lib._papers.values()), cancelled)
+    # the generation first, then a copy of the papers (the GUI thread may edit while a
+    # worker reads): an edit in between leaves features newer than their key, never older
+    generation = lib.generation
+    return _cache(lib).features(generation, list(lib._papers.values()), cancelled)
 
 
 def suggest(
@@ -75,6 +77,7 @@ def suggest(
         raise InvalidValueError("Suggestions are for one tag or one reading list: give exactly one of them.")
     if type(limit) is not int or limit < 1:
         raise InvalidValueError(f"a limit is a number of papers, 1 or more, not {limit!r}")
+    generation = lib.generation  # before the copy of the papers: see `features`
     papers = list(lib._papers.values())
     if tag is not None:
         wanted = normalize_tag(text_arg(tag, "a tag"))
@@ -94,7 +97,7 @@ def suggest(
             f"{len(positives)} {'is' if len(positives) == 1 else 'are'}."
         )
     cache = _cache(lib)
-    x = cache.features(lib.generation, papers, cancelled)
+    x = cache.features(generation, papers, cancelled)
     if x is None:
         return []
     from ..discovery import rank
