@@ -167,3 +167,14 @@ def test_the_command_line_prints_suggestions_as_json(tmp_path, seeds):
         text.returncode == 0 and "because of: " in text.stdout and "2 suggested for the tag 'diffusion'" in text.stdout
     )
     assert run_cli("suggest", data_dir=folder).returncode == 2
+
+
+def test_a_build_cancelled_midway_is_finished_by_the_next_request(seeded, monkeypatch):
+    monkeypatch.setattr(discovery, "BATCH", 100)  # the sample library in 4 batches
+    checks = []
+    assert discovering.features(seeded, cancelled=lambda: checks.append(1) or len(checks) > 2) is None
+    x = discovering.features(seeded)
+    fresh = discovery.FeatureCache().features(seeded.generation, list(seeded.papers()))
+    assert x is not None and fresh is not None and x.ids == fresh.ids
+    assert [x.terms[i] for i in x.indices] == [fresh.terms[i] for i in fresh.indices]
+    assert np.allclose(x.data, fresh.data)
