@@ -84,11 +84,7 @@ class Features:
 
     def dot(self, w: FloatArray) -> FloatArray:
         """X · w: one score per row."""
-        prod = self.data * w[self.indices]
-        sums = np.add.reduceat(prod, self.indptr[:-1]) if len(prod) else np.zeros(self.rows, np.float32)
-        # reduceat gives an empty row the next row's first value: empty rows score 0
-        sums[self.indptr[:-1] == self.indptr[1:]] = 0.0
-        return sums.astype(np.float32, copy=False)
+        return row_sums(self.data * w[self.indices], self.indptr)
 
     def sum_rows(self, rows: npt.NDArray[np.int64], weights: FloatArray | None = None) -> FloatArray:
         """Σ weightᵢ · Xᵢ over the given rows (a dense vector over the terms)."""
@@ -244,6 +240,17 @@ def words_of(paper: Paper) -> list[str]:
     return WORD_RE.findall(fold(plain_text(paper.title) + " \n " + plain_text(paper.abstract)))
 
 
+def row_sums(values: FloatArray, indptr: npt.NDArray[np.int64]) -> FloatArray:
+    """The sum of each row's stored values (0 for an empty row)."""
+    out = np.zeros(len(indptr) - 1, np.float32)
+    filled = indptr[:-1] < indptr[1:]
+    # reduceat over the rows that hold values only: an empty row's start would be read as
+    # one value of the next row, or fall past the end of `values` for the last rows
+    if filled.any():
+        out[filled] = np.add.reduceat(values, indptr[:-1][filled])
+    return out
+
+
 def _assemble(docs: dict[str, tuple[str, str, IntArray, npt.NDArray[np.uint16]]], terms: list[str]) -> Features:
     """The TF-IDF matrix from per-paper term counts: sublinear tf, smooth idf, rows L2-normalised."""
     ids = list(docs)
@@ -253,15 +260,18 @@ def _assemble(docs: dict[str, tuple[str, str, IntArray, npt.NDArray[np.uint16]]]
     np.cumsum(lengths, out=indptr[1:])
     if parts:
         indices = np.concatenate([p[2] for p in parts]).astype(np.int32, copy=False)
-        counts = np.concatenate([p[3] for p in parts]).astype(np.float32)
+        data = np.concatenate([p[3] for p in parts]).astype(np.float32)
     else:
-        indices, counts = np.zeros(0, np.int32), np.zeros(0, np.float32)
+        indices, data = np.zeros(0, np.int32), np.zeros(0, np.float32)
     df = np.bincount(indices, minlength=len(terms)).astype(np.float32)
-    idf = np.log((1.0 + len(parts)) / (1.0 + df)) + 1.0
-    data = ((1.0 + np.log(counts)) * idf[indices]).astype(np.float32)
-    norms = np.sqrt(np.add.reduceat(data * data, indptr[:-1])) if len(data) else np.zeros(len(parts), np.float32)
+    idf = (np.log((1.0 + len(parts)) / (1.0 + df)) + 1.0).astype(np.float32)
+    # in place, one array of the matrix's size at a time: at 100,000 papers each is 50 MB
+    np.log(data, out=data)
+    data += 1.0
+    data *= idf[indices]
+    norms = np.sqrt(row_sums(data * data, indptr))
     norms[lengths == 0] = 1.0
-    data /= np.repeat(norms, lengths).astype(np.float32)
+    data /= np.repeat(norms, lengths)
     sums = np.bincount(indices, weights=data, minlength=len(terms)).astype(np.float32)
     return Features(ids, indptr, indices, data, terms, sums)
 
