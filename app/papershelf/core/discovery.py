@@ -71,7 +71,7 @@ class Features:
     indices: IntArray  # column (term id) of each stored value
     data: FloatArray  # its tf-idf weight
     terms: list[str]  # term id → the stemmed term
-    column_sums: FloatArray  # the sum of every row: centroids without touching the matrix again
+    column_sums: FloatArray  # all rows summed, per term: centroids without reading the matrix again
 
     @property
     def rows(self) -> int:
@@ -100,7 +100,7 @@ class Features:
         return np.bincount(self.indices[offsets], weights=values, minlength=len(self.terms)).astype(np.float32)
 
     def take(self, rows: npt.NDArray[np.int64]) -> Features:
-        """The sub-matrix of these rows (the same columns)."""
+        """The sub-matrix of these rows (the same columns; `column_sums` stays the whole matrix's)."""
         starts, ends = self.indptr[rows], self.indptr[rows + 1]
         lengths = ends - starts
         indptr = np.zeros(len(rows) + 1, np.int64)
