@@ -66,7 +66,7 @@ def test_clicking_a_related_paper_selects_it_and_its_own_related_papers_follow(o
     # from the keyboard: Tab reaches the list, Enter on an entry selects it
     view.setFocus(Qt.FocusReason.TabFocusReason)
     view.setCurrentIndex(view.model().index(0, 0))
-    first = [i for i in lib.more_like(target, 9) if i != target][0]
+    first = next(i for i in lib.more_like(target, 9) if i != target)
     qtbot.keyClick(view, Qt.Key.Key_Return)
     assert win.selected_ids() == [first]
 
@@ -78,7 +78,7 @@ def test_a_paper_hidden_by_the_search_is_shown_and_selected(opened, qtbot):
     assert win.model.rowCount() == 1
     pid = select(win, 0)
     qtbot.waitUntil(lambda: related_titles(win) == expected_titles(lib, pid), timeout=10_000)
-    target = [i for i in lib.more_like(pid, 9) if i != pid][0]
+    target = next(i for i in lib.more_like(pid, 9) if i != pid)
     view = win.findChild(QListView, "relatedList")
     qtbot.mouseClick(view.viewport(), Qt.MouseButton.LeftButton, pos=view.visualRect(view.model().index(0, 0)).center())
     qtbot.waitUntil(lambda: win.selected_ids() == [target], timeout=10_000)

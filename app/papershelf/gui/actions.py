@@ -21,6 +21,7 @@ from .keys import PREFERENCES, REDO, keys
 from .online import OnlineActions
 from .paper_model import STATUS_LABELS
 from .record_editor import edit_record
+from .suggest_dialog import choose_and_suggest
 
 if TYPE_CHECKING:
     from .main_window import MainWindow
@@ -126,6 +127,7 @@ class WindowActions(QObject):
             None,
             "findPublishedDerivedAction",
         )
+        self._action(edit, self.tr("Su&ggest Papers…"), lambda: choose_and_suggest(w), None, "suggestAction")
         status_menu = edit.addMenu(self.tr("Mark &As"))
         for n, status in enumerate(Status, 1):
             self._action(

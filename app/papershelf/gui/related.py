@@ -48,7 +48,7 @@ class RelatedModel(QAbstractListModel):
         self.ids = [pid for pid in ids if pid in self.library]
         self.endResetModel()
 
-    def rowCount(self, parent: AnyIndex = QModelIndex()) -> int:  # noqa: B008 (Qt's own default)
+    def rowCount(self, parent: AnyIndex = QModelIndex()) -> int:
         """How many related papers."""
         return 0 if parent.isValid() else len(self.ids)
 
