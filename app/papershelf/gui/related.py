@@ -90,7 +90,10 @@ class RelatedPapers(QWidget):
         self.list.setAccessibleName(self.tr("Related papers"))
         self.list.setModel(self.model)
         self.list.setUniformItemSizes(True)
+        self.list.setSpacing(1)
         self.list.setTextElideMode(Qt.TextElideMode.ElideRight)
+        # titles are cut at the panel's edge (the tooltip has the details), never scrolled sideways
+        self.list.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.list.clicked.connect(self._chosen)
         self.list.activated.connect(self._chosen)  # Enter, or a double click where the style says so
         self.heading.setBuddy(self.list)
@@ -242,5 +245,5 @@ def viewer_split(view: AbstractView, related: RelatedPapers) -> QSplitter:
     split.addWidget(view)
     split.addWidget(related)
     split.setStretchFactor(0, 1)
-    split.setSizes([330, 150])
+    split.setSizes([300, 190])
     return split

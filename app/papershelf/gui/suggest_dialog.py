@@ -87,7 +87,9 @@ class SuggestionModel(QAbstractTableModel):
     def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole) -> object:
         """The columns' names."""
         if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole:
-            return (tr("Title"), tr("Score"), tr("Why: the terms that weighed most"))[section]
+            return (tr("Title"), tr("Score"), tr("Why: the words that weighed most"))[section]
+        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.ToolTipRole and section == 1:
+            return tr("The model's score: the higher, the more like the papers it was trained on")
         return None
 
     def flags(self, index: AnyIndex) -> Qt.ItemFlag:
@@ -146,12 +148,15 @@ class SuggestDialog(QDialog):
         self.setWindowTitle(tr("Suggestions for %s") % what)
         lib = window.library
         carrying = sum(1 for p in lib.papers() if tag in p.tags) if tag else len(lib.list_ids(list_name or ""))
+        intro = (
+            tr("Papers not yet tagged %s, ranked by a model trained on the %s that are.")
+            if tag
+            else tr("Papers not yet on %s, ranked by a model trained on the %s on it.")
+        )
         self.intro = QLabel(
-            tr(
-                "Papers not yet in %s, ranked by a model trained on the %s in it."
-                " The terms are the ones that weighed most."
-            )
-            % (what, n_papers(carrying))
+            (intro % (what, n_papers(carrying)))
+            + " "
+            + (tr("Check the ones to tag.") if tag else tr("Check the ones to add."))
         )
         self.intro.setWordWrap(True)
 
@@ -168,8 +173,7 @@ class SuggestDialog(QDialog):
         header = table.horizontalHeader()
         header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
         header.setSectionResizeMode(1, QHeaderView.ResizeMode.ResizeToContents)
-        header.setSectionResizeMode(2, QHeaderView.ResizeMode.Interactive)
-        header.resizeSection(2, 300)
+        header.setSectionResizeMode(2, QHeaderView.ResizeMode.ResizeToContents)
         table.doubleClicked.connect(self._toggle)
 
         self.busy = QProgressBar()
@@ -204,7 +208,7 @@ class SuggestDialog(QDialog):
         box.addWidget(self.intro)
         box.addWidget(self.stack, 1)
         box.addWidget(buttons)
-        self.resize(820, 480)
+        self.resize(1000, 520)
 
     # ---- asking ---------------------------------------------------------------------
     def start(self) -> None:
