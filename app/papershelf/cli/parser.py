@@ -23,6 +23,7 @@ COMMAND_NAMES = (
     "set",
     "rate",
     "search",
+    "suggest",
     "reindex",
     "export",
     "lists",
@@ -130,6 +131,13 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--list", dest="list_name", metavar="LIST")
     c.add_argument("--area")
     c.add_argument("--sort", choices=("relevance", "added", "title"), default="relevance")
+
+    c = sub.add_parser("suggest", help="papers to add to a tag or a reading list, with the words that explain each")
+    g = c.add_mutually_exclusive_group()
+    g.add_argument("--tag", help="suggest papers for this tag (at least 2 papers must have it)")
+    g.add_argument("--list", dest="list_name", metavar="LIST", help="suggest papers for this reading list")
+    c.add_argument("--limit", type=_positive_int, default=20)
+    c.add_argument("--json", action="store_true", help="print a JSON array of {id, title, score, terms}")
 
     sub.add_parser("reindex", help="rebuild the search index from the library")
 
