@@ -128,3 +128,22 @@ def test_related_papers_wait_for_the_search_index(window, qtbot):
     want = expected_titles(win.library, pid)
     assert want
     qtbot.waitUntil(lambda: related_titles(win) == want, timeout=10_000)
+
+
+def test_closing_the_window_during_a_look_up_leaves_nothing_behind(opened, qtbot, monkeypatch):
+    win, lib = opened.win, opened.lib
+    entered, release = threading.Event(), threading.Event()
+    real = lib.more_like
+
+    def held(paper_id, limit=10):
+        entered.set()
+        release.wait(10)
+        return real(paper_id, limit)
+
+    monkeypatch.setattr(lib, "more_like", held)
+    select(win, 0)
+    qtbot.waitUntil(entered.is_set, timeout=5_000)
+    task = win.related.task
+    opened.close()  # the window closes and the library with it, the look-up still inside
+    release.set()
+    qtbot.waitUntil(lambda: task.finished, timeout=10_000)  # its answer (an error) came back and was dropped

@@ -154,9 +154,9 @@ class RelatedPapers(QWidget):
             ids = lib.more_like(paper_id, RELATED_LIMIT + 1)  # one spare: the paper itself never shows
             return paper_id, ids, (time.perf_counter() - started) * 1000
 
+        # no parent: a look-up still running when the window goes delivers to a live Task (and is dropped)
         self.task = run_task(
             work,
-            parent=self,
             name="papershelf-related",
             on_done=self._done,
             on_error=lambda exc: self._failed(paper_id, exc),
@@ -175,6 +175,8 @@ class RelatedPapers(QWidget):
 
     def _done(self, result: tuple[str, list[str], float]) -> None:
         paper_id, ids, elapsed = result
+        if self.main.closing:
+            return
         if self._next(paper_id) or paper_id != self.paper_id:
             return  # a newer selection wins
         self.elapsed_ms = elapsed
@@ -188,6 +190,8 @@ class RelatedPapers(QWidget):
             self.stack.setCurrentWidget(self.message)
 
     def _failed(self, paper_id: str, exc: BaseException) -> None:
+        if self.main.closing:
+            return  # the library closed under the look-up
         if self._next(paper_id) or paper_id != self.paper_id:
             return
         if isinstance(exc, SearchIndexError) and self.main.index is None:

@@ -219,12 +219,13 @@ class SuggestDialog(QDialog):
         def work(_progress: Callable[[int, int], None], cancelled: Callable[[], bool]) -> list[Any]:
             return list(lib.suggest(tag=tag, list_name=list_name, limit=SUGGESTIONS, cancelled=cancelled))
 
-        # the window holds the task: a dialog closed meanwhile detaches its callbacks (done)
-        self.task = run_task(
-            work, parent=self.main, name="papershelf-suggest", on_done=self._done, on_error=self._failed
-        )
+        # no parent: an answer after the window or the dialog is gone reaches a live Task; a
+        # closed dialog has detached its callbacks (done), a closing window drops it (_done)
+        self.task = run_task(work, name="papershelf-suggest", on_done=self._done, on_error=self._failed)
 
     def _done(self, suggestions: list[Any]) -> None:
+        if self.main.closing:
+            return
         self.model.set_suggestions(suggestions)
         if self.model.rowCount():
             self.stack.setCurrentWidget(self.table)
@@ -235,6 +236,8 @@ class SuggestDialog(QDialog):
         self.answered.emit()
 
     def _failed(self, exc: BaseException) -> None:
+        if self.main.closing:
+            return
         if isinstance(exc, PapershelfError):  # too few papers carry the tag: its own words
             self._say(str(exc))
         else:
