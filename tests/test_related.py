@@ -85,6 +85,26 @@ def test_a_paper_hidden_by_the_search_is_shown_and_selected(opened, qtbot):
     assert win.search_box.text() == "" and win.model.rowCount() == 372
 
 
+def test_a_paper_hidden_by_a_sidebar_filter_is_shown_and_selected(opened, qtbot):
+    win, lib = opened.win, opened.lib
+    pid = select(win, 0)
+    lib.add_tags([pid], ["mine"])
+    opened.settle()
+    panel = win.filter_panel
+    qtbot.waitUntil(lambda: panel.index_of("tag", "mine").isValid(), timeout=10_000)
+    qtbot.mouseClick(
+        panel.viewport(), Qt.MouseButton.LeftButton, pos=panel.visualRect(panel.index_of("tag", "mine")).center()
+    )
+    qtbot.waitUntil(lambda: win.model.rowCount() == 1, timeout=10_000)
+    select(win, 0)
+    qtbot.waitUntil(lambda: related_titles(win) == expected_titles(lib, pid), timeout=10_000)
+    target = next(i for i in lib.more_like(pid, 9) if i != pid)
+    view = win.findChild(QListView, "relatedList")
+    qtbot.mouseClick(view.viewport(), Qt.MouseButton.LeftButton, pos=view.visualRect(view.model().index(0, 0)).center())
+    qtbot.waitUntil(lambda: win.selected_ids() == [target], timeout=10_000)
+    assert win.model.rowCount() == 372 and panel.active["tag"] is None
+
+
 def test_a_newer_selection_wins_over_an_answer_still_on_its_way(opened, qtbot, monkeypatch):
     win, lib = opened.win, opened.lib
     # the first look-up is held inside the index until the second paper is selected

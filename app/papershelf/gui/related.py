@@ -217,7 +217,7 @@ class RelatedPapers(QWidget):
             return
         # hidden by the words or the filters: show the whole library, then select it
         win.statusBar().showMessage(self.tr("Showing all papers to select the related one."), 5000)
-        for kind in ("status", "tag", "area", "list"):
+        for kind in list(win.filter_panel.active):
             win.filter_panel.clear_filter(kind)
         win.filter_panel.clearSelection()
         win.search_box.clear()
