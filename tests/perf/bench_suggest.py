@@ -131,7 +131,9 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     commit = describe_commit()
     t0 = time.perf_counter()
-    print(f"papershelf suggestions benchmark: commit {commit}, python {sys.version.split()[0]}, {os.cpu_count()} CPU(s)")
+    print(
+        f"papershelf suggestions benchmark: commit {commit}, python {sys.version.split()[0]}, {os.cpu_count()} CPU(s)"
+    )
     folder = tempfile.mkdtemp(prefix="papershelf-bench-suggest-", dir=args.tmpdir)
     try:
         prep = run("prepare", folder, args.size, args.seed)

@@ -23,9 +23,9 @@ from __future__ import annotations
 
 import re
 import threading
-from collections import Counter
 from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass, field
+from itertools import chain
 
 import numpy as np
 import numpy.typing as npt
@@ -48,6 +48,7 @@ EXTRA_STOPS = frozenset(
     "such than their theirs them then there these they those through thus too under until up very was were what "
     "where which while who whom why would".split()
 )
+BATCH = 5_000  # papers read in one go when building features (a check for cancelling between)
 _STOP = -1  # the term id of words that carry nothing (stop words, numbers, single letters)
 
 
@@ -119,6 +120,10 @@ class Features:
         return np.bincount(self.indices, weights=values, minlength=len(self.terms)).astype(np.float32)
 
 
+_NO_TERMS: IntArray = np.zeros(0, np.int32)
+_NO_COUNTS: npt.NDArray[np.uint16] = np.zeros(0, np.uint16)
+
+
 class FeatureCache:
     """The library's features, kept between requests (safe from any thread).
 
@@ -187,26 +192,47 @@ class FeatureCache:
         self._words[word] = tid
         return tid
 
-    def _count(self, paper: Paper) -> tuple[IntArray, npt.NDArray[np.uint16]]:
+    def _count(self, papers: list[Paper]) -> list[tuple[IntArray, npt.NDArray[np.uint16]]]:
+        """Each paper's (term ids, counts), for a batch of papers.
+
+        The words of the batch are mapped to term ids in one `map` over all of them and
+        counted in NumPy: a Python loop per word was most of the cost."""
+        if self._stem is None:
+            self._load_analysis()
+        per_paper = [words_of(p) for p in papers]
         words = self._words
-        term_id = self._term_id
-        counts = Counter(tid for w in words_of(paper) if (tid := words[w] if w in words else term_id(w)) >= 0)
-        terms = np.fromiter(counts.keys(), np.int32, len(counts))
-        values = np.fromiter(counts.values(), np.int64, len(counts))
-        return terms, np.minimum(values, 65535).astype(np.uint16)
+        for word in set(chain.from_iterable(per_paper)).difference(words):
+            self._term_id(word)
+        lengths = np.fromiter(map(len, per_paper), np.int64, len(per_paper))
+        tids = np.fromiter(map(words.__getitem__, chain.from_iterable(per_paper)), np.int64, int(lengths.sum()))
+        rows = np.repeat(np.arange(len(papers), dtype=np.int64), lengths)
+        keep = tids >= 0
+        span = max(len(self._terms), 1)
+        keys, counts = np.unique(rows[keep] * span + tids[keep], return_counts=True)
+        key_rows = keys // span
+        terms = (keys - key_rows * span).astype(np.int32)
+        counts16 = np.minimum(counts, 65535).astype(np.uint16)
+        cuts = np.searchsorted(key_rows, np.arange(1, len(papers)))
+        return list(zip(np.split(terms, cuts), np.split(counts16, cuts), strict=True))
 
     def _build(self, papers: list[Paper], cancelled: Cancelled | None) -> Features | None:
         docs = self._docs
         fresh: dict[str, tuple[str, str, IntArray, npt.NDArray[np.uint16]]] = {}
-        for n, paper in enumerate(papers):
-            if cancelled is not None and n % 1000 == 0 and cancelled():
-                return None
-            title, abstract = paper.title, paper.abstract
+        changed: list[Paper] = []
+        for paper in papers:
             old = docs.get(paper.id)
-            if old is not None and old[0] == title and old[1] == abstract:
+            if old is not None and old[0] == paper.title and old[1] == paper.abstract:
                 fresh[paper.id] = old
             else:
-                fresh[paper.id] = (title, abstract, *self._count(paper))
+                fresh[paper.id] = old or ("", "", _NO_TERMS, _NO_COUNTS)  # keeps library order
+                changed.append(paper)
+        for start in range(0, len(changed), BATCH):
+            if cancelled is not None and cancelled():
+                return None
+            batch = changed[start : start + BATCH]
+            for paper, (terms, counts) in zip(batch, self._count(batch), strict=True):
+                # copies: a view would keep its whole batch's arrays alive after an edit
+                fresh[paper.id] = (paper.title, paper.abstract, terms.copy(), counts.copy())
         self._docs = fresh
         return _assemble(fresh, list(self._terms))
 
@@ -245,7 +271,8 @@ def centroid_weights(x: Features, positive: npt.NDArray[np.int64], negative_shar
     """Rocchio: the positives' centroid minus the others' (`negative_share` of it)."""
     pos_sum = x.sum_rows(positive)
     neg_count = max(x.rows - len(positive), 1)
-    return pos_sum / len(positive) - negative_share * (x.column_sums - pos_sum) / neg_count
+    centroids = pos_sum / len(positive) - negative_share * (x.column_sums - pos_sum) / neg_count
+    return centroids.astype(np.float32)
 
 
 def logistic_weights(

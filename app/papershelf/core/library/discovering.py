@@ -87,7 +87,8 @@ def suggest(
         what, where = f"Suggestions for the list {name!r}", f"on the list {name!r}"
     if len(positives) < MIN_POSITIVES:
         raise InvalidValueError(
-            f"{what} need at least {MIN_POSITIVES} papers {where}; {len(positives)} {'is' if len(positives) == 1 else 'are'}."
+            f"{what} need at least {MIN_POSITIVES} papers {where}; "
+            f"{len(positives)} {'is' if len(positives) == 1 else 'are'}."
         )
     cache = _cache(lib)
     x = cache.features(lib.generation, papers, cancelled)
