@@ -82,7 +82,7 @@ class RelatedPapers(QWidget):
         self.shown_for = ""  # the paper whose related papers the list shows
         self.task: Task | None = None  # the look-up running (at most one)
         self.elapsed_ms = 0.0  # how long the last look-up took in the index
-        self.heading = QLabel(self.tr("Related"))
+        self.heading = QLabel(self.tr("&Related"))  # Alt+R: into the list
         self.heading.setObjectName("relatedHeading")
         self.model = RelatedModel(window.library, self)
         self.list = QListView()
