@@ -158,3 +158,11 @@ def test_closing_the_dialog_while_it_ranks_cancels_and_drops_the_answer(opened, 
     qtbot.waitUntil(lambda: bool(saw_cancel), timeout=5_000)
     assert saw_cancel == [True]
     assert win.findChild(SuggestDialog, "suggestDialog") is None
+
+
+def test_with_no_tags_or_lists_the_edit_menu_says_what_to_do_first(window, monkeypatch):
+    asked = []
+    monkeypatch.setattr(QInputDialog, "getItem", staticmethod(lambda *a, **k: asked.append(a) or ("", False)))
+    window.findChild(QAction, "suggestAction").trigger()
+    assert not asked and window.findChild(SuggestDialog, "suggestDialog") is None
+    assert window.statusBar().currentMessage() == "Tag a few papers first: suggestions are papers like them."
