@@ -14,14 +14,15 @@ import threading
 import weakref
 from typing import TYPE_CHECKING
 
-from ..discovery import FeatureCache, Features, Suggestion, rank
+from ..discovery_types import Suggestion
 from ..errors import InvalidValueError
 from ..paper import normalize_tag
 from .checks import text_arg
 from .lists import list_key
 from .searching import Cancelled
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # core/discovery.py loads NumPy: imported when suggestions are first asked for
+    from ..discovery import FeatureCache, Features
     from .facade import Library
 
 __all__ = ["MIN_POSITIVES", "MODEL", "Suggestion", "features", "suggest"]
@@ -41,6 +42,8 @@ def _cache(lib: Library) -> FeatureCache:
     with _caches_lock:
         cache = _caches.get(lib)
         if cache is None:
+            from ..discovery import FeatureCache
+
             cache = _caches[lib] = FeatureCache()
         return cache
 
@@ -94,6 +97,8 @@ def suggest(
     x = cache.features(lib.generation, papers, cancelled)
     if x is None:
         return []
+    from ..discovery import rank
+
     found = rank(x, positives, limit=limit, model=MODEL, cancelled=cancelled)
     if found is None:
         return []
