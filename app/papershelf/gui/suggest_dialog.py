@@ -11,7 +11,7 @@ library's own message, in words, in place of the list.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QAbstractTableModel, QCoreApplication, QModelIndex, QPersistentModelIndex, Qt, Signal
 from PySide6.QtWidgets import (
@@ -29,6 +29,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from ..core.discovery_types import Suggestion
 from ..core.errors import PapershelfError
 from ..core.library import Library
 from ..core.text import plain_text
@@ -48,7 +49,7 @@ def tr(text: str) -> str:
 
 
 class SuggestionModel(QAbstractTableModel):
-    """Suggestions (anything with `paper_id`, `score`, `terms`), best first; the
+    """Suggestions, best first; the
     title column is checkable, and `checked_ids()` are the ones to tag."""
 
     COLUMNS = ("title", "score", "terms")
@@ -57,10 +58,10 @@ class SuggestionModel(QAbstractTableModel):
     def __init__(self, library: Library, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.library = library
-        self.rows: list[Any] = []
+        self.rows: list[Suggestion] = []
         self.checked: set[str] = set()
 
-    def set_suggestions(self, suggestions: Sequence[Any]) -> None:
+    def set_suggestions(self, suggestions: Sequence[Suggestion]) -> None:
         """Show these suggestions (those still in the library), none checked."""
         self.beginResetModel()
         self.rows = [s for s in suggestions if s.paper_id in self.library]
@@ -216,14 +217,14 @@ class SuggestDialog(QDialog):
         lib, tag, list_name = self.main.library, self.tag, self.list_name
         self.stack.setCurrentIndex(0)
 
-        def work(_progress: Callable[[int, int], None], cancelled: Callable[[], bool]) -> list[Any]:
+        def work(_progress: Callable[[int, int], None], cancelled: Callable[[], bool]) -> list[Suggestion]:
             return list(lib.suggest(tag=tag, list_name=list_name, limit=SUGGESTIONS, cancelled=cancelled))
 
         # no parent: an answer after the window or the dialog is gone reaches a live Task; a
         # closed dialog has detached its callbacks (done), a closing window drops it (_done)
         self.task = run_task(work, name="papershelf-suggest", on_done=self._done, on_error=self._failed)
 
-    def _done(self, suggestions: list[Any]) -> None:
+    def _done(self, suggestions: list[Suggestion]) -> None:
         if self.main.closing:
             return
         self.model.set_suggestions(suggestions)
