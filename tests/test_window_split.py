@@ -48,6 +48,7 @@ MENUS = [
             "Add to Reading &List…",
             "&Delete From Library…",
             "Possible &Duplicates…",
+            "Reading &Statistics…",
             "Find &Published Version…",
             "Find Published Versions of Derived Titles…",
             "Mark &As",
