@@ -78,6 +78,9 @@ def test_the_charts_hold_the_library_counts_and_follow_its_edits(window, qtbot):
     weeks = [n for _, n in dialog.weeks_chart.bars()]
     assert len(weeks) == 12 and weeks[-1] == 7 and sum(weeks) == 7
     assert "last change" in dialog.weeks_chart.caption.text()
+    assert dialog.tags_chart.caption.text() == f"{len({*ids[:12], ids[-1]})} of {len(lib)} papers tagged."
+    with_area = sum(1 for p in lib.papers() if p.area)
+    assert dialog.areas_chart.caption.text() == f"{with_area} of {len(lib)} papers have an area."
     assert dialog.summary.text() == f"{len(lib)} papers, 7 of them read."
 
     # closed and opened again: the same dialog, counted again
