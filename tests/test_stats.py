@@ -164,3 +164,30 @@ def test_opening_the_window_does_not_load_the_plotting_library(tmp_path):
     )
     assert res.returncode == 0, res.stderr
     assert res.stdout.splitlines()[-1] == "False True"
+
+
+def test_papers_read_are_counted_by_the_week_of_their_last_change():
+    import datetime as dt
+
+    from papershelf.core.paper import Paper
+    from papershelf.gui.stats import reading_stats
+
+    today = dt.date(2026, 12, 2)  # a Wednesday; its week starts on Monday 30 November
+
+    def read(n: int, stamp: str, status: str = "read") -> Paper:
+        return Paper(f"p{n}", title=f"Paper {n}", status=status, updated=stamp)
+
+    noon = "T12:00:00+00:00"  # noon UTC is the same day in every time zone a test machine uses
+    papers = [
+        read(1, "2026-12-01" + noon),
+        read(2, "2026-11-30" + noon),
+        read(3, "2026-11-29" + noon),  # a Sunday: the week before
+        read(4, "2026-09-14" + noon),  # the Monday of the first of the twelve weeks
+        read(5, "2026-09-13" + noon),  # before them: not drawn
+        read(6, "not a time"),  # a hand-edited store: counted as read, in no week
+        read(7, "2026-12-01" + noon, status="reading"),
+    ]
+    stats = reading_stats(papers, today)
+    assert [d.isoformat() for d, _ in stats.weeks][::11] == ["2026-09-14", "2026-11-30"]
+    assert [n for _, n in stats.weeks] == [1] + [0] * 9 + [1, 2]
+    assert dict(stats.status)["read"] == 6 and stats.total == 7

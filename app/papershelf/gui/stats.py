@@ -6,7 +6,7 @@ why pyqtgraph and not QtCharts or matplotlib). pyqtgraph is imported when the
 dialog is first built, never at start-up: it costs about 0.4 s to import.
 
 The numbers are one pass over `Library.papers()`, done on a worker thread
-(0.2 s at 100,000 papers, more than a frame). The dialog follows the
+(0.12 s at 100,000 papers, more than a frame). The dialog follows the
 library while it is open.
 
 "Read per week": the library does not record when a paper's status became
@@ -74,7 +74,7 @@ def reading_stats(papers: Iterable[Paper], today: _dt.date | None = None) -> Rea
     tags: Counter[str] = Counter()
     areas: Counter[str] = Counter()
     spelling: dict[str, str] = {}  # case-folded area → the first spelling met, to show
-    read_days: Counter[_dt.date] = Counter()
+    read_days: Counter[str] = Counter()  # `updated` of the papers read → how many (a bulk edit shares one)
     total = tagged = with_area = 0
     for p in papers:
         total += 1
@@ -89,11 +89,14 @@ def reading_stats(papers: Iterable[Paper], today: _dt.date | None = None) -> Rea
             areas[key] += 1
             spelling.setdefault(key, p.area)
         if s is Status.READ and p.updated:
-            try:  # stored in UTC; the week is the reader's
-                read_days[_dt.datetime.fromisoformat(p.updated).astimezone().date()] += 1
-            except ValueError:  # a hand-edited store: the paper is counted by status only
-                pass
-    weeks = Counter(d - _dt.timedelta(days=d.weekday()) for d in read_days.elements() if d >= first)
+            read_days[p.updated] += 1
+    weeks: Counter[_dt.date] = Counter()
+    for stamp, n in read_days.items():
+        try:  # stored in UTC; the week is the reader's
+            day = _dt.datetime.fromisoformat(stamp).astimezone().date()
+        except ValueError:  # a hand-edited store: the paper is counted by status only
+            continue
+        weeks[day - _dt.timedelta(days=day.weekday())] += n
     return ReadingStats(
         total=total,
         status=[(s.value, status[s]) for s in Status],
