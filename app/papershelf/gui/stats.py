@@ -132,18 +132,12 @@ class ChartCard(QWidget):
         layout.setContentsMargins(4, 4, 4, 4)
         self.title = QLabel(f"<b>{title}</b>")
         self.stack = QStackedWidget()
-        pal = self.palette()
-        self.plot = pg.PlotWidget(background=pal.color(QPalette.ColorRole.Base))
+        self.plot = pg.PlotWidget()
         self.plot.setMinimumSize(260, 180)
         item = self.plot.getPlotItem()
         item.setMouseEnabled(x=False, y=False)  # a picture to read, not to pan
         item.setMenuEnabled(False)
         item.hideButtons()
-        text = pal.color(QPalette.ColorRole.Text)
-        for side in ("left", "bottom"):
-            axis = item.getAxis(side)
-            axis.setPen(pg.mkPen(pal.color(QPalette.ColorRole.Mid)))
-            axis.setTextPen(pg.mkPen(text))
         self.empty = QLabel()
         self.empty.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self.empty.setWordWrap(True)
@@ -176,6 +170,13 @@ class ChartCard(QWidget):
         pg = self._pg
         item = self.plot.getPlotItem()
         item.clear()
+        # the palette's colours, read at each drawing: the theme may have changed (Preferences)
+        pal = self.palette()
+        self.plot.setBackground(pal.color(QPalette.ColorRole.Base))
+        for side in ("left", "bottom"):
+            axis = item.getAxis(side)
+            axis.setPen(pg.mkPen(pal.color(QPalette.ColorRole.Mid)))
+            axis.setTextPen(pg.mkPen(pal.color(QPalette.ColorRole.Text)))
         if not any(n for _, n in bars):
             self._bars = []
             self.empty.setText(empty_text)
