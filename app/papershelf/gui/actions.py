@@ -21,6 +21,7 @@ from .keys import PREFERENCES, REDO, keys
 from .online import OnlineActions
 from .paper_model import STATUS_LABELS
 from .record_editor import edit_record
+from .stats import ReadingStatsView
 from .suggest_dialog import choose_and_suggest
 
 if TYPE_CHECKING:
@@ -117,6 +118,7 @@ class WindowActions(QObject):
 
         self.duplicates = DuplicatesView(w)
         self._action(edit, self.tr("Possible &Duplicates…"), self.duplicates.open, None, "duplicatesAction")
+        self._action(edit, self.tr("Reading &Statistics…"), ReadingStatsView(w).open, None, "readingStatsAction")
         self._action(
             edit, self.tr("Find &Published Version…"), online.find_published_selected, None, "findPublishedAction"
         )
