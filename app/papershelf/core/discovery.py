@@ -88,24 +88,15 @@ class Features:
 
     def sum_rows(self, rows: npt.NDArray[np.int64], weights: FloatArray | None = None) -> FloatArray:
         """Σ weightᵢ · Xᵢ over the given rows (a dense vector over the terms)."""
-        starts, ends = self.indptr[rows], self.indptr[rows + 1]
-        lengths = ends - starts
-        if not lengths.sum():
-            return np.zeros(len(self.terms), np.float32)
-        # the positions of every stored value of those rows, without a Python loop
-        offsets = np.repeat(starts - np.cumsum(lengths) + lengths, lengths) + np.arange(lengths.sum())
+        indptr, offsets = _gather(self.indptr, rows)
         values = self.data[offsets]
         if weights is not None:
-            values = values * np.repeat(weights, lengths)
+            values = values * np.repeat(weights, np.diff(indptr))
         return np.bincount(self.indices[offsets], weights=values, minlength=len(self.terms)).astype(np.float32)
 
     def take(self, rows: npt.NDArray[np.int64]) -> Features:
         """The sub-matrix of these rows (the same columns; `column_sums` stays the whole matrix's)."""
-        starts, ends = self.indptr[rows], self.indptr[rows + 1]
-        lengths = ends - starts
-        indptr = np.zeros(len(rows) + 1, np.int64)
-        np.cumsum(lengths, out=indptr[1:])
-        offsets = np.repeat(starts - indptr[:-1], lengths) + np.arange(indptr[-1])
+        indptr, offsets = _gather(self.indptr, rows)
         ids = [self.ids[r] for r in rows]
         return Features(ids, indptr, self.indices[offsets], self.data[offsets], self.terms, self.column_sums)
 
@@ -116,8 +107,61 @@ class Features:
         return np.bincount(self.indices, weights=values, minlength=len(self.terms)).astype(np.float32)
 
 
-_NO_TERMS: IntArray = np.zeros(0, np.int32)
-_NO_COUNTS: npt.NDArray[np.uint16] = np.zeros(0, np.uint16)
+CountArray = npt.NDArray[np.uint16]
+
+
+@dataclass(frozen=True)
+class _Counts:
+    """Term counts of papers, CSR like `Features`, and the text each row was counted from."""
+
+    ids: list[str]
+    texts: list[tuple[str, str]]  # (title, abstract) of each row: the paper's own strings, not copies
+    indptr: npt.NDArray[np.int64]
+    indices: IntArray
+    counts: CountArray
+
+    @staticmethod
+    def empty() -> _Counts:
+        return _Counts([], [], np.zeros(1, np.int64), np.zeros(0, np.int32), np.zeros(0, np.uint16))
+
+    def take(self, rows: list[int]) -> _Counts:
+        """These rows, in this order."""
+        at = np.array(rows, np.int64)
+        indptr, offsets = _gather(self.indptr, at)
+        return _Counts(
+            [self.ids[r] for r in rows],
+            [self.texts[r] for r in rows],
+            indptr,
+            self.indices[offsets],
+            self.counts[offsets],
+        )
+
+    @staticmethod
+    def join(parts: list[_Counts]) -> _Counts:
+        """The rows of every part, one part after the other."""
+        parts = [p for p in parts if p.ids] or [_Counts.empty()]
+        lengths = np.concatenate([np.diff(p.indptr) for p in parts])
+        indptr = np.zeros(len(lengths) + 1, np.int64)
+        np.cumsum(lengths, out=indptr[1:])
+        return _Counts(
+            [pid for p in parts for pid in p.ids],
+            [t for p in parts for t in p.texts],
+            indptr,
+            np.concatenate([p.indices for p in parts]),
+            np.concatenate([p.counts for p in parts]),
+        )
+
+
+def _gather(
+    indptr: npt.NDArray[np.int64], rows: npt.NDArray[np.int64]
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+    """For a CSR matrix's `indptr`: the indptr of the sub-matrix of `rows` and the
+    positions of its stored values in the whole (no Python loop over rows)."""
+    starts = indptr[rows]
+    lengths = indptr[rows + 1] - starts
+    sub = np.zeros(len(rows) + 1, np.int64)
+    np.cumsum(lengths, out=sub[1:])
+    return sub, np.repeat(starts - sub[:-1], lengths) + np.arange(sub[-1])
 
 
 class FeatureCache:
@@ -126,14 +170,15 @@ class FeatureCache:
     `features(key, papers)` gives the matrix for `key` (the library's
     generation): the one built last if the key did not change, else one
     reassembled from the per-paper term counts, re-reading only the papers
-    whose title or abstract changed since.
+    whose title or abstract changed since. The counts are kept as one CSR
+    (at 100,000 papers about 75 MB), not an array per paper (twice that).
     """
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._key: Hashable = None
         self._features: Features | None = None
-        self._docs: dict[str, tuple[str, str, IntArray, npt.NDArray[np.uint16]]] = {}
+        self._counts = _Counts.empty()
         self._words: dict[str, int] = {}  # a word as written (folded) → term id, or _STOP
         self._terms: list[str] = []
         self._term_ids: dict[str, int] = {}
@@ -188,8 +233,8 @@ class FeatureCache:
         self._words[word] = tid
         return tid
 
-    def _count(self, papers: list[Paper]) -> list[tuple[IntArray, npt.NDArray[np.uint16]]]:
-        """Each paper's (term ids, counts), for a batch of papers.
+    def _count(self, papers: list[Paper]) -> _Counts:
+        """The term counts of a batch of papers.
 
         The words of the batch are mapped to term ids in one `map` over all of them and
         counted in NumPy: a Python loop per word was most of the cost."""
@@ -204,35 +249,39 @@ class FeatureCache:
         rows = np.repeat(np.arange(len(papers), dtype=np.int64), lengths)
         keep = tids >= 0
         span = max(len(self._terms), 1)
+        # sorted by row, then term: the CSR order
         keys, counts = np.unique(rows[keep] * span + tids[keep], return_counts=True)
         key_rows = keys // span
-        terms = (keys - key_rows * span).astype(np.int32)
-        counts16 = np.minimum(counts, 65535).astype(np.uint16)
-        cuts = np.searchsorted(key_rows, np.arange(1, len(papers)))
-        return list(zip(np.split(terms, cuts), np.split(counts16, cuts), strict=True))
+        indptr = np.zeros(len(papers) + 1, np.int64)
+        np.cumsum(np.bincount(key_rows, minlength=len(papers)), out=indptr[1:])
+        return _Counts(
+            [p.id for p in papers],
+            [(p.title, p.abstract) for p in papers],
+            indptr,
+            (keys - key_rows * span).astype(np.int32),
+            np.minimum(counts, 65535).astype(np.uint16),
+        )
 
     def _build(self, papers: list[Paper], cancelled: Cancelled | None) -> Features | None:
-        docs = self._docs
-        fresh: dict[str, tuple[str, str, IntArray, npt.NDArray[np.uint16]]] = {}
+        old = self._counts
+        row_of = {pid: r for r, pid in enumerate(old.ids)}
+        kept: list[int] = []
         changed: list[Paper] = []
         for paper in papers:
-            old = docs.get(paper.id)
-            if old is not None and old[0] == paper.title and old[1] == paper.abstract:
-                fresh[paper.id] = old
+            r = row_of.get(paper.id)
+            if r is not None and old.texts[r] == (paper.title, paper.abstract):
+                kept.append(r)
             else:
-                fresh[paper.id] = old or ("", "", _NO_TERMS, _NO_COUNTS)  # keeps library order
                 changed.append(paper)
-        # kept at once: a cancelled build keeps the batches it counted (a placeholder's
-        # text never matches a paper with words, so it is counted next time)
-        self._docs = fresh
+        parts = [old.take(kept)]
         for start in range(0, len(changed), BATCH):
             if cancelled is not None and cancelled():
+                # what was counted is kept; the papers not yet read are read next time
+                self._counts = _Counts.join(parts)
                 return None
-            batch = changed[start : start + BATCH]
-            for paper, (terms, counts) in zip(batch, self._count(batch), strict=True):
-                # copies: a view would keep its whole batch's arrays alive after an edit
-                fresh[paper.id] = (paper.title, paper.abstract, terms.copy(), counts.copy())
-        return _assemble(fresh, list(self._terms))
+            parts.append(self._count(changed[start : start + BATCH]))
+        self._counts = counted = _Counts.join(parts)
+        return _assemble(counted, list(self._terms))
 
 
 def words_of(paper: Paper) -> list[str]:
@@ -251,20 +300,13 @@ def row_sums(values: FloatArray, indptr: npt.NDArray[np.int64]) -> FloatArray:
     return out
 
 
-def _assemble(docs: dict[str, tuple[str, str, IntArray, npt.NDArray[np.uint16]]], terms: list[str]) -> Features:
-    """The TF-IDF matrix from per-paper term counts: sublinear tf, smooth idf, rows L2-normalised."""
-    ids = list(docs)
-    parts = list(docs.values())
-    lengths = np.fromiter((len(p[2]) for p in parts), np.int64, len(parts))
-    indptr = np.zeros(len(parts) + 1, np.int64)
-    np.cumsum(lengths, out=indptr[1:])
-    if parts:
-        indices = np.concatenate([p[2] for p in parts]).astype(np.int32, copy=False)
-        data = np.concatenate([p[3] for p in parts]).astype(np.float32)
-    else:
-        indices, data = np.zeros(0, np.int32), np.zeros(0, np.float32)
+def _assemble(counted: _Counts, terms: list[str]) -> Features:
+    """The TF-IDF matrix from term counts: sublinear tf, smooth idf, rows L2-normalised."""
+    indptr, indices = counted.indptr, counted.indices
+    lengths = np.diff(indptr)
+    data = counted.counts.astype(np.float32)
     df = np.bincount(indices, minlength=len(terms)).astype(np.float32)
-    idf = (np.log((1.0 + len(parts)) / (1.0 + df)) + 1.0).astype(np.float32)
+    idf = (np.log((1.0 + len(lengths)) / (1.0 + df)) + 1.0).astype(np.float32)
     # in place, one array of the matrix's size at a time: at 100,000 papers each is 50 MB
     np.log(data, out=data)
     data += 1.0
@@ -273,7 +315,7 @@ def _assemble(docs: dict[str, tuple[str, str, IntArray, npt.NDArray[np.uint16]]]
     norms[lengths == 0] = 1.0
     data /= np.repeat(norms, lengths)
     sums = np.bincount(indices, weights=data, minlength=len(terms)).astype(np.float32)
-    return Features(ids, indptr, indices, data, terms, sums)
+    return Features(list(counted.ids), indptr, indices, data, terms, sums)
 
 
 # ---- the models --------------------------------------------------------------
