@@ -286,7 +286,9 @@ class FeatureCache:
 
 def words_of(paper: Paper) -> list[str]:
     """The folded words of a paper's title and abstract (stop words still in)."""
-    return WORD_RE.findall(fold(plain_text(paper.title) + " \n " + plain_text(paper.abstract)))
+    # a title Papershelf made (from the abstract, or "Untitled paper") says nothing of its own
+    title = "" if paper.title_derived else paper.title
+    return WORD_RE.findall(fold(plain_text(title) + " \n " + plain_text(paper.abstract)))
 
 
 def row_sums(values: FloatArray, indptr: npt.NDArray[np.int64]) -> FloatArray:
@@ -424,7 +426,9 @@ def rank(
         return []
     top = np.argpartition(-scores, limit - 1)[:limit]
     top = top[np.argsort(-scores[top], kind="stable")]
-    return [Suggestion(x.ids[r], float(scores[r]), _top_terms(x, w, int(r))) for r in top]
+    out_list = [Suggestion(x.ids[r], float(scores[r]), _top_terms(x, w, int(r))) for r in top]
+    # a paper that shares no weighed word with the tag's papers is no suggestion, whatever its rank
+    return [sug for sug in out_list if sug.terms]
 
 
 def _top_terms(x: Features, w: FloatArray, row: int) -> list[str]:

@@ -94,7 +94,7 @@ def reading_stats(papers: Iterable[Paper], today: _dt.date | None = None) -> Rea
     for stamp, n in read_days.items():
         try:  # stored in UTC; the week is the reader's
             day = _dt.datetime.fromisoformat(stamp).astimezone().date()
-        except ValueError:  # a hand-edited store: the paper is counted by status only
+        except (ValueError, OverflowError, TypeError):  # a hand-edited store: counted by status only
             continue
         weeks[day - _dt.timedelta(days=day.weekday())] += n
     return ReadingStats(
@@ -374,12 +374,16 @@ class ReadingStatsView(QObject):
 
         def failed(exc: BaseException) -> None:
             self.task = None
-            self.window.show_error(self.tr("The reading statistics could not be counted"), str(exc))
+            if not getattr(self.window, "closing", False):
+                self.window.show_error(self.tr("The reading statistics could not be counted"), str(exc))
 
-        self.task = run_task(work, parent=self, name="papershelf-stats", on_done=self._counted, on_error=failed)
+        # no parent: a count still running when the window goes delivers to a live Task (dropped)
+        self.task = run_task(work, name="papershelf-stats", on_done=self._counted, on_error=failed)
 
     def _counted(self, stats: ReadingStats) -> None:
         self.task = None
+        if getattr(self.window, "closing", False):
+            return
         if self.dialog is not None:
             self.dialog.show_stats(stats)
         if self.again:

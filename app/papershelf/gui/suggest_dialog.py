@@ -277,7 +277,12 @@ class SuggestDialog(QDialog):
         """Tag the checked papers (or add them to the list): one step on the undo stack."""
         win, lib = self.main, self.main.library
         ids = self.model.checked_ids()
+        gone = set(ids) - set(lib.present(ids))
+        if gone:  # deleted or merged away since the suggestions were made
+            self.model.drop(gone)
+            ids = [pid for pid in ids if pid not in gone]
         if not ids:
+            self._update_apply()
             return
         if self.tag:
             tag = self.tag

@@ -389,9 +389,12 @@ class SearchIndex:
             try:
                 s = self._get_searcher()
                 docnum = s.document_number(id=paper_id)
-                if docnum is None:
+                # a paper without an abstract (a .bib entry, a DOI) is like the others by its
+                # title; Whoosh reads stored vectors when given no text, and there are none
+                text = plain_text(paper.abstract) or (plain_text(paper.title) if not paper.title_derived else "")
+                if docnum is None or not text.strip():
                     return []
-                hits = s.more_like(docnum, "abstract", text=plain_text(paper.abstract), top=limit)
+                hits = s.more_like(docnum, "abstract", text=text, top=limit)
                 return [hit["id"] for hit in hits]
             except Exception as exc:
                 raise self._index.read_failed(exc) from exc
