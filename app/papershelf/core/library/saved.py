@@ -148,7 +148,8 @@ def _report(lib: Library, path: Path, stamp: tuple[int, int], why: str, kept: li
         _write(lib, kept)  # the searches that could be read stay saved
     where = f"; the file is kept as {aside.name}" if aside is not None else ""
     if kept:
-        what = f"{len(kept)} saved search{'es' if len(kept) != 1 else ''} could be read and {'are' if len(kept) != 1 else 'is'} kept"
+        many = len(kept) != 1
+        what = f"{len(kept)} saved search{'es' if many else ''} could be read and {'are' if many else 'is'} kept"
     else:
         what = "no saved search could be read from it"
     lib._store.notices.append(f"The saved searches in {path} were damaged ({why}): {what}{where}.")
