@@ -210,7 +210,9 @@ def _key(searches: list[SavedSearch], name: object) -> int:
             return i
     if not searches:
         raise NotFoundError(f"No saved search named {name!r}; there are no saved searches yet.")
-    raise NotFoundError(f"No saved search named {name!r}; " + closest(wanted, [s.name for s in searches], "searches"))
+    raise NotFoundError(
+        f"No saved search named {name!r}; " + closest(wanted, [s.name for s in searches], "saved searches")
+    )
 
 
 # ---- the facade's methods (Library.saved_searches, …: one line each in facade.py) ----
