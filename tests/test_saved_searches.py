@@ -180,6 +180,13 @@ def test_save_apply_count_rename_export_delete_and_persist_across_restarts(opene
     opened.settle()
     assert box.text() == "diffusion" and win.query.tag is None and panel.active["tag"] is None
     assert sorted(win.model.ids()) == diffusion_ids
+    assert panel.active["saved"] == "Diffusion"
+    # a second click shows every paper again
+    qtbot.mouseClick(
+        panel.viewport(), Qt.MouseButton.LeftButton, pos=panel.visualRect(panel.index_of("saved", "Diffusion")).center()
+    )
+    opened.settle()
+    assert box.text() == "" and len(win.model.ids()) == len(lib)
     # 5. rename from the sidebar's context menu
     monkeypatch.setattr(QInputDialog, "getText", lambda *a, **k: ("Diffusion papers", True))
     right_click_panel(win, monkeypatch, "Diffusion", "Rename saved search…")
