@@ -98,6 +98,7 @@ _OPTIONS = {
     "key": [],
     "rate": [],
     "search": ["--json", "--limit", "--status", "--tag", "--list", "--area", "--sort"],
+    "suggest": ["--tag", "--list", "--limit", "--json"],
     "reindex": [],
     "export": ["--tag", "--list", "--status", "--query", "--ids", "--dialect", "--format", "ris"],
     "lists": [],

@@ -20,7 +20,7 @@ pytestmark = pytest.mark.gui
 
 # The menus as the window had them before the split (commit 147ffdd), read offscreen; since
 # then the exports also write RIS (their names no longer say BibTeX) and Edit has Possible
-# Duplicates (issue 13).
+# Duplicates (issue 13), Reading Statistics and Suggest Papers (issue 15).
 MENUS = [
     (
         "&File",
@@ -48,8 +48,10 @@ MENUS = [
             "Add to Reading &List…",
             "&Delete From Library…",
             "Possible &Duplicates…",
+            "Reading &Statistics…",
             "Find &Published Version…",
             "Find Published Versions of Derived Titles…",
+            "Su&ggest Papers…",
             "Mark &As",
             "",
             "&Preferences…",

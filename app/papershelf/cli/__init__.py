@@ -12,6 +12,7 @@ whether a start opens the window or runs a command here. Run on its own,
     parser.py           the grammar (argparse); file paths given instead of a command
     commands.py         the commands that read and edit the library
     search_commands.py  search, reindex and export (whose --query searches)
+    discover.py         suggest: papers for a tag or a list (core/discovery.py's model)
     duplicates.py       possible duplicates: list, merge, keep apart
     records.py          completing records: set (edit fields), add (by identifier), lookup (online)
     output.py           exit codes, errors as one line, tables, JSON
@@ -40,6 +41,7 @@ from .commands import (
     cmd_title,
     first_look,
 )
+from .discover import cmd_suggest
 from .duplicates import cmd_duplicates
 from .output import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, UsageError, guarded, paper_json
 from .parser import COMMAND_NAMES, build_parser, parse_args
@@ -77,6 +79,7 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "rate": cmd_rate,
     "lists": cmd_lists,
     "search": cmd_search,
+    "suggest": cmd_suggest,
     "reindex": cmd_reindex,
     "export": cmd_export,
     "list-add": cmd_list_add,

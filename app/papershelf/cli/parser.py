@@ -23,6 +23,7 @@ COMMAND_NAMES = (
     "set",
     "rate",
     "search",
+    "suggest",
     "reindex",
     "export",
     "lists",
@@ -135,6 +136,13 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="NAME",
         help="a search saved in the window (its words and filters; QUERY and options add to it)",
     )
+
+    c = sub.add_parser("suggest", help="papers to add to a tag or a reading list, with the words that explain each")
+    g = c.add_mutually_exclusive_group()
+    g.add_argument("--tag", help="suggest papers for this tag (at least 2 papers must have it)")
+    g.add_argument("--list", dest="list_name", metavar="LIST", help="suggest papers for this reading list")
+    c.add_argument("--limit", type=_positive_int, default=20)
+    c.add_argument("--json", action="store_true", help="print a JSON array of {id, title, score, terms}")
 
     sub.add_parser("reindex", help="rebuild the search index from the library")
 

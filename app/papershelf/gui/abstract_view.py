@@ -6,7 +6,7 @@ import html
 from collections.abc import Callable
 from pathlib import Path
 
-from PySide6.QtCore import QEvent, QUrl
+from PySide6.QtCore import QEvent, QUrl, Signal
 from PySide6.QtGui import QDesktopServices
 from PySide6.QtWidgets import QTextBrowser, QWidget
 
@@ -31,7 +31,10 @@ DARK = {"muted": "#9aa0a6", "mark": "#7a5c00", "marktext": "#ffffff"}
 
 class AbstractView(QTextBrowser):
     """Read-only and safe: every piece of the paper is escaped; links open in
-    the system browser on click, and only http(s) ones."""
+    the system browser on click, and only http(s) ones. `paperShown` says which
+    paper it shows ("": none, or several selected): the related papers follow it."""
+
+    paperShown = Signal(str)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -56,6 +59,7 @@ class AbstractView(QTextBrowser):
 
     def show_nothing(self, count: int = 0) -> None:
         """No single paper selected: say how many are (`count` > 1), or how to see an abstract."""
+        self.paperShown.emit("")
         if count > 1:
             self.setHtml(f"<p class='meta'>{self.tr('%n papers selected', '', count)}</p>")
         else:
@@ -117,6 +121,7 @@ class AbstractView(QTextBrowser):
         if sources:
             parts.append(f"<p class='meta'>{esc(self.tr('From'))}: {esc(', '.join(sources))}</p>")
         self.setHtml("".join(parts))
+        self.paperShown.emit(paper.id)
 
     def _open_link(self, url: QUrl) -> None:
         if url.scheme() in ("http", "https"):

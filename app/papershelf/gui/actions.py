@@ -21,6 +21,8 @@ from .keys import PREFERENCES, REDO, keys
 from .online import OnlineActions
 from .paper_model import STATUS_LABELS
 from .record_editor import edit_record
+from .stats import ReadingStatsView
+from .suggest_dialog import choose_and_suggest
 
 if TYPE_CHECKING:
     from .main_window import MainWindow
@@ -116,6 +118,7 @@ class WindowActions(QObject):
 
         self.duplicates = DuplicatesView(w)
         self._action(edit, self.tr("Possible &Duplicates…"), self.duplicates.open, None, "duplicatesAction")
+        self._action(edit, self.tr("Reading &Statistics…"), ReadingStatsView(w).open, None, "readingStatsAction")
         self._action(
             edit, self.tr("Find &Published Version…"), online.find_published_selected, None, "findPublishedAction"
         )
@@ -126,6 +129,7 @@ class WindowActions(QObject):
             None,
             "findPublishedDerivedAction",
         )
+        self._action(edit, self.tr("Su&ggest Papers…"), lambda: choose_and_suggest(w), None, "suggestAction")
         status_menu = edit.addMenu(self.tr("Mark &As"))
         for n, status in enumerate(Status, 1):
             self._action(

@@ -35,6 +35,7 @@ from .last_import import LastImport
 from .list_pane import ListPane
 from .paper_menu import PaperMenu
 from .progress import TaskProgress
+from .related import RelatedPapers, viewer_split
 from .search import SearchService
 from .sidebar_controller import SidebarController
 from .tag_panel import TagPanel
@@ -93,10 +94,11 @@ class MainWindow(QMainWindow):
         self.search.answered.connect(pane.show_answer)
         self.abstract_view = AbstractView()
         self.tag_panel = TagPanel()
+        self.related = RelatedPapers(self, self.abstract_view)
 
         self.right_split = QSplitter(Qt.Orientation.Vertical)
         self.right_split.setObjectName("rightSplitter")
-        self.right_split.addWidget(self.abstract_view)
+        self.right_split.addWidget(viewer_split(self.abstract_view, self.related))
         self.right_split.addWidget(self.tag_panel)
         self.right_split.setSizes([480, 260])
         self.main_split = QSplitter(Qt.Orientation.Horizontal)

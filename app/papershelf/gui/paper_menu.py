@@ -20,6 +20,7 @@ from ..core import overview
 from ..core.errors import PapershelfError
 from ..core.paper import RATING_MAX, RATING_MIN, Paper, split_tags
 from .record_editor import edit_record
+from .suggest_dialog import suggest_for
 
 if TYPE_CHECKING:
     from .main_window import MainWindow
@@ -167,6 +168,14 @@ class PaperMenu(QObject):
         find_published = win.findChild(QAction, "findPublishedAction")  # the window's, on the selection
         if find_published is not None:
             menu.addAction(find_published)
+        # the selection's tags: each opens its suggestions (a tag needs 2 papers; the dialog says so)
+        carried = sorted({t for p in papers for t in p.tags}, key=str.casefold)
+        suggest_menu = menu.addMenu(tr("Su&ggest Papers for Tag"))
+        suggest_menu.setObjectName("paperMenuSuggest")
+        suggest_menu.setEnabled(bool(carried))
+        suggest_menu.setToolTip(tr("Papers like the ones carrying a tag, ranked by what they have in common"))
+        for n, tag in enumerate(carried[:20], 1):
+            self._add(suggest_menu, tag, f"paperMenuSuggest{n}", lambda _=False, t=tag: suggest_for(win, tag=t))
 
         menu.addSeparator()
         one = len(ids) == 1

@@ -22,7 +22,7 @@ from ..paper import RATING_MAX, RATING_MIN, Paper, Status, normalize_tag
 from ..query import Answer, Query
 from ..store import Op, Store, now_iso
 from ..text import clean_text
-from . import editing, exporting, importing, merging, restoring
+from . import discovering, editing, exporting, importing, merging, restoring
 from . import lists as reading_lists
 from . import saved as saving  # saved searches: a JSON file beside the store
 from .checks import closest, common_prefix, id_list, status_arg, tag_list, text_arg
@@ -574,6 +574,8 @@ class Library:
         """Papers whose abstracts are like this one's, best first (SearchIndexError
         while the index is not ready)."""
         return self._search.more_like(paper_id, limit)
+
+    suggest = discovering.suggest
 
     # ---- maintenance -------------------------------------------------------
     def compact(self) -> None:
