@@ -131,6 +131,11 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--list", dest="list_name", metavar="LIST")
     c.add_argument("--area")
     c.add_argument("--sort", choices=("relevance", "added", "title"), default="relevance")
+    c.add_argument(
+        "--saved",
+        metavar="NAME",
+        help="a search saved in the window (its words and filters; QUERY and options add to it)",
+    )
 
     c = sub.add_parser("suggest", help="papers to add to a tag or a reading list, with the words that explain each")
     g = c.add_mutually_exclusive_group()
@@ -151,6 +156,7 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--status", type=_status)
     g.add_argument("--query", metavar="QUERY", help="the papers a search finds")
     g.add_argument("--ids", nargs="+", metavar="ID", help="ids or unique id prefixes")
+    g.add_argument("--saved", metavar="NAME", help="the papers a saved search finds")
     c.add_argument(
         "--format",
         choices=("bibtex", "biblatex", "ris"),

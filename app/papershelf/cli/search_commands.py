@@ -1,4 +1,4 @@
-"""The commands that use the search index: search, reindex, and export (whose --query searches).
+"""The commands that use the search index: search, reindex, and export (whose --query and --saved search).
 
 They ask the library (`open_index`, `search`, `snippets`, `reindex`), which
 owns the index; the index's code (Whoosh) is loaded only when one of them runs.
@@ -10,9 +10,11 @@ import argparse
 import os
 import sys
 import time
+from collections.abc import Mapping
 
 from ..core.errors import NothingToExportError
 from ..core.library import Answer, Library, Query
+from ..core.library.saved import SavedSearch
 from .commands import open_library
 from .output import EXIT_OK, UsageError, plural, snippet_text, write_json
 
@@ -49,15 +51,41 @@ def search(lib: Library, query: Query, quiet: bool = False, quiet_again: bool | 
     return answer
 
 
+def saved_search(lib: Library, name: str) -> SavedSearch:
+    """The saved search called `name` (NotFoundError naming the closest); a damaged
+    saved-searches file said on stderr, as the library's other notices are."""
+    before = len(lib.notices)
+    try:
+        return lib.saved_search(name)
+    finally:
+        for notice in lib.notices[before:]:
+            print(f"papershelf: note: {notice}", file=sys.stderr)
+
+
 def cmd_search(args: argparse.Namespace) -> int:
-    """`search QUERY...`: the best matches with a snippet each, or JSON."""
+    """`search QUERY...` (or `--saved NAME`): the best matches with a snippet each, or JSON."""
     text = " ".join(args.query)
+    given = {
+        "status": args.status.value if args.status else None,
+        "tag": args.tag,
+        "area": args.area,
+        "list_name": args.list_name,
+    }
+    with open_library(args, write=False) as lib:
+        if args.saved is not None:  # its words and filters; words and options given add to them
+            saved = saved_search(lib, args.saved)
+            text = f"({saved.text}) {text}" if saved.text.strip() and text.strip() else saved.text or text
+            given = {**saved.filters, **{k: v for k, v in given.items() if v is not None}}
+        return _search(args, lib, text, given)
+
+
+def _search(args: argparse.Namespace, lib: Library, text: str, filters: Mapping[str, str | None]) -> int:
     query = Query(
         text,
-        status=args.status.value if args.status else None,
-        tag=args.tag,
-        area=args.area,
-        list_name=args.list_name,
+        status=filters.get("status"),
+        tag=filters.get("tag"),
+        area=filters.get("area"),
+        list_name=filters.get("list_name"),
         sort=args.sort,
         limit=args.limit,
         facets=False,  # the command line shows none
@@ -65,47 +93,46 @@ def cmd_search(args: argparse.Namespace) -> int:
         suggest=False,  # the command line offers no "did you mean"
         index_order=True,
     )
-    with open_library(args, write=False) as lib:
-        res = search(lib, query, quiet=args.json or not len(lib), quiet_again=args.json)
-        snippets = lib.snippets(res.ids, text)
-        lib.close_index()
-        if args.json:
-            write_json(
-                [
-                    {
-                        "id": pid,
-                        "title": lib.get(pid).title,
-                        "title_derived": lib.get(pid).title_derived,
-                        "score": round(res.scores.get(pid, 0.0), 3),
-                        "snippet": snippet_text(snippets.get(pid, ""), False).replace("«", "").replace("»", ""),
-                        "snippet_html": snippets.get(pid, ""),
-                    }
-                    for pid in res.ids
-                ]
-            )
-            return EXIT_OK
-        if not len(lib):
-            print(
-                "The library is empty, so nothing matches. Import listings with 'papershelf import FILE...' "
-                "or the samples with 'papershelf import --samples'."
-            )
-            return EXIT_OK
-        tty = sys.stdout.isatty()
-        for pid in res.ids:
-            paper = lib.get(pid)
-            score = f"{res.scores[pid]:6.2f}" if pid in res.scores else "      "
-            print(f"{pid}  {score}  {'~' if paper.title_derived else ' '}{paper.title}")
-            if snippets.get(pid):
-                print(f"{'':20}{snippet_text(snippets[pid], tty)}")
-        shown = f"showing {len(res.ids)}" if res.total > len(res.ids) else ""
-        matched = "1 paper matches" if res.total == 1 else f"{res.total} papers match"
-        print(
-            f"\n{matched}"
-            + (f", {shown}" if shown else "")
-            + f" ({res.elapsed_ms:.0f} ms)"
-            + ("; the query was read as plain words" if res.fallback else "")
-            + "."
+    res = search(lib, query, quiet=args.json or not len(lib), quiet_again=args.json)
+    snippets = lib.snippets(res.ids, text)
+    lib.close_index()
+    if args.json:
+        write_json(
+            [
+                {
+                    "id": pid,
+                    "title": lib.get(pid).title,
+                    "title_derived": lib.get(pid).title_derived,
+                    "score": round(res.scores.get(pid, 0.0), 3),
+                    "snippet": snippet_text(snippets.get(pid, ""), False).replace("«", "").replace("»", ""),
+                    "snippet_html": snippets.get(pid, ""),
+                }
+                for pid in res.ids
+            ]
         )
+        return EXIT_OK
+    if not len(lib):
+        print(
+            "The library is empty, so nothing matches. Import listings with 'papershelf import FILE...' "
+            "or the samples with 'papershelf import --samples'."
+        )
+        return EXIT_OK
+    tty = sys.stdout.isatty()
+    for pid in res.ids:
+        paper = lib.get(pid)
+        score = f"{res.scores[pid]:6.2f}" if pid in res.scores else "      "
+        print(f"{pid}  {score}  {'~' if paper.title_derived else ' '}{paper.title}")
+        if snippets.get(pid):
+            print(f"{'':20}{snippet_text(snippets[pid], tty)}")
+    shown = f"showing {len(res.ids)}" if res.total > len(res.ids) else ""
+    matched = "1 paper matches" if res.total == 1 else f"{res.total} papers match"
+    print(
+        f"\n{matched}"
+        + (f", {shown}" if shown else "")
+        + f" ({res.elapsed_ms:.0f} ms)"
+        + ("; the query was read as plain words" if res.fallback else "")
+        + "."
+    )
     return EXIT_OK
 
 
@@ -148,8 +175,11 @@ def cmd_export(args: argparse.Namespace) -> int:
     with open_library(args, write=True) as lib:
         if args.ids:
             ids = [lib.resolve(ref) for ref in args.ids]
-        elif args.query is not None:
-            query = Query(args.query, facets=False, highlight=False, suggest=False, index_order=True)
+        elif args.query is not None or args.saved is not None:
+            if args.saved is not None:
+                query = saved_search(lib, args.saved).query(facets=False, highlight=False, suggest=False)
+            else:
+                query = Query(args.query, facets=False, highlight=False, suggest=False, index_order=True)
             ids = search(lib, query, quiet=args.output == "-").ids
             lib.close_index()  # before the export: its pinned keys are caught up when the index next opens
         elif args.tag is not None or args.list_name is not None or args.status:
@@ -182,6 +212,8 @@ def cmd_export(args: argparse.Namespace) -> int:
 
 
 def _selection(args: argparse.Namespace) -> str:
+    if args.saved is not None:
+        return f"The saved search {args.saved!r}"
     if args.query is not None:
         return f"The search {args.query!r}"
     if args.tag is not None:

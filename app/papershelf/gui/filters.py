@@ -1,4 +1,4 @@
-"""The filter sidebar: status, tags, areas and reading lists, with counts."""
+"""The filter sidebar: status, tags, areas, reading lists and saved searches, with counts."""
 
 from __future__ import annotations
 
@@ -23,7 +23,14 @@ LabelRole = Qt.ItemDataRole.UserRole + 12
 CountRole = Qt.ItemDataRole.UserRole + 13
 COUNT_GAP = 6
 
-GROUPS = (("status", "Status"), ("tag", "Tags"), ("area", "Areas"), ("list", "Reading lists"), ("import", "Imports"))
+GROUPS = (
+    ("status", "Status"),
+    ("tag", "Tags"),
+    ("area", "Areas"),
+    ("list", "Reading lists"),
+    ("saved", "Saved searches"),
+    ("import", "Imports"),
+)
 
 
 def tag_color(tag: str) -> str:
@@ -102,8 +109,9 @@ class FilterPanel(QTreeView):
     """Click an entry to filter by it; click it again (or "All") to drop that filter.
 
     Emits `filterChosen(kind, value)`; value None clears that kind.
-    Context menus on tags (rename, merge, colour) and lists (rename, delete)
-    emit requests the window carries out.
+    Context menus on tags (rename, merge, colour), lists and saved searches
+    (rename, delete) emit requests the window carries out. A saved search's
+    entry (value: its name) applies its words and filters when clicked.
     """
 
     filterChosen = Signal(str, object)
@@ -112,6 +120,9 @@ class FilterPanel(QTreeView):
     renameListRequested = Signal(str)
     deleteListRequested = Signal(str)
     exportRequested = Signal(str, str)  # kind, value
+    renameSavedRequested = Signal(str)
+    deleteSavedRequested = Signal(str)
+    saveSearchRequested = Signal()  # "Save current search…" on the saved searches' heading
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -143,6 +154,7 @@ class FilterPanel(QTreeView):
         self.active: dict[str, str | None] = {kind: None for kind, _ in GROUPS}
         self.clicked.connect(self._on_clicked)
         self.set_last_import("", 0, "")
+        self.set_saved([])
         self.expandAll()
 
     # ---- contents ----------------------------------------------------------
@@ -172,11 +184,21 @@ class FilterPanel(QTreeView):
         self.setRowHidden(group.row(), QModelIndex(), not label)
         self.expandAll()
 
+    def set_saved(self, rows: list[tuple[str, int | None, str]]) -> None:
+        """The saved searches: (name, count or None while it is worked out, tooltip);
+        none hides the heading."""
+        self._fill("saved", [(name, name, count) for name, count, _ in rows])
+        group = self._groups["saved"]
+        for r, (_, _, tip) in enumerate(rows):
+            group.child(r).setToolTip(tip)
+        self.setRowHidden(group.row(), QModelIndex(), not rows)
+        self.expandAll()
+
     def _fill(self, kind: str, rows) -> None:
         group = self._groups[kind]
         group.removeRows(0, group.rowCount())
         for value, label, count in rows:
-            item = QStandardItem(f"{label}  ({count:,})")
+            item = QStandardItem(label if count is None else f"{label}  ({count:,})")
             item.setData(kind, KindRole)
             item.setData(value, ValueRole)
             item.setData(label, LabelRole)
@@ -231,7 +253,12 @@ class FilterPanel(QTreeView):
     def _context_menu(self, pos) -> None:
         index = self.indexAt(pos)
         kind, value = index.data(KindRole), index.data(ValueRole)
-        if not value or kind not in ("tag", "list", "status"):
+        if index.isValid() and index == self._groups["saved"].index():
+            menu = QMenu(self)
+            menu.addAction(self.tr("Save current search…"), self.saveSearchRequested.emit)
+            menu.exec(self.viewport().mapToGlobal(pos))
+            return
+        if not value or kind not in ("tag", "list", "status", "saved"):
             return
         menu = QMenu(self)
         menu.addAction(self.tr("Export…"), lambda: self.exportRequested.emit(kind, value))
@@ -241,6 +268,9 @@ class FilterPanel(QTreeView):
         if kind == "tag":
             menu.addAction(self.tr("Rename or merge tag…"), lambda: self.renameTagRequested.emit(value))
             menu.addAction(self.tr("Tag colour…"), lambda: self.colorTagRequested.emit(value))
+        elif kind == "saved":
+            menu.addAction(self.tr("Rename saved search…"), lambda: self.renameSavedRequested.emit(value))
+            menu.addAction(self.tr("Delete saved search…"), lambda: self.deleteSavedRequested.emit(value))
         else:
             menu.addAction(self.tr("Rename list…"), lambda: self.renameListRequested.emit(value))
             menu.addAction(self.tr("Delete list…"), lambda: self.deleteListRequested.emit(value))

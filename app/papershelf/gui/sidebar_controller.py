@@ -1,5 +1,6 @@
 """The sidebar's side of the window: filters chosen, tags and reading lists renamed,
-coloured, deleted or exported from it, and the counts it shows.
+coloured, deleted or exported from it, saved searches applied (`SavedSearches`),
+and the counts it shows.
 
 The counts come with each answer of the search index; while the index is
 not open, and right after an edit (which reaches the index a moment later),
@@ -18,6 +19,7 @@ from ..core import overview
 from ..core.paper import normalize_tag
 from ..core.query import Answer, Query
 from .filters import set_tag_color, tag_color
+from .saved_searches import SavedSearches
 
 if TYPE_CHECKING:
     from .main_window import MainWindow
@@ -43,10 +45,14 @@ class SidebarController(QObject):
         panel.renameListRequested.connect(self.rename_list)
         panel.deleteListRequested.connect(self.delete_list)
         panel.exportRequested.connect(self.export)
+        self.saved = SavedSearches(window)
 
     def filter_chosen(self, kind: str, value: object) -> None:
         """Show the papers of a sidebar entry (value None: the entry's group unfiltered)."""
         win = self.window
+        if kind == "saved":
+            self.saved.apply(value if isinstance(value, str) else None)
+            return
         if kind == "import":
             win.query = win.query.with_(only_ids=win.last_import.ids if value else None)
         else:
@@ -135,8 +141,11 @@ class SidebarController(QObject):
         win.run_search()
 
     def export(self, kind: str, value: str) -> None:
-        """Export the papers of a sidebar entry (a reading list, a tag or a status)."""
+        """Export the papers of a sidebar entry (a reading list, a tag, a status or a saved search)."""
         win = self.window
+        if kind == "saved":
+            self.saved.export(value)
+            return
         win.transfers.export_ids(overview.sidebar_export_ids(win.library, kind, value), value)
 
     def refresh_lists_and_tags(self) -> None:

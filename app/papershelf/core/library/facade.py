@@ -24,6 +24,7 @@ from ..store import Op, Store, now_iso
 from ..text import clean_text
 from . import discovering, editing, exporting, importing, merging, restoring
 from . import lists as reading_lists
+from . import saved as saving  # saved searches: a JSON file beside the store
 from .checks import closest, common_prefix, id_list, status_arg, tag_list, text_arg
 from .importing import FileReport
 from .searching import Cancelled, IndexKeeper, IndexStatus, Progress
@@ -498,6 +499,9 @@ class Library:
     def delete_list(self, name: str) -> None:
         """Delete a reading list; its papers stay in the library."""
         reading_lists.delete_list(self, name)
+
+    saved_searches, saved_search, save_search = saving.saved_searches, saving.saved_search, saving.save_search
+    delete_saved_search, rename_saved_search = saving.delete_saved_search, saving.rename_saved_search
 
     # ---- searching (see searching.py) ----------------------------------------
     def open_index(
