@@ -44,6 +44,7 @@ MENUS = [
             "&Redo",
             "",
             "&Find",
+            "Sa&ve Search…",
             "Edit R&ecord…",
             "Add to Reading &List…",
             "&Delete From Library…",

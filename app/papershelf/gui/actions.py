@@ -100,6 +100,7 @@ class WindowActions(QObject):
         w.addAction(redo)
         edit.addSeparator()
         self._action(edit, self.tr("&Find"), w.pane.focus_search, QKeySequence.StandardKey.Find, "findAction")
+        self._action(edit, self.tr("Sa&ve Search…"), lambda: w.sidebar.saved.save_current(), None, "saveSearchAction")
         # the record editor: F2, the usual "edit this item" key; double-click on a row too (paper_menu.py)
         self._action(edit, self.tr("Edit R&ecord…"), lambda: edit_record(w), QKeySequence("F2"), "editRecordAction")
         self._action(
