@@ -144,10 +144,16 @@ def settings(tmp_path, qapp):
 @pytest.fixture
 def window(qtbot, tmp_path, settings):
     """The real window on a small library (the first listing), without its index."""
+    yield from window_on(qtbot, tmp_path / "library", SEEDS[:1])
+
+
+def window_on(qtbot, folder: Path, files: list[Path]):
+    """The real window, without its index, on a new library of these files: for a fixture to
+    `yield from`; closed with its library afterwards."""
     from papershelf.gui.main_window import MainWindow
 
-    lib = Library.open(tmp_path / "library")
-    lib.import_files(SEEDS[:1])
+    lib = Library.open(folder)
+    lib.import_files(files)
     win = MainWindow(lib, open_index=False)
     qtbot.addWidget(win)
     win.show()

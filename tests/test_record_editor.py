@@ -12,7 +12,7 @@ from PySide6.QtCore import QItemSelectionModel, Qt
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QAbstractItemView, QFormLayout, QLabel, QLineEdit, QToolButton
 
-from conftest import SEEDS
+from conftest import SEEDS, window_on
 from papershelf.core.library import Library
 from papershelf.gui.record_editor import FieldRow, RecordEditor
 from test_paper_menu import right_click, select_rows
@@ -92,16 +92,7 @@ def click_ok(qtbot, dialog: RecordEditor) -> None:
 @pytest.fixture
 def xampl_window(qtbot, tmp_path, settings):
     """The real window on a library of the first listing and xampl.bib."""
-    from papershelf.gui.main_window import MainWindow
-
-    lib = Library.open(tmp_path / "library")
-    lib.import_files([SEEDS[0], xampl_bib()])
-    win = MainWindow(lib, open_index=False)
-    qtbot.addWidget(win)
-    win.show()
-    yield win
-    win.close()
-    lib.close()
+    yield from window_on(qtbot, tmp_path / "library", [SEEDS[0], xampl_bib()])
 
 
 def by_key(lib: Library, key: str) -> str:
@@ -427,21 +418,13 @@ def test_a_key_pinned_after_an_edit_survives_its_undo_and_redo_a_key_it_typed_do
 @pytest.fixture
 def examples_window(qtbot, tmp_path, settings):
     """The real window on a library of biblatex-examples.bib (BibLaTeX's own types and dates)."""
-    from papershelf.gui.main_window import MainWindow
 
     if shutil.which("kpsewhich") is None:
         pytest.skip("needs TeX Live's kpsewhich")
     found = subprocess.run(["kpsewhich", "biblatex-examples.bib"], capture_output=True, text=True).stdout.strip()
     if not found:
         pytest.skip("biblatex-examples.bib is not installed")
-    lib = Library.open(tmp_path / "library")
-    lib.import_files([Path(found)])
-    win = MainWindow(lib, open_index=False)
-    qtbot.addWidget(win)
-    win.show()
-    yield win
-    win.close()
-    lib.close()
+    yield from window_on(qtbot, tmp_path / "library", [Path(found)])
 
 
 def test_a_biblatex_date_meets_the_year_requirement_and_is_edited_whole(examples_window, qtbot):
