@@ -126,17 +126,51 @@ def cmd_add(args: argparse.Namespace) -> int:
     return EXIT_FAILED if failed else EXIT_OK
 
 
-def _proposals(args: argparse.Namespace, lib_papers: list[Any]) -> Iterator[Proposal]:
+class _Progress:
+    """How far a look-up batch is, on stderr: a line rewritten in place on a terminal; into a pipe
+    or a file (a script, `2>&1 | tee`), a line per paper as it is done, flushed, so a long batch
+    is never silent."""
+
+    def __init__(self, total: int, quiet: bool) -> None:
+        self.total = total
+        self.tty = sys.stderr.isatty()
+        self.quiet = quiet and self.tty  # a pipe gets its lines even with --json (stdout is the JSON)
+        self.done = 0
+        if not self.tty:
+            self._say(f"papershelf: looking up {plural(total)}…")
+
+    def _say(self, text: str, end: str = "\n") -> None:
+        try:
+            print(text, end=end, file=sys.stderr, flush=True)
+        except OSError:  # stderr closed under us (the reader of the pipe went away): carry on
+            pass
+
+    def step(self, proposal: Proposal, stopped: str) -> None:
+        self.done += 1
+        if self.quiet or (stopped and proposal.message == stopped and not self.tty):  # said once, at the end
+            return
+        if self.tty:
+            self._say(f"\rlooking up {self.done}/{self.total}…", end="")
+            return
+        state = (
+            ("confident" if proposal.automatic else "proposed")
+            if proposal.changes
+            else "failed"
+            if proposal.failed
+            else "nothing found"
+        )
+        self._say(f"papershelf: {self.done}/{self.total} {proposal.paper_id}: {state}")
+
+    def end(self) -> None:
+        if self.tty and not self.quiet and self.done:
+            self._say("")
+
+
+def _proposals(args: argparse.Namespace, lib_papers: list[Any], reach: Any) -> Iterator[Proposal]:
     from ..core.online.lookup import lookup_many
 
-    total = len(lib_papers)
-
-    def progress(done: int, _total: int) -> None:
-        if not args.json and sys.stderr.isatty():
-            print(f"\rlooking up {done}/{total}…", end="", file=sys.stderr, flush=True)
-
     with _http(args) as http:
-        yield from lookup_many(http, lib_papers, progress)
+        yield from lookup_many(http, lib_papers, reach=reach)
 
 
 def cmd_lookup(args: argparse.Namespace) -> int:
@@ -156,14 +190,25 @@ def cmd_lookup(args: argparse.Namespace) -> int:
     if not papers:
         print("no paper has a derived title: nothing to look up")
         return EXIT_OK
+    from ..core.online.lookup import Reach
+
     results: list[Proposal] = []
+    progress = _Progress(len(papers), quiet=args.json)
+    reach = Reach()
     try:
-        for proposal in _proposals(args, papers):
+        for proposal in _proposals(args, papers, reach):
             results.append(proposal)
+            progress.step(proposal, reach.stopped)
     except KeyboardInterrupt:
         print(f"\nstopped after {plural(len(results))}", file=sys.stderr)
-    if sys.stderr.isatty() and not args.json:
-        print(file=sys.stderr)
+    progress.end()
+    stopped = reach.stopped
+    if stopped:  # none of the services can be reached: one message, not one per paper
+        asked = sum(1 for p in results if p.message != stopped) + 1
+        print(f"papershelf: {stopped} Stopped after {min(asked, len(results))} of {plural(len(papers))}.", file=sys.stderr)
+    else:
+        for service, count in reach.skipped.items():
+            print(f"papershelf: {reach.skipped_note(service)[:-1]}: skipped for {plural(count)}.", file=sys.stderr)
     if args.apply:
         wanted = [p for p in results if p.changes and (p.automatic or args.accept)]
         if wanted:
@@ -184,7 +229,9 @@ def cmd_lookup(args: argparse.Namespace) -> int:
     if args.json:
         write_json([_proposal_json(p) for p in results])
     else:
-        _print_proposals(results, args.apply)
+        shown = [p for p in results if not stopped or p.message != stopped]
+        if shown or not stopped:
+            _print_proposals(shown, args.apply)
     return EXIT_FAILED if any(p.failed for p in results) else EXIT_OK
 
 

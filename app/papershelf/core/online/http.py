@@ -48,6 +48,7 @@ from papershelf.core.online.records import (
     RateLimited,
     ServerError,
     TimedOut,
+    Unreachable,
 )
 
 __all__ = [  # base_url, rate_scale and the constants live in _limits.py: they are still this module's
@@ -512,6 +513,9 @@ class Http:
 def _failure(exc: Exception, service: str, url: str, timeout: float) -> OnlineError:
     """httpx's failure as an OnlineError in a user's words."""
     who, nothing = _who(service), "nothing was changed."
+    if isinstance(exc, httpx.ConnectTimeout):  # no answer to the connection itself: as good as unreachable
+        reason = f"connecting took more than {min(timeout, 10.0):g} s"
+        return Unreachable(f"Cannot reach {who}: {reason}. Check your internet connection; {nothing}", service, url, reason)
     if isinstance(exc, httpx.TimeoutException):
         phase = "connecting" if isinstance(exc, httpx.ConnectTimeout) else "answering"
         return TimedOut(
@@ -522,7 +526,9 @@ def _failure(exc: Exception, service: str, url: str, timeout: float) -> OnlineEr
         )
     if isinstance(exc, (httpx.ConnectError, httpx.ProxyError)):
         reason = _network_reason(exc)
-        return Offline(f"Cannot reach {who}: {reason}. Check your internet connection; {nothing}", service, url)
+        return Unreachable(
+            f"Cannot reach {who}: {reason}. Check your internet connection; {nothing}", service, url, reason
+        )
     if isinstance(exc, (httpx.ReadError, httpx.WriteError, httpx.CloseError, httpx.RemoteProtocolError)):
         return Offline(
             f"The connection to {who} broke off: {_network_reason(exc)}. Check your internet connection and try "
@@ -563,6 +569,8 @@ def _network_reason(exc: Exception) -> str:
         return "the connection was refused"
     if any(s in low for s in ("name or service not known", "nodename", "getaddrinfo", "name resolution")):
         return "its name could not be looked up (DNS)"
+    if any(s in low for s in ("ssl", "tls", "certificate", "handshake")):
+        return "no secure connection could be made (TLS)"
     if "unreachable" in low:
         return "the network is unreachable"
     if "reset" in low:

@@ -57,7 +57,7 @@ from .matching import (
     search_text,
     title_similarity,
 )
-from .records import SERVICE_NAMES, Cancelled, FoundRecord, OnlineError, Proposal
+from .records import SERVICE_NAMES, Cancelled, FoundRecord, OnlineError, Proposal, Unreachable
 
 if TYPE_CHECKING:
     from ..paper import Paper
@@ -66,6 +66,7 @@ if TYPE_CHECKING:
 __all__ = [
     "AUTO_CONFIDENCE",
     "PROPOSE_CONFIDENCE",
+    "Reach",
     "bibtex_names",
     "changes_for",
     "lookup",
@@ -204,15 +205,17 @@ class _PublishedUnread(Exception):
 
 
 def _published(
-    http: Http, paper: Paper, rec: FoundRecord, conf: float, notes: list[str]
+    http: Http, paper: Paper, rec: FoundRecord, conf: float, notes: list[str], reach: Reach
 ) -> tuple[FoundRecord, float, list[str]] | None:
     """The published version an arXiv record names by DOI, when Crossref knows it and it is
     the same work (title or abstract agree, authors do not disagree)."""
     try:
         pub = svc.crossref_by_doi(http, rec.doi)
+        reach.answered("crossref")
     except Cancelled:
         raise
     except OnlineError as error:
+        reach.failed("crossref", error)
         notes.append(f"the published version ({rec.doi}) could not be read: {_failure('crossref', error)}")
         raise _PublishedUnread from error
     same_title = title_similarity(rec.title, pub.title) >= 0.6
@@ -234,9 +237,73 @@ def _published(
     return merged, max(pub_conf, conf) if pub_abstract else conf, reasons
 
 
-def lookup(http: Http, paper: Paper, services: Sequence[str] = DEFAULT_SERVICES) -> Proposal:
+class Reach:
+    """Which services a batch gave up on because they could not be reached (records.Unreachable:
+    DNS, refused, no route, TLS, a connection timed out), so the rest of the batch does not wait on
+    them paper after paper (arXiv's 3 s each).
+
+    A service unreachable before it answered anything in the batch is given up on at once; one
+    that had answered, after GIVE_UP_AFTER unreachable requests in a row (the network went away,
+    not a blip). An answer of any kind (a 5xx, a 429 after its retries, a malformed page) shows
+    the service is there: it is never given up on. When every service of the batch is given up
+    on, `stopped` says so in one sentence and the batch asks nothing more."""
+
+    GIVE_UP_AFTER = 3
+
+    def __init__(self, services: Sequence[str] = DEFAULT_SERVICES) -> None:
+        self.services = tuple(services)
+        self.gone: dict[str, Unreachable] = {}  # service → the error that made us give up on it
+        self.skipped: dict[str, int] = {}  # service → papers looked up without it
+        self._answered: set[str] = set()
+        self._streak: dict[str, int] = {}
+
+    def answered(self, service: str) -> None:
+        """`service` answered (whatever it said)."""
+        self._answered.add(service)
+        self._streak[service] = 0
+
+    def failed(self, service: str, error: OnlineError) -> None:
+        """A request to `service` failed with `error`."""
+        if not isinstance(error, Unreachable):
+            self.answered(service)
+            return
+        self._streak[service] = self._streak.get(service, 0) + 1
+        if service not in self._answered or self._streak[service] >= self.GIVE_UP_AFTER:
+            self.gone.setdefault(service, error)
+
+    def skip(self, service: str) -> bool:
+        """Whether `service` is skipped (counted, for the report)."""
+        if service in self.gone:
+            self.skipped[service] = self.skipped.get(service, 0) + 1
+            return True
+        return False
+
+    @property
+    def stopped(self) -> str:
+        """Why the batch stopped ("" while it goes on): none of its services can be reached."""
+        if not self.services or any(s not in self.gone for s in self.services):
+            return ""
+        names = [SERVICE_NAMES.get(s, s) for s in self.services]
+        listed = names[0] if len(names) == 1 else ", ".join(names[:-1]) + " or " + names[-1]
+        first = next(iter(self.gone.items()))
+        why = f" {SERVICE_NAMES.get(first[0], first[0])}: {first[1].reason}." if first[1].reason else ""
+        return f"Cannot reach {listed}: check your internet connection; nothing was changed.{why}"
+
+    def skipped_note(self, service: str) -> str:
+        """What a paper looked up without `service` says about it."""
+        error = self.gone[service]
+        name = SERVICE_NAMES.get(service, service)
+        why = f" ({error.reason})" if error.reason else ""
+        return f"{name} was skipped: it could not be reached{why}."
+
+
+def lookup(
+    http: Http, paper: Paper, services: Sequence[str] = DEFAULT_SERVICES, reach: Reach | None = None
+) -> Proposal:
     """Look one paper up; never raises for a failure of this paper (the message says what
-    happened), only Cancelled."""
+    happened), only Cancelled. `reach` (a batch's) skips the services it gave up on and learns
+    from every request."""
+    reach = reach if reach is not None else Reach(services)
     if not (real_abstract(paper.abstract) or paper.doi or paper.arxiv_id or (paper.title and not paper.title_derived)):
         return Proposal(paper.id, message="Nothing to search with: the paper has no abstract, title, DOI or arXiv id.")
     failures: list[str] = []
@@ -246,13 +313,21 @@ def lookup(http: Http, paper: Paper, services: Sequence[str] = DEFAULT_SERVICES)
     steps = [("doi", paper.doi)] if paper.doi else []
     steps += [("arxiv-id", paper.arxiv_id)] if paper.arxiv_id else []
     for service in [*steps, *((s, "") for s in services)]:
+        # the DOI goes to Crossref first, the arXiv id to arXiv
+        asked = {"doi": "crossref", "arxiv-id": "arxiv"}.get(service[0], service[0]) if service[1] else service[0]
+        if reach.skip(asked):
+            if service[1] == "":
+                failures.append(reach.skipped_note(asked))
+            continue
         try:
             found = _identified(http, *service) if service[1] else _search(http, service[0], paper)
         except Cancelled:
             raise
         except OnlineError as error:
-            failures.append(_failure(error.service or service[0], error))
+            failures.append(_failure(error.service or asked, error))
+            reach.failed(error.service or asked, error)
             continue
+        reach.answered(asked)
         for rec in found:
             conf, reasons = score(paper, rec)
             if any("rejected" in r for r in reasons):
@@ -276,7 +351,10 @@ def lookup(http: Http, paper: Paper, services: Sequence[str] = DEFAULT_SERVICES)
         and best[0] >= PROPOSE_CONFIDENCE
     ):
         try:
-            published = _published(http, paper, best[1], best[0], notes)
+            if reach.skip("crossref"):
+                notes.append(f"the published version ({best[1].doi}) was not read: {reach.skipped_note('crossref')}")
+                raise _PublishedUnread
+            published = _published(http, paper, best[1], best[0], notes, reach)
         except _PublishedUnread:
             failed = True
         else:
@@ -332,12 +410,24 @@ def lookup_many(
     papers: Iterable[Paper],
     progress: Callable[[int, int], None] | None = None,
     services: Sequence[str] = DEFAULT_SERVICES,
+    reach: Reach | None = None,
 ) -> Iterator[Proposal]:
     """Look papers up one after the other, yielding each paper's Proposal as it is ready;
     `progress(done, total)` after each. A paper's failure is its Proposal's message and the
-    batch goes on; Cancelled stops it (raised from the iterator)."""
+    batch goes on; Cancelled stops it (raised from the iterator).
+
+    A service that cannot be reached is skipped for the rest of the batch (`reach`, see Reach);
+    when none can be, the batch stops: every paper left gets a failed Proposal saying so
+    (`reach.stopped`) at once, without a request."""
     todo = list(papers)
+    reach = reach if reach is not None else Reach(services)
     for done, paper in enumerate(todo, 1):
-        yield lookup(http, paper, services)
+        if reach.stopped:
+            proposal = Proposal(paper.id, message=reach.stopped, failed=True)
+        else:
+            proposal = lookup(http, paper, services, reach)
+            if reach.stopped and not proposal.changes:  # the paper that found out: said alike
+                proposal.message, proposal.failed = reach.stopped, True
+        yield proposal
         if progress is not None:
             progress(done, len(todo))

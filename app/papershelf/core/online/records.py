@@ -50,7 +50,18 @@ class OnlineError(Exception):
 
 
 class Offline(OnlineError):
-    """No connection to the service (refused, no route, DNS failure)."""
+    """No connection to the service (refused, no route, DNS failure), or it broke off."""
+
+
+class Unreachable(Offline):
+    """The service could not be reached at all: its name was not looked up (DNS), the connection
+    was refused or timed out, no route, no secure connection (TLS). Unlike a 5xx or a 429 (the
+    service answered), asking it again for the next paper would fail the same way: a batch skips
+    it. `reason` is why, in a few words ("the connection was refused")."""
+
+    def __init__(self, message: str, service: str = "", url: str = "", reason: str = ""):
+        super().__init__(message, service, url)
+        self.reason = reason
 
 
 class TimedOut(OnlineError):
