@@ -125,3 +125,103 @@ def test_an_edit_made_while_the_look_up_runs_is_never_overwritten(replay, data_d
     (result,) = json.loads(res.stdout)
     assert result["applied"] is False and "edited while the look-up ran" in result["message"], result
     assert _papers(data_dir)[pid]["title"] == "My Own Careful Title"
+
+
+# ---- issue 20, defect 3: an offline batch gives up at once, and says how far it is into a pipe ----
+
+STOP = (
+    "Cannot reach arXiv, OpenAlex, Crossref or Semantic Scholar: check your internet connection; nothing was changed."
+)
+
+
+def _derived(data_dir) -> list[str]:
+    return [pid for pid, p in _papers(data_dir).items() if p["title_derived"]]
+
+
+def test_offline_the_batch_stops_after_the_first_paper_with_one_message(data_dir):
+    # every service is a closed port (tests/conftest.py), and arXiv's real 3 s between requests:
+    # a batch that asked for each paper would wait minutes (and outlast run_cli's timeout)
+    assert run_cli("import", str(SEEDS[1]), data_dir=data_dir).returncode == 0
+    before = _papers(data_dir)
+    derived = _derived(data_dir)
+    assert len(derived) >= 10
+    res = run_cli("lookup", "--derived", data_dir=data_dir, env={"PAPERSHELF_RATE_SCALE": "1"})
+    assert res.returncode == 1
+    assert res.stdout == ""  # no paper was looked up: nothing to list
+    lines = res.stderr.splitlines()
+    # into a pipe: it says at once what it does, then the one reason it stopped
+    assert lines == [
+        f"papershelf: looking up {len(derived)} papers…",
+        f"papershelf: {STOP} arXiv: the connection was refused. Stopped after 1 of {len(derived)} papers.",
+    ]
+    assert _papers(data_dir) == before
+
+
+def test_a_name_that_does_not_resolve_stops_the_batch_and_every_paper_says_why(data_dir):
+    assert run_cli("import", str(SEEDS[1]), data_dir=data_dir).returncode == 0
+    derived = _derived(data_dir)
+    nowhere = {f"PAPERSHELF_{s}_URL": "http://papershelf-test.invalid" for s in ("ARXIV", "CROSSREF", "OPENALEX", "S2")}
+    res = run_cli("lookup", "--derived", "--json", data_dir=data_dir, env={**nowhere, "PAPERSHELF_RATE_SCALE": "1"})
+    assert res.returncode == 1
+    results = json.loads(res.stdout)
+    assert [r["id"] for r in results] == derived  # every paper is in the answer, none was changed
+    reason = f"{STOP} arXiv: its name could not be looked up (DNS)."
+    assert {r["message"] for r in results} == {reason}
+    assert all(r["changes"] == {} and not r["applied"] for r in results)
+    assert res.stderr.count("Cannot reach") == 1 and "Traceback" not in res.stderr
+
+
+def test_no_secure_connection_stops_the_batch(replay, data_dir):
+    assert run_cli("import", str(SEEDS[1]), data_dir=data_dir).returncode == 0
+    derived = _derived(data_dir)
+    # https:// to the plain-HTTP loopback server: the TLS handshake fails
+    tls = {
+        f"PAPERSHELF_{s.upper()}_URL": replay.base(s).replace("http://", "https://")
+        for s in ("arxiv", "crossref", "openalex", "s2")
+    }
+    res = run_cli("lookup", "--derived", data_dir=data_dir, env={**tls, "PAPERSHELF_RATE_SCALE": "1"})
+    assert res.returncode == 1, res.stderr
+    assert res.stderr.splitlines()[-1] == (
+        f"papershelf: {STOP} arXiv: no secure connection could be made (TLS). Stopped after 1 of {len(derived)} papers."
+    )
+    assert not replay.requests  # no request was ever read as one
+
+
+def test_one_unreachable_service_is_skipped_and_the_batch_goes_on_with_the_others(replay, data_dir):
+    serve_seeds(replay)
+    assert run_cli("import", str(SEEDS[0]), data_dir=data_dir).returncode == 0
+    derived = _derived(data_dir)
+    env = {**replay.env(), "PAPERSHELF_S2_URL": "http://127.0.0.1:9"}
+    res = run_cli("lookup", "--derived", "--json", data_dir=data_dir, env=env)
+    results = json.loads(res.stdout)
+    assert [r["id"] for r in results] == derived
+    assert sum(bool(r["changes"]) for r in results) >= 10  # the others answered
+    skipped = [r for r in results if "Semantic Scholar was skipped: it could not be reached" in r["message"]]
+    assert skipped  # the papers that would have asked it after it failed say so
+    assert sum("Cannot reach Semantic Scholar (127.0.0.1:9)" in r["message"] for r in results) == 1
+    lines = res.stderr.splitlines()
+    # progress into a pipe: a line per paper, as each is done, then which service was skipped
+    assert lines[0] == f"papershelf: looking up {len(derived)} papers…"
+    assert [line.split(" ")[1] for line in lines[1 : len(derived) + 1]] == [
+        f"{n}/{len(derived)}" for n in range(1, len(derived) + 1)
+    ]
+    assert lines[-1] == (
+        "papershelf: Semantic Scholar was skipped: it could not be reached (the connection was refused): "
+        f"skipped for {len(skipped)} papers."
+    )
+    assert "Cannot reach arXiv, OpenAlex" not in res.stderr
+
+
+def test_a_service_that_answers_with_errors_is_not_given_up_on(replay, data_dir):
+    # arXiv, OpenAlex and Crossref are closed ports; Semantic Scholar is there but failing (500):
+    # it answered, so every paper still asks it
+    assert run_cli("import", str(SEEDS[1]), data_dir=data_dir).returncode == 0
+    derived = _derived(data_dir)[:5]
+    replay.route("/s2/graph/v1/paper/search", b"{}", status=500)
+    env = {f"PAPERSHELF_{s}_URL": "http://127.0.0.1:9" for s in ("ARXIV", "OPENALEX", "CROSSREF")}
+    res = run_cli("lookup", *derived, "--json", data_dir=data_dir, env={**replay.env(), **env})
+    assert res.returncode == 1
+    results = json.loads(res.stdout)
+    assert len(results) == 5 and all("HTTP 500" in r["message"] for r in results), results
+    assert len(replay.requests_to("/s2/graph/v1/paper/search")) == 5
+    assert "check your internet connection; nothing was changed. arXiv" not in res.stderr

@@ -515,7 +515,9 @@ def _failure(exc: Exception, service: str, url: str, timeout: float) -> OnlineEr
     who, nothing = _who(service), "nothing was changed."
     if isinstance(exc, httpx.ConnectTimeout):  # no answer to the connection itself: as good as unreachable
         reason = f"connecting took more than {min(timeout, 10.0):g} s"
-        return Unreachable(f"Cannot reach {who}: {reason}. Check your internet connection; {nothing}", service, url, reason)
+        return Unreachable(
+            f"Cannot reach {who}: {reason}. Check your internet connection; {nothing}", service, url, reason
+        )
     if isinstance(exc, httpx.TimeoutException):
         phase = "connecting" if isinstance(exc, httpx.ConnectTimeout) else "answering"
         return TimedOut(
