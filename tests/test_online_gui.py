@@ -18,6 +18,7 @@ from PySide6.QtWidgets import (
     QPlainTextEdit,
     QProgressDialog,
     QPushButton,
+    QTextEdit,
     QTreeView,
 )
 
@@ -538,7 +539,8 @@ def test_find_published_version_of_the_selection_from_the_paper_menu_offline(win
     action.trigger()
     box = shown(qtbot, QMessageBox, "lookupReport")
     words = box.informativeText()
-    assert words.count("\n") == 1 and "arXiv" in words and "connect" in words.lower()
+    # one message for both papers, with their count (issue 20: said once, not once per paper)
+    assert words.count("\n") == 0 and "arXiv" in words and "connect" in words.lower() and "(2 papers)" in words
     assert stored(lib, ids) == before and win.undo_stack.count() == 0
     box.accept()
 
@@ -598,3 +600,64 @@ def test_pasting_only_identifiers_opens_add_by_identifier_filled_in_and_sends_no
     assert "doi:10.1073/pnas.1414271111" in dialog.findChild(QLabel, "recognisedLabel").text()
     assert replay.requests == [] and len(lib) == n  # nothing sent, nothing imported before Add
     dialog.reject()
+
+
+# ---- issue 20, defect 3: offline, the batch gives up at once; the result fits the screen ----------
+def fits_the_screen(widget) -> bool:
+    return widget.screen().availableGeometry().contains(widget.frameGeometry())
+
+
+def test_offline_find_published_of_derived_titles_stops_at_once_and_says_it_once(window, qtbot, monkeypatch):
+    win, lib = window, window.library
+    allow_online()  # every service is a closed port (conftest)
+    monkeypatch.setenv("PAPERSHELF_RATE_SCALE", "1")  # arXiv's real 3 s: asked paper by paper, this would take minutes
+    derived = [p.id for p in lib.papers() if p.title_derived]
+    assert len(derived) >= 10
+    before = stored(lib, derived)
+    act(win, "findPublishedDerivedAction").trigger()
+    box = shown(qtbot, QMessageBox, "lookupReport")
+    assert box.text() == "Stopped: none of the services could be reached."
+    assert box.informativeText().splitlines() == [
+        "Cannot reach arXiv, OpenAlex, Crossref or Semantic Scholar: check your internet connection; nothing was "
+        f"changed. arXiv: the connection was refused. ({len(derived)} papers)"
+    ]
+    assert fits_the_screen(box)
+    (details,) = [b for b in box.findChildren(QPushButton) if b.text().startswith("Show Details")]
+    qtbot.mouseClick(details, Qt.MouseButton.LeftButton)  # the papers it is about
+    qtbot.waitUntil(lambda: any(t.isVisible() for t in box.findChildren(QTextEdit)))
+    assert all(lib.get(pid).title[:60] in box.detailedText() for pid in derived)
+    assert fits_the_screen(box)
+    assert stored(lib, derived) == before and win.undo_stack.count() == 0
+    box.accept()
+
+
+def test_the_review_of_many_papers_fits_the_screen(window, qtbot):
+    win, lib = window, window.library
+    papers = derived_papers(lib, 10)
+    review_run(
+        win,
+        [Proposal(p.id, "crossref", 0.6, {"title": (p.title, "A Title"), "year": ("", "2020")}) for p in papers],
+    )
+    dialog = shown(qtbot, QDialog, "reviewDialog")
+    assert fits_the_screen(dialog), (dialog.frameGeometry(), dialog.screen().availableGeometry())
+    dialog.findChild(QPushButton, "reviewCancelButton").click()
+
+
+def test_a_message_many_papers_share_is_said_once_with_a_count(window, qtbot):
+    win, lib = window, window.library
+    a, b, c = derived_papers(lib, 3)
+    same = "Crossref: the service answered 503."
+    review_run(
+        win,
+        [
+            Proposal(a.id, message=same, failed=True),
+            Proposal(b.id, message="Nothing found."),
+            Proposal(c.id, message=same, failed=True),
+        ],
+    )
+    box = shown(qtbot, QMessageBox, "lookupReport")
+    shared, alone = box.informativeText().splitlines()
+    assert shared == f"{same} (2 papers)"
+    assert alone.startswith(b.title[:40]) and alone.endswith(": Nothing found.")
+    assert fits_the_screen(box)
+    box.accept()

@@ -11,6 +11,7 @@ Papers where nothing was found, or that failed, are listed with the reason.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -26,6 +27,7 @@ from ..core.paper import Paper
 from .commands import keep_later_keys
 from .feedback import n_papers
 from .online import contact_email, tr
+from .screen_fit import keep_on_screen
 
 if TYPE_CHECKING:
     from ..core.online.http import Http
@@ -97,6 +99,8 @@ class LookupResult:
 
     proposals: list[Proposal] = field(default_factory=list)
     cancelled: bool = False
+    stopped: str = ""  # why the batch stopped early: no service could be reached
+    skipped: dict[str, str] = field(default_factory=dict)  # service → why it was skipped (unreachable)
 
 
 def look_up(
@@ -110,21 +114,48 @@ def look_up(
     """Look each paper up (on a worker thread); Cancel stops the batch, the proposals so far
     kept. `opened` gets the Http (its `cancel` may be called from the GUI thread)."""
     from ..core.online.http import Http
-    from ..core.online.lookup import lookup_many
+    from ..core.online.lookup import Reach, lookup_many
 
     out = LookupResult()
+    reach = Reach()
     with Http(contact=contact, cancelled=cancelled, on_wait=waiting) as http:
         if opened is not None:
             opened(http)
         try:
-            for proposal in lookup_many(http, papers, progress):
+            for proposal in lookup_many(http, papers, progress, reach=reach):
                 out.proposals.append(proposal)
                 if cancelled():
                     out.cancelled = len(out.proposals) < len(papers)
                     break
         except Cancelled:
             out.cancelled = True
+    out.stopped = reach.stopped
+    out.skipped = {service: reach.skipped_note(service) for service in reach.skipped}
     return out
+
+
+def said_once(lines: Iterable[tuple[str, str]]) -> tuple[list[str], list[str]]:
+    """(paper title, message) pairs as a short list and a full one: a message several papers
+    share is said once, with how many ("Cannot reach arXiv … (372 papers)"), the others with
+    their paper's title. The full list names the papers under each shared message."""
+    pairs = list(lines)
+    counts = Counter(message for _title, message in pairs)
+    short: list[str] = []
+    full: list[str] = []
+    for message in dict.fromkeys(message for _title, message in pairs):
+        titles = [title for title, said in pairs if said == message]
+        if counts[message] > 1:
+            short.append(tr("%s (%s)") % (message, n_papers(counts[message])))
+            full.append(tr("%s (%s):") % (message, n_papers(counts[message])))
+            full.extend(f"    {title}" for title in titles)
+        else:
+            short.append(f"{titles[0]}: {message}")
+            full.append(short[-1])
+    return short, full
+
+
+def _clip(line: str, limit: int = 300) -> str:
+    return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
 class LookupRun(QObject):
@@ -236,8 +267,11 @@ class LookupRun(QObject):
             said.append(tr("%s to review.") % n_papers(len(to_review)))
         if result.cancelled:
             said.insert(0, tr("Cancelled after %s.") % n_papers(len(result.proposals)))
-        if not automatic and not to_review:
+        if result.stopped:
+            said.insert(0, tr("Stopped: none of the services could be reached."))
+        elif not automatic and not to_review:
             said.append(tr("Nothing to change was found."))
+        said += list(result.skipped.values()) if not result.stopped else []
         win.statusBar().showMessage(" ".join(said), 10000)
         if to_review:
             self.open_review(rest, applied=len(automatic))
@@ -281,13 +315,15 @@ class LookupRun(QObject):
         return title if len(title) <= 80 else title[:79] + "…"
 
     def show_report(self, proposals: list[Proposal], text: str) -> None:
-        """Nothing to review: say, paper by paper, why nothing was found."""
-        lines = [f"{self._title(p.paper_id)}: {p.message}" for p in proposals if p.message]
+        """Nothing to review: say, paper by paper, why nothing was found (a message many
+        papers share, once with their count); the box fits the screen."""
+        short, full = said_once((self._title(p.paper_id), p.message) for p in proposals if p.message)
         box = self.report = QMessageBox(
             QMessageBox.Icon.Information, tr("Find Published Version"), text, QMessageBox.StandardButton.Ok, self.window
         )
         box.setObjectName("lookupReport")
-        box.setInformativeText("\n".join(lines[:8]) + ("\n…" if len(lines) > 8 else ""))
-        if len(lines) > 8:
-            box.setDetailedText("\n".join(lines))
+        box.setInformativeText("\n".join(_clip(line) for line in short[:8]) + ("\n…" if len(short) > 8 else ""))
+        if len(short) > 8 or full != short:
+            box.setDetailedText("\n".join(full))
         box.open()
+        keep_on_screen(box)

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from PySide6.QtCore import QItemSelectionModel, Qt, Signal
-from PySide6.QtGui import QBrush, QFont, QPalette, QStandardItem, QStandardItemModel
+from PySide6.QtGui import QBrush, QFont, QPalette, QShowEvent, QStandardItem, QStandardItemModel
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QDialog,
@@ -30,6 +30,7 @@ from PySide6.QtWidgets import (
 
 from ..core.online.records import SERVICE_NAMES, Proposal
 from ..core.paper import Paper
+from .screen_fit import fit_size, keep_on_screen
 
 PAPER_ROLE = Qt.ItemDataRole.UserRole + 1  # the paper id (paper rows and change rows)
 FIELD_ROLE = Qt.ItemDataRole.UserRole + 2  # the field a change row sets
@@ -168,11 +169,16 @@ class ReviewDialog(QDialog):
         layout.addWidget(buttons)
         # as tall as its rows need, within reason: the rest scrolls
         rows = self.model.rowCount() + sum(self.model.item(r).rowCount() for r in range(self.model.rowCount()))
-        self.resize(1100, min(700, max(360, 170 + rows * (self.fontMetrics().height() + 6))))
+        fit_size(self, 1100, min(700, max(360, 170 + rows * (self.fontMetrics().height() + 6))))
         if found:  # the keyboard starts at the first paper (Space checks all its changes)
             self.view.selectionModel().setCurrentIndex(
                 self.model.index(0, 0), QItemSelectionModel.SelectionFlag.NoUpdate
             )
+
+    def showEvent(self, event: QShowEvent) -> None:
+        """Shown: its frame within the screen (a small laptop's too)."""
+        super().showEvent(event)
+        keep_on_screen(self)
 
     # ---- building ----------------------------------------------------------------------
     def _add_paper(self, proposal: Proposal, sure: float) -> None:
