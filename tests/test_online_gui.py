@@ -5,6 +5,8 @@ a closed port."""
 
 from __future__ import annotations
 
+import shutil
+
 import pytest
 from PySide6.QtCore import QSettings, Qt
 from PySide6.QtGui import QAction, QKeySequence
@@ -661,3 +663,93 @@ def test_a_message_many_papers_share_is_said_once_with_a_count(window, qtbot):
     assert alone.startswith(b.title[:40]) and alone.endswith(": Nothing found.")
     assert fits_the_screen(box)
     box.accept()
+
+
+FIT_PROBE = r"""
+import json, sys
+from pathlib import Path
+from PySide6.QtCore import QDeadlineTimer, QSettings
+from PySide6.QtGui import QAction
+from PySide6.QtTest import QTest
+from PySide6.QtWidgets import QApplication, QDialog, QMessageBox, QPushButton, QTextEdit
+from papershelf.core.library import Library
+from papershelf.core.online.records import Proposal
+from papershelf.gui.app import configure_application
+from papershelf.gui.main_window import MainWindow
+from papershelf.gui.online_lookup import LookupResult, LookupRun
+
+app = QApplication([])
+configure_application(app)
+QSettings().setValue("online/allowed", True)
+lib = Library.open(sys.argv[1])
+lib.import_files([Path(p) for p in sys.argv[2:]])
+win = MainWindow(lib, open_index=False)
+win.show()
+QTest.qWaitForWindowExposed(win)
+
+def wait_for(kind, name):
+    deadline = QDeadlineTimer(60_000)
+    while not deadline.hasExpired():
+        found = [w for w in app.topLevelWidgets() if isinstance(w, kind) and w.objectName() == name and w.isVisible()]
+        if found:
+            return found[0]
+        QTest.qWait(20)
+    sys.exit(f"no {name} shown")
+
+def frame(w):
+    QTest.qWaitForWindowExposed(w)
+    f, room = w.frameGeometry(), w.screen().availableGeometry()
+    return {"frame": [f.x(), f.y(), f.width(), f.height()], "room": [room.x(), room.y(), room.width(), room.height()],
+            "fits": room.contains(f)}
+
+out = {"platform": app.platformName()}
+win.findChild(QAction, "findPublishedDerivedAction").trigger()
+box = wait_for(QMessageBox, "lookupReport")
+out["report"] = frame(box)
+out["said"] = box.informativeText()
+(details,) = [b for b in box.findChildren(QPushButton) if b.text().startswith("Show Details")]
+details.click()
+deadline = QDeadlineTimer(10_000)
+while not any(t.isVisible() for t in box.findChildren(QTextEdit)) and not deadline.hasExpired():
+    QTest.qWait(20)
+out["details"] = frame(box)
+box.accept()
+derived = [p for p in lib.papers() if p.title_derived]
+run = LookupRun(win.menus.online, [p.id for p in derived])
+run.show_results(LookupResult([Proposal(p.id, "crossref", 0.6, {"title": (p.title, "A Title")}) for p in derived]))
+out["review"] = frame(wait_for(QDialog, "reviewDialog"))
+out["papers"] = len(derived)
+print(json.dumps(out))
+"""
+
+
+@pytest.mark.skipif(shutil.which("xvfb-run") is None, reason="needs Xvfb (xvfb-run)")
+def test_on_a_1366x768_screen_the_offline_report_and_the_review_fit(tmp_path):
+    """Under a real X server at 1366×768 (the issue's laptop), offline, on the 372 seed papers."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    from conftest import ROOT, SEEDS
+
+    env = {**os.environ, "QT_QPA_PLATFORM": "xcb", "PYTHONPATH": str(ROOT / "app")}
+    env["XDG_CONFIG_HOME"] = str(tmp_path / "config")
+    res = subprocess.run(
+        ["xvfb-run", "-a", "-s", "-screen 0 1366x768x24", sys.executable, "-c", FIT_PROBE, str(tmp_path / "library")]
+        + [str(s) for s in SEEDS],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
+    assert res.returncode == 0, res.stderr
+    out = json.loads(res.stdout.strip().splitlines()[-1])
+    assert out["platform"] == "xcb" and out["papers"] == 372
+    assert out["said"].splitlines() == [
+        "Cannot reach arXiv, OpenAlex, Crossref or Semantic Scholar: check your internet connection; nothing was "
+        "changed. arXiv: the connection was refused. (372 papers)"
+    ]
+    for shown_as in ("report", "details", "review"):
+        assert out[shown_as]["room"][2:] == [1366, 768]
+        assert out[shown_as]["fits"], (shown_as, out[shown_as])
