@@ -26,6 +26,7 @@ from papershelf.core.online.records import (
     RateLimited,
     ServerError,
     TimedOut,
+    Unreachable,
 )
 from replay_server import RECORDED, ReplayServer, Reply, replay_fixture  # noqa: F401
 
@@ -143,6 +144,31 @@ def test_a_connection_closed_without_an_answer(monkeypatch, http: Http) -> None:
     finally:
         listener.close()
         thread.join(timeout=5)
+
+
+def test_unreachable_is_told_apart_from_a_service_that_answered(replay: ReplayServer, monkeypatch, http: Http) -> None:
+    # issue 20: a batch gives up on a service it cannot reach (DNS, refused, TLS), never on one
+    # that answered, even with an error
+    monkeypatch.setenv("PAPERSHELF_ARXIV_URL", "http://127.0.0.1:9")
+    with pytest.raises(Unreachable) as refused:
+        http.get("arxiv", "/api/query")
+    assert refused.value.reason == "the connection was refused"
+    monkeypatch.setenv("PAPERSHELF_OPENALEX_URL", "http://papershelf-test.invalid")
+    with pytest.raises(Unreachable) as dns:
+        http.get("openalex", "/works/W1")
+    assert dns.value.reason == "its name could not be looked up (DNS)"
+    # https:// to the plain-HTTP loopback server: no TLS handshake
+    monkeypatch.setenv("PAPERSHELF_CROSSREF_URL", replay.base("crossref").replace("http://", "https://"))
+    with pytest.raises(Unreachable) as tls:
+        http.get("crossref", "/works/10.1/x")
+    assert str(tls.value) == (
+        f"Cannot reach Crossref (127.0.0.1:{replay.port}): no secure connection could be made (TLS). "
+        "Check your internet connection; nothing was changed."
+    )
+    replay.route("/s2/graph/v1/paper/x", b"{}", status=500)
+    with pytest.raises(ServerError) as answered:
+        http.get("s2", "/graph/v1/paper/x")
+    assert not isinstance(answered.value, Unreachable)
 
 
 def test_an_unusable_address(monkeypatch, http: Http) -> None:
