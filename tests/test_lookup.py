@@ -12,7 +12,7 @@ import pytest
 
 from papershelf.core.library import Library
 from papershelf.core.online.http import Http
-from papershelf.core.online.lookup import bibtex_names, changes_for, lookup, lookup_many
+from papershelf.core.online.lookup import Reach, bibtex_names, changes_for, lookup, lookup_many
 from papershelf.core.online.matching import AUTO_CONFIDENCE, PROPOSE_CONFIDENCE
 from papershelf.core.online.records import Cancelled, FoundRecord
 from papershelf.core.paper import Paper
@@ -231,8 +231,47 @@ def test_a_service_refusing_connections_leaves_the_others(
     arxiv_only, openalex = list(lookup_many(http, papers))
     assert not arxiv_only.changes and "arXiv" in arxiv_only.message
     assert openalex.automatic and openalex.changes["title"][1] == EXPECTED[PERTURBATION]["title"]
-    assert "Not every service answered: Cannot reach arXiv" in openalex.message
+    # arXiv, unreachable before it answered anything, is not asked again in this batch
+    assert "Not every service answered: arXiv was skipped: it could not be reached" in openalex.message
     assert arxiv_only.failed and not openalex.failed  # found with confidence all the same
+
+
+def _network(monkeypatch: pytest.MonkeyPatch, server: ReplayServer, up: bool) -> None:
+    for name, value in server.env().items():
+        monkeypatch.setenv(name, value if up or not name.endswith("_URL") else "http://127.0.0.1:9")
+
+
+def test_when_the_network_goes_away_mid_batch_it_stops_after_three_papers(
+    seeded: Library, seeds_served: ReplayServer, http: Http, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the first two papers ask every service (nothing to find: all answered); then the network goes
+    first = [paper_for(seeded, s) for s in (COUNTERFACTUAL, SCHUR)]
+    rest = [p for p in seeded.papers() if p.title_derived and p not in first][:6]
+    reach = Reach()
+
+    def progress(done: int, _total: int) -> None:
+        if done == 2:
+            _network(monkeypatch, seeds_served, up=False)
+
+    proposals = list(lookup_many(http, [*first, *rest], progress, reach=reach))
+    stop = "Cannot reach arXiv, OpenAlex, Crossref or Semantic Scholar: check your internet connection"
+    # services that had answered are given up on after three papers in a row, not at the first failure
+    assert [p.message.startswith(stop) for p in proposals] == [False] * 4 + [True] * 4
+    assert all("Cannot reach arXiv (127.0.0.1:9)" in p.message for p in proposals[2:4])
+    assert all(p.failed for p in proposals[2:])
+
+
+def test_one_unreachable_paper_in_a_batch_is_a_blip_not_the_end(
+    seeded: Library, seeds_served: ReplayServer, http: Http, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    papers = [paper_for(seeded, s) for s in (COUNTERFACTUAL, SCHUR, PERTURBATION)]
+
+    def progress(done: int, _total: int) -> None:
+        _network(monkeypatch, seeds_served, up=done != 1)  # down for the second paper only
+
+    nothing, blip, found = list(lookup_many(http, papers, progress))
+    assert "Cannot reach" not in nothing.message and "Cannot reach arXiv (127.0.0.1:9)" in blip.message
+    assert found.automatic and "skipped" not in found.message  # every service asked again
 
 
 def test_a_service_that_never_answers_times_out_for_that_paper(

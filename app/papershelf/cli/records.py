@@ -209,8 +209,10 @@ def cmd_lookup(args: argparse.Namespace) -> int:
             f"papershelf: {stopped} Stopped after {min(asked, len(results))} of {plural(len(papers))}.", file=sys.stderr
         )
     else:
-        for service, count in reach.skipped.items():
-            print(f"papershelf: {reach.skipped_note(service)[:-1]}: skipped for {plural(count)}.", file=sys.stderr)
+        for service, without in reach.skipped.items():
+            print(
+                f"papershelf: {reach.skipped_note(service)[:-1]}: skipped for {plural(len(without))}.", file=sys.stderr
+            )
     if args.apply:
         wanted = [p for p in results if p.changes and (p.automatic or args.accept)]
         if wanted:

@@ -253,7 +253,7 @@ class Reach:
     def __init__(self, services: Sequence[str] = DEFAULT_SERVICES) -> None:
         self.services = tuple(services)
         self.gone: dict[str, Unreachable] = {}  # service → the error that made us give up on it
-        self.skipped: dict[str, int] = {}  # service → papers looked up without it
+        self.skipped: dict[str, set[str]] = {}  # service → the papers looked up without it
         self._answered: set[str] = set()
         self._streak: dict[str, int] = {}
 
@@ -271,10 +271,10 @@ class Reach:
         if service not in self._answered or self._streak[service] >= self.GIVE_UP_AFTER:
             self.gone.setdefault(service, error)
 
-    def skip(self, service: str) -> bool:
-        """Whether `service` is skipped (counted, for the report)."""
+    def skip(self, service: str, paper_id: str) -> bool:
+        """Whether `service` is skipped for the paper (kept, for the report)."""
         if service in self.gone:
-            self.skipped[service] = self.skipped.get(service, 0) + 1
+            self.skipped.setdefault(service, set()).add(paper_id)
             return True
         return False
 
@@ -307,6 +307,7 @@ def lookup(
     if not (real_abstract(paper.abstract) or paper.doi or paper.arxiv_id or (paper.title and not paper.title_derived)):
         return Proposal(paper.id, message="Nothing to search with: the paper has no abstract, title, DOI or arXiv id.")
     failures: list[str] = []
+    failed_here: set[str] = set()
     best: tuple[float, FoundRecord, list[str]] | None = None
     rejected = 0
     # the identifiers the paper has come first: one request each, no search
@@ -315,8 +316,8 @@ def lookup(
     for service in [*steps, *((s, "") for s in services)]:
         # the DOI goes to Crossref first, the arXiv id to arXiv
         asked = {"doi": "crossref", "arxiv-id": "arxiv"}.get(service[0], service[0]) if service[1] else service[0]
-        if reach.skip(asked):
-            if service[1] == "":
+        if reach.skip(asked, paper.id):
+            if service[1] == "" and asked not in failed_here:  # said once a paper
                 failures.append(reach.skipped_note(asked))
             continue
         try:
@@ -325,6 +326,7 @@ def lookup(
             raise
         except OnlineError as error:
             failures.append(_failure(error.service or asked, error))
+            failed_here.add(error.service or asked)
             reach.failed(error.service or asked, error)
             continue
         reach.answered(asked)
@@ -351,7 +353,7 @@ def lookup(
         and best[0] >= PROPOSE_CONFIDENCE
     ):
         try:
-            if reach.skip("crossref"):
+            if reach.skip("crossref", paper.id):
                 notes.append(f"the published version ({best[1].doi}) was not read: {reach.skipped_note('crossref')}")
                 raise _PublishedUnread
             published = _published(http, paper, best[1], best[0], notes, reach)
