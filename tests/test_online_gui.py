@@ -645,6 +645,24 @@ def test_the_review_of_many_papers_fits_the_screen(window, qtbot):
     dialog.findChild(QPushButton, "reviewCancelButton").click()
 
 
+def test_the_review_says_a_message_many_papers_share_once_with_a_count(window, qtbot):
+    win, lib = window, window.library
+    found, *lost = derived_papers(lib, 6)
+    gone = "Cannot reach arXiv, OpenAlex, Crossref or Semantic Scholar: check your internet connection."
+    review_run(
+        win,
+        [Proposal(found.id, "crossref", 0.6, {"title": (found.title, "A Title")})]
+        + [Proposal(p.id, message=gone, failed=True) for p in lost],
+    )
+    dialog = shown(qtbot, QDialog, "reviewDialog")
+    model = dialog.model
+    heads = [model.item(r, 0).text() for r in range(model.rowCount())]
+    assert heads[1:] == [f"{gone} (5 papers)"]  # once, the papers under it
+    assert [model.item(1, 0).child(r, 0).text() for r in range(5)] == [p.title for p in lost]
+    assert fits_the_screen(dialog)
+    dialog.findChild(QPushButton, "reviewCancelButton").click()
+
+
 def test_a_message_many_papers_share_is_said_once_with_a_count(window, qtbot):
     win, lib = window, window.library
     a, b, c = derived_papers(lib, 3)

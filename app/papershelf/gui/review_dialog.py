@@ -143,8 +143,15 @@ class ReviewDialog(QDialog):
         sure = auto_confidence()
         for proposal in found:
             self._add_paper(proposal, sure)
+        shared: dict[str, list[Proposal]] = {}
         for proposal in missing:
-            self._add_missing(proposal)
+            shared.setdefault(proposal.message, []).append(proposal)
+        for message, alike in shared.items():
+            if len(alike) > 1 and message:  # said once, with the papers under it
+                self._add_shared(message, alike)
+            else:
+                for proposal in alike:
+                    self._add_missing(proposal)
         self.model.itemChanged.connect(self._item_changed)
         for r in range(self.model.rowCount()):  # a paper's row: its title, across the columns
             head = self.model.item(r, 0)
@@ -246,6 +253,18 @@ class ReviewDialog(QDialog):
         message.setToolTip(why)
         message.setForeground(QBrush(self.palette().color(QPalette.ColorRole.PlaceholderText)))
         head.appendRow(message)
+        self.model.appendRow(head)
+
+    def _add_shared(self, message: str, proposals: Sequence[Proposal]) -> None:
+        """A message several papers got: one row saying it with their count, their titles under it."""
+        head = QStandardItem(self.tr("%s (%d papers)") % (message, len(proposals)))
+        head.setToolTip(message)
+        for proposal in proposals:
+            paper = self.papers.get(proposal.paper_id)
+            row = QStandardItem(paper.title if paper is not None else proposal.paper_id)
+            row.setData(proposal.paper_id, PAPER_ROLE)
+            row.setForeground(QBrush(self.palette().color(QPalette.ColorRole.PlaceholderText)))
+            head.appendRow(row)
         self.model.appendRow(head)
 
     # ---- reading the choices ------------------------------------------------------------------
