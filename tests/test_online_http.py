@@ -171,6 +171,26 @@ def test_unreachable_is_told_apart_from_a_service_that_answered(replay: ReplaySe
     assert not isinstance(answered.value, Unreachable)
 
 
+def test_a_connection_never_accepted_is_unreachable(monkeypatch, cache: Path) -> None:
+    # a listener whose queue is full drops the next connection's SYN: connecting times out, as
+    # behind a firewall that drops packets (no answer at all is no service to wait for)
+    listener = socket.create_server(("127.0.0.1", 0), backlog=0)
+    port = listener.getsockname()[1]
+    fillers = [socket.socket() for _ in range(3)]
+    for filler in fillers:
+        filler.setblocking(False)
+        filler.connect_ex(("127.0.0.1", port))
+    monkeypatch.setenv("PAPERSHELF_ARXIV_URL", f"http://127.0.0.1:{port}")
+    try:
+        with Http(cache_dir=cache, timeout=0.5) as http, pytest.raises(Unreachable) as caught:
+            http.get("arxiv", "/api/query")
+        assert caught.value.reason == "connecting took more than 0.5 s"
+    finally:
+        for filler in fillers:
+            filler.close()
+        listener.close()
+
+
 def test_an_unusable_address(monkeypatch, http: Http) -> None:
     monkeypatch.setenv("PAPERSHELF_S2_URL", "ftp://127.0.0.1:9")
     with pytest.raises(OnlineError, match="check PAPERSHELF_S2_URL"):
