@@ -6,7 +6,9 @@ progress dialog whose Cancel sets the task's flag and cancels the `Http`
 found so far is still offered.
 Proposals sure enough (`automatic`) are applied at once, as one undoable
 step; the others go to the review dialog, whose Apply is one more step.
-Papers where nothing was found, or that failed, are listed with the reason.
+Papers where nothing was found, or that failed, are listed with the reason; a
+reason many papers share ("Cannot reach arXiv, …", when the batch stopped
+because no service could be reached) is said once, with their count.
 """
 
 from __future__ import annotations

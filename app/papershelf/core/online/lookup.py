@@ -31,7 +31,9 @@ A failure of one service (offline, timed out, a 5xx, a malformed answer) does no
 others; what went wrong is in `Proposal.message` (service and what happened), and
 `Proposal.failed` is set unless a candidate at or above AUTO_CONFIDENCE was found all the same
 (a published version that could not be read always sets it). Only
-Cancelled propagates: the batch stops at once.
+Cancelled propagates: the batch stops at once. A service that cannot be reached at all is
+skipped for the rest of a batch, and a batch none of whose services can be reached stops
+after the paper that found out (Reach).
 """
 
 from __future__ import annotations
