@@ -204,10 +204,7 @@ def cmd_lookup(args: argparse.Namespace) -> int:
     progress.end()
     stopped = reach.stopped
     if stopped:  # none of the services can be reached: one message, not one per paper
-        asked = sum(1 for p in results if p.message != stopped) + 1
-        print(
-            f"papershelf: {stopped} Stopped after {min(asked, len(results))} of {plural(len(papers))}.", file=sys.stderr
-        )
+        print(f"papershelf: {stopped} Stopped after {reach.looked_up} of {plural(len(papers))}.", file=sys.stderr)
     else:
         for service, without in reach.skipped.items():
             print(

@@ -519,9 +519,8 @@ def _failure(exc: Exception, service: str, url: str, timeout: float) -> OnlineEr
             f"Cannot reach {who}: {reason}. Check your internet connection; {nothing}", service, url, reason
         )
     if isinstance(exc, httpx.TimeoutException):
-        phase = "connecting" if isinstance(exc, httpx.ConnectTimeout) else "answering"
         return TimedOut(
-            f"{who} took too long {phase} (more than {timeout:g} s). The service may be busy or the connection "
+            f"{who} took too long answering (more than {timeout:g} s). The service may be busy or the connection "
             f"slow; try again later. {nothing.capitalize()}",
             service,
             url,

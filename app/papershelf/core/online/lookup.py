@@ -256,6 +256,7 @@ class Reach:
         self.services = tuple(services)
         self.gone: dict[str, Unreachable] = {}  # service → the error that made us give up on it
         self.skipped: dict[str, set[str]] = {}  # service → the papers looked up without it
+        self.looked_up = 0  # papers asked about (lookup_many counts them)
         self._answered: set[str] = set()
         self._streak: dict[str, int] = {}
 
@@ -429,6 +430,7 @@ def lookup_many(
         if reach.stopped:
             proposal = Proposal(paper.id, message=reach.stopped, failed=True)
         else:
+            reach.looked_up += 1
             proposal = lookup(http, paper, services, reach)
             if reach.stopped and not proposal.changes:  # the paper that found out: said alike
                 proposal.message, proposal.failed = reach.stopped, True
