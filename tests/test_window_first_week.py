@@ -68,3 +68,178 @@ def test_dark_mode_marks_the_status_of_a_read_paper(window, qtbot, app_theme_res
     for status, button in buttons.items():
         if status != "read":  # the marked one stands out from every other, as in light mode
             assert abs(read - fill_lightness(button)) >= 60, (status, read, fill_lightness(button))
+
+
+# ---- the first window at 1366x768: the columns a reader needs ---------------------------
+
+FIRST_START_PROBE = r"""
+import json, sys
+from pathlib import Path
+from PySide6.QtCore import QTimer
+from PySide6.QtWidgets import QApplication
+from papershelf.core.library import Library
+from papershelf.gui import app as gui_app
+from papershelf.gui.main_window import MainWindow
+from papershelf.gui.paper_model import COLUMNS
+
+folder = sys.argv[1]
+with Library.open(folder) as lib:
+    lib.import_files([Path(p) for p in sys.argv[2:]])
+app = QApplication([])
+
+def look():
+    win = next(w for w in app.topLevelWidgets() if isinstance(w, MainWindow) and w.isVisible())
+    header, view = win.paper_list.horizontalHeader(), win.paper_list
+    chars = view.fontMetrics().averageCharWidth()
+    print(json.dumps({
+        "screen": [win.screen().availableGeometry().width(), win.screen().availableGeometry().height()],
+        "window": [win.frameGeometry().width(), win.frameGeometry().height()],
+        "viewport": view.viewport().width(),
+        "scrolls": view.horizontalScrollBar().maximum(),
+        "columns": {
+            name: {
+                "hidden": header.isSectionHidden(col),
+                "left": header.sectionViewportPosition(col),
+                "width": header.sectionSize(col),
+                "chars": header.sectionSize(col) / chars,
+                "needs": header.sectionSizeFromContents(col).width(),
+            }
+            for col, name in enumerate(COLUMNS)
+        },
+    }))
+    win.close()
+
+def wait_for_window():
+    shown = [w for w in app.topLevelWidgets() if isinstance(w, MainWindow) and w.isVisible()]
+    if shown:
+        QTimer.singleShot(200, look)  # its layout settled
+    else:
+        QTimer.singleShot(50, wait_for_window)
+
+QTimer.singleShot(0, wait_for_window)
+sys.exit(gui_app.main(data_dir=folder))
+"""
+
+
+def first_start_at(tmp_path, width: int, height: int, files) -> dict:
+    """The real window's first start (papershelf.gui.app.main, no settings yet) on an
+    offscreen screen of this size, and what its list showed."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    from conftest import ROOT
+
+    config = tmp_path / "screen.json"
+    screen = {"name": "S", "x": 0, "y": 0, "width": width, "height": height, "logicalDpi": 96, "dpr": 1}
+    config.write_text(json.dumps({"screens": [screen]}), encoding="utf-8")
+    env = {
+        **os.environ,
+        "QT_QPA_PLATFORM": f"offscreen:configfile={config}",
+        "PYTHONPATH": str(ROOT / "app"),
+        "XDG_CONFIG_HOME": str(tmp_path / "config"),
+    }
+    res = subprocess.run(
+        [sys.executable, "-c", FIRST_START_PROBE, str(tmp_path / "library"), *map(str, files)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
+    assert res.returncode == 0, res.stderr
+    return json.loads(res.stdout.strip().splitlines()[-1])
+
+
+BIB_YEARS = """@article{a, title = {Shelving at Scale}, author = {Ng, Andrea}, year = {2019},
+  journal = {Journal of {\\"U}ber Shelves}}
+@inproceedings{b, title = {Reading Lists Considered Helpful}, author = {Okafor, Chidi}, year = {2023},
+  booktitle = {proceedings of the reading conference}}
+@online{c, title = {A Preprint Without a Year}, author = {Patel, Ravi}}
+@article{d, title = {Tags All the Way Down}, author = {Quinn, Mo}, year = {2007},
+  journaltitle = {Bulletin of Tagging}}
+@article{e, title = {A Three-Digit Year}, author = {Rossi, Lia}, year = {1998},
+  journal = {annals of tagging}}
+"""
+
+
+def test_the_first_window_on_a_1366x768_screen_shows_title_authors_year_status_and_tags(tmp_path):
+    from conftest import SEEDS
+
+    bib = tmp_path / "years.bib"
+    bib.write_text(BIB_YEARS, encoding="utf-8")
+    seen = first_start_at(tmp_path, 1366, 768, [*SEEDS, bib])
+    assert seen["screen"] == [1366, 768]
+    width, height = seen["window"]
+    assert 1100 <= width <= 1366 and 600 <= height <= 768, seen["window"]  # most of the screen, all on it
+    columns = seen["columns"]
+    for name in ("title", "authors", "year", "status", "tags"):
+        column = columns[name]
+        assert not column["hidden"], name
+        assert 0 <= column["left"] and column["left"] + column["width"] <= seen["viewport"], (name, column)
+        assert column["width"] >= column["needs"], (name, column)  # its heading whole, sort arrow and all
+    assert columns["title"]["chars"] >= 30 and columns["authors"]["chars"] >= 16
+    assert seen["scrolls"] == 0  # nothing hides to the right
+
+
+# ---- Year and Venue, sortable ---------------------------------------------------------
+
+
+@pytest.fixture
+def bib_window(qtbot, tmp_path, settings):
+    """The real window (no index) on the first listing and a .bib of years and venues."""
+    from conftest import SEEDS, window_on
+
+    bib = tmp_path / "years.bib"
+    bib.write_text(BIB_YEARS, encoding="utf-8")
+    yield from window_on(qtbot, tmp_path / "library", [SEEDS[0], bib])
+
+
+def click_heading(qtbot, win, name: str) -> None:
+    """A click on a column's heading; waits for the list to show the answer."""
+    from PySide6.QtCore import QPoint
+
+    from papershelf.gui.paper_model import COLUMNS
+
+    header = win.paper_list.horizontalHeader()
+    col = COLUMNS.index(name)
+    assert not header.isSectionHidden(col), name
+    x = header.sectionViewportPosition(col) + header.sectionSize(col) // 2
+    qtbot.mouseClick(header.viewport(), Qt.MouseButton.LeftButton, pos=QPoint(x, header.height() // 2))
+    qtbot.waitUntil(lambda: win.last_answer is not None and win.last_answer.query == win.query)
+    assert win.query.sort == name
+
+
+def column_texts(win, name: str) -> list[str]:
+    """A column's cells, top to bottom, as the list shows them."""
+    from papershelf.gui.paper_model import COLUMNS
+
+    col = COLUMNS.index(name)
+    model = win.paper_list.model()
+    return [model.index(row, col).data() for row in range(model.rowCount())]
+
+
+def test_sorting_by_year_puts_papers_without_one_last_both_ways(bib_window, qtbot):
+    win = bib_window
+    click_heading(qtbot, win, "year")
+    years = column_texts(win, "year")
+    assert years[:4] == ["1998", "2007", "2019", "2023"] and set(years[4:]) == {""}
+    click_heading(qtbot, win, "year")  # again: newest first
+    assert win.query.descending
+    years = column_texts(win, "year")
+    assert years[:4] == ["2023", "2019", "2007", "1998"] and set(years[4:]) == {""}
+
+
+def test_sorting_by_venue_reads_the_venue_as_shown_whatever_its_case(bib_window, qtbot):
+    win = bib_window
+    click_heading(qtbot, win, "venue")
+    venues = column_texts(win, "venue")
+    named = [
+        "annals of tagging",  # journal
+        "Bulletin of Tagging",  # journaltitle
+        "Journal of Über Shelves",  # journal, its LaTeX read: {\"U}ber
+        "proceedings of the reading conference",  # booktitle
+    ]
+    assert venues[:4] == named and set(venues[4:]) == {""}
+    click_heading(qtbot, win, "venue")
+    assert column_texts(win, "venue")[:4] == named[::-1]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QByteArray, QSettings
+from PySide6.QtCore import QByteArray, QSettings, Qt
 
 from .paper_model import COLUMNS
 
@@ -30,12 +30,21 @@ def restore(win: MainWindow) -> None:
         state = s.value(key)
         if isinstance(state, QByteArray) and not state.isEmpty():
             splitter.restoreState(state)
-    header = s.value("list/columns")  # not "list/header": its widths hid columns at 1366x768
-    if isinstance(header, QByteArray) and not header.isEmpty():
-        win.columns.restore(header)
+    # by name, not Qt's header state (which counts columns by place: a column added
+    # later would take the settings of the one before it); "list/columns" and
+    # "list/header" held such states
+    layout = s.value("list/layout", "", str)
+    if isinstance(layout, str) and layout:
+        win.columns.restore(layout)
     sort = s.value("list/sort", "relevance", str)
     if sort in COLUMNS:
-        win.query = win.query.with_(sort=sort, descending=s.value("list/descending", False, bool))
+        descending = s.value("list/descending", False, bool)
+        win.query = win.query.with_(sort=sort, descending=descending)
+        header = win.paper_list.horizontalHeader()
+        header.blockSignals(True)  # the arrow only: the first search sorts
+        order = Qt.SortOrder.DescendingOrder if descending else Qt.SortOrder.AscendingOrder
+        header.setSortIndicator(COLUMNS.index(sort), order)
+        header.blockSignals(False)
 
 
 def save(win: MainWindow) -> None:
@@ -44,7 +53,7 @@ def save(win: MainWindow) -> None:
     s.setValue("window/geometry", win.saveGeometry())
     s.setValue("window/mainSplitter", win.main_split.saveState())
     s.setValue("window/rightSplitter", win.right_split.saveState())
-    s.setValue("list/columns", win.paper_list.horizontalHeader().saveState())
+    s.setValue("list/layout", win.columns.layout())
     s.setValue("list/sort", win.query.sort)
     s.setValue("list/descending", win.query.descending)
     s.sync()
