@@ -243,3 +243,29 @@ def test_sorting_by_venue_reads_the_venue_as_shown_whatever_its_case(bib_window,
     assert venues[:4] == named and set(venues[4:]) == {""}
     click_heading(qtbot, win, "venue")
     assert column_texts(win, "venue")[:4] == named[::-1]
+
+
+# ---- Undo and Redo say what they took back -----------------------------------------------
+
+
+def test_undo_and_redo_say_in_the_status_bar_what_they_undid(window, qtbot, tmp_path):
+    from test_import_undo_core import BIB_MORE
+    from test_import_undo_gui import drop
+
+    win, bar = window, window.statusBar()
+    more = tmp_path / "more.bib"
+    more.write_text(BIB_MORE, encoding="utf-8")
+    drop(qtbot, win, more)
+    select_rows(win, [0, 1])
+    qtbot.keyClick(win.paper_list, Qt.Key.Key_4, Qt.KeyboardModifier.AltModifier)  # Alt+4: Read
+    assert bar.currentMessage() == "Marked 2 papers as Read — Ctrl+Z undoes"
+    qtbot.keyClick(win.paper_list, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)
+    assert bar.currentMessage() == "Undid: Marked 2 papers as Read"
+    assert {win.library.get(pid).status.value for pid in win.selected_ids()} == {"unread"}
+    redo = Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier
+    qtbot.keyClick(win.paper_list, Qt.Key.Key_Z, redo)
+    assert bar.currentMessage() == "Redid: Marked 2 papers as Read"
+    assert {win.library.get(pid).status.value for pid in win.selected_ids()} == {"read"}
+    qtbot.keyClick(win.paper_list, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)
+    qtbot.keyClick(win.paper_list, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)  # the import, next
+    assert bar.currentMessage() == "Undid: Import of more.bib (2 papers)"
