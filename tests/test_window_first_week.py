@@ -269,3 +269,51 @@ def test_undo_and_redo_say_in_the_status_bar_what_they_undid(window, qtbot, tmp_
     qtbot.keyClick(win.paper_list, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)
     qtbot.keyClick(win.paper_list, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)  # the import, next
     assert bar.currentMessage() == "Undid: Import of more.bib (2 papers)"
+
+
+# ---- a row that stays -------------------------------------------------------------------
+
+
+def click_filter(qtbot, win, kind: str, value) -> None:
+    """A click on a sidebar entry; waits for the list to show its answer."""
+    panel = win.filter_panel
+    index = panel.index_of(kind, value)
+    assert index.isValid(), (kind, value)
+    panel.scrollTo(index)
+    qtbot.mouseClick(panel.viewport(), Qt.MouseButton.LeftButton, pos=panel.visualRect(index).center())
+    qtbot.waitUntil(lambda: win.last_answer is not None and win.last_answer.query == win.query)
+
+
+@pytest.fixture
+def seeds_window(qtbot, tmp_path, settings):
+    """The real window (no index) on the four sample listings: a list longer than the window."""
+    from conftest import SEEDS, window_on
+
+    yield from window_on(qtbot, tmp_path / "library", SEEDS)
+
+
+def test_a_paper_marked_read_under_a_to_read_filter_stays_in_view_until_the_next_sort(seeds_window, qtbot):
+    win, lib = seeds_window, seeds_window.library
+    lib.set_status(lib.ids(), "to-read")
+    qtbot.waitUntil(lambda: win.filter_panel.index_of("status", "to-read").isValid())
+    click_filter(qtbot, win, "status", "to-read")
+    assert win.query.status == "to-read"
+    shown = win.model.ids()
+    row = len(shown) // 2
+    select_rows(win, [row])
+    view = win.paper_list
+    view.scrollTo(view.model().index(row, 0))
+    pid, scrolled = shown[row], view.verticalScrollBar().value()
+    assert scrolled > 0  # a long list, scrolled down to the paper
+    with qtbot.waitSignal(win.searchAnswered, timeout=10_000):  # the list is asked again after the edit
+        qtbot.keyClick(view, Qt.Key.Key_4, Qt.KeyboardModifier.AltModifier)  # Alt+4: Read
+    assert lib.get(pid).status.value == "read"
+    assert win.last_answer is not None and pid not in win.last_answer.ids  # no longer matches the filter…
+    assert win.model.ids() == shown  # …but stays where it was, and so does every other row
+    assert win.selected_ids() == [pid]
+    assert view.verticalScrollBar().value() == scrolled
+    rect = view.visualRect(view.model().index(row, 0))
+    assert view.viewport().rect().contains(rect.center())  # still under the user's eyes
+    assert win.tag_panel.findChild(QToolButton, "status-read").isChecked()
+    click_heading(qtbot, win, "title")  # the next sort: the list is the filter's answer again
+    assert pid not in win.model.ids() and len(win.model.ids()) == len(shown) - 1

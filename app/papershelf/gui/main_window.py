@@ -178,6 +178,8 @@ class MainWindow(QMainWindow):
     # ---- change events ---------------------------------------------------------
     @Slot(object)
     def _library_changed(self, change: Change) -> None:
+        if change.kind == "papers-changed":
+            self.pane.keep_shown(change.ids)  # no row jumps away when the answer is refreshed
         self.model.refresh(change)
         selected = set(self.selected_ids())
         if (change.kind != "papers-removed" and selected & set(change.ids)) or change.kind == "lists-changed":
