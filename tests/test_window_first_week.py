@@ -89,7 +89,7 @@ app = QApplication([])
 
 def look():
     win = next(w for w in app.topLevelWidgets() if isinstance(w, MainWindow) and w.isVisible())
-    header, view = win.paper_list.horizontalHeader(), win.paper_list
+    header, view, panel = win.paper_list.horizontalHeader(), win.paper_list, win.filter_panel
     chars = view.fontMetrics().averageCharWidth()
     print(json.dumps({
         "screen": [win.screen().availableGeometry().width(), win.screen().availableGeometry().height()],
@@ -105,6 +105,10 @@ def look():
                 "needs": header.sectionSizeFromContents(col).width(),
             }
             for col, name in enumerate(COLUMNS)
+        },
+        "sidebar": {
+            kind: [(label, panel.drawn(kind, value)[0]) for value, label in panel.entries(kind)]
+            for kind in ("status", "area")
         },
     }))
     win.close()
@@ -180,6 +184,10 @@ def test_the_first_window_on_a_1366x768_screen_shows_title_authors_year_status_a
         assert column["width"] >= column["needs"], (name, column)  # its heading whole, sort arrow and all
     assert columns["title"]["chars"] >= 30 and columns["authors"]["chars"] >= 16
     assert seen["scrolls"] == 0  # nothing hides to the right
+    for kind, entries in seen["sidebar"].items():  # the sidebar's names whole, beside their counts
+        assert entries, kind
+        for label, drawn in entries:
+            assert label.startswith(drawn) and not drawn.endswith("…"), (kind, label, drawn)
 
 
 # ---- Year and Venue, sortable ---------------------------------------------------------

@@ -66,6 +66,7 @@ class MainWindow(QMainWindow):
         self.query = Query()
         self.last_answer: Answer | None = None
         self.closing = False  # closeEvent has begun: nothing starts any more
+        self.sidebar_fits = True  # a first start: the sidebar widens to its names (window_state.fit_sidebar)
 
         self.events = LibraryEvents(library, self)
         self.events.changed.connect(self._library_changed)

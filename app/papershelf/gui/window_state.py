@@ -12,6 +12,7 @@ if TYPE_CHECKING:
     from .main_window import MainWindow
 
 FIRST_SIZE = (1400, 860)  # at most, on a first start: fits 1366x768 with its panels
+SIDEBAR_SHARE = 0.22  # on a first start the sidebar widens to its names, up to this share of the window
 
 
 def restore(win: MainWindow) -> None:
@@ -26,10 +27,14 @@ def restore(win: MainWindow) -> None:
         if screen is not None:
             width, height = min(width, int(screen.width() * 0.92)), min(height, int(screen.height() * 0.9))
         win.resize(width, height)
+        if screen is not None:  # in the middle of the screen
+            win.move(screen.center() - win.rect().center())
     for key, splitter in (("window/mainSplitter", win.main_split), ("window/rightSplitter", win.right_split)):
         state = s.value(key)
         if isinstance(state, QByteArray) and not state.isEmpty():
             splitter.restoreState(state)
+            win.sidebar_fits = win.sidebar_fits and splitter is not win.main_split
+    win.main_split.splitterMoved.connect(lambda *_: setattr(win, "sidebar_fits", False))  # a person's width
     # by name, not Qt's header state (which counts columns by place: a column added
     # later would take the settings of the one before it); "list/columns" and
     # "list/header" held such states
@@ -45,6 +50,20 @@ def restore(win: MainWindow) -> None:
         order = Qt.SortOrder.DescendingOrder if descending else Qt.SortOrder.AscendingOrder
         header.setSortIndicator(COLUMNS.index(sort), order)
         header.blockSignals(False)
+
+
+def fit_sidebar(win: MainWindow) -> None:
+    """First start, until a person moves the splitter: the sidebar as wide as its names
+    need (at most SIDEBAR_SHARE of the window), the room taken from the abstract's side
+    down to what it needs, then from the list. Names still cut show whole in their tooltip."""
+    if not win.sidebar_fits or not win.isVisible():
+        return
+    side, middle, right = win.main_split.sizes()
+    grow = min(win.filter_panel.wanted_width(), int(win.width() * SIDEBAR_SHARE)) - side
+    if grow <= 0:
+        return
+    from_right = min(grow, max(0, right - win.right_split.minimumSizeHint().width()))
+    win.main_split.setSizes([side + grow, middle - (grow - from_right), right - from_right])
 
 
 def save(win: MainWindow) -> None:
