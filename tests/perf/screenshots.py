@@ -128,7 +128,10 @@ def main() -> int:
         when(lambda: win.last_answer is not None and win.last_answer.query.sort == "year", lambda: sorted_(win))
 
     def sorted_(win: MainWindow) -> None:
-        win.paper_list.scrollToTop()
+        from PySide6.QtWidgets import QAbstractItemView
+
+        view = win.paper_list
+        view.scrollTo(view.model().index(win.model.row_of(newest), 0), QAbstractItemView.ScrollHint.PositionAtCenter)
         shoot("columns-1366x768.png")
         apply_theme("dark")
         QTimer.singleShot(300, lambda: dark(win))
