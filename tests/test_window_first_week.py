@@ -325,3 +325,58 @@ def test_a_paper_marked_read_under_a_to_read_filter_stays_in_view_until_the_next
     assert win.tag_panel.findChild(QToolButton, "status-read").isChecked()
     click_heading(qtbot, win, "title")  # the next sort: the list is the filter's answer again
     assert pid not in win.model.ids() and len(win.model.ids()) == len(shown) - 1
+
+
+# ---- the column layout, kept by name ---------------------------------------------------
+
+
+def open_window(qtbot, tmp_path):
+    from conftest import SEEDS, window_on
+
+    return window_on(qtbot, tmp_path / "library", SEEDS[:1])
+
+
+def shown_in_order(win) -> list[str]:
+    from papershelf.gui.paper_model import COLUMNS
+
+    header = win.paper_list.horizontalHeader()
+    order = sorted(range(len(COLUMNS)), key=header.visualIndex)
+    return [COLUMNS[c] for c in order if not header.isSectionHidden(c)]
+
+
+def test_a_layout_saved_before_year_and_venue_existed_keeps_its_columns_and_gains_them(qtbot, tmp_path, settings):
+    import json
+
+    from PySide6.QtCore import QSettings
+
+    from papershelf.gui.paper_model import COLUMNS
+
+    saved = [
+        {"name": "title", "width": 300, "hidden": False},
+        {"name": "status", "width": 90, "hidden": False},
+        {"name": "authors", "width": 200, "hidden": False},
+        {"name": "added", "width": 100, "hidden": False},
+        {"name": "tags", "width": 80, "hidden": True},
+        {"name": "colour", "width": 80, "hidden": False},  # a column this version does not have
+    ]
+    QSettings().setValue("list/layout", json.dumps(saved))
+    QSettings().setValue("list/sort", "status")
+    opened = open_window(qtbot, tmp_path)
+    win = next(opened)
+    header = win.paper_list.horizontalHeader()
+    assert shown_in_order(win) == ["title", "status", "authors", "added", "year", "venue"]
+    assert header.sectionSize(COLUMNS.index("authors")) == 200
+    assert header.sortIndicatorSection() == COLUMNS.index("status")  # the arrow where the sort is
+    win.close()
+    next(opened, None)
+
+
+def test_an_unreadable_column_layout_gives_the_default_columns(qtbot, tmp_path, settings):
+    from PySide6.QtCore import QSettings
+
+    QSettings().setValue("list/layout", "[{not json")
+    opened = open_window(qtbot, tmp_path)
+    win = next(opened)
+    assert shown_in_order(win) == ["title", "authors", "year", "venue", "status", "tags"]
+    win.close()
+    next(opened, None)
