@@ -380,3 +380,23 @@ def test_an_unreadable_column_layout_gives_the_default_columns(qtbot, tmp_path, 
     assert shown_in_order(win) == ["title", "authors", "year", "venue", "status", "tags"]
     win.close()
     next(opened, None)
+
+
+# ---- the tag panel at 1366x768 -------------------------------------------------------
+
+
+def test_the_key_tags_line_is_never_drawn_over_the_tag_box(window, qtbot):
+    win, lib = window, window.library
+    win.resize(1256, 691)  # the first window on a 1366x768 screen
+    names = [f"{word} information measures" for word in "quantum classical renyi shannon von-neumann".split()]
+    ids = lib.ids()
+    for n, name in enumerate(names * 2):
+        lib.add_tags(ids[n : n + 2], [name + str(n)])
+    panel, keys = win.tag_panel, win.tag_panel.key_tags
+    qtbot.waitUntil(lambda: keys.isVisible() and "9 " in keys.text())
+    select_rows(win, [0])
+    win.right_split.setSizes([600, 100])  # squeezed as far as the splitter lets it
+    qtbot.waitUntil(lambda: keys.height() >= keys.heightForWidth(keys.width()))  # every line of it
+    assert keys.heightForWidth(keys.width()) > 2 * keys.fontMetrics().lineSpacing()  # it wraps
+    assert keys.geometry().top() >= panel.tag_input.geometry().bottom()
+    assert keys.geometry().bottom() <= panel.status_picker.geometry().top()

@@ -7,7 +7,7 @@ it emits requests, and the window turns each into one undoable edit.
 from __future__ import annotations
 
 from PySide6.QtCore import QEvent, QPoint, QRect, QSize, QStringListModel, Qt, QTimer, Signal
-from PySide6.QtGui import QKeyEvent, QKeySequence, QPaintEvent, QPalette
+from PySide6.QtGui import QKeyEvent, QKeySequence, QPaintEvent, QPalette, QResizeEvent
 from PySide6.QtWidgets import (
     QButtonGroup,
     QComboBox,
@@ -254,6 +254,22 @@ class TagPanel(QWidget):
             self.list_menu.addSeparator()
         self.list_menu.addAction(self.tr("New reading list…"), lambda: self.addToListRequested.emit(""))
 
+    def minimumSizeHint(self) -> QSize:
+        """Tall enough for the key tags wrapped at the panel's width, with the chips: a
+        splitter squeezing the panel below that drew them over the tag box (1366x768)."""
+        hint = super().minimumSizeHint()
+        extra = 0
+        for part in (self.key_tags, self.chips):
+            if part.isVisible() and part.hasHeightForWidth():
+                extra += max(0, part.heightForWidth(part.width()) - part.minimumSizeHint().height())
+        return QSize(hint.width(), hint.height() + extra)
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        """A new width wraps the key tags and chips anew: the minimum height follows."""
+        super().resizeEvent(event)
+        if event.size().width() != event.oldSize().width():
+            self.updateGeometry()
+
     def set_key_tags(self, tags: list[str]) -> None:
         """Show which tag each of the keys 1-9 toggles (on the paper list)."""
         self.key_tags.setVisible(bool(tags))
@@ -264,6 +280,7 @@ class TagPanel(QWidget):
                 "selection, or removes it if every selected paper has it."
             )
         )
+        self.updateGeometry()
 
     def show_selection(self, papers: list[Paper]) -> None:
         """Show what these papers (the selection) have; unsaved notes are saved first."""
@@ -302,6 +319,7 @@ class TagPanel(QWidget):
             chip.clicked.connect(lambda _=False, t=tag: self.removeTagRequested.emit(t))
             self._flow.addWidget(chip)
         self.chips.updateGeometry()
+        self.updateGeometry()  # the chips may wrap to more lines
         statuses = {p.status for p in papers}
         for button in self.status_buttons.buttons():
             button.setChecked(len(statuses) == 1 and button.property("status") == next(iter(statuses)).value)
