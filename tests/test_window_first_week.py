@@ -400,3 +400,19 @@ def test_the_key_tags_line_is_never_drawn_over_the_tag_box(window, qtbot):
     assert keys.heightForWidth(keys.width()) > 2 * keys.fontMetrics().lineSpacing()  # it wraps
     assert keys.geometry().top() >= panel.tag_input.geometry().bottom()
     assert keys.geometry().bottom() <= panel.status_picker.geometry().top()
+
+
+def test_with_the_search_index_open_a_paper_marked_read_stays_until_the_next_search(opened, qtbot):
+    win, lib = opened.win, opened.lib
+    click_filter(qtbot, win, "status", "unread")
+    opened.settle()
+    shown = win.model.ids()
+    select_rows(win, [3])
+    pid = shown[3]
+    with qtbot.waitSignal(win.searchAnswered, timeout=10_000):  # asked again once the index has the edit
+        qtbot.keyClick(win.paper_list, Qt.Key.Key_4, Qt.KeyboardModifier.AltModifier)  # Alt+4: Read
+    assert lib.get(pid).status.value == "read" and pid not in win.last_answer.ids
+    assert win.model.ids() == shown and win.selected_ids() == [pid]
+    qtbot.keyClicks(win.search_box, "a")  # the next search
+    opened.settle()
+    assert pid not in win.model.ids()
