@@ -416,3 +416,24 @@ def test_with_the_search_index_open_a_paper_marked_read_stays_until_the_next_sea
     qtbot.keyClicks(win.search_box, "a")  # the next search
     opened.settle()
     assert pid not in win.model.ids()
+
+
+def test_a_tag_chip_shown_when_the_theme_turns_dark_is_readable(window, qtbot, app_theme_restored):
+    win = window
+    select_rows(win, [0])
+    with qtbot.waitSignal(win.searchAnswered, timeout=10_000):  # the edit and all it refreshes, done
+        win.edits.add_tags(["to-cite"])
+    qtbot.waitUntil(lambda: len(win.tag_panel.findChildren(QToolButton, "chip-to-cite")) == 1)  # old ones gone
+    chip = win.tag_panel.findChild(QToolButton, "chip-to-cite")
+    choose_theme(qtbot, win, "dark")
+    qtbot.waitUntil(lambda: win.tag_panel.palette().window().color().lightness() < 128)
+    assert win.tag_panel.findChild(QToolButton, "chip-to-cite") is chip  # the chip shown before the switch
+    image = chip.grab().toImage()
+    inside = [  # within the chip's border: its face and its text
+        QColor.fromRgb(image.pixel(x, y)).lightness()
+        for y in range(4, image.height() - 4)
+        for x in range(6, image.width() - 6)
+    ]
+    face = Counter(inside).most_common(1)[0][0]
+    assert face < 128  # a dark face…
+    assert sum(1 for v in inside if v - face >= 100) >= 20  # …with light letters on it

@@ -270,6 +270,17 @@ class TagPanel(QWidget):
         if event.size().width() != event.oldSize().width():
             self.updateGeometry()
 
+    def changeEvent(self, event: QEvent) -> None:
+        """A new palette (light or dark chosen in Preferences): the chips' style sheets
+        are applied again, or they keep the colours of the palette they were made in."""
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.PaletteChange:
+            for i in range(self._flow.count()):
+                item = self._flow.itemAt(i)
+                chip = item.widget() if item is not None else None
+                if chip is not None:
+                    chip.setStyleSheet(chip.styleSheet())
+
     def set_key_tags(self, tags: list[str]) -> None:
         """Show which tag each of the keys 1-9 toggles (on the paper list)."""
         self.key_tags.setVisible(bool(tags))
