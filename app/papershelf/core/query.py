@@ -18,10 +18,13 @@ from .paper import Paper, Status
 
 RELEVANCE = "relevance"
 
-# Columns the list can be sorted by (key of each paper), in display order.
+# Columns the list can be sorted by (key of each paper), in display order. A key of None
+# (no year, no venue) sorts last whichever way the column is sorted.
 SORT_KEYS: dict[str, Callable[[Paper], Any]] = {
     "title": lambda p: p.title.casefold(),
     "authors": lambda p: p.authors[0].casefold() if p.authors else "\uffff",
+    "year": lambda p: p.year,  # numerically (stored as an int)
+    "venue": lambda p: p.venue.casefold() or None,  # the reader's text of journal/booktitle/journaltitle
     "area": lambda p: (p.area.casefold() or "\uffff", p.subarea.casefold()),
     "status": lambda p: list(Status).index(p.status),
     "rating": lambda p: p.rating or 0,
@@ -93,10 +96,13 @@ def title_matches(ids: Iterable[str], find: Callable[[str], Paper | None], text:
 
 
 def sort_ids(ids: Iterable[str], find: Callable[[str], Paper | None], column: str, descending: bool) -> list[str]:
-    """`ids` sorted by a `SORT_KEYS` column (stable: ties keep their order)."""
+    """`ids` sorted by a `SORT_KEYS` column (stable: ties keep their order); papers
+    whose key is None (no year, say) come last in either direction."""
     key = SORT_KEYS[column]
-    papers = {pid: p for pid in ids if (p := find(pid)) is not None}  # read once: edits go on meanwhile
-    return sorted(papers, key=lambda pid: key(papers[pid]), reverse=descending)
+    keys = {pid: key(p) for pid in ids if (p := find(pid)) is not None}  # read once: edits go on meanwhile
+    known = [pid for pid, k in keys.items() if k is not None]
+    missing = [pid for pid, k in keys.items() if k is None]
+    return sorted(known, key=keys.__getitem__, reverse=descending) + missing
 
 
 # ---- a search that finds nothing -------------------------------------------------

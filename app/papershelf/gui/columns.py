@@ -1,19 +1,16 @@
-"""The paper list's columns: default widths that fit a 1366×768 screen, and a
-chooser on the header's context menu (shown/hidden columns are kept with the
-header's state in QSettings)."""
+"""The paper list's columns: default widths that fit a 1366×768 screen, a chooser
+on the header's context menu, and the layout a person left (order, widths, shown),
+kept by column name so that a column added later finds its place."""
 
 from __future__ import annotations
+
+import json
 
 from PySide6.QtCore import QObject, Qt
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QHeaderView, QMenu, QTableView
 
-from .paper_model import COLUMNS, HEADERS
-
-# Width of each column in average characters; the title takes what is left.
-DEFAULT_CHARS = {"authors": 20, "area": 14, "status": 8, "rating": 8, "tags": 12, "added": 11}
-HIDDEN_BY_DEFAULT = frozenset({"area", "rating"})  # the sidebar shows areas; rating is a click away
-MIN_TITLE_CHARS = 24
+from .paper_model import COLUMN_LIST, COLUMNS, HEADERS
 
 
 class ColumnChooser(QObject):
@@ -34,18 +31,37 @@ class ColumnChooser(QObject):
         header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
         header.setSectionResizeMode(COLUMNS.index("title"), QHeaderView.ResizeMode.Stretch)
         header.setMinimumSectionSize(chars * 4)
-        for name, n in DEFAULT_CHARS.items():
-            col = COLUMNS.index(name)
-            header.resizeSection(col, n * chars + 12)
-            header.setSectionHidden(col, name in HIDDEN_BY_DEFAULT)
+        for col, column in enumerate(COLUMN_LIST):
+            header.moveSection(header.visualIndex(col), col)
+            if column.chars:  # never narrower than its heading (and the sort arrow)
+                header.resizeSection(col, max(column.chars * chars + 12, header.sectionSizeHint(col)))
+            header.setSectionHidden(col, not column.shown)
         header.setSectionHidden(COLUMNS.index("title"), False)
 
-    def restore(self, state) -> bool:
-        """A saved header state; the title keeps stretching and stays shown."""
-        if not self.header.restoreState(state):
+    def layout(self) -> str:
+        """The columns as a person left them, by name, in the order shown: JSON text."""
+        header = self.header
+        order = sorted(range(len(COLUMNS)), key=header.visualIndex)
+        return json.dumps(
+            [{"name": COLUMNS[c], "width": header.sectionSize(c), "hidden": header.isSectionHidden(c)} for c in order]
+        )
+
+    def restore(self, layout: str) -> bool:
+        """A layout `layout()` gave, over the defaults: a column it does not name (one
+        added since) keeps its default width and comes after the ones it names; the
+        title stretches and stays shown. False (the defaults stay) if it cannot be read."""
+        try:
+            saved = [c for c in json.loads(layout) if isinstance(c, dict) and c.get("name") in COLUMNS]
+            entries = [(str(c["name"]), int(c["width"]), bool(c["hidden"])) for c in saved]
+        except (ValueError, TypeError, KeyError):
             return False
-        self.header.setSectionResizeMode(COLUMNS.index("title"), QHeaderView.ResizeMode.Stretch)
-        self.header.setSectionHidden(COLUMNS.index("title"), False)
+        header = self.header
+        for place, (name, width, hidden) in enumerate(entries):
+            col = COLUMNS.index(name)
+            header.moveSection(header.visualIndex(col), place)
+            if name != "title":
+                header.resizeSection(col, max(width, header.minimumSectionSize()))
+                header.setSectionHidden(col, hidden)
         return True
 
     def shown(self) -> list[str]:

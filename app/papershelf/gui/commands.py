@@ -62,6 +62,7 @@ class LibraryEdit(QUndoCommand):
         self.ids = list(dict.fromkeys(ids))
         self.action = action
         self.touches_lists = touches_lists
+        self.said = ""  # what the status bar said it did, for Undo and Redo to say again
         self._done = False
 
     def redo(self) -> None:

@@ -12,14 +12,14 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject
-from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtGui import QAction, QKeySequence, QUndoCommand
 from PySide6.QtWidgets import QInputDialog, QMessageBox
 
 from ..core import overview
 from ..core.errors import PapershelfError
 from ..core.paper import Status
 from .commands import DeletePapers, LibraryEdit
-from .feedback import edited, n_papers, quoted
+from .feedback import edited, n_papers, quoted, redone, undone
 from .paper_model import STATUS_LABELS
 
 if TYPE_CHECKING:
@@ -32,6 +32,7 @@ class Edits(QObject):
     def __init__(self, window: MainWindow) -> None:
         super().__init__(window)
         self.window = window
+        self._pushed: LibraryEdit | None = None  # the last edit made
         panel = window.tag_panel
         panel.notesEdited.connect(self.save_notes)
         panel.addTagsRequested.connect(self.add_tags)
@@ -62,8 +63,9 @@ class Edits(QObject):
             return results[-1]
 
         start = win.undo_stack.index()
+        self._pushed = LibraryEdit(win.library, label, ids, run, touches_lists)
         try:
-            win.undo_stack.push(LibraryEdit(win.library, label, ids, run, touches_lists))
+            win.undo_stack.push(self._pushed)
         except (PapershelfError, ValueError) as exc:
             win.show_error(self.tr("The change was not made"), str(exc))
             return None
@@ -80,16 +82,32 @@ class Edits(QObject):
         undo = self.window.findChild(QAction, "undoAction")
         key = undo.shortcut().toString(QKeySequence.SequenceFormat.NativeText) if undo is not None else ""
         self.window.statusBar().showMessage(edited(kind, n, what, key), 8000)
+        if n and self._pushed is not None:  # what Undo and Redo will say they took back or made again
+            self._pushed.said = edited(kind, n, what, "")
 
     def undo(self) -> None:
-        """Undo the last step, unless an import is running."""
-        if not self._busy():
-            self.window.undo_stack.undo()
+        """Undo the last step, unless an import is running, and say what it took back."""
+        stack = self.window.undo_stack
+        if not self._busy() and stack.canUndo():
+            step = self._words(stack.command(stack.index() - 1))
+            stack.undo()
+            self.window.statusBar().showMessage(undone(step), 8000)
 
     def redo(self) -> None:
-        """Redo the step undone last, unless an import is running."""
-        if not self._busy():
-            self.window.undo_stack.redo()
+        """Redo the step undone last, unless an import is running, and say what it made again."""
+        stack = self.window.undo_stack
+        if not self._busy() and stack.canRedo():
+            step = self._words(stack.command(stack.index()))
+            stack.redo()
+            self.window.statusBar().showMessage(redone(step), 8000)
+
+    @staticmethod
+    def _words(step: QUndoCommand | None) -> str:
+        # the status line the edit gave ("Marked 2 papers as Read"); else the step's name
+        # ("Import of more.bib (1 paper)", "Delete 3 papers")
+        if step is None:
+            return ""
+        return str(getattr(step, "said", "") or step.text())
 
     # ---- tags, status, rating -------------------------------------------------------
     def add_tags(self, tags: list[str]) -> None:

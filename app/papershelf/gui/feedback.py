@@ -47,6 +47,16 @@ def edited(kind: str, n: int, what: str, undo_key: str) -> str:
     return line + (" — " + tr("%s undoes") % undo_key if undo_key else "")
 
 
+def undone(step: str) -> str:
+    """The status-bar line after Undo: what it took back ("Undid: Marked 2 papers as Read")."""
+    return tr("Undid: %s") % step
+
+
+def redone(step: str) -> str:
+    """The status-bar line after Redo: what it made again."""
+    return tr("Redid: %s") % step
+
+
 # ---- a search that finds nothing -------------------------------------------------
 
 

@@ -227,6 +227,26 @@ class FilterPanel(QTreeView):
         name, count, _, _ = self._delegate.shown(option, index)
         return name, count
 
+    def wanted_width(self) -> int:
+        """The panel's width at which every entry shows its whole name beside its count."""
+        fm, short = self.fontMetrics(), 0
+        for group in self._groups.values():
+            if group.rowCount() == 0 or not self.visualRect(group.child(0).index()).isValid():
+                continue  # a hidden heading
+            # one entry measured as drawn; the others differ from it only in their texts
+            first = group.child(0).index()
+            option = QStyleOptionViewItem()
+            self.initViewItemOption(option)
+            option.rect = self.visualRect(first)
+            _, count, name_rect, _ = self._delegate.shown(option, first)
+            room = name_rect.width() + fm.horizontalAdvance(count)
+            for r in range(group.rowCount()):
+                item = group.child(r)
+                label, n = item.data(LabelRole), item.data(CountRole)
+                needs = fm.horizontalAdvance(label) + (fm.horizontalAdvance(f"({n:,})") if n is not None else 0)
+                short = max(short, needs - room)
+        return self.width() + short + 2 if short > 0 else self.width()
+
     def index_of(self, kind: str, value: object) -> QModelIndex:
         """The entry of a value in a group (invalid if it has none)."""
         group = self._groups[kind]

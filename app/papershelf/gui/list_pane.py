@@ -3,13 +3,17 @@ library, a page that offers the samples), and the query they make.
 
 Typing, a column's sort and a new answer change what the list shows; the
 selection is kept across answers where its papers are still shown, and
-what is selected shows in the abstract and tagging panels.
+what is selected shows in the abstract and tagging panels. A paper an edit
+changed while it was shown keeps its row until the query changes (the next
+search, sort or filter): marked Read under a "To read" filter, it does not
+vanish from under the pointer when the answer is refreshed.
 """
 
 from __future__ import annotations
 
+import itertools
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QItemSelectionModel, Qt, QTimer, Slot
@@ -44,6 +48,7 @@ class ListPane(QWidget):
         super().__init__()
         self.main = window  # not `window`: that is QWidget.window()
         self.asked_at = 0.0  # when the answer on its way was asked for (perf_counter)
+        self.kept: set[str] = set()  # edited while shown: they keep their rows until the query changes
         self.search_box = QLineEdit()
         self.search_box.setObjectName("searchBox")
         self.search_box.setAccessibleName(self.tr("Search"))
@@ -167,14 +172,20 @@ class ListPane(QWidget):
         win.indexer.reopen_if_damaged(answer.index_damaged)
         if answer.query != win.query:
             return  # a newer request is on its way
+        refreshed = win.last_answer is not None and win.last_answer.query == answer.query
+        if not refreshed:
+            self.kept.clear()
         win.last_answer = answer
         if answer.error:
             win.statusBar().showMessage(self.tr("Search failed: %s") % answer.error, 8000)
             return
         selected = self.selected_ids()
         current = self.model.id_at(self.view.currentIndex().row())
-        self.model.set_ids(answer.ids)
+        scrolled = self.view.verticalScrollBar().value()
+        self.model.set_ids(self.with_kept(answer.ids) if refreshed and self.kept else answer.ids)
         self.reselect(selected, current)
+        if refreshed:  # the same query answered again after edits: nothing moves
+            self.view.verticalScrollBar().setValue(scrolled)
         elapsed = (time.perf_counter() - self.asked_at) * 1000
         text = n_papers(answer.total)
         if not answer.total and answer.query.text.strip():
@@ -188,6 +199,24 @@ class ListPane(QWidget):
         win.sidebar.update_counts(answer)
         self.update_empty_state()
         win.searchAnswered.emit()
+
+    def keep_shown(self, ids: Iterable[str]) -> None:
+        """Papers an edit changed keep their rows, if shown, until the query changes."""
+        self.kept.update(pid for pid in ids if self.model.row_of(pid) >= 0)
+
+    def with_kept(self, ids: list[str]) -> list[str]:
+        """The refreshed answer `ids` with each kept paper at the row it has now,
+        whether or not it still matches (one deleted meanwhile is gone)."""
+        library, model = self.main.library, self.model
+        rows = sorted((model.row_of(pid), pid) for pid in self.kept if pid in library and model.row_of(pid) >= 0)
+        kept = {pid for _, pid in rows}
+        rest = iter([pid for pid in ids if pid not in kept])
+        out: list[str] = []
+        for row, pid in rows:  # one pass, however many are kept
+            out.extend(itertools.islice(rest, max(0, row - len(out))))
+            out.append(pid)
+        out.extend(rest)
+        return out
 
     # ---- the selection -------------------------------------------------------------------
     def selected_ids(self) -> list[str]:

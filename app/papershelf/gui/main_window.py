@@ -66,6 +66,7 @@ class MainWindow(QMainWindow):
         self.query = Query()
         self.last_answer: Answer | None = None
         self.closing = False  # closeEvent has begun: nothing starts any more
+        self.sidebar_fits = True  # a first start: the sidebar widens to its names (window_state.fit_sidebar)
 
         self.events = LibraryEvents(library, self)
         self.events.changed.connect(self._library_changed)
@@ -178,6 +179,8 @@ class MainWindow(QMainWindow):
     # ---- change events ---------------------------------------------------------
     @Slot(object)
     def _library_changed(self, change: Change) -> None:
+        if change.kind == "papers-changed":
+            self.pane.keep_shown(change.ids)  # no row jumps away when the answer is refreshed
         self.model.refresh(change)
         selected = set(self.selected_ids())
         if (change.kind != "papers-removed" and selected & set(change.ids)) or change.kind == "lists-changed":

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import datetime
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QObject, QPersistentModelIndex, Qt, Signal
@@ -14,16 +16,6 @@ from ..core.text import plain_text
 
 PaperIdRole = Qt.ItemDataRole.UserRole + 1
 
-COLUMNS = ("title", "authors", "area", "status", "rating", "tags", "added")
-HEADERS = {
-    "title": "Title",
-    "authors": "Authors",
-    "area": "Area",
-    "status": "Status",
-    "rating": "Rating",
-    "tags": "Tags",
-    "added": "Added",
-}
 STATUS_LABELS = {
     Status.UNREAD: "Unread",
     Status.TO_READ: "To read",
@@ -37,6 +29,40 @@ _STATUS_COLORS = {
     Status.READ: "#1a7f37",
     Status.SKIPPED: "#8c959f",
 }
+
+
+@dataclass(frozen=True)
+class Column:
+    """One column of the list: its name (a sort key of core.query.SORT_KEYS, and how
+    the window's settings know it), its title, a paper's cell as text, and its width
+    on a first start in average characters (the title takes what the others leave)."""
+
+    name: str
+    header: str
+    cell: Callable[[Paper], str]
+    chars: int = 0
+    shown: bool = True  # on a first start; the header's menu shows or hides it
+
+
+def _year(paper: Paper) -> str:
+    return str(paper.year) if paper.year else ""
+
+
+# In display order. A new column is one line here (and its sort key in core.query).
+COLUMN_LIST = (
+    Column("title", "Title", lambda p: plain_text(p.title)),
+    Column("authors", "Authors", lambda p: authors_short(p.authors), 18),
+    Column("year", "Year", _year, 5),
+    Column("venue", "Venue", lambda p: p.venue, 14),
+    Column("area", "Area", lambda p: " · ".join(x for x in (p.area, p.subarea) if x), 14, shown=False),
+    Column("status", "Status", lambda p: STATUS_LABELS[p.status], 8),
+    Column("rating", "Rating", lambda p: "★" * (p.rating or 0), 8, shown=False),
+    Column("tags", "Tags", lambda p: ", ".join(p.tags), 12),
+    Column("added", "Added", lambda p: added_short(p.added), 11, shown=False),
+)
+COLUMNS = tuple(c.name for c in COLUMN_LIST)
+HEADERS = {c.name: c.header for c in COLUMN_LIST}
+_STATUS_COLUMN = COLUMNS.index("status")
 ROW_CACHE = 2000
 _ROLES = frozenset(
     {Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.ToolTipRole, Qt.ItemDataRole.ForegroundRole, PaperIdRole}
@@ -132,16 +158,7 @@ class PaperTableModel(QAbstractTableModel):
             paper = self.library.find(pid)
             if paper is None:
                 return None
-            row = (
-                plain_text(paper.title),
-                authors_short(paper.authors),
-                " · ".join(x for x in (paper.area, paper.subarea) if x),
-                STATUS_LABELS[paper.status],
-                "★" * (paper.rating or 0),
-                ", ".join(paper.tags),
-                added_short(paper.added),
-                paper,
-            )
+            row = (*(column.cell(paper) for column in COLUMN_LIST), paper)
             self._cache[pid] = row
             if len(self._cache) > ROW_CACHE:
                 self._cache.popitem(last=False)
@@ -167,7 +184,7 @@ class PaperTableModel(QAbstractTableModel):
                 title = row[0]
                 return title + ("\n(title derived from the abstract)" if paper.title_derived else "")
             return row[col] or None
-        if role == Qt.ItemDataRole.ForegroundRole and col == 3 and paper.status in _STATUS_COLORS:
+        if role == Qt.ItemDataRole.ForegroundRole and col == _STATUS_COLUMN and paper.status in _STATUS_COLORS:
             return QBrush(QColor(_STATUS_COLORS[paper.status]))
         return None
 

@@ -18,6 +18,7 @@ from PySide6.QtWidgets import QColorDialog, QInputDialog, QMessageBox
 from ..core import overview
 from ..core.paper import normalize_tag
 from ..core.query import Answer, Query
+from . import window_state
 from .filters import set_tag_color, tag_color
 from .saved_searches import SavedSearches
 
@@ -158,6 +159,7 @@ class SidebarController(QObject):
     # ---- counts -------------------------------------------------------------------------
     def _show(self, counts: overview.Counts) -> None:
         self.window.filter_panel.set_counts(counts.status, counts.tags, counts.area, counts.lists, counts.total)
+        window_state.fit_sidebar(self.window)
 
     def update_counts(self, answer: Answer) -> None:
         """The counts of the papers an answer shows: the index's, or the library's while it has none."""

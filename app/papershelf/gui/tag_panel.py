@@ -7,7 +7,7 @@ it emits requests, and the window turns each into one undoable edit.
 from __future__ import annotations
 
 from PySide6.QtCore import QEvent, QPoint, QRect, QSize, QStringListModel, Qt, QTimer, Signal
-from PySide6.QtGui import QKeyEvent, QKeySequence
+from PySide6.QtGui import QKeyEvent, QKeySequence, QPaintEvent, QPalette, QResizeEvent
 from PySide6.QtWidgets import (
     QButtonGroup,
     QComboBox,
@@ -20,6 +20,9 @@ from PySide6.QtWidgets import (
     QMenu,
     QPlainTextEdit,
     QSizePolicy,
+    QStyle,
+    QStyleOptionToolButton,
+    QStylePainter,
     QToolButton,
     QVBoxLayout,
     QWidget,
@@ -115,6 +118,23 @@ class _TagInput(QLineEdit):
         return super().event(e)
 
 
+class StatusButton(QToolButton):
+    """A status button that, checked, is drawn in the palette's highlight colours: the
+    style's own pressed look (Fusion: the button colour 10% darker) is all but invisible
+    on a dark palette. The colours are read at each paint, so a theme switch shows at once."""
+
+    def paintEvent(self, event: QPaintEvent) -> None:
+        """The style's tool button, in highlight colours when checked."""
+        option = QStyleOptionToolButton()
+        self.initStyleOption(option)
+        if self.isChecked():
+            palette = QPalette(option.palette)
+            palette.setColor(QPalette.ColorRole.Button, palette.color(QPalette.ColorRole.Highlight))
+            palette.setColor(QPalette.ColorRole.ButtonText, palette.color(QPalette.ColorRole.HighlightedText))
+            option.palette = palette
+        QStylePainter(self).drawComplexControl(QStyle.ComplexControl.CC_ToolButton, option)
+
+
 class TagPanel(QWidget):
     """Tags, status, rating, notes and reading lists of the selected papers, as requests."""
 
@@ -173,7 +193,7 @@ class TagPanel(QWidget):
         self.status_buttons = QButtonGroup(self)
         self.status_buttons.setExclusive(False)  # a mixed selection shows none checked
         for n, status in enumerate(Status, 1):
-            button = QToolButton()
+            button = StatusButton()
             button.setText(self.tr(STATUS_LABELS[status]))
             button.setCheckable(True)
             button.setObjectName(f"status-{status.value}")
@@ -234,6 +254,33 @@ class TagPanel(QWidget):
             self.list_menu.addSeparator()
         self.list_menu.addAction(self.tr("New reading list…"), lambda: self.addToListRequested.emit(""))
 
+    def minimumSizeHint(self) -> QSize:
+        """Tall enough for the key tags wrapped at the panel's width, with the chips: a
+        splitter squeezing the panel below that drew them over the tag box (1366x768)."""
+        hint = super().minimumSizeHint()
+        extra = 0
+        for part in (self.key_tags, self.chips):
+            if part.isVisible() and part.hasHeightForWidth():
+                extra += max(0, part.heightForWidth(part.width()) - part.minimumSizeHint().height())
+        return QSize(hint.width(), hint.height() + extra)
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        """A new width wraps the key tags and chips anew: the minimum height follows."""
+        super().resizeEvent(event)
+        if event.size().width() != event.oldSize().width():
+            self.updateGeometry()
+
+    def changeEvent(self, event: QEvent) -> None:
+        """A new palette (light or dark chosen in Preferences): the chips' style sheets
+        are applied again, or they keep the colours of the palette they were made in."""
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.PaletteChange:
+            for i in range(self._flow.count()):
+                item = self._flow.itemAt(i)
+                chip = item.widget() if item is not None else None
+                if chip is not None:
+                    chip.setStyleSheet(chip.styleSheet())
+
     def set_key_tags(self, tags: list[str]) -> None:
         """Show which tag each of the keys 1-9 toggles (on the paper list)."""
         self.key_tags.setVisible(bool(tags))
@@ -244,6 +291,7 @@ class TagPanel(QWidget):
                 "selection, or removes it if every selected paper has it."
             )
         )
+        self.updateGeometry()
 
     def show_selection(self, papers: list[Paper]) -> None:
         """Show what these papers (the selection) have; unsaved notes are saved first."""
@@ -282,6 +330,7 @@ class TagPanel(QWidget):
             chip.clicked.connect(lambda _=False, t=tag: self.removeTagRequested.emit(t))
             self._flow.addWidget(chip)
         self.chips.updateGeometry()
+        self.updateGeometry()  # the chips may wrap to more lines
         statuses = {p.status for p in papers}
         for button in self.status_buttons.buttons():
             button.setChecked(len(statuses) == 1 and button.property("status") == next(iter(statuses)).value)

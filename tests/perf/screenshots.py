@@ -1,0 +1,149 @@
+"""Screenshots of the real window at 1366x768 on X11, light and dark. Not a pytest test;
+run it by hand under Xvfb (the xcb platform, as a Linux desktop runs it)::
+
+    xvfb-run -s '-screen 0 1366x768x24' .venv/bin/python tests/perf/screenshots.py
+
+Needs the Xvfb and xcb packages (Debian: xvfb xauth libxcb-cursor0 libxcb-icccm4
+libxcb-image0 libxcb-keysyms1 libxcb-render-util0 libxcb-shape0 libxkbcommon-x11-0).
+
+A first start (no settings, a new library in a temporary folder: the user's own are
+never touched) through ``papershelf.gui.app.main``, on the four sample listings and a
+public .bib file (so that the Year and Venue columns have something to show). One paper
+is marked Read and selected. Writes to resources/screenshots/ (or --out):
+
+* main-window.png: the window, light;
+* columns-1366x768.png: the same, sorted by Year (newest first);
+* main-window-dark.png: Preferences ▸ Appearance: Dark, the Read paper still selected.
+
+Prints what it measured: the screen, the window, each column's width and whether its
+heading and the sidebar's names are shown whole.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+SEEDS = sorted((ROOT / "seeds").glob("*.txt"))
+BIB = ROOT / "tests" / "fixtures" / "public" / "bib" / "bibtexparser-random-mendeley.bib"
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--out", type=Path, default=ROOT / "resources" / "screenshots")
+    args = parser.parse_args()
+    if not os.environ.get("DISPLAY"):
+        print("No X display: run under xvfb-run -s '-screen 0 1366x768x24'", file=sys.stderr)
+        return 2
+    os.environ["QT_QPA_PLATFORM"] = "xcb"
+    work = Path(tempfile.mkdtemp(prefix="papershelf-shots-"))
+    os.environ["XDG_CONFIG_HOME"] = str(work / "config")  # a first start: no settings
+    os.environ["PAPERSHELF_CACHE_DIR"] = str(work / "cache")
+    sys.path.insert(0, str(ROOT / "app"))
+
+    from PySide6.QtCore import QTimer
+    from PySide6.QtWidgets import QApplication
+
+    from papershelf.core.library import Library
+    from papershelf.gui import app as gui_app
+    from papershelf.gui.dialogs import apply_theme
+    from papershelf.gui.main_window import MainWindow
+    from papershelf.gui.paper_model import COLUMNS
+
+    folder = work / "library"
+    with Library.open(folder) as lib:
+        lib.import_files([*SEEDS, BIB])
+        newest = next(p for p in reversed(lib.ids()) if lib.get(p).year)  # at the top of the first list
+        lib.set_status([newest], "read")
+        lib.add_tags([newest], ["to-cite"])
+    qapp = QApplication([sys.argv[0]])
+    args.out.mkdir(parents=True, exist_ok=True)
+    seen: dict[str, object] = {}
+
+    def window() -> MainWindow | None:
+        return next((w for w in qapp.topLevelWidgets() if isinstance(w, MainWindow) and w.isVisible()), None)
+
+    def shoot(name: str) -> None:
+        qapp.processEvents()
+        path = args.out / name
+        win = window()
+        assert win is not None
+        win.screen().grabWindow(0).save(str(path))
+        print("wrote", path)
+
+    def measure(win: MainWindow) -> None:
+        header, view, panel = win.paper_list.horizontalHeader(), win.paper_list, win.filter_panel
+        seen["screen"] = win.screen().size().toTuple()
+        seen["window"] = win.frameGeometry().size().toTuple()
+        seen["splitter"] = win.main_split.sizes()
+        seen["columns"] = {
+            name: {"width": header.sectionSize(col), "heading needs": header.sectionSizeHint(col)}
+            for col, name in enumerate(COLUMNS)
+            if not header.isSectionHidden(col)
+        }
+        seen["list scrolls sideways"] = view.horizontalScrollBar().maximum() > 0
+        cut = []
+        for kind in ("status", "tag", "area", "list"):
+            for value, _label in panel.entries(kind):
+                name, _count = panel.drawn(kind, value)
+                if name.endswith("…"):
+                    cut.append(name)
+        seen["sidebar names cut"] = cut
+
+    def when(condition, then, waited=[0]) -> None:  # noqa: B006 - one counter for the run
+        if condition():
+            QTimer.singleShot(300, then)  # painted
+        elif waited[0] > 600:
+            print("gave up waiting", file=sys.stderr)
+            qapp.exit(1)
+        else:
+            waited[0] += 1
+            QTimer.singleShot(50, lambda: when(condition, then))
+
+    def first() -> None:
+        win = window()
+        if win is None:
+            QTimer.singleShot(50, first)
+            return
+        when(
+            lambda: win.index is not None and win.last_answer is not None and win.last_answer.query == win.query,
+            lambda: light(win),
+        )
+
+    def light(win: MainWindow) -> None:
+        row = win.model.row_of(newest)
+        win.paper_list.selectRow(row)
+        win.paper_list.setFocus()
+        measure(win)
+        shoot("main-window.png")
+        header = win.paper_list.horizontalHeader()
+        from PySide6.QtCore import Qt
+
+        header.setSortIndicator(COLUMNS.index("year"), Qt.SortOrder.DescendingOrder)
+        when(lambda: win.last_answer is not None and win.last_answer.query.sort == "year", lambda: sorted_(win))
+
+    def sorted_(win: MainWindow) -> None:
+        from PySide6.QtWidgets import QAbstractItemView
+
+        view = win.paper_list
+        view.scrollTo(view.model().index(win.model.row_of(newest), 0), QAbstractItemView.ScrollHint.PositionAtCenter)
+        shoot("columns-1366x768.png")
+        apply_theme("dark")
+        QTimer.singleShot(300, lambda: dark(win))
+
+    def dark(win: MainWindow) -> None:
+        shoot("main-window-dark.png")
+        print(json.dumps(seen, indent=1))
+        win.close()
+
+    QTimer.singleShot(0, first)
+    return gui_app.main(data_dir=str(folder))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
