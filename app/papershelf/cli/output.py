@@ -20,7 +20,7 @@ import orjson
 
 from ..core.citation import authors_text, fields_text, has_record, record_view
 from ..core.errors import InvalidValueError, NotFoundError, PapershelfError
-from ..core.paper import Paper
+from ..core.paper import Paper, Status, local_date
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 EXIT_INTERRUPTED = 130
@@ -98,6 +98,8 @@ def print_paper(p: Paper, lists: list[str], parent: Callable[[str], Paper | None
         if value:
             print(f"{label + ':':<9} {value}")
     print(f"status:   {p.status.value}")
+    for line in reading_dates(p):
+        print(line)
     if p.tags:
         print(f"tags:     {', '.join(p.tags)}")
     if p.rating:
@@ -118,6 +120,19 @@ def print_paper(p: Paper, lists: list[str], parent: Callable[[str], Paper | None
     print(p.abstract)
     if p.notes:
         print("\nnotes:\n" + p.notes)
+
+
+def reading_dates(p: Paper) -> list[str]:
+    """`show`'s lines of when the paper became Reading and Read (local dates, ISO)."""
+    read, reading = local_date(p.read_at), local_date(p.reading_at)
+    if p.status is Status.READ:
+        if read is None:  # marked read before Papershelf kept the date
+            changed = local_date(p.updated)
+            return ["read:     date not recorded" + (f" (last changed {changed})" if changed else "")]
+        return [f"read:     {read}" + (f" (started {reading})" if reading else "")]
+    if p.status is Status.READING and reading is not None:
+        return [f"reading:  since {reading}"]
+    return []
 
 
 _TAG_RE = re.compile(r"<b[^>]*>(.*?)</b>")

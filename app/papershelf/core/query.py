@@ -27,6 +27,7 @@ SORT_KEYS: dict[str, Callable[[Paper], Any]] = {
     "rating": lambda p: p.rating or 0,
     "tags": lambda p: ", ".join(p.tags) or "\uffff",
     "added": lambda p: p.added,
+    "read": lambda p: p.read_at or None,  # None: never read, or before the date was kept (last)
 }
 
 # The index's own orders (`Query.index_order`): best first, newest first, by plain title.
@@ -93,10 +94,12 @@ def title_matches(ids: Iterable[str], find: Callable[[str], Paper | None], text:
 
 
 def sort_ids(ids: Iterable[str], find: Callable[[str], Paper | None], column: str, descending: bool) -> list[str]:
-    """`ids` sorted by a `SORT_KEYS` column (stable: ties keep their order)."""
+    """`ids` sorted by a `SORT_KEYS` column (stable: ties keep their order); papers whose key
+    is None (no value to sort by) go last in either direction."""
     key = SORT_KEYS[column]
-    papers = {pid: p for pid in ids if (p := find(pid)) is not None}  # read once: edits go on meanwhile
-    return sorted(papers, key=lambda pid: key(papers[pid]), reverse=descending)
+    keys = {pid: key(p) for pid in ids if (p := find(pid)) is not None}  # read once: edits go on meanwhile
+    known = [pid for pid, k in keys.items() if k is not None]
+    return sorted(known, key=keys.__getitem__, reverse=descending) + [pid for pid, k in keys.items() if k is None]
 
 
 # ---- a search that finds nothing -------------------------------------------------
