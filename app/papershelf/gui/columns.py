@@ -11,8 +11,8 @@ from PySide6.QtWidgets import QHeaderView, QMenu, QTableView
 from .paper_model import COLUMNS, HEADERS
 
 # Width of each column in average characters; the title takes what is left.
-DEFAULT_CHARS = {"authors": 20, "area": 14, "status": 8, "rating": 8, "tags": 12, "added": 11}
-HIDDEN_BY_DEFAULT = frozenset({"area", "rating"})  # the sidebar shows areas; rating is a click away
+DEFAULT_CHARS = {"authors": 20, "area": 14, "status": 8, "rating": 8, "tags": 12, "added": 11, "read": 11}
+HIDDEN_BY_DEFAULT = frozenset({"area", "rating", "read"})  # the sidebar shows areas; rating is a click away
 MIN_TITLE_CHARS = 24
 
 

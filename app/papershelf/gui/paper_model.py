@@ -14,7 +14,7 @@ from ..core.text import plain_text
 
 PaperIdRole = Qt.ItemDataRole.UserRole + 1
 
-COLUMNS = ("title", "authors", "area", "status", "rating", "tags", "added")
+COLUMNS = ("title", "authors", "area", "status", "rating", "tags", "added", "read")
 HEADERS = {
     "title": "Title",
     "authors": "Authors",
@@ -23,6 +23,7 @@ HEADERS = {
     "rating": "Rating",
     "tags": "Tags",
     "added": "Added",
+    "read": "Read on",
 }
 STATUS_LABELS = {
     Status.UNREAD: "Unread",
@@ -41,6 +42,7 @@ ROW_CACHE = 2000
 _ROLES = frozenset(
     {Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.ToolTipRole, Qt.ItemDataRole.ForegroundRole, PaperIdRole}
 )
+_READ_COL = COLUMNS.index("read")
 _NO_PARENT = QModelIndex()  # the table's rows have no parent
 
 
@@ -140,6 +142,7 @@ class PaperTableModel(QAbstractTableModel):
                 "★" * (paper.rating or 0),
                 ", ".join(paper.tags),
                 added_short(paper.added),
+                added_short(paper.read_at) if paper.read_at else "",
                 paper,
             )
             self._cache[pid] = row
@@ -166,6 +169,8 @@ class PaperTableModel(QAbstractTableModel):
             if col == 0:
                 title = row[0]
                 return title + ("\n(title derived from the abstract)" if paper.title_derived else "")
+            if col == _READ_COL and not row[col] and paper.status is Status.READ:
+                return self.tr("Marked Read before Papershelf kept the date")
             return row[col] or None
         if role == Qt.ItemDataRole.ForegroundRole and col == 3 and paper.status in _STATUS_COLORS:
             return QBrush(QColor(_STATUS_COLORS[paper.status]))
