@@ -9,9 +9,14 @@ import json
 from conftest import run_cli
 
 from papershelf.core.library import Library
-from papershelf.core.paper import Paper, Status, local_date
+from papershelf.core.paper import Paper, Status
 
 NOON = "T12:00:00+00:00"  # noon UTC is the same day in every time zone a test machine uses
+
+
+def local_date(stamp: str) -> dt.date | None:
+    """The reader's day of a stored UTC time stamp, as the window and `show` give it."""
+    return dt.datetime.fromisoformat(stamp).astimezone().date() if stamp else None
 
 
 def show_lines(data_dir, pid: str) -> list[str]:
@@ -35,6 +40,7 @@ def test_marking_a_paper_read_records_the_day_and_show_prints_it(data_dir, seeds
     after = dt.date.today()
 
     paper = shown(data_dir, a)
+    assert "read_at" in paper, "list --json and show --json hold when the paper was read"
     read, started = local_date(paper["read_at"]), local_date(paper["reading_at"])
     assert read is not None and started is not None and before <= started <= read <= after
     assert f"read:     {read} (started {started})" in show_lines(data_dir, a)

@@ -1,0 +1,134 @@
+"""When a paper was read (issue 20), in the real window: Alt+4 marks a paper Read and the panel
+says on which day; Ctrl+Z takes the day back with the status; the "Read on" column, chosen on
+the header's menu, shows the day and sorts by it, papers not read last either way."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+from PySide6.QtCore import QDate, QLocale, QPoint, Qt
+from PySide6.QtGui import QContextMenuEvent
+from PySide6.QtWidgets import QApplication, QLabel, QMenu
+
+from papershelf.core.paper import Status
+from papershelf.gui.paper_model import COLUMNS
+
+from test_paper_menu import select_rows
+
+pytestmark = [
+    pytest.mark.gui,
+    pytest.mark.qt_log_level_fail("WARNING"),
+    pytest.mark.qt_log_ignore(r"This plugin does not support"),
+]
+
+NOON = "T12:00:00+00:00"  # noon UTC is the same day in every time zone a test machine uses
+
+
+def local_date(stamp: str) -> dt.date:
+    return dt.datetime.fromisoformat(stamp).astimezone().date()
+
+
+def day_words(date: dt.date) -> str:
+    """A day as the panel writes it: "30 Nov 2026" (month names in the user's language)."""
+    return QLocale().toString(QDate(date.year, date.month, date.day), "d MMM yyyy")
+
+
+def press(qtbot, win, key) -> None:
+    qtbot.keyClick(win.paper_list, key, Qt.KeyboardModifier.AltModifier)
+
+
+def test_alt4_shows_the_day_read_under_the_status_and_undo_takes_it_back(window, qtbot):
+    win, lib = window, window.library
+    label = win.findChild(QLabel, "statusDateLabel")
+    select_rows(win, [0])
+    [pid] = win.selected_ids()
+    assert label is not None and label.isHidden()  # an unread paper has no day to show
+
+    before = dt.date.today()
+    press(qtbot, win, Qt.Key.Key_3)  # Alt+3: Reading
+    qtbot.waitUntil(lambda: label.isVisible())
+    started = local_date(lib.get(pid).reading_at)
+    assert label.text() == f"Reading since {day_words(started)}"
+    press(qtbot, win, Qt.Key.Key_4)  # Alt+4: Read
+    after = dt.date.today()
+    paper = lib.get(pid)
+    assert paper.status is Status.READ and paper.read_at
+    read = local_date(paper.read_at)
+    assert before <= started <= read <= after
+    qtbot.waitUntil(lambda: label.text().startswith("Read on"))
+    assert label.text() == f"Read on {day_words(read)} (started {day_words(started)})"
+
+    qtbot.keyClick(win.paper_list, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)  # back to Reading
+    qtbot.waitUntil(lambda: label.text().startswith("Reading since"))
+    assert (lib.get(pid).status, lib.get(pid).read_at) == (Status.READING, "")
+    qtbot.keyClick(win.paper_list, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)  # back to Unread
+    qtbot.waitUntil(lambda: label.isHidden())
+    assert lib.get(pid).to_dict() == {**paper.to_dict(), "status": "unread", "read_at": "", "reading_at": "",
+                                      "updated": lib.get(pid).updated}  # fmt: skip
+    qtbot.keyClick(win.paper_list, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier)
+    qtbot.waitUntil(lambda: label.text().startswith("Reading since"))
+    assert lib.get(pid).reading_at == paper.reading_at  # redo puts back the very day, not today's
+
+
+def header_menu(qtbot, win) -> QMenu:
+    header = win.paper_list.horizontalHeader()
+    pos = QPoint(10, header.height() // 2)
+    QApplication.sendEvent(
+        header.viewport(), QContextMenuEvent(QContextMenuEvent.Reason.Mouse, pos, header.viewport().mapToGlobal(pos))
+    )
+    menu = win.findChild(QMenu, "columnMenu")
+    qtbot.waitUntil(lambda: menu is not None and menu.isVisible())
+    return menu
+
+
+def test_the_read_on_column_is_chosen_on_the_header_and_sorts_by_the_day(window, qtbot):
+    win, lib = window, window.library
+    ids = lib.ids()
+    older, newer, undated = ids[6], ids[2], ids[4]
+    lib.restore_fields(  # papers read on these days, as weeks of use leave them (undo's door takes the dates)
+        {
+            older: {"status": Status.READ, "read_at": "2026-10-01" + NOON},
+            newer: {"status": Status.READ, "read_at": "2026-11-20" + NOON},
+            undated: {"status": Status.READ},  # marked Read before Papershelf kept the day
+        }
+    )
+    win.resize(int(1366 * 0.92), int(768 * 0.9))  # what the first start gives on the issue's screen
+    qtbot.waitUntil(lambda: win.paper_list.viewport().width() > 300)
+    header = win.paper_list.horizontalHeader()
+    col = COLUMNS.index("read")
+    assert header.isSectionHidden(col)  # hidden at first: the list fits 1366×768
+
+    menu = header_menu(qtbot, win)
+    labels = {a.text(): a for a in menu.actions() if a.isCheckable()}
+    assert not labels["Read on"].isChecked()
+    labels["Read on"].trigger()
+    menu.close()
+    assert not header.isSectionHidden(col)
+    # in view beside the default columns, with nothing to scroll to
+    qtbot.waitUntil(lambda: win.paper_list.horizontalScrollBar().maximum() == 0)
+    assert header.sectionViewportPosition(col) + header.sectionSize(col) <= header.viewport().width()
+
+    model = win.model
+
+    def cell(pid: str, role=Qt.ItemDataRole.DisplayRole):
+        return model.index(model.row_of(pid), col).data(role)
+
+    assert (cell(older), cell(newer), cell(undated), cell(ids[0])) == ("2026-10-01", "2026-11-20", "", "")
+    assert cell(undated, Qt.ItemDataRole.ToolTipRole) == "Marked Read before Papershelf kept the date"
+
+    def click_header() -> None:
+        x = header.sectionViewportPosition(col) + header.sectionSize(col) // 2
+        qtbot.mouseClick(header.viewport(), Qt.MouseButton.LeftButton, pos=QPoint(x, header.height() // 2))
+
+    def sorted_as(descending: bool) -> bool:
+        answer = win.last_answer
+        return answer is not None and (answer.query.sort, answer.query.descending) == ("read", descending)
+
+    rest = [pid for pid in ids if pid not in (older, newer)]
+    click_header()
+    qtbot.waitUntil(lambda: sorted_as(False))
+    qtbot.waitUntil(lambda: model.ids() == [older, newer, *rest])
+    click_header()
+    qtbot.waitUntil(lambda: sorted_as(True))
+    qtbot.waitUntil(lambda: model.ids() == [newer, older, *rest])  # still the papers without a day last
