@@ -7,7 +7,6 @@ import datetime as dt
 import json
 
 from conftest import run_cli
-
 from papershelf.core.library import Library
 from papershelf.core.paper import Paper, Status
 

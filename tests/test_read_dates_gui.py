@@ -13,7 +13,6 @@ from PySide6.QtWidgets import QApplication, QLabel, QMenu
 
 from papershelf.core.paper import Status
 from papershelf.gui.paper_model import COLUMNS
-
 from test_paper_menu import select_rows
 
 pytestmark = [
@@ -64,9 +63,11 @@ def test_alt4_shows_the_day_read_under_the_status_and_undo_takes_it_back(window,
     assert (lib.get(pid).status, lib.get(pid).read_at) == (Status.READING, "")
     qtbot.keyClick(win.paper_list, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)  # back to Unread
     qtbot.waitUntil(lambda: label.isHidden())
-    assert lib.get(pid).to_dict() == {**paper.to_dict(), "status": "unread", "read_at": "", "reading_at": "",
-                                      "updated": lib.get(pid).updated}  # fmt: skip
-    qtbot.keyClick(win.paper_list, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier)
+    back = {**paper.to_dict(), "status": "unread", "read_at": "", "reading_at": "", "updated": lib.get(pid).updated}
+    assert lib.get(pid).to_dict() == back
+    qtbot.keyClick(
+        win.paper_list, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier
+    )
     qtbot.waitUntil(lambda: label.text().startswith("Reading since"))
     assert lib.get(pid).reading_at == paper.reading_at  # redo puts back the very day, not today's
 

@@ -98,8 +98,8 @@ def print_paper(p: Paper, lists: list[str], parent: Callable[[str], Paper | None
         if value:
             print(f"{label + ':':<9} {value}")
     print(f"status:   {p.status.value}")
-    for line in reading_dates(p):
-        print(line)
+    for dated in reading_dates(p):
+        print(dated)
     if p.tags:
         print(f"tags:     {', '.join(p.tags)}")
     if p.rating:

@@ -303,10 +303,14 @@ class ReadingStatsDialog(QDialog):
         )
         caption = self.tr("Papers marked Read now, by the week they were marked Read.")
         if stats.undated:
-            caption += " " + self.tr(
-                "%d of them were marked Read before Papershelf kept that date: they are counted by the week"
-                " of their last change."
-            ) % stats.undated
+            caption += (
+                " "
+                + self.tr(
+                    "%d of them were marked Read before Papershelf kept that date: they are counted by the week"
+                    " of their last change."
+                )
+                % stats.undated
+            )
         self.weeks_chart.set_caption(caption)
         self.tags_chart.set_bars(stats.tags, self.tr("No tags yet: tag papers to see which you use most."), color)
         self.tags_chart.set_caption(self.tr("%d of %d papers tagged.") % (stats.tagged, stats.total))

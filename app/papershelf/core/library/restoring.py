@@ -25,8 +25,16 @@ if TYPE_CHECKING:
 # bibfields: typing a title drops the record's raw title (paper.without_raw), and undoing puts it back
 # reading_at, read_at: a status change sets them (paper.status_change), and undoing clears or puts them back
 UNDOABLE_FIELDS = (
-    "status", "tags", "notes", "rating", "title", "title_derived", "bibfields", "reading_at", "read_at",
-)  # fmt: skip
+    "status",
+    "tags",
+    "notes",
+    "rating",
+    "title",
+    "title_derived",
+    "bibfields",
+    "reading_at",
+    "read_at",
+)
 
 
 def _copy(value: object) -> object:
