@@ -133,3 +133,31 @@ def test_the_read_on_column_is_chosen_on_the_header_and_sorts_by_the_day(window,
     click_header()
     qtbot.waitUntil(lambda: sorted_as(True))
     qtbot.waitUntil(lambda: model.ids() == [newer, older, *rest])  # still the papers without a day last
+
+
+def test_after_an_upgrade_the_columns_chosen_stay_and_read_on_stays_hidden(qtbot, tmp_path, settings):
+    from PySide6.QtCore import QSettings
+    from PySide6.QtGui import QStandardItemModel
+    from PySide6.QtWidgets import QTableView
+
+    from conftest import SEEDS, window_on
+
+    # the header state an older Papershelf kept: its seven columns, Rating shown and Tags hidden by hand
+    old = QTableView()
+    old.setModel(QStandardItemModel(0, 7, old))
+    for col, hidden in enumerate([False, False, True, False, False, True, False]):
+        old.horizontalHeader().setSectionHidden(col, hidden)
+    QSettings().setValue("list/columns", old.horizontalHeader().saveState())
+
+    for win in window_on(qtbot, tmp_path / "library", SEEDS[:1]):
+        header = win.paper_list.horizontalHeader()
+        shown = [name for col, name in enumerate(COLUMNS) if not header.isSectionHidden(col)]
+        assert shown == ["title", "authors", "status", "rating", "added"]  # the user's choice, nothing new
+        menu = header_menu(qtbot, win)
+        [read_on] = [a for a in menu.actions() if a.text() == "Read on"]
+        read_on.trigger()
+        menu.close()
+        win.close()  # saves the header with its columns' names
+    assert QSettings().value("list/columnNames") == list(COLUMNS)
+    for win in window_on(qtbot, tmp_path / "again", SEEDS[:1]):
+        assert not win.paper_list.horizontalHeader().isSectionHidden(COLUMNS.index("read"))  # chosen, kept

@@ -5,7 +5,7 @@ header's state in QSettings)."""
 from __future__ import annotations
 
 from PySide6.QtCore import QObject, Qt
-from PySide6.QtGui import QAction
+from PySide6.QtGui import QAction, QStandardItemModel
 from PySide6.QtWidgets import QHeaderView, QMenu, QTableView
 
 from .paper_model import COLUMNS, HEADERS
@@ -14,6 +14,9 @@ from .paper_model import COLUMNS, HEADERS
 DEFAULT_CHARS = {"authors": 20, "area": 14, "status": 8, "rating": 8, "tags": 12, "added": 11, "read": 11}
 HIDDEN_BY_DEFAULT = frozenset({"area", "rating", "read"})  # the sidebar shows areas; rating is a click away
 MIN_TITLE_CHARS = 24
+# the columns of a header state saved without their names (before "read" came): a column added
+# since takes its defaults on restore, so one hidden by default does not appear by itself
+UNNAMED_STATE_COLUMNS = ("title", "authors", "area", "status", "rating", "tags", "added")
 
 
 class ColumnChooser(QObject):
@@ -34,18 +37,42 @@ class ColumnChooser(QObject):
         header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
         header.setSectionResizeMode(COLUMNS.index("title"), QHeaderView.ResizeMode.Stretch)
         header.setMinimumSectionSize(chars * 4)
-        for name, n in DEFAULT_CHARS.items():
-            col = COLUMNS.index(name)
-            header.resizeSection(col, n * chars + 12)
-            header.setSectionHidden(col, name in HIDDEN_BY_DEFAULT)
+        for name in DEFAULT_CHARS:
+            self._default(name)
         header.setSectionHidden(COLUMNS.index("title"), False)
 
-    def restore(self, state) -> bool:
-        """A saved header state; the title keeps stretching and stays shown."""
+    def _default(self, name: str) -> None:
+        col = COLUMNS.index(name)
+        self.header.resizeSection(col, DEFAULT_CHARS[name] * self.view.fontMetrics().averageCharWidth() + 12)
+        self.header.setSectionHidden(col, name in HIDDEN_BY_DEFAULT)
+
+    def restore(self, state, known: list[str] | None = None) -> bool:
+        """A saved header state, saved with the columns `known` (None: `UNNAMED_STATE_COLUMNS`);
+        the title keeps stretching and stays shown, and columns added since take their defaults."""
+        names = list(UNNAMED_STATE_COLUMNS if known is None else known)
+        if names != list(COLUMNS):
+            return self._restore_other(state, names)
         if not self.header.restoreState(state):
             return False
         self.header.setSectionResizeMode(COLUMNS.index("title"), QHeaderView.ResizeMode.Stretch)
         self.header.setSectionHidden(COLUMNS.index("title"), False)
+        return True
+
+    def _restore_other(self, state, names: list[str]) -> bool:
+        """A state saved with other columns, read column by column: restoring it into this header
+        would show every column it does not know, and leave a state Qt cannot restore once saved."""
+        other = QTableView()
+        other.setModel(QStandardItemModel(0, len(names), other))
+        saved = other.horizontalHeader()
+        if not saved.restoreState(state):
+            return False
+        self.apply_defaults()
+        for col, name in enumerate(names):
+            if name in DEFAULT_CHARS:  # a column we still have (the title always stretches)
+                here = COLUMNS.index(name)
+                self.header.setSectionHidden(here, saved.isSectionHidden(col))
+                if not saved.isSectionHidden(col):
+                    self.header.resizeSection(here, saved.sectionSize(col))
         return True
 
     def shown(self) -> list[str]:

@@ -32,7 +32,8 @@ def restore(win: MainWindow) -> None:
             splitter.restoreState(state)
     header = s.value("list/columns")  # not "list/header": its widths hid columns at 1366x768
     if isinstance(header, QByteArray) and not header.isEmpty():
-        win.columns.restore(header)
+        names = s.value("list/columnNames")  # what the state was saved with: columns added since get defaults
+        win.columns.restore(header, [names] if isinstance(names, str) else names if isinstance(names, list) else None)
     sort = s.value("list/sort", "relevance", str)
     if sort in COLUMNS:
         win.query = win.query.with_(sort=sort, descending=s.value("list/descending", False, bool))
@@ -45,6 +46,7 @@ def save(win: MainWindow) -> None:
     s.setValue("window/mainSplitter", win.main_split.saveState())
     s.setValue("window/rightSplitter", win.right_split.saveState())
     s.setValue("list/columns", win.paper_list.horizontalHeader().saveState())
+    s.setValue("list/columnNames", list(COLUMNS))
     s.setValue("list/sort", win.query.sort)
     s.setValue("list/descending", win.query.descending)
     s.sync()
