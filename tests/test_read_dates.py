@@ -118,3 +118,28 @@ def test_papers_read_are_counted_by_the_week_they_were_marked_read():
     weeks = dict(stats.weeks)
     assert weeks[dt.date(2026, 10, 5)] == 1 and weeks[dt.date(2026, 11, 23)] == 1 and weeks[dt.date(2026, 11, 30)] == 1
     assert sum(weeks.values()) == 3 and stats.undated == 1
+
+
+def test_merging_two_copies_keeps_the_days_of_the_status_kept(data_dir, seeds):
+    with Library.open(data_dir) as lib:
+        lib.import_files(seeds[:1])
+        a, b, c, d = lib.ids()[:4]
+        lib.restore_fields(
+            {
+                a: {"status": Status.READING, "reading_at": "2026-11-02" + NOON},
+                b: {"status": Status.READ, "reading_at": "2026-10-01" + NOON, "read_at": "2026-10-09" + NOON},
+                c: {"status": Status.READ, "read_at": "2026-11-15" + NOON},
+            }
+        )
+    # B, read, goes into A, still being read: A is read now, with B's days
+    assert run_cli("duplicates", "--merge", a, b, data_dir=data_dir).returncode == 0
+    merged = shown(data_dir, a)
+    assert (merged["status"], merged["reading_at"], merged["read_at"]) == (
+        "read",
+        "2026-10-01" + NOON,
+        "2026-10-09" + NOON,
+    )
+    # D, unread, goes into C: C keeps its own status and day
+    assert run_cli("duplicates", "--merge", c, d, data_dir=data_dir).returncode == 0
+    kept = shown(data_dir, c)
+    assert (kept["status"], kept["reading_at"], kept["read_at"]) == ("read", "", "2026-11-15" + NOON)
