@@ -76,6 +76,10 @@ def test_list_sorts_by_the_day_read_with_papers_not_read_last(data_dir, seeds):
     order = [line.split()[0] for line in res.stdout.splitlines() if line[:1].isalnum() and "  " in line]
     rest = [pid for pid in ids if pid not in (ids[2], ids[5], ids[9])]
     assert order == [ids[2], ids[5], ids[9], *rest]
+    lines = res.stdout.splitlines()
+    assert lines[0].startswith(f"{ids[2]}  read     2026-10-01 ") and lines[2].startswith(
+        f"{ids[9]}  read     2026-11-30 "
+    )
     res = run_cli("list", "--sort", "read", "--reverse", "--json", data_dir=data_dir)
     assert [p["id"] for p in json.loads(res.stdout)] == [ids[9], ids[5], ids[2], *rest]
     assert "read:     2026-11-20" in show_lines(data_dir, ids[5])

@@ -91,7 +91,7 @@ def cmd_list(args: argparse.Namespace) -> int:
                 "or the samples with 'papershelf import --samples'."
             )
         else:
-            print_table(papers)
+            print_table(papers, read_dates=args.sort == "read")
     return EXIT_OK
 
 

@@ -71,14 +71,16 @@ def write_json(data: object) -> None:
     sys.stdout.buffer.flush()
 
 
-def print_table(papers: list[Paper]) -> None:
-    """One line per paper (id, status, title cut to the terminal's width), then the count."""
+def print_table(papers: list[Paper], read_dates: bool = False) -> None:
+    """One line per paper (id, status, `read_dates`: the day read, title cut to the terminal's
+    width), then the count."""
     width = shutil.get_terminal_size((120, 24)).columns
-    title_width = max(30, width - 23)
+    title_width = max(30, width - 23 - (11 if read_dates else 0))
     for p in papers:
         mark = "~" if p.title_derived else " "
         title = p.title if len(p.title) <= title_width else p.title[: title_width - 1] + "…"
-        print(f"{p.id}  {p.status.value:<8} {mark}{title}")
+        day = f"{str(local_date(p.read_at) or ''):<10} " if read_dates else ""
+        print(f"{p.id}  {p.status.value:<8} {day}{mark}{title}")
     if any(p.title_derived for p in papers):
         print(f"\n{plural(len(papers))}; ~ marks a title derived from the abstract.")
     else:
