@@ -79,7 +79,7 @@ def print_table(papers: list[Paper], read_dates: bool = False) -> None:
     for p in papers:
         mark = "~" if p.title_derived else " "
         title = p.title if len(p.title) <= title_width else p.title[: title_width - 1] + "…"
-        day = f"{str(local_date(p.read_at) or ''):<10} " if read_dates else ""
+        day = f"{local_date(p.read_at) or ''!s:<10} " if read_dates else ""
         print(f"{p.id}  {p.status.value:<8} {day}{mark}{title}")
     if any(p.title_derived for p in papers):
         print(f"\n{plural(len(papers))}; ~ marks a title derived from the abstract.")
