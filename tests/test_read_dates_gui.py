@@ -147,12 +147,14 @@ def test_after_an_upgrade_the_columns_chosen_stay_and_read_on_stays_hidden(qtbot
     old.setModel(QStandardItemModel(0, 7, old))
     for col, hidden in enumerate([False, False, True, False, False, True, False]):
         old.horizontalHeader().setSectionHidden(col, hidden)
+    old.horizontalHeader().setSortIndicator(6, Qt.SortOrder.DescendingOrder)  # sorted by Added, newest first
     QSettings().setValue("list/columns", old.horizontalHeader().saveState())
 
     for win in window_on(qtbot, tmp_path / "library", SEEDS[:1]):
         header = win.paper_list.horizontalHeader()
         shown = [name for col, name in enumerate(COLUMNS) if not header.isSectionHidden(col)]
         assert shown == ["title", "authors", "status", "rating", "added"]  # the user's choice, nothing new
+        assert (header.sortIndicatorSection(), header.sortIndicatorOrder()) == (6, Qt.SortOrder.DescendingOrder)
         menu = header_menu(qtbot, win)
         [read_on] = [a for a in menu.actions() if a.text() == "Read on"]
         read_on.trigger()

@@ -4,7 +4,7 @@ header's state in QSettings)."""
 
 from __future__ import annotations
 
-from PySide6.QtCore import QObject, Qt
+from PySide6.QtCore import QObject, QSignalBlocker, Qt
 from PySide6.QtGui import QAction, QStandardItemModel
 from PySide6.QtWidgets import QHeaderView, QMenu, QTableView
 
@@ -12,7 +12,8 @@ from .paper_model import COLUMNS, HEADERS
 
 # Width of each column in average characters; the title takes what is left.
 DEFAULT_CHARS = {"authors": 20, "area": 14, "status": 8, "rating": 8, "tags": 12, "added": 11, "read": 11}
-HIDDEN_BY_DEFAULT = frozenset({"area", "rating", "read"})  # the sidebar shows areas; rating is a click away
+# the sidebar shows areas; rating and the day read are a click away (the header's menu)
+HIDDEN_BY_DEFAULT = frozenset({"area", "rating", "read"})
 MIN_TITLE_CHARS = 24
 # the columns of a header state saved without their names (before "read" came): a column added
 # since takes its defaults on restore, so one hidden by default does not appear by itself
@@ -73,6 +74,10 @@ class ColumnChooser(QObject):
                 self.header.setSectionHidden(here, saved.isSectionHidden(col))
                 if not saved.isSectionHidden(col):
                     self.header.resizeSection(here, saved.sectionSize(col))
+        section = saved.sortIndicatorSection()
+        if 0 <= section < len(names) and names[section] in COLUMNS:
+            with QSignalBlocker(self.header):  # the arrow only: the saved sort is the window's to run
+                self.header.setSortIndicator(COLUMNS.index(names[section]), saved.sortIndicatorOrder())
         return True
 
     def shown(self) -> list[str]:
