@@ -163,3 +163,31 @@ def test_after_an_upgrade_the_columns_chosen_stay_and_read_on_stays_hidden(qtbot
     assert QSettings().value("list/columnNames") == list(COLUMNS)
     for win in window_on(qtbot, tmp_path / "again", SEEDS[:1]):
         assert not win.paper_list.horizontalHeader().isSectionHidden(COLUMNS.index("read"))  # chosen, kept
+
+
+def test_reading_statistics_count_by_the_day_read_and_say_which_papers_had_none(window, qtbot):
+    from test_stats import open_stats
+
+    win, lib = window, window.library
+    ids = lib.ids()
+    lib.set_status(ids[1:3], "read")  # today: this week's bar
+    three_weeks_ago = (dt.datetime.now(dt.timezone.utc) - dt.timedelta(weeks=3)).isoformat(timespec="seconds")
+    lib.restore_fields(
+        {
+            ids[0]: {"status": Status.READ, "read_at": three_weeks_ago},
+            ids[3]: {"status": Status.READ},  # marked Read before the day was kept
+        }
+    )
+    lib.set_notes(ids[0], "edited today, read three weeks ago")
+    dialog = open_stats(qtbot, win)
+    weeks = [n for _, n in dialog.weeks_chart.bars()]
+    # this week: the two read today and the undated one (by its last change); ids[0] weeks ago
+    assert weeks[-1] == 3 and sum(weeks) == 4
+    assert dialog.weeks_chart.caption.text() == (
+        "Papers marked Read now, by the week they were marked Read. 1 of them were marked Read before"
+        " Papershelf kept that date: they are counted by the week of their last change."
+    )
+    select_rows(win, [win.model.row_of(ids[3])])
+    label = win.findChild(QLabel, "statusDateLabel")
+    qtbot.waitUntil(lambda: label.isVisible())
+    assert label.text() == "Marked Read before Papershelf kept the date"
