@@ -89,7 +89,7 @@ _junk = st.one_of(
 
 _OPTIONS = {
     "import": ["--samples", "--as", "listing"],
-    "list": ["--json", "--status", "--tag", "--list", "--area"],
+    "list": ["--json", "--status", "--tag", "--list", "--area", "--sort", "read", "--reverse"],
     "show": ["--json", "--bibtex", "--dialect"],
     "tag": ["--add", "--remove"],
     "status": [],

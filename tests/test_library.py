@@ -154,7 +154,9 @@ def test_subscribers_hear_what_changed(seeded):
     seeded.add_to_list("X", [a])
     unsubscribe()
     seeded.add_tags([a], ["quiet"])
-    assert [(c.kind, set(c.ids), set(c.fields)) for c in heard[:1]] == [("papers-changed", {a, b}, {"status"})]
+    assert [(c.kind, set(c.ids), set(c.fields)) for c in heard[:1]] == [
+        ("papers-changed", {a, b}, {"status", "read_at"})
+    ]  # and when they were read
     assert [c.kind for c in heard] == ["papers-changed", "lists-changed", "lists-changed"]
     assert "X" in heard[-1].lists
 

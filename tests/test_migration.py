@@ -1,5 +1,5 @@
 """A library written by the version before the full bibliographic record (schema 2) opens in
-this one with nothing lost, is brought forward to schema 3 once, and goes on working.
+this one with nothing lost, is brought forward to the current schema once, and goes on working.
 
 The library under tests/fixtures/library-v2 was written by that version's own commands (see
 its README.md): a compacted library file plus a journal of later edits; `expected-list.json`
@@ -64,7 +64,7 @@ def test_the_first_edit_brings_the_library_forward_and_keeps_the_old_file_as_a_b
     expected = {p["id"]: p for p in json.loads((OLD / "expected-list.json").read_text("utf-8"))}
     res = run_cli("rate", "71818defe5", "5", data_dir=old_library)
     assert res.returncode == 0, res.stderr
-    assert _header(old_library)["schema_version"] == SCHEMA_VERSION == 3
+    assert _header(old_library)["schema_version"] == SCHEMA_VERSION == 4
     backups = list((old_library / "backups").iterdir())
     assert any(b'"schema_version":2' in p.read_bytes()[:300] for p in backups), backups
     after = _listed(old_library)

@@ -95,7 +95,7 @@ def test_damaged_journal_line_in_the_middle_stops_the_load(seeded, data_dir):
     assert snapshot_files(data_dir) == before  # nothing was written
     message = Store(data_dir).recover()
     # the damaged edit is named; the good edit after it is kept
-    assert "Lost 1 edit(s)" in message and f"set status of paper {ids[1]}" in message
+    assert "Lost 1 edit(s)" in message and f"set status, read_at of paper {ids[1]}" in message
     with Library.open(data_dir) as again:
         assert [again.get(i).status for i in ids] == [Status.READ, Status.UNREAD, Status.READ]
     assert any(p.name.startswith("journal.jsonl.damaged-") for p in data_dir.iterdir())

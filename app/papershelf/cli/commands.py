@@ -15,6 +15,7 @@ from .. import paths
 from ..core.citation import find_by_key
 from ..core.errors import ListingError
 from ..core.library import PASTE_LABEL, FileReport, Library
+from ..core.query import sort_ids
 from .output import EXIT_FAILED, EXIT_OK, UsageError, paper_json, plural, print_paper, print_table, write_json
 from .parser import parse_status
 
@@ -74,6 +75,11 @@ def cmd_list(args: argparse.Namespace) -> int:
     """`list`: the papers matching the filters, as a table or JSON."""
     with open_library(args, write=False) as lib:
         papers = lib.query(status=args.status, tag=args.tag, list_name=args.list_name, area=args.area)
+        if args.sort:
+            by_id = {p.id: p for p in papers}
+            papers = [by_id[pid] for pid in sort_ids(by_id, by_id.get, args.sort, args.reverse)]
+        elif args.reverse:
+            papers.reverse()
         if args.json:
             member = lib.memberships()
             write_json([paper_json(p, member.get(p.id, [])) for p in papers])
@@ -85,7 +91,7 @@ def cmd_list(args: argparse.Namespace) -> int:
                 "or the samples with 'papershelf import --samples'."
             )
         else:
-            print_table(papers)
+            print_table(papers, read_dates=args.sort == "read")
     return EXIT_OK
 
 

@@ -20,7 +20,7 @@ import orjson
 
 from ..core.citation import authors_text, fields_text, has_record, record_view
 from ..core.errors import InvalidValueError, NotFoundError, PapershelfError
-from ..core.paper import Paper
+from ..core.paper import Paper, Status, local_date
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 EXIT_INTERRUPTED = 130
@@ -71,14 +71,16 @@ def write_json(data: object) -> None:
     sys.stdout.buffer.flush()
 
 
-def print_table(papers: list[Paper]) -> None:
-    """One line per paper (id, status, title cut to the terminal's width), then the count."""
+def print_table(papers: list[Paper], read_dates: bool = False) -> None:
+    """One line per paper (id, status, `read_dates`: the day read, title cut to the terminal's
+    width), then the count."""
     width = shutil.get_terminal_size((120, 24)).columns
-    title_width = max(30, width - 23)
+    title_width = max(30, width - 23 - (11 if read_dates else 0))
     for p in papers:
         mark = "~" if p.title_derived else " "
         title = p.title if len(p.title) <= title_width else p.title[: title_width - 1] + "…"
-        print(f"{p.id}  {p.status.value:<8} {mark}{title}")
+        day = f"{local_date(p.read_at) or ''!s:<10} " if read_dates else ""
+        print(f"{p.id}  {p.status.value:<8} {day}{mark}{title}")
     if any(p.title_derived for p in papers):
         print(f"\n{plural(len(papers))}; ~ marks a title derived from the abstract.")
     else:
@@ -98,6 +100,8 @@ def print_paper(p: Paper, lists: list[str], parent: Callable[[str], Paper | None
         if value:
             print(f"{label + ':':<9} {value}")
     print(f"status:   {p.status.value}")
+    for dated in reading_dates(p):
+        print(dated)
     if p.tags:
         print(f"tags:     {', '.join(p.tags)}")
     if p.rating:
@@ -118,6 +122,19 @@ def print_paper(p: Paper, lists: list[str], parent: Callable[[str], Paper | None
     print(p.abstract)
     if p.notes:
         print("\nnotes:\n" + p.notes)
+
+
+def reading_dates(p: Paper) -> list[str]:
+    """`show`'s lines of when the paper became Reading and Read (local dates, ISO)."""
+    read, reading = local_date(p.read_at), local_date(p.reading_at)
+    if p.status is Status.READ:
+        if read is None:  # marked read before Papershelf kept the date
+            changed = local_date(p.updated)
+            return ["read:     date not recorded" + (f" (last changed {changed})" if changed else "")]
+        return [f"read:     {read}" + (f" (started {reading})" if reading else "")]
+    if p.status is Status.READING and reading is not None:
+        return [f"reading:  since {reading}"]
+    return []
 
 
 _TAG_RE = re.compile(r"<b[^>]*>(.*?)</b>")

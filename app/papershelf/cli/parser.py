@@ -8,6 +8,7 @@ from typing import NoReturn
 
 from .. import __version__, paths
 from ..core.paper import Status
+from ..core.query import SORT_KEYS
 from .output import EXIT_USAGE, UsageError
 
 # every command, in the order of `papershelf --help`; commands.COMMANDS maps them to their functions
@@ -75,6 +76,10 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--tag")
     c.add_argument("--list", dest="list_name", metavar="LIST")
     c.add_argument("--area")
+    c.add_argument(
+        "--sort", choices=tuple(SORT_KEYS), help="order by a column (read: by the date read, papers not read last)"
+    )
+    c.add_argument("--reverse", action="store_true", help="the sort's order reversed")
 
     c = sub.add_parser("show", help="show one paper")
     c.add_argument("id")

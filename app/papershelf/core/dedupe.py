@@ -158,8 +158,10 @@ def combine(keep: Paper, other: Paper) -> dict[str, Any]:
     out["links"] = list(dict.fromkeys([*keep.links, *other.links]))
     out["tags"] = sorted(set(keep.tags) | set(other.tags))
     out["sources"] = [*keep.sources, *(s for s in other.sources if s not in keep.sources)]
-    if _STATUS_RANK.get(other.status.value, 0) > _STATUS_RANK.get(keep.status.value, 0):
-        out["status"] = other.status
+    # the dates of reading go with the status kept (paper.status_change): the further-on paper's
+    ahead = _STATUS_RANK.get(other.status.value, 0) > _STATUS_RANK.get(keep.status.value, 0)
+    dated = other if ahead or (other.status is keep.status and not keep.read_at + keep.reading_at) else keep
+    out["status"], out["reading_at"], out["read_at"] = dated.status, dated.reading_at, dated.read_at
     notes = [n for n in (keep.notes, other.notes) if n.strip()]
     out["notes"] = "\n\n".join(dict.fromkeys(notes))
     out["rating"] = keep.rating if keep.rating is not None else other.rating

@@ -10,6 +10,7 @@ are left out of the dict, which keeps both memory and the file smaller.
 
 from __future__ import annotations
 
+import datetime as _dt
 import enum
 import unicodedata
 from collections.abc import Iterable, Mapping
@@ -128,6 +129,8 @@ FIELDS: dict[str, object] = {
     "sources": [], "fingerprint": "", "added": "", "updated": "",
     # reading state, owned by the user; imports never overwrite it
     "status": "unread", "tags": [], "rating": None, "notes": "", "citekey": "",
+    # when the paper last became Reading and Read (UTC, as `added`); "" unknown (see status_change)
+    "reading_at": "", "read_at": "",
     # ids of papers the user said are different papers (never offered as duplicates again)
     "distinct": [],
 }
@@ -268,6 +271,8 @@ class Paper:
     rating: Field[int | None, int | None] = _field("rating")
     notes: Field[str, str] = _field("notes")
     citekey: Field[str, str] = _field("citekey")
+    reading_at: Field[str, str] = _field("reading_at")
+    read_at: Field[str, str] = _field("read_at")
     distinct: Field[list[str], StrList] = _field("distinct")
 
     def __init__(self, id: str, **values: Any):
@@ -349,6 +354,35 @@ class Paper:
     @sources.setter
     def sources(self, value: Iterable[Source | Mapping[str, Any]]) -> None:
         self.update_raw({"sources": encode_field("sources", value)})
+
+
+def status_change(paper: Paper, status: Status, now: str) -> dict[str, Any]:
+    """The fields a change of `paper`'s status to `status` at `now` sets ({} if it has it).
+
+    The dates follow the status: becoming Reading starts `reading_at` (a Read paper read
+    again loses its `read_at`); becoming Read sets `read_at` and keeps when reading began;
+    going back to unread, to-read or skipped clears both, so a date shown is never of a
+    status the paper no longer has. Undo puts the old dates back with the old status."""
+    if paper.status is status:
+        return {}
+    out: dict[str, Any] = {"status": status}
+    if status is Status.READ:
+        out["read_at"] = now
+    elif status is Status.READING:
+        out["reading_at"], out["read_at"] = now, ""
+    else:
+        out["reading_at"], out["read_at"] = "", ""
+    return out
+
+
+def local_date(stamp: str) -> _dt.date | None:
+    """The reader's local date of a stored time stamp (UTC); None for "" or one that is no time."""
+    if not stamp:
+        return None
+    try:
+        return _dt.datetime.fromisoformat(stamp).astimezone().date()
+    except (ValueError, OverflowError, TypeError):  # a hand-edited store
+        return None
 
 
 # the class declares exactly the fields of the table

@@ -30,6 +30,7 @@ SORT_KEYS: dict[str, Callable[[Paper], Any]] = {
     "rating": lambda p: p.rating or 0,
     "tags": lambda p: ", ".join(p.tags) or "\uffff",
     "added": lambda p: p.added,
+    "read": lambda p: p.read_at or None,  # None: never read, or before the date was kept (last)
 }
 
 # The index's own orders (`Query.index_order`): best first, newest first, by plain title.

@@ -6,11 +6,15 @@ from __future__ import annotations
 
 import json
 
-from PySide6.QtCore import QObject, Qt
-from PySide6.QtGui import QAction
+from PySide6.QtCore import QObject, QSignalBlocker, Qt
+from PySide6.QtGui import QAction, QStandardItemModel
 from PySide6.QtWidgets import QHeaderView, QMenu, QTableView
 
 from .paper_model import COLUMN_LIST, COLUMNS, HEADERS
+
+# the columns of the header state Papershelf kept before layouts were kept by name
+# ("list/columns"): read column by column, so a user's choice survives the upgrade
+UNNAMED_STATE_COLUMNS = ("title", "authors", "area", "status", "rating", "tags", "added")
 
 
 class ColumnChooser(QObject):
@@ -62,6 +66,29 @@ class ColumnChooser(QObject):
             if name != "title":
                 header.resizeSection(col, max(width, header.minimumSectionSize()))
                 header.setSectionHidden(col, hidden)
+        return True
+
+    def restore_unnamed(self, state) -> bool:
+        """A header state of the old seven columns (`UNNAMED_STATE_COLUMNS`), over the
+        defaults: each column it names keeps whether it was shown, its width and the sort
+        arrow; the columns added since keep their defaults. Restoring it into this header
+        directly would give each column the settings of the one at its place."""
+        other = QTableView()
+        other.setModel(QStandardItemModel(0, len(UNNAMED_STATE_COLUMNS), other))
+        saved = other.horizontalHeader()
+        if not saved.restoreState(state):
+            return False
+        for col, name in enumerate(UNNAMED_STATE_COLUMNS):
+            if name == "title":
+                continue
+            here = COLUMNS.index(name)
+            self.header.setSectionHidden(here, saved.isSectionHidden(col))
+            if not saved.isSectionHidden(col):
+                self.header.resizeSection(here, max(saved.sectionSize(col), self.header.minimumSectionSize()))
+        section = saved.sortIndicatorSection()
+        if 0 <= section < len(UNNAMED_STATE_COLUMNS):
+            with QSignalBlocker(self.header):  # the arrow only: the saved sort is the window's to run
+                self.header.setSortIndicator(COLUMNS.index(UNNAMED_STATE_COLUMNS[section]), saved.sortIndicatorOrder())
         return True
 
     def shown(self) -> list[str]:

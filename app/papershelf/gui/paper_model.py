@@ -59,6 +59,7 @@ COLUMN_LIST = (
     Column("rating", "Rating", lambda p: "★" * (p.rating or 0), 8, shown=False),
     Column("tags", "Tags", lambda p: ", ".join(p.tags), 12),
     Column("added", "Added", lambda p: added_short(p.added), 11, shown=False),
+    Column("read", "Read on", lambda p: added_short(p.read_at) if p.read_at else "", 11, shown=False),
 )
 COLUMNS = tuple(c.name for c in COLUMN_LIST)
 HEADERS = {c.name: c.header for c in COLUMN_LIST}
@@ -67,6 +68,7 @@ ROW_CACHE = 2000
 _ROLES = frozenset(
     {Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.ToolTipRole, Qt.ItemDataRole.ForegroundRole, PaperIdRole}
 )
+_READ_COL = COLUMNS.index("read")
 _NO_PARENT = QModelIndex()  # the table's rows have no parent
 
 
@@ -183,6 +185,8 @@ class PaperTableModel(QAbstractTableModel):
             if col == 0:
                 title = row[0]
                 return title + ("\n(title derived from the abstract)" if paper.title_derived else "")
+            if col == _READ_COL and not row[col] and paper.status is Status.READ:
+                return self.tr("Marked Read before Papershelf kept the date")
             return row[col] or None
         if role == Qt.ItemDataRole.ForegroundRole and col == _STATUS_COLUMN and paper.status in _STATUS_COLORS:
             return QBrush(QColor(_STATUS_COLORS[paper.status]))

@@ -9,10 +9,10 @@ The numbers are one pass over `Library.papers()`, done on a worker thread
 (0.12 s at 100,000 papers, more than a frame). The dialog follows the
 library while it is open.
 
-"Read per week": the library does not record when a paper's status became
-"read" (`Paper.updated` is the last change of any field), so the chart counts
-the papers marked read now by the week of their last change, and its caption
-says so.
+"Read per week": the papers marked Read now, by the week they became Read
+(`Paper.read_at`). Papers marked Read before Papershelf kept that date have
+only their last change of any field (`Paper.updated`): they are counted by
+it, and the chart's caption says how many were.
 """
 
 from __future__ import annotations
@@ -63,6 +63,7 @@ class ReadingStats:
     areas: list[tuple[str, int]]  # the TOP most common (case-folded as the sidebar counts), the same order
     tagged: int = 0  # papers with at least one tag
     with_area: int = 0  # papers with an area
+    undated: int = 0  # papers read with no read date, counted by their last change
 
 
 def reading_stats(papers: Iterable[Paper], today: _dt.date | None = None) -> ReadingStats:
@@ -74,8 +75,8 @@ def reading_stats(papers: Iterable[Paper], today: _dt.date | None = None) -> Rea
     tags: Counter[str] = Counter()
     areas: Counter[str] = Counter()
     spelling: dict[str, str] = {}  # case-folded area → the first spelling met, to show
-    read_days: Counter[str] = Counter()  # `updated` of the papers read → how many (a bulk edit shares one)
-    total = tagged = with_area = 0
+    read_days: Counter[str] = Counter()  # when the papers read became Read → how many (a bulk edit shares one)
+    total = tagged = with_area = undated = 0
     for p in papers:
         total += 1
         s = p.status
@@ -88,8 +89,12 @@ def reading_stats(papers: Iterable[Paper], today: _dt.date | None = None) -> Rea
             key = p.area.casefold()
             areas[key] += 1
             spelling.setdefault(key, p.area)
-        if s is Status.READ and p.updated:
-            read_days[p.updated] += 1
+        if s is Status.READ:
+            stamp = p.read_at
+            if not stamp:  # read before the date was kept: its last change stands in
+                stamp, undated = p.updated, undated + 1
+            if stamp:
+                read_days[stamp] += 1
     weeks: Counter[_dt.date] = Counter()
     for stamp, n in read_days.items():
         try:  # stored in UTC; the week is the reader's
@@ -105,6 +110,7 @@ def reading_stats(papers: Iterable[Paper], today: _dt.date | None = None) -> Rea
         areas=[(spelling[k], n) for k, n in _top(areas)],
         tagged=tagged,
         with_area=with_area,
+        undated=undated,
     )
 
 
@@ -245,14 +251,7 @@ class ReadingStatsDialog(QDialog):
         self.charts.setAutoFillBackground(True)
         grid = QGridLayout(self.charts)
         self.status_chart = ChartCard(self.tr("Papers by status"), "", horizontal=False)
-        self.weeks_chart = ChartCard(
-            self.tr("Papers read per week"),
-            self.tr(
-                "Papers marked Read now, by the week of their last change: Papershelf keeps when a paper"
-                " last changed, not when it was marked Read."
-            ),
-            horizontal=False,
-        )
+        self.weeks_chart = ChartCard(self.tr("Papers read per week"), "", horizontal=False)
         self.tags_chart = ChartCard(self.tr("Top tags"), "", horizontal=True)
         self.areas_chart = ChartCard(self.tr("Top areas"), "", horizontal=True)
         for n, card in enumerate((self.status_chart, self.weeks_chart, self.tags_chart, self.areas_chart)):
@@ -302,6 +301,17 @@ class ReadingStatsDialog(QDialog):
             self.tr("No paper marked Read in the last %d weeks.") % WEEKS,
             color,
         )
+        caption = self.tr("Papers marked Read now, by the week they were marked Read.")
+        if stats.undated:
+            caption += (
+                " "
+                + self.tr(
+                    "%d of them were marked Read before Papershelf kept that date: they are counted by the week"
+                    " of their last change."
+                )
+                % stats.undated
+            )
+        self.weeks_chart.set_caption(caption)
         self.tags_chart.set_bars(stats.tags, self.tr("No tags yet: tag papers to see which you use most."), color)
         self.tags_chart.set_caption(self.tr("%d of %d papers tagged.") % (stats.tagged, stats.total))
         self.areas_chart.set_bars(stats.areas, self.tr("No paper has an area."), color)

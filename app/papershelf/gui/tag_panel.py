@@ -6,7 +6,7 @@ it emits requests, and the window turns each into one undoable edit.
 
 from __future__ import annotations
 
-from PySide6.QtCore import QEvent, QPoint, QRect, QSize, QStringListModel, Qt, QTimer, Signal
+from PySide6.QtCore import QDate, QEvent, QLocale, QPoint, QRect, QSize, QStringListModel, Qt, QTimer, Signal
 from PySide6.QtGui import QKeyEvent, QKeySequence, QPaintEvent, QPalette, QResizeEvent
 from PySide6.QtWidgets import (
     QButtonGroup,
@@ -28,7 +28,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from ..core.paper import Paper, Status, split_tags
+from ..core.paper import Paper, Status, local_date, split_tags
 from .filters import tag_color
 from .paper_model import STATUS_LABELS
 
@@ -205,6 +205,11 @@ class TagPanel(QWidget):
         row.addStretch(1)
         self.status_buttons.buttonClicked.connect(self._status_clicked)
         layout.addWidget(self.status_picker)
+        self.status_date = QLabel()  # "Read on 30 Nov 2026" under the status picker
+        self.status_date.setObjectName("statusDateLabel")
+        self.status_date.setAccessibleName(self.tr("When the status was set"))
+        self.status_date.setTextFormat(Qt.TextFormat.PlainText)
+        layout.addWidget(self.status_date)
 
         line = QHBoxLayout()
         self.rating = QComboBox()
@@ -334,6 +339,9 @@ class TagPanel(QWidget):
         statuses = {p.status for p in papers}
         for button in self.status_buttons.buttons():
             button.setChecked(len(statuses) == 1 and button.property("status") == next(iter(statuses)).value)
+        dated = self._status_date(papers[0]) if n == 1 else ""
+        self.status_date.setText(dated)
+        self.status_date.setVisible(bool(dated))
         ratings = {p.rating for p in papers}
         self.rating.setCurrentIndex(self.rating.findData(next(iter(ratings))) if len(ratings) == 1 else 0)
         self.notes.setEnabled(n == 1)
@@ -344,6 +352,23 @@ class TagPanel(QWidget):
         else:
             self.notes.setPlaceholderText(self.tr("Notes (saved as you type)"))
         self._loading = False
+
+    def _status_date(self, paper: Paper) -> str:
+        """When the paper became Read or Reading, in words ("" when it is neither)."""
+        locale = QLocale()
+
+        def day(stamp: str) -> str:
+            date = local_date(stamp)
+            return locale.toString(QDate(date.year, date.month, date.day), "d MMM yyyy") if date else ""
+
+        read, reading = day(paper.read_at), day(paper.reading_at)
+        if paper.status is Status.READ:
+            if not read:
+                return self.tr("Marked Read before Papershelf kept the date")
+            return self.tr("Read on %s (started %s)") % (read, reading) if reading else self.tr("Read on %s") % read
+        if paper.status is Status.READING and reading:
+            return self.tr("Reading since %s") % reading
+        return ""
 
     def chip_labels(self) -> list[str]:
         """The chips' texts, as shown (without the ✕)."""

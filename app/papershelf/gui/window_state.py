@@ -41,6 +41,8 @@ def restore(win: MainWindow) -> None:
     layout = s.value("list/layout", "", str)
     if isinstance(layout, str) and layout:
         win.columns.restore(layout)
+    elif isinstance(old := s.value("list/columns"), QByteArray) and not old.isEmpty():
+        win.columns.restore_unnamed(old)  # kept by an older Papershelf
     sort = s.value("list/sort", "relevance", str)
     if sort in COLUMNS:
         descending = s.value("list/descending", False, bool)

@@ -18,7 +18,7 @@ from ..changes import Change, Record, Subscriber
 from ..dedupe import FINGERPRINT_VERSION, fingerprint
 from ..errors import InvalidValueError, NotFoundError
 from ..importers.base import ParsedFile
-from ..paper import RATING_MAX, RATING_MIN, Paper, Status, normalize_tag
+from ..paper import RATING_MAX, RATING_MIN, Paper, Status, normalize_tag, status_change
 from ..query import Answer, Query
 from ..store import Op, Store, now_iso
 from ..text import clean_text
@@ -330,9 +330,10 @@ class Library:
         return len(touched)
 
     def set_status(self, ids: Iterable[str], status: Status | str) -> int:
-        """Set the reading status of these papers; returns how many changed."""
-        wanted = status_arg(status)
-        return self._set_many(ids, lambda p: {"status": wanted})
+        """Set the reading status of these papers, and when they became Reading or Read
+        (`paper.status_change`); returns how many changed."""
+        wanted, now = status_arg(status), now_iso()
+        return self._set_many(ids, lambda p: status_change(p, wanted, now))
 
     def add_tags(self, ids: Iterable[str], tags: Iterable[str]) -> int:
         """Add tags to these papers; returns how many changed."""

@@ -23,7 +23,18 @@ if TYPE_CHECKING:
     from .facade import Library
 
 # bibfields: typing a title drops the record's raw title (paper.without_raw), and undoing puts it back
-UNDOABLE_FIELDS = ("status", "tags", "notes", "rating", "title", "title_derived", "bibfields")
+# reading_at, read_at: a status change sets them (paper.status_change), and undoing clears or puts them back
+UNDOABLE_FIELDS = (
+    "status",
+    "tags",
+    "notes",
+    "rating",
+    "title",
+    "title_derived",
+    "bibfields",
+    "reading_at",
+    "read_at",
+)
 
 
 def _copy(value: object) -> object:
@@ -249,7 +260,7 @@ def _check_fields(pid: str, fields: object, allowed: Iterable[str]) -> None:
     rating = fields.get("rating")
     if rating is not None and (type(rating) is not int or not RATING_MIN <= rating <= RATING_MAX):
         raise InvalidValueError(f"a rating is {RATING_MIN} to {RATING_MAX} stars, or none, not {rating!r}")
-    for name in ("notes", "title"):
+    for name in ("notes", "title", "reading_at", "read_at"):
         if not isinstance(fields.get(name, ""), str):
             raise InvalidValueError(f"the {name} of {pid} must be text, not {fields[name]!r:.60}")
     if not isinstance(fields.get("title_derived", False), bool):

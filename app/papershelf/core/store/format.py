@@ -31,7 +31,10 @@ from ..paper import STATUS_VALUES, Paper
 #    record is a schema-3 one without it, so it needs no conversion, but the file is rewritten
 #    at the first open for writing (Store.open) so that an older Papershelf refuses it instead
 #    of meeting journal edits of fields it does not know
-SCHEMA_VERSION = 3
+# 4: a paper may carry when it became Reading and Read (reading_at, read_at); absent means
+#    unknown, so again no conversion, and the same rewrite at the first open for writing (a
+#    schema-3 Papershelf would call a journal edit of them damage and offer to recover it away)
+SCHEMA_VERSION = 4
 SNAPSHOT = "library.jsonl"
 JOURNAL = "journal.jsonl"
 LOCK = "library.lock"
