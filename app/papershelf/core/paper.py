@@ -125,6 +125,8 @@ FIELDS: dict[str, object] = {
     "abstract": "", "links": [], "year": None, "venue": "", "doi": "", "arxiv_id": "",
     # the bibliographic record as it came from a .bib/.ris file (see BIBLIOGRAPHIC RECORD below)
     "entrytype": "", "bibfields": {}, "preamble": "",
+    # a .ris record's own lines, kept to write it back as it came (see RIS LINES below)
+    "ris_lines": [],
     "sources": [], "fingerprint": "", "added": "", "updated": "",
     # reading state, owned by the user; imports never overwrite it
     "status": "unread", "tags": [], "rating": None, "notes": "", "citekey": "",
@@ -152,6 +154,14 @@ RAW_SOURCES: dict[str, tuple[str, ...]] = {
     "doi": ("doi",),
     "arxiv_id": ("eprint", "eprinttype", "archiveprefix"),
 }
+
+# RIS LINES. A paper imported from a .ris file also keeps that record's lines as they came,
+# in order: `ris_lines` is a list of [tag, value], the value as written after "TAG  - "
+# (trailing white space off; a value wrapped over several lines holds them joined by "\n"),
+# TY first and the ER line last when the record had one. The RIS export writes these lines
+# back, each tag nobody edited exactly as it came (tags Papershelf does not read, such as DB,
+# AD, L2 or M1, included), and regenerates only the tags of a field whose value no longer is
+# what the lines give (`exporters.ris`): the record's fields themselves stay in `bibfields`.
 
 
 def without_raw(paper: Paper, edited: Iterable[str]) -> dict[str, Any]:
@@ -259,6 +269,7 @@ class Paper:
     entrytype: Field[str, str] = _field("entrytype")
     bibfields: Field[dict[str, str], Mapping[str, str]] = _field("bibfields")
     preamble: Field[str, str] = _field("preamble")
+    ris_lines: Field[list[list[str]], list[list[str]]] = _field("ris_lines")
     # sources: a property below
     fingerprint: Field[str, str] = _field("fingerprint")
     added: Field[str, str] = _field("added")

@@ -50,6 +50,7 @@ class Candidate:
     entrytype: str = ""
     bibfields: dict[str, str] = field(default_factory=dict)
     preamble: str = ""
+    ris_lines: list[list[str]] = field(default_factory=list)  # a RIS record's lines ([tag, value])
 
 
 @dataclass(slots=True)

@@ -47,7 +47,7 @@ _TYPE_NAMES: dict[str, str] = {
 _MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
 # fmt: on
 # a whole work: its title may be in BT, and it appears in nothing (T2 is its series)
-_BOOKS = frozenset({"book", "collection", "proceedings", "periodical"})
+BOOKS = frozenset({"book", "collection", "proceedings", "periodical"})
 # what a thesis's M3 (or U1) says: the words of a master's level thesis, and of a doctoral one
 _MASTERS_RE = re.compile(r"master|diplom|bachelor|licen[cst]|magist|m\.?\s?sc\b|m\.?a\.? thesis", re.I)
 _DOCTORAL_RE = re.compile(r"ph\.?\s?d|doctor|doktor|dissertation|habilitation", re.I)
@@ -68,12 +68,14 @@ _WORD_RE = re.compile(r"[^\W_]+(?:[-'][^\W_]+)*")
 
 def parse_ris(text: str, path: str) -> ParsedFile:
     """The records of a RIS file as candidates; a line that is not RIS, or a record
-    without title and abstract, is a problem with its line."""
+    without title and abstract, is a problem with its line. Each candidate keeps its
+    record's lines as they came (`Candidate.ris_lines`, see "RIS LINES" in paper.py)."""
     problems: list[Problem] = []
     papers: list[Candidate] = []
     # tag -> values, each value as its wrapped lines (joined once, at the end:
     # adding each line to a growing string is quadratic in long abstracts)
     record: dict[str, list[list[str]]] | None = None
+    kept: list[tuple[str, list[str]]] = []  # the record's lines in order: tag, value lines as written
     start = 0
     last_tag = ""
     for n, raw in enumerate(text.splitlines(), 1):
@@ -84,35 +86,43 @@ def parse_ris(text: str, path: str) -> ParsedFile:
         if not m:
             if record is not None and last_tag:  # a wrapped value goes on
                 record[last_tag][-1].append(line.strip())
+                kept[-1][1].append(line)
             else:
                 problems.append(Problem(path, n, f"not a RIS line: {line.strip()[:60]!r}; skipped"))
             continue
-        tag, value = m.group(1), (m.group(2) or "").strip()
+        tag, written = m.group(1), m.group(2) or ""
+        value = written.strip()
         if tag == "TY":
             if record is not None:
                 problems.append(Problem(path, start, "a record without its closing ER line; imported anyway"))
-                _ris_paper(record, start, path, papers, problems)
-            record, start, last_tag = {"TY": [[value]]}, n, ""
+                _ris_paper(record, kept, start, path, papers, problems)
+            record, kept, start, last_tag = {"TY": [[value]]}, [(tag, [written])], n, ""
             continue
         if record is None:
             problems.append(Problem(path, n, f"{tag} line outside a record (no TY line before it); skipped"))
             continue
+        kept.append((tag, [written]))
         if tag == "ER":
-            _ris_paper(record, start, path, papers, problems)
+            _ris_paper(record, kept, start, path, papers, problems)
             record, last_tag = None, ""
             continue
         record.setdefault(tag, []).append([value])
         last_tag = tag
     if record is not None:
         problems.append(Problem(path, start, "the last record has no closing ER line; imported anyway"))
-        _ris_paper(record, start, path, papers, problems)
+        _ris_paper(record, kept, start, path, papers, problems)
     if not papers and not problems:
         problems.append(Problem(path, 0, "no RIS records were found in it"))
     return ParsedFile(path=path, format="ris", papers=papers, problems=problems)
 
 
 def _ris_paper(
-    lines: dict[str, list[list[str]]], line: int, path: str, papers: list[Candidate], problems: list[Problem]
+    lines: dict[str, list[list[str]]],
+    kept: list[tuple[str, list[str]]],
+    line: int,
+    path: str,
+    papers: list[Candidate],
+    problems: list[Problem],
 ) -> None:
     """Add the paper of one RIS record to `papers`, or say in `problems` why it has none."""
     rec = {tag: [v for v in (" ".join(parts).strip() for parts in values) if v] for tag, values in lines.items()}
@@ -159,8 +169,21 @@ def _ris_paper(
             citekey=first("ID"),
             entrytype=entrytype,
             bibfields=fields,
+            ris_lines=[[tag, "\n".join(parts)] for tag, parts in kept],
         )
     )
+
+
+def candidate_of_lines(ris_lines: list[list[str]]) -> Candidate:
+    """The candidate a record's kept lines (`Paper.ris_lines`) make, as their import made it:
+    what the RIS export compares a paper with to find the fields the user changed."""
+    rec: dict[str, list[list[str]]] = {}
+    for tag, value in ris_lines:
+        if tag != "ER":
+            rec.setdefault(tag, []).append([part.strip() for part in value.split("\n")])
+    papers: list[Candidate] = []
+    _ris_paper(rec, [], 0, "", papers, [])
+    return papers[0]
 
 
 def _first(rec: dict[str, list[str]]) -> Callable[..., str]:
@@ -191,7 +214,7 @@ def entry_type(ty: str, rec: dict[str, list[str]]) -> str:
 def _title(rec: dict[str, list[str]], entrytype: str) -> str:
     """The primary title; a book's may be in BT, and a record with only a short title has that."""
     first = _first(rec)
-    return first("TI", "T1", "CT") or (first("BT") if entrytype in _BOOKS else "") or first("ST")
+    return first("TI", "T1", "CT") or (first("BT") if entrytype in BOOKS else "") or first("ST")
 
 
 def _venue(rec: dict[str, list[str]], entrytype: str) -> str:
@@ -201,7 +224,7 @@ def _venue(rec: dict[str, list[str]], entrytype: str) -> str:
         return first("T2", "JF", "JO", "JA", "J2", "J1")
     if entrytype in _PARTS:
         return first("T2", "BT", "JF", "JO")
-    if entrytype in _BOOKS:
+    if entrytype in BOOKS:
         return ""
     return first("T2", "JF", "JO", "BT")
 
@@ -233,9 +256,9 @@ def _record(rec: dict[str, list[str]], entrytype: str, doi: str) -> dict[str, st
         put("shortjournal", short)
     elif entrytype in _PARTS:
         put("booktitle", venue)
-    elif entrytype not in _BOOKS:
+    elif entrytype not in BOOKS:
         put("howpublished", venue)
-    put("series", first("T3") or (first("T2") if entrytype in _BOOKS else ""))
+    put("series", first("T3") or (first("T2") if entrytype in BOOKS else ""))
     year, month = _date(first("PY", "Y1", "DA"))
     if not month:
         month = next((m for t in ("DA", "Y1", "PY") for v in rec.get(t, []) if (m := _date(v)[1])), "")

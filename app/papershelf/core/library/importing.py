@@ -256,6 +256,7 @@ def _new_paper(
         "entrytype": cand.entrytype,
         "bibfields": dict(cand.bibfields),
         "preamble": cand.preamble,
+        "ris_lines": cand.ris_lines,
         "sources": [source.to_dict()],
         "fingerprint": fp,
         "added": now,
