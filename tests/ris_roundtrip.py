@@ -72,7 +72,7 @@ class Figures:
 def kept_lines(original: list[Record], exported: list[Record]) -> int:
     """The (tag, value) pairs of the original's records that the export's record in the same
     place holds, each counted as often as both have it."""
-    return sum(sum((Counter(a) & Counter(b)).values()) for a, b in zip(original, exported))
+    return sum(sum((Counter(a) & Counter(b)).values()) for a, b in zip(original, exported, strict=False))
 
 
 def round_trip(path: Path, folder: Path) -> tuple[Figures, list[Record], list[Record]]:

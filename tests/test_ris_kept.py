@@ -94,9 +94,15 @@ def test_an_edited_field_is_written_anew_and_every_other_line_as_it_came(tmp_pat
     res = run_cli("import", *map(str, files), data_dir=data_dir)
     assert res.returncode == 0, res.stdout + res.stderr
     by_doi = {p["doi"]: p for p in papers_of(data_dir)}
-    scopus, pubmed, dated = by_doi["10.1016/j.jmps.2004.03.010"], by_doi["10.1589/jpts.28.186"], by_doi["10.1063/1.1954747"]
-    original = {pid: records((PUBLIC / f.name).read_text(encoding="utf-8"))[0] for pid, f in
-                zip((scopus["id"], pubmed["id"], dated["id"]), files, strict=True)}
+    scopus, pubmed, dated = (
+        by_doi["10.1016/j.jmps.2004.03.010"],
+        by_doi["10.1589/jpts.28.186"],
+        by_doi["10.1063/1.1954747"],
+    )
+    original = {
+        pid: records((PUBLIC / f.name).read_text(encoding="utf-8"))[0]
+        for pid, f in zip((scopus["id"], pubmed["id"], dated["id"]), files, strict=True)
+    }
 
     # the user's edits: a title, a year, tags and a status
     new_title = "A transversely isotropic composite: geometry ~ and 100% of it"
@@ -118,7 +124,9 @@ def test_an_edited_field_is_written_anew_and_every_other_line_as_it_came(tmp_pat
     assert exported[scopus["id"]] == expected
 
     # PubMed's title was a T1 line: the edit is written as TI in its place
-    expected = [("TI", "Smartphones and posture") if tag == "T1" else (tag, value) for tag, value in original[pubmed["id"]]]
+    expected = [
+        ("TI", "Smartphones and posture") if tag == "T1" else (tag, value) for tag, value in original[pubmed["id"]]
+    ]
     assert exported[pubmed["id"]] == expected
 
     # the year: Y1, PY and DA give way to the year written anew (the month kept), where Y1 was
@@ -145,6 +153,13 @@ def test_a_paper_from_a_bib_file_goes_out_as_before(tmp_path):
     assert run_cli("import", str(bib), data_dir=data_dir).returncode == 0
     [rec] = export(data_dir, tmp_path / "out.ris")
     assert rec == [
-        ("TY", "JOUR"), ("ID", "k"), ("AU", "Doe, Jane"), ("TI", "A Title"), ("T2", "J"), ("PY", "2020"),
-        ("SP", "5"), ("EP", "5"), ("ER", ""),
+        ("TY", "JOUR"),
+        ("ID", "k"),
+        ("AU", "Doe, Jane"),
+        ("TI", "A Title"),
+        ("T2", "J"),
+        ("PY", "2020"),
+        ("SP", "5"),
+        ("EP", "5"),
+        ("ER", ""),
     ]

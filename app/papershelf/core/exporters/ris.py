@@ -297,11 +297,11 @@ def _kept_record(paper: Paper, kept: list[list[str]]) -> str:
         if tag == "ER":
             end = _kept_line(tag, value)
             continue
-        group = kinds.get(tag)
-        if group in changed:
-            if group not in placed:
-                out += written.get(group, [])
-                placed.add(group)
+        of = kinds.get(tag)
+        if of is not None and of in changed:
+            if of not in placed:
+                out += written.get(of, [])
+                placed.add(of)
         else:
             out.append(_kept_line(tag, value))
         if tag == "KW":
