@@ -60,7 +60,7 @@ def paper_json(paper: Paper, lists: list[str]) -> dict[str, Any]:
     left out (`export --format ris` writes them)."""
     d = paper.to_dict()
     d.pop("fingerprint", None)
-    d.pop("ris_lines", None)
+    d.pop("ris", None)
     d["lists"] = lists
     d["fields"] = fields_text(paper)
     return d

@@ -75,8 +75,8 @@ def _record_from(paper: Paper, cand: Candidate, changes: dict[str, Any]) -> dict
     out: dict[str, Any] = {"entrytype": cand.entrytype, "bibfields": fields}
     if cand.preamble:
         out["preamble"] = cand.preamble
-    if cand.ris_lines:
-        out["ris_lines"] = cand.ris_lines
+    if cand.ris:
+        out["ris"] = cand.ris
     return out
 
 
@@ -92,7 +92,7 @@ _RECORD = (
     "entrytype",
     "bibfields",
     "preamble",
-    "ris_lines",
+    "ris",
 )
 
 
@@ -151,7 +151,7 @@ def combine(keep: Paper, other: Paper) -> dict[str, Any]:
         out["title"], out["title_derived"] = keep.title, False
     base, extra = rich, poor
     if not out["entrytype"] and poor.entrytype:
-        out["entrytype"], out["preamble"], out["ris_lines"] = poor.entrytype, poor.preamble, poor.ris_lines
+        out["entrytype"], out["preamble"], out["ris"] = poor.entrytype, poor.preamble, poor.ris
         base, extra = poor, rich
     out["bibfields"] = _combined_fields(out, base, extra)
     for name in ("abstract", "area", "subarea"):

@@ -125,8 +125,8 @@ FIELDS: dict[str, object] = {
     "abstract": "", "links": [], "year": None, "venue": "", "doi": "", "arxiv_id": "",
     # the bibliographic record as it came from a .bib/.ris file (see BIBLIOGRAPHIC RECORD below)
     "entrytype": "", "bibfields": {}, "preamble": "",
-    # a .ris record's own lines, kept to write it back as it came (see RIS LINES below)
-    "ris_lines": [],
+    # a .ris record's own lines, kept to write it back as it came (see RIS RECORD below)
+    "ris": {},
     "sources": [], "fingerprint": "", "added": "", "updated": "",
     # reading state, owned by the user; imports never overwrite it
     "status": "unread", "tags": [], "rating": None, "notes": "", "citekey": "",
@@ -155,13 +155,14 @@ RAW_SOURCES: dict[str, tuple[str, ...]] = {
     "arxiv_id": ("eprint", "eprinttype", "archiveprefix"),
 }
 
-# RIS LINES. A paper imported from a .ris file also keeps that record's lines as they came,
-# in order: `ris_lines` is a list of [tag, value], the value as written after "TAG  - "
-# (trailing white space off; a value wrapped over several lines holds them joined by "\n"),
-# TY first and the ER line last when the record had one. The RIS export writes these lines
-# back, each tag nobody edited exactly as it came (tags Papershelf does not read, such as DB,
-# AD, L2 or M1, included), and regenerates only the tags of a field whose value no longer is
-# what the lines give (`exporters.ris`): the record's fields themselves stay in `bibfields`.
+# RIS RECORD. A paper imported from a .ris file also keeps that record as it came: `ris` is
+# {"lines": the record's lines from TY to ER joined by "\n" (each tag line "XX  - value", a
+# wrapped value's further lines as written; trailing white space and blank lines left out),
+# "digest": a digest of the record and display fields the import made of them}. The RIS export
+# writes these lines back, every tag as it came (tags Papershelf does not read, such as DB, AD,
+# L2 or M1, included), when the paper's fields still give the digest; otherwise it writes anew
+# only the tags of the fields that changed (`exporters.ris`). The fields themselves stay in
+# `bibfields`; a paper merged by hand takes the richer paper's `ris` with its record.
 
 
 def without_raw(paper: Paper, edited: Iterable[str]) -> dict[str, Any]:
@@ -269,7 +270,7 @@ class Paper:
     entrytype: Field[str, str] = _field("entrytype")
     bibfields: Field[dict[str, str], Mapping[str, str]] = _field("bibfields")
     preamble: Field[str, str] = _field("preamble")
-    ris_lines: Field[list[list[str]], list[list[str]]] = _field("ris_lines")
+    ris: Field[dict[str, str], Mapping[str, str]] = _field("ris")
     # sources: a property below
     fingerprint: Field[str, str] = _field("fingerprint")
     added: Field[str, str] = _field("added")

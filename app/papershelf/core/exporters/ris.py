@@ -5,7 +5,7 @@ separate line, preceded by a carriage return/line feed"); the text is UTF-8. Eac
 line of plain text: the record's LaTeX is decoded, and what the reader sees (title, authors,
 year, venue, DOI, abstract, tags) is written as the library shows it, so an edit goes out.
 A paper imported from a RIS record goes out as that record came, every tag and line in order
-(`Paper.ris_lines`), but for the fields the user changed since: only their tags are written
+(`Paper.ris`), but for the fields the user changed since: only their tags are written
 anew (`_kept_record`). The user's own notes are private and never written. A written file imports again as the same
 papers (see `importers.ris`, which reads every tag written here).
 """
@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 from ..citation import TYPE_KEYS
 from ..citekeys import surname
-from ..importers.ris import BOOKS, candidate_of_lines
+from ..importers.ris import BOOKS, candidate_of_lines, digest, ris_lines
 from ..latex import Name, decode, latex_text, parse_names, piece_text, pieces
 from ..paper import Paper, normalize_tag
 from ..text import plain_text
@@ -138,8 +138,9 @@ def record(paper: Paper) -> str:
     """One paper as a RIS record, ending with its ER line: a paper imported from a RIS record
     is that record's lines as they came, but for the fields the user changed (`_kept_record`);
     any other is written from its record and display fields (`_generated`)."""
-    if paper.ris_lines:
-        return _kept_record(paper, paper.ris_lines)
+    kept = paper.ris.get("lines")
+    if kept and isinstance(kept, str):
+        return _kept_record(paper, ris_lines(kept))
     return "".join(text for _group, text in _generated(paper)) + f"ER  - {EOL}"
 
 
@@ -244,16 +245,13 @@ def _kept_line(tag: str, value: str) -> str:
     return f"{tag}  - {value}".replace("\n", EOL) + EOL
 
 
-def _well_formed(kept: object) -> bool:
-    return isinstance(kept, list) and all(
-        isinstance(line, list) and len(line) == 2 and all(isinstance(x, str) for x in line) for line in kept
-    )
-
-
-def changed_groups(paper: Paper, kept: list[list[str]]) -> tuple[set[str], bool]:
+def changed_groups(paper: Paper, kept: list[tuple[str, str]]) -> tuple[set[str], bool]:
     """The groups of tags (`_TAG_GROUP`) whose field is no longer what the kept lines give,
     and whether the lines are a whole book's: the paper's record and display fields are
-    compared with what importing the lines makes."""
+    compared with what importing the lines makes (none when the paper still gives the digest
+    its import made)."""
+    if paper.ris.get("digest") == digest(paper):
+        return set(), False
     cand = candidate_of_lines(kept)
     derived, current = cand.bibfields, paper.bibfields
     changed = {
@@ -276,13 +274,11 @@ def changed_groups(paper: Paper, kept: list[list[str]]) -> tuple[set[str], bool]
     return changed, cand.entrytype in BOOKS
 
 
-def _kept_record(paper: Paper, kept: list[list[str]]) -> str:
+def _kept_record(paper: Paper, kept: list[tuple[str, str]]) -> str:
     """A paper imported from a RIS record: the record's lines in order, as they came, but for
     the groups of tags whose field the user changed, written from the paper where the group's
     first line was (a group the record did not have goes before ER); the user's tags that no KW
     line names follow the KW lines."""
-    if not _well_formed(kept):
-        return "".join(text for _group, text in _generated(paper)) + f"ER  - {EOL}"
     changed, book = changed_groups(paper, kept)
     written: dict[str, list[str]] = {}
     for group, text in _generated(paper) if changed else ():
@@ -306,8 +302,8 @@ def _kept_record(paper: Paper, kept: list[list[str]]) -> str:
             out.append(_kept_line(tag, value))
         if tag == "KW":
             after_keywords = len(out)
-    if "KW" not in changed:
-        named = {normalize_tag(" ".join(value.split())) for tag, value in kept if tag == "KW"}
+    if "KW" not in changed and paper.tags:
+        named = {normalize_tag(value) for tag, value in kept if tag == "KW"}
         extra = [_line("KW", tag) for tag in paper.tags if tag not in named]
         at = after_keywords if after_keywords >= 0 else len(out)
         out[at:at] = extra

@@ -8,10 +8,14 @@ non-ASCII is kept as it is (the BibTeX export encodes it per dialect).
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections.abc import Callable
 
+import orjson
+
 from ..latex import braces_balanced
+from ..paper import Paper
 from ..text import clean_doi
 from .base import Candidate, ParsedFile, Problem
 from .bibfile import _ARXIV_URL_RE, _text, _year
@@ -69,13 +73,13 @@ _WORD_RE = re.compile(r"[^\W_]+(?:[-'][^\W_]+)*")
 def parse_ris(text: str, path: str) -> ParsedFile:
     """The records of a RIS file as candidates; a line that is not RIS, or a record
     without title and abstract, is a problem with its line. Each candidate keeps its
-    record's lines as they came (`Candidate.ris_lines`, see "RIS LINES" in paper.py)."""
+    record's lines as they came (`Candidate.ris`, see "RIS RECORD" in paper.py)."""
     problems: list[Problem] = []
     papers: list[Candidate] = []
     # tag -> values, each value as its wrapped lines (joined once, at the end:
     # adding each line to a growing string is quadratic in long abstracts)
     record: dict[str, list[list[str]]] | None = None
-    kept: list[tuple[str, list[str]]] = []  # the record's lines in order: tag, value lines as written
+    kept: list[str] = []  # the record's lines as they came (a tag line as "XX  - value")
     start = 0
     last_tag = ""
     for n, raw in enumerate(text.splitlines(), 1):
@@ -86,7 +90,7 @@ def parse_ris(text: str, path: str) -> ParsedFile:
         if not m:
             if record is not None and last_tag:  # a wrapped value goes on
                 record[last_tag][-1].append(line.strip())
-                kept[-1][1].append(line)
+                kept.append(line)
             else:
                 problems.append(Problem(path, n, f"not a RIS line: {line.strip()[:60]!r}; skipped"))
             continue
@@ -96,12 +100,12 @@ def parse_ris(text: str, path: str) -> ParsedFile:
             if record is not None:
                 problems.append(Problem(path, start, "a record without its closing ER line; imported anyway"))
                 _ris_paper(record, kept, start, path, papers, problems)
-            record, kept, start, last_tag = {"TY": [[value]]}, [(tag, [written])], n, ""
+            record, kept, start, last_tag = {"TY": [[value]]}, [f"{tag}  - {written}"], n, ""
             continue
         if record is None:
             problems.append(Problem(path, n, f"{tag} line outside a record (no TY line before it); skipped"))
             continue
-        kept.append((tag, [written]))
+        kept.append(f"{tag}  - {written}")
         if tag == "ER":
             _ris_paper(record, kept, start, path, papers, problems)
             record, last_tag = None, ""
@@ -118,7 +122,7 @@ def parse_ris(text: str, path: str) -> ParsedFile:
 
 def _ris_paper(
     lines: dict[str, list[list[str]]],
-    kept: list[tuple[str, list[str]]],
+    kept: list[str],
     line: int,
     path: str,
     papers: list[Candidate],
@@ -169,21 +173,45 @@ def _ris_paper(
             citekey=first("ID"),
             entrytype=entrytype,
             bibfields=fields,
-            ris_lines=[[tag, "\n".join(parts)] for tag, parts in kept],
         )
     )
+    if kept:
+        cand = papers[-1]
+        cand.ris = {"lines": "\n".join(kept), "digest": digest(cand)}
 
 
-def candidate_of_lines(ris_lines: list[list[str]]) -> Candidate:
-    """The candidate a record's kept lines (`Paper.ris_lines`) make, as their import made it:
-    what the RIS export compares a paper with to find the fields the user changed."""
+def ris_lines(text: str) -> list[tuple[str, str]]:
+    """The (tag, value) lines of a kept record (`Paper.ris["lines"]`), a wrapped value's lines
+    joined by "\n" as they were kept."""
+    out: list[tuple[str, str]] = []
+    for line in text.split("\n"):
+        m = _RIS_LINE_RE.match(line)
+        if m:
+            out.append((m.group(1), m.group(2) or ""))
+        elif out:
+            out[-1] = (out[-1][0], out[-1][1] + "\n" + line)
+    return out
+
+
+def candidate_of_lines(lines: list[tuple[str, str]]) -> Candidate:
+    """The candidate a kept record's lines make, as their import made it: what the RIS export
+    compares a paper with to find the fields the user changed."""
     rec: dict[str, list[list[str]]] = {}
-    for tag, value in ris_lines:
+    for tag, value in lines:
         if tag != "ER":
             rec.setdefault(tag, []).append([part.strip() for part in value.split("\n")])
     papers: list[Candidate] = []
     _ris_paper(rec, [], 0, "", papers, [])
     return papers[0]
+
+
+def digest(paper: Candidate | Paper) -> str:
+    """A digest of what the import makes of a RIS record (type, key, display and record fields),
+    from the candidate at import and from the paper at export: the same digest, nothing changed."""
+    title = "" if isinstance(paper, Paper) and paper.title_derived else paper.title
+    shown = (paper.entrytype, paper.citekey, title, paper.authors, paper.year, paper.venue, paper.doi)
+    data = orjson.dumps([*shown, paper.arxiv_id, paper.abstract, paper.bibfields], option=orjson.OPT_SORT_KEYS)
+    return hashlib.blake2b(data, digest_size=12).hexdigest()
 
 
 def _first(rec: dict[str, list[str]]) -> Callable[..., str]:
