@@ -163,3 +163,25 @@ def test_a_paper_from_a_bib_file_goes_out_as_before(tmp_path):
         ("EP", "5"),
         ("ER", ""),
     ]
+
+
+def test_a_copy_from_a_bib_file_adds_its_abstract_and_leaves_the_ris_lines(tmp_path):
+    """A merge that fills a field the RIS record lacked: that field is written, the rest as it came."""
+    data_dir = tmp_path / "library"
+    scopus = PUBLIC / "RisImporterTestScopus.ris"
+    bib = tmp_path / "copy.bib"
+    bib.write_text(
+        "@article{federico2004, author={Federico, S. and Grillo, A. and Herzog, W.},\n"
+        "  title={A transversely isotropic composite with a statistical distribution of spheroidal inclusions},\n"
+        "  journal={J. Mech. Phys. Solids}, year=2004, doi={10.1016/j.jmps.2004.03.010},\n"
+        "  abstract={Spheroidal inclusions, half of them aligned.}}\n",
+        encoding="utf-8",
+    )
+    for f in (scopus, bib):
+        res = run_cli("import", str(f), data_dir=data_dir)
+        assert res.returncode == 0, res.stdout + res.stderr
+    [paper] = papers_of(data_dir)
+    assert paper["abstract"].startswith("Spheroidal")
+    [rec] = export(data_dir, tmp_path / "out.ris")
+    came = records(scopus.read_text(encoding="utf-8"))[0]
+    assert rec == [*came[:-1], ("AB", "Spheroidal inclusions, half of them aligned."), came[-1]]
