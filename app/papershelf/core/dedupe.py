@@ -75,8 +75,6 @@ def _record_from(paper: Paper, cand: Candidate, changes: dict[str, Any]) -> dict
     out: dict[str, Any] = {"entrytype": cand.entrytype, "bibfields": fields}
     if cand.preamble:
         out["preamble"] = cand.preamble
-    if cand.ris:
-        out["ris"] = cand.ris
     return out
 
 
@@ -92,7 +90,6 @@ _RECORD = (
     "entrytype",
     "bibfields",
     "preamble",
-    "ris",
 )
 
 
@@ -151,7 +148,7 @@ def combine(keep: Paper, other: Paper) -> dict[str, Any]:
         out["title"], out["title_derived"] = keep.title, False
     base, extra = rich, poor
     if not out["entrytype"] and poor.entrytype:
-        out["entrytype"], out["preamble"], out["ris"] = poor.entrytype, poor.preamble, poor.ris
+        out["entrytype"], out["preamble"] = poor.entrytype, poor.preamble
         base, extra = poor, rich
     out["bibfields"] = _combined_fields(out, base, extra)
     for name in ("abstract", "area", "subarea"):

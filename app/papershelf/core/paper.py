@@ -162,7 +162,9 @@ RAW_SOURCES: dict[str, tuple[str, ...]] = {
 # writes these lines back, every tag as it came (tags Papershelf does not read, such as DB, AD,
 # L2 or M1, included), when the paper's fields still give the digest; otherwise it writes anew
 # only the tags of the fields that changed (`exporters.ris`). The fields themselves stay in
-# `bibfields`; a paper merged by hand takes the richer paper's `ris` with its record.
+# `bibfields`. Only an import sets it (in the added paper: an edit or a merge never writes it, so
+# a library file stays one that the schema-3 Papershelf reads and journals); a merge that changes
+# the record shows as changed fields, whose tags the export writes anew.
 
 
 def without_raw(paper: Paper, edited: Iterable[str]) -> dict[str, Any]:
