@@ -185,3 +185,22 @@ def test_a_copy_from_a_bib_file_adds_its_abstract_and_leaves_the_ris_lines(tmp_p
     [rec] = export(data_dir, tmp_path / "out.ris")
     came = records(scopus.read_text(encoding="utf-8"))[0]
     assert rec == [*came[:-1], ("AB", "Spheroidal inclusions, half of them aligned."), came[-1]]
+
+
+def test_a_paper_merged_by_hand_keeps_its_ris_lines_and_writes_what_the_merge_gave(tmp_path):
+    data_dir = tmp_path / "library"
+    scopus = PUBLIC / "RisImporterTestScopus.ris"
+    bib = tmp_path / "preprint.bib"
+    bib.write_text(
+        "@misc{pre, title={Spheroidal inclusions in composites}, year=2003,\n"
+        "  abstract={A preprint of the paper, with its abstract.}}\n",
+        encoding="utf-8",
+    )
+    assert run_cli("import", str(scopus), str(bib), data_dir=data_dir).returncode == 0
+    by_title = {p["title"][:10]: p["id"] for p in papers_of(data_dir)}
+    res = run_cli("duplicates", "--merge", by_title["A transver"], by_title["Spheroidal"], data_dir=data_dir)
+    assert res.returncode == 0, res.stdout + res.stderr
+    [rec] = export(data_dir, tmp_path / "out.ris")
+    came = records(scopus.read_text(encoding="utf-8"))[0]
+    # the merge gave the paper the other's abstract and key: those two are written, before ER
+    assert rec == [*came[:-1], ("ID", "pre"), ("AB", "A preprint of the paper, with its abstract."), came[-1]]
