@@ -204,3 +204,15 @@ def test_a_paper_merged_by_hand_keeps_its_ris_lines_and_writes_what_the_merge_ga
     came = records(scopus.read_text(encoding="utf-8"))[0]
     # the merge gave the paper the other's abstract and key: those two are written, before ER
     assert rec == [*came[:-1], ("ID", "pre"), ("AB", "A preprint of the paper, with its abstract."), came[-1]]
+
+
+def test_a_key_the_first_bibtex_export_gives_goes_out_as_an_id_line(tmp_path):
+    data_dir = tmp_path / "library"
+    scopus = PUBLIC / "RisImporterTestScopus.ris"  # no ID line
+    assert run_cli("import", str(scopus), data_dir=data_dir).returncode == 0
+    assert run_cli("export", "--format", "bibtex", "-o", str(tmp_path / "refs.bib"), data_dir=data_dir).returncode == 0
+    [paper] = papers_of(data_dir)
+    assert paper["citekey"]
+    [rec] = export(data_dir, tmp_path / "out.ris")
+    came = records(scopus.read_text(encoding="utf-8"))[0]
+    assert rec == [*came[:-1], ("ID", paper["citekey"]), came[-1]]

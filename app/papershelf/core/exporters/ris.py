@@ -249,9 +249,13 @@ def changed_groups(paper: Paper, kept: list[tuple[str, str]]) -> tuple[set[str],
     """The groups of tags (`_TAG_GROUP`) whose field is no longer what the kept lines give,
     and whether the lines are a whole book's: the paper's record and display fields are
     compared with what importing the lines makes (none when the paper still gives the digest
-    its import made)."""
+    its import made); the key with the first ID line (a key given since, as the first BibTeX
+    export gives one, goes out as an ID line)."""
+    ids = (" ".join(part.strip() for part in value.split("\n")).strip() for tag, value in kept if tag == "ID")
+    key = next((k for k in ids if k), "")
+    keyed = {"ID"} if paper.citekey != key else set()
     if paper.ris.get("digest") == digest(paper):
-        return set(), False
+        return keyed, False
     cand = candidate_of_lines(kept)
     derived, current = cand.bibfields, paper.bibfields
     changed = {
@@ -261,7 +265,6 @@ def changed_groups(paper: Paper, kept: list[tuple[str, str]]) -> tuple[set[str],
     }
     shown: tuple[tuple[str, object, object], ...] = (
         ("TY", paper.entrytype, cand.entrytype),
-        ("ID", paper.citekey, cand.citekey),
         ("TI", "" if paper.title_derived else paper.title, cand.title),
         ("AU", paper.authors, cand.authors),
         ("PY", paper.year, cand.year),
@@ -271,7 +274,7 @@ def changed_groups(paper: Paper, kept: list[tuple[str, str]]) -> tuple[set[str],
         ("AB", paper.abstract, cand.abstract),
     )
     changed.update(group for group, ours, theirs in shown if ours != theirs)
-    return changed, cand.entrytype in BOOKS
+    return changed | keyed, cand.entrytype in BOOKS
 
 
 def _kept_record(paper: Paper, kept: list[tuple[str, str]]) -> str:

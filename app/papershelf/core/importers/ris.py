@@ -206,10 +206,11 @@ def candidate_of_lines(lines: list[tuple[str, str]]) -> Candidate:
 
 
 def digest(paper: Candidate | Paper) -> str:
-    """A digest of what the import makes of a RIS record (type, key, display and record fields),
-    from the candidate at import and from the paper at export: the same digest, nothing changed."""
+    """A digest of what the import makes of a RIS record (type, display and record fields; the
+    key is compared apart), from the candidate at import and from the paper at export: the
+    same digest, nothing changed."""
     title = "" if isinstance(paper, Paper) and paper.title_derived else paper.title
-    shown = (paper.entrytype, paper.citekey, title, paper.authors, paper.year, paper.venue, paper.doi)
+    shown = (paper.entrytype, title, paper.authors, paper.year, paper.venue, paper.doi)
     data = orjson.dumps([*shown, paper.arxiv_id, paper.abstract, paper.bibfields], option=orjson.OPT_SORT_KEYS)
     return hashlib.blake2b(data, digest_size=12).hexdigest()
 
