@@ -284,7 +284,9 @@ def _kept_record(paper: Paper, kept: list[tuple[str, str]]) -> str:
     line names follow the KW lines."""
     changed, book = changed_groups(paper, kept)
     written: dict[str, list[str]] = {}
-    for group, text in _generated(paper) if changed else ():
+    if changed == {"ID"}:  # only the key (given since): its line alone, without writing the rest
+        written["ID"] = [_line("ID", paper.citekey)] if paper.citekey else []
+    for group, text in _generated(paper) if changed - {"ID"} else ():
         if group in changed:
             written.setdefault(group, []).append(text)
     kinds = _BOOK_TAG_GROUP if book else _TAG_GROUP
