@@ -5,9 +5,9 @@ separate line, preceded by a carriage return/line feed"); the text is UTF-8. Eac
 line of plain text: the record's LaTeX is decoded, and what the reader sees (title, authors,
 year, venue, DOI, abstract, tags) is written as the library shows it, so an edit goes out.
 A paper imported from a RIS record goes out as that record came, every tag and line in order
-(`Paper.ris`), but for the fields the user changed since: only their tags are written
-anew (`_kept_record`). The user's own notes are private and never written. A written file imports again as the same
-papers (see `importers.ris`, which reads every tag written here).
+(`Paper.ris`), but for the fields the user changed since: only their tags are written anew
+(`_kept_record`). The user's own notes are private and never written. A written file imports
+again as the same papers (see `importers.ris`, which reads every tag written here).
 """
 
 from __future__ import annotations
