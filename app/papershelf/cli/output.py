@@ -56,9 +56,11 @@ def plural(n: int, word: str = "paper") -> str:
 def paper_json(paper: Paper, lists: list[str]) -> dict[str, Any]:
     """A paper as `list --json` and `show --json` print it: its record, less the fingerprint, and
     its lists; `fields` holds each field of its bibliographic record as text (`bibfields`, beside
-    it, as written in the file), {} for a paper from a listing."""
+    it, as written in the file), {} for a paper from a listing. A RIS record's own lines are
+    left out (`export --format ris` writes them)."""
     d = paper.to_dict()
     d.pop("fingerprint", None)
+    d.pop("ris", None)
     d["lists"] = lists
     d["fields"] = fields_text(paper)
     return d

@@ -126,6 +126,8 @@ FIELDS: dict[str, object] = {
     "abstract": "", "links": [], "year": None, "venue": "", "doi": "", "arxiv_id": "",
     # the bibliographic record as it came from a .bib/.ris file (see BIBLIOGRAPHIC RECORD below)
     "entrytype": "", "bibfields": {}, "preamble": "",
+    # a .ris record's own lines, kept to write it back as it came (see RIS RECORD below)
+    "ris": {},
     "sources": [], "fingerprint": "", "added": "", "updated": "",
     # reading state, owned by the user; imports never overwrite it
     "status": "unread", "tags": [], "rating": None, "notes": "", "citekey": "",
@@ -155,6 +157,17 @@ RAW_SOURCES: dict[str, tuple[str, ...]] = {
     "doi": ("doi",),
     "arxiv_id": ("eprint", "eprinttype", "archiveprefix"),
 }
+
+# RIS RECORD. A paper imported from a .ris file also keeps that record as it came: `ris` is
+# {"lines": the record's lines from TY to ER joined by "\n" (each tag line "XX  - value", a
+# wrapped value's further lines as written; trailing white space and blank lines left out),
+# "digest": a digest of the record and display fields the import made of them}. The RIS export
+# writes these lines back, every tag as it came (tags Papershelf does not read, such as DB, AD,
+# L2 or M1, included), when the paper's fields still give the digest; otherwise it writes anew
+# only the tags of the fields that changed (`exporters.ris`). The fields themselves stay in
+# `bibfields`. Only an import sets it (in the added paper: an edit or a merge never writes it, so
+# a library file stays one that the schema-3 Papershelf reads and journals); a merge that changes
+# the record shows as changed fields, whose tags the export writes anew.
 
 
 def without_raw(paper: Paper, edited: Iterable[str]) -> dict[str, Any]:
@@ -262,6 +275,7 @@ class Paper:
     entrytype: Field[str, str] = _field("entrytype")
     bibfields: Field[dict[str, str], Mapping[str, str]] = _field("bibfields")
     preamble: Field[str, str] = _field("preamble")
+    ris: Field[dict[str, str], Mapping[str, str]] = _field("ris")
     # sources: a property below
     fingerprint: Field[str, str] = _field("fingerprint")
     added: Field[str, str] = _field("added")

@@ -4,8 +4,10 @@ Lines end with CR LF, as the RIS specification asks ("each tag and its contents 
 separate line, preceded by a carriage return/line feed"); the text is UTF-8. Each value is one
 line of plain text: the record's LaTeX is decoded, and what the reader sees (title, authors,
 year, venue, DOI, abstract, tags) is written as the library shows it, so an edit goes out.
-The user's own notes are private and never written. A written file imports again as the same
-papers (see `importers.ris`, which reads every tag written here).
+A paper imported from a RIS record goes out as that record came, every tag and line in order
+(`Paper.ris`), but for the fields the user changed since: only their tags are written anew
+(`_kept_record`). The user's own notes are private and never written. A written file imports
+again as the same papers (see `importers.ris`, which reads every tag written here).
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from dataclasses import dataclass
 
 from ..citation import TYPE_KEYS
 from ..citekeys import surname
+from ..importers.ris import BOOKS, candidate_of_lines, digest, ris_lines
 from ..latex import Name, decode, latex_text, parse_names, piece_text, pieces
 from ..paper import Paper, normalize_tag
 from ..text import plain_text
@@ -40,6 +43,7 @@ _MONTHS = {"jan": 1, "feb": 2, "mar": 3, "apr": 4, "may": 5, "jun": 6, "jul": 7,
            "oct": 10, "nov": 11, "dec": 12}
 # fmt: on
 _PARTS = frozenset({"inproceedings", "conference", "incollection", "inbook", "bookinbook"})
+_BOOKS = frozenset({"book", "mvbook", "collection", "mvcollection", "proceedings", "mvproceedings"})
 _THESES = {"phdthesis": "Doctoral thesis", "mastersthesis": "Master's thesis"}
 _CONTROL_RE = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 _PAGES_RE = re.compile(r"^\s*([^-\u2013\u2014]+?)\s*(?:[-\u2013\u2014]+\s*(.+?))?\s*$")
@@ -131,69 +135,187 @@ def _line(tag: str, value: str) -> str:
 
 
 def record(paper: Paper) -> str:
-    """One paper as a RIS record, ending with its ER line."""
+    """One paper as a RIS record, ending with its ER line: a paper imported from a RIS record
+    is that record's lines as they came, but for the fields the user changed (`_kept_record`);
+    any other is written from its record and display fields (`_generated`)."""
+    kept = paper.ris.get("lines")
+    if kept and isinstance(kept, str):
+        return _kept_record(paper, ris_lines(kept))
+    return "".join(text for _group, text in _generated(paper)) + f"ER  - {EOL}"
+
+
+def _generated(paper: Paper) -> list[tuple[str, str]]:
+    """The lines Papershelf writes for a paper, each with its group (see `_TAG_GROUP`), before ER."""
     kind = paper.entrytype
     raw = paper.bibfields
     ty = RIS_TYPE_OF.get(kind, "GEN")
-    lines = [_line("TY", ty)]
+    lines = [("TY", _line("TY", ty))]
     if paper.citekey:
-        lines.append(_line("ID", paper.citekey))
+        lines.append(("ID", _line("ID", paper.citekey)))
     # authors: the record's names keep family and given apart; an edit drops them (then the
     # names the library shows are split as they read)
     authors = ris_names(raw["author"]) if raw.get("author") else [_display_name(a) for a in paper.authors]
-    lines += [_line("AU", a) for a in authors]
+    lines += [("AU", _line("AU", a)) for a in authors]
     if raw.get("editor"):
-        lines += [_line("A2", a) for a in ris_names(raw["editor"])]
+        lines += [("A2", _line("A2", a)) for a in ris_names(raw["editor"])]
     if raw.get("translator"):
-        lines += [_line("A4", a) for a in ris_names(raw["translator"])]
+        lines += [("A4", _line("A4", a)) for a in ris_names(raw["translator"])]
     # the record's title when nobody edited it (an edit drops it): the display title lost
     # what plain text it took for markup; one Papershelf made up from the abstract is no title
     title = field_text(raw, "title") or ("" if paper.title_derived else paper.title)
-    lines.append(_line("TI", title))
-    lines.append(_line("ST", field_text(raw, "shorttitle")))
-    if kind in ("book", "mvbook", "collection", "mvcollection", "proceedings", "mvproceedings"):
-        lines.append(_line("T3", field_text(raw, "series")))
+    lines.append(("TI", _line("TI", title)))
+    lines.append(("ST", _line("ST", field_text(raw, "shorttitle"))))
+    if kind in _BOOKS:
+        lines.append(("T3", _line("T3", field_text(raw, "series"))))
     else:
-        lines.append(_line("T2", paper.venue))
-        lines.append(_line("J2", field_text(raw, "shortjournal")))
-        lines.append(_line("T3", field_text(raw, "series")))
+        lines.append(("T2", _line("T2", paper.venue)))
+        lines.append(("J2", _line("J2", field_text(raw, "shortjournal"))))
+        lines.append(("T3", _line("T3", field_text(raw, "series"))))
     if paper.year:
-        lines.append(_line("PY", str(paper.year)))
+        lines.append(("PY", _line("PY", str(paper.year))))
         month = month_number(raw["month"]) if raw.get("month") else 0
         if not month and (m := re.match(r"\s*\{?\d{4}-(\d\d)", raw.get("date", ""))):
             month = int(m.group(1)) if 1 <= int(m.group(1)) <= 12 else 0  # BibLaTeX's date = {2019-05-12}
         if month:
-            lines.append(_line("DA", f"{paper.year}/{month:02d}//"))
-    lines.append(_line("VL", field_text(raw, "volume")))
-    lines.append(_line("NV", field_text(raw, "volumes")))
-    lines.append(_line("IS", field_text(raw, "number", "issue")))
+            lines.append(("PY", _line("DA", f"{paper.year}/{month:02d}//")))
+    lines.append(("VL", _line("VL", field_text(raw, "volume"))))
+    lines.append(("NV", _line("NV", field_text(raw, "volumes"))))
+    lines.append(("IS", _line("IS", field_text(raw, "number", "issue"))))
     pages = field_text(raw, "pages")
     if m := _PAGES_RE.match(pages):
-        lines += [_line("SP", m.group(1)), _line("EP", m.group(2) or "")]
-    lines.append(_line("SE", field_text(raw, "chapter")))
-    lines.append(_line("PB", field_text(raw, "publisher", "school", "institution", "organization")))
-    lines.append(_line("M3", kind_words(paper)))
-    lines.append(_line("CY", field_text(raw, "address", "location")))
-    lines.append(_line("ET", field_text(raw, "edition")))
+        lines += [("SP", _line("SP", m.group(1))), ("SP", _line("EP", m.group(2) or ""))]
+    lines.append(("SE", _line("SE", field_text(raw, "chapter"))))
+    lines.append(("PB", _line("PB", field_text(raw, "publisher", "school", "institution", "organization"))))
+    lines.append(("M3", _line("M3", kind_words(paper))))
+    lines.append(("CY", _line("CY", field_text(raw, "address", "location"))))
+    lines.append(("ET", _line("ET", field_text(raw, "edition"))))
     for name in ("isbn", "issn"):
-        lines += [_line("SN", sn) for sn in field_text(raw, name).split(", ")]
-    lines.append(_line("DO", paper.doi))
+        lines += [("SN", _line("SN", sn)) for sn in field_text(raw, name).split(", ")]
+    lines.append(("DO", _line("DO", paper.doi)))
     url = value_latex(raw["url"]).strip() if raw.get("url") else ""
     url = url or next((u for u in paper.links if u.lower().startswith(("http://", "https://"))), "")
-    lines.append(_line("UR", url))
+    lines.append(("UR", _line("UR", url)))
     # the arXiv id goes out as its own abs link (the import reads the id from it): one named in
     # another URL (a list of links, a PDF's) is not always read back, so only that exact link will do
     arxiv = f"https://arxiv.org/abs/{paper.arxiv_id}"
     if paper.arxiv_id and url != arxiv:
-        lines.append(_line("UR", arxiv))
-    lines.append(_line("Y2", field_text(raw, "urldate").replace("-", "/")))
+        lines.append(("UR", _line("UR", arxiv)))
+    lines.append(("Y2", _line("Y2", field_text(raw, "urldate").replace("-", "/"))))
     # abstracts are kept as pasted (LaTeX, Markdown): RIS readers get what the reader sees
-    lines.append(_line("AB", plain_text(paper.abstract) if paper.abstract else ""))
-    lines += [_line("KW", keyword) for keyword in keywords(paper)]
-    lines.append(_line("N1", field_text(raw, "note")))  # the record's note; the user's notes stay private
-    lines.append(_line("LA", field_text(raw, "language")))
-    lines.append(f"ER  - {EOL}")
-    return "".join(lines)
+    lines.append(("AB", _line("AB", plain_text(paper.abstract) if paper.abstract else "")))
+    lines += [("KW", _line("KW", keyword)) for keyword in keywords(paper)]
+    lines.append(("N1", _line("N1", field_text(raw, "note"))))  # the record's note; the user's notes stay private
+    lines.append(("LA", _line("LA", field_text(raw, "language"))))
+    return [(group, text) for group, text in lines if text]
+
+
+# ---- a RIS record written back as it came ----------------------------------------------------
+
+# the group of written lines (`_generated`) that stands for each tag of a kept RIS record: the
+# kept lines of a group the user changed give way to the written ones; a tag of no group (DB,
+# AD, AN, M1, L1, L2, U1, C7 ...) is not read into the record, so nobody edits it: it goes out
+# as it came
+# fmt: off
+_TAG_GROUP: dict[str, str] = {
+    "TY": "TY", "ID": "ID", "AU": "AU", "A1": "AU", "ED": "A2", "A2": "A2", "A4": "A4",
+    "TI": "TI", "T1": "TI", "CT": "TI", "ST": "ST", "T2": "T2", "JF": "T2", "JO": "T2", "BT": "T2",
+    "JA": "J2", "J2": "J2", "J1": "J2", "T3": "T3", "PY": "PY", "Y1": "PY", "DA": "PY",
+    "VL": "VL", "VO": "VL", "NV": "NV", "IS": "IS", "CP": "IS", "SP": "SP", "EP": "SP", "SE": "SE",
+    "PB": "PB", "M3": "M3", "CY": "CY", "PP": "CY", "ET": "ET", "SN": "SN", "DO": "DO", "UR": "UR",
+    "Y2": "Y2", "AB": "AB", "N2": "AB", "KW": "KW", "N1": "N1", "LA": "LA",
+}
+# a whole book's T2 is its series, and its BT its title (as the import reads them)
+_BOOK_TAG_GROUP = {**_TAG_GROUP, "T2": "T3", "BT": "TI"}
+# the group of each record field the import makes of RIS tags (and the edits' other names for them)
+_FIELD_GROUP: dict[str, str] = {
+    "author": "AU", "editor": "A2", "translator": "A4", "title": "TI", "shorttitle": "ST",
+    "journal": "T2", "journaltitle": "T2", "booktitle": "T2", "howpublished": "T2",
+    "shortjournal": "J2", "series": "T3", "year": "PY", "month": "PY", "date": "PY",
+    "urldate": "Y2", "volume": "VL", "volumes": "NV", "number": "IS", "issue": "IS", "pages": "SP",
+    "chapter": "SE", "publisher": "PB", "school": "PB", "institution": "PB", "organization": "PB",
+    "type": "M3", "address": "CY", "location": "CY", "edition": "ET", "isbn": "SN", "issn": "SN",
+    "doi": "DO", "url": "UR", "eprint": "UR", "eprinttype": "UR", "archiveprefix": "UR",
+    "abstract": "AB", "keywords": "KW", "note": "N1", "language": "LA",
+}
+# fmt: on
+
+
+def _kept_line(tag: str, value: str) -> str:
+    """A kept line as it came (a wrapped value on its own lines again)."""
+    return f"{tag}  - {value}".replace("\n", EOL) + EOL
+
+
+def changed_groups(paper: Paper, kept: list[tuple[str, str]]) -> tuple[set[str], bool]:
+    """The groups of tags (`_TAG_GROUP`) whose field is no longer what the kept lines give,
+    and whether the lines are a whole book's: the paper's record and display fields are
+    compared with what importing the lines makes (none when the paper still gives the digest
+    its import made); the key with the first ID line (a key given since, as the first BibTeX
+    export gives one, goes out as an ID line)."""
+    ids = (" ".join(part.strip() for part in value.split("\n")).strip() for tag, value in kept if tag == "ID")
+    key = next((k for k in ids if k), "")
+    keyed = {"ID"} if paper.citekey != key else set()
+    if paper.ris.get("digest") == digest(paper):
+        return keyed, False
+    cand = candidate_of_lines(kept)
+    derived, current = cand.bibfields, paper.bibfields
+    changed = {
+        _FIELD_GROUP[name]
+        for name in derived.keys() | current.keys()
+        if name in _FIELD_GROUP and derived.get(name) != current.get(name)
+    }
+    shown: tuple[tuple[str, object, object], ...] = (
+        ("TY", paper.entrytype, cand.entrytype),
+        ("TI", "" if paper.title_derived else paper.title, cand.title),
+        ("AU", paper.authors, cand.authors),
+        ("PY", paper.year, cand.year),
+        ("T2", paper.venue, cand.venue),
+        ("DO", paper.doi, cand.doi),
+        ("UR", paper.arxiv_id, cand.arxiv_id),
+        ("AB", paper.abstract, cand.abstract),
+    )
+    changed.update(group for group, ours, theirs in shown if ours != theirs)
+    return changed | keyed, cand.entrytype in BOOKS
+
+
+def _kept_record(paper: Paper, kept: list[tuple[str, str]]) -> str:
+    """A paper imported from a RIS record: the record's lines in order, as they came, but for
+    the groups of tags whose field the user changed, written from the paper where the group's
+    first line was (a group the record did not have goes before ER); the user's tags that no KW
+    line names follow the KW lines."""
+    changed, book = changed_groups(paper, kept)
+    written: dict[str, list[str]] = {}
+    if changed == {"ID"}:  # only the key (given since): its line alone, without writing the rest
+        written["ID"] = [_line("ID", paper.citekey)] if paper.citekey else []
+    for group, text in _generated(paper) if changed - {"ID"} else ():
+        if group in changed:
+            written.setdefault(group, []).append(text)
+    kinds = _BOOK_TAG_GROUP if book else _TAG_GROUP
+    out: list[str] = []
+    placed: set[str] = set()
+    after_keywords = -1
+    end = f"ER  - {EOL}"
+    for tag, value in kept:
+        if tag == "ER":
+            end = _kept_line(tag, value)
+            continue
+        of = kinds.get(tag)
+        if of is not None and of in changed:
+            if of not in placed:
+                out += written.get(of, [])
+                placed.add(of)
+        else:
+            out.append(_kept_line(tag, value))
+        if tag == "KW":
+            after_keywords = len(out)
+    if "KW" not in changed and paper.tags:
+        named = {normalize_tag(value) for tag, value in kept if tag == "KW"}
+        extra = [_line("KW", tag) for tag in paper.tags if tag not in named]
+        at = after_keywords if after_keywords >= 0 else len(out)
+        out[at:at] = extra
+    for group, texts in written.items():
+        if group not in placed:
+            out += texts
+    return "".join(out) + end
 
 
 def kind_words(paper: Paper) -> str:

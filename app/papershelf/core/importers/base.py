@@ -50,6 +50,7 @@ class Candidate:
     entrytype: str = ""
     bibfields: dict[str, str] = field(default_factory=dict)
     preamble: str = ""
+    ris: dict[str, str] = field(default_factory=dict)  # a RIS record as it came (see "RIS RECORD" in paper.py)
 
 
 @dataclass(slots=True)

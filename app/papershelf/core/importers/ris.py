@@ -8,10 +8,14 @@ non-ASCII is kept as it is (the BibTeX export encodes it per dialect).
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections.abc import Callable
 
+import orjson
+
 from ..latex import braces_balanced
+from ..paper import Paper
 from ..text import clean_doi
 from .base import Candidate, ParsedFile, Problem
 from .bibfile import _ARXIV_URL_RE, _text, _year
@@ -47,7 +51,7 @@ _TYPE_NAMES: dict[str, str] = {
 _MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
 # fmt: on
 # a whole work: its title may be in BT, and it appears in nothing (T2 is its series)
-_BOOKS = frozenset({"book", "collection", "proceedings", "periodical"})
+BOOKS = frozenset({"book", "collection", "proceedings", "periodical"})
 # what a thesis's M3 (or U1) says: the words of a master's level thesis, and of a doctoral one
 _MASTERS_RE = re.compile(r"master|diplom|bachelor|licen[cst]|magist|m\.?\s?sc\b|m\.?a\.? thesis", re.I)
 _DOCTORAL_RE = re.compile(r"ph\.?\s?d|doctor|doktor|dissertation|habilitation", re.I)
@@ -68,12 +72,14 @@ _WORD_RE = re.compile(r"[^\W_]+(?:[-'][^\W_]+)*")
 
 def parse_ris(text: str, path: str) -> ParsedFile:
     """The records of a RIS file as candidates; a line that is not RIS, or a record
-    without title and abstract, is a problem with its line."""
+    without title and abstract, is a problem with its line. Each candidate keeps its
+    record's lines as they came (`Candidate.ris`, see "RIS RECORD" in paper.py)."""
     problems: list[Problem] = []
     papers: list[Candidate] = []
     # tag -> values, each value as its wrapped lines (joined once, at the end:
     # adding each line to a growing string is quadratic in long abstracts)
     record: dict[str, list[list[str]]] | None = None
+    kept: list[str] = []  # the record's lines as they came (a tag line as "XX  - value")
     start = 0
     last_tag = ""
     for n, raw in enumerate(text.splitlines(), 1):
@@ -84,35 +90,43 @@ def parse_ris(text: str, path: str) -> ParsedFile:
         if not m:
             if record is not None and last_tag:  # a wrapped value goes on
                 record[last_tag][-1].append(line.strip())
+                kept.append(line)
             else:
                 problems.append(Problem(path, n, f"not a RIS line: {line.strip()[:60]!r}; skipped"))
             continue
-        tag, value = m.group(1), (m.group(2) or "").strip()
+        tag, written = m.group(1), m.group(2) or ""
+        value = written.strip()
         if tag == "TY":
             if record is not None:
                 problems.append(Problem(path, start, "a record without its closing ER line; imported anyway"))
-                _ris_paper(record, start, path, papers, problems)
-            record, start, last_tag = {"TY": [[value]]}, n, ""
+                _ris_paper(record, kept, start, path, papers, problems)
+            record, kept, start, last_tag = {"TY": [[value]]}, [f"{tag}  - {written}"], n, ""
             continue
         if record is None:
             problems.append(Problem(path, n, f"{tag} line outside a record (no TY line before it); skipped"))
             continue
+        kept.append(f"{tag}  - {written}")
         if tag == "ER":
-            _ris_paper(record, start, path, papers, problems)
+            _ris_paper(record, kept, start, path, papers, problems)
             record, last_tag = None, ""
             continue
         record.setdefault(tag, []).append([value])
         last_tag = tag
     if record is not None:
         problems.append(Problem(path, start, "the last record has no closing ER line; imported anyway"))
-        _ris_paper(record, start, path, papers, problems)
+        _ris_paper(record, kept, start, path, papers, problems)
     if not papers and not problems:
         problems.append(Problem(path, 0, "no RIS records were found in it"))
     return ParsedFile(path=path, format="ris", papers=papers, problems=problems)
 
 
 def _ris_paper(
-    lines: dict[str, list[list[str]]], line: int, path: str, papers: list[Candidate], problems: list[Problem]
+    lines: dict[str, list[list[str]]],
+    kept: list[str],
+    line: int,
+    path: str,
+    papers: list[Candidate],
+    problems: list[Problem],
 ) -> None:
     """Add the paper of one RIS record to `papers`, or say in `problems` why it has none."""
     rec = {tag: [v for v in (" ".join(parts).strip() for parts in values) if v] for tag, values in lines.items()}
@@ -161,6 +175,44 @@ def _ris_paper(
             bibfields=fields,
         )
     )
+    if kept:
+        cand = papers[-1]
+        cand.ris = {"lines": "\n".join(kept), "digest": digest(cand)}
+
+
+def ris_lines(text: str) -> list[tuple[str, str]]:
+    """The (tag, value) lines of a kept record (`Paper.ris["lines"]`), a wrapped value's lines
+    joined by "\n" as they were kept."""
+    out: list[tuple[str, str]] = []
+    for line in text.split("\n"):
+        m = _RIS_LINE_RE.match(line)
+        if m:
+            out.append((m.group(1), m.group(2) or ""))
+        elif out:
+            out[-1] = (out[-1][0], out[-1][1] + "\n" + line)
+    return out
+
+
+def candidate_of_lines(lines: list[tuple[str, str]]) -> Candidate:
+    """The candidate a kept record's lines make, as their import made it: what the RIS export
+    compares a paper with to find the fields the user changed."""
+    rec: dict[str, list[list[str]]] = {}
+    for tag, value in lines:
+        if tag != "ER":
+            rec.setdefault(tag, []).append([part.strip() for part in value.split("\n")])
+    papers: list[Candidate] = []
+    _ris_paper(rec, [], 0, "", papers, [])
+    return papers[0]
+
+
+def digest(paper: Candidate | Paper) -> str:
+    """A digest of what the import makes of a RIS record (type, display and record fields; the
+    key is compared apart), from the candidate at import and from the paper at export: the
+    same digest, nothing changed."""
+    title = "" if isinstance(paper, Paper) and paper.title_derived else paper.title
+    shown = (paper.entrytype, title, paper.authors, paper.year, paper.venue, paper.doi)
+    data = orjson.dumps([*shown, paper.arxiv_id, paper.abstract, paper.bibfields], option=orjson.OPT_SORT_KEYS)
+    return hashlib.blake2b(data, digest_size=12).hexdigest()
 
 
 def _first(rec: dict[str, list[str]]) -> Callable[..., str]:
@@ -191,7 +243,7 @@ def entry_type(ty: str, rec: dict[str, list[str]]) -> str:
 def _title(rec: dict[str, list[str]], entrytype: str) -> str:
     """The primary title; a book's may be in BT, and a record with only a short title has that."""
     first = _first(rec)
-    return first("TI", "T1", "CT") or (first("BT") if entrytype in _BOOKS else "") or first("ST")
+    return first("TI", "T1", "CT") or (first("BT") if entrytype in BOOKS else "") or first("ST")
 
 
 def _venue(rec: dict[str, list[str]], entrytype: str) -> str:
@@ -201,7 +253,7 @@ def _venue(rec: dict[str, list[str]], entrytype: str) -> str:
         return first("T2", "JF", "JO", "JA", "J2", "J1")
     if entrytype in _PARTS:
         return first("T2", "BT", "JF", "JO")
-    if entrytype in _BOOKS:
+    if entrytype in BOOKS:
         return ""
     return first("T2", "JF", "JO", "BT")
 
@@ -233,9 +285,9 @@ def _record(rec: dict[str, list[str]], entrytype: str, doi: str) -> dict[str, st
         put("shortjournal", short)
     elif entrytype in _PARTS:
         put("booktitle", venue)
-    elif entrytype not in _BOOKS:
+    elif entrytype not in BOOKS:
         put("howpublished", venue)
-    put("series", first("T3") or (first("T2") if entrytype in _BOOKS else ""))
+    put("series", first("T3") or (first("T2") if entrytype in BOOKS else ""))
     year, month = _date(first("PY", "Y1", "DA"))
     if not month:
         month = next((m for t in ("DA", "Y1", "PY") for v in rec.get(t, []) if (m := _date(v)[1])), "")

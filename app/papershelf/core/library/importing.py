@@ -256,6 +256,7 @@ def _new_paper(
         "entrytype": cand.entrytype,
         "bibfields": dict(cand.bibfields),
         "preamble": cand.preamble,
+        "ris": cand.ris,
         "sources": [source.to_dict()],
         "fingerprint": fp,
         "added": now,
