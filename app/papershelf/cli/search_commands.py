@@ -12,7 +12,7 @@ import sys
 import time
 from collections.abc import Mapping
 
-from ..core.errors import NothingToExportError
+from ..core.errors import ExportError, NothingToExportError
 from ..core.library import Answer, Library, Query
 from ..core.library.saved import SavedSearch
 from .commands import open_library
@@ -172,6 +172,8 @@ def export_format(args: argparse.Namespace) -> str:
 def cmd_export(args: argparse.Namespace) -> int:
     """`export -o FILE`: all papers, or a tag, a list, a status, a search or ids, as BibTeX, BibLaTeX or RIS."""
     fmt = export_format(args)  # a wrong option before the library is touched
+    if args.output != "-" and not args.force:
+        _check_replaceable(args.output)
     with open_library(args, write=True) as lib:
         if args.ids:
             ids = [lib.resolve(ref) for ref in args.ids]
@@ -209,6 +211,20 @@ def cmd_export(args: argparse.Namespace) -> int:
     else:
         print(summary)
     return EXIT_OK
+
+
+def _check_replaceable(output: str) -> None:
+    """ExportError when writing `output` would replace a file Papershelf did not write, or one
+    changed since it did (core.written); --force replaces it anyway."""
+    from ..core.written import replace_problem
+
+    why = replace_problem(output)
+    if why:
+        raise ExportError(
+            f"{output} was not replaced: {why}. Nothing was exported and {output} is as it was; "
+            "export to another file, or give --force to replace it.",
+            output,
+        )
 
 
 def _selection(args: argparse.Namespace) -> str:
