@@ -172,8 +172,6 @@ def export_format(args: argparse.Namespace) -> str:
 def cmd_export(args: argparse.Namespace) -> int:
     """`export -o FILE`: all papers, or a tag, a list, a status, a search or ids, as BibTeX, BibLaTeX or RIS."""
     fmt = export_format(args)  # a wrong option before the library is touched
-    if args.output != "-" and not args.force:
-        _check_replaceable(args.output)
     with open_library(args, write=True) as lib:
         if args.ids:
             ids = [lib.resolve(ref) for ref in args.ids]
@@ -199,18 +197,51 @@ def cmd_export(args: argparse.Namespace) -> int:
                 ),
                 args.output,
             )
+        if args.output != "-" and not args.force:  # after the selection's own errors
+            _check_replaceable(args.output)
         if fmt == "ris":
             ris_report, text = lib.export_ris(ids, args.output)
             summary = ris_report.summary()
         else:
             report, text = lib.export_bibtex(ids, args.output, fmt)
             summary = report.summary()
+        warning = _fragments_warning(lib, ids)
     if args.output == "-":
         sys.stdout.write(text)
         print(summary, file=sys.stderr)
     else:
         print(summary)
+    if warning:
+        print(warning, file=sys.stderr)
     return EXIT_OK
+
+
+SHOWN_IDS = 10  # a longer command would not fit a line: --derived, or the first ten
+
+
+def _fragments_warning(lib: Library, ids: list[str]) -> str:
+    """The warning about the exported papers that are fragments nobody would cite (no real title,
+    authors or year: core.citation.is_fragment), with the command that completes them; "" for none."""
+    from ..core.citation import fragments
+
+    found = fragments(lib.get(pid) for pid in ids)
+    if not found:
+        return ""
+    n = len(found)
+    if len(ids) == 1:
+        said = "the paper exported has no real title, authors or year: it exports as a fragment"
+    else:
+        said = (
+            f"{n} of the {plural(len(ids))} exported {'has' if n == 1 else 'have'} no real title, authors or year: "
+            + ("it exports as a fragment" if n == 1 else "they export as fragments")
+        )
+    if n <= SHOWN_IDS:
+        command = "papershelf lookup " + " ".join(found)
+    elif all(lib.get(pid).title_derived for pid in found):
+        command = "papershelf lookup --derived"
+    else:
+        command = "papershelf lookup " + " ".join(found[:SHOWN_IDS]) + f" … (the first {SHOWN_IDS} of them)"
+    return f"papershelf: warning: {said} nobody would cite. Find the published versions first: {command}"
 
 
 def _check_replaceable(output: str) -> None:
