@@ -55,7 +55,9 @@ def shown(qtbot, kind, name):
 
     def there():
         found[:] = [
-            w for w in QApplication.topLevelWidgets() if isinstance(w, kind) and w.objectName() == name and w.isVisible()
+            w
+            for w in QApplication.topLevelWidgets()
+            if isinstance(w, kind) and w.objectName() == name and w.isVisible()
         ]
         return bool(found)
 
@@ -92,15 +94,15 @@ def save_as(monkeypatch, tmp_path):
     what it was offered each time is in `.offered`."""
 
     class SaveAs:
-        offered: list[tuple[str, str]] = []
-        pick = 0
+        def __init__(self) -> None:
+            self.offered: list[tuple[str, str]] = []
+            self.pick = 0
 
         def __call__(self, parent, caption, start, filters, chosen):
             self.offered.append((start, chosen))
             return str(tmp_path / "chosen.bib"), filters.split(";;")[self.pick]
 
     answer = SaveAs()
-    answer.offered = []
     monkeypatch.setattr(QFileDialog, "getSaveFileName", answer)
     return answer
 
@@ -149,9 +151,7 @@ def test_find_published_versions_looks_those_papers_up(window, qtbot, save_as, t
 
 
 @pytest.mark.gui
-def test_choosing_biblatex_in_the_export_dialog_leaves_the_preferences_default(
-    tmp_path, qtbot, settings, save_as
-):
+def test_choosing_biblatex_in_the_export_dialog_leaves_the_preferences_default(tmp_path, qtbot, settings, save_as):
     from conftest import window_on
 
     complete = tmp_path / "complete.bib"

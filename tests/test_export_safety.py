@@ -10,7 +10,10 @@ import pytest
 from conftest import run_cli
 from papershelf.core.library import Library
 
-HAND_WRITTEN = "% my own references, typed by hand\n@book{knuth84,\n  author = {Knuth, Donald},\n  title = {The TeXbook},\n  year = 1984,\n}\n"
+HAND_WRITTEN = (
+    "% my own references, typed by hand\n"
+    "@book{knuth84,\n  author = {Knuth, Donald},\n  title = {The TeXbook},\n  year = 1984,\n}\n"
+)
 
 
 @pytest.fixture

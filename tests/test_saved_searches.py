@@ -13,9 +13,9 @@ from PySide6.QtGui import QContextMenuEvent
 from PySide6.QtWidgets import QApplication, QFileDialog, QInputDialog, QMessageBox
 
 from conftest import run_cli
-from test_export_fragments import export_anyway
 from papershelf.core.errors import InvalidValueError, NotFoundError, ReadOnlyLibraryError
 from papershelf.core.library import Library, Query
+from test_export_fragments import export_anyway
 
 # ---- the library's side --------------------------------------------------------------
 

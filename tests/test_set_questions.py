@@ -81,9 +81,7 @@ def test_set_refuses_a_malformed_name_list_and_says_where(data_dir, paper_id, au
 
 
 def test_set_takes_well_formed_names(data_dir, paper_id):
-    res = run_cli(
-        "set", paper_id, "author=Knuth, Donald E. and {Barnes and Noble} and others", data_dir=data_dir
-    )
+    res = run_cli("set", paper_id, "author=Knuth, Donald E. and {Barnes and Noble} and others", data_dir=data_dir)
     assert res.returncode == 0, res.stderr
     shown = run_cli("show", paper_id, data_dir=data_dir).stdout
     assert "Donald E. Knuth, Barnes and Noble" in shown

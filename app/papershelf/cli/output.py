@@ -19,9 +19,9 @@ from typing import Any
 import orjson
 
 from ..core.citation import authors_text, fields_text, has_record, record_view
-from ..core.render import reader_text
 from ..core.errors import InvalidValueError, NotFoundError, PapershelfError
 from ..core.paper import Paper
+from ..core.render import reader_text
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 EXIT_INTERRUPTED = 130

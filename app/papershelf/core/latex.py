@@ -10,6 +10,7 @@ bibtexparser's name splitting, keeping corporate names whole and `and others`.
 
 from __future__ import annotations
 
+import itertools
 import re
 import unicodedata
 from dataclasses import dataclass
@@ -426,4 +427,4 @@ def _top_level_commas(name: str) -> list[int]:
 
 def _split_top_level(name: str, commas: list[int]) -> list[str]:
     bounds = [-1, *commas, len(name)]
-    return [name[a + 1 : b] for a, b in zip(bounds, bounds[1:])]
+    return [name[a + 1 : b] for a, b in itertools.pairwise(bounds)]

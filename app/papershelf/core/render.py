@@ -165,7 +165,9 @@ def _paragraph_text(raw: str) -> str:
     out = abstract_html(raw)
     if "<" in out:
         out = _SCRIPT_RE.sub(lambda m: ("^" if m.group(1) == "sup" else "_") + _script(m.group(2)), out)
-        out = _LINK_TAG_RE.sub(lambda m: m.group(2) if m.group(2) == m.group(1) else f"{m.group(2)} ({m.group(1)})", out)
+        out = _LINK_TAG_RE.sub(
+            lambda m: m.group(2) if m.group(2) == m.group(1) else f"{m.group(2)} ({m.group(1)})", out
+        )
         out = _TAG_RE.sub("", out)
     return " ".join(html.unescape(out).split())
 
