@@ -47,7 +47,8 @@ def umask(mask: int):
 
 
 def export(data_dir: Path, out: Path, *args: str) -> subprocess.CompletedProcess:
-    res = run_cli("export", *args, "-o", str(out), data_dir=data_dir)
+    # --force: these tests replace the user's own file on purpose (test_export_safety: without it)
+    res = run_cli("export", *args, "--force", "-o", str(out), data_dir=data_dir)
     return res
 
 
@@ -199,7 +200,7 @@ def test_a_killed_export_leaves_the_old_file_and_its_temp_file_is_cleaned_later(
     out.write_text(OLD, encoding="utf-8")
     watch = _inotify(tmp_path)
     proc = subprocess.Popen(
-        [sys.executable, "-m", "papershelf", "--data-dir", str(big_library), "export", "-o", str(out)],
+        [sys.executable, "-m", "papershelf", "--data-dir", str(big_library), "export", "--force", "-o", str(out)],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
     )

@@ -64,7 +64,8 @@ def test_an_export_with_a_misspelt_tag_or_status_is_refused_and_offers_the_name(
     res = run_cli("export", "--list", "Thesys", "-o", str(refs), data_dir=library_folder)
     assert res.returncode == 2 and "did you mean 'Thesis'?" in res.stderr
     assert refs.read_text() == "@misc{kept, title={Mine}}\n"
-    ok = run_cli("export", "--tag", "to-read", "-o", str(refs), data_dir=library_folder)
+    # the file is the user's own: replaced only when asked (test_export_safety)
+    ok = run_cli("export", "--tag", "to-read", "--force", "-o", str(refs), data_dir=library_folder)
     assert ok.returncode == 0 and "@misc{kept" not in refs.read_text()
 
 

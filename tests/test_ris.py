@@ -471,6 +471,8 @@ def test_the_window_exports_ris(window, qtbot, monkeypatch, tmp_path):
     from PySide6.QtCore import QSettings, Qt
     from PySide6.QtWidgets import QFileDialog
 
+    from test_export_fragments import export_anyway
+
     offered = []
 
     def save_as(parent, caption, start, filters, chosen):
@@ -486,14 +488,18 @@ def test_the_window_exports_ris(window, qtbot, monkeypatch, tmp_path):
     assert n > 0
     with qtbot.waitSignal(window.exportFinished, timeout=30_000) as blocker:
         qtbot.keyClick(window, Qt.Key.Key_E, Qt.KeyboardModifier.ControlModifier)
+        export_anyway(qtbot)  # listing papers: all fragments, which the window warns about first
     assert "RIS, for reference managers (*.ris)" in offered[0][0]
     assert blocker.args[0].entries == n
     written = (tmp_path / "chosen.ris").read_bytes().decode("utf-8")
     assert written.count("ER  - \r\n") == n
     assert QSettings().value("export/dialect", "bibtex") == "bibtex"  # the preferences' dialect untouched
     # the next export offers RIS again, under a .ris name
+    window.activateWindow()  # from the warning box, closed
+    qtbot.waitUntil(window.isActiveWindow)
     with qtbot.waitSignal(window.exportFinished, timeout=30_000):
         qtbot.keyClick(window, Qt.Key.Key_E, Qt.KeyboardModifier.ControlModifier)
+        export_anyway(qtbot)
     assert offered[-1][1].endswith(".ris") and offered[-1][2].startswith("RIS")
 
 

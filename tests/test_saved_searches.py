@@ -15,6 +15,7 @@ from PySide6.QtWidgets import QApplication, QFileDialog, QInputDialog, QMessageB
 from conftest import run_cli
 from papershelf.core.errors import InvalidValueError, NotFoundError, ReadOnlyLibraryError
 from papershelf.core.library import Library, Query
+from test_export_fragments import export_anyway
 
 # ---- the library's side --------------------------------------------------------------
 
@@ -198,6 +199,7 @@ def test_save_apply_count_rename_export_delete_and_persist_across_restarts(opene
     )
     with qtbot.waitSignal(win.exportFinished, timeout=30_000) as blocker:
         right_click_panel(win, monkeypatch, "Diffusion papers", "Export…")
+        export_anyway(qtbot)  # listing papers: all fragments, which the window warns about first
     assert blocker.args[0].entries == len(diffusion_ids)
     assert (tmp_path / "diffusion.bib").read_text(encoding="utf-8").count("\n@") == len(diffusion_ids)
     # 7. close the window and the library, open both again: both are there, counted

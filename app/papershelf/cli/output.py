@@ -21,6 +21,7 @@ import orjson
 from ..core.citation import authors_text, fields_text, has_record, record_view
 from ..core.errors import InvalidValueError, NotFoundError, PapershelfError
 from ..core.paper import Paper, Status, local_date
+from ..core.render import reader_text
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 EXIT_INTERRUPTED = 130
@@ -92,13 +93,13 @@ def print_table(papers: list[Paper], read_dates: bool = False) -> None:
 def print_paper(p: Paper, lists: list[str], parent: Callable[[str], Paper | None] | None = None) -> None:
     """Everything about one paper, as `show` prints it; a paper with a bibliographic record
     ends its labelled lines with the record's (`parent` finds a crossref's parent by key)."""
-    print(p.title + ("   (title derived from the abstract)" if p.title_derived else ""))
+    print(reader_text(p.title) + ("   (title derived from the abstract)" if p.title_derived else ""))
     print(f"id:       {p.id}")
     if p.authors:
         print(f"authors:  {authors_text(p)}")
     if p.area:
         print(f"area:     {p.area}" + (f" · {p.subarea}" if p.subarea else ""))
-    for label, value in (("year", p.year), ("venue", p.venue), ("doi", p.doi), ("arXiv", p.arxiv_id)):
+    for label, value in (("year", p.year), ("venue", reader_text(p.venue)), ("doi", p.doi), ("arXiv", p.arxiv_id)):
         if value:
             print(f"{label + ':':<9} {value}")
     print(f"status:   {p.status.value}")
@@ -121,7 +122,7 @@ def print_paper(p: Paper, lists: list[str], parent: Callable[[str], Paper | None
             if not said.get(line.name):
                 print(f"{line.label.lower() + ':':<9} {line.text}")
     print()
-    print(p.abstract)
+    print(reader_text(p.abstract))
     if p.notes:
         print("\nnotes:\n" + p.notes)
 

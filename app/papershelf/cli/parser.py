@@ -120,6 +120,7 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("id")
     c.add_argument("fields", nargs="*", metavar="FIELD=VALUE")
     c.add_argument("--type", metavar="TYPE", help="the entry type (article, inproceedings, book, misc…)")
+    c.add_argument("--force", action="store_true", help="add a field no BibTeX or BibLaTeX type knows")
 
     c = sub.add_parser("rate", help="rate papers 1-5 (0 clears)")
     c.add_argument("args", nargs="+", metavar="ID... RATING")
@@ -170,6 +171,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     c.add_argument("--dialect", choices=("bibtex", "biblatex"), help="the BibTeX dialect (the same as --format)")
     c.add_argument("-o", "--output", required=True, metavar="FILE", help="'-' writes to standard output")
+    c.add_argument(
+        "--force", action="store_true", help="replace FILE even if Papershelf did not write it or it changed since"
+    )
 
     sub.add_parser("lists", help="show the reading lists")
 

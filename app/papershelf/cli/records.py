@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from ..core.library import Library
@@ -46,6 +46,7 @@ def cmd_set(args: argparse.Namespace) -> int:
 
     with open_library(args, write=True) as lib:
         pid = lib.resolve(args.id)
+        _question(changes, lib.get(pid).entrytype, lib.get(pid).bibfields, args.force)
         before = editor_view(lib.get(pid))
         changed = lib.edit_record(pid, changes)
         after = editor_view(lib.get(pid))
@@ -70,6 +71,24 @@ def cmd_set(args: argparse.Namespace) -> int:
         if others:
             print(f"  ({plural(len(others), 'entry')} citing the old key by crossref now cite the new one)")
     return EXIT_OK
+
+
+def _question(changes: dict[str, str], entrytype: str, present: Iterable[str], force: bool) -> None:
+    """UsageError, before anything is changed, for an entry type no style knows, and (unless
+    `force`) for a new field no type knows: a misspelling kept as a field prints nowhere."""
+    from ..core.vocabulary import type_problem, unknown_fields, unknown_fields_problem
+
+    if "entrytype" in changes:
+        problem = type_problem(changes["entrytype"], entrytype)
+        if problem:
+            raise UsageError(f"{problem}. Nothing was changed.")
+    unknown = unknown_fields([name for name, value in changes.items() if value.strip()], present)
+    if unknown and not force:
+        them = "it" if len(unknown) == 1 else "them"
+        raise UsageError(
+            f"{unknown_fields_problem(unknown)}. Nothing was changed; correct the name, "
+            f"or give --force to add {them} as written."
+        )
 
 
 def _http(args: argparse.Namespace) -> Any:

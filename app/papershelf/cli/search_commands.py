@@ -12,7 +12,7 @@ import sys
 import time
 from collections.abc import Mapping
 
-from ..core.errors import NothingToExportError
+from ..core.errors import ExportError, NothingToExportError
 from ..core.library import Answer, Library, Query
 from ..core.library.saved import SavedSearch
 from .commands import open_library
@@ -197,18 +197,65 @@ def cmd_export(args: argparse.Namespace) -> int:
                 ),
                 args.output,
             )
+        if args.output != "-" and not args.force:  # after the selection's own errors
+            _check_replaceable(args.output)
         if fmt == "ris":
             ris_report, text = lib.export_ris(ids, args.output)
             summary = ris_report.summary()
         else:
             report, text = lib.export_bibtex(ids, args.output, fmt)
             summary = report.summary()
+        warning = _fragments_warning(lib, ids)
     if args.output == "-":
         sys.stdout.write(text)
         print(summary, file=sys.stderr)
     else:
         print(summary)
+    if warning:
+        print(warning, file=sys.stderr)
     return EXIT_OK
+
+
+SHOWN_IDS = 10  # a longer command would not fit a line: --derived, or the first ten
+
+
+def _fragments_warning(lib: Library, ids: list[str]) -> str:
+    """The warning about the exported papers that are fragments nobody would cite (no real title,
+    authors or year: core.citation.is_fragment), with the command that completes them; "" for none."""
+    from ..core.citation import fragments
+
+    found = fragments(lib.get(pid) for pid in ids)
+    if not found:
+        return ""
+    n = len(found)
+    if len(ids) == 1:
+        said = "the paper exported has no real title, authors or year: it exports as a fragment"
+    else:
+        said = (
+            f"{n} of the {plural(len(ids))} exported {'has' if n == 1 else 'have'} no real title, authors or year: "
+            + ("it exports as a fragment" if n == 1 else "they export as fragments")
+        )
+    if n <= SHOWN_IDS:
+        command = "papershelf lookup " + " ".join(found)
+    elif all(lib.get(pid).title_derived for pid in found):
+        command = "papershelf lookup --derived"
+    else:
+        command = "papershelf lookup " + " ".join(found[:SHOWN_IDS]) + f" … (the first {SHOWN_IDS} of them)"
+    return f"papershelf: warning: {said} nobody would cite. Find the published versions first: {command}"
+
+
+def _check_replaceable(output: str) -> None:
+    """ExportError when writing `output` would replace a file Papershelf did not write, or one
+    changed since it did (core.written); --force replaces it anyway."""
+    from ..core.written import replace_problem
+
+    why = replace_problem(output)
+    if why:
+        raise ExportError(
+            f"{output} was not replaced: {why}. Nothing was exported and {output} is as it was; "
+            "export to another file, or give --force to replace it.",
+            output,
+        )
 
 
 def _selection(args: argparse.Namespace) -> str:

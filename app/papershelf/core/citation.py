@@ -365,3 +365,20 @@ def record_links(paper: Paper, used: set[str] | None = None) -> list[RecordLink]
         out.append(RecordLink("URL", url, url))
         used.add("url")
     return out
+
+
+def is_fragment(paper: Paper) -> bool:
+    """Whether the paper's export is a fragment nobody would cite: its title derived from the
+    abstract (or none), or no authors (nor editors), or no year. A record that inherits
+    (crossref, xdata) takes its names and year from its parent: only its title counts."""
+    if paper.title_derived or not paper.title.strip():
+        return True
+    raw = paper.bibfields
+    if "crossref" in raw or "xdata" in raw:
+        return False
+    return (not paper.authors and not raw.get("editor")) or paper.year is None
+
+
+def fragments(papers: Iterable[Paper]) -> list[str]:
+    """The ids of the papers whose exports are fragments (`is_fragment`), in the order given."""
+    return [p.id for p in papers if is_fragment(p)]

@@ -10,6 +10,7 @@ bibtexparser's name splitting, keeping corporate names whole and `and others`.
 
 from __future__ import annotations
 
+import itertools
 import re
 import unicodedata
 from dataclasses import dataclass
@@ -363,3 +364,67 @@ def parse_name(one: str) -> Name:
         von=" ".join(parts.von),
         jr=" ".join(parts.jr),
     )
+
+
+def name_list_problem(text: str) -> str:
+    """Where a typed name list ("Knuth, Donald and {Barnes and Noble}") breaks, in words that
+    say what to change; "" when it reads as BibTeX reads it. Caught: unbalanced braces, an "and"
+    with no name on one side, a name that is only commas or has nothing before its comma, a
+    name ending in a comma and one with more than two commas (BibTeX: "too many commas")."""
+    names: list[list[str]] = [[]]  # the words of each name, split at "and" outside braces
+    word, depth = "", 0
+    for i, ch in enumerate(text):
+        if ch == "{":
+            depth += 1
+        elif ch == "}":
+            depth -= 1
+            if depth < 0:
+                return f"the brace at {text[: i + 1]!r} closes nothing: a corporate name is written {{Like This}}"
+        if ch.isspace() and depth == 0:
+            _add_word(names, word)
+            word = ""
+        else:
+            word += ch
+    if depth > 0:
+        return "a brace is not closed: a corporate name is written {Like This}"
+    _add_word(names, word)
+    shown = [" ".join(words) for words in names]
+    for n, name in enumerate(shown):
+        if not name and len(shown) > 1:
+            if n == 0:
+                return "the list starts with 'and': there is no name before it"
+            if n == len(shown) - 1:
+                return f"the list ends with 'and' after {shown[n - 1]!r}: remove it, or add the name that follows"
+            return f"'and and' after {shown[n - 1]!r}: there is no name between them"
+        commas = _top_level_commas(name)
+        parts = [p.strip() for p in _split_top_level(name, commas)]
+        if commas and not any(parts):
+            return f"name {n + 1} ({name!r}) is only a comma"
+        if commas and not parts[0]:
+            return f"the name {name!r} has nothing before its comma: write it Family, Given"
+        if commas and not parts[-1]:
+            return f"the name {name!r} ends with a comma: write it Family, Given"
+        if len(commas) > 2:
+            return f"the name {name!r} has {len(commas)} commas; a name has at most two (von Family, Jr, Given)"
+    return ""
+
+
+def _add_word(names: list[list[str]], word: str) -> None:
+    if word.lower() == "and":
+        names.append([])
+    elif word:
+        names[-1].append(word)
+
+
+def _top_level_commas(name: str) -> list[int]:
+    out, depth = [], 0
+    for i, ch in enumerate(name):
+        depth += (ch == "{") - (ch == "}")
+        if ch == "," and depth == 0:
+            out.append(i)
+    return out
+
+
+def _split_top_level(name: str, commas: list[int]) -> list[str]:
+    bounds = [-1, *commas, len(name)]
+    return [name[a + 1 : b] for a, b in itertools.pairwise(bounds)]

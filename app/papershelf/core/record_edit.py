@@ -29,7 +29,7 @@ from .errors import InvalidValueError
 from .exporters.bibmaps import VENUE_FIELD
 from .exporters.bibtex import _CORPORATE_RE, DERIVED_NOTE
 from .importers.ris import _verbatim, latex
-from .latex import Name, braces_balanced, decode, parse_name, parse_names
+from .latex import Name, braces_balanced, decode, name_list_problem, parse_name, parse_names
 from .paper import Paper, without_raw
 from .text import clean_doi, clean_text
 from .titles import derive_title
@@ -508,6 +508,9 @@ def field_changes(paper: Paper, changes: Mapping[str, str | None]) -> dict[str, 
                 if key == "author":
                     out["authors"] = []
                 continue
+            problem = name_list_problem(text)
+            if problem:
+                raise InvalidValueError(f"{key}: {problem}. Nothing was changed.")
             value, display = _names_raw(text)
             new_raw[key] = _braced(value)
             if key == "author":

@@ -144,3 +144,34 @@ def _math_html(expr: str) -> str:
     # one pass for all scripts: a str.replace per script is quadratic in "x^x^x^…"
     body = _SCRIPT_PH_RE.sub(script_html, body)
     return f'<span class="math">{body.strip()}</span>'
+
+
+_PARAGRAPH_RE = re.compile(r"\n\s*\n")
+_SCRIPT_RE = re.compile(r"<(sup|sub)>(.*?)</\1>")
+_LINK_TAG_RE = re.compile(r'<a href="([^"]*)">(.*?)</a>')
+_TAG_RE = re.compile(r"<[^>]+>")
+
+
+def reader_text(raw: str) -> str:
+    """A title, venue or abstract as the reader's plain text (`show` prints it): the viewer's
+    reading (`abstract_html`) without its markup: `\\emph{deep}` → deep, `$O(n^2)$` → O(n^2),
+    `[the code](https://…)` → the code (https://…); an abstract's paragraphs kept apart."""
+    return "\n\n".join(t for t in (_paragraph_text(p) for p in _PARAGRAPH_RE.split(raw)) if t)
+
+
+def _paragraph_text(raw: str) -> str:
+    if not raw.strip():
+        return ""
+    out = abstract_html(raw)
+    if "<" in out:
+        out = _SCRIPT_RE.sub(lambda m: ("^" if m.group(1) == "sup" else "_") + _script(m.group(2)), out)
+        out = _LINK_TAG_RE.sub(
+            lambda m: m.group(2) if m.group(2) == m.group(1) else f"{m.group(2)} ({m.group(1)})", out
+        )
+        out = _TAG_RE.sub("", out)
+    return " ".join(html.unescape(out).split())
+
+
+def _script(inner: str) -> str:
+    text = _TAG_RE.sub("", inner)
+    return text if len(text) == 1 else "{" + text + "}"

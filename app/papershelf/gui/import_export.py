@@ -22,6 +22,7 @@ from PySide6.QtWidgets import QApplication, QFileDialog, QMessageBox, QPushButto
 from .. import paths
 from ..core import overview
 from ..core import reports as import_reports
+from ..core.citation import fragments
 from ..core.errors import PapershelfError, UncertainListingError
 from ..core.library import PASTE_LABEL, FileReport
 from .feedback import n_papers
@@ -35,6 +36,9 @@ EXPORT_FILTERS = {"bibtex": "BibTeX, for bibtex (*.bib)", "biblatex": "BibLaTeX,
 # RIS is a format of its own, not a BibTeX dialect: the choice is kept apart ("export/format"),
 # so the preferences' BibTeX dialect stays what the user set
 RIS_FILTER = "RIS, for reference managers (*.ris)"
+# the dialect the dialog chose last, and Preferences' default then ("export/dialect", which only
+# Preferences writes): a change of that default since wins over the dialog's last choice
+LAST_DIALECT, LAST_DIALECT_OVER = "export/lastDialect", "export/lastDialectDefault"
 
 
 class ExportReport(Protocol):
@@ -59,6 +63,7 @@ class ImportExport(QObject):
         self.task: Task | None = None
         self.preview: QMessageBox | None = None  # the last preview of a file held back
         self.report: QMessageBox | None = None  # the last "finished with problems"
+        self.fragments_box: QMessageBox | None = None  # the last "would export as fragments"
         window.pane.samples_button.clicked.connect(self.import_samples)  # the empty library's page
         window.pane.import_button.clicked.connect(self.choose_files)
 
@@ -267,8 +272,9 @@ class ImportExport(QObject):
         self.export_ids(win.model.ids(), win.query.list_name or win.query.tag or self.tr("papers"))
 
     def export_ids(self, ids: list[str], name: str) -> None:
-        """Ask where to, then export these papers to a .bib or .ris file named after `name`
-        (in the folder, format and dialect used last time)."""
+        """Export these papers to a .bib or .ris file named after `name`: first, on a worker, find
+        those that would export as fragments (no real title, authors or year) and offer to find
+        their published versions; then ask where to (`choose_and_export`)."""
         win = self.window
         if not ids:
             win.statusBar().showMessage(self.tr("Nothing to export: no papers."), 4000)
@@ -276,11 +282,83 @@ class ImportExport(QObject):
         if self.running():
             win.statusBar().showMessage(self.tr("Wait for the import to finish."), 3000)
             return
+        lib = win.library
+
+        def work(progress: Callable[[int, int], None], cancelled: Callable[[], bool]) -> list[str]:
+            return fragments(lib.get(pid) for pid in ids)  # 100,000 papers take longer than a frame
+
+        def failed(exc: BaseException) -> None:
+            self._finished()
+            win.show_error(self.tr("Nothing was exported"), str(exc))
+            win.exportFinished.emit(None)
+
+        self._start(self.tr("Exporting…"))
+        self.task = run_task(
+            work,
+            parent=win,
+            name="papershelf-export-check",
+            on_done=lambda found: self._checked(ids, name, found),
+            on_error=failed,
+        )
+        win.menus.update_undo()
+
+    def _checked(self, ids: list[str], name: str, found: list[str]) -> None:
+        """The fragments are known: none, export; some, ask first."""
+        self._finished()
+        if not found:
+            self.choose_and_export(ids, name)
+            return
+        win = self.window
+        if len(ids) == 1:
+            text = self.tr("The paper has no real title, authors or year: it would export as a fragment.")
+        else:
+            text = self.tr("%s of the %s have no real title, authors or year: they would export as fragments.") % (
+                f"{len(found):,}",
+                n_papers(len(ids)),
+            )
+        box = QMessageBox(QMessageBox.Icon.Warning, self.tr("Export"), text, QMessageBox.StandardButton.NoButton, win)
+        box.setObjectName("exportFragments")
+        box.setInformativeText(
+            self.tr(
+                "Find Published Versions looks them up online and proposes their complete records; "
+                "export again once they are filled in."
+            )
+        )
+        find = box.addButton(self.tr("Find Published Versions"), QMessageBox.ButtonRole.ActionRole)
+        find.setObjectName("exportFindPublished")
+        anyway = box.addButton(self.tr("Export Anyway"), QMessageBox.ButtonRole.AcceptRole)
+        anyway.setObjectName("exportAnyway")
+        cancel = box.addButton(QMessageBox.StandardButton.Cancel)
+        cancel.setObjectName("exportCancel")
+        box.setDefaultButton(anyway)
+        box.setEscapeButton(cancel)
+
+        def answered() -> None:
+            clicked = box.clickedButton()
+            if clicked is find:
+                win.menus.online.find_published(found)
+            elif clicked is anyway:
+                self.choose_and_export(ids, name)
+            else:
+                win.statusBar().showMessage(self.tr("Nothing was exported."), 4000)
+
+        box.finished.connect(answered)
+        box.open()
+        self.fragments_box = box
+
+    def choose_and_export(self, ids: list[str], name: str) -> None:
+        """Ask where to, then export these papers (in the folder and format used last time, the
+        dialect the export dialog chose last unless Preferences' default changed since)."""
+        win = self.window
+        if self.running():
+            win.statusBar().showMessage(self.tr("Wait for the import to finish."), 3000)
+            return
         s = QSettings()
         folder = s.value("export/folder", str(Path.home()), str)
-        dialect = s.value("export/dialect", "bibtex", str)
+        default = s.value("export/dialect", "bibtex", str)  # Preferences' own: the dialog never writes it
+        dialect = s.value(LAST_DIALECT, "", str) if s.value(LAST_DIALECT_OVER, "", str) == default else default
         if dialect not in EXPORT_FILTERS:
-            dialect = "bibtex"
+            dialect = default if default in EXPORT_FILTERS else "bibtex"
         ris = s.value("export/format", "bibtex", str) == "ris"
         path, chosen = QFileDialog.getSaveFileName(
             win,
@@ -300,7 +378,8 @@ class ImportExport(QObject):
         s.setValue("export/folder", str(Path(path).parent))
         s.setValue("export/format", "ris" if ris else "bibtex")
         if not ris:
-            s.setValue("export/dialect", dialect)
+            s.setValue(LAST_DIALECT, dialect)
+            s.setValue(LAST_DIALECT_OVER, default)
         lib = win.library
 
         def work(progress: Callable[[int, int], None], cancelled: Callable[[], bool]) -> ExportReport:

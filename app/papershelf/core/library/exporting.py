@@ -69,6 +69,17 @@ def title_change(paper: Paper, title: str) -> dict[str, Any]:
     return change(paper, title)
 
 
+def _write_remembered(path: Path, pieces: Iterable[str]) -> None:
+    """Write an export (streamed, atomically; ExportError says why it failed) and remember its
+    checksum: a later export may replace a file only as Papershelf wrote it (core.written)."""
+    from ..fileio import write_atomically
+    from ..written import Hashing, remember
+
+    hashed = Hashing(pieces)
+    write_atomically(path, hashed)
+    remember(path, hashed.digest)
+
+
 def _check_dialect(dialect: str) -> None:
     if dialect not in DIALECTS:
         raise InvalidValueError(f"unknown dialect {dialect!r}; use bibtex or biblatex")
@@ -80,7 +91,6 @@ def export_bibtex(
     """See `Library.export_bibtex`."""
     from ..citekeys import assign_keys
     from ..exporters.bibtex import ExportReport, Rendering
-    from ..fileio import write_atomically
 
     ids = _exported_ids(lib, ids, path)
     _check_dialect(dialect)
@@ -94,7 +104,7 @@ def export_bibtex(
     if str(path) == "-":
         text = "".join(rendering)
     else:
-        write_atomically(Path(path), rendering)  # streamed; ExportError says why it failed
+        _write_remembered(Path(path), rendering)
     report.replaced_chars = rendering.replaced
     new_keys = report.new_keys = {pid: keys[pid] for pid in ids if not papers[pid].citekey}
     if new_keys and not lib.readonly:
@@ -150,12 +160,11 @@ def bibtex_entries(lib: Library, ids: Iterable[str], dialect: str = "bibtex", pi
 def export_ris(lib: Library, ids: Iterable[str], path: Path | str) -> tuple[RisExportReport, str]:
     """See `Library.export_ris`."""
     from ..exporters.ris import RisExportReport, RisRendering
-    from ..fileio import write_atomically
 
     ids = _exported_ids(lib, ids, path)
     rendering = RisRendering([lib._papers[pid] for pid in ids])
     report = RisExportReport(path=str(path), entries=len(ids))
     if str(path) == "-":
         return report, "".join(rendering)
-    write_atomically(Path(path), rendering)  # streamed; ExportError says why it failed
+    _write_remembered(Path(path), rendering)
     return report, ""
