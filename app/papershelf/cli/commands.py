@@ -73,7 +73,8 @@ def import_paste(lib: Library, data: bytes, as_listing: bool) -> FileReport:
 def cmd_list(args: argparse.Namespace) -> int:
     """`list`: the papers matching the filters, as a table or JSON."""
     with open_library(args, write=False) as lib:
-        papers = lib.query(status=args.status, tag=args.tag, list_name=args.list_name, area=args.area)
+        tag = lib.tag_named(args.tag) if args.tag is not None else None  # a typo is an error, not 0 papers
+        papers = lib.query(status=args.status, tag=tag, list_name=args.list_name, area=args.area)
         if args.json:
             member = lib.memberships()
             write_json([paper_json(p, member.get(p.id, [])) for p in papers])
@@ -115,8 +116,9 @@ def cmd_tag(args: argparse.Namespace) -> int:
 
     with open_library(args, write=True) as lib:
         ids = resolve_ids(lib, args.ids)
+        gone = [lib.tag_named(t) for t in split(args.remove)]  # a typo is an error, not "No tags changed"
         n = lib.add_tags(ids, split(args.add)) if args.add else 0
-        n += lib.remove_tags(ids, split(args.remove)) if args.remove else 0
+        n += lib.remove_tags(ids, gone) if gone else 0
         print(f"Tags changed on {n} of {plural(len(ids))}." if n else "No tags changed.")
     return EXIT_OK
 

@@ -200,8 +200,8 @@ class Library:
         if wanted and wanted in counts:
             return wanted
         if not counts:
-            raise NotFoundError(f"No paper is tagged {tag!r}; the library has no tags yet.")
-        raise NotFoundError(f"No paper is tagged {tag!r}; " + closest(wanted, counts, "tags"))
+            raise NotFoundError(f"No tag {tag!r}; the library has no tags yet.")
+        raise NotFoundError(f"No tag {tag!r}; " + closest(wanted, counts, "tags"))
 
     def query(
         self,

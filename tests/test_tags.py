@@ -1,0 +1,64 @@
+"""Tags the user chose, apart from a record's keywords; deleting tags; renames that keep saved
+searches; tag typos on the command line (issue 20, defects 2, 5 and 9)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from conftest import FIXTURES, SEEDS, run_cli
+from papershelf.core.library import Library
+
+MENDELEY = FIXTURES / "public" / "bib" / "bibtexparser-random-mendeley.bib"
+
+
+@pytest.fixture
+def tagged(data_dir) -> Path:
+    """A library of the first sample listing, two papers tagged 'diffusion models'."""
+    with Library.open(data_dir) as lib:
+        lib.import_files(SEEDS[:1])
+        ids = lib.ids()
+        lib.add_tags(ids[:2], ["diffusion models"])
+        lib.add_tags(ids[2:3], ["llm"])
+    return data_dir
+
+
+# ---- defect 9: tag typos on the command line ----
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("list", "--tag", "difusion models"),
+        ("search", "--tag", "difusion models"),
+        ("search", "attention", "--tag", "difusion models"),
+        ("tag", "ID", "--remove", "difusion models"),
+    ],
+)
+def test_a_tag_typo_on_the_command_line_is_an_error_with_the_closest_tag(tagged, args):
+    if "ID" in args:
+        with Library.open(tagged, readonly=True) as lib:
+            args = tuple(lib.ids()[0] if a == "ID" else a for a in args)
+    before = {p: p.read_bytes() for p in tagged.glob("library.jsonl")}
+    res = run_cli(*args, data_dir=tagged)
+    assert res.returncode == 2, res.stdout + res.stderr
+    assert "No tag 'difusion models'; did you mean 'diffusion models'?" in res.stderr
+    assert "Traceback" not in res.stderr
+    assert "No papers match" not in res.stdout and "No tags changed" not in res.stdout
+    assert before == {p: p.read_bytes() for p in tagged.glob("library.jsonl")}
+
+
+def test_the_right_tag_still_lists_searches_and_removes(tagged):
+    res = run_cli("list", "--tag", "Diffusion Models", "--json", data_dir=tagged)
+    assert res.returncode == 0, res.stderr
+    assert '"diffusion models"' in res.stdout
+    res = run_cli("search", "--tag", "diffusion models", "--json", data_dir=tagged)
+    assert res.returncode == 0, res.stderr
+    with Library.open(tagged, readonly=True) as lib:
+        first = lib.ids()[0]
+    res = run_cli("tag", first, "--remove", "diffusion models", data_dir=tagged)
+    assert res.returncode == 0 and "Tags changed on 1 of 1 paper." in res.stdout
+    # a tag the library has, but not on this paper: nothing to do, said so, not an error
+    res = run_cli("tag", first, "--remove", "llm", data_dir=tagged)
+    assert res.returncode == 0 and "No tags changed." in res.stdout
