@@ -62,3 +62,59 @@ def test_the_right_tag_still_lists_searches_and_removes(tagged):
     # a tag the library has, but not on this paper: nothing to do, said so, not an error
     res = run_cli("tag", first, "--remove", "llm", data_dir=tagged)
     assert res.returncode == 0 and "No tags changed." in res.stdout
+
+
+# ---- defect 2: a record's keywords are its keywords, not tags ----
+
+
+def test_importing_a_mendeley_bib_keeps_keywords_as_keywords_not_tags(tagged):
+    res = run_cli("import", str(MENDELEY), data_dir=tagged)
+    assert res.returncode == 0, res.stderr
+    with Library.open(tagged, readonly=True) as lib:
+        assert set(lib.tag_counts()) == {"diffusion models", "llm"}  # the user's own, not buried
+    # searchable as keyword:, in the window's search and the command line's alike
+    res = run_cli("search", "keyword:entanglement", "--json", data_dir=tagged)
+    assert res.returncode == 0, res.stderr
+    import json
+
+    found = json.loads(res.stdout)
+    assert len(found) == 2, found  # the two entries with the keyword Entanglement
+    res = run_cli("search", "tag:entanglement", "--json", data_dir=tagged)
+    assert json.loads(res.stdout) == []
+    # and shown with the record
+    pid = found[0]["id"]
+    res = run_cli("show", pid, data_dir=tagged)
+    assert "keywords:" in res.stdout and "Entanglement" in res.stdout
+
+
+def test_keywords_as_tags_is_asked_for_on_the_import(data_dir):
+    res = run_cli("import", "--keywords-as-tags", str(FIXTURES / "bib" / "sample.ris"), data_dir=data_dir)
+    assert res.returncode == 0, res.stderr
+    with Library.open(data_dir, readonly=True) as lib:
+        assert {"attention", "efficiency"} <= set(lib.tag_counts())
+
+
+def test_an_export_writes_the_keywords_as_they_came_then_the_users_tags(data_dir, tmp_path):
+    zotero = FIXTURES / "bib" / "zotero.bib"
+    assert run_cli("import", str(zotero), str(FIXTURES / "bib" / "sample.ris"), data_dir=data_dir).returncode == 0
+    with Library.open(data_dir) as lib:
+        assert not lib.tag_counts()
+        vaswani = next(p.id for p in lib.papers() if p.citekey == "vaswani_attention_2017")
+        sparse = next(p.id for p in lib.papers() if p.title.startswith("Sparse attention"))
+        lib.add_tags([vaswani], ["to-read-first", "transformers"])
+        lib.add_tags([sparse], ["llm"])
+    out = tmp_path / "out.bib"
+    assert run_cli("export", "-o", str(out), data_dir=data_dir).returncode == 0
+    text = out.read_text()
+    assert "{Computer Science - Computation and Language, transformers, to-read-first}" in text
+    ris = tmp_path / "out.ris"
+    assert run_cli("export", "-o", str(ris), data_dir=data_dir).returncode == 0
+    lines = [ln for ln in ris.read_text().splitlines() if ln.startswith("KW")]
+    assert lines == [
+        "KW  - Computer Science - Computation and Language",
+        "KW  - transformers",
+        "KW  - to-read-first",
+        "KW  - attention",
+        "KW  - efficiency",
+        "KW  - llm",
+    ]

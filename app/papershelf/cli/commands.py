@@ -44,8 +44,8 @@ def cmd_import(args: argparse.Namespace) -> int:
     with open_library(args, write=True) as lib:
         reports = []
         if paste:
-            reports.append(import_paste(lib, sys.stdin.buffer.read(), as_listing))
-        reports += lib.import_files(files, as_listing=as_listing)
+            reports.append(import_paste(lib, sys.stdin.buffer.read(), as_listing, args.keywords_as_tags))
+        reports += lib.import_files(files, as_listing=as_listing, keywords_as_tags=args.keywords_as_tags)
         for report in reports:
             print(report.summary())
             for problem in report.problems:
@@ -60,12 +60,12 @@ def cmd_import(args: argparse.Namespace) -> int:
     return EXIT_FAILED if any(not r.ok for r in reports) else EXIT_OK
 
 
-def import_paste(lib: Library, data: bytes, as_listing: bool) -> FileReport:
+def import_paste(lib: Library, data: bytes, as_listing: bool, keywords_as_tags: bool = False) -> FileReport:
     """Import a paste (standard input) in whatever encoding it came; one that cannot be imported is a report
     with its error, as a file's is (text that only partly looks like a listing too: its error says to use
     --as listing)."""
     try:
-        return lib.import_text(data, as_listing=as_listing)
+        return lib.import_text(data, as_listing=as_listing, keywords_as_tags=keywords_as_tags)
     except ListingError as exc:
         return FileReport(path=PASTE_LABEL, error=str(exc))
 

@@ -68,6 +68,12 @@ def build_parser() -> argparse.ArgumentParser:
         choices=("listing",),
         help="read the files as paper listings even where they only partly look like one",
     )
+    c.add_argument(
+        "--keywords-as-tags",
+        action="store_true",
+        help="also tag the new papers with their records' keywords (a record's keywords are always "
+        "kept and searchable as keyword:)",
+    )
 
     c = sub.add_parser("list", help="list papers")
     c.add_argument("--json", action="store_true", help="print a JSON array")

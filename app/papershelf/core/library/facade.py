@@ -277,6 +277,7 @@ class Library:
         progress: Callable[[int, int, str], None] | None = None,
         cancelled: Callable[[], bool] | None = None,
         as_listing: bool = False,
+        keywords_as_tags: bool = False,
     ) -> list[FileReport]:
         """Import files as one change: all the papers they hold, or (cancelled) none.
 
@@ -284,15 +285,16 @@ class Library:
         One commit for the lot means one library write however many files,
         and an import is never left half done. Text that only partly looks
         like a listing is reported with `unconfirmed` titles and not imported,
-        unless `as_listing` says to read every file as a listing.
+        unless `as_listing` says to read every file as a listing. A record's keywords
+        stay its keywords (`keyword:`); `keywords_as_tags` also makes them the new papers' tags.
         """
         if isinstance(paths, (str, Path)):
             raise InvalidValueError(
                 f"import_files takes a list of files, not one path ({str(paths)!r}); put it in a list"
             )
-        return importing.import_files(self, paths, progress, cancelled, as_listing)
+        return importing.import_files(self, paths, progress, cancelled, as_listing, keywords_as_tags)
 
-    def import_text(self, text: str | bytes, as_listing: bool = False) -> FileReport:
+    def import_text(self, text: str | bytes, as_listing: bool = False, keywords_as_tags: bool = False) -> FileReport:
         """Import pasted text (bytes: in whatever encoding it came), labelled `PASTE_LABEL`.
 
         Raises ListingError if it is no listing, BibTeX or RIS text, and
@@ -301,7 +303,7 @@ class Library:
         """
         if not isinstance(text, (str, bytes)):
             raise InvalidValueError(f"pasted text must be text, not {type(text).__name__}")
-        return importing.import_text(self, text, as_listing)
+        return importing.import_text(self, text, as_listing, keywords_as_tags)
 
     def import_parsed(self, parsed: ParsedFile) -> FileReport:
         """Import one already-parsed file (a paste, or another importer's output)."""
