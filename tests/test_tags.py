@@ -3,6 +3,7 @@ searches; tag typos on the command line (issue 20, defects 2, 5 and 9)."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -75,7 +76,6 @@ def test_importing_a_mendeley_bib_keeps_keywords_as_keywords_not_tags(tagged):
     # searchable as keyword:, in the window's search and the command line's alike
     res = run_cli("search", "keyword:entanglement", "--json", data_dir=tagged)
     assert res.returncode == 0, res.stderr
-    import json
 
     found = json.loads(res.stdout)
     assert len(found) == 2, found  # the two entries with the keyword Entanglement
@@ -118,3 +118,41 @@ def test_an_export_writes_the_keywords_as_they_came_then_the_users_tags(data_dir
         "KW  - efficiency",
         "KW  - llm",
     ]
+
+
+# ---- deleting tags, and renames that keep saved searches (defects 2 and 5) ----
+
+
+def test_tags_delete_on_the_command_line_names_the_saved_searches_it_affects(tagged):
+    with Library.open(tagged) as lib:
+        lib.save_search("diffusion reading", "", {"tag": "diffusion models"})
+        lib.save_search("llm only", "tag:llm", {})
+    res = run_cli("tags", "--delete", "Diffusion Models", data_dir=tagged)
+    assert res.returncode == 0, res.stderr
+    assert "Deleted the tag 'diffusion models' from 2 papers." in res.stdout
+    assert "'diffusion reading'" in res.stdout and "'llm only'" not in res.stdout
+    with Library.open(tagged, readonly=True) as lib:
+        assert set(lib.tag_counts()) == {"llm"}
+    res = run_cli("tags", "--delete", "difusion", data_dir=tagged)
+    assert res.returncode == 2 and "No tag 'difusion'" in res.stderr and "Traceback" not in res.stderr
+    res = run_cli("tags", data_dir=tagged)
+    assert res.returncode == 0 and res.stdout == "llm  (1 paper)\n"
+
+
+def test_renaming_a_tag_updates_the_saved_searches_that_use_it(tagged):
+    with Library.open(tagged) as lib:
+        lib.save_search("by filter", "", {"tag": "diffusion models"})
+        lib.save_search("by words", "tag:llm OR tags:LLM", {})
+    res = run_cli("tags", "--rename", "llm", "language models", data_dir=tagged)
+    assert res.returncode == 0, res.stderr
+    assert "'by words'" in res.stdout
+    res = run_cli("tags", "--rename", "diffusion models", "diffusion", data_dir=tagged)
+    assert res.returncode == 0, res.stderr
+    with Library.open(tagged, readonly=True) as lib:
+        saved = lib.saved_searches()
+        assert saved["by filter"].filters == {"tag": "diffusion"}
+        assert saved["by words"].text == 'tag:"language models" OR tag:"language models"'
+    # the saved search still finds the papers, on the command line as in the window
+    res = run_cli("search", "--saved", "by filter", "--json", data_dir=tagged)
+    assert res.returncode == 0, res.stderr
+    assert len(json.loads(res.stdout)) == 2

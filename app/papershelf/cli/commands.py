@@ -15,6 +15,7 @@ from .. import paths
 from ..core.citation import find_by_key
 from ..core.errors import ListingError
 from ..core.library import PASTE_LABEL, FileReport, Library
+from ..core.paper import normalize_tag
 from .output import EXIT_FAILED, EXIT_OK, UsageError, paper_json, plural, print_paper, print_table, write_json
 from .parser import parse_status
 
@@ -120,6 +121,37 @@ def cmd_tag(args: argparse.Namespace) -> int:
         n = lib.add_tags(ids, split(args.add)) if args.add else 0
         n += lib.remove_tags(ids, gone) if gone else 0
         print(f"Tags changed on {n} of {plural(len(ids))}." if n else "No tags changed.")
+    return EXIT_OK
+
+
+def cmd_tags(args: argparse.Namespace) -> int:
+    """`tags`: the tags and their sizes; `--delete TAG...` takes tags off every paper; `--rename OLD NEW`."""
+    write = bool(args.delete or args.rename)
+    with open_library(args, write=write) as lib:
+        if args.delete:
+            names = list(dict.fromkeys(lib.tag_named(t) for t in args.delete))  # every name checked first
+            for name in names:
+                using = lib.saved_searches_using(name)
+                n = lib.delete_tag(name)
+                print(f"Deleted the tag {name!r} from {plural(n)}.")
+                if using:
+                    print(
+                        f"  The saved search{'es' if len(using) > 1 else ''} {', '.join(map(repr, using))} "
+                        "used it and now find nothing by it; change or delete them in the window."
+                    )
+        elif args.rename:
+            old, new = lib.tag_named(args.rename[0]), args.rename[1]
+            using = lib.saved_searches_using(old)
+            n = lib.rename_tag(old, new)
+            print(f"Renamed the tag {old!r} to {normalize_tag(new)!r} on {plural(n)}.")
+            if using:
+                print(f"  The saved searches that use it follow: {', '.join(map(repr, using))}.")
+        else:
+            counts = lib.tag_counts()
+            if not counts:
+                print("No tags yet. Tag papers with 'papershelf tag ID... --add TAG'.")
+            for name, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])):
+                print(f"{name}  ({plural(n)})")
     return EXIT_OK
 
 

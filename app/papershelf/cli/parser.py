@@ -16,6 +16,7 @@ COMMAND_NAMES = (
     "list",
     "show",
     "tag",
+    "tags",
     "status",
     "note",
     "title",
@@ -98,6 +99,16 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("ids", nargs="+", metavar="ID")
     c.add_argument("--add", action="append", default=[], metavar="TAG")
     c.add_argument("--remove", action="append", default=[], metavar="TAG")
+
+    c = sub.add_parser("tags", help="show the tags and how many papers have each; delete or rename a tag")
+    g = c.add_mutually_exclusive_group()
+    g.add_argument("--delete", nargs="+", metavar="TAG", help="take these tags off every paper")
+    g.add_argument(
+        "--rename",
+        nargs=2,
+        metavar=("OLD", "NEW"),
+        help="rename a tag on every paper (onto an existing tag: merge); saved searches follow",
+    )
 
     c = sub.add_parser("status", help="set the reading status: " + ", ".join(s.value for s in Status))
     c.add_argument("args", nargs="+", metavar="ID... STATUS")

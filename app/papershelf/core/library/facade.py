@@ -22,7 +22,7 @@ from ..paper import RATING_MAX, RATING_MIN, Paper, Status, normalize_tag
 from ..query import Answer, Query
 from ..store import Op, Store, now_iso
 from ..text import clean_text
-from . import discovering, editing, exporting, importing, merging, restoring
+from . import discovering, editing, exporting, importing, merging, restoring, tagging
 from . import lists as reading_lists
 from . import saved as saving  # saved searches: a JSON file beside the store
 from .checks import closest, common_prefix, id_list, status_arg, tag_list, text_arg
@@ -336,11 +336,6 @@ class Library:
         wanted = status_arg(status)
         return self._set_many(ids, lambda p: {"status": wanted})
 
-    def add_tags(self, ids: Iterable[str], tags: Iterable[str]) -> int:
-        """Add tags to these papers; returns how many changed."""
-        new = {normalize_tag(t) for t in tag_list(tags)} - {""}
-        return self._set_many(ids, lambda p: {"tags": sorted(set(p.tags) | new)})
-
     def remove_tags(self, ids: Iterable[str], tags: Iterable[str]) -> int:
         """Take tags off these papers; returns how many changed."""
         gone = {normalize_tag(t) for t in tag_list(tags)}
@@ -388,14 +383,10 @@ class Library:
             self._by_fp.pop(fp, None)
         return len(ids)
 
-    def rename_tag(self, old: str, new: str) -> int:
-        """Rename a tag on every paper that has it; renaming onto an existing
-        tag merges the two. Returns how many papers changed."""
-        old, new = normalize_tag(text_arg(old, "a tag")), normalize_tag(text_arg(new, "a tag"))
-        if not new:
-            raise InvalidValueError("a tag needs a name")
-        having = [p.id for p in self.papers() if old in p.tags]
-        return self._set_many(having, lambda p: {"tags": sorted((set(p.tags) - {old}) | {new})})
+    # tags as a whole, and the tags the user chose (tagging.py)
+    add_tags, rename_tag, delete_tag = tagging.add_tags, tagging.rename_tag, tagging.delete_tag
+    saved_searches_using, make_keywords_tags = tagging.saved_searches_using, tagging.make_keywords_tags
+    key_tags = tagging.key_tags
 
     # ---- export (see exporting.py) ------------------------------------------
     def export_bibtex(self, ids: Iterable[str], path: Path | str, dialect: str = "bibtex") -> tuple[ExportReport, str]:
