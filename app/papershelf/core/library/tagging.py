@@ -75,6 +75,12 @@ def _retag_saved(lib: Library, old: str, new: str) -> list[str]:
     return changed
 
 
+def restore_saved_searches(lib: Library, searches: Iterable[saving.SavedSearch]) -> None:
+    """Put the saved searches back as they were (`Library.saved_searches().values()` taken
+    before an edit): what undoing a tag rename does."""
+    saving._write(lib, list(searches))
+
+
 # ---- rename, merge, delete ---------------------------------------------------------
 
 
