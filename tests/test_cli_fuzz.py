@@ -92,7 +92,7 @@ _OPTIONS = {
     "list": ["--json", "--status", "--tag", "--list", "--area"],
     "show": ["--json", "--bibtex", "--dialect"],
     "tag": ["--add", "--remove"],
-    "tags": ["--delete", "--rename"],
+    "tags": ["--delete", "--rename", "--drop-keyword-tags"],
     "status": [],
     "note": [],
     "title": [],

@@ -156,3 +156,23 @@ def test_renaming_a_tag_updates_the_saved_searches_that_use_it(tagged):
     res = run_cli("search", "--saved", "by filter", "--json", data_dir=tagged)
     assert res.returncode == 0, res.stderr
     assert len(json.loads(res.stdout)) == 2
+
+
+def test_a_library_with_old_keyword_tags_can_drop_them_and_keep_the_users_own(data_dir):
+    # a library from before: its import made tags of every keyword (they stay until asked)
+    assert run_cli("import", "--keywords-as-tags", str(MENDELEY), data_dir=data_dir).returncode == 0
+    with Library.open(data_dir) as lib:
+        many = len(lib.tag_counts())
+        assert many > 20
+        ids = [p.id for p in lib.papers() if p.tags]
+    res = run_cli("tag", ids[0], ids[1], "--add", "to-read-first", data_dir=data_dir)
+    assert res.returncode == 0
+    with Library.open(data_dir, readonly=True) as lib:
+        mine = next(t for t in lib.get(ids[0]).tags if t != "to-read-first")  # one of its keywords, as a tag
+    assert run_cli("tag", ids[0], "--add", mine, data_dir=data_dir).returncode == 0  # the user keeps this one
+    res = run_cli("tags", "--drop-keyword-tags", data_dir=data_dir)
+    assert res.returncode == 0, res.stderr
+    assert "Took keyword tags off" in res.stdout
+    with Library.open(data_dir, readonly=True) as lib:
+        assert set(lib.tag_counts()) == {"to-read-first", mine}
+        assert "keywords" in lib.get(ids[0]).bibfields  # the record keeps its keywords

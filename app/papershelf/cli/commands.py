@@ -125,8 +125,9 @@ def cmd_tag(args: argparse.Namespace) -> int:
 
 
 def cmd_tags(args: argparse.Namespace) -> int:
-    """`tags`: the tags and their sizes; `--delete TAG...` takes tags off every paper; `--rename OLD NEW`."""
-    write = bool(args.delete or args.rename)
+    """`tags`: the tags and their sizes; `--delete TAG...` takes tags off every paper; `--rename OLD NEW`;
+    `--drop-keyword-tags` takes off the tags that are only a paper's record keywords."""
+    write = bool(args.delete or args.rename or args.drop_keyword_tags)
     with open_library(args, write=write) as lib:
         if args.delete:
             names = list(dict.fromkeys(lib.tag_named(t) for t in args.delete))  # every name checked first
@@ -146,6 +147,11 @@ def cmd_tags(args: argparse.Namespace) -> int:
             print(f"Renamed the tag {old!r} to {normalize_tag(new)!r} on {plural(n)}.")
             if using:
                 print(f"  The saved searches that use it follow: {', '.join(map(repr, using))}.")
+        elif args.drop_keyword_tags:
+            before = lib.tag_counts()
+            n = lib.drop_keyword_tags()
+            gone = len(set(before) - set(lib.tag_counts()))
+            print(f"Took keyword tags off {plural(n)}; {plural(gone, 'tag')} no paper has any more.")
         else:
             counts = lib.tag_counts()
             if not counts:

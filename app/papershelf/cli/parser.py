@@ -109,6 +109,12 @@ def build_parser() -> argparse.ArgumentParser:
         metavar=("OLD", "NEW"),
         help="rename a tag on every paper (onto an existing tag: merge); saved searches follow",
     )
+    g.add_argument(
+        "--drop-keyword-tags",
+        action="store_true",
+        help="take off each paper the tags that are only its record's keywords (as older imports made them); "
+        "tags you applied yourself stay, and the keywords stay the record's",
+    )
 
     c = sub.add_parser("status", help="set the reading status: " + ", ".join(s.value for s in Status))
     c.add_argument("args", nargs="+", metavar="ID... STATUS")

@@ -119,6 +119,20 @@ def make_keywords_tags(lib: Library, ids: Iterable[str]) -> int:
     )
 
 
+def drop_keyword_tags(lib: Library) -> int:
+    """Take off each paper the tags that are only its record's keywords (what imports made of
+    them before keywords stayed keywords), but never a tag the user applied by hand; returns
+    how many papers changed. The keywords stay the record's."""
+    hand = set(_hand_tags(lib))
+
+    def kept(tags: list[str], bibfields: dict[str, str]) -> list[str]:
+        keywords = {normalize_tag(k) for k in record_keywords(bibfields)}
+        return [t for t in tags if t in hand or t not in keywords]
+
+    having = [p.id for p in lib.papers() if p.tags and len(kept(p.tags, p.bibfields)) != len(p.tags)]
+    return lib._set_many(having, lambda p: {"tags": kept(p.tags, p.bibfields)})
+
+
 # ---- the tags the user chose (the number keys') ------------------------------------
 
 
