@@ -178,6 +178,8 @@ def fields_text(paper: Paper) -> dict[str, str]:
 
 
 _KEYWORD_SPLIT_RE = re.compile(r"[,;]")
+# a braced value with nothing LaTeX would change (most keyword lists): its text is its inside
+_PLAIN_BRACED_RE = re.compile(r"\{[^\\{}$~%#&^_\-]*\}")
 
 
 def record_keywords(bibfields: Mapping[str, str]) -> list[str]:
@@ -188,8 +190,9 @@ def record_keywords(bibfields: Mapping[str, str]) -> list[str]:
     raw = bibfields.get("keywords")
     if not raw:
         return []
+    text = raw[1:-1] if _PLAIN_BRACED_RE.fullmatch(raw) else decode(raw)  # the index reads every paper's
     out: dict[str, str] = {}
-    for part in _KEYWORD_SPLIT_RE.split(decode(raw)):
+    for part in _KEYWORD_SPLIT_RE.split(text):
         word = " ".join(part.split())
         if word:
             out.setdefault(normalize_tag(word), word)
