@@ -114,3 +114,17 @@ def test_keywords_are_shown_and_made_tags_only_when_asked_and_undoably(mendeley_
     assert "with their keywords" in win.statusBar().currentMessage()
     undo(win, qtbot)
     assert lib.get(pid).tags == []
+
+
+def test_keywords_as_tags_on_import_is_a_file_menu_choice_off_by_default(window, qtbot):
+    from test_import_undo_gui import drop
+
+    win, lib = window, window.library
+    choice = win.findChild(QAction, "keywordsAsTagsAction")
+    assert choice.isCheckable() and not choice.isChecked()
+    drop(qtbot, win, FIXTURES / "bib" / "sample.ris")
+    assert not lib.tag_counts()  # keywords stay keywords
+    choice.trigger()  # File ▸ Keywords as Tags on Import, on
+    assert choice.isChecked()
+    drop(qtbot, win, FIXTURES / "bib" / "jabref.bib")
+    assert {"optimization", "gaussian processes"} <= set(lib.tag_counts())
