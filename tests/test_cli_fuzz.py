@@ -88,10 +88,11 @@ _junk = st.one_of(
 )
 
 _OPTIONS = {
-    "import": ["--samples", "--as", "listing"],
+    "import": ["--samples", "--as", "listing", "--keywords-as-tags"],
     "list": ["--json", "--status", "--tag", "--list", "--area", "--sort", "read", "--reverse"],
     "show": ["--json", "--bibtex", "--dialect"],
     "tag": ["--add", "--remove"],
+    "tags": ["--delete", "--rename", "--drop-keyword-tags"],
     "status": [],
     "note": [],
     "title": [],
@@ -128,6 +129,7 @@ def _argv(draw, ids, out_paths):
         "list-add": st.tuples(_junk, good_ids),
         "list-remove": st.tuples(_junk, good_ids),
         "tag": st.tuples(good_ids, st.sampled_from(["--add", "--remove"]), _junk),
+        "tags": st.tuples(st.sampled_from(["--delete", "--rename"]), _junk, _junk),
         "status": st.tuples(good_ids, _junk),
         "rate": st.tuples(good_ids, _junk),
         "note": st.tuples(good_ids.map(lambda x: x[:1]), _junk),

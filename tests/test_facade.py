@@ -92,6 +92,18 @@ BAD_CALLS = {
     ),
     "rename_tag empty": (lambda lib, ids: lib.rename_tag("llm", "  "), InvalidValueError, "a tag needs a name"),
     "rename_tag not text": (lambda lib, ids: lib.rename_tag("llm", None), InvalidValueError, "a tag must be text"),
+    "delete_tag not text": (lambda lib, ids: lib.delete_tag(None), InvalidValueError, "a tag must be text"),
+    "delete_tag unknown": (lambda lib, ids: lib.delete_tag("difusion"), NotFoundError, "No tag 'difusion'"),
+    "make_keywords_tags one string": (
+        lambda lib, ids: lib.make_keywords_tags(ids[0]),
+        InvalidValueError,
+        "paper ids are given as a list",
+    ),
+    "make_keywords_tags unknown id": (
+        lambda lib, ids: lib.make_keywords_tags(["nope"]),
+        NotFoundError,
+        "No paper with id",
+    ),
     "set_citekey malformed": (
         lambda lib, ids: lib.set_citekey(ids[0], "1bad key"),
         InvalidValueError,
@@ -270,6 +282,8 @@ def test_every_public_mutator_is_covered_above():
         "set_title",
         "delete_papers",
         "rename_tag",
+        "delete_tag",
+        "make_keywords_tags",
         "set_citekey",
         "export_bibtex",
         "citation_keys",

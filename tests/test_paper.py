@@ -77,7 +77,10 @@ def test_the_tag_rule():
     assert split_tags(join_tags(["a", "to cite"])) == ["a", "to cite"]
 
 
-def test_bib_keywords_split_at_commas_and_semicolons_by_the_tag_rule():
+def test_bib_keywords_split_at_commas_and_semicolons_and_are_no_tags():
+    from papershelf.core.citation import record_keywords
+
     text = "@misc{k1,\n  title = {A title},\n  keywords = {Deep  Learning; RL, {\\'e}t{\\'e};; rl}\n}\n"
     [cand] = parse_bib(text, "x.bib").papers
-    assert cand.tags == ["deep learning", "rl", "été"]
+    assert cand.tags == []
+    assert record_keywords(cand.bibfields) == ["Deep Learning", "RL", "été"]

@@ -38,6 +38,7 @@ from .commands import (
     cmd_show,
     cmd_status,
     cmd_tag,
+    cmd_tags,
     cmd_title,
     first_look,
 )
@@ -72,6 +73,7 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "list": cmd_list,
     "show": cmd_show,
     "tag": cmd_tag,
+    "tags": cmd_tags,
     "status": cmd_status,
     "note": cmd_note,
     "title": cmd_title,

@@ -16,6 +16,7 @@ from ..core.citation import find_by_key
 from ..core.errors import ListingError
 from ..core.library import PASTE_LABEL, FileReport, Library
 from ..core.query import sort_ids
+from ..core.paper import normalize_tag
 from .output import EXIT_FAILED, EXIT_OK, UsageError, paper_json, plural, print_paper, print_table, write_json
 from .parser import parse_status
 
@@ -45,8 +46,8 @@ def cmd_import(args: argparse.Namespace) -> int:
     with open_library(args, write=True) as lib:
         reports = []
         if paste:
-            reports.append(import_paste(lib, sys.stdin.buffer.read(), as_listing))
-        reports += lib.import_files(files, as_listing=as_listing)
+            reports.append(import_paste(lib, sys.stdin.buffer.read(), as_listing, args.keywords_as_tags))
+        reports += lib.import_files(files, as_listing=as_listing, keywords_as_tags=args.keywords_as_tags)
         for report in reports:
             print(report.summary())
             for problem in report.problems:
@@ -61,12 +62,12 @@ def cmd_import(args: argparse.Namespace) -> int:
     return EXIT_FAILED if any(not r.ok for r in reports) else EXIT_OK
 
 
-def import_paste(lib: Library, data: bytes, as_listing: bool) -> FileReport:
+def import_paste(lib: Library, data: bytes, as_listing: bool, keywords_as_tags: bool = False) -> FileReport:
     """Import a paste (standard input) in whatever encoding it came; one that cannot be imported is a report
     with its error, as a file's is (text that only partly looks like a listing too: its error says to use
     --as listing)."""
     try:
-        return lib.import_text(data, as_listing=as_listing)
+        return lib.import_text(data, as_listing=as_listing, keywords_as_tags=keywords_as_tags)
     except ListingError as exc:
         return FileReport(path=PASTE_LABEL, error=str(exc))
 
@@ -74,7 +75,8 @@ def import_paste(lib: Library, data: bytes, as_listing: bool) -> FileReport:
 def cmd_list(args: argparse.Namespace) -> int:
     """`list`: the papers matching the filters, as a table or JSON."""
     with open_library(args, write=False) as lib:
-        papers = lib.query(status=args.status, tag=args.tag, list_name=args.list_name, area=args.area)
+        tag = lib.tag_named(args.tag) if args.tag is not None else None  # a typo is an error, not 0 papers
+        papers = lib.query(status=args.status, tag=tag, list_name=args.list_name, area=args.area)
         if args.sort:
             by_id = {p.id: p for p in papers}
             papers = [by_id[pid] for pid in sort_ids(by_id, by_id.get, args.sort, args.reverse)]
@@ -121,9 +123,47 @@ def cmd_tag(args: argparse.Namespace) -> int:
 
     with open_library(args, write=True) as lib:
         ids = resolve_ids(lib, args.ids)
+        gone = [lib.tag_named(t) for t in split(args.remove)]  # a typo is an error, not "No tags changed"
         n = lib.add_tags(ids, split(args.add)) if args.add else 0
-        n += lib.remove_tags(ids, split(args.remove)) if args.remove else 0
+        n += lib.remove_tags(ids, gone) if gone else 0
         print(f"Tags changed on {n} of {plural(len(ids))}." if n else "No tags changed.")
+    return EXIT_OK
+
+
+def cmd_tags(args: argparse.Namespace) -> int:
+    """`tags`: the tags and their sizes; `--delete TAG...` takes tags off every paper; `--rename OLD NEW`;
+    `--drop-keyword-tags` takes off the tags that are only a paper's record keywords."""
+    write = bool(args.delete or args.rename or args.drop_keyword_tags)
+    with open_library(args, write=write) as lib:
+        if args.delete:
+            names = list(dict.fromkeys(lib.tag_named(t) for t in args.delete))  # every name checked first
+            for name in names:
+                using = lib.saved_searches_using(name)
+                n = lib.delete_tag(name)
+                print(f"Deleted the tag {name!r} from {plural(n)}.")
+                if using:
+                    print(
+                        f"  The saved search{'es' if len(using) > 1 else ''} {', '.join(map(repr, using))} "
+                        "used it and now find nothing by it; change or delete them in the window."
+                    )
+        elif args.rename:
+            old, new = lib.tag_named(args.rename[0]), args.rename[1]
+            using = lib.saved_searches_using(old)
+            n = lib.rename_tag(old, new)
+            print(f"Renamed the tag {old!r} to {normalize_tag(new)!r} on {plural(n)}.")
+            if using:
+                print(f"  The saved searches that use it follow: {', '.join(map(repr, using))}.")
+        elif args.drop_keyword_tags:
+            before = lib.tag_counts()
+            n = lib.drop_keyword_tags()
+            gone = len(set(before) - set(lib.tag_counts()))
+            print(f"Took keyword tags off {plural(n)}; {plural(gone, 'tag')} no paper has any more.")
+        else:
+            counts = lib.tag_counts()
+            if not counts:
+                print("No tags yet. Tag papers with 'papershelf tag ID... --add TAG'.")
+            for name, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])):
+                print(f"{name}  ({plural(n)})")
     return EXIT_OK
 
 

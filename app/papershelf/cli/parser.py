@@ -17,6 +17,7 @@ COMMAND_NAMES = (
     "list",
     "show",
     "tag",
+    "tags",
     "status",
     "note",
     "title",
@@ -69,6 +70,12 @@ def build_parser() -> argparse.ArgumentParser:
         choices=("listing",),
         help="read the files as paper listings even where they only partly look like one",
     )
+    c.add_argument(
+        "--keywords-as-tags",
+        action="store_true",
+        help="also tag the new papers with their records' keywords (a record's keywords are always "
+        "kept and searchable as keyword:)",
+    )
 
     c = sub.add_parser("list", help="list papers")
     c.add_argument("--json", action="store_true", help="print a JSON array")
@@ -97,6 +104,22 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("ids", nargs="+", metavar="ID")
     c.add_argument("--add", action="append", default=[], metavar="TAG")
     c.add_argument("--remove", action="append", default=[], metavar="TAG")
+
+    c = sub.add_parser("tags", help="show the tags and how many papers have each; delete or rename a tag")
+    g = c.add_mutually_exclusive_group()
+    g.add_argument("--delete", nargs="+", metavar="TAG", help="take these tags off every paper")
+    g.add_argument(
+        "--rename",
+        nargs=2,
+        metavar=("OLD", "NEW"),
+        help="rename a tag on every paper (onto an existing tag: merge); saved searches follow",
+    )
+    g.add_argument(
+        "--drop-keyword-tags",
+        action="store_true",
+        help="take off each paper the tags that are only its record's keywords (as older imports made them); "
+        "tags you applied yourself stay, and the keywords stay the record's",
+    )
 
     c = sub.add_parser("status", help="set the reading status: " + ", ".join(s.value for s in Status))
     c.add_argument("args", nargs="+", metavar="ID... STATUS")

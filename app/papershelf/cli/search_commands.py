@@ -72,6 +72,8 @@ def cmd_search(args: argparse.Namespace) -> int:
         "list_name": args.list_name,
     }
     with open_library(args, write=False) as lib:
+        if args.tag is not None:  # a typo is an error, not "0 papers match"
+            given["tag"] = lib.tag_named(args.tag)
         if args.saved is not None:  # its words and filters; words and options given add to them
             saved = saved_search(lib, args.saved)
             text = f"({saved.text}) {text}" if saved.text.strip() and text.strip() else saved.text or text

@@ -16,13 +16,13 @@ record on each selection.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from functools import lru_cache
 from typing import NamedTuple
 from urllib.parse import quote
 
 from .latex import MONTHS, decode, parse_names, piece_text, pieces
-from .paper import Paper
+from .paper import Paper, normalize_tag
 from .text import clean_doi, plain_text
 
 
@@ -175,6 +175,28 @@ def fields_text(paper: Paper) -> dict[str, str]:
     without a record). Not through the cache: `list --json` reads each paper once, and
     100,000 papers' values would only evict one another."""
     return {name: _field_text(name, value) for name, value in paper.bibfields.items()}
+
+
+_KEYWORD_SPLIT_RE = re.compile(r"[,;]")
+# a braced value with nothing LaTeX would change (most keyword lists): its text is its inside
+_PLAIN_BRACED_RE = re.compile(r"\{[^\\{}$~%#&^_\-]*\}")
+
+
+def record_keywords(bibfields: Mapping[str, str]) -> list[str]:
+    """The keywords of a record as the reader sees them, in the record's order, each once
+    (a .bib `keywords` field, and a RIS file's KW lines, are separated by commas or
+    semicolons). They are the record's, not the user's tags: searched as `keyword:`, shown,
+    exported as they came; they become tags only when the user asks."""
+    raw = bibfields.get("keywords")
+    if not raw:
+        return []
+    text = raw[1:-1] if _PLAIN_BRACED_RE.fullmatch(raw) else decode(raw)  # the index reads every paper's
+    out: dict[str, str] = {}
+    for part in _KEYWORD_SPLIT_RE.split(text):
+        word = " ".join(part.split())
+        if word:
+            out.setdefault(normalize_tag(word), word)
+    return list(out.values())
 
 
 def has_record(paper: Paper) -> bool:

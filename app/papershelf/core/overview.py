@@ -55,6 +55,9 @@ class LibraryView(Protocol):
     def tag_counts(self) -> Mapping[str, int]:
         """Tag → how many papers have it."""
 
+    def key_tags(self, n: int, /) -> list[str]:
+        """The `n` tags the user applied by hand that papers have, most used first."""
+
     def lists(self) -> dict[str, list[str]]:
         """Reading list name → its paper ids, in the list's order."""
 
@@ -69,8 +72,9 @@ class LibraryView(Protocol):
 
 
 def top_tags(library: LibraryView, n: int = TOP_TAGS) -> list[str]:
-    """The `n` most used tags, most used first, ties in alphabetical order."""
-    return [t for t, _ in sorted(library.tag_counts().items(), key=lambda kv: (-kv[1], kv[0]))][:n]
+    """The `n` tags the number keys reach: of the tags the user applied by hand (never an
+    import's keywords), the most used first, ties in alphabetical order (`Library.key_tags`)."""
+    return library.key_tags(n)
 
 
 def all_tagged(library: LibraryView, ids: Iterable[str], tag: str) -> bool:

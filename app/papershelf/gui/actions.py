@@ -17,6 +17,7 @@ from PySide6.QtGui import QAction, QKeyEvent, QKeySequence
 from PySide6.QtWidgets import QMenu, QMessageBox
 
 from ..core.paper import Status
+from .import_export import keywords_as_tags, set_keywords_as_tags
 from .keys import PREFERENCES, REDO, keys
 from .online import OnlineActions
 from .paper_model import STATUS_LABELS
@@ -57,6 +58,13 @@ class WindowActions(QObject):
             "addByIdentifierAction",
         )
         self._action(file_menu, self.tr("Open the &Sample Library"), transfers.import_samples, None, "samplesAction")
+        # a record's keywords stay its keywords; this makes them tags too, as `import --keywords-as-tags`
+        as_tags = self._action(
+            file_menu, self.tr("&Keywords as Tags on Import"), lambda: None, None, "keywordsAsTagsAction"
+        )
+        as_tags.setCheckable(True)
+        as_tags.setChecked(keywords_as_tags())
+        as_tags.toggled.connect(set_keywords_as_tags)
         file_menu.addSeparator()
         self._action(
             file_menu,

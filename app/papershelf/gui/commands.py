@@ -47,7 +47,7 @@ def keep_later_keys(
 
 class LibraryEdit(QUndoCommand):
     """Run `action` once; undo restores the papers' editable fields (and the
-    reading lists, if the edit touches them); redo puts the result back."""
+    reading lists, and the saved searches, if the edit touches them); redo puts the result back."""
 
     def __init__(
         self,
@@ -56,6 +56,7 @@ class LibraryEdit(QUndoCommand):
         ids: Iterable[str],
         action: Callable[[], object],
         touches_lists: bool = False,
+        touches_saved: bool = False,
     ) -> None:
         super().__init__(label)
         self.library = library
@@ -63,6 +64,7 @@ class LibraryEdit(QUndoCommand):
         self.action = action
         self.touches_lists = touches_lists
         self.said = ""  # what the status bar said it did, for Undo and Redo to say again
+        self.touches_saved = touches_saved  # a tag rename rewrites the saved searches that use it
         self._done = False
 
     def redo(self) -> None:
@@ -71,20 +73,26 @@ class LibraryEdit(QUndoCommand):
         if not self._done:
             self.before = lib.snapshot_fields(self.ids)
             self.lists_before = _lists(lib) if self.touches_lists else {}
+            self.saved_before = list(lib.saved_searches().values()) if self.touches_saved else []
             self.action()
             self.after = lib.snapshot_fields(self.ids)
             self.lists_after = _lists(lib) if self.touches_lists else {}
+            self.saved_after = list(lib.saved_searches().values()) if self.touches_saved else []
             self._done = True
             if self.before == self.after and self.lists_before == self.lists_after:
                 self.setObsolete(True)  # nothing changed: nothing to undo
             return
         lib.restore_fields(self.after)
         self._restore_lists(self.lists_after, self.lists_before)
+        if self.saved_after != self.saved_before:
+            lib.restore_saved_searches(self.saved_after)
 
     def undo(self) -> None:
-        """Put the fields (and lists) back as they were before the edit."""
+        """Put the fields (and lists, and saved searches) back as they were before the edit."""
         self.library.restore_fields(self.before)
         self._restore_lists(self.lists_before, self.lists_after)
+        if self.touches_saved and self.saved_after != self.saved_before:
+            self.library.restore_saved_searches(self.saved_before)
 
     def _restore_lists(self, target: dict, other: dict) -> None:
         if self.touches_lists:

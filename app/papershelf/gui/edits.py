@@ -47,7 +47,14 @@ class Edits(QObject):
             return True
         return False
 
-    def edit(self, label: str, ids: list[str], action: Callable[[], object], touches_lists: bool = False) -> int | None:
+    def edit(
+        self,
+        label: str,
+        ids: list[str],
+        action: Callable[[], object],
+        touches_lists: bool = False,
+        touches_saved: bool = False,
+    ) -> int | None:
         """Make an undoable edit. Returns how many papers it changed (0: nothing
         changed, so there is nothing to undo), or None if it was not made."""
         win = self.window
@@ -63,7 +70,7 @@ class Edits(QObject):
             return results[-1]
 
         start = win.undo_stack.index()
-        self._pushed = LibraryEdit(win.library, label, ids, run, touches_lists)
+        self._pushed = LibraryEdit(win.library, label, ids, run, touches_lists, touches_saved)
         try:
             win.undo_stack.push(self._pushed)
         except (PapershelfError, ValueError) as exc:
@@ -132,8 +139,19 @@ class Edits(QObject):
         )
         win.sidebar.refresh_lists_and_tags()
 
+    def make_keywords_tags(self) -> None:
+        """Tag the selection with each paper's record keywords (one undoable step)."""
+        win = self.window
+        ids = win.selected_ids()
+        self.say_edited(
+            "keywords",
+            self.edit(self.tr("Make Keywords Tags"), ids, lambda: win.library.make_keywords_tags(ids)),
+        )
+        win.sidebar.refresh_lists_and_tags()
+
     def toggle_top_tag(self, n: int) -> None:
-        """Key `n` (1-9): add the n-th most used tag to the selection, or remove it if all have it."""
+        """Key `n` (1-9): add the n-th of the tags the user chose (`Library.key_tags`: applied by
+        hand, most used first) to the selection, or remove it if all have it."""
         win = self.window
         top = overview.top_tags(win.library)
         if n > len(top):

@@ -33,6 +33,8 @@ def edited(kind: str, n: int, what: str, undo_key: str) -> str:
         "status": tr("Marked %(papers)s as %(what)s"),
         "rating": tr("Rated %(papers)s %(what)s"),
         "unrate": tr("Cleared the rating of %(papers)s"),
+        "keywords": tr("Tagged %(papers)s with their keywords"),
+        "deletetag": tr("Deleted the tag %(what)s from %(papers)s"),
     }
     if n == 0:  # nothing changed, and there is nothing to undo
         texts = {
@@ -41,6 +43,8 @@ def edited(kind: str, n: int, what: str, undo_key: str) -> str:
             "status": tr("Already %(what)s"),
             "rating": tr("Already rated %(what)s"),
             "unrate": tr("Already not rated"),
+            "keywords": tr("The selected papers already have their keywords as tags, or have none"),
+            "deletetag": tr("No paper has the tag %(what)s"),
         }
         return texts[kind] % {"what": what.lower() if kind == "status" else what}
     line = texts[kind] % {"papers": n_papers(n), "what": what}

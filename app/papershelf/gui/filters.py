@@ -109,13 +109,14 @@ class FilterPanel(QTreeView):
     """Click an entry to filter by it; click it again (or "All") to drop that filter.
 
     Emits `filterChosen(kind, value)`; value None clears that kind.
-    Context menus on tags (rename, merge, colour), lists and saved searches
+    Context menus on tags (rename, merge, colour, delete), lists and saved searches
     (rename, delete) emit requests the window carries out. A saved search's
     entry (value: its name) applies its words and filters when clicked.
     """
 
     filterChosen = Signal(str, object)
     renameTagRequested = Signal(str)
+    deleteTagRequested = Signal(str)
     colorTagRequested = Signal(str)
     renameListRequested = Signal(str)
     deleteListRequested = Signal(str)
@@ -288,6 +289,7 @@ class FilterPanel(QTreeView):
         if kind == "tag":
             menu.addAction(self.tr("Rename or merge tag…"), lambda: self.renameTagRequested.emit(value))
             menu.addAction(self.tr("Tag colour…"), lambda: self.colorTagRequested.emit(value))
+            menu.addAction(self.tr("Delete tag…"), lambda: self.deleteTagRequested.emit(value))
         elif kind == "saved":
             menu.addAction(self.tr("Rename saved search…"), lambda: self.renameSavedRequested.emit(value))
             menu.addAction(self.tr("Delete saved search…"), lambda: self.deleteSavedRequested.emit(value))

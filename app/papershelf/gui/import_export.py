@@ -49,6 +49,20 @@ class ExportReport(Protocol):
         """One line for the status bar."""
 
 
+KEYWORDS_AS_TAGS = "import/keywordsAsTags"
+
+
+def keywords_as_tags() -> bool:
+    """Whether imports also tag new papers with their records' keywords (File ▸ Keywords as
+    Tags on Import; off unless the person turns it on, as `import --keywords-as-tags`)."""
+    return QSettings().value(KEYWORDS_AS_TAGS, False, bool) is True
+
+
+def set_keywords_as_tags(on: bool) -> None:
+    """Turn the import option on or off (kept in the settings)."""
+    QSettings().setValue(KEYWORDS_AS_TAGS, bool(on))
+
+
 def dropped_files(mime: QMimeData) -> list[Path]:
     """The local files of a drag (what a drop would import)."""
     return [Path(u.toLocalFile()) for u in mime.urls() if u.isLocalFile()] if mime.hasUrls() else []
@@ -113,9 +127,15 @@ class ImportExport(QObject):
             return
         lib = win.library
 
+        as_tags = keywords_as_tags()
+
         def work(progress: Callable[[int, int], None], cancelled: Callable[[], bool]) -> list[FileReport]:
             return lib.import_files(
-                files, progress=lambda n, total, _path: progress(n, total), cancelled=cancelled, as_listing=as_listing
+                files,
+                progress=lambda n, total, _path: progress(n, total),
+                cancelled=cancelled,
+                as_listing=as_listing,
+                keywords_as_tags=as_tags,
             )
 
         win.task_progress.busy(self.tr("Importing…"))
@@ -148,7 +168,7 @@ class ImportExport(QObject):
             win.menus.online.add_by_identifier(text)
             return
         try:
-            report = win.library.import_text(text)
+            report = win.library.import_text(text, keywords_as_tags=keywords_as_tags())
         except UncertainListingError as exc:  # previewed, imported on Import
             self.ask_about(
                 [FileReport.uncertain(PASTE_LABEL, exc)], [], lambda _paths: self._import_pasted_listing(text)
@@ -165,7 +185,7 @@ class ImportExport(QObject):
             win.statusBar().showMessage(self.tr("Wait for the import to finish."), 3000)
             return
         try:
-            report = win.library.import_text(text, as_listing=True)
+            report = win.library.import_text(text, as_listing=True, keywords_as_tags=keywords_as_tags())
         except PapershelfError as exc:
             win.show_error(self.tr("The pasted text was not imported"), str(exc))
             return

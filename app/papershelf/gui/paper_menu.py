@@ -126,6 +126,12 @@ class PaperMenu(QObject):
         if top:
             tag_menu.addSeparator()
         self._add(tag_menu, tr("New Tag…"), "paperMenuNewTag", self.new_tag)
+        # a record's keywords are not tags until the person asks (issue 20)
+        keywords = self._add(
+            tag_menu, tr("Make Keywords Tags"), "paperMenuKeywordsTags", lambda _=False: win.edits.make_keywords_tags()
+        )
+        keywords.setEnabled(any(p.bibfields.get("keywords") for p in papers))
+        keywords.setToolTip(tr("Tag each selected paper with its record's keywords (Ctrl+Z undoes)"))
         present = sorted({t for p in papers for t in p.tags} - set(top))
         if present:
             remove = tag_menu.addMenu(tr("Remove"))

@@ -19,6 +19,7 @@ from ..core import overview
 from ..core.paper import normalize_tag
 from ..core.query import Answer, Query
 from . import window_state
+from .feedback import n_papers, quoted
 from .filters import set_tag_color, tag_color
 from .saved_searches import SavedSearches
 
@@ -42,6 +43,7 @@ class SidebarController(QObject):
         panel = window.filter_panel
         panel.filterChosen.connect(self.filter_chosen)
         panel.renameTagRequested.connect(self.rename_tag)
+        panel.deleteTagRequested.connect(self.delete_tag)
         panel.colorTagRequested.connect(self.color_tag)
         panel.renameListRequested.connect(self.rename_list)
         panel.deleteListRequested.connect(self.delete_list)
@@ -74,7 +76,11 @@ class SidebarController(QObject):
         if not ok or not new.strip() or new.strip() == tag:
             return
         ids = overview.tag_rename_ids(win.library, tag)
-        if win.edits.edit(self.tr("Rename tag %s") % tag, ids, lambda: win.library.rename_tag(tag, new)) is not None:
+        # the saved searches that use it follow the new name (and go back with Undo)
+        rename = win.edits.edit(
+            self.tr("Rename tag %s") % tag, ids, lambda: win.library.rename_tag(tag, new), touches_saved=True
+        )
+        if rename is not None:
             if win.filter_panel.active["tag"] == tag:
                 win.filter_panel.active["tag"] = None
                 win.query = win.query.with_(tag=None)
@@ -82,6 +88,33 @@ class SidebarController(QObject):
             if color and not tag_color(renamed):
                 set_tag_color(renamed, color)
             self.refresh_lists_and_tags()
+            self.saved.reload()
+
+    def delete_tag(self, tag: str) -> None:
+        """Take a tag off every paper, after asking with how many papers and which saved
+        searches use it (Undo puts it back)."""
+        win = self.window
+        ids = overview.tag_rename_ids(win.library, tag)
+        using = win.library.saved_searches_using(tag)
+        text = self.tr("Delete the tag “%s” from %s? The papers stay in the library.") % (tag, n_papers(len(ids)))
+        if using:
+            text += "\n\n" + self.tr("These saved searches use it and will find nothing by it: %s.") % quoted(using)
+        answer = QMessageBox.question(
+            win,
+            self.tr("Delete tag"),
+            text + "\n\n" + self.tr("Edit ▸ Undo brings it back."),
+            QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.Cancel,
+            QMessageBox.StandardButton.Cancel,
+        )
+        if answer != QMessageBox.StandardButton.Yes:
+            return
+        n = win.edits.edit(self.tr("Delete tag %s") % tag, ids, lambda: win.library.delete_tag(tag))
+        win.edits.say_edited("deletetag", n, quoted([tag]))
+        if n is not None and win.filter_panel.active["tag"] == tag:
+            win.filter_panel.active["tag"] = None
+            win.query = win.query.with_(tag=None)
+        self.refresh_lists_and_tags()
+        win.run_search()
 
     def color_tag(self, tag: str) -> None:
         """Let the person pick the colour the tag's chips and entry show."""

@@ -35,9 +35,10 @@ import unicodedata
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 
+from ..citation import record_keywords
 from ..citekeys import surname
 from ..latex import braces_balanced, decode
-from ..paper import RAW_SOURCES, TAG_SEPARATOR, Paper, join_tags, split_tags
+from ..paper import RAW_SOURCES, Paper, join_tags, normalize_tag
 from ..text import SYMBOLS, plain_text
 from .bibmaps import VENUE_FIELD, to_dialect, value_text
 from .latexchars import latex_char
@@ -376,9 +377,16 @@ def _latex_source(paper: Paper) -> bool:
     return any(s.get("format") == "bibtex" for s in paper.raw().get("sources", ()))
 
 
-def _keyword_tags(expr: str) -> list[str]:
-    """The tags the import made of a raw keywords value (commas or semicolons, LaTeX decoded)."""
-    return split_tags(decode(expr).replace(";", TAG_SEPARATOR))
+def _with_tags(kept: str | None, tags: str) -> str:
+    """A keywords value expression with `tags` (LaTeX text) after the record's keywords: inside
+    its braces or quotes, with its own separator, else concatenated (`expr # {, tags}`)."""
+    if not kept:
+        return _braced(tags)
+    text = decode(kept)
+    sep = "; " if ";" in text and "," not in text else ", "
+    if kept[0] + kept[-1] in ("{}", '""') and len(kept) > 1:
+        return kept[:-1] + (sep if text.strip() else "") + tags + kept[-1]
+    return kept + " # " + _braced(sep + tags)
 
 
 def _braced(value: str) -> str:
@@ -425,13 +433,12 @@ def record_fields(paper: Paper, enc: _Encoder) -> dict[str, str]:
         arxiv = paper.arxiv_id if paper.arxiv_id and _ARXIV_RE.match(paper.arxiv_id) else ""
         if arxiv and not any(n in raw for n in RAW_SOURCES["arxiv_id"]):
             out["eprint"], out["archiveprefix"] = _braced(arxiv), "{arXiv}"
-    tags = paper.tags
-    kept = raw.get("keywords")
-    if kept is None or sorted(_keyword_tags(kept)) != sorted(tags):
-        if tags:
-            out["keywords"] = _braced(enc.text(join_tags(tags)))
-        else:
-            out.pop("keywords", None)
+    # the record's keywords as they came, then the user's tags not among them (so the tags
+    # reach the user's reference manager too)
+    have = {normalize_tag(k) for k in record_keywords(raw)}
+    extra = [t for t in paper.tags if t not in have]
+    if extra:
+        out["keywords"] = _with_tags(out.get("keywords"), enc.text(join_tags(extra)))
     if "abstract" not in raw and paper.abstract:
         out["abstract"] = _braced(enc.rich(paper.abstract))
     if "title" in out and derived and "title" not in raw and "note" not in out:

@@ -329,18 +329,13 @@ def kind_words(paper: Paper) -> str:
 
 
 def keywords(paper: Paper) -> list[str]:
-    """The record's keywords as written (a tag is their folded form) that are still the paper's
-    tags (a tag the user removed is not written), then the user's other tags."""
-    raw = paper.bibfields.get("keywords")
-    written = [k.strip() for k in re.split(r"[,;]", field_text({"k": raw}, "k"))] if raw else []
-    tags = set(paper.tags)
-    kept: list[str] = []
-    folded: set[str] = set()
-    for k in written:
-        if k and (f := normalize_tag(k)) in tags and f not in folded:
-            kept.append(k)
-            folded.add(f)
-    return kept + [t for t in paper.tags if t not in folded]
+    """The record's keywords as they came, then the user's tags that are not among them (so the
+    tags reach the user's reference manager too)."""
+    from ..citation import record_keywords  # here: the rest of this module's imports are another change's
+
+    written = record_keywords(paper.bibfields)
+    folded = {normalize_tag(k) for k in written}
+    return written + [t for t in paper.tags if t not in folded]
 
 
 class RisRendering:

@@ -22,7 +22,6 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from ..latex import decode, parse_names, piece_text, pieces
-from ..paper import TAG_SEPARATOR, split_tags
 from ..text import clean_doi, plain_text
 from .base import Candidate, ParsedFile, Problem
 
@@ -219,8 +218,6 @@ def _candidate(
     elif m := _ARXIV_URL_RE.search(_raw_text(fields.get("url", ""))):
         arxiv = m.group(1)
     names, _others = parse_names(shown.get("author", ""))
-    # a .bib keyword list is separated by commas or semicolons
-    tags = split_tags(decode(fields.get("keywords", "")).replace(";", TAG_SEPARATOR))
     return Candidate(
         abstract=abstract,
         line=line,
@@ -230,7 +227,6 @@ def _candidate(
         venue=decode(_venue(entrytype, shown)),
         doi=clean_doi(decode(fields.get("doi", ""))),
         arxiv_id=arxiv,
-        tags=tags,
         citekey=citekey,
         entrytype=entrytype,
         bibfields=fields,

@@ -169,7 +169,6 @@ def _ris_paper(
             venue=_text(_venue(rec, entrytype)),
             doi=doi,
             arxiv_id=m.group(1) if m else "",
-            tags=[k for k in rec.get("KW", []) if k],
             citekey=first("ID"),
             entrytype=entrytype,
             bibfields=fields,

@@ -22,7 +22,7 @@ from ..paper import RATING_MAX, RATING_MIN, Paper, Status, normalize_tag, status
 from ..query import Answer, Query
 from ..store import Op, Store, now_iso
 from ..text import clean_text
-from . import discovering, editing, exporting, importing, merging, restoring
+from . import discovering, editing, exporting, importing, merging, restoring, tagging
 from . import lists as reading_lists
 from . import saved as saving  # saved searches: a JSON file beside the store
 from .checks import closest, common_prefix, id_list, status_arg, tag_list, text_arg
@@ -200,8 +200,8 @@ class Library:
         if wanted and wanted in counts:
             return wanted
         if not counts:
-            raise NotFoundError(f"No paper is tagged {tag!r}; the library has no tags yet.")
-        raise NotFoundError(f"No paper is tagged {tag!r}; " + closest(wanted, counts, "tags"))
+            raise NotFoundError(f"No tag {tag!r}; the library has no tags yet.")
+        raise NotFoundError(f"No tag {tag!r}; " + closest(wanted, counts, "tags"))
 
     def query(
         self,
@@ -277,6 +277,7 @@ class Library:
         progress: Callable[[int, int, str], None] | None = None,
         cancelled: Callable[[], bool] | None = None,
         as_listing: bool = False,
+        keywords_as_tags: bool = False,
     ) -> list[FileReport]:
         """Import files as one change: all the papers they hold, or (cancelled) none.
 
@@ -284,15 +285,16 @@ class Library:
         One commit for the lot means one library write however many files,
         and an import is never left half done. Text that only partly looks
         like a listing is reported with `unconfirmed` titles and not imported,
-        unless `as_listing` says to read every file as a listing.
+        unless `as_listing` says to read every file as a listing. A record's keywords
+        stay its keywords (`keyword:`); `keywords_as_tags` also makes them the new papers' tags.
         """
         if isinstance(paths, (str, Path)):
             raise InvalidValueError(
                 f"import_files takes a list of files, not one path ({str(paths)!r}); put it in a list"
             )
-        return importing.import_files(self, paths, progress, cancelled, as_listing)
+        return importing.import_files(self, paths, progress, cancelled, as_listing, keywords_as_tags)
 
-    def import_text(self, text: str | bytes, as_listing: bool = False) -> FileReport:
+    def import_text(self, text: str | bytes, as_listing: bool = False, keywords_as_tags: bool = False) -> FileReport:
         """Import pasted text (bytes: in whatever encoding it came), labelled `PASTE_LABEL`.
 
         Raises ListingError if it is no listing, BibTeX or RIS text, and
@@ -301,7 +303,7 @@ class Library:
         """
         if not isinstance(text, (str, bytes)):
             raise InvalidValueError(f"pasted text must be text, not {type(text).__name__}")
-        return importing.import_text(self, text, as_listing)
+        return importing.import_text(self, text, as_listing, keywords_as_tags)
 
     def import_parsed(self, parsed: ParsedFile) -> FileReport:
         """Import one already-parsed file (a paste, or another importer's output)."""
@@ -334,11 +336,6 @@ class Library:
         (`paper.status_change`); returns how many changed."""
         wanted, now = status_arg(status), now_iso()
         return self._set_many(ids, lambda p: status_change(p, wanted, now))
-
-    def add_tags(self, ids: Iterable[str], tags: Iterable[str]) -> int:
-        """Add tags to these papers; returns how many changed."""
-        new = {normalize_tag(t) for t in tag_list(tags)} - {""}
-        return self._set_many(ids, lambda p: {"tags": sorted(set(p.tags) | new)})
 
     def remove_tags(self, ids: Iterable[str], tags: Iterable[str]) -> int:
         """Take tags off these papers; returns how many changed."""
@@ -387,14 +384,11 @@ class Library:
             self._by_fp.pop(fp, None)
         return len(ids)
 
-    def rename_tag(self, old: str, new: str) -> int:
-        """Rename a tag on every paper that has it; renaming onto an existing
-        tag merges the two. Returns how many papers changed."""
-        old, new = normalize_tag(text_arg(old, "a tag")), normalize_tag(text_arg(new, "a tag"))
-        if not new:
-            raise InvalidValueError("a tag needs a name")
-        having = [p.id for p in self.papers() if old in p.tags]
-        return self._set_many(having, lambda p: {"tags": sorted((set(p.tags) - {old}) | {new})})
+    # tags as a whole, and the tags the user chose (tagging.py)
+    add_tags, rename_tag, delete_tag = tagging.add_tags, tagging.rename_tag, tagging.delete_tag
+    saved_searches_using, make_keywords_tags = tagging.saved_searches_using, tagging.make_keywords_tags
+    key_tags, restore_saved_searches = tagging.key_tags, tagging.restore_saved_searches
+    drop_keyword_tags = tagging.drop_keyword_tags
 
     # ---- export (see exporting.py) ------------------------------------------
     def export_bibtex(self, ids: Iterable[str], path: Path | str, dialect: str = "bibtex") -> tuple[ExportReport, str]:

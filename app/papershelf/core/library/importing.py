@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 
 from .. import importers
 from ..changes import Change, Record
+from ..citation import record_keywords
 from ..citekeys import generated_key, key_problem
 from ..dedupe import fingerprint, merge_into
 from ..duplicates import Matcher, matcher_for, record_key
@@ -158,10 +159,11 @@ def import_files(
     progress: Callable[[int, int, str], None] | None = None,
     cancelled: Callable[[], bool] | None = None,
     as_listing: bool = False,
+    keywords_as_tags: bool = False,
 ) -> list[FileReport]:
     """What `Library.import_files` does (see there)."""
     files = [Path(p) for p in paths]
-    batch = ImportBatch(lib)
+    batch = ImportBatch(lib, keywords_as_tags)
     reports: list[FileReport] = []
     with gc_paused():
         for n, path in enumerate(files):
@@ -188,18 +190,20 @@ def import_files(
         return reports
 
 
-def import_text(lib: Library, text: str | bytes, as_listing: bool = False) -> FileReport:
+def import_text(
+    lib: Library, text: str | bytes, as_listing: bool = False, keywords_as_tags: bool = False
+) -> FileReport:
     """What `Library.import_text` does (see there)."""
     if isinstance(text, bytes):
         parsed = importers.parse_bytes(text, PASTE_LABEL, as_listing=as_listing)
     else:
         parsed = importers.parse_text(text, PASTE_LABEL, as_listing=as_listing)
-    return import_parsed(lib, parsed)
+    return import_parsed(lib, parsed, keywords_as_tags)
 
 
-def import_parsed(lib: Library, parsed: ParsedFile) -> FileReport:
+def import_parsed(lib: Library, parsed: ParsedFile, keywords_as_tags: bool = False) -> FileReport:
     """What `Library.import_parsed` does (see there)."""
-    batch = ImportBatch(lib)
+    batch = ImportBatch(lib, keywords_as_tags)
     report = batch.add(parsed)
     batch.commit()
     return report
@@ -272,8 +276,10 @@ class ImportBatch:
     """Papers from one or more parsed files, merged with the library and each
     other, waiting to be committed as one store operation."""
 
-    def __init__(self, lib: Library):
+    def __init__(self, lib: Library, keywords_as_tags: bool = False):
         self.lib = lib
+        # a record's keywords stay its keywords; the user may ask for them as tags too
+        self.keywords_as_tags = keywords_as_tags
         self.now = now_iso()
         self.new: dict[str, Paper] = {}
         self.suffixes: dict[str, int] = {}  # a fingerprint's first digits → the last id suffix given
@@ -323,6 +329,9 @@ class ImportBatch:
         # a .bib file's entries each have a key (perhaps empty): every one is kept or the change is
         # told; a RIS record's ID line is its key (an export's), but RIS needs none: no ID, no note
         bibtex = parsed.format == "bibtex"
+        if self.keywords_as_tags:
+            for cand in parsed.papers:
+                cand.tags = [*cand.tags, *record_keywords(cand.bibfields)]
         for n, cand in enumerate(parsed.papers):
             keyed = bibtex or bool(cand.citekey)
             source = Source(file=file_key, format=parsed.format, line=cand.line)

@@ -1,7 +1,7 @@
 """What people type, as a Whoosh query tree.
 
 Whoosh's MultifieldParser over titles, authors, abstracts, notes and areas,
-AND between words; `author:`/`by:`, `tag:`, `list:`, `note:` as aliases;
+AND between words; `author:`/`by:`, `tag:`, `keyword:`, `list:`, `note:` as aliases;
 fuzzy words compared as stems. Lone operators or wildcards mean
 "everything"; whatever the parser rejects is searched as plain words;
 control characters are dropped and the length is capped.
@@ -47,6 +47,7 @@ class QueryParser:
                     {
                         "authors": ["author", "by"],
                         "tags": ["tag"],
+                        "keywords": ["keyword"],
                         "lists": ["list"],
                         "notes": ["note"],
                     }

@@ -18,10 +18,11 @@ from whoosh.analysis import STOP_WORDS, Token, Tokenizer
 from whoosh.fields import ID, KEYWORD, NUMERIC, TEXT, Schema
 from whoosh.lang.porter import stem as porter_stem
 
-from ..paper import Paper, tag_keyword
+from ..citation import record_keywords
+from ..paper import Paper, normalize_tag, tag_keyword
 from ..text import plain_text
 
-INDEX_VERSION = 3  # bump when the schema or the analysis changes: forces a rebuild
+INDEX_VERSION = 4  # bump when the schema or the analysis changes: forces a rebuild
 SEARCH_FIELDS = ("title", "authors", "abstract", "notes", "area")
 FIELD_BOOSTS = {"title": 3.0, "authors": 2.0}
 
@@ -119,6 +120,7 @@ def make_schema() -> Any:
         area=TEXT(analyzer=names),  # area and subarea words
         area_exact=ID(),  # the top area, for filters and facets
         tags=KEYWORD(commas=True, lowercase=True),
+        keywords=KEYWORD(commas=True, lowercase=True),  # the record's, not the user's tags
         status=ID(),
         lists=KEYWORD(commas=True, lowercase=True),
         year=NUMERIC(int, bits=32, signed=False),
@@ -138,6 +140,7 @@ def paper_document(paper: Paper, lists: list[str]) -> dict[str, Any]:
         "area": f"{paper.area} {paper.subarea}".strip(),
         "area_exact": paper.area.casefold(),
         "tags": ",".join(tag_keyword(t) for t in paper.tags),
+        "keywords": ",".join(tag_keyword(normalize_tag(k)) for k in record_keywords(paper.raw().get("bibfields", {}))),
         "status": paper.status.value,
         "lists": ",".join(tag_keyword(name) for name in lists),
         "source": " ".join(

@@ -1,0 +1,178 @@
+"""Tags as a whole, for the facade: rename or merge, delete, the saved searches a tag is in,
+a record's keywords made tags on request, and the tags the user chose (the number keys').
+
+A record's keywords are the record's (`citation.record_keywords`); tags are the user's.
+Which tags the user applied by hand is kept in `hand-tags.json` beside the library (as the
+saved searches are, and for the same reasons: see saved.py), so that the number keys 1-9
+go to tags the user chose, never to keywords an import or a "Make Keywords Tags" brought.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
+
+from ..citation import record_keywords
+from ..errors import ExportError, InvalidValueError
+from ..fileio import write_atomically
+from ..overview import TOP_TAGS
+from ..paper import normalize_tag
+from . import saved as saving
+from .checks import id_list, tag_list, text_arg
+
+if TYPE_CHECKING:
+    from .facade import Library
+
+HAND_TAGS_FILE = "hand-tags.json"
+_FORMAT = "papershelf-hand-tags"
+
+
+# ---- saved searches that use a tag -------------------------------------------------
+
+
+def _tag_terms(text: str, tag: str) -> list[re.Match[str]]:
+    """Where the search words name `tag` (`tag:x`, `tags:x`, `tag:"x y"`), compared as tags are."""
+    out = []
+    for m in re.finditer(r'(?<![\w:])(tags?):(?:"([^"]*)"|([^\s()"]+))', text, re.IGNORECASE):
+        if normalize_tag(m.group(2) if m.group(2) is not None else m.group(3)) == tag:
+            out.append(m)
+    return out
+
+
+def _uses(search: saving.SavedSearch, tag: str) -> bool:
+    return normalize_tag(search.filters.get("tag", "")) == tag or bool(_tag_terms(search.text, tag))
+
+
+def saved_searches_using(lib: Library, tag: str) -> list[str]:
+    """The names of the saved searches that use `tag` (as a filter or as `tag:` in their words)."""
+    wanted = normalize_tag(text_arg(tag, "a tag"))
+    return [s.name for s in saving.load(lib) if wanted and _uses(s, wanted)]
+
+
+def _term(new: str) -> str:
+    return "tag:" + (new if re.fullmatch(r'[^\s()":]+', new) else '"' + new.replace('"', "") + '"')
+
+
+def _retag_saved(lib: Library, old: str, new: str) -> list[str]:
+    """Saved searches that used tag `old` use `new` instead; their names."""
+    searches = saving.load(lib)
+    changed: list[str] = []
+    for i, s in enumerate(searches):
+        if not _uses(s, old):
+            continue
+        text = s.text
+        for m in reversed(_tag_terms(text, old)):
+            text = text[: m.start()] + _term(new) + text[m.end() :]
+        filters = dict(s.filters)
+        if normalize_tag(filters.get("tag", "")) == old:
+            filters["tag"] = new
+        searches[i] = saving.SavedSearch(s.name, text, filters)
+        changed.append(s.name)
+    if changed:
+        saving._write(lib, searches)
+    return changed
+
+
+def restore_saved_searches(lib: Library, searches: Iterable[saving.SavedSearch]) -> None:
+    """Put the saved searches back as they were (`Library.saved_searches().values()` taken
+    before an edit): what undoing a tag rename does."""
+    saving._write(lib, list(searches))
+
+
+# ---- rename, merge, delete ---------------------------------------------------------
+
+
+def rename_tag(lib: Library, old: str, new: str) -> int:
+    """Rename a tag on every paper that has it; renaming onto an existing tag merges the
+    two. The saved searches that used it use the new name. Returns how many papers changed."""
+    old, new = normalize_tag(text_arg(old, "a tag")), normalize_tag(text_arg(new, "a tag"))
+    if not new:
+        raise InvalidValueError("a tag needs a name")
+    having = [p.id for p in lib.papers() if old in p.tags]
+    n = lib._set_many(having, lambda p: {"tags": sorted((set(p.tags) - {old}) | {new})})
+    if old != new:
+        _retag_saved(lib, old, new)
+        hand = _hand_tags(lib)
+        if old in hand:
+            _write_hand_tags(lib, [new if t == old else t for t in hand])
+    return n
+
+
+def delete_tag(lib: Library, tag: str) -> int:
+    """Take a tag off every paper that has it (NotFoundError naming the closest tag for one
+    no paper has); returns how many papers changed. The saved searches that use it are left
+    as they are (`saved_searches_using` names them, for the person to decide)."""
+    name = lib.tag_named(tag)
+    having = [p.id for p in lib.papers() if name in p.tags]
+    return lib._set_many(having, lambda p: {"tags": [t for t in p.tags if t != name]})
+
+
+def make_keywords_tags(lib: Library, ids: Iterable[str]) -> int:
+    """Tag these papers with their records' keywords (as tags: normalised); returns how many
+    changed. Not a hand-applied tag: the number keys stay with the user's own."""
+    ids = id_list(ids)
+    return lib._set_many(
+        ids,
+        lambda p: {"tags": sorted(set(p.tags) | {normalize_tag(k) for k in record_keywords(p.bibfields)} - {""})},
+    )
+
+
+def drop_keyword_tags(lib: Library) -> int:
+    """Take off each paper the tags that are only its record's keywords (what imports made of
+    them before keywords stayed keywords), but never a tag the user applied by hand; returns
+    how many papers changed. The keywords stay the record's."""
+    hand = set(_hand_tags(lib))
+
+    def kept(tags: list[str], bibfields: dict[str, str]) -> list[str]:
+        keywords = {normalize_tag(k) for k in record_keywords(bibfields)}
+        return [t for t in tags if t in hand or t not in keywords]
+
+    having = [p.id for p in lib.papers() if p.tags and len(kept(p.tags, p.bibfields)) != len(p.tags)]
+    return lib._set_many(having, lambda p: {"tags": kept(p.tags, p.bibfields)})
+
+
+# ---- the tags the user chose (the number keys') ------------------------------------
+
+
+def _hand_tags(lib: Library) -> list[str]:
+    """The tags the user applied by hand, in the order first applied; [] for none or an
+    unreadable file (it is only a preference: the keys then start again from the next tag)."""
+    try:
+        data = json.loads((lib.folder / HAND_TAGS_FILE).read_bytes().decode("utf-8"))
+    except (OSError, ValueError, RecursionError):
+        return []
+    if not isinstance(data, dict) or data.get("format") != _FORMAT or not isinstance(data.get("tags"), list):
+        return []
+    return [t for t in data["tags"] if isinstance(t, str) and t]
+
+
+def _write_hand_tags(lib: Library, tags: list[str]) -> None:
+    if lib.readonly:
+        return
+    data = {"format": _FORMAT, "version": 1, "tags": list(dict.fromkeys(tags))}
+    try:
+        write_atomically(lib.folder / HAND_TAGS_FILE, json.dumps(data, ensure_ascii=False, indent=1) + "\n")
+    except ExportError:
+        pass  # a preference: the tags themselves are saved; the keys follow the next time
+
+
+def add_tags(lib: Library, ids: Iterable[str], tags: Iterable[str]) -> int:
+    """Add tags to these papers, by the user's hand (they become the number keys'); returns
+    how many changed."""
+    new = {normalize_tag(t) for t in tag_list(tags)} - {""}
+    n = lib._set_many(ids, lambda p: {"tags": sorted(set(p.tags) | new)})
+    hand = _hand_tags(lib)
+    if new - set(hand):
+        _write_hand_tags(lib, hand + sorted(new - set(hand)))
+    return n
+
+
+def key_tags(lib: Library, n: int = TOP_TAGS) -> list[str]:
+    """The tags the number keys 1-9 reach: the tags the user applied by hand (the window, the
+    paper menu, `papershelf tag --add`; never an import's keywords) that papers still have,
+    most used first, ties in alphabetical order."""
+    counts = lib.tag_counts()
+    chosen = [t for t in _hand_tags(lib) if counts.get(t)]
+    return sorted(chosen, key=lambda t: (-counts[t], t))[:n]
