@@ -2,7 +2,7 @@
 
 Whoosh's MultifieldParser over titles, authors, abstracts, notes and areas,
 AND between words; `author:`/`by:`, `tag:`, `list:`, `note:` as aliases;
-fuzzy words compared as stems. Lone operators or wildcards mean
+fuzzy words (`word~`) as `TypoTerm`s. Lone operators or wildcards mean
 "everything"; whatever the parser rejects is searched as plain words;
 control characters are dropped and the length is capped.
 """
@@ -10,6 +10,8 @@ control characters are dropped and the length is capped.
 from __future__ import annotations
 
 import re
+import string
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from whoosh import qparser
@@ -21,6 +23,90 @@ MAX_QUERY_CHARS = 1000
 MAX_QUERY_TERMS = 48
 
 _NOTHING_TO_SEARCH_RE = re.compile(r"(?:[\s*?()\"'~^+\-]|\bAND\b|\bOR\b|\bNOT\b)*")
+
+
+_FOLD = PaperAnalyzer(stem=False, stops=False)  # lower-case, accents folded
+_LETTERS = string.ascii_lowercase
+_DIGITS = string.digits
+
+
+def one_edit_variants(word: str) -> set[str]:
+    """Every string one edit from `word`: a letter deleted, inserted, replaced, or two
+    neighbours swapped (inserted and replacing letters: a-z, the word's own, digits if
+    it has any). About 700 for a 13-letter word."""
+    alphabet = set(_LETTERS) | set(word)
+    if any(ch.isdigit() for ch in word):
+        alphabet |= set(_DIGITS)
+    out = set()
+    for i in range(len(word) + 1):
+        head, tail = word[:i], word[i:]
+        for ch in alphabet:
+            out.add(head + ch + tail)
+        if tail:
+            out.add(head + tail[1:])
+            for ch in alphabet:
+                out.add(head + ch + tail[1:])
+            if len(tail) > 1:
+                out.add(head + tail[1] + tail[0] + tail[2:])
+    out.discard("")
+    return out
+
+
+class TypoTerm(wquery.FuzzyTerm):  # type: ignore[misc]   # Whoosh has no type information
+    """A fuzzy word (`word~`): the indexed terms near what was typed.
+
+    Terms are stems, and a typo can stem differently from the word it spoils
+    ("optimization" → "optim", but "optimizaton" stays as it is, 6 edits away),
+    so comparing the typed word's stem with the indexed stems misses long words.
+    First the exact ones: the stems of every string one edit from the word as
+    typed (deletion, insertion, substitution, transposition) that the index
+    holds; so a one-letter typo finds at least what the word finds, at any
+    length. Then, as before, the stems within `maxdist` edits of its stem.
+    """
+
+    def __init__(
+        self,
+        fieldname: str,
+        text: str,
+        typed: str,
+        normal: Callable[[str], str],
+        boost: float = 1.0,
+        maxdist: int = 1,
+        prefixlength: int = 1,
+    ) -> None:
+        super().__init__(fieldname, text, boost=boost, maxdist=maxdist, prefixlength=prefixlength)
+        self.typed = typed  # the word as typed, folded (not stemmed)
+        self.normal = normal  # the field's analysis of one word
+        self._variants: list[str] | None = None
+
+    def __eq__(self, other: object) -> bool:
+        return bool(super().__eq__(other)) and self.typed == getattr(other, "typed", None)
+
+    def __hash__(self) -> int:
+        return int(super().__hash__()) ^ hash(self.typed)
+
+    def variants(self) -> list[str]:
+        """The field's terms for every string one edit from the word as typed, and its
+        own stem (whether the index holds them or not), sorted."""
+        if self._variants is None:
+            normal = self.normal
+            self._variants = sorted({normal(v) for v in one_edit_variants(self.typed)} | {self.text})
+        return self._variants
+
+    def near(self, ixreader: Any) -> Iterator[str]:
+        """The indexed terms within `maxdist` edits of the typed word's stem."""
+        return ixreader.terms_within(self.fieldname, self.text, self.maxdist, prefix=self.prefixlength)  # type: ignore[no-any-return]
+
+    def _btexts(self, ixreader: Any) -> Iterator[str]:
+        """Whoosh's road (the evaluator asks its own vocabularies, faster): the
+        variants the index holds, then the near terms."""
+        field = self.fieldname
+        seen = {v for v in self.variants() if (field, v) in ixreader}
+        yield from sorted(seen)
+        for term in self.near(ixreader):
+            if term not in seen:
+                seen.add(term)
+                yield term
 
 
 def clean_query(text: str) -> str:
@@ -69,15 +155,21 @@ class QueryParser:
             return self.plain_words(text), True
 
     def _tune_fuzzy(self, q: Any) -> Any:
-        """`diffuson~` is typed unstemmed against stemmed terms ("diffus"):
-        compare stems, and allow two edits for words long enough to bear them."""
-        if isinstance(q, wquery.FuzzyTerm) and q.fieldname in ("title", "abstract", "notes"):
-            text = self.analyzer._normal(q.text)
-            return wquery.FuzzyTerm(
+        """A fuzzy word as a `TypoTerm` (its words one edit away, then stems near its
+        stem); two edits allowed for stems long enough to bear them."""
+        if isinstance(q, wquery.FuzzyTerm) and q.fieldname in SEARCH_FIELDS:
+            analyzer = getattr(self.schema[q.fieldname], "analyzer", None)
+            if not isinstance(analyzer, PaperAnalyzer):
+                return q
+            typed = _FOLD._normal(q.text)
+            text = analyzer._normal(q.text)
+            return TypoTerm(
                 q.fieldname,
                 text,
+                typed,
+                analyzer._normal,
                 boost=q.boost,
-                maxdist=max(q.maxdist, 2 if len(text) >= 5 else 1),
+                maxdist=max(q.maxdist, 2 if len(text) >= 5 and analyzer.stem else 1),
                 prefixlength=max(q.prefixlength, 1),
             )
         return q
