@@ -4,11 +4,13 @@ Whoosh's MultifieldParser over titles, authors, abstracts, notes and areas,
 AND between words; `author:`/`by:`, `tag:`, `list:`, `note:` as aliases;
 fuzzy words (`word~`) as `TypoTerm`s. Lone operators or wildcards mean
 "everything"; whatever the parser rejects is searched as plain words;
-control characters are dropped and the length is capped.
+control characters are dropped and the length is capped. `like_query`: a
+paper without an abstract as the query for papers like it.
 """
 
 from __future__ import annotations
 
+import math
 import re
 import string
 from collections.abc import Callable, Iterator
@@ -17,6 +19,8 @@ from typing import Any
 from whoosh import qparser
 from whoosh import query as wquery
 
+from ..paper import Paper
+from ..text import plain_text
 from .schema import SEARCH_FIELDS, PaperAnalyzer
 
 MAX_QUERY_CHARS = 1000
@@ -180,3 +184,43 @@ class QueryParser:
         if not words:
             return wquery.NullQuery
         return wquery.And([wquery.Or([wquery.Term(f, w) for f in SEARCH_FIELDS]) for w in words])
+
+
+LIKE_TERMS = 40  # words of a paper's title and keywords that a `like_query` asks for, at most
+
+
+def like_query(paper: Paper, analyzer: PaperAnalyzer, frequency: Callable[[str, str], int], papers: int) -> Any:
+    """Papers like one without an abstract (a .bib entry, a DOI), as a query (None: nothing
+    to go by): the words of its title and keywords in others' titles, abstracts and
+    keywords, its venue's words in their venues, its authors' surnames among theirs.
+    Whoosh's more-like-this reads the abstract field only, where such a paper and the
+    papers like it have nothing.
+
+    Each word is boosted by its rarity (`frequency(field, word)`: in how many of the
+    `papers` it is), on top of BM25's own: as in a TF-IDF cosine, a rare word two
+    papers share ("cocoa") says more than several common ones ("function", "review")."""
+
+    def rare(fields: tuple[str, ...], word: str) -> float:
+        seen = max(frequency(f, word) for f in fields)
+        return max(math.log((1 + papers) / (1 + seen)), 0.01)
+
+    title = "" if paper.title_derived else plain_text(paper.title)
+    keywords = plain_text(paper.bibfields.get("keywords", ""))
+    words = list(dict.fromkeys(t.text for t in analyzer(f"{title} \n {keywords}")))[:LIKE_TERMS]
+    texts = ("title", "abstract", "keywords")
+    # each word counts once, where it weighs most: a title made from the abstract holds
+    # the abstract's words twice, and a common word many times in a long abstract
+    # would otherwise outweigh the rare words the papers share
+    parts = [wquery.DisjunctionMax([wquery.Term(f, w, boost=rare(texts, w)) for f in texts]) for w in words]
+    venue = dict.fromkeys(t.text for t in analyzer(plain_text(paper.venue)))
+    parts += [wquery.Term("venue", w, boost=rare(("venue",), w)) for w in venue]
+    surnames = sorted({_surname(name) for name in paper.authors} - {""})
+    parts += [wquery.Term("authors", w, boost=rare(("authors",), w)) for w in surnames]
+    return wquery.Or(parts) if parts else None
+
+
+def _surname(name: str) -> str:
+    """An author's family name as the index holds it ("Smith, J." and "J. Smith": "smith")."""
+    name = plain_text(name).strip()
+    last = name.split(",")[0] if "," in name else (name.split() or [""])[-1]
+    return _FOLD._normal(last.strip())

@@ -21,7 +21,7 @@ from whoosh.lang.porter import stem as porter_stem
 from ..paper import Paper, tag_keyword
 from ..text import plain_text
 
-INDEX_VERSION = 3  # bump when the schema or the analysis changes: forces a rebuild
+INDEX_VERSION = 4  # bump when the schema or the analysis changes: forces a rebuild
 SEARCH_FIELDS = ("title", "authors", "abstract", "notes", "area")
 FIELD_BOOSTS = {"title": 3.0, "authors": 2.0}
 
@@ -117,6 +117,10 @@ def make_schema() -> Any:
         abstract=TEXT(analyzer=text),  # not stored: the store has it
         notes=TEXT(analyzer=text),
         area=TEXT(analyzer=names),  # area and subarea words
+        # not searched by default (`venue:`, `keywords:` ask for them): what related papers
+        # are found by when a paper has no abstract (index.py's `more_like`)
+        venue=TEXT(analyzer=text),
+        keywords=TEXT(analyzer=text),  # the record's `keywords` field (a .bib's), not its tags
         area_exact=ID(),  # the top area, for filters and facets
         tags=KEYWORD(commas=True, lowercase=True),
         status=ID(),
@@ -136,6 +140,8 @@ def paper_document(paper: Paper, lists: list[str]) -> dict[str, Any]:
         "authors": " ; ".join(paper.authors),
         "abstract": plain_text(paper.abstract),
         "area": f"{paper.area} {paper.subarea}".strip(),
+        "venue": plain_text(paper.venue),
+        "keywords": plain_text(paper.bibfields.get("keywords", "")),
         "area_exact": paper.area.casefold(),
         "tags": ",".join(tag_keyword(t) for t in paper.tags),
         "status": paper.status.value,
