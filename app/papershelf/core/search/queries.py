@@ -29,6 +29,7 @@ MAX_QUERY_TERMS = 48
 _NOTHING_TO_SEARCH_RE = re.compile(r"(?:[\s*?()\"'~^+\-]|\bAND\b|\bOR\b|\bNOT\b)*")
 
 
+MAX_TYPO_WORD = 32  # letters of a fuzzy word whose one-edit variants are looked up, at most
 _FOLD = PaperAnalyzer(stem=False, stops=False)  # lower-case, accents folded
 _LETTERS = string.ascii_lowercase
 _DIGITS = string.digits
@@ -94,7 +95,9 @@ class TypoTerm(wquery.FuzzyTerm):  # type: ignore[misc]   # Whoosh has no type i
         own stem (whether the index holds them or not), sorted."""
         if self._variants is None:
             normal = self.normal
-            self._variants = sorted({normal(v) for v in one_edit_variants(self.typed)} | {self.text})
+            # a longer "word" is no word (and its variants would take seconds to stem)
+            near = one_edit_variants(self.typed) if len(self.typed) <= MAX_TYPO_WORD else set()
+            self._variants = sorted({normal(v) for v in near} | {self.text})
         return self._variants
 
     def near(self, ixreader: Any) -> Iterator[str]:
