@@ -164,7 +164,7 @@ class QueryParser:
     def _tune_fuzzy(self, q: Any) -> Any:
         """A fuzzy word as a `TypoTerm` (its words one edit away, then stems near its
         stem); two edits allowed for stems long enough to bear them."""
-        if isinstance(q, wquery.FuzzyTerm) and q.fieldname in SEARCH_FIELDS:
+        if isinstance(q, wquery.FuzzyTerm) and q.fieldname in self.schema:
             analyzer = getattr(self.schema[q.fieldname], "analyzer", None)
             if not isinstance(analyzer, PaperAnalyzer):
                 return q
