@@ -397,10 +397,16 @@ class SearchIndex:
                 if text.strip():
                     hits = s.more_like(docnum, "abstract", text=text, top=limit)
                     return [hit["id"] for hit in hits]
-                q = like_query(paper, self._analyzer, s.doc_frequency, s.doc_count())
+                ev = self._get_evaluator()
+
+                def frequency(field: str, word: str) -> int:
+                    # from the postings the evaluation reads next anyway (cached): Whoosh's
+                    # doc_frequency looks each term up again in every segment
+                    return len(ev.postings(field, ev._tbytes(field, word))[0])
+
+                q = like_query(paper, self._analyzer, frequency, ev.size)
                 if q is None:
                     return []
-                ev = self._get_evaluator()
                 docs, scores = ev.evaluate(q)
                 keep = docs != docnum
                 docs, scores = docs[keep], scores[keep]
