@@ -70,6 +70,7 @@ class SegmentData:
         self._lengths: dict[str, Weights] = {}
         self._columns: dict[str, npt.NDArray[Any]] = {}
         self._ids: list[str] | None = None
+        self._vocabularies: dict[str, frozenset[bytes]] = {}
 
     def postings(self, field: str, tbytes: bytes) -> tuple[Ids, Weights]:
         """(segment-local ids, weights) of one term; the fast path includes deleted documents."""
@@ -109,6 +110,14 @@ class SegmentData:
         if arr is None:
             arr = self._lengths[field] = internals.read_lengths(self.reader, field, self.count)
         return arr
+
+    def vocabulary(self, field: str) -> frozenset[bytes]:
+        """Every term of `field` in this segment (read once: a set lookup costs
+        nothing, Whoosh's own ~50 µs a term and segment)."""
+        vocab = self._vocabularies.get(field)
+        if vocab is None:
+            vocab = self._vocabularies[field] = frozenset(self.reader.lexicon(field))
+        return vocab
 
     def deleted(self) -> Ids:
         """Segment-local numbers of deleted documents (not cached: they change)."""
@@ -356,17 +365,47 @@ class Evaluator:
 
     def expand(self, q: Any) -> list[bytes]:
         """The indexed terms a prefix, wildcard or fuzzy word stands for (cached)."""
-        key = (type(q).__name__, q.fieldname, q.text, getattr(q, "maxdist", 0), getattr(q, "prefixlength", 0))
+        key = (
+            type(q).__name__,
+            q.fieldname,
+            q.text,
+            getattr(q, "maxdist", 0),
+            getattr(q, "prefixlength", 0),
+            getattr(q, "typed", ""),  # a TypoTerm: the word as typed, not only its stem
+        )
         terms = self._expansions.get(key)
         if terms is None:
             terms = []
-            if q.fieldname in self.schema:
+            if q.fieldname in self.schema and hasattr(q, "variants"):
+                terms = self._typo_terms(q)
+            elif q.fieldname in self.schema:
                 for _, tbytes in q.expanded_terms(self.searcher.reader()):  # fuzzy terms come back as text
                     terms.append(self._tbytes(q.fieldname, tbytes))
                     if len(terms) >= MAX_EXPANSION:
                         break
             self._expansions[key] = terms
         return terms
+
+    def _typo_terms(self, q: Any) -> list[bytes]:
+        """A fuzzy word's terms (queries.py's TypoTerm): its one-edit variants the
+        index holds first (looked up in each segment's vocabulary), then the terms
+        near its stem, at most MAX_EXPANSION of them."""
+        field = q.fieldname
+        vocabularies = [data.vocabulary(field) for data, _ in self.leaves]
+        terms: list[bytes] = []
+        for variant in q.variants():
+            tbytes = self._tbytes(field, variant)
+            if any(tbytes in vocab for vocab in vocabularies):
+                terms.append(tbytes)
+        seen = set(terms)
+        for word in q.near(self.searcher.reader()):
+            if len(terms) >= MAX_EXPANSION:
+                break
+            tbytes = self._tbytes(field, word)
+            if tbytes not in seen:
+                seen.add(tbytes)
+                terms.append(tbytes)
+        return terms[:MAX_EXPANSION]
 
     def _multiterm(self, q: Any) -> Scored:
         return _union([self.term(q.fieldname, t, q.boost) for t in self.expand(q)])

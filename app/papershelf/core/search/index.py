@@ -32,7 +32,7 @@ from ..text import plain_text
 from . import internals
 from .evaluator import Evaluator, SegmentData, top
 from .internals import Ids
-from .queries import QueryParser, clean_query
+from .queries import QueryParser, clean_query, like_query
 from .rebuild import Cancelled, Progress
 from .rebuild import rebuild as rebuild_index
 from .schema import FIELD_BOOSTS, SEARCH_FIELDS, PaperAnalyzer, make_schema
@@ -383,19 +383,34 @@ class SearchIndex:
         return self._analyzer._normal
 
     def more_like(self, paper_id: str, limit: int = 10) -> list[str]:
-        """Papers whose abstracts resemble this paper's, best first."""
+        """Papers whose abstracts resemble this paper's, best first; for a paper without
+        an abstract, papers sharing the words of its title and keywords, its venue or
+        its authors (`queries.like_query`)."""
         paper = self.source.get(paper_id)
         with self._search_lock:
             try:
                 s = self._get_searcher()
                 docnum = s.document_number(id=paper_id)
-                # a paper without an abstract (a .bib entry, a DOI) is like the others by its
-                # title; Whoosh reads stored vectors when given no text, and there are none
-                text = plain_text(paper.abstract) or (plain_text(paper.title) if not paper.title_derived else "")
-                if docnum is None or not text.strip():
+                if docnum is None:
                     return []
-                hits = s.more_like(docnum, "abstract", text=text, top=limit)
-                return [hit["id"] for hit in hits]
+                text = plain_text(paper.abstract)
+                if text.strip():
+                    hits = s.more_like(docnum, "abstract", text=text, top=limit)
+                    return [hit["id"] for hit in hits]
+                ev = self._get_evaluator()
+
+                def frequency(field: str, word: str) -> int:
+                    # from the postings the evaluation reads next anyway (cached): Whoosh's
+                    # doc_frequency looks each term up again in every segment
+                    return len(ev.postings(field, ev._tbytes(field, word))[0])
+
+                q = like_query(paper, self._analyzer, frequency, ev.size)
+                if q is None:
+                    return []
+                docs, scores = ev.evaluate(q)
+                keep = docs != docnum
+                docs, scores = docs[keep], scores[keep]
+                return ev.paper_ids(docs[top(docs, scores, limit, descending=True)])
             except Exception as exc:
                 raise self._index.read_failed(exc) from exc
 

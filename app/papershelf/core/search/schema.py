@@ -19,7 +19,7 @@ from whoosh.fields import ID, KEYWORD, NUMERIC, TEXT, Schema
 from whoosh.lang.porter import stem as porter_stem
 
 from ..citation import record_keywords
-from ..paper import Paper, normalize_tag, tag_keyword
+from ..paper import Paper, tag_keyword
 from ..text import plain_text
 
 INDEX_VERSION = 4  # bump when the schema or the analysis changes: forces a rebuild
@@ -118,9 +118,12 @@ def make_schema() -> Any:
         abstract=TEXT(analyzer=text),  # not stored: the store has it
         notes=TEXT(analyzer=text),
         area=TEXT(analyzer=names),  # area and subarea words
+        # not searched by default (`venue:`, `keywords:` ask for them): what related papers
+        # are found by when a paper has no abstract (index.py's `more_like`)
+        venue=TEXT(analyzer=text),
+        keywords=TEXT(analyzer=text),  # the record's `keywords` field (a .bib's), not its tags
         area_exact=ID(),  # the top area, for filters and facets
         tags=KEYWORD(commas=True, lowercase=True),
-        keywords=KEYWORD(commas=True, lowercase=True),  # the record's, not the user's tags
         status=ID(),
         lists=KEYWORD(commas=True, lowercase=True),
         year=NUMERIC(int, bits=32, signed=False),
@@ -138,9 +141,11 @@ def paper_document(paper: Paper, lists: list[str]) -> dict[str, Any]:
         "authors": " ; ".join(paper.authors),
         "abstract": plain_text(paper.abstract),
         "area": f"{paper.area} {paper.subarea}".strip(),
+        "venue": plain_text(paper.venue),
+        # the record's own keywords as words (`keyword:` asks for them), not the user's tags
+        "keywords": " ; ".join(record_keywords(paper.raw().get("bibfields", {}))),
         "area_exact": paper.area.casefold(),
         "tags": ",".join(tag_keyword(t) for t in paper.tags),
-        "keywords": ",".join(tag_keyword(normalize_tag(k)) for k in record_keywords(paper.raw().get("bibfields", {}))),
         "status": paper.status.value,
         "lists": ",".join(tag_keyword(name) for name in lists),
         "source": " ".join(
