@@ -15,8 +15,8 @@ from .. import paths
 from ..core.citation import find_by_key
 from ..core.errors import ListingError
 from ..core.library import PASTE_LABEL, FileReport, Library
-from ..core.query import sort_ids
 from ..core.paper import normalize_tag
+from ..core.query import sort_ids
 from .output import EXIT_FAILED, EXIT_OK, UsageError, paper_json, plural, print_paper, print_table, write_json
 from .parser import parse_status
 
