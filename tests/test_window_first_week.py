@@ -437,3 +437,36 @@ def test_a_tag_chip_shown_when_the_theme_turns_dark_is_readable(window, qtbot, a
     face = Counter(inside).most_common(1)[0][0]
     assert face < 128  # a dark face…
     assert sum(1 for v in inside if v - face >= 100) >= 20  # …with light letters on it
+
+
+def test_a_link_in_an_abstract_is_readable_in_dark_mode(qtbot, tmp_path, settings, app_theme_restored):
+    from conftest import SEEDS, window_on
+
+    for win in window_on(qtbot, tmp_path / "library", SEEDS[3:]):
+        links_turn_light_with_the_theme(qtbot, win)
+
+
+def links_turn_light_with_the_theme(qtbot, win) -> None:
+    view = win.abstract_view
+    with_link = next(pid for pid in win.library.ids() if "http" in win.library.get(pid).abstract)
+    win.paper_list.setFocus()
+    select_rows(win, [win.model.row_of(with_link)])  # shown in light mode, then the theme turns dark
+    choose_theme(qtbot, win, "dark")
+    qtbot.waitUntil(lambda: view.palette().base().color().lightness() < 128)
+
+    def link_colours() -> list[QColor]:
+        block, found = view.document().begin(), []
+        while block.isValid():
+            it = block.begin()
+            while not it.atEnd():
+                fmt = it.fragment().charFormat()
+                if fmt.isAnchor() and fmt.anchorHref().startswith("http"):
+                    found.append(fmt.foreground().color())
+                it += 1
+            block = block.next()
+        return found
+
+    qtbot.waitUntil(lambda: bool(link_colours()) and link_colours()[0].lightness() > 128)
+    background = view.palette().base().color().lightness()
+    for colour in link_colours():  # light on dark, as the text around it
+        assert colour.lightness() - background >= 100, (colour.name(), background)

@@ -147,7 +147,7 @@ def _math_html(expr: str) -> str:
 
 
 _PARAGRAPH_RE = re.compile(r"\n\s*\n")
-_SCRIPT_RE = re.compile(r"<(sup|sub)>(.*?)</\1>")
+_HTML_SCRIPT_RE = re.compile(r"<(sup|sub)>(.*?)</\1>")  # not _SCRIPT_RE: that is the math reader's
 _LINK_TAG_RE = re.compile(r'<a href="([^"]*)">(.*?)</a>')
 _TAG_RE = re.compile(r"<[^>]+>")
 
@@ -164,7 +164,7 @@ def _paragraph_text(raw: str) -> str:
         return ""
     out = abstract_html(raw)
     if "<" in out:
-        out = _SCRIPT_RE.sub(lambda m: ("^" if m.group(1) == "sup" else "_") + _script(m.group(2)), out)
+        out = _HTML_SCRIPT_RE.sub(lambda m: ("^" if m.group(1) == "sup" else "_") + _script(m.group(2)), out)
         out = _LINK_TAG_RE.sub(
             lambda m: m.group(2) if m.group(2) == m.group(1) else f"{m.group(2)} ({m.group(1)})", out
         )

@@ -24,9 +24,11 @@ h2 { margin: 0 0 4px 0; }
 p.abstract { line-height: 140%%; }
 table.record { color: %(muted)s; font-size: small; margin-top: 6px; }
 td.label { padding-right: 8px; }
+a { color: %(link)s; }
 """
-LIGHT = {"muted": "#57606a", "mark": "#fff3b0", "marktext": "#1f2328"}
-DARK = {"muted": "#9aa0a6", "mark": "#7a5c00", "marktext": "#ffffff"}
+# links in the page's own colour: Qt's default link blue is unreadable on the dark background
+LIGHT = {"muted": "#57606a", "mark": "#fff3b0", "marktext": "#1f2328", "link": "#0969da"}
+DARK = {"muted": "#9aa0a6", "mark": "#7a5c00", "marktext": "#ffffff", "link": "#8ab4f8"}
 
 
 class AbstractView(QTextBrowser):
@@ -50,6 +52,16 @@ class AbstractView(QTextBrowser):
     def _apply_colours(self) -> None:
         dark = self.palette().base().color().lightness() < 128
         self.document().setDefaultStyleSheet(STYLE % (DARK if dark else LIGHT))
+        page = getattr(self, "_page", "")
+        if page:  # a style sheet applies when the page is set: the page shown takes the new colours
+            scroll = self.verticalScrollBar().value()
+            super().setHtml(page)
+            self.verticalScrollBar().setValue(scroll)
+
+    def setHtml(self, text: str) -> None:
+        """Show `text`, kept to be shown again in the colours of a new palette."""
+        self._page = text
+        super().setHtml(text)
 
     def changeEvent(self, event: QEvent) -> None:
         """Follow a change to a light or dark palette."""

@@ -39,7 +39,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from ..core import record_edit
+from ..core import record_edit, vocabulary
 from ..core.errors import PapershelfError
 from ..core.library import Library
 from ..core.paper import Record
@@ -61,13 +61,7 @@ URL = re.compile(r"[a-z][a-z0-9+.-]*://\S+\Z", re.IGNORECASE)
 # every type BibLaTeX's data model knows (biblatex manual §2.1: the regular types, the types
 # the standard styles print as misc, the custom ones) and BibTeX's names it reads as aliases:
 # a record of one keeps it, offered as it is (record_edit.ENTRY_TYPES is the short list)
-KNOWN_TYPES = frozenset(record_edit.ENTRY_TYPES) | frozenset(
-    "article book mvbook inbook bookinbook suppbook booklet collection mvcollection incollection suppcollection"
-    " dataset manual misc online patent periodical suppperiodical proceedings mvproceedings inproceedings"
-    " reference mvreference inreference report set software thesis unpublished xdata customa customb customc"
-    " customd custome customf artwork audio bibnote commentary image jurisdiction legislation legal letter movie"
-    " music performance review standard video conference electronic mastersthesis phdthesis techreport www".split()
-)
+KNOWN_TYPES = frozenset(record_edit.ENTRY_TYPES) | vocabulary.KNOWN_TYPES
 LINE_BREAKS = str.maketrans({"\u2029": "\n", "\u2028": "\n"})  # a box's paragraph ends, Shift+Return's breaks
 TYPE_ALIASES = {"conference": "inproceedings", "electronic": "online", "www": "online"}
 
