@@ -197,12 +197,11 @@ def test_a_record_found_online_is_added_with_its_fields_and_merges_into_the_pape
     assert lib.get(report.added_ids[0]).arxiv_id == "1605.08386"
 
 
-@pytest.mark.parametrize("name", ["abstract", "keywords"])
-def test_the_abstract_and_keywords_are_not_fields_of_the_editor(tmp_path, seeds, name):
+def test_the_abstract_is_not_a_field_of_the_editor(tmp_path, seeds):
     lib = Library.open(tmp_path / "lib")
     lib.import_files([seeds[1]])
-    with pytest.raises(ValueError, match=name):
-        lib.edit_record(lib.ids()[0], {name: "x"})
+    with pytest.raises(ValueError, match="abstract"):
+        lib.edit_record(lib.ids()[0], {"abstract": "x"})
 
 
 BLX = subprocess.run(["kpsewhich", "biblatex-examples.bib"], capture_output=True, text=True).stdout.strip()

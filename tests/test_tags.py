@@ -176,3 +176,32 @@ def test_a_library_with_old_keyword_tags_can_drop_them_and_keep_the_users_own(da
     with Library.open(data_dir, readonly=True) as lib:
         assert set(lib.tag_counts()) == {"to-read-first", mine}
         assert "keywords" in lib.get(ids[0]).bibfields  # the record keeps its keywords
+
+
+def test_a_ris_line_of_several_keywords_made_tags_is_not_written_again(data_dir, tmp_path):
+    ris = tmp_path / "packed.ris"
+    ris.write_text(
+        "TY  - JOUR\r\nTI  - Packed keywords\r\nAU  - Doe, Jane\r\nPY  - 2021\r\nKW  - Optim; stuff\r\nER  - \r\n",
+        encoding="utf-8",
+    )
+    assert run_cli("import", "--keywords-as-tags", str(ris), data_dir=data_dir).returncode == 0
+    listed = json.loads(run_cli("list", "--json", data_dir=data_dir).stdout)
+    assert sorted(listed[0]["tags"]) == ["optim", "stuff"]
+    out = tmp_path / "out.ris"
+    assert run_cli("export", "--format", "ris", "-o", str(out), data_dir=data_dir).returncode == 0
+    keywords = [line for line in out.read_text(encoding="utf-8").splitlines() if line.startswith("KW")]
+    assert keywords == ["KW  - Optim; stuff"]  # as it came; its tags are its own keywords, not extra lines
+
+
+def test_a_records_keywords_are_edited_like_any_field(data_dir, tmp_path):
+    with Library.open(data_dir) as lib:
+        lib.import_files([MENDELEY])
+        pid = next(p.id for p in lib.papers() if p.bibfields.get("keywords"))
+    res = run_cli("set", pid, "keywords=literate programming, typesetting", data_dir=data_dir)
+    assert res.returncode == 0, res.stderr
+    shown = json.loads(run_cli("show", pid, "--json", data_dir=data_dir).stdout)
+    assert shown["tags"] == []  # still no tags: the keywords are the record's
+    found = json.loads(run_cli("search", "keyword:typesetting", "--json", data_dir=data_dir).stdout)
+    assert [p["id"] for p in found] == [pid]
+    bib = run_cli("show", pid, "--bibtex", data_dir=data_dir).stdout
+    assert "literate programming, typesetting" in bib

@@ -79,10 +79,10 @@ _OPTIONAL: dict[str, tuple[str, ...]] = {
 # fmt: on
 _DEFAULT_OPTIONAL = ("publisher", "address", "month", "note")
 IDENTIFIERS = ("doi", "url", "eprint")
-# edited elsewhere: the abstract is the paper's own text, keywords are its tags
+# edited elsewhere: the abstract is the paper's own text (a record's keywords are a field like
+# any other: they are not the user's tags)
 NOT_EDITED_HERE = {
     "abstract": "the abstract is the paper's own text and is not edited here",
-    "keywords": "keywords are the paper's tags: edit them with tag commands",
 }
 _NAME_FIELDS = frozenset(
     {"author", "editor", "editora", "editorb", "editorc", "translator", "annotator", "commentator"}
@@ -288,7 +288,7 @@ def editor_view(paper: Paper) -> EditorView:
     fields["doi"] = paper.doi
     if paper.arxiv_id or "eprint" not in raw:
         fields["eprint"] = paper.arxiv_id  # else the record's own eprint (JSTOR, HDL…) is shown as it is
-    hidden = {"title", "author", "year", "date", "doi", "abstract", "keywords", _venue_source(paper)}
+    hidden = {"title", "author", "year", "date", "doi", "abstract", _venue_source(paper)}
     if paper.arxiv_id:
         hidden |= {"eprint", "eprinttype", "archiveprefix"}
     if "url" not in raw:

@@ -7,7 +7,8 @@ year, venue, DOI, abstract, tags) is written as the library shows it, so an edit
 A paper imported from a RIS record goes out as that record came, every tag and line in order
 (`Paper.ris`), but for the fields the user changed since: only their tags are written anew
 (`_kept_record`). The user's own notes are private and never written. A written file imports
-again as the same papers (see `importers.ris`, which reads every tag written here).
+again as the same papers (see `importers.ris`, which reads every tag written here); the tags
+written as KW lines come back as the record's keywords, and as tags only when asked.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import unicodedata
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
-from ..citation import TYPE_KEYS
+from ..citation import TYPE_KEYS, record_keywords
 from ..citekeys import surname
 from ..importers.ris import BOOKS, candidate_of_lines, digest, ris_lines
 from ..latex import Name, decode, latex_text, parse_names, piece_text, pieces
@@ -308,7 +309,9 @@ def _kept_record(paper: Paper, kept: list[tuple[str, str]]) -> str:
         if tag == "KW":
             after_keywords = len(out)
     if "KW" not in changed and paper.tags:
+        # a KW line may hold several keywords ("Optim; stuff"): a tag made of any of them is named
         named = {normalize_tag(value) for tag, value in kept if tag == "KW"}
+        named |= {normalize_tag(k) for k in record_keywords(paper.bibfields)}
         extra = [_line("KW", tag) for tag in paper.tags if tag not in named]
         at = after_keywords if after_keywords >= 0 else len(out)
         out[at:at] = extra

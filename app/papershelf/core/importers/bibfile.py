@@ -11,7 +11,8 @@ field given twice keeps its first value (with a note), `@comment` is not bibliog
 The abstract is kept as written (the viewer and the exporter read its LaTeX). An entry
 that does not parse is reported with its line and the others still import. Papershelf's
 own exports come back as the same papers: a "Title derived from the abstract" note keeps
-the title derived, and keywords come back as tags.
+the title derived. Keywords stay the record's keywords (the tags an export wrote among
+them included); they become tags only when the import is asked to (`keywords_as_tags`).
 """
 
 from __future__ import annotations
