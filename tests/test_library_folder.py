@@ -42,7 +42,7 @@ def start_window(monkeypatch, argv: list[str], act=None) -> dict:
             # once its index is open: a window closed at once stops a build half-way
             if isinstance(w, MainWindow) and w.isVisible() and w.index is not None:
                 status = w.findChild(QLabel, "libraryFolderStatus")
-                seen["status"], seen["tip"] = status.text(), status.toolTip()
+                seen["status"], seen["tip"] = (status.text(), status.toolTip()) if status else ("", "")
                 seen["folder"], seen["title"] = w.library.folder, w.windowTitle()
                 try:
                     if act is not None:
