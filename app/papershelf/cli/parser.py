@@ -33,6 +33,7 @@ COMMAND_NAMES = (
     "duplicates",
     "add",
     "lookup",
+    "delete",
 )
 
 
@@ -206,7 +207,14 @@ def build_parser(data_dir: str | None = None) -> argparse.ArgumentParser:
     c.add_argument("--accept", action="store_true", help="with --apply: apply the proposed findings too")
     c.add_argument("--json", action="store_true", help="print one JSON object per paper")
     c.add_argument("--mailto", metavar="EMAIL", help=mailto)
+    _add_delete(sub)
     return p
+
+
+def _add_delete(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    c = sub.add_parser("delete", help="delete papers from the library (asks first; --yes when not on a terminal)")
+    c.add_argument("ids", nargs="+", metavar="ID", help="ids or unique id prefixes")
+    c.add_argument("--yes", action="store_true", help="delete without asking")
 
 
 def _library_said(data_dir: str | None) -> str:
