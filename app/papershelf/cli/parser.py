@@ -211,7 +211,7 @@ def build_parser(data_dir: str | None = None) -> argparse.ArgumentParser:
     return p
 
 
-def _add_delete(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def _add_delete(sub: argparse._SubParsersAction[_Parser]) -> None:
     c = sub.add_parser("delete", help="delete papers from the library (asks first; --yes when not on a terminal)")
     c.add_argument("ids", nargs="+", metavar="ID", help="ids or unique id prefixes")
     c.add_argument("--yes", action="store_true", help="delete without asking")
