@@ -25,6 +25,7 @@ def _isolated_env(monkeypatch, tmp_path):
     # never touch the real user's library, whatever a test forgets to pass
     monkeypatch.setenv("PAPERSHELF_DATA_DIR", str(tmp_path / "default-library"))
     monkeypatch.setenv("PAPERSHELF_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("PAPERSHELF_CONFIG_DIR", str(tmp_path / "config"))  # the default library chosen
     # no test touches the internet: a service a test did not point at its replay server is
     # a closed port on this machine (connection refused), never the real one
     for service in ("ARXIV", "CROSSREF", "OPENALEX", "S2", "DOI"):

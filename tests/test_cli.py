@@ -150,15 +150,16 @@ def test_damaged_library_gets_a_clear_message_and_recover(imported):
 NO_DISPLAY = {"QT_QPA_PLATFORM": "", "DISPLAY": "", "WAYLAND_DISPLAY": ""}
 
 
-def test_no_command_without_a_display_brings_in_the_sample_library_and_lists_it(tmp_path):
+def test_no_command_without_a_display_adds_nothing_and_says_how_to_add_the_samples(tmp_path):
     folder = tmp_path / "first-run"
     res = run_cli(data_dir=folder, env=NO_DISPLAY)
     assert res.returncode == 0, res.stderr
-    assert "importing the sample library" in res.stdout
-    assert len(json.loads(run_cli("list", "--json", data_dir=folder).stdout)) == 372
+    assert f"Library: {folder} (--data-dir, for this start only)" in res.stdout
+    assert "papershelf import --samples" in res.stdout and "No display was found" in res.stdout
+    assert not folder.exists()  # nothing imported unasked, not even a folder made
+    assert run_cli("import", "--samples", data_dir=folder).returncode == 0
     second = run_cli(data_dir=folder, env=NO_DISPLAY)
-    assert "importing the sample library" not in second.stdout
-    assert "No display was found" in second.stdout
+    assert "Showing 20 of 372." in second.stdout and "import --samples" not in second.stdout
 
 
 def test_import_samples_flag(data_dir):

@@ -111,6 +111,7 @@ _OPTIONS = {
     # online: every service is a closed port in the tests (conftest.py), as a machine offline
     "add": ["--mailto", "arXiv:1605.08386", "10.1073/pnas.1414271111"],
     "lookup": ["--derived", "--apply", "--accept", "--json", "--mailto"],
+    "delete": ["--yes"],
 }
 assert set(_OPTIONS) == set(cli.COMMANDS)
 

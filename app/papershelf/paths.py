@@ -1,32 +1,154 @@
 """Where Papershelf keeps things: resolved here and nowhere else.
 
-The library folder is, in order: an explicit `--data-dir`, the
-`PAPERSHELF_DATA_DIR` environment variable, or the platform's user data
-folder (platformdirs: ~/.local/share/Papershelf on Linux,
-~/Library/Application Support/Papershelf on macOS, %LOCALAPPDATA%\\Papershelf
-on Windows).
+Which library: the command line and the window both ask `data_dir`, which
+takes, in order, an explicit `--data-dir` (this start only), the
+`PAPERSHELF_DATA_DIR` environment variable, the default library the user
+chose (Edit ▸ Preferences in the window, kept in `settings.json` in the
+configuration folder, a plain file so that the command line reads it without
+Qt), or the platform's user data folder (platformdirs: ~/.local/share/Papershelf
+on Linux, ~/Library/Application Support/Papershelf on macOS,
+%LOCALAPPDATA%\\Papershelf on Windows).
 """
 
 from __future__ import annotations
 
+import json
 import os
+from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
 import platformdirs
 
+from .core.errors import PapershelfError
+
 APP_NAME = "Papershelf"
 ENV_DATA_DIR = "PAPERSHELF_DATA_DIR"
+ENV_CONFIG_DIR = "PAPERSHELF_CONFIG_DIR"
+SETTINGS_FILE = "settings.json"
+DEFAULT_LIBRARY_KEY = "default library"
+
+# where the library folder came from, in the words `--help` and the window use
+FROM_OPTION = "--data-dir, for this start only"
+FROM_ENV = f"${ENV_DATA_DIR}"
+FROM_CHOICE = "the default library chosen in Preferences"
+FROM_PLATFORM = "the standard folder"
+
+
+class SettingsError(PapershelfError):
+    """The settings file cannot be read or written; nothing in it was changed."""
+
+
+@dataclass(frozen=True)
+class LibraryChoice:
+    """A library folder and where it came from (one of the FROM_ words)."""
+
+    folder: Path
+    source: str
+
+    def describe(self) -> str:
+        """The folder and its source, as `--help` says it: "/home/me/papers (…)"."""
+        return f"{self.folder} ({self.source})"
+
+
+def library_choice(override: str | os.PathLike[str] | None = None) -> LibraryChoice:
+    """The library folder and why: `override`, else $PAPERSHELF_DATA_DIR, else the default library
+    chosen in Preferences, else the platform's user data folder. SettingsError if the settings file
+    that would say the chosen one is damaged (never another library in its place)."""
+    if override:
+        return LibraryChoice(Path(override).expanduser(), FROM_OPTION)
+    env = os.environ.get(ENV_DATA_DIR)
+    if env:
+        return LibraryChoice(Path(env).expanduser(), FROM_ENV)
+    chosen = chosen_library()
+    if chosen is not None:
+        return LibraryChoice(chosen, FROM_CHOICE)
+    return LibraryChoice(platform_data_dir(), FROM_PLATFORM)
 
 
 def data_dir(override: str | os.PathLike[str] | None = None) -> Path:
-    """The library folder: `override`, else $PAPERSHELF_DATA_DIR, else the platform's user data folder."""
-    if override:
-        return Path(override).expanduser()
-    env = os.environ.get(ENV_DATA_DIR)
+    """The library folder: `override`, else $PAPERSHELF_DATA_DIR, else the default library chosen in
+    Preferences, else the platform's user data folder."""
+    return library_choice(override).folder
+
+
+def platform_data_dir() -> Path:
+    """The platform's user data folder: the library when nothing else is chosen."""
+    return Path(platformdirs.user_data_dir(APP_NAME, appauthor=False))
+
+
+def config_dir() -> Path:
+    """Where the settings the command line shares with the window live: $PAPERSHELF_CONFIG_DIR, else
+    the platform's user configuration folder (platformdirs: ~/.config/Papershelf on Linux)."""
+    env = os.environ.get(ENV_CONFIG_DIR)
     if env:
         return Path(env).expanduser()
-    return Path(platformdirs.user_data_dir(APP_NAME, appauthor=False))
+    return Path(platformdirs.user_config_dir(APP_NAME, appauthor=False))
+
+
+def settings_file() -> Path:
+    """The shared settings file (JSON: {"default library": "/path"})."""
+    return config_dir() / SETTINGS_FILE
+
+
+def _read_settings() -> dict[str, object]:
+    path = settings_file()
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return {}
+    except OSError as exc:
+        raise SettingsError(
+            f"Cannot read the settings file {path} ({exc.strerror or exc}); "
+            "make it readable, or give the library with --data-dir.",
+            path,
+        ) from None
+    try:
+        settings = json.loads(data.decode("utf-8")) if data.strip() else {}
+    except (UnicodeDecodeError, ValueError) as exc:
+        raise SettingsError(
+            f"The settings file {path} is damaged ({exc}); fix it or delete it "
+            "(Papershelf then uses its standard library folder), or give the library with --data-dir.",
+            path,
+        ) from None
+    if not isinstance(settings, dict):
+        raise SettingsError(f"The settings file {path} does not hold a JSON object; fix it or delete it.", path)
+    return settings
+
+
+def chosen_library() -> Path | None:
+    """The default library the user chose, None if they chose none."""
+    value = _read_settings().get(DEFAULT_LIBRARY_KEY)
+    if value is None or value == "":
+        return None
+    if not isinstance(value, str):
+        path = settings_file()
+        raise SettingsError(
+            f"In the settings file {path}, {DEFAULT_LIBRARY_KEY!r} is not a folder's path: {value!r:.100}; "
+            "fix it or delete it.",
+            path,
+        )
+    return Path(value).expanduser()
+
+
+def set_chosen_library(folder: str | os.PathLike[str] | None) -> None:
+    """Make `folder` the default library of the window and the command line (None: the standard
+    folder again). Written atomically; SettingsError, nothing changed, if it cannot be."""
+    from .core.fileio import write_bytes_atomically
+
+    settings = _read_settings()
+    if folder is None:
+        settings.pop(DEFAULT_LIBRARY_KEY, None)
+    else:
+        settings[DEFAULT_LIBRARY_KEY] = str(Path(folder).expanduser().absolute())
+    path = settings_file()
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_bytes_atomically(path, json.dumps(settings, indent=2, ensure_ascii=False).encode("utf-8") + b"\n")
+    except OSError as exc:
+        raise SettingsError(
+            f"Cannot save the default library in {path} ({exc.strerror or exc}); nothing was changed.", path
+        ) from None
 
 
 def sample_listings() -> list[Path]:

@@ -25,6 +25,7 @@ import sys
 from collections.abc import Callable
 
 from .commands import (
+    cmd_delete,
     cmd_desktop,
     cmd_import,
     cmd_key,
@@ -91,6 +92,7 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "set": cmd_set,
     "add": cmd_add,
     "lookup": cmd_lookup,
+    "delete": cmd_delete,
 }
 
 

@@ -285,7 +285,7 @@ def cmd_desktop(args: argparse.Namespace) -> int:
 
 def first_look(args: argparse.Namespace) -> int:
     """No command and no window (no display): import the files given instead of a command, or else a first
-    look at the library, the sample library brought in when it is empty."""
+    look at the library (never changed unasked: how to add the samples is said, not done)."""
     files = args.open_files or []
     if files:
         with open_library(args, write=True) as lib:
@@ -293,17 +293,48 @@ def first_look(args: argparse.Namespace) -> int:
             for report in reports:
                 print(report.summary())
         return EXIT_FAILED if any(not r.ok for r in reports) else EXIT_OK
+    choice = paths.library_choice(args.data_dir)
+    print(f"Library: {choice.describe()}")
+    if not choice.folder.exists():  # a first look creates nothing
+        papers = []
+    else:
+        with open_library(args, write=False) as lib:
+            papers = list(lib.papers())
+    if not papers:
+        print(
+            "The library is empty. Import listings with 'papershelf import FILE...', "
+            "or the sample library with 'papershelf import --samples'."
+        )
+    else:
+        print()
+        print_table(papers[:20])
+        print(f"\nShowing {min(20, len(papers))} of {len(papers)}.")
+    print("No display was found for the Papershelf window; 'papershelf --help' lists what the command line can do.")
+    return EXIT_OK
+
+
+def cmd_delete(args: argparse.Namespace) -> int:
+    """`delete ID... [--yes]`: remove papers (and their places on reading lists), after asking on a
+    terminal; elsewhere --yes is required."""
     with open_library(args, write=True) as lib:
-        if not len(lib):
-            samples = paths.sample_listings()
-            print(f"Your library in {lib.folder} is empty; importing the sample library.")
-            for report in lib.import_files(samples):
-                print("  " + report.summary())
-        papers = list(lib.papers())
-    print()
-    print_table(papers[:20])
-    print(
-        f"\nShowing 20 of {len(papers)}. No display was found for the Papershelf window; "
-        "'papershelf --help' lists what the command line can do."
-    )
+        ids = list(dict.fromkeys(resolve_ids(lib, args.ids)))  # an unknown id: exit 2, nothing deleted
+        if not args.yes:
+            if not sys.stdin.isatty():
+                raise UsageError(
+                    f"deleting {plural(len(ids))} needs confirmation: add --yes (standard input is not a terminal)"
+                )
+            for pid in ids:
+                print(f"  {pid}  {lib.get(pid).title}")
+            try:
+                answer = input(f"Delete {plural(len(ids))}? [y/N] ").strip().lower()
+            except EOFError:
+                answer = ""
+            if answer not in ("y", "yes"):
+                print("Nothing deleted.")
+                return EXIT_OK
+        titles = {pid: lib.get(pid).title for pid in ids}
+        n = lib.delete_papers(ids)
+        for pid in ids:
+            print(f"Deleted {pid}  {titles[pid]}")
+        print(f"Deleted {plural(n)}; the library now holds {plural(len(lib))}.")
     return EXIT_OK

@@ -35,6 +35,7 @@ COMMAND_NAMES = (
     "duplicates",
     "add",
     "lookup",
+    "delete",
 )
 
 
@@ -43,11 +44,12 @@ class _Parser(argparse.ArgumentParser):
         self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see '{self.prog} --help')\n")
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The parser of `papershelf`'s options and commands."""
+def build_parser(data_dir: str | None = None) -> argparse.ArgumentParser:
+    """The parser of `papershelf`'s options and commands (its help names the library of `data_dir`)."""
     p = _Parser(
         prog="papershelf",
-        description="A reading-list manager for research papers. With no command, opens the Papershelf window.",
+        description="A reading-list manager for research papers. With no command, opens the Papershelf window. "
+        + _library_said(data_dir),
     )
     p.add_argument("--version", action="version", version=f"papershelf {__version__}")
     p.add_argument(
@@ -57,7 +59,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--uninstall-desktop", action="store_true", help="remove what --install-desktop added")
     p.add_argument(
-        "--data-dir", metavar="DIR", help=f"library folder (default: ${paths.ENV_DATA_DIR} or {paths.data_dir(None)})"
+        "--data-dir",
+        metavar="DIR",
+        help=f"the library folder, for this start only (else ${paths.ENV_DATA_DIR}, else the default library "
+        f"chosen in the window's Preferences, else {paths.platform_data_dir()})",
     )
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
 
@@ -234,7 +239,22 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--accept", action="store_true", help="with --apply: apply the proposed findings too")
     c.add_argument("--json", action="store_true", help="print one JSON object per paper")
     c.add_argument("--mailto", metavar="EMAIL", help=mailto)
+    _add_delete(sub)
     return p
+
+
+def _add_delete(sub: argparse._SubParsersAction[_Parser]) -> None:
+    c = sub.add_parser("delete", help="delete papers from the library (asks first; --yes when not on a terminal)")
+    c.add_argument("ids", nargs="+", metavar="ID", help="ids or unique id prefixes")
+    c.add_argument("--yes", action="store_true", help="delete without asking")
+
+
+def _library_said(data_dir: str | None) -> str:
+    """Which library a command uses, and why (the window's status bar says the same)."""
+    try:
+        return f"Library: {paths.library_choice(data_dir).describe()}."
+    except paths.SettingsError as exc:
+        return f"Library: unknown ({exc})"
 
 
 def _positive_int(text: str) -> int:
@@ -281,11 +301,24 @@ def files_to_open(argv: list[str]) -> list[str] | None:
     return None
 
 
+def _data_dir_given(argv: list[str]) -> str | None:
+    """The --data-dir of these arguments, for the help to name (the last one wins, as in argparse)."""
+    given = None
+    for i, a in enumerate(argv):
+        if a == "--":
+            break
+        if a == "--data-dir" and i + 1 < len(argv):
+            given = argv[i + 1]
+        elif a.startswith("--data-dir="):
+            given = a.partition("=")[2]
+    return given
+
+
 def parse_args(argv: list[str]) -> argparse.Namespace:
     """The options and command of `papershelf ARGV` (argparse exits: 0 for --help and --version, 2 for a
     wrong command). `open_files` holds the files given instead of a command (`papershelf refs.bib`, what a
     file manager runs), None when there are none."""
-    parser = build_parser()
+    parser = build_parser(_data_dir_given(argv))
     files = files_to_open(argv)
     given = argv if files is None else [a for a in argv if a not in files]
     args, extra = parser.parse_known_args(given)

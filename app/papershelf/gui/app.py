@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import logging
 import logging.handlers
-import os
 import sys
 import threading
 import traceback
@@ -215,10 +214,14 @@ def main(data_dir: str | None = None, argv: list[str] | None = None, files: list
     files = list(files or [])
     app = QApplication.instance() or QApplication(argv if argv is not None else sys.argv[:1])
     configure_application(app)
-    if not data_dir and not os.environ.get(paths.ENV_DATA_DIR):
-        saved = QSettings().value("library/folder", "", str)  # Preferences
-        data_dir = saved if isinstance(saved, str) and saved else None
-    folder = paths.data_dir(data_dir)
+    from .library_folder import adopt_legacy_choice
+
+    adopt_legacy_choice()
+    try:
+        folder = paths.data_dir(data_dir)  # the command line's library too (paths.py says why)
+    except paths.SettingsError as exc:
+        QMessageBox.critical(None, "Papershelf", str(exc))
+        return 1
     try:
         if hand_over(folder, files):
             print(f"Papershelf is already running on {folder}; handed it over.")

@@ -11,16 +11,15 @@ from PySide6.QtWidgets import (
     QComboBox,
     QDialog,
     QDialogButtonBox,
-    QFileDialog,
     QFormLayout,
-    QHBoxLayout,
     QLabel,
     QLineEdit,
-    QPushButton,
     QTextBrowser,
     QVBoxLayout,
     QWidget,
 )
+
+from .library_folder import DefaultLibraryRow
 
 THEMES = {"system": "Follow the system", "light": "Light", "dark": "Dark"}
 DIALECTS = {"bibtex": "BibTeX (classic styles, for bibtex)", "biblatex": "BibLaTeX (for biber)"}
@@ -82,7 +81,7 @@ def dark_palette() -> QPalette:
 
 
 class PreferencesDialog(QDialog):
-    """Library folder, export dialect, search as you type, theme; saved on OK."""
+    """Default library folder, export dialect, search as you type, theme; saved on OK."""
 
     def __init__(self, current_folder: str, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -90,18 +89,8 @@ class PreferencesDialog(QDialog):
         self.setWindowTitle(self.tr("Preferences"))
         s = QSettings()
         form = QFormLayout()
-        folder_row = QWidget()
-        row = QHBoxLayout(folder_row)
-        row.setContentsMargins(0, 0, 0, 0)
-        self.folder = QLabel(str(s.value("library/folder", "", str)) or current_folder)
-        self.folder.setObjectName("libraryFolderLabel")
-        self.folder.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        change = QPushButton(self.tr("Change…"))
-        change.setObjectName("changeFolderButton")
-        change.clicked.connect(self._choose_folder)
-        row.addWidget(self.folder, 1)
-        row.addWidget(change)
-        form.addRow(self.tr("Library folder (used from the next start)"), folder_row)
+        self.library_row = DefaultLibraryRow(current_folder)
+        form.addRow(self.tr("Default library (from the next start; the command line's too)"), self.library_row)
         self.dialect = QComboBox()
         self.dialect.setObjectName("dialectPicker")
         for key, label in DIALECTS.items():
@@ -152,13 +141,8 @@ class PreferencesDialog(QDialog):
         self.email_problem.hide()
         form.addRow("", self.email_problem)
 
-    def _choose_folder(self) -> None:
-        folder = QFileDialog.getExistingDirectory(self, self.tr("Library folder"), self.folder.text())
-        if folder:
-            self.folder.setText(folder)
-
     def accept(self) -> None:
-        """Save the choices (the folder is used from the next start) and apply the theme;
+        """Save the choices (a folder chosen is the default library from the next start) and apply the theme;
         an e-mail that does not look like one is shown, and nothing saved."""
         from .online import email_problem, online_allowed, set_online_allowed
 
@@ -168,12 +152,13 @@ class PreferencesDialog(QDialog):
             self.email_problem.show()
             self.email.setFocus()
             return
+        if not self.library_row.save():  # only a folder the person chose: a --data-dir stays one-off
+            return
         # never asked and left unchecked: still never asked (the first look-up asks)
         if self.online.isChecked() or online_allowed() is not None:
             set_online_allowed(self.online.isChecked())
         s = QSettings()
         s.setValue("online/email", self.email.text().strip())
-        s.setValue("library/folder", self.folder.text())
         s.setValue("export/dialect", self.dialect.currentData())
         s.setValue("search/asYouType", self.as_you_type.isChecked())
         s.setValue("appearance/theme", self.theme.currentData())

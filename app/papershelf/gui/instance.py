@@ -8,8 +8,10 @@ single-instance is off for that start. On Linux both ends also check the
 peer's uid (SO_PEERCRED). Windows: a per-user pipe name that only the user can
 open (QLocalServer.UserAccessOption).
 
-A later start sends one line, `{"files": [absolute paths]}`; the server answers
-"ok" or "error" and checks every message (size, time, shape, existing files).
+A later start sends one line, `{"files": [absolute paths], "missing": [...]}`
+("missing": files it was given that do not exist, for the window's import
+report to name); the server answers "ok" or "error" and checks every message
+(size, time, shape, existing files).
 """
 
 from __future__ import annotations
@@ -119,22 +121,26 @@ def _foreign(uid: int | None) -> bool:
 
 
 def parse_message(line: bytes) -> list[Path]:
-    """The files of a hand-over message, or SingleInstanceError saying what is wrong with it."""
+    """The files of a hand-over message, those found missing by the later start last (the window's
+    import report names them), or SingleInstanceError saying what is wrong with the message."""
     if len(line) > MAX_MESSAGE:
         raise SingleInstanceError(f"message of more than {MAX_MESSAGE} bytes")
     try:
         message = json.loads(line.decode("utf-8"))
     except (UnicodeDecodeError, ValueError, RecursionError):
         raise SingleInstanceError("message is not JSON") from None
-    if not isinstance(message, dict) or set(message) != {"files"}:
-        raise SingleInstanceError("message is not an object with only 'files'")
-    files = message["files"]
-    if not isinstance(files, list):
-        raise SingleInstanceError("'files' is not a list")
+    if not isinstance(message, dict) or "files" not in message or not set(message) <= {"files", "missing"}:
+        raise SingleInstanceError("message is not an object with only 'files' (and 'missing')")
+    files, missing = message["files"], message.get("missing", [])
+    if not isinstance(files, list) or not isinstance(missing, list):
+        raise SingleInstanceError("'files' or 'missing' is not a list")
     for f in files:
         if not isinstance(f, str) or not os.path.isabs(f) or not os.path.isfile(f):
             raise SingleInstanceError(f"not an absolute path to an existing file: {f!r:.200}")
-    return [Path(f) for f in files]
+    for f in missing:  # only named in the report: never opened unless it is a file by now
+        if not isinstance(f, str) or not os.path.isabs(f) or "\0" in f:
+            raise SingleInstanceError(f"not an absolute path: {f!r:.200}")
+    return [Path(f) for f in files + missing]
 
 
 def hand_over(folder: Path, files: list[str], timeout_ms: int = 1000) -> bool:
@@ -153,13 +159,14 @@ def hand_over(folder: Path, files: list[str], timeout_ms: int = 1000) -> bool:
         uid = peer_uid(sock.socketDescriptor())
         if _foreign(uid):
             raise SingleInstanceError(f"The server at {name} belongs to uid {uid}, not to you; nothing was sent", name)
-        sent = []
+        sent, missing = [], []
         for f in files:
             if os.path.isfile(f):
                 sent.append(str(Path(f).resolve()))
-            else:
-                log.warning("Not a file, not handed over: %s", f)
-        sock.write(json.dumps({"files": sent}).encode("utf-8") + b"\n")
+            else:  # the running window's import report says it, as a fresh start's does
+                missing.append(str(Path(f).absolute()))
+        message = {"files": sent, "missing": missing} if missing else {"files": sent}
+        sock.write(json.dumps(message).encode("utf-8") + b"\n")
         sock.flush()
         while sock.bytesToWrite() and sock.waitForBytesWritten(timeout_ms):
             pass

@@ -32,6 +32,7 @@ from .filters import FilterPanel
 from .import_export import ImportExport
 from .index_controller import IndexController
 from .last_import import LastImport
+from .library_folder import show_library
 from .list_pane import ListPane
 from .paper_menu import PaperMenu
 from .progress import TaskProgress
@@ -60,7 +61,6 @@ class MainWindow(QMainWindow):
         super().__init__(parent)
         self.library = library
         self.setObjectName("mainWindow")
-        self.setWindowTitle(self.tr("Papershelf"))
         self.setAcceptDrops(True)
         self.undo_stack = QUndoStack(self)
         self.query = Query()
@@ -113,6 +113,7 @@ class MainWindow(QMainWindow):
         self.result_label = QLabel()
         self.result_label.setObjectName("resultLabel")
         self.statusBar().addWidget(self.result_label, 1)
+        self.library_label = show_library(self, self.library.folder)
 
         # Cancel stops the import (or export) before the index: the one a person started
         self.task_progress = TaskProgress(self, lambda: (self.transfers.task, self.indexer.task))
