@@ -40,6 +40,10 @@ def test_the_command_line_imports_no_gui_and_reaches_core_only_through_the_facad
     # the online services (they reach the network, never the library: what they find is handed to
     # Library.add_found / edit_record) and the record editor's vocabulary (pure functions of a paper)
     facade |= {"papershelf.core.online", "papershelf.core.record_edit"}
+    # the reader's text of a field (`show` prints the viewer's reading without its markup)
+    facade |= {"papershelf.core.render"}
+    # the entry types and fields BibTeX and BibLaTeX know (what `set` questions): words, no data
+    facade |= {"papershelf.core.vocabulary"}
     for path in sorted(CLI_DIR.glob("*.py")):
         imported = _imports(path)
         assert not {m for m in imported if m.startswith(("papershelf.gui", "PySide6", "papershelf.launcher"))}, path

@@ -29,6 +29,7 @@ MENUS = [
             "Import Pasted &Text",
             "Add by &Identifier…",
             "Open the &Sample Library",
+            "&Keywords as Tags on Import",
             "",
             "&Export Selection…",
             "Export &Shown Papers…",
