@@ -76,6 +76,29 @@ def test_renaming_a_tag_in_the_window_keeps_its_saved_searches_and_undo_puts_the
     assert saved["Diffusion"].text == "tag:diffusion" and saved["Diffusion filter"].filters == {"tag": "diffusion"}
 
 
+def test_undoing_a_tag_rename_keeps_searches_saved_since_and_the_sidebar_and_keys_follow(window, qtbot, monkeypatch):
+    win, lib = window, window.library
+    ids = lib.ids()
+    lib.add_tags(ids[:2], ["diffusion"])  # by hand: key 1
+    lib.save_search("Diffusion", "tag:diffusion", {})
+    win.sidebar.refresh_lists_and_tags()
+    win.sidebar.saved.reload()
+    monkeypatch.setattr(QInputDialog, "getText", lambda *a, **k: ("Diffusion Models", True))
+    right_click_tag(win, monkeypatch, qtbot, "diffusion", "Rename or merge tag…")
+    assert lib.key_tags() == ["diffusion models"]
+    lib.save_search("Later", "attention", {})  # saved after the rename
+    undo(win, qtbot)
+    saved = lib.saved_searches()
+    assert set(saved) == {"Diffusion", "Later"}  # the undo takes back the rename, nothing saved since
+    assert saved["Diffusion"].text == "tag:diffusion"
+    assert win.sidebar.saved.searches["Diffusion"].text == "tag:diffusion"  # what a click on it runs
+    assert lib.key_tags() == ["diffusion"]  # key 1 is the tag again
+    win.undo_stack.redo()
+    assert lib.saved_searches()["Diffusion"].text == 'tag:"diffusion models"'
+    assert win.sidebar.saved.searches["Diffusion"].text == 'tag:"diffusion models"'
+    assert set(lib.saved_searches()) == {"Diffusion", "Later"} and lib.key_tags() == ["diffusion models"]
+
+
 def test_number_key_1_goes_to_the_tag_the_user_chose_not_to_keyword_tags(window, qtbot):
     win, lib = window, window.library
     ids = lib.ids()

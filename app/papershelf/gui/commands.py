@@ -57,6 +57,7 @@ class LibraryEdit(QUndoCommand):
         action: Callable[[], object],
         touches_lists: bool = False,
         touches_saved: bool = False,
+        saved_changed: Callable[[], None] | None = None,
     ) -> None:
         super().__init__(label)
         self.library = library
@@ -65,6 +66,7 @@ class LibraryEdit(QUndoCommand):
         self.touches_lists = touches_lists
         self.said = ""  # what the status bar said it did, for Undo and Redo to say again
         self.touches_saved = touches_saved  # a tag rename rewrites the saved searches that use it
+        self.saved_changed = saved_changed  # told after undo or redo put saved searches back
         self._done = False
 
     def redo(self) -> None:
@@ -73,26 +75,39 @@ class LibraryEdit(QUndoCommand):
         if not self._done:
             self.before = lib.snapshot_fields(self.ids)
             self.lists_before = _lists(lib) if self.touches_lists else {}
-            self.saved_before = list(lib.saved_searches().values()) if self.touches_saved else []
+            saved_before = dict(lib.saved_searches()) if self.touches_saved else {}
+            self.hand_before = lib.hand_tags() if self.touches_saved else []
             self.action()
             self.after = lib.snapshot_fields(self.ids)
             self.lists_after = _lists(lib) if self.touches_lists else {}
-            self.saved_after = list(lib.saved_searches().values()) if self.touches_saved else []
+            saved_after = dict(lib.saved_searches()) if self.touches_saved else {}
+            self.hand_after = lib.hand_tags() if self.touches_saved else []
+            # only the searches the edit changed: undo leaves the others (saved since) alone
+            changed = [n for n in saved_after if saved_before.get(n) != saved_after[n]]
+            self.saved_before = [saved_before[n] for n in changed if n in saved_before]
+            self.saved_after = [saved_after[n] for n in changed]
             self._done = True
             if self.before == self.after and self.lists_before == self.lists_after:
                 self.setObsolete(True)  # nothing changed: nothing to undo
             return
         lib.restore_fields(self.after)
         self._restore_lists(self.lists_after, self.lists_before)
-        if self.saved_after != self.saved_before:
-            lib.restore_saved_searches(self.saved_after)
+        self._restore_saved(self.saved_after, self.saved_before, self.hand_after, self.hand_before)
 
     def undo(self) -> None:
         """Put the fields (and lists, and saved searches) back as they were before the edit."""
         self.library.restore_fields(self.before)
         self._restore_lists(self.lists_before, self.lists_after)
-        if self.touches_saved and self.saved_after != self.saved_before:
-            self.library.restore_saved_searches(self.saved_before)
+        self._restore_saved(self.saved_before, self.saved_after, self.hand_before, self.hand_after)
+
+    def _restore_saved(self, searches: list, other: list, hand: list[str], hand_other: list[str]) -> None:
+        if not self.touches_saved:
+            return
+        self.library.restore_hand_tags(hand, hand_other)
+        if searches or other:
+            self.library.restore_saved_searches(searches, other)
+            if self.saved_changed is not None:
+                self.saved_changed()
 
     def _restore_lists(self, target: dict, other: dict) -> None:
         if self.touches_lists:

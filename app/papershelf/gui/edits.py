@@ -70,7 +70,8 @@ class Edits(QObject):
             return results[-1]
 
         start = win.undo_stack.index()
-        self._pushed = LibraryEdit(win.library, label, ids, run, touches_lists, touches_saved)
+        reload = win.sidebar.saved.reload if touches_saved else None  # the sidebar shows them
+        self._pushed = LibraryEdit(win.library, label, ids, run, touches_lists, touches_saved, reload)
         try:
             win.undo_stack.push(self._pushed)
         except (PapershelfError, ValueError) as exc:

@@ -68,7 +68,7 @@ class CountDelegate(QStyledItemDelegate):
         style = opt.widget.style() if opt.widget else None
         text_rect = style.subElementRect(QStyle.SubElement.SE_ItemViewItemText, opt, opt.widget) if style else opt.rect
         fm = opt.fontMetrics
-        count_text = f"({count:,})"
+        count_text = f"({count:,})" if count is not None else ""  # a saved search not counted yet
         count_width = fm.horizontalAdvance(count_text)
         count_rect = QRect(text_rect.right() - count_width, text_rect.top(), count_width, text_rect.height())
         name_rect = QRect(

@@ -388,7 +388,11 @@ class Library:
     add_tags, rename_tag, delete_tag = tagging.add_tags, tagging.rename_tag, tagging.delete_tag
     saved_searches_using, make_keywords_tags = tagging.saved_searches_using, tagging.make_keywords_tags
     key_tags, restore_saved_searches = tagging.key_tags, tagging.restore_saved_searches
-    drop_keyword_tags = tagging.drop_keyword_tags
+    drop_keyword_tags, hand_tags, restore_hand_tags = (
+        tagging.drop_keyword_tags,
+        tagging.hand_tags,
+        tagging.restore_hand_tags,
+    )
 
     # ---- export (see exporting.py) ------------------------------------------
     def export_bibtex(self, ids: Iterable[str], path: Path | str, dialect: str = "bibtex") -> tuple[ExportReport, str]:

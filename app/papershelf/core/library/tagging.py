@@ -75,10 +75,37 @@ def _retag_saved(lib: Library, old: str, new: str) -> list[str]:
     return changed
 
 
-def restore_saved_searches(lib: Library, searches: Iterable[saving.SavedSearch]) -> None:
-    """Put the saved searches back as they were (`Library.saved_searches().values()` taken
-    before an edit): what undoing a tag rename does."""
-    saving._write(lib, list(searches))
+def restore_saved_searches(
+    lib: Library, back: Iterable[saving.SavedSearch], only_if: Iterable[saving.SavedSearch]
+) -> None:
+    """Put back each search of `back` (by name) that is still what an edit left (its search of
+    `only_if`): what undoing, or redoing, a tag rename does. Every other saved search, one
+    saved, changed or deleted since, is left as it is."""
+    wanted, left = {s.name: s for s in back}, {s.name: s for s in only_if}
+    searches = saving.load(lib)
+    changed = False
+    for i, s in enumerate(searches):
+        if s.name in wanted and left.get(s.name) == s and wanted[s.name] != s:
+            searches[i] = wanted[s.name]
+            changed = True
+    if changed:
+        saving._write(lib, searches)
+
+
+def hand_tags(lib: Library) -> list[str]:
+    """The tags the user applied by hand (what the number keys choose from)."""
+    return _hand_tags(lib)
+
+
+def restore_hand_tags(lib: Library, back: Iterable[str], only_if: Iterable[str]) -> None:
+    """Undo (or redo) what an edit did to the hand-applied tags: the tags it added (in
+    `only_if`, not in `back`) are taken out, the ones it took out put back; others stay."""
+    back, left = list(back), list(only_if)
+    added, removed = set(left) - set(back), set(back) - set(left)
+    if not added and not removed:
+        return
+    now = _hand_tags(lib)
+    _write_hand_tags(lib, [t for t in now if t not in added] + [t for t in back if t in removed and t not in now])
 
 
 # ---- rename, merge, delete ---------------------------------------------------------
