@@ -470,3 +470,19 @@ def links_turn_light_with_the_theme(qtbot, win) -> None:
     background = view.palette().base().color().lightness()
     for colour in link_colours():  # light on dark, as the text around it
         assert colour.lightness() - background >= 100, (colour.name(), background)
+
+
+def test_a_first_start_says_search_is_ready_not_that_the_index_was_rebuilt(qtbot, tmp_path, settings):
+    from conftest import SEEDS, Opened
+    from papershelf.core.library import Library
+
+    with Library.open(tmp_path / "library") as lib:
+        lib.import_files(SEEDS[:1])  # a library whose index was never built
+    opened = Opened(qtbot, tmp_path / "library").open()
+    try:
+        win = opened.win
+        qtbot.waitUntil(lambda: win.statusBar().currentMessage() != "")
+        assert win.statusBar().currentMessage() == "Full-text search is ready."
+    finally:
+        opened.win.close()
+        opened.lib.close()

@@ -80,7 +80,9 @@ class IndexController(QObject):
         if self._unwatch is None:
             self._unwatch = win.library.on_index_committed(self._committed_elsewhere)
         rebuilt_because = win.library.index_status.rebuilt_because
-        if rebuilt_because:
+        if win.library.index_status.first_build:  # nothing was wrong: nothing to explain
+            win.statusBar().showMessage(self.tr("Full-text search is ready."), 8000)
+        elif rebuilt_because:
             win.statusBar().showMessage(self.tr("Search index rebuilt: %s.") % rebuilt_because, 8000)
         win.run_search()
         win.indexReady.emit()

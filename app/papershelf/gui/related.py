@@ -249,5 +249,5 @@ def viewer_split(view: AbstractView, related: RelatedPapers) -> QSplitter:
     split.addWidget(view)
     split.addWidget(related)
     split.setStretchFactor(0, 1)
-    split.setSizes([300, 190])
+    split.setSizes([360, 130])  # the abstract is what is read; the related list scrolls
     return split

@@ -71,6 +71,13 @@ class IndexStatus:
         """Searches use the index."""
         return self.state is IndexState.READY
 
+    @property
+    def first_build(self) -> bool:
+        """Opening built the library's first index: nothing was wrong with one."""
+        from ..search.state import NO_INDEX_YET  # loaded already: an index was opened
+
+        return self.rebuilt_because == NO_INDEX_YET
+
 
 class IndexKeeper:
     """Owns the search index of one library (see the module's docstring).

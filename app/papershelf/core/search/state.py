@@ -43,6 +43,9 @@ STATE_FILE = "papershelf-index.json"
 UNCHECKED_SUFFIXES: tuple[str, ...] = ()
 
 
+NO_INDEX_YET = "there is no index yet"  # why a first index is built (not a fault to report)
+
+
 class IndexFolder:
     """One index folder: the open Whoosh index (`ix`), its state, its damage."""
 
@@ -194,7 +197,7 @@ class IndexFolder:
     def why_rebuild(self) -> str:
         """Why the index must be rebuilt before use ("" if it need not); opens it if not."""
         if not self.folder.is_dir() or not any(self.folder.glob("*.toc")):
-            return "there is no index yet"
+            return NO_INDEX_YET
         if not (self.folder / STATE_FILE).is_file():
             return "its state file is missing"
         state = self.read_state()
