@@ -11,6 +11,7 @@ from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QApplication, QComboBox, QDialog, QFileDialog, QMessageBox, QProgressDialog, QPushButton
 
 from conftest import run_cli
+from test_online_gui import shown
 
 COMPLETE = (
     "@article{knuth84,\n  author = {Knuth, Donald E.},\n  title = {Literate Programming},\n"
@@ -47,22 +48,6 @@ def test_export_says_how_many_papers_are_fragments_and_how_to_complete_them(data
 
 
 # ---- the window ----------------------------------------------------------------------------------
-
-
-def shown(qtbot, kind, name):
-    """The visible top-level widget of this kind and object name."""
-    found = []
-
-    def there():
-        found[:] = [
-            w
-            for w in QApplication.topLevelWidgets()
-            if isinstance(w, kind) and w.objectName() == name and w.isVisible()
-        ]
-        return bool(found)
-
-    qtbot.waitUntil(there, timeout=10_000)
-    return found[0]
 
 
 def ctrl_e(qtbot, win) -> None:
