@@ -352,3 +352,19 @@ def test_an_index_a_search_finds_damaged_is_opened_again_and_asked_once_more(imp
     assert cli.main(["--data-dir", str(imported), *argv]) == 0
     assert capsys.readouterr().out == expected and "Reward Hacking Benchmark" in expected
     assert len(opened) == 2 and len(searched) == 2 and searched[0] == searched[1]
+
+
+def test_a_library_folder_with_a_tilde_naming_no_user_is_an_error_in_words(tmp_path):
+    for how in (["--data-dir", "~no-such-user-here/lib", "list"], ["list"]):
+        env = {} if how[0] == "--data-dir" else {"PAPERSHELF_DATA_DIR": "~no-such-user-here/lib"}
+        res = run_cli(*how, env=env)
+        assert res.returncode != 0 and "Traceback" not in res.stderr, res.stderr
+        assert "~no-such-user-here/lib" in res.stderr and "full path" in res.stderr
+
+
+def test_help_names_the_library_of_the_options_given_and_takes_no_abbreviation(tmp_path):
+    res = run_cli("--data", str(tmp_path / "lib"), "list")
+    assert res.returncode == 2 and "error" in res.stderr  # refused: not silently another library
+    assert not (tmp_path / "lib").exists()
+    res = run_cli("--data-dir", str(tmp_path / "lib"), "--help")
+    assert str(tmp_path / "lib") in "".join(res.stdout.split())  # help text wraps long paths

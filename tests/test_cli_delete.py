@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import pty
+import select
 import subprocess
 import sys
 
@@ -48,19 +49,22 @@ def test_delete_of_an_unknown_id_deletes_nothing(imported):
     assert ids_of(imported) == ids
 
 
-def _on_a_terminal(folder, args: list[str], answer: bytes) -> str:
-    """`papershelf ARGS` with a pseudo-terminal as its standard input and output; `answer` typed."""
+def _on_a_terminal(folder, args: list[str], answer: bytes, stdout=None) -> str:
+    """`papershelf ARGS` with a pseudo-terminal as its standard input and output (or `stdout`, an
+    open file: `papershelf … > file` typed at a terminal); `answer` typed once it asks."""
     leader, follower = pty.openpty()
     proc = subprocess.Popen(
         [sys.executable, "-m", "papershelf", "--data-dir", str(folder), *args],
         stdin=follower,
-        stdout=follower,
+        stdout=follower if stdout is None else stdout,
         stderr=follower,
         env=os.environ,
     )
     os.close(follower)
     seen = b""
     while b"[y/N]" not in seen:
+        ready, _, _ = select.select([leader], [], [], 60)
+        assert ready, f"no question on the terminal within 60 s; it shows {seen!r}"
         seen += os.read(leader, 4096)
     os.write(leader, answer)
     while True:
@@ -83,4 +87,14 @@ def test_delete_on_a_terminal_asks_first(imported):
     assert ids_of(imported) == ids
     said = _on_a_terminal(imported, ["delete", ids[0]], b"y\n")
     assert "Delete 1 paper? [y/N]" in said and f"Deleted {ids[0]}" in said
+    assert ids_of(imported) == ids[1:]
+
+
+def test_delete_asks_on_the_terminal_when_its_output_goes_to_a_file(imported, tmp_path):
+    ids = ids_of(imported)
+    with open(tmp_path / "out.txt", "w", encoding="utf-8") as out:
+        said = _on_a_terminal(imported, ["delete", ids[0]], b"y\n", stdout=out)
+    assert "Delete 1 paper? [y/N]" in said  # asked where the person sees it
+    written = (tmp_path / "out.txt").read_text(encoding="utf-8")
+    assert "[y/N]" not in written and f"Deleted {ids[0]}" in written  # the file has the result only
     assert ids_of(imported) == ids[1:]

@@ -315,6 +315,10 @@ MALFORMED = {
     "a path that does not exist": lambda tmp: json.dumps({"files": [str(tmp / "missing.bib")]}).encode() + b"\n",
     "a folder": lambda tmp: json.dumps({"files": [str(tmp)]}).encode() + b"\n",
     "another key": lambda tmp: json.dumps({"files": [], "run": "x"}).encode() + b"\n",
+    # a lone surrogate: no file system can be asked about it (the whole batch failed on it)
+    "a missing path no file system can name": lambda tmp: (
+        json.dumps({"files": [str(SEEDS[1].resolve())], "missing": ["/\ud800"]}).encode() + b"\n"
+    ),
     "nested too deep": lambda tmp: b"[" * 100_000 + b"\n",
     "more than 1 MB in one line": lambda tmp: json.dumps({"files": ["/" + "a" * MAX_MESSAGE]}).encode() + b"\n",
     "more than 1 MB and no end": lambda tmp: b"a" * (MAX_MESSAGE + 2),

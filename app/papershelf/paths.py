@@ -51,15 +51,25 @@ class LibraryChoice:
         return f"{self.folder} ({self.source})"
 
 
+def _expanded(value: str | os.PathLike[str], what: str) -> Path:
+    """`value` with a leading ~ or ~user expanded; SettingsError naming it if it cannot be."""
+    try:
+        return Path(value).expanduser()
+    except RuntimeError:  # ~nobody: no such user, or no home folder
+        raise SettingsError(
+            f"{what} {str(value)!r:.200} starts with a ~ that names no home folder here; give the full path."
+        ) from None
+
+
 def library_choice(override: str | os.PathLike[str] | None = None) -> LibraryChoice:
     """The library folder and why: `override`, else $PAPERSHELF_DATA_DIR, else the default library
     chosen in Preferences, else the platform's user data folder. SettingsError if the settings file
     that would say the chosen one is damaged (never another library in its place)."""
     if override:
-        return LibraryChoice(Path(override).expanduser(), FROM_OPTION)
+        return LibraryChoice(_expanded(override, "The library folder given with --data-dir,"), FROM_OPTION)
     env = os.environ.get(ENV_DATA_DIR)
     if env:
-        return LibraryChoice(Path(env).expanduser(), FROM_ENV)
+        return LibraryChoice(_expanded(env, f"The library folder in ${ENV_DATA_DIR},"), FROM_ENV)
     chosen = chosen_library()
     if chosen is not None:
         return LibraryChoice(chosen, FROM_CHOICE)
@@ -128,7 +138,7 @@ def chosen_library() -> Path | None:
             "fix it or delete it.",
             path,
         )
-    return Path(value).expanduser()
+    return _expanded(value, f"The default library in {settings_file()},")
 
 
 def set_chosen_library(folder: str | os.PathLike[str] | None) -> None:
@@ -140,7 +150,7 @@ def set_chosen_library(folder: str | os.PathLike[str] | None) -> None:
     if folder is None:
         settings.pop(DEFAULT_LIBRARY_KEY, None)
     else:
-        settings[DEFAULT_LIBRARY_KEY] = str(Path(folder).expanduser().absolute())
+        settings[DEFAULT_LIBRARY_KEY] = str(_expanded(folder, "The default library").absolute())
     path = settings_file()
     try:
         path.parent.mkdir(parents=True, exist_ok=True)

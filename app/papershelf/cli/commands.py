@@ -319,18 +319,17 @@ def cmd_delete(args: argparse.Namespace) -> int:
     with open_library(args, write=True) as lib:
         ids = list(dict.fromkeys(resolve_ids(lib, args.ids)))  # an unknown id: exit 2, nothing deleted
         if not args.yes:
-            if not sys.stdin.isatty():
-                raise UsageError(
-                    f"deleting {plural(len(ids))} needs confirmation: add --yes (standard input is not a terminal)"
-                )
+            if not (sys.stdin.isatty() and sys.stderr.isatty()):
+                raise UsageError(f"deleting {plural(len(ids))} needs confirmation: add --yes (no terminal to ask on)")
+            # the question goes to the terminal (stderr), never into a redirected standard output
             for pid in ids:
-                print(f"  {pid}  {lib.get(pid).title}")
-            try:
-                answer = input(f"Delete {plural(len(ids))}? [y/N] ").strip().lower()
-            except EOFError:
-                answer = ""
-            if answer not in ("y", "yes"):
-                print("Nothing deleted.")
+                print(f"  {pid}  {lib.get(pid).title}", file=sys.stderr)
+            print(f"Delete {plural(len(ids))}? [y/N] ", end="", file=sys.stderr, flush=True)
+            line = sys.stdin.readline()
+            if not line.endswith("\n"):  # Ctrl+D: end the question's line
+                print(file=sys.stderr)
+            if line.strip().lower() not in ("y", "yes"):
+                print("Nothing deleted.", file=sys.stderr)
                 return EXIT_OK
         titles = {pid: lib.get(pid).title for pid in ids}
         n = lib.delete_papers(ids)

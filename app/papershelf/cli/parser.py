@@ -48,6 +48,7 @@ def build_parser(data_dir: str | None = None) -> argparse.ArgumentParser:
     """The parser of `papershelf`'s options and commands (its help names the library of `data_dir`)."""
     p = _Parser(
         prog="papershelf",
+        allow_abbrev=False,  # "--data" would open the library that --help, reading "--data-dir", does not name
         description="A reading-list manager for research papers. With no command, opens the Papershelf window. "
         + _library_said(data_dir),
     )

@@ -89,7 +89,8 @@ class PreferencesDialog(QDialog):
         self.setWindowTitle(self.tr("Preferences"))
         s = QSettings()
         form = QFormLayout()
-        self.library_row = DefaultLibraryRow(current_folder)
+        source = parent.property("librarySource") if parent is not None else None
+        self.library_row = DefaultLibraryRow(current_folder, source=source if isinstance(source, str) else "")
         form.addRow(self.tr("Default library (from the next start; the command line's too)"), self.library_row)
         self.dialect = QComboBox()
         self.dialect.setObjectName("dialectPicker")

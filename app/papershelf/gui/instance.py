@@ -138,9 +138,18 @@ def parse_message(line: bytes) -> list[Path]:
         if not isinstance(f, str) or not os.path.isabs(f) or not os.path.isfile(f):
             raise SingleInstanceError(f"not an absolute path to an existing file: {f!r:.200}")
     for f in missing:  # only named in the report: never opened unless it is a file by now
-        if not isinstance(f, str) or not os.path.isabs(f) or "\0" in f:
+        if not isinstance(f, str) or not os.path.isabs(f) or "\0" in f or not _encodable(f):
             raise SingleInstanceError(f"not an absolute path: {f!r:.200}")
     return [Path(f) for f in files + missing]
+
+
+def _encodable(path: str) -> bool:
+    """A path the file system can be asked about (a lone surrogate cannot)."""
+    try:
+        os.fsencode(path)
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def hand_over(folder: Path, files: list[str], timeout_ms: int = 1000) -> bool:

@@ -36,8 +36,8 @@ def source_of(folder: Path) -> str:
     """Why the window shows this library: what a start without --data-dir opens, or --data-dir."""
     try:
         choice = paths.library_choice()
-    except paths.SettingsError as exc:
-        return str(exc)
+    except paths.SettingsError:  # the window started all the same: on --data-dir or $PAPERSHELF_DATA_DIR
+        return paths.FROM_ENV if os.environ.get(paths.ENV_DATA_DIR) else paths.FROM_OPTION
     if choice.folder.expanduser().absolute() == folder.expanduser().absolute():
         return choice.source
     return paths.FROM_OPTION
@@ -64,7 +64,9 @@ def show_library(window: QMainWindow, folder: Path) -> QLabel:
     window.setWindowTitle(_tr("Papershelf — %s") % shown(folder))
     label = QLabel(_tr("Library: %s") % folder)
     label.setObjectName("libraryFolderStatus")
-    label.setToolTip(_tr("Why this library: %s") % source_of(folder))
+    source = source_of(folder)  # said once, at the start: a default chosen later opens next time
+    window.setProperty("librarySource", source)
+    label.setToolTip(_tr("Why this library: %s") % source)
     label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
     window.statusBar().addPermanentWidget(label)
     return label
@@ -74,8 +76,9 @@ class DefaultLibraryRow(QWidget):
     """Preferences' row for the default library: the folder, Change…, and what this window shows if
     that is another one. Saved only when changed (a one-off --data-dir stays one-off)."""
 
-    def __init__(self, current_folder: str, parent: QWidget | None = None) -> None:
+    def __init__(self, current_folder: str, parent: QWidget | None = None, source: str = "") -> None:
         super().__init__(parent)
+        self.source = source  # where this window's library came from at its start
         try:
             chosen = paths.chosen_library()
             problem = ""
@@ -107,9 +110,17 @@ class DefaultLibraryRow(QWidget):
                 paths.ENV_DATA_DIR,
                 os.environ[paths.ENV_DATA_DIR],
             )
-        if current.expanduser().absolute() != Path(self.initial).expanduser().absolute():
+        if current.expanduser().absolute() == Path(self.initial).expanduser().absolute():
+            return ""
+        if self.source == paths.FROM_OPTION:
             return _tr("This window shows %s, given with --data-dir for this start only.") % current
-        return ""
+        return (
+            _tr(
+                "This window shows %s; the default library above opens from the next start "
+                "(the command line uses it already)."
+            )
+            % current
+        )
 
     def _choose_folder(self) -> None:
         folder = QFileDialog.getExistingDirectory(self, _tr("Default library folder"), self.folder.text())
