@@ -86,6 +86,26 @@ def run_cli(
     return subprocess.run(cmd + list(args), capture_output=True, text=True, input=input, env=full_env, timeout=120)
 
 
+def run_window_probe(
+    probe: str, tmp_path: Path, *args: str, platform: str = "offscreen", x11: bool = False, timeout: int = 120
+) -> subprocess.CompletedProcess:
+    """A probe script (`python -c probe ARGS`) that opens the real window in its own process: on
+    `platform` (an offscreen screen, or xcb inside `xvfb-run` at 1366x768 when `x11`), with this
+    checkout's code and settings of its own; fails the test if the probe fails."""
+    env = {
+        **os.environ,
+        "QT_QPA_PLATFORM": "xcb" if x11 else platform,
+        "PYTHONPATH": str(ROOT / "app"),
+        "XDG_CONFIG_HOME": str(tmp_path / "config"),
+    }
+    cmd = [sys.executable, "-c", probe, *args]
+    if x11:
+        cmd = ["xvfb-run", "-a", "-s", "-screen 0 1366x768x24", *cmd]
+    res = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=timeout)
+    assert res.returncode == 0, res.stderr
+    return res
+
+
 class Mount:
     """A real tmpfs mounted for one test (root only): a read-only or full disk."""
 

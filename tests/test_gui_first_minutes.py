@@ -143,36 +143,10 @@ def test_no_two_actions_of_the_window_share_a_key(opened, qtbot):
 def test_redo_works_with_ctrl_shift_z_and_ctrl_y_on_x11(tmp_path):
     """On X11 (a real Xvfb, the xcb platform) the standard Redo key is Ctrl+Shift+Z itself."""
     import json
-    import os
-    import subprocess
-    import sys
 
-    from conftest import ROOT, SEEDS
+    from conftest import SEEDS, run_window_probe
 
-    env = {
-        **os.environ,
-        "QT_QPA_PLATFORM": "xcb",
-        "PYTHONPATH": str(ROOT / "app"),
-        "XDG_CONFIG_HOME": str(tmp_path / "config"),
-    }
-    res = subprocess.run(
-        [
-            "xvfb-run",
-            "-a",
-            "-s",
-            "-screen 0 1366x768x24",
-            sys.executable,
-            "-c",
-            SHORTCUT_PROBE,
-            str(tmp_path / "library"),
-            str(SEEDS[0]),
-        ],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=120,
-    )
-    assert res.returncode == 0, res.stderr
+    res = run_window_probe(SHORTCUT_PROBE, tmp_path, str(tmp_path / "library"), str(SEEDS[0]), x11=True)
     out = json.loads(res.stdout.strip().splitlines()[-1])
     assert out["platform"] == "xcb"
     assert "Ambiguous shortcut" not in res.stderr
@@ -212,26 +186,9 @@ print("exited", code)
 
 
 def test_closing_the_window_prints_no_qt_warning(tmp_path):
-    import os
-    import subprocess
-    import sys
+    from conftest import SEEDS, run_window_probe
 
-    from conftest import ROOT, SEEDS
-
-    env = {
-        **os.environ,
-        "QT_QPA_PLATFORM": "offscreen",
-        "PYTHONPATH": str(ROOT / "app"),
-        "XDG_CONFIG_HOME": str(tmp_path / "config"),
-    }
-    res = subprocess.run(
-        [sys.executable, "-c", EXIT_PROBE, str(tmp_path / "library"), *map(str, SEEDS)],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=180,
-    )
-    assert res.returncode == 0, res.stderr
+    res = run_window_probe(EXIT_PROBE, tmp_path, str(tmp_path / "library"), *map(str, SEEDS), timeout=180)
     assert res.stdout.strip().endswith("exited 0")
     assert "QObject" not in res.stderr and "QThread" not in res.stderr and "QTimer" not in res.stderr, res.stderr
 

@@ -745,23 +745,11 @@ print(json.dumps(out))
 def test_on_a_1366x768_screen_the_offline_report_and_the_review_fit(tmp_path):
     """Under a real X server at 1366×768 (the issue's laptop), offline, on the 372 seed papers."""
     import json
-    import os
-    import subprocess
-    import sys
 
-    from conftest import ROOT, SEEDS
+    from conftest import SEEDS, run_window_probe
 
-    env = {**os.environ, "QT_QPA_PLATFORM": "xcb", "PYTHONPATH": str(ROOT / "app")}
-    env["XDG_CONFIG_HOME"] = str(tmp_path / "config")
-    res = subprocess.run(
-        ["xvfb-run", "-a", "-s", "-screen 0 1366x768x24", sys.executable, "-c", FIT_PROBE, str(tmp_path / "library")]
-        + [str(s) for s in SEEDS],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=300,
-    )
-    assert res.returncode == 0, res.stderr
+    folder = str(tmp_path / "library")
+    res = run_window_probe(FIT_PROBE, tmp_path, folder, *map(str, SEEDS), x11=True, timeout=300)
     out = json.loads(res.stdout.strip().splitlines()[-1])
     assert out["platform"] == "xcb" and out["papers"] == 372
     assert out["said"].splitlines() == [

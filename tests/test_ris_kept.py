@@ -165,21 +165,26 @@ def test_a_paper_from_a_bib_file_goes_out_as_before(tmp_path):
     ]
 
 
+def scopus_and_bib(tmp_path, bib_text: str):
+    """A library of the public Scopus RIS record, then a .bib of `bib_text`, imported in that
+    order by the command line; (its folder, the RIS file)."""
+    data_dir, scopus, bib = tmp_path / "library", PUBLIC / "RisImporterTestScopus.ris", tmp_path / "copy.bib"
+    bib.write_text(bib_text, encoding="utf-8")
+    for f in (scopus, bib):
+        res = run_cli("import", str(f), data_dir=data_dir)
+        assert res.returncode == 0, res.stdout + res.stderr
+    return data_dir, scopus
+
+
 def test_a_copy_from_a_bib_file_adds_its_abstract_and_leaves_the_ris_lines(tmp_path):
     """A merge that fills a field the RIS record lacked: that field is written, the rest as it came."""
-    data_dir = tmp_path / "library"
-    scopus = PUBLIC / "RisImporterTestScopus.ris"
-    bib = tmp_path / "copy.bib"
-    bib.write_text(
+    data_dir, scopus = scopus_and_bib(
+        tmp_path,
         "@article{federico2004, author={Federico, S. and Grillo, A. and Herzog, W.},\n"
         "  title={A transversely isotropic composite with a statistical distribution of spheroidal inclusions},\n"
         "  journal={J. Mech. Phys. Solids}, year=2004, doi={10.1016/j.jmps.2004.03.010},\n"
         "  abstract={Spheroidal inclusions, half of them aligned.}}\n",
-        encoding="utf-8",
     )
-    for f in (scopus, bib):
-        res = run_cli("import", str(f), data_dir=data_dir)
-        assert res.returncode == 0, res.stdout + res.stderr
     [paper] = papers_of(data_dir)
     assert paper["abstract"].startswith("Spheroidal")
     [rec] = export(data_dir, tmp_path / "out.ris")
@@ -188,15 +193,11 @@ def test_a_copy_from_a_bib_file_adds_its_abstract_and_leaves_the_ris_lines(tmp_p
 
 
 def test_a_paper_merged_by_hand_keeps_its_ris_lines_and_writes_what_the_merge_gave(tmp_path):
-    data_dir = tmp_path / "library"
-    scopus = PUBLIC / "RisImporterTestScopus.ris"
-    bib = tmp_path / "preprint.bib"
-    bib.write_text(
+    data_dir, scopus = scopus_and_bib(
+        tmp_path,
         "@misc{pre, title={Spheroidal inclusions in composites}, year=2003,\n"
         "  abstract={A preprint of the paper, with its abstract.}}\n",
-        encoding="utf-8",
     )
-    assert run_cli("import", str(scopus), str(bib), data_dir=data_dir).returncode == 0
     by_title = {p["title"][:10]: p["id"] for p in papers_of(data_dir)}
     res = run_cli("duplicates", "--merge", by_title["A transver"], by_title["Spheroidal"], data_dir=data_dir)
     assert res.returncode == 0, res.stdout + res.stderr

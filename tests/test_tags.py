@@ -25,6 +25,13 @@ def tagged(data_dir) -> Path:
     return data_dir
 
 
+def ok(*args: str, data_dir) -> str:
+    """`papershelf ARGS` on the library, which must succeed; what it printed."""
+    res = run_cli(*args, data_dir=data_dir)
+    assert res.returncode == 0, res.stderr
+    return res.stdout
+
+
 # ---- defect 9: tag typos on the command line ----
 
 
@@ -51,11 +58,8 @@ def test_a_tag_typo_on_the_command_line_is_an_error_with_the_closest_tag(tagged,
 
 
 def test_the_right_tag_still_lists_searches_and_removes(tagged):
-    res = run_cli("list", "--tag", "Diffusion Models", "--json", data_dir=tagged)
-    assert res.returncode == 0, res.stderr
-    assert '"diffusion models"' in res.stdout
-    res = run_cli("search", "--tag", "diffusion models", "--json", data_dir=tagged)
-    assert res.returncode == 0, res.stderr
+    assert '"diffusion models"' in ok("list", "--tag", "Diffusion Models", "--json", data_dir=tagged)
+    ok("search", "--tag", "diffusion models", "--json", data_dir=tagged)
     with Library.open(tagged, readonly=True) as lib:
         first = lib.ids()[0]
     res = run_cli("tag", first, "--remove", "diffusion models", data_dir=tagged)
@@ -143,11 +147,8 @@ def test_renaming_a_tag_updates_the_saved_searches_that_use_it(tagged):
     with Library.open(tagged) as lib:
         lib.save_search("by filter", "", {"tag": "diffusion models"})
         lib.save_search("by words", "tag:llm OR tags:LLM", {})
-    res = run_cli("tags", "--rename", "llm", "language models", data_dir=tagged)
-    assert res.returncode == 0, res.stderr
-    assert "'by words'" in res.stdout
-    res = run_cli("tags", "--rename", "diffusion models", "diffusion", data_dir=tagged)
-    assert res.returncode == 0, res.stderr
+    assert "'by words'" in ok("tags", "--rename", "llm", "language models", data_dir=tagged)
+    ok("tags", "--rename", "diffusion models", "diffusion", data_dir=tagged)
     with Library.open(tagged, readonly=True) as lib:
         saved = lib.saved_searches()
         assert saved["by filter"].filters == {"tag": "diffusion"}

@@ -129,29 +129,14 @@ def first_start_at(tmp_path, width: int, height: int, files) -> dict:
     """The real window's first start (papershelf.gui.app.main, no settings yet) on an
     offscreen screen of this size, and what its list showed."""
     import json
-    import os
-    import subprocess
-    import sys
 
-    from conftest import ROOT
+    from conftest import run_window_probe
 
     config = tmp_path / "screen.json"
     screen = {"name": "S", "x": 0, "y": 0, "width": width, "height": height, "logicalDpi": 96, "dpr": 1}
     config.write_text(json.dumps({"screens": [screen]}), encoding="utf-8")
-    env = {
-        **os.environ,
-        "QT_QPA_PLATFORM": f"offscreen:configfile={config}",
-        "PYTHONPATH": str(ROOT / "app"),
-        "XDG_CONFIG_HOME": str(tmp_path / "config"),
-    }
-    res = subprocess.run(
-        [sys.executable, "-c", FIRST_START_PROBE, str(tmp_path / "library"), *map(str, files)],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=120,
-    )
-    assert res.returncode == 0, res.stderr
+    platform = f"offscreen:configfile={config}"
+    res = run_window_probe(FIRST_START_PROBE, tmp_path, str(tmp_path / "library"), *map(str, files), platform=platform)
     return json.loads(res.stdout.strip().splitlines()[-1])
 
 
