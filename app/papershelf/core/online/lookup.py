@@ -59,7 +59,7 @@ from .matching import (
     search_text,
     title_similarity,
 )
-from .records import SERVICE_NAMES, Cancelled, FoundRecord, OnlineError, Proposal, Unreachable
+from .records import SERVICE_NAMES, Cancelled, FoundRecord, OnlineError, OutOfTime, Proposal, Unreachable
 
 if TYPE_CHECKING:
     from ..paper import Paper
@@ -305,8 +305,13 @@ def lookup(
 ) -> Proposal:
     """Look one paper up; never raises for a failure of this paper (the message says what
     happened), only Cancelled. `reach` (a batch's) skips the services it gave up on and learns
-    from every request."""
-    reach = reach if reach is not None else Reach(services)
+    from every request. The whole look-up keeps the paper's deadline (Http.paper): past it, the
+    services not yet asked are not asked, and the message says so."""
+    with http.paper():
+        return _lookup(http, paper, services, reach if reach is not None else Reach(services))
+
+
+def _lookup(http: Http, paper: Paper, services: Sequence[str], reach: Reach) -> Proposal:
     if not (real_abstract(paper.abstract) or paper.doi or paper.arxiv_id or (paper.title and not paper.title_derived)):
         return Proposal(paper.id, message="Nothing to search with: the paper has no abstract, title, DOI or arXiv id.")
     failures: list[str] = []
@@ -331,6 +336,8 @@ def lookup(
             failures.append(_failure(error.service or asked, error))
             failed_here.add(error.service or asked)
             reach.failed(error.service or asked, error)
+            if isinstance(error, OutOfTime):  # the paper's time is up: the others are not asked
+                break
             continue
         reach.answered(asked)
         for rec in found:
