@@ -110,6 +110,12 @@ class IdentifierDialog(QDialog):
         """`done` of `total` records fetched."""
         self.progress.setRange(0, max(total, 1))
         self.progress.setValue(done)
+        self.progress.setFormat(self.tr("Fetching %v of %m…"))
+
+    def waiting(self, text: str) -> None:
+        """What the fetching waits for ("Waiting 12 s: Crossref asked us to slow down…", "Still
+        waiting for Crossref…"), in the progress bar until the next record is fetched."""
+        self.progress.setFormat(text)
 
     def show_refusal(self, text: str) -> None:
         """Online look-ups are off: say so here."""
