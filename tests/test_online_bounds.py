@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 
 from conftest import SEEDS, run_cli
-from replay_server import RECORDED, Reply, ReplayServer, replay_fixture  # noqa: F401
+from replay_server import RECORDED, ReplayServer, Reply, replay_fixture  # noqa: F401
 from seed_replay import serve_seeds
 
 PNAS = "10.1073/pnas.1414271111"
@@ -155,6 +155,7 @@ def test_a_doi_with_odd_characters_reaches_the_service_whole_and_encoded(replay,
     res = run_cli("add", sici, odd, data_dir=data_dir, env=replay.env())
     assert res.returncode == 0, res.stderr
     raw = {r.path: r.raw_path for r in replay.requests}
-    assert raw[f"/crossref/works/{sici}"].startswith("/crossref/works/10.1002/%28sici%291097-4636%28199706%2935:4%3C413")
+    encoded = "/crossref/works/10.1002/%28sici%291097-4636%28199706%2935:4%3C413"
+    assert raw[f"/crossref/works/{sici}"].startswith(encoded)
     assert raw[f"/crossref/works/{odd}"] == "/crossref/works/10.1000/a%23b%3Fc"  # no query, no fragment
     assert all("/etc/" not in r.path for r in replay.requests)

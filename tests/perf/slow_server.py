@@ -19,7 +19,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from replay_server import Reply, ReplayServer  # noqa: E402
+from replay_server import ReplayServer, Reply
 
 BIB = """@article{{p{n},
   author = {{Doe, Jane}},
