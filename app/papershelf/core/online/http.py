@@ -214,7 +214,9 @@ class Http:
 
         Returns the answer when its status is 2xx or in `allow` (a service whose errors carry a
         readable body, such as arXiv's 400). Otherwise raises: NotFound (404), RateLimited (429/503
-        after the retries), ServerError (other statuses), Offline, TimedOut, BadResponse, Cancelled.
+        after the retries, or at once when the wait asked would pass the paper's deadline),
+        ServerError (other statuses), Offline, TimedOut (OutOfTime: the paper's deadline),
+        BadResponse, Cancelled.
         `validate` (a reader) is called with every answer returned and may raise (BadResponse…):
         the error goes to the caller. With `use_cache`, a kept answer (under 14 days old, that
         `validate` accepts) is returned without asking; a fresh 200 is kept only once `validate`

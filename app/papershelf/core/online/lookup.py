@@ -30,7 +30,9 @@ The policy of the changes (`changes_for`):
 A failure of one service (offline, timed out, a 5xx, a malformed answer) does not stop the
 others; what went wrong is in `Proposal.message` (service and what happened), and
 `Proposal.failed` is set unless a candidate at or above AUTO_CONFIDENCE was found all the same
-(a published version that could not be read always sets it). Only
+(a published version that could not be read always sets it). A paper's
+look-up keeps its deadline (Http.paper, 60 s): past it the services not yet asked are not,
+and the batch goes on with the next paper. Only
 Cancelled propagates: the batch stops at once. A service that cannot be reached at all is
 skipped for the rest of a batch, and a batch none of whose services can be reached stops
 after the paper that found out (Reach).
