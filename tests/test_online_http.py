@@ -420,6 +420,23 @@ def test_user_agent_and_mailto(replay: ReplayServer, cache: Path) -> None:
     assert "mailto" not in arxiv.query  # arXiv asks for no such parameter
 
 
+def test_the_contact_stays_at_crossref_and_openalex_wherever_they_redirect(replay: ReplayServer, cache: Path) -> None:
+    # issue 21, defect 7: on one loopback server each service is a path prefix; a redirect out of
+    # Crossref's (to what stands for another host) loses the contact, one within it keeps it
+    replay.route("/crossref/works/a", b"", 302, {"Location": f"{replay.url}/elsewhere/a?mailto=x%40y.org&k=1"})
+    replay.route("/elsewhere/a", b"{}")
+    replay.route("/crossref/works/b", b"", 302, {"Location": "/crossref/works/c"})
+    replay.route("/crossref/works/c", b"{}")
+    with Http(contact="reader@example.org", cache_dir=cache) as http:
+        http.get("crossref", "/works/a")
+        http.get("crossref", "/works/b")
+    first, away, _second, within = replay.requests
+    assert "mailto:reader@example.org" in first.headers["user-agent"]
+    assert away.path == "/elsewhere/a" and "mailto" not in away.headers["user-agent"]
+    assert away.query == {"k": "1"}
+    assert within.path == "/crossref/works/c" and "mailto:reader@example.org" in within.headers["user-agent"]
+
+
 def test_no_contact_no_mailto(replay: ReplayServer, http: Http) -> None:
     replay.route("/crossref/works", b"{}")
     http.get("crossref", "/works", {"query.bibliographic": "x"})
