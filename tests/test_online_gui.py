@@ -307,6 +307,17 @@ def test_a_wait_asked_by_a_service_is_said_in_add_by_identifiers_progress(window
     assert len(lib) == n + 1
 
 
+def test_add_by_identifier_says_why_a_doi_with_dot_segments_is_refused(window, qtbot, replay):
+    # issue 21, defect 9: nothing can be added, and the dialog says why
+    allow_online()
+    dialog = add_by_identifier(qtbot, window, "10.1234/../../../etc/passwd")
+    label = dialog.findChild(QLabel, "recognisedLabel")
+    assert "is not a usable DOI: it holds a '.' or '..' path segment" in label.text()
+    assert not dialog.findChild(QPushButton, "identifierAddButton").isEnabled()
+    dialog.reject()
+    assert replay.requests == []
+
+
 # ---- the review dialog, with proposals made here -----------------------------------------------
 def derived_papers(lib, n):
     papers = [p for p in lib.papers() if p.title_derived][:n]
