@@ -5,7 +5,13 @@ from __future__ import annotations
 
 import pytest
 
-from papershelf.core.online.identifiers import Identifier, find_identifiers, only_identifiers, parse_identifier
+from papershelf.core.online.identifiers import (
+    Identifier,
+    find_identifiers,
+    identifier_problem,
+    only_identifiers,
+    parse_identifier,
+)
 
 
 def doi(value: str) -> Identifier:
@@ -196,3 +202,31 @@ def test_sici_dois_and_quotes_in_a_pasted_block() -> None:
 )
 def test_only_identifiers(text: str, expected: bool) -> None:
     assert only_identifiers(text) is expected
+
+
+# ---- issue 21, defect 9: a DOI that would leave the service's path is none ----
+
+
+@pytest.mark.parametrize(
+    ("text", "why"),
+    [
+        ("10.1234/../../../etc/passwd", "'.' or '..' path segment"),
+        ("doi:10.1234/./x", "'.' or '..' path segment"),
+        ("https://doi.org/10.1234/%2E%2E/x", "'.' or '..' path segment"),
+        ("10.1234/a\x1b[2Jb", "control character"),
+        ("10.1234/a\x00b", "control character"),
+        ("10.1234/" + "x" * 400, "no DOI is longer than 300"),
+    ],
+)
+def test_a_doi_that_could_not_be_asked_safely_is_refused_with_why(text, why):
+    assert parse_identifier(text) is None
+    assert find_identifiers(text) == []
+    problem = identifier_problem(text)
+    assert "is not a usable DOI" in problem and why in problem
+    assert "\x1b" not in problem and "\x00" not in problem  # shown escaped
+
+
+def test_odd_but_real_dois_are_kept():
+    for doi in ("10.1002/(sici)1097-4636(199706)35:4<413::aid-jbm2>3.0.co;2-m", "10.1000/a#b?c", "10.1000/a..b"):
+        assert parse_identifier(doi) == Identifier("doi", doi)
+        assert identifier_problem(doi) == ""

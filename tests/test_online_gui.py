@@ -288,6 +288,36 @@ def test_cancel_while_adding_stops_and_adds_nothing(window, qtbot, replay, monke
     assert "Cancelled" in status(win)
 
 
+def test_a_wait_asked_by_a_service_is_said_in_add_by_identifiers_progress(window, qtbot, replay):
+    # issue 21, defect 8: a Retry-After is waited for, and the dialog says what it waits for
+    from PySide6.QtWidgets import QProgressBar
+
+    from replay_server import Reply
+
+    win, lib = window, window.library
+    allow_online()
+    doi = "10.1073/pnas.1414271111"
+    answer = RECORDED / "crossref_works_doi_10.1073_pnas.1414271111.json"
+    replay.route(f"/crossref/works/{doi}", [Reply(b"{}", 429, {"Retry-After": "2"}), Reply(answer)])
+    n = len(lib)
+    dialog = add_by_identifier(qtbot, win, doi)
+    bar = dialog.findChild(QProgressBar, "identifierProgress")
+    qtbot.waitUntil(lambda: bar.format() == "Waiting 2 s: Crossref asked us to slow down…", timeout=30_000)
+    qtbot.waitUntil(lambda: not dialog.isVisible(), timeout=30_000)
+    assert len(lib) == n + 1
+
+
+def test_add_by_identifier_says_why_a_doi_with_dot_segments_is_refused(window, qtbot, replay):
+    # issue 21, defect 9: nothing can be added, and the dialog says why
+    allow_online()
+    dialog = add_by_identifier(qtbot, window, "10.1234/../../../etc/passwd")
+    label = dialog.findChild(QLabel, "recognisedLabel")
+    assert "is not a usable DOI: it holds a '.' or '..' path segment" in label.text()
+    assert not dialog.findChild(QPushButton, "identifierAddButton").isEnabled()
+    dialog.reject()
+    assert replay.requests == []
+
+
 # ---- the review dialog, with proposals made here -----------------------------------------------
 def derived_papers(lib, n):
     papers = [p for p in lib.papers() if p.title_derived][:n]

@@ -11,7 +11,7 @@ import pytest
 from papershelf.core.online import services
 from papershelf.core.online.http import Http
 from papershelf.core.online.identifiers import Identifier, parse_identifier
-from papershelf.core.online.records import BadResponse, NotFound, Offline, ServerError
+from papershelf.core.online.records import BadResponse, NotFound, Offline, OnlineError, ServerError
 from replay_server import RECORDED, ReplayServer, Reply, replay_fixture  # noqa: F401
 
 PNAS = "10.1073/pnas.1414271111"
@@ -576,3 +576,26 @@ def test_a_journal_ref_is_a_venue_only_when_it_names_one(
     (found,) = services.arxiv_by_ids(http, ["1605.08386"])
     assert (found.venue, found.year, found.entrytype) == (venue, year, entrytype)
     assert "journal_ref" not in found.extra
+
+
+# -- issue 21: what a service sent cannot steer a request, nor end a batch ----------------------------
+
+
+@pytest.mark.parametrize("doi", ["10.1234/../../../etc/passwd", "10.1234/./x", "10.1234/a/.."])
+def test_a_doi_a_service_sent_with_dot_segments_is_never_requested(replay: ReplayServer, http: Http, doi) -> None:
+    # a found record's DOI goes to Crossref unparsed (the published version of an arXiv record)
+    for ask in (services.crossref_by_doi, services.openalex_by_doi, services.doi_bibtex):
+        with pytest.raises(OnlineError) as caught:
+            ask(http, doi)
+        assert "holds a '.' or '..' path segment" in str(caught.value)
+    assert replay.requests == []
+
+
+@pytest.mark.parametrize("body", [b"[" * 100_000, b'{"results": ' + b"[" * 100_000])
+def test_an_answer_nested_too_deeply_is_that_services_bad_response(replay: ReplayServer, http: Http, body) -> None:
+    replay.route("/openalex/works", Reply(body, 200, {"Content-Type": "application/json"}))
+    replay.route("/s2/graph/v1/paper/search", Reply(body, 200, {"Content-Type": "application/json"}))
+    with pytest.raises(BadResponse, match=r"OpenAlex sent an answer Papershelf cannot read \(JSON nested too deeply\)"):
+        services.openalex_search(http, "anything")
+    with pytest.raises(BadResponse, match=r"Semantic Scholar sent an answer Papershelf cannot read"):
+        services.s2_search(http, "anything")

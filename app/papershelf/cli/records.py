@@ -91,10 +91,23 @@ def _question(changes: dict[str, str], entrytype: str, present: Iterable[str], f
         )
 
 
+def _waiting(text: str) -> None:
+    """What the look-up waits for ("Waiting 12 s: Crossref asked us to slow down…", "Still waiting
+    for OpenAlex…"), on stderr as it happens: a long wait is never silent. On a terminal the line
+    replaces the progress line (which comes back with the next paper)."""
+    try:
+        if sys.stderr.isatty():
+            print(f"\r\x1b[Kpapershelf: {text}", file=sys.stderr, flush=True)
+        else:
+            print(f"papershelf: {text}", file=sys.stderr, flush=True)
+    except OSError:  # stderr closed under us: carry on
+        pass
+
+
 def _http(args: argparse.Namespace) -> Any:
     from ..core.online.http import Http
 
-    return Http(contact=args.mailto or os.environ.get(ENV_MAILTO, ""))
+    return Http(contact=args.mailto or os.environ.get(ENV_MAILTO, ""), on_wait=_waiting)
 
 
 def _record_line(rec: FoundRecord) -> str:
@@ -105,13 +118,16 @@ def _record_line(rec: FoundRecord) -> str:
 
 def cmd_add(args: argparse.Namespace) -> int:
     """`add IDENTIFIER...`: fetch each record (arXiv, Crossref, doi.org) and add it."""
-    from ..core.online.identifiers import find_identifiers, parse_identifier
+    from ..core.online.identifiers import find_identifiers, identifier_problem, parse_identifier
     from ..core.online.services import fetch
 
     idents = []
     for text in args.identifiers:
         ident = parse_identifier(text)
         if ident is None:
+            problem = identifier_problem(text)
+            if problem:  # refused before anything is asked of anyone
+                raise UsageError(f"{problem}. Nothing was asked or changed; check the DOI.")
             found = find_identifiers(text)
             if not found:
                 raise UsageError(f"{text!r} is not a DOI or an arXiv id (such as 10.1000/xyz or arXiv:2401.01234)")

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import html
 
-from PySide6.QtCore import Signal
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QDialog,
     QDialogButtonBox,
@@ -22,7 +22,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from ..core.online.identifiers import Identifier, find_identifiers
+from ..core.online.identifiers import Identifier, find_identifiers, identifier_problem
 
 
 class IdentifierDialog(QDialog):
@@ -53,6 +53,7 @@ class IdentifierDialog(QDialog):
         self.recognised = QLabel()
         self.recognised.setObjectName("recognisedLabel")
         self.recognised.setWordWrap(True)
+        self.recognised.setTextFormat(Qt.TextFormat.PlainText)  # a SICI DOI's <…> is no markup
         self.progress = QProgressBar()
         self.progress.setObjectName("identifierProgress")
         self.progress.hide()
@@ -85,7 +86,10 @@ class IdentifierDialog(QDialog):
         if self.idents:
             self.recognised.setText(self.tr("Recognised: %s") % ", ".join(str(i) for i in self.idents))
         elif self.text.toPlainText().strip():
-            self.recognised.setText(self.tr("No DOI or arXiv id recognised in this text."))
+            # a DOI refused for what it holds (a ".." segment, a control character) says why
+            why = next(filter(None, map(identifier_problem, self.text.toPlainText().split())), "")
+            said = self.tr("No DOI or arXiv id recognised in this text.")
+            self.recognised.setText(f"{said} {why}." if why else said)
         else:
             self.recognised.setText(self.tr("Type or paste a DOI or an arXiv id."))
         self.add_button.setEnabled(bool(self.idents) and not self.busy)
@@ -110,6 +114,12 @@ class IdentifierDialog(QDialog):
         """`done` of `total` records fetched."""
         self.progress.setRange(0, max(total, 1))
         self.progress.setValue(done)
+        self.progress.setFormat(self.tr("Fetching %v of %m…"))
+
+    def waiting(self, text: str) -> None:
+        """What the fetching waits for ("Waiting 12 s: Crossref asked us to slow down…", "Still
+        waiting for Crossref…"), in the progress bar until the next record is fetched."""
+        self.progress.setFormat(text)
 
     def show_refusal(self, text: str) -> None:
         """Online look-ups are off: say so here."""

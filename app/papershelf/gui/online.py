@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QCoreApplication, QEvent, QItemSelectionModel, QObject, QSettings
+from PySide6.QtCore import QCoreApplication, QEvent, QItemSelectionModel, QObject, QSettings, Signal
 from PySide6.QtWidgets import QMessageBox, QWidget
 
 from ..core.errors import PapershelfError
@@ -142,15 +142,16 @@ def fetch_all(
     progress: Callable[[int, int], None],
     cancelled: Callable[[], bool],
     opened: Callable[[Http], None] | None = None,
+    waiting: Callable[[str], None] | None = None,
 ) -> Fetched:
     """Fetch each identifier's record (on a worker thread); a failure is kept in words and the
     rest still fetched; Cancel stops at once. `opened` gets the Http (its `cancel` may be
-    called from the GUI thread)."""
+    called from the GUI thread); `waiting` is told what a long wait is for (from this thread)."""
     from ..core.online.http import Http
     from ..core.online.services import fetch
 
     out = Fetched()
-    with Http(contact=contact, cancelled=cancelled) as http:
+    with Http(contact=contact, cancelled=cancelled, on_wait=waiting) as http:
         if opened is not None:
             opened(http)
         for n, ident in enumerate(idents):
@@ -187,6 +188,8 @@ class OnlineActions(QObject):
     """The window's online actions: Add by Identifier here, Find Published Version in
     `online_lookup.LookupRun`. One online task runs at a time."""
 
+    waiting = Signal(str)  # Add by Identifier's Http waits (emitted on its worker thread)
+
     def __init__(self, window: MainWindow) -> None:
         super().__init__(window)
         self.window = window
@@ -196,6 +199,7 @@ class OnlineActions(QObject):
         self.message_box: QMessageBox | None = None
         self.http: Http | None = None  # the running task's client (set from its worker thread)
         window.installEventFilter(self)  # a closing window stops what runs here first
+        self.waiting.connect(self._show_waiting)  # queued: lands on the GUI thread
 
     def running(self) -> bool:
         """An online task is running."""
@@ -218,6 +222,10 @@ class OnlineActions(QObject):
         http = self.http
         if http is not None:
             http.cancel()
+
+    def _show_waiting(self, text: str) -> None:
+        if self.identifier_dialog is not None and self.running():
+            self.identifier_dialog.waiting(text)
 
     def opened(self, http: Http) -> None:
         """The running task's worker made its client (called on the worker thread). A cancel
@@ -281,7 +289,7 @@ class OnlineActions(QObject):
         contact = contact_email()
         dialog.fetching(len(idents))
         self.start(
-            lambda progress, cancelled: fetch_all(idents, contact, progress, cancelled, self.opened),
+            lambda progress, cancelled: fetch_all(idents, contact, progress, cancelled, self.opened, self.waiting.emit),
             on_done=lambda result: self._fetched(dialog, result),  # type: ignore[arg-type]
             on_error=lambda exc: self._fetch_failed(dialog, exc),
             on_progress=dialog.step,

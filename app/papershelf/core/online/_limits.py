@@ -23,6 +23,14 @@ SPACING = {"arxiv": 3.0, "s2": 1.0, "crossref": 0.1, "openalex": 0.1, "doi": 0.1
 
 ENV_RATE_SCALE = "PAPERSHELF_RATE_SCALE"
 
+# how long one request may take in all (connecting, the headers, every byte of the answer), and one
+# paper's look-up or fetch (every request and wait for it), in seconds; the environment variables
+# (tests make them short) override them
+REQUEST_SECONDS = 20.0
+PAPER_SECONDS = 60.0
+ENV_REQUEST_SECONDS = "PAPERSHELF_REQUEST_SECONDS"
+ENV_PAPER_SECONDS = "PAPERSHELF_PAPER_SECONDS"
+
 
 def base_url(service: str) -> str:
     """Where a service is: `$PAPERSHELF_<SERVICE>_URL` (tests point it at a loopback server), else
@@ -44,6 +52,25 @@ def rate_scale() -> float:
     except ValueError:
         return 1.0
     return scale if scale >= 0 and scale == scale else 1.0  # NaN is not a scale
+
+
+def _seconds(name: str, default: float) -> float:
+    """A positive number of seconds from the environment variable `name`, else `default`."""
+    try:
+        value = float(os.environ.get(name, ""))
+    except ValueError:
+        return default
+    return value if 0 < value < 1e6 else default  # NaN, 0, negatives and "inf" are no deadline
+
+
+def request_seconds() -> float:
+    """The deadline of one request: `$PAPERSHELF_REQUEST_SECONDS`, else REQUEST_SECONDS."""
+    return _seconds(ENV_REQUEST_SECONDS, REQUEST_SECONDS)
+
+
+def paper_seconds() -> float:
+    """The deadline of one paper's look-up: `$PAPERSHELF_PAPER_SECONDS`, else PAPER_SECONDS."""
+    return _seconds(ENV_PAPER_SECONDS, PAPER_SECONDS)
 
 
 class _RateLimiter:

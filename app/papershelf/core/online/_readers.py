@@ -99,14 +99,18 @@ _T = TypeVar("_T")
 
 def guarded(service: str) -> Callable[[Callable[_P, _T]], Callable[_P, _T]]:
     """A reader whose every part of an unexpected type ("authors": 5, a number where a list is
-    sent) raises BadResponse for that answer, never a TypeError that would end a whole batch."""
+    sent) or nested too deeply ([[[[… a hundred thousand times) raises BadResponse for that answer,
+    never a TypeError or a RecursionError that would end a whole batch. services._read puts every
+    reader of every service's answer (JSON, XML, BibTeX) through it."""
 
     def wrap(read: Callable[_P, _T]) -> Callable[_P, _T]:
         @wraps(read)
         def reading(*args: _P.args, **kwargs: _P.kwargs) -> _T:
             try:
                 return read(*args, **kwargs)
-            except (TypeError, AttributeError, KeyError, IndexError, ValueError, RecursionError) as exc:
+            except RecursionError:
+                raise bad(service, "parts nested too deeply") from None
+            except (TypeError, AttributeError, KeyError, IndexError, ValueError) as exc:
                 raise bad(service, f"a part of an unexpected type: {type(exc).__name__}") from None
 
         return reading
@@ -283,6 +287,8 @@ def load_json(service: str, text: str) -> Any:
         return json.loads(text)
     except ValueError as exc:
         raise bad(service, f"not JSON: {exc}") from None
+    except RecursionError:  # [[[[…: deeper than the interpreter's recursion limit (about 1,000)
+        raise bad(service, "JSON nested too deeply") from None
 
 
 @guarded("crossref")

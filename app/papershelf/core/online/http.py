@@ -8,47 +8,63 @@ never an httpx exception, never a traceback. On the way it
   (Retry-After, in seconds or as an HTTP date) or backing off exponentially,
 - sends a User-Agent naming Papershelf and, when the user gave a contact, gives it to Crossref and
   OpenAlex only (in the User-Agent and the `mailto` of their "polite pool"): nobody else sees it,
-- keeps answers the readers accepted (`validate`) and 404s on disk for 14 days: a look-up repeated,
-  or resumed after a failure, does not ask again; a maintenance page is never kept,
+  not even a host one of them redirects to (every request of a redirect chain is looked at),
+- keeps answers the readers accepted (`validate`) and 404s on disk for 14 days (_cache.py): a
+  look-up repeated, or resumed after a failure, does not ask again; a maintenance page is never kept,
 - runs each request on a helper thread and waits for it looking at `cancelled` (and `cancel()`,
   callable from any thread), so a cancel ends even a request in flight at once; a request also ends
-  after an overall deadline and at a size cap (a trickling server cannot hold a worker for ever).
+  at its deadline (REQUEST_SECONDS for connecting, the headers and the whole body: a server dripping
+  a byte now and then never resets it) and at a size cap,
+- within `paper()` (one paper's look-up or fetch), keeps the paper's own deadline (PAPER_SECONDS):
+  no request and no wait goes past it, and a Retry-After that would is not waited for,
+- says what it waits for (`on_wait`): a rate limit, a Retry-After, a request still unanswered.
 """
 
 from __future__ import annotations
 
-import base64
+import contextlib
 import datetime
 import email.utils
-import hashlib
-import json
 import math
-import os
 import re
-import tempfile
 import threading
 import time
-from collections.abc import Callable, Collection, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Collection, Iterator, Mapping
 from pathlib import Path
 from types import TracebackType
-from urllib.parse import urlsplit
 
 import httpx
 
 from papershelf import __version__, paths
-from papershelf.core.online._limits import ENV_RATE_SCALE, LIMITER, REAL_URLS, SPACING, base_url, rate_scale
+from papershelf.core.online._cache import CACHE_SECONDS, AnswerCache
+from papershelf.core.online._limits import (
+    ENV_RATE_SCALE,
+    LIMITER,
+    PAPER_SECONDS,
+    REAL_URLS,
+    REQUEST_SECONDS,
+    SPACING,
+    base_url,
+    paper_seconds,
+    rate_scale,
+    request_seconds,
+)
+from papershelf.core.online._words import CONTACT_SERVICES, contact_allowed
+from papershelf.core.online._words import failure as _failure
+from papershelf.core.online._words import minutes as _minutes
+from papershelf.core.online._words import name as _name
+from papershelf.core.online._words import who as _who
 from papershelf.core.online.records import (
     SERVICE_NAMES,
     BadResponse,
     Cancelled,
     NotFound,
-    Offline,
     OnlineError,
+    OutOfTime,
     RateLimited,
+    Response,
     ServerError,
     TimedOut,
-    Unreachable,
 )
 
 __all__ = [  # base_url, rate_scale and the constants live in _limits.py: they are still this module's
@@ -56,7 +72,9 @@ __all__ = [  # base_url, rate_scale and the constants live in _limits.py: they a
     "ENV_RATE_SCALE",
     "MAX_BYTES",
     "MAX_WAIT",
+    "PAPER_SECONDS",
     "REAL_URLS",
+    "REQUEST_SECONDS",
     "SPACING",
     "Http",
     "Response",
@@ -64,46 +82,11 @@ __all__ = [  # base_url, rate_scale and the constants live in _limits.py: they a
     "rate_scale",
 ]
 
-CACHE_SECONDS = 14 * 24 * 3600
-MAX_WAIT = 60.0  # a service asking for a longer pause gets it: we stop and say when to try again
+MAX_WAIT = 60.0  # outside a paper's deadline: a service asking for a longer pause is not waited for
 MAX_BYTES = 20 * 1024 * 1024  # no metadata answer is this big: a bigger one is not what we asked for
 _POLL = 0.05  # how often a wait looks at `cancelled`
 _PROJECT_URL = "https://github.com/papershelf/papershelf"
 _RETRY_STATUSES = (429, 503)
-_CACHED_STATUSES = (200, 404)
-_CONTACT_SERVICES = ("crossref", "openalex")  # who is given the contact (their polite pools)
-
-
-@dataclass
-class Response:
-    """A service's answer: status, body as text, the final URL (after redirects), headers with
-    lower-case names, and whether it came from the on-disk cache."""
-
-    status: int
-    text: str
-    url: str
-    headers: dict[str, str]
-    cached: bool
-    content: bytes = b""  # the body as sent: XML is read from it (its own encoding declaration)
-
-
-def _host(service: str) -> str:
-    return urlsplit(base_url(service)).netloc or base_url(service)
-
-
-def _who(service: str) -> str:
-    """ "arXiv (export.arxiv.org)": the service as a user knows it, and where it is."""
-    return f"{SERVICE_NAMES.get(service, service)} ({_host(service)})"
-
-
-def _minutes(seconds: float) -> str:
-    if seconds < 90:
-        return f"{max(1, round(seconds))} s"
-    if seconds < 90 * 60:
-        return f"{round(seconds / 60)} minutes"
-    if seconds < 36 * 3600:
-        return f"{round(seconds / 3600)} hours"
-    return "more than a day"  # a date years ahead (or "inf") is no figure to show a user
 
 
 def _retry_after(value: str | None) -> float | None:
@@ -149,21 +132,25 @@ class Http:
         contact: str = "",
         cache_dir: Path | None = None,
         cancelled: Callable[[], bool] | None = None,
-        timeout: float = 20.0,
+        timeout: float | None = None,
         retries: int = 3,
         on_wait: Callable[[str], None] | None = None,
         *,
         deadline: float | None = None,
+        paper_deadline: float | None = None,
     ) -> None:
         self.contact = _clean_contact(contact)
         self.cache_dir = cache_dir if cache_dir is not None else paths.cache_dir() / "online"
         self.cancelled = cancelled or (lambda: False)
-        self.timeout = timeout
+        self.timeout = timeout if timeout is not None else request_seconds()
         # the whole of one request (connecting, and every byte of the answer): a server sending a
-        # byte now and then never trips the per-read timeout
-        self.deadline = deadline if deadline is not None else 3 * timeout
+        # byte now and then never trips httpx's per-read timeout
+        self.deadline = deadline if deadline is not None else self.timeout
+        self.paper_deadline = paper_deadline if paper_deadline is not None else paper_seconds()
         self.retries = max(0, retries)
         self.on_wait = on_wait
+        self._cache = AnswerCache(self.cache_dir)
+        self._paper_end: float | None = None  # monotonic; None outside paper()
         self._client: httpx.Client | None = None
         self._pause = threading.Event()  # never set: waits on it are sleeps that wake to poll
         self._cancel = threading.Event()
@@ -176,9 +163,33 @@ class Http:
     def user_agent_for(self, service: str) -> str:
         """The User-Agent a request to `service` carries: the contact only for Crossref and OpenAlex
         (their polite pools ask for it; the Preferences say it goes to them alone)."""
-        if self.contact and service in _CONTACT_SERVICES:
+        if self.contact and service in CONTACT_SERVICES:
             return f"Papershelf/{__version__} (+{_PROJECT_URL}; mailto:{self.contact})"
         return self.user_agent
+
+    @contextlib.contextmanager
+    def paper(self) -> Iterator[None]:
+        """One paper's look-up or fetch: no request and no wait inside goes past `paper_deadline`
+        seconds from here (OutOfTime says so). A paper() inside another is the outer one."""
+        if self._paper_end is not None:
+            yield
+            return
+        self._paper_end = time.monotonic() + self.paper_deadline
+        try:
+            yield
+        finally:
+            self._paper_end = None
+
+    def _out_of_time(self, service: str, url: str = "") -> OutOfTime:
+        return OutOfTime(
+            f"Stopped asking {_who(service)}: the look-up of this paper took more than {self.paper_deadline:g} s in "
+            "all. The services may be busy or the connection slow; try again later. Nothing was changed.",
+            service,
+            url,
+        )
+
+    def _paper_left(self) -> float:
+        return float("inf") if self._paper_end is None else self._paper_end - time.monotonic()
 
     def cancel(self) -> None:
         """Cancel from any thread (the GUI's, when the user presses Cancel or closes the window): the
@@ -203,16 +214,18 @@ class Http:
 
         Returns the answer when its status is 2xx or in `allow` (a service whose errors carry a
         readable body, such as arXiv's 400). Otherwise raises: NotFound (404), RateLimited (429/503
-        after the retries), ServerError (other statuses), Offline, TimedOut, BadResponse, Cancelled.
+        after the retries, or at once when the wait asked would pass the paper's deadline),
+        ServerError (other statuses), Offline, TimedOut (OutOfTime: the paper's deadline),
+        BadResponse, Cancelled.
         `validate` (a reader) is called with every answer returned and may raise (BadResponse…):
         the error goes to the caller. With `use_cache`, a kept answer (under 14 days old, that
         `validate` accepts) is returned without asking; a fresh 200 is kept only once `validate`
         accepted it (never a maintenance page), a 404 always."""
         self._check_cancel(service)
         url = str(httpx.URL(base_url(service) + path, params=dict(params) if params else None))
-        key = self._cache_key(url, accept)
+        key = self._cache.key(url, accept)
         if use_cache:
-            hit = self._cache_read(service, key)
+            hit = self._cache.read(service, key)
             if hit is not None:
                 if hit.status == 404:
                     return self._result(service, hit, allow)
@@ -223,7 +236,7 @@ class Http:
                 except OnlineError:
                     pass  # kept by a version that read it differently: ask again
         sent_params = dict(params or {})
-        if self.contact and service in _CONTACT_SERVICES:
+        if self.contact and service in CONTACT_SERVICES:
             sent_params["mailto"] = self.contact
         headers = {"User-Agent": self.user_agent_for(service)}
         if accept:
@@ -257,17 +270,25 @@ class Http:
             backoff = (2.0**attempt) * rate_scale()
             wait = max(asked, backoff) if asked is not None else backoff
             LIMITER.defer(service, time.monotonic() + wait)
+            if wait >= self._paper_left():  # the answer could only come after the paper's time is up
+                raise RateLimited(
+                    f"{_who(service)} asked us to wait {_minutes(wait)} (HTTP {response.status}), longer than this "
+                    f"paper's look-up may take ({self.paper_deadline:g} s in all): it was not asked again for "
+                    "this paper. Try again later; nothing was changed.",
+                    service,
+                    url,
+                )
             if self.on_wait is not None and wait >= 1:
-                self.on_wait(f"{SERVICE_NAMES.get(service, service)} asked us to slow down: waiting {_minutes(wait)}…")
+                self.on_wait(f"Waiting {_minutes(wait)}: {_name(service)} asked us to slow down…")
             self._sleep(service, wait)
             attempt += 1
         if use_cache and response.status == 404:
-            self._cache_write(service, key, url, accept, response)
+            self._cache.write(service, key, url, accept, response)
         result = self._result(service, response, allow)
         if validate is not None:
             validate(result)
         if use_cache and result.status == 200:
-            self._cache_write(service, key, url, accept, result)
+            self._cache.write(service, key, url, accept, result)
         return result
 
     def _result(self, service: str, response: Response, allow: Collection[int]) -> Response:
@@ -320,16 +341,27 @@ class Http:
                 if left_behind:
                     client.close()
 
+        left = self._paper_left()
+        if left <= 0:
+            raise self._out_of_time(service, url)
         threading.Thread(target=run, name=f"papershelf-{service}-request", daemon=True).start()
-        end = time.monotonic() + self.deadline
+        start = time.monotonic()
+        end = start + min(self.deadline, left)
+        still = start + self.deadline / 4  # then say what is waited for, once
         while not done.wait(_POLL):
-            if self._is_cancelled() or time.monotonic() >= end:
+            now = time.monotonic()
+            if still and now >= still and self.on_wait is not None:
+                still = 0.0
+                self.on_wait(f"Still waiting for {_name(service)}…")
+            if self._is_cancelled() or now >= end:
                 with lock:
                     if not done.is_set():
                         abandoned.set()
                         self._client = None  # the helper closes it; the next request opens another
                 if abandoned.is_set():
                     self._check_cancel(service)
+                    if self._paper_left() <= 0:
+                        raise self._out_of_time(service, url)
                     raise TimedOut(
                         f"{_who(service)} took too long answering (more than {self.deadline:g} s in all). The "
                         "service may be busy or the connection slow; try again later. Nothing was changed.",
@@ -391,8 +423,19 @@ class Http:
                 timeout=httpx.Timeout(self.timeout, connect=min(self.timeout, 10.0)),
                 follow_redirects=True,  # doi.org answers with a redirect to the registrar
                 headers={"User-Agent": self.user_agent},
+                event_hooks={"request": [self._keep_contact]},  # every request of a redirect chain
             )
         return self._client
+
+    def _keep_contact(self, request: httpx.Request) -> None:
+        """The contact goes only where it was meant to (Crossref's and OpenAlex's hosts): a request
+        elsewhere, where a redirect leads, gets the plain User-Agent and no `mailto`."""
+        if contact_allowed(request.url):
+            return
+        if "mailto:" in request.headers.get("user-agent", ""):
+            request.headers["User-Agent"] = self.user_agent
+        if "mailto" in request.url.params:
+            request.url = request.url.copy_remove_param("mailto")
 
     # -- waiting ----------------------------------------------------------------------------------
 
@@ -412,9 +455,10 @@ class Http:
         try:
             wait = LIMITER.next_time(service) - time.monotonic()
             if wait > 0:
+                if wait >= self._paper_left():
+                    raise self._out_of_time(service)
                 if self.on_wait is not None and wait >= 1:
-                    name = SERVICE_NAMES.get(service, service)
-                    self.on_wait(f"Waiting {_minutes(wait)} for {name} (its rate limit)…")
+                    self.on_wait(f"Waiting {_minutes(wait)} for {_name(service)} (its rate limit)…")
                 self._sleep(service, wait)
             self._check_cancel(service)
         except BaseException:
@@ -431,67 +475,6 @@ class Http:
             if left <= 0:
                 return
             self._pause.wait(min(left, _POLL))
-
-    # -- the cache --------------------------------------------------------------------------------
-
-    @staticmethod
-    def _cache_key(url: str, accept: str) -> str:
-        return hashlib.sha256(f"{accept}\n{url}".encode()).hexdigest()
-
-    def _cache_file(self, service: str, key: str) -> Path:
-        return self.cache_dir / service / f"{key}.json"
-
-    def _cache_read(self, service: str, key: str) -> Response | None:
-        """The kept answer, or None: absent, too old, or damaged (a cache is a rebuildable copy:
-        a damaged file is asked again and rewritten, never an error)."""
-        try:
-            data = json.loads(self._cache_file(service, key).read_text(encoding="utf-8"))
-            saved, status, text, url = data["saved"], data["status"], data["text"], data["url"]
-            headers, content = data["headers"], data["content"]
-            if not (
-                isinstance(saved, (int, float))
-                and status in _CACHED_STATUSES  # a 429 or 500 kept by another version is no answer
-                and isinstance(text, str)
-                and isinstance(content, str)
-                and isinstance(url, str)
-                and isinstance(headers, dict)
-                and all(isinstance(k, str) and isinstance(v, str) for k, v in headers.items())
-            ):
-                return None
-            body = base64.b64decode(content, validate=True)
-        except (OSError, ValueError, KeyError, TypeError):  # binascii.Error is a ValueError
-            return None
-        if not 0 <= time.time() - saved < CACHE_SECONDS:
-            return None
-        return Response(status=status, text=text, url=url, headers=headers, cached=True, content=body)
-
-    def _cache_write(self, service: str, key: str, url: str, accept: str, response: Response) -> None:
-        """Keep an answer: a temporary file renamed over the old one, so a reader never sees half a
-        file. A cache that cannot be written (full disk, read-only folder) is skipped silently."""
-        keep = {k: v for k, v in response.headers.items() if k in ("content-type", "retry-after")}
-        data = {
-            "saved": time.time(),
-            "url": response.url,
-            "request": url,
-            "accept": accept,
-            "status": response.status,
-            "headers": keep,
-            "text": response.text,
-            "content": base64.b64encode(response.content).decode("ascii"),
-        }
-        target = self._cache_file(service, key)
-        try:
-            target.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".tmp-", suffix=".json")
-            try:
-                with os.fdopen(fd, "w", encoding="utf-8") as out:
-                    json.dump(data, out, ensure_ascii=False)
-                os.replace(tmp, target)
-            except BaseException:
-                Path(tmp).unlink(missing_ok=True)
-                raise
-        except OSError:
-            pass
 
     # -- lifetime ---------------------------------------------------------------------------------
 
@@ -510,49 +493,6 @@ class Http:
         self.close()
 
 
-def _failure(exc: Exception, service: str, url: str, timeout: float) -> OnlineError:
-    """httpx's failure as an OnlineError in a user's words."""
-    who, nothing = _who(service), "nothing was changed."
-    if isinstance(exc, httpx.ConnectTimeout):  # no answer to the connection itself: as good as unreachable
-        reason = f"connecting took more than {min(timeout, 10.0):g} s"
-        return Unreachable(
-            f"Cannot reach {who}: {reason}. Check your internet connection; {nothing}", service, url, reason
-        )
-    if isinstance(exc, httpx.TimeoutException):
-        return TimedOut(
-            f"{who} took too long answering (more than {timeout:g} s). The service may be busy or the connection "
-            f"slow; try again later. {nothing.capitalize()}",
-            service,
-            url,
-        )
-    if isinstance(exc, (httpx.ConnectError, httpx.ProxyError)):
-        reason = _network_reason(exc)
-        return Unreachable(
-            f"Cannot reach {who}: {reason}. Check your internet connection; {nothing}", service, url, reason
-        )
-    if isinstance(exc, (httpx.ReadError, httpx.WriteError, httpx.CloseError, httpx.RemoteProtocolError)):
-        return Offline(
-            f"The connection to {who} broke off: {_network_reason(exc)}. Check your internet connection and try "
-            f"again; {nothing}",
-            service,
-            url,
-        )
-    if isinstance(exc, httpx.TooManyRedirects):
-        return BadResponse(
-            f"{who} sent us round in redirects without an answer. Try again later; {nothing}", service, url
-        )
-    if isinstance(exc, (httpx.UnsupportedProtocol, httpx.InvalidURL)):
-        return OnlineError(
-            f"The address of {SERVICE_NAMES.get(service, service)} is not usable ({exc}); check "
-            f"PAPERSHELF_{service.upper()}_URL. {nothing.capitalize()}",
-            service,
-            url,
-        )
-    return OnlineError(
-        f"Talking to {who} failed: {exc or type(exc).__name__}. Try again later; {nothing}", service, url
-    )
-
-
 def _decode(content: bytes, charset: str | None) -> str:
     """The body as text, by the HTTP charset (UTF-8 when none): what cannot be read is replaced,
     as browsers do (the readers say what they cannot use)."""
@@ -560,22 +500,3 @@ def _decode(content: bytes, charset: str | None) -> str:
         return content.decode(charset or "utf-8", errors="replace")
     except LookupError:  # a charset nobody knows
         return content.decode("utf-8", errors="replace")
-
-
-def _network_reason(exc: Exception) -> str:
-    """httpx's (that is, the OS's) reason in plain words."""
-    text = str(exc) or type(exc).__name__
-    low = text.lower()
-    if "refused" in low:
-        return "the connection was refused"
-    if any(s in low for s in ("name or service not known", "nodename", "getaddrinfo", "name resolution")):
-        return "its name could not be looked up (DNS)"
-    if any(s in low for s in ("ssl", "tls", "certificate", "handshake")):
-        return "no secure connection could be made (TLS)"
-    if "unreachable" in low:
-        return "the network is unreachable"
-    if "reset" in low:
-        return "the connection was reset"
-    if isinstance(exc, httpx.RemoteProtocolError):
-        return "the server closed the connection without a proper answer"
-    return text

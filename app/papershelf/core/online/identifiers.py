@@ -4,6 +4,10 @@
 bare new or old style arXiv id, an arxiv.org abs/pdf URL, arXiv's DOI 10.48550/arXiv.X) and gives
 None for anything else; `find_identifiers` picks every one out of a pasted block of text.
 
+A DOI that could not be one asked about safely is none: longer than MAX_DOI_LENGTH, holding a
+control character or a space, or a "." or ".." path segment (10.1234/../../etc/passwd would ask the
+service's host for /etc/passwd); `identifier_problem` says which, for the user.
+
 Normal forms: a DOI is lower case (DOIs are case-insensitive) without the resolver prefix or the
 punctuation around it in prose; an arXiv id has no version ("2401.01234", "hep-th/9901001": a version
 names one revision, the look-up wants the work) and an old-style id no subject class ("math.GT/0309136"
@@ -16,7 +20,10 @@ import re
 from dataclasses import dataclass
 from urllib.parse import unquote
 
+from papershelf.core.limits import escape_controls, has_controls
 from papershelf.core.text import clean_doi
+
+MAX_DOI_LENGTH = 300  # the longest DOIs registered (old SICI ones) are about 100 characters
 
 # the archives of arXiv's old (before 2007-04) identifiers, "archive/YYMMNNN"
 OLD_ARCHIVES = (
@@ -129,6 +136,31 @@ def _arxiv(value: str) -> Identifier | None:
     return Identifier("arxiv", f"{archive}/{number}" if archive else ident)
 
 
+def doi_problem(value: str) -> str:
+    """Why `value`, a DOI's text, cannot be asked about ("" when it can)."""
+    if len(value) > MAX_DOI_LENGTH:
+        return f"it is {len(value)} characters long, and no DOI is longer than {MAX_DOI_LENGTH}"
+    if has_controls(value) or any(ch.isspace() for ch in value):
+        return "it holds a control character or a space, which no DOI has"
+    if any(part in (".", "..") for part in value.split("/")):
+        return "it holds a '.' or '..' path segment, which no DOI has (it would ask the service for another address)"
+    return ""
+
+
+def identifier_problem(text: str) -> str:
+    """Why `text`, which parse_identifier refused, is no identifier, when it looks like a DOI: a
+    sentence naming it and what is wrong ("" when it does not look like a DOI at all)."""
+    value = text.strip()
+    if re.search(r"%[0-9a-f]{2}", value, re.I):
+        value = unquote(value)
+    value = clean_doi(value)
+    if not re.match(r"10\.\d{4,9}/", value):
+        return ""
+    problem = doi_problem(value)
+    shown = value if len(value) <= 80 else value[:79] + "…"
+    return f"'{escape_controls(shown)}' is not a usable DOI: {problem}" if problem else ""
+
+
 def _doi(value: str) -> Identifier | None:
     value = _trim(clean_doi(value))
     preprint = _PREPRINT_DOI.fullmatch(value)
@@ -137,6 +169,8 @@ def _doi(value: str) -> Identifier | None:
     if not _DOI_RE.fullmatch(value):
         return None
     value = value.lower()
+    if doi_problem(value):
+        return None
     arxiv = re.fullmatch(rf"10\.48550/arxiv\.({_ARXIV_ID}{_VERSION})", value, re.I)
     if arxiv:
         return _arxiv(arxiv.group(1))

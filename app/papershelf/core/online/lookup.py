@@ -30,7 +30,9 @@ The policy of the changes (`changes_for`):
 A failure of one service (offline, timed out, a 5xx, a malformed answer) does not stop the
 others; what went wrong is in `Proposal.message` (service and what happened), and
 `Proposal.failed` is set unless a candidate at or above AUTO_CONFIDENCE was found all the same
-(a published version that could not be read always sets it). Only
+(a published version that could not be read always sets it). A paper's
+look-up keeps its deadline (Http.paper, 60 s): past it the services not yet asked are not,
+and the batch goes on with the next paper. Only
 Cancelled propagates: the batch stops at once. A service that cannot be reached at all is
 skipped for the rest of a batch, and a batch none of whose services can be reached stops
 after the paper that found out (Reach).
@@ -59,7 +61,7 @@ from .matching import (
     search_text,
     title_similarity,
 )
-from .records import SERVICE_NAMES, Cancelled, FoundRecord, OnlineError, Proposal, Unreachable
+from .records import SERVICE_NAMES, Cancelled, FoundRecord, OnlineError, OutOfTime, Proposal, Unreachable
 
 if TYPE_CHECKING:
     from ..paper import Paper
@@ -305,8 +307,13 @@ def lookup(
 ) -> Proposal:
     """Look one paper up; never raises for a failure of this paper (the message says what
     happened), only Cancelled. `reach` (a batch's) skips the services it gave up on and learns
-    from every request."""
-    reach = reach if reach is not None else Reach(services)
+    from every request. The whole look-up keeps the paper's deadline (Http.paper): past it, the
+    services not yet asked are not asked, and the message says so."""
+    with http.paper():
+        return _lookup(http, paper, services, reach if reach is not None else Reach(services))
+
+
+def _lookup(http: Http, paper: Paper, services: Sequence[str], reach: Reach) -> Proposal:
     if not (real_abstract(paper.abstract) or paper.doi or paper.arxiv_id or (paper.title and not paper.title_derived)):
         return Proposal(paper.id, message="Nothing to search with: the paper has no abstract, title, DOI or arXiv id.")
     failures: list[str] = []
@@ -331,6 +338,8 @@ def lookup(
             failures.append(_failure(error.service or asked, error))
             failed_here.add(error.service or asked)
             reach.failed(error.service or asked, error)
+            if isinstance(error, OutOfTime):  # the paper's time is up: the others are not asked
+                break
             continue
         reach.answered(asked)
         for rec in found:

@@ -68,6 +68,11 @@ class TimedOut(OnlineError):
     """The service did not answer in time."""
 
 
+class OutOfTime(TimedOut):
+    """One paper's look-up has taken its whole deadline (http.PAPER_SECONDS): nothing more is
+    asked for that paper; the batch goes on with the next."""
+
+
 class NotFound(OnlineError):
     """The service does not know this identifier (404, or an empty answer to an id query)."""
 
@@ -90,6 +95,19 @@ class BadResponse(OnlineError):
 
 class Cancelled(OnlineError):
     """The user cancelled: the batch stops at once, nothing more is sent."""
+
+
+@dataclass
+class Response:
+    """A service's answer: status, body as text, the final URL (after redirects), headers with
+    lower-case names, and whether it came from the on-disk cache."""
+
+    status: int
+    text: str
+    url: str
+    headers: dict[str, str]
+    cached: bool
+    content: bytes = b""  # the body as sent: XML is read from it (its own encoding declaration)
 
 
 @dataclass

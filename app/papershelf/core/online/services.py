@@ -15,6 +15,7 @@ from papershelf.core.online._readers import (
     S2_FIELDS,
     bad,
     crossref_message,
+    guarded,
     load_json,
     read_arxiv_feed,
     read_bibtex,
@@ -24,7 +25,7 @@ from papershelf.core.online._readers import (
 )
 from papershelf.core.online.http import Http, Response
 from papershelf.core.online.identifiers import Identifier, parse_identifier
-from papershelf.core.online.records import FoundRecord, NotFound, OnlineError
+from papershelf.core.online.records import SERVICE_NAMES, FoundRecord, NotFound, OnlineError
 
 ARXIV_BATCH = 50  # ids per arXiv request: the query stays a short URL
 _NOTHING_CHANGED = "Nothing was changed."
@@ -37,8 +38,19 @@ class _Empty(OnlineError):
     id): given to the caller as "nothing", never kept on disk."""
 
 
-def _path_part(value: str) -> str:
-    # an identifier inside a URL path: its "/" stays (the services expect it), the rest is escaped
+def _path_part(value: str, service: str) -> str:
+    """An identifier as it goes into a URL path, the one way for every service: percent-encoded
+    ("?", "#", "<", ">", ";", spaces, controls, non-ASCII), its "/" and ":" kept (the services
+    document DOIs so: /works/10.1000/xyz). A "." or ".." segment, which would move the request
+    elsewhere on the host (10.1234/../../etc/passwd), is refused: identifiers.py refuses such DOIs
+    from the user, this refuses them from a record a service sent."""
+    if any(part in (".", "..") for part in value.split("/")):
+        name = SERVICE_NAMES.get(service, service)
+        raise OnlineError(
+            f"{value!r} was not asked of {name}: it holds a '.' or '..' path segment, which no DOI or "
+            "arXiv id has. Nothing was changed.",
+            service,
+        )
     return quote(value, safe="/:")
 
 
@@ -54,9 +66,10 @@ def _read(
     """The answer and what `read` made of it. The reader is Http's `validate`: an answer it
     refuses (a maintenance page, a feed without entries) raises and is not kept in the cache."""
     made: list[_T] = []
+    reader = guarded(service)(read)  # the one guarded place: any answer unreadable is BadResponse
 
     def validate(response: Response) -> None:
-        made[:] = [read(response)]
+        made[:] = [reader(response)]
 
     response = http.get(service, path, params, accept=accept, allow=allow, validate=validate)
     return response, made[0]
@@ -118,7 +131,7 @@ def crossref_by_doi(http: Http, doi: str) -> FoundRecord:
         return _read(
             http,
             "crossref",
-            f"/works/{_path_part(doi)}",
+            f"/works/{_path_part(doi, 'crossref')}",
             lambda r: read_crossref_work(crossref_message(r.text, "work")),
         )[1]
     except NotFound as exc:
@@ -151,7 +164,7 @@ def _openalex_work(response: Response) -> FoundRecord:
 def openalex_by_doi(http: Http, doi: str) -> FoundRecord:
     """OpenAlex's record of a DOI; NotFound when it does not know it."""
     try:
-        return _read(http, "openalex", f"/works/doi:{_path_part(doi)}", _openalex_work)[1]
+        return _read(http, "openalex", f"/works/doi:{_path_part(doi, 'openalex')}", _openalex_work)[1]
     except NotFound as exc:
         raise NotFound(f"OpenAlex does not know the DOI {doi}.", "openalex", exc.url) from None
 
@@ -183,7 +196,7 @@ def s2_by_id(http: Http, ident: str) -> FoundRecord:
     """Semantic Scholar's record of a paper: `ident` is "DOI:10.…", "ARXIV:2401.01234", or its own
     paperId. NotFound when it does not know it."""
     try:
-        return _read(http, "s2", f"/graph/v1/paper/{_path_part(ident)}", _s2_paper, {"fields": S2_FIELDS})[1]
+        return _read(http, "s2", f"/graph/v1/paper/{_path_part(ident, 's2')}", _s2_paper, {"fields": S2_FIELDS})[1]
     except NotFound as exc:
         raise NotFound(f"Semantic Scholar does not know {ident}.", "s2", exc.url) from None
 
@@ -218,7 +231,7 @@ def doi_bibtex(http: Http, doi: str) -> str:
         return text
 
     try:
-        return _read(http, "doi", f"/{_path_part(doi)}", bibtex, accept="application/x-bibtex")[1]
+        return _read(http, "doi", f"/{_path_part(doi, 'doi')}", bibtex, accept="application/x-bibtex")[1]
     except NotFound as exc:
         raise NotFound(f"doi.org does not know the DOI {doi}.", "doi", exc.url) from None
 
@@ -230,6 +243,11 @@ def fetch(http: Http, ident: Identifier) -> FoundRecord:
     """The record of one identifier: an arXiv id (or arXiv's DOI 10.48550/arXiv.X) from the arXiv
     API; a DOI from Crossref, else from its registrar through doi.org (DataCite DOIs: Zenodo,
     figshare…). NotFound, saying who was asked, when nobody knows it."""
+    with http.paper():
+        return _fetch(http, ident)
+
+
+def _fetch(http: Http, ident: Identifier) -> FoundRecord:
     if ident.kind == "doi":
         as_arxiv = parse_identifier(ident.value)
         if as_arxiv is not None and as_arxiv.kind == "arxiv":
@@ -258,4 +276,4 @@ def fetch(http: Http, ident: Identifier) -> FoundRecord:
             "doi",
             exc.url,
         ) from None
-    return read_bibtex(text, doi)
+    return guarded("doi")(read_bibtex)(text, doi)

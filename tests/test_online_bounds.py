@@ -1,0 +1,161 @@
+"""Issue 21 "Every input bounded", the online part (defects 4, 7, 8, 9), through the installed
+command against loopback servers: answers nested too deeply, the contact e-mail and redirects to
+other hosts, slow servers and the deadlines of a request and of a paper, DOIs that would leave
+the service's path.
+
+The deadlines are made short here by `PAPERSHELF_REQUEST_SECONDS` and `PAPERSHELF_PAPER_SECONDS`;
+no test asserts how long anything took (tests/perf/slow_server.py measures that)."""
+
+from __future__ import annotations
+
+import json
+
+from conftest import SEEDS, run_cli
+from replay_server import RECORDED, ReplayServer, Reply, replay_fixture  # noqa: F401
+from seed_replay import serve_seeds
+
+PNAS = "10.1073/pnas.1414271111"
+PNAS_JSON = RECORDED / "crossref_works_doi_10.1073_pnas.1414271111.json"
+MAILTO = "ann@example.org"
+
+
+def _papers(data_dir) -> list[dict]:
+    res = run_cli("list", "--json", data_dir=data_dir)
+    assert res.returncode == 0, res.stderr
+    return json.loads(res.stdout)
+
+
+# ---- defect 4: an answer nested too deeply is that service's failure, the batch goes on ----
+
+
+def test_deeply_nested_json_fails_that_service_and_the_batch_applies_what_the_others_found(replay, data_dir):
+    nested = Reply(b"[" * 100_000, 200, {"Content-Type": "application/json"})
+    replay.route("/openalex/works", nested)  # before the seeds' answers: every search gets it
+    replay.route("/s2/graph/v1/paper/search", nested)
+    serve_seeds(replay)
+    assert run_cli("import", str(SEEDS[0]), data_dir=data_dir).returncode == 0
+    res = run_cli("lookup", "--derived", "--apply", "--json", data_dir=data_dir, env=replay.env())
+    assert "Traceback" not in res.stderr and "RecursionError" not in res.stderr, res.stderr[-2000:]
+    results = json.loads(res.stdout)
+    assert replay.requests_to("/openalex/works"), "the look-up never asked OpenAlex"
+    unread = [r for r in results if "OpenAlex sent an answer Papershelf cannot read" in r["message"]]
+    assert unread and all("nested too deeply" in r["message"] for r in unread), results
+    applied = [r for r in results if r["applied"]]
+    assert len(applied) >= 5  # what arXiv found is applied all the same
+    titles = {p["id"]: p for p in _papers(data_dir)}
+    assert all(not titles[r["id"]]["title_derived"] for r in applied)
+    assert res.returncode == 1  # some papers did fail: said so
+
+
+# ---- defect 7: the contact goes to Crossref's and OpenAlex's hosts only, never where they redirect ----
+
+
+def test_the_contact_is_not_sent_to_the_host_a_redirect_leads_to(replay, data_dir):
+    other = ReplayServer()  # another port: another host as far as the contact is concerned
+    try:
+        other.route(f"/crossref/works/{PNAS}", PNAS_JSON)
+        where = f"{other.base('crossref')}/works/{PNAS}"
+        replay.route(f"/crossref/works/{PNAS}", Reply(b"", 302, {"Location": where}))
+        res = run_cli("add", "--mailto", MAILTO, PNAS, data_dir=data_dir, env=replay.env())
+        assert res.returncode == 0, res.stderr
+        (first,) = replay.requests_to(f"/crossref/works/{PNAS}")
+        assert f"mailto:{MAILTO}" in first.headers["user-agent"] and first.query["mailto"] == MAILTO
+        (followed,) = other.requests_to(f"/crossref/works/{PNAS}")
+        assert followed.headers["user-agent"].startswith("Papershelf/")
+        assert MAILTO not in followed.raw_path and not any(MAILTO in v for v in followed.headers.values())
+    finally:
+        other.close()
+    assert len(_papers(data_dir)) == 1  # the answer found there is still used
+
+
+def test_a_redirect_that_names_the_contact_in_its_address_loses_it(replay, data_dir):
+    other = ReplayServer()
+    try:
+        other.route(f"/crossref/works/{PNAS}", PNAS_JSON)
+        where = f"{other.base('crossref')}/works/{PNAS}?mailto={MAILTO}&x=1"
+        replay.route(f"/crossref/works/{PNAS}", Reply(b"", 307, {"Location": where}))
+        res = run_cli("add", "--mailto", MAILTO, PNAS, data_dir=data_dir, env=replay.env())
+        assert res.returncode == 0, res.stderr
+        (followed,) = other.requests_to(f"/crossref/works/{PNAS}")
+        assert "mailto" not in followed.query and followed.query["x"] == "1"
+    finally:
+        other.close()
+
+
+# ---- defect 8: a request's 20 s are its whole time; a paper's deadline; waits are said ----
+
+
+def test_a_dripping_server_is_abandoned_at_the_request_deadline_and_the_wait_is_said(replay, data_dir):
+    # a byte every 0.2 s never trips a per-read timeout: only a deadline on the whole request ends it
+    replay.route(f"/crossref/works/{PNAS}", Reply(PNAS_JSON, trickle=0.2))
+    env = {**replay.env(), "PAPERSHELF_REQUEST_SECONDS": "1"}
+    res = run_cli("add", PNAS, data_dir=data_dir, env=env)
+    assert res.returncode == 1
+    assert "papershelf: Still waiting for Crossref…" in res.stderr.splitlines()
+    assert "Crossref (127.0.0.1:" in res.stderr and "took too long answering (more than 1 s in all)" in res.stderr
+    assert "Traceback" not in res.stderr
+    assert _papers(data_dir) == []
+
+
+def test_a_retry_after_is_waited_for_and_said(replay, data_dir):
+    replay.route(f"/crossref/works/{PNAS}", [Reply(b"{}", 429, {"Retry-After": "1"}), Reply(PNAS_JSON)])
+    res = run_cli("add", PNAS, data_dir=data_dir, env=replay.env())
+    assert res.returncode == 0, res.stderr
+    assert "papershelf: Waiting 1 s: Crossref asked us to slow down…" in res.stderr.splitlines()
+    assert len(_papers(data_dir)) == 1
+
+
+def test_a_retry_after_past_the_papers_deadline_is_not_waited_for(replay, data_dir):
+    replay.route(f"/crossref/works/{PNAS}", [Reply(b"{}", 429, {"Retry-After": "5"}), Reply(PNAS_JSON)])
+    env = {**replay.env(), "PAPERSHELF_PAPER_SECONDS": "2"}
+    res = run_cli("add", PNAS, data_dir=data_dir, env=env)
+    assert res.returncode == 1
+    assert "asked us to wait 5 s (HTTP 429), longer than this paper's look-up may take (2 s in all)" in res.stderr
+    assert "Waiting" not in res.stderr  # nothing was waited for
+    assert len(replay.requests_to(f"/crossref/works/{PNAS}")) == 1
+    assert _papers(data_dir) == []
+
+
+def test_a_papers_deadline_stops_asking_for_it_and_the_batch_goes_on(replay, data_dir):
+    assert run_cli("import", str(SEEDS[1]), data_dir=data_dir).returncode == 0
+    derived = [p["id"] for p in _papers(data_dir) if p["title_derived"]][:2]
+    for path in ("/arxiv/api/query", "/openalex/works", "/crossref/works", "/s2/graph/v1/paper/search"):
+        replay.route(path, hang=True)
+    env = {**replay.env(), "PAPERSHELF_REQUEST_SECONDS": "0.6", "PAPERSHELF_PAPER_SECONDS": "1.5"}
+    res = run_cli("lookup", *derived, "--json", data_dir=data_dir, env=env)
+    assert res.returncode == 1 and "Traceback" not in res.stderr
+    results = json.loads(res.stdout)
+    assert [r["id"] for r in results] == derived  # the second paper was looked up too
+    for r in results:
+        assert "the look-up of this paper took more than 1.5 s in all" in r["message"], r
+        assert "Semantic Scholar" not in r["message"]  # not asked: the paper's time was up
+    assert not replay.requests_to("/s2/graph/v1/paper/search")
+
+
+# ---- defect 9: a DOI cannot leave the service's path ----
+
+
+def test_a_doi_with_dot_segments_is_refused_before_any_request(replay, data_dir):
+    for doi in ("10.1234/../../../etc/passwd", "https://doi.org/10.1234/%2e%2e/%2e%2e/etc/passwd"):
+        res = run_cli("add", doi, data_dir=data_dir, env=replay.env())
+        assert res.returncode == 2, res.stderr
+        assert "is not a usable DOI: it holds a '.' or '..' path segment" in res.stderr
+        assert "Traceback" not in res.stderr
+    res = run_cli("add", "10.1234/a\x1b]0;pwned\x07b", data_dir=data_dir, env=replay.env())
+    assert res.returncode == 2 and "control character" in res.stderr and "\x1b" not in res.stderr
+    assert replay.requests == []  # nobody was asked anything
+    assert _papers(data_dir) == []
+
+
+def test_a_doi_with_odd_characters_reaches_the_service_whole_and_encoded(replay, data_dir):
+    sici = "10.1002/(sici)1097-4636(199706)35:4<413::aid-jbm2>3.0.co;2-m"
+    odd = "10.1000/a#b?c"
+    for doi in (sici, odd):
+        replay.route(f"/crossref/works/{doi}", PNAS_JSON)
+    res = run_cli("add", sici, odd, data_dir=data_dir, env=replay.env())
+    assert res.returncode == 0, res.stderr
+    raw = {r.path: r.raw_path for r in replay.requests}
+    encoded = "/crossref/works/10.1002/%28sici%291097-4636%28199706%2935:4%3C413"
+    assert raw[f"/crossref/works/{sici}"].startswith(encoded)
+    assert raw[f"/crossref/works/{odd}"] == "/crossref/works/10.1000/a%23b%3Fc"  # no query, no fragment
+    assert all("/etc/" not in r.path for r in replay.requests)
