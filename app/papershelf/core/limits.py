@@ -36,3 +36,36 @@ def escape_controls(text: str) -> str:
     if text.isprintable():
         return text
     return _CONTROL_RE.sub(_escaped, text)
+
+
+# What one record may hold. A real paper stays far below each: the longest titles run to
+# a few hundred characters, an abstract to a few thousand, and the largest author lists
+# (ATLAS, CMS) to about 5,200 names. Past a limit the record is refused, with words.
+MAX_TITLE_CHARS = 4_000
+"""Characters of a title (as text, or as the BibTeX field that holds it)."""
+MAX_FIELD_CHARS = 100_000
+"""Characters of any one other field: an abstract, a note, a BibTeX or RIS field."""
+MAX_NAMES = 10_000
+"""Names in one name list (authors, editors)."""
+MAX_NAME_LIST_CHARS = 1_000_000
+"""Characters of one name-list field (10,000 names of 100 characters)."""
+MAX_RECORD_CHARS = 2_000_000
+"""Characters of a whole record: every field together."""
+
+# What a .bib file's @string macros may expand to: one value (a field, or a macro's own
+# value) with its macros put in, and everything one file's macros put in together. The
+# lengths are added up before anything is joined, so a macro bomb is never built.
+MAX_MACRO_VALUE_CHARS = MAX_NAME_LIST_CHARS
+MAX_MACRO_FILE_CHARS = 10_000_000
+
+# the names of the fields a record's name lists are kept in
+NAME_FIELDS = frozenset({"author", "editor", "translator", "bookauthor", "editora", "editorb", "editorc"})
+
+
+def field_limit(name: str) -> int:
+    """The characters a field of this name may hold."""
+    if name == "title":
+        return MAX_TITLE_CHARS
+    if name in NAME_FIELDS:
+        return MAX_NAME_LIST_CHARS
+    return MAX_FIELD_CHARS

@@ -1,0 +1,66 @@
+"""Issue 21 defects 1 and 6 (input side): a .bib file's @string macros cannot blow up an
+import, and no record holds more than a real paper does or a control character, through
+`papershelf import` in a real subprocess (under a memory cap where a bomb could eat the machine)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from conftest import run_cli
+
+from papershelf.core import limits
+
+# 1.5 GB of address space: the import of a 1,000-paper library needs well under it, the issue's
+# macro bomb needed 5.6 GB before its fix
+MEMORY_CAP = 1_500_000_000
+
+
+def capped_cli(*args: str, data_dir: Path) -> subprocess.CompletedProcess:
+    """`papershelf ARGS` in a subprocess whose address space is capped by prlimit."""
+    cmd = ["prlimit", f"--as={MEMORY_CAP}", sys.executable, "-m", "papershelf", "--data-dir", str(data_dir), *args]
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+
+
+def _papers(data_dir: Path) -> list[dict]:
+    res = run_cli("list", "--json", data_dir=data_dir)
+    assert res.returncode == 0, res.stderr
+    return json.loads(res.stdout)
+
+
+def _doubling_bomb(depth: int) -> str:
+    """The issue's file: each macro twice the one before, the last one a title."""
+    lines = ['@string{s0="xy"}', *(f"@string{{s{i} = s{i - 1} # s{i - 1}}}" for i in range(1, depth + 1))]
+    lines.append(f"@article{{bomb, title = s{depth}, author = {{A. Bomb}}, year = 2020}}")
+    lines.append("@article{fine, title = {A fine paper}, author = {B. Fine}, year = 2021}")
+    return "\n".join(lines) + "\n"
+
+
+def test_a_macro_bomb_is_refused_and_the_rest_of_the_file_imports(tmp_path, data_dir):
+    bib = tmp_path / "bomb.bib"
+    bib.write_text(_doubling_bomb(26))
+    res = capped_cli("import", str(bib), data_dir=data_dir)
+    assert "Traceback" not in res.stderr and "MemoryError" not in res.stdout + res.stderr
+    assert res.returncode == 0, res.stderr  # imported, with problems (as any import with problems)
+    assert "1 added" in res.stdout
+    # the entry is named, with its line, field and the limit; so is the macro that went past it
+    assert f"{bib}:28: entry 'bomb' was not imported: its field 'title'" in res.stdout
+    assert f"{limits.MAX_MACRO_VALUE_CHARS:,} characters, the limit for one value" in res.stdout
+    assert f"{bib}:19: the @string macro 's18' was not defined" in res.stdout
+    assert [p["title"] for p in _papers(data_dir)] == ["A fine paper"]
+
+
+def test_a_bomb_under_the_limit_for_one_value_is_stopped_by_the_limit_for_the_file(tmp_path, data_dir):
+    # each macro is under the limit for one value, but 100 entries each put in 460 KB of it
+    lines = ['@string{s0="xy"}', *(f"@string{{s{i} = s{i - 1} # s{i - 1}}}" for i in range(1, 17))]
+    lines += [f"@misc{{m{n}, title = {{Paper {n}}}, note = s16}}" for n in range(100)]
+    lines.append("@article{fine, title = {A fine paper}, author = {B. Fine}, year = 2021}")
+    bib = tmp_path / "wide.bib"
+    bib.write_text("\n".join(lines) + "\n")
+    res = capped_cli("import", str(bib), data_dir=data_dir)
+    assert "Traceback" not in res.stderr and res.returncode == 0, res.stderr
+    assert f"{limits.MAX_MACRO_FILE_CHARS:,} characters in all, the limit for one file" in res.stdout
+    titles = {p["title"] for p in _papers(data_dir)}
+    assert "A fine paper" in titles and len(titles) < 100
