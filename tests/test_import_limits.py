@@ -5,6 +5,7 @@ import, and no record holds more than a real paper does or a control character, 
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -64,3 +65,74 @@ def test_a_bomb_under_the_limit_for_one_value_is_stopped_by_the_limit_for_the_fi
     assert f"{limits.MAX_MACRO_FILE_CHARS:,} characters in all, the limit for one file" in res.stdout
     titles = {p["title"] for p in _papers(data_dir)}
     assert "A fine paper" in titles and len(titles) < 100
+
+
+OSC_TITLE = "\x1b]0;pwned\x07"  # a terminal's "set the window title"
+CSI_CLEAR = "\x1b[2J"
+
+
+def _library_file_has_no_controls(data_dir: Path) -> None:
+    """No control character in any file of the library, neither raw nor as JSON's \\u00XX."""
+    files = [f for f in data_dir.rglob("*") if f.is_file() and f.suffix in (".jsonl", ".json", ".last")]
+    assert files
+    for f in files:
+        text = f.read_text(encoding="utf-8")
+        assert not limits.has_controls(text.replace("\t", " ")), f
+        assert not re.search(r"\\u00(?:[01][0-9a-f]|7f|[89][0-9a-f])", text, re.I), f
+
+
+def test_control_characters_in_a_bib_file_are_removed_and_told(tmp_path, data_dir):
+    bib = tmp_path / "escapes.bib"
+    bib.write_text(
+        f"@article{{esc, title = {{Attack{OSC_TITLE} of the\x9b31m title}},\n"
+        f"  author = {{Eve{CSI_CLEAR} Mallory}}, year = 2020, note = {{bell\x07}}}}\n"
+        "@article{fine, title = {A fine paper}, author = {B. Fine}, year = 2021}\n",
+        encoding="utf-8",
+    )
+    res = run_cli("import", str(bib), data_dir=data_dir)
+    assert res.returncode == 0 and "Traceback" not in res.stderr, res.stderr
+    assert "2 added" in res.stdout
+    assert (
+        f"{bib}:1: entry 'esc': control characters (such as terminal escapes or NUL) were removed from "
+        "title, author, note" in res.stdout
+    )
+    papers = {p["citekey"]: p for p in _papers(data_dir)}
+    assert papers["esc"]["title"] == "Attack]0;pwned of the31m title"
+    assert papers["esc"]["authors"] == ["Eve[2J Mallory"]
+    _library_file_has_no_controls(data_dir)
+
+
+def test_control_characters_in_a_ris_file_and_a_listing_are_removed_and_told(tmp_path, data_dir):
+    ris = tmp_path / "escapes.ris"
+    ris.write_text(
+        f"TY  - JOUR\nTI  - Escaped{CSI_CLEAR} title\nAU  - Mallory, Eve\nPY  - 2020\n"
+        f"AB  - An abstract with a bell\x07 in it.\nER  - \n",
+        encoding="utf-8",
+    )
+    listing = tmp_path / "escapes.txt"
+    abstract = (
+        f"We study how a terminal{OSC_TITLE} escape sequence hidden in an abstract could rewrite the "
+        "title of the window of whoever lists the papers, and show that removing it on the way in suffices."
+    )
+    listing.write_text(f"论文检索\n\nEve Mallory, Bob Fine\n{abstract}\n", encoding="utf-8")
+    res = run_cli("import", str(ris), str(listing), data_dir=data_dir)
+    assert res.returncode == 0 and "Traceback" not in res.stderr, res.stderr
+    assert f"{ris}:1: the entry: control characters (such as terminal escapes or NUL) were removed from" in res.stdout
+    assert f"{listing}:3: the entry: control characters" in res.stdout
+    titles = sorted(p["title"] for p in _papers(data_dir))
+    assert "Escaped[2J title" in titles and len(titles) == 2
+    _library_file_has_no_controls(data_dir)
+
+
+def test_an_edit_with_control_characters_or_over_a_limit_is_refused_with_words(tmp_path, data_dir):
+    bib = tmp_path / "one.bib"
+    bib.write_text("@article{fine, title = {A fine paper}, author = {B. Fine}, year = 2021}\n")
+    assert run_cli("import", str(bib), data_dir=data_dir).returncode == 0
+    pid = _papers(data_dir)[0]["id"]
+    res = run_cli("set", pid, f"title=Evil{OSC_TITLE}", data_dir=data_dir)
+    assert res.returncode != 0 and "Traceback" not in res.stderr
+    assert "the title holds control characters" in res.stderr and "Nothing was changed" in res.stderr
+    res = run_cli("set", pid, "title=" + "long " * 1000, data_dir=data_dir)
+    assert res.returncode != 0 and "Traceback" not in res.stderr
+    assert f"the title is 5,000 characters long, more than the {limits.MAX_TITLE_CHARS:,}" in res.stderr
+    assert [p["title"] for p in _papers(data_dir)] == ["A fine paper"]

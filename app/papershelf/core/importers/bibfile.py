@@ -112,7 +112,8 @@ class Macros:
             size += len(value)
             if size > MAX_MACRO_VALUE_CHARS:
                 raise MacroError(
-                    f"its macros would make it longer than {MAX_MACRO_VALUE_CHARS:,} characters, the limit for one value"
+                    f"its macros would make it longer than {MAX_MACRO_VALUE_CHARS:,} characters, "
+                    "the limit for one value"
                 )
             out.append(value)
         if not changed:
@@ -238,7 +239,8 @@ def _fields(entry: Any, macros: Macros, path: str, problems: list[Problem]) -> d
         try:
             fields[name] = macros.resolve(value.strip())
         except MacroError as exc:
-            raise MacroError(f"entry {entry.key.strip()!r} was not imported: its field {name!r}: {exc}", exc.why) from None
+            told = f"entry {entry.key.strip()!r} was not imported: its field {name!r}: {exc}"
+            raise MacroError(told, exc.why) from None
     return fields
 
 
