@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 from conftest import run_cli
+from replay_server import replay_fixture  # noqa: F401
 
 from papershelf.core import limits
 
@@ -136,3 +137,51 @@ def test_an_edit_with_control_characters_or_over_a_limit_is_refused_with_words(t
     assert res.returncode != 0 and "Traceback" not in res.stderr
     assert f"the title is 5,000 characters long, more than the {limits.MAX_TITLE_CHARS:,}" in res.stderr
     assert [p["title"] for p in _papers(data_dir)] == ["A fine paper"]
+
+
+PNAS = "10.1073/pnas.1414271111"
+
+
+def _crossref_answer(**changes: object) -> bytes:
+    """The recorded Crossref answer for PNAS's DOI, with the message's fields changed."""
+    from replay_server import RECORDED
+
+    answer = json.loads((RECORDED / "crossref_works_doi_10.1073_pnas.1414271111.json").read_text())
+    answer["message"].update(changes)
+    return json.dumps(answer).encode()
+
+
+def _add_refused(replay, data_dir: Path, body: bytes) -> subprocess.CompletedProcess:
+    from replay_server import Reply
+
+    replay.route(f"/crossref/works/{PNAS}", Reply(body, headers={"Content-Type": "application/json"}))
+    res = run_cli("add", f"doi:{PNAS}", data_dir=data_dir, env=replay.env())
+    assert res.returncode == 1 and "Traceback" not in res.stderr, res.stderr
+    assert f"papershelf: doi:{PNAS}: Crossref's record was refused:" in res.stderr
+    assert "it was not added" in res.stderr
+    assert len(res.stdout) < 10_000  # the record itself is not shown
+    assert _papers(data_dir) == []
+    return res
+
+
+def test_a_found_record_with_a_15_mb_title_is_refused(replay, data_dir):
+    res = _add_refused(replay, data_dir, _crossref_answer(title=["A" * 15_000_000]))
+    assert f"its field 'title' is 15,000,000 characters long (the limit is {limits.MAX_TITLE_CHARS:,})" in res.stderr
+
+
+def test_a_found_record_with_300000_authors_is_refused(replay, data_dir):
+    authors = [{"given": f"G{n}", "family": f"F{n}", "sequence": "additional"} for n in range(300_000)]
+    res = _add_refused(replay, data_dir, _crossref_answer(author=authors))
+    assert f"its author list has 300,000 names (the limit is {limits.MAX_NAMES:,})" in res.stderr
+
+
+def test_a_found_record_with_control_characters_is_added_without_them(replay, data_dir):
+    from replay_server import Reply
+
+    title = f"Evolution{OSC_TITLE} of\x00 a title"
+    replay.route(f"/crossref/works/{PNAS}", Reply(_crossref_answer(title=[title]), headers={"Content-Type": "application/json"}))
+    res = run_cli("add", f"doi:{PNAS}", data_dir=data_dir, env=replay.env())
+    assert res.returncode == 0 and "Traceback" not in res.stderr, res.stderr
+    assert "control characters (such as terminal escapes or NUL) were removed from title" in res.stdout
+    assert [p["title"] for p in _papers(data_dir)] == ["Evolution]0;pwned of a title"]
+    _library_file_has_no_controls(data_dir)
