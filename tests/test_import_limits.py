@@ -11,9 +11,8 @@ import sys
 from pathlib import Path
 
 from conftest import run_cli
-from replay_server import replay_fixture  # noqa: F401
-
 from papershelf.core import limits
+from replay_server import replay_fixture  # noqa: F401
 
 # 1.5 GB of address space: the import of a 1,000-paper library needs well under it, the issue's
 # macro bomb needed 5.6 GB before its fix
@@ -179,7 +178,9 @@ def test_a_found_record_with_control_characters_is_added_without_them(replay, da
     from replay_server import Reply
 
     title = f"Evolution{OSC_TITLE} of\x00 a title"
-    replay.route(f"/crossref/works/{PNAS}", Reply(_crossref_answer(title=[title]), headers={"Content-Type": "application/json"}))
+    replay.route(
+        f"/crossref/works/{PNAS}", Reply(_crossref_answer(title=[title]), headers={"Content-Type": "application/json"})
+    )
     res = run_cli("add", f"doi:{PNAS}", data_dir=data_dir, env=replay.env())
     assert res.returncode == 0 and "Traceback" not in res.stderr, res.stderr
     assert "control characters (such as terminal escapes or NUL) were removed from title" in res.stdout
