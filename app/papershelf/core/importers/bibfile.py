@@ -84,13 +84,14 @@ class Macros:
         """Define (or define again: the later wins) a macro; MacroError if its value is refused,
         and then entries that use it are refused too."""
         name = name.strip().lower()
-        self.values.pop(name, None)
-        self.refused.pop(name, None)
         try:
-            self.values[name] = self.resolve(raw)
+            value = self.resolve(raw)  # with the macro's own earlier value, as BibTeX does
         except MacroError as exc:
+            self.values.pop(name, None)
             self.refused[name] = (line, exc.why)
             raise
+        self.refused.pop(name, None)
+        self.values[name] = value
 
     def resolve(self, raw: str) -> str:
         """The value expression with the macros put in; MacroError past a limit."""
