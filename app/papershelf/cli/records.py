@@ -105,7 +105,7 @@ def _record_line(rec: FoundRecord) -> str:
 
 def cmd_add(args: argparse.Namespace) -> int:
     """`add IDENTIFIER...`: fetch each record (arXiv, Crossref, doi.org) and add it."""
-    from ..core.importers.gate import found_too_large
+    from ..core.limits import found_too_large
     from ..core.online.identifiers import find_identifiers, parse_identifier
     from ..core.online.records import SERVICE_NAMES
     from ..core.online.services import fetch

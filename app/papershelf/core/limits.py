@@ -9,6 +9,7 @@ numbers are in docs/DESIGN.md ("Limits"), with what happens past each.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Mapping, Sequence
 
 # Control characters: C0 but tab and newline, DEL, and C1 (0x9b is CSI on its own).
 # A carriage return counts: on a terminal it rewrites the line already shown.
@@ -69,3 +70,30 @@ def field_limit(name: str) -> int:
     if name in NAME_FIELDS:
         return MAX_NAME_LIST_CHARS
     return MAX_FIELD_CHARS
+
+
+def over_limit(values: Iterable[tuple[str, str, int]], names: Sequence[str] = ()) -> str:
+    """Why a record is more than a real paper holds ("" when it is not): the name list past
+    MAX_NAMES, else the first (field name, value, its limit) past its limit, else the whole
+    record past MAX_RECORD_CHARS; with the size and the limit, in words."""
+    if len(names) > MAX_NAMES:
+        return f"its author list has {len(names):,} names (the limit is {MAX_NAMES:,})"
+    total = sum(len(n) for n in names)
+    for name, value, limit in values:
+        if len(value) > limit:
+            return f"its field {name!r} is {len(value):,} characters long (the limit is {limit:,})"
+        total += len(value)
+    if total > MAX_RECORD_CHARS:
+        return f"the whole record is {total:,} characters long (the limit is {MAX_RECORD_CHARS:,})"
+    return ""
+
+
+def found_too_large(title: str, authors: Sequence[str], abstract: str, venue: str, extra: Mapping[str, str]) -> str:
+    """Why a record a service found is more than a real paper holds ("" when it is not),
+    checked before anything is made of it (or shown)."""
+    values = [
+        ("title", title, MAX_TITLE_CHARS),
+        ("abstract", abstract, MAX_FIELD_CHARS),
+        ("venue", venue, MAX_FIELD_CHARS),
+    ]
+    return over_limit([*values, *((k, v, field_limit(k)) for k, v in extra.items())], authors)

@@ -13,11 +13,11 @@ from collections.abc import Iterator
 
 from ..limits import (
     MAX_FIELD_CHARS,
-    MAX_NAMES,
     MAX_RECORD_CHARS,
     MAX_TITLE_CHARS,
     field_limit,
     has_controls,
+    over_limit,
     strip_controls,
 )
 from .base import Candidate, ParsedFile, Problem
@@ -45,17 +45,9 @@ def _strings(cand: Candidate) -> Iterator[tuple[str, str, int]]:
 
 def too_large(cand: Candidate) -> str:
     """Why the record is more than a real paper holds ("" when it is not): the first field
-    past its limit, with its size and the limit."""
-    if len(cand.authors) > MAX_NAMES:
-        return f"its author list has {len(cand.authors):,} names (the limit is {MAX_NAMES:,})"
-    total = sum(len(a) for a in cand.authors) + sum(len(t) for t in cand.tags)
-    for name, value, limit in _strings(cand):
-        if len(value) > limit:
-            return f"its field {name!r} is {len(value):,} characters long (the limit is {limit:,})"
-        total += len(value)
-    if total > MAX_RECORD_CHARS:
-        return f"the whole record is {total:,} characters long (the limit is {MAX_RECORD_CHARS:,})"
-    return ""
+    past its limit, with its size and the limit (`limits.over_limit`)."""
+    tags = ("tags", " ".join(cand.tags), MAX_RECORD_CHARS)
+    return over_limit([*_strings(cand), tags], cand.authors)
 
 
 def strip_candidate(cand: Candidate) -> list[str]:
@@ -108,9 +100,3 @@ def admit(parsed: ParsedFile) -> ParsedFile:
     if len(papers) == len(parsed.papers) and len(problems) == len(parsed.problems):
         return parsed
     return ParsedFile(path=parsed.path, format=parsed.format, papers=papers, problems=problems)
-
-
-def found_too_large(title: str, authors: list[str], abstract: str, venue: str, extra: dict[str, str]) -> str:
-    """Why a record a service found is more than a real paper holds ("" when it is not), checked
-    before anything is made of it."""
-    return too_large(Candidate(abstract=abstract, line=0, title=title, authors=authors, venue=venue, bibfields=extra))

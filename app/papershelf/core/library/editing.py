@@ -134,7 +134,7 @@ def add_found(lib: Library, records: Iterable[FoundRecord]) -> FileReport:
     already in the library (its DOI, arXiv id or abstract) merges into it, as an import's
     duplicate would. Returns the import's FileReport (undo it as an import)."""
     from ..importers.base import Candidate, ParsedFile, Problem
-    from ..importers.gate import found_too_large
+    from ..limits import found_too_large
     from ..online.records import SERVICE_NAMES, FoundRecord
     from ..record_edit import field_changes, names_text, venue_field
 
