@@ -13,6 +13,7 @@ from collections.abc import Iterator
 
 from ..limits import (
     MAX_FIELD_CHARS,
+    MAX_NAMES,
     MAX_RECORD_CHARS,
     MAX_TITLE_CHARS,
     field_limit,
@@ -46,6 +47,10 @@ def _strings(cand: Candidate) -> Iterator[tuple[str, str, int]]:
 def too_large(cand: Candidate) -> str:
     """Why the record is more than a real paper holds ("" when it is not): the first field
     past its limit, with its size and the limit (`limits.over_limit`)."""
+    if len(cand.authors) <= MAX_NAMES and sum(map(len, _values(cand))) <= MAX_FIELD_CHARS:
+        # the common case, in C: only a title can be over its limit
+        if len(cand.title) <= MAX_TITLE_CHARS and len(cand.bibfields.get("title", "")) <= MAX_TITLE_CHARS:
+            return ""
     tags = ("tags", " ".join(cand.tags), MAX_RECORD_CHARS)
     return over_limit([*_strings(cand), tags], cand.authors)
 
@@ -53,6 +58,8 @@ def too_large(cand: Candidate) -> str:
 def strip_candidate(cand: Candidate) -> list[str]:
     """Remove control characters from every value of the candidate, in place; the names of the
     fields that had them."""
+    if _printable(cand):
+        return []
     stripped: list[str] = []
     for name in _TEXT_FIELDS:
         value = getattr(cand, name)
@@ -74,6 +81,32 @@ def strip_candidate(cand: Candidate) -> list[str]:
                 cleaned.setdefault(strip_controls(k), strip_controls(v))
             setattr(cand, attr, cleaned)
     return list(dict.fromkeys(stripped))
+
+
+def _values(cand: Candidate) -> list[str]:
+    """Every text of the candidate (the names of its record's fields too)."""
+    values = [getattr(cand, name) for name in _TEXT_FIELDS]
+    values += cand.authors
+    values += cand.tags
+    for record in (cand.bibfields, cand.ris):
+        values += record
+        values += record.values()
+    return values
+
+
+def _printable(cand: Candidate) -> bool:
+    """Whether no value of the candidate can hold a control character: `str.isprintable` over
+    them all at once, at C speed (tab and newline taken out; a value it doubts, such as one
+    with a no-break space, is then looked at with `limits.has_controls`)."""
+    text = "".join(_values(cand))
+    if text.isascii():  # the common case: bytes.translate, a byte at a time in C
+        data = text.encode("ascii")
+        return len(data.translate(None, _ASCII_CONTROLS)) == len(data)
+    return text.isprintable() or text.replace("\n", "").replace("\t", "").isprintable()
+
+
+# the control characters of limits.has_controls that ASCII has (tab and newline are text)
+_ASCII_CONTROLS = bytes([*range(0x09), *range(0x0B, 0x20), 0x7F])
 
 
 def admit(parsed: ParsedFile) -> ParsedFile:
