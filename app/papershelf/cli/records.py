@@ -118,7 +118,9 @@ def _record_line(rec: FoundRecord) -> str:
 
 def cmd_add(args: argparse.Namespace) -> int:
     """`add IDENTIFIER...`: fetch each record (arXiv, Crossref, doi.org) and add it."""
+    from ..core.limits import found_too_large
     from ..core.online.identifiers import find_identifiers, identifier_problem, parse_identifier
+    from ..core.online.records import SERVICE_NAMES
     from ..core.online.services import fetch
 
     idents = []
@@ -144,6 +146,12 @@ def cmd_add(args: argparse.Namespace) -> int:
                 print(f"papershelf: {ident}: {exc}", file=sys.stderr)
                 failed += 1
                 continue
+            # more than a real paper holds: refused before it is shown or stored
+            if why := found_too_large(rec.title, rec.authors, rec.abstract, rec.venue, rec.extra):
+                service = SERVICE_NAMES.get(rec.service, rec.service)
+                print(f"papershelf: {ident}: {service}'s record was refused: {why}; it was not added", file=sys.stderr)
+                failed += 1
+                continue
             records.append(rec)
             print(f"{ident}: {_record_line(rec)}")
     if records:
@@ -158,6 +166,9 @@ def cmd_add(args: argparse.Namespace) -> int:
             print(", ".join(parts) + (": " + " ".join(report.added_ids) if report.added_ids else ""))
             for note in report.merges:
                 print(f"  {note}")
+            for problem in report.problems:  # a record refused, or a value changed (control characters)
+                print(f"  note: {problem}")
+                failed += not problem.note
     return EXIT_FAILED if failed else EXIT_OK
 
 

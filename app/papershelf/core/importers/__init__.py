@@ -33,6 +33,8 @@ def parse_text(text: str, path: str, as_listing: bool = False) -> ParsedFile:
     `as_listing` reads such text as a listing whatever the sniffing says;
     BibTeX and RIS are still read as BibTeX and RIS.
     """
+    if "\r" in text:  # line ends as a file's are read (a carriage return is no control character here)
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
     head = text.lstrip("\ufeff \t\r\n")[:200]
     suffix = Path(path).suffix.lower()
     if suffix == ".ris" or head.startswith("TY  -"):

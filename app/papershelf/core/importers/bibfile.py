@@ -23,6 +23,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from ..latex import decode, parse_names, piece_text, pieces
+from ..limits import MAX_MACRO_FILE_CHARS, MAX_MACRO_VALUE_CHARS
 from ..text import clean_doi, plain_text
 from .base import Candidate, ParsedFile, Problem
 
@@ -57,14 +58,74 @@ def _year(value: str) -> int | None:
     return int(m.group(1)) if m else None
 
 
-def resolve_macros(raw: str, strings: Mapping[str, str]) -> str:
-    """A value expression with the file's @string macros put in (`j1 # { x }` → `{Journal } # { x }`);
-    numbers, delimited strings and macros the file does not define (month names) stay as written."""
-    if not strings or (raw[:1] in '{"' and "#" not in raw):
-        return raw
-    parts = pieces(raw)
-    out = [strings.get(p.lower(), p) if _MACRO_RE.fullmatch(p) else p for p in parts]
-    return raw if out == parts else " # ".join(out)
+class MacroError(ValueError):
+    """A value whose macros cannot be put in: it would grow past a limit, or uses a refused macro
+    (`why`: the limit that refused it, first of all)."""
+
+    def __init__(self, message: str, why: str = "") -> None:
+        super().__init__(message)
+        self.why = why or message
+
+
+class Macros:
+    """A file's @string macros, put into values the way BibTeX does (`j1 # { x }` → `{Journal } # { x }`);
+    numbers, delimited strings and macros the file does not define (month names) stay as written.
+
+    A macro bomb (`@string{s1 = s0 # s0}`, doubled again and again) is refused before it is built:
+    the length of each value is added up from its parts before they are joined, against the limit
+    for one value and for everything one file's macros put in (core/limits.py)."""
+
+    def __init__(self) -> None:
+        self.values: dict[str, str] = {}  # BibTeX's macro names are case-insensitive
+        self.refused: dict[str, tuple[int, str]] = {}  # a macro refused → its line, and why
+        self.spent = 0  # characters the file's macros have put in so far
+
+    def define(self, name: str, raw: str, line: int) -> None:
+        """Define (or define again: the later wins) a macro; MacroError if its value is refused,
+        and then entries that use it are refused too."""
+        name = name.strip().lower()
+        try:
+            value = self.resolve(raw)  # with the macro's own earlier value, as BibTeX does
+        except MacroError as exc:
+            self.values.pop(name, None)
+            self.refused[name] = (line, exc.why)
+            raise
+        self.refused.pop(name, None)
+        self.values[name] = value
+
+    def resolve(self, raw: str) -> str:
+        """The value expression with the macros put in; MacroError past a limit."""
+        if not (self.values or self.refused) or (raw[:1] in '{"' and "#" not in raw):
+            return raw
+        parts = pieces(raw)
+        out: list[str] = []
+        size = 3 * (len(parts) - 1)  # the " # " between parts
+        changed = False
+        for part in parts:
+            value = part
+            if _MACRO_RE.fullmatch(part):
+                name = part.lower()
+                if name in self.refused:
+                    line, why = self.refused[name]
+                    raise MacroError(f"it uses the macro {part!r}, refused at line {line} ({why})", why)
+                if name in self.values:
+                    value, changed = self.values[name], True
+            size += len(value)
+            if size > MAX_MACRO_VALUE_CHARS:
+                raise MacroError(
+                    f"its macros would make it longer than {MAX_MACRO_VALUE_CHARS:,} characters, "
+                    "the limit for one value"
+                )
+            out.append(value)
+        if not changed:
+            return raw
+        if self.spent + size > MAX_MACRO_FILE_CHARS:
+            raise MacroError(
+                f"the file's macros would put in more than {MAX_MACRO_FILE_CHARS:,} characters in all, "
+                "the limit for one file"
+            )
+        self.spent += size
+        return " # ".join(out)
 
 
 def _raw_text(raw: str) -> str:
@@ -82,21 +143,29 @@ def parse_bib(text: str, path: str) -> ParsedFile:
     logging.getLogger("bibtexparser").setLevel(logging.CRITICAL)  # failures are reported below instead
     # no middleware: the values stay the expressions the file wrote ({...}, "...", macros, #)
     library = bibtexparser.parse_string(text, parse_stack=[])
-    strings: dict[str, str] = {}
+    macros = Macros()
     preambles: list[str] = []
     entries: list[Any] = []
     for block in library.blocks:
+        if isinstance(block, model.DuplicateBlockKeyBlock) and isinstance(block.ignore_error_block, model.String):
+            # a macro defined again (concatenated files repeat their abbreviations): the later wins
+            block = block.ignore_error_block
         if isinstance(block, model.String):
-            # BibTeX's macro names are case-insensitive, and a later definition wins
-            strings[block.key.strip().lower()] = resolve_macros(block.value.strip(), strings)
+            try:
+                macros.define(block.key, block.value.strip(), (block.start_line or 0) + 1)
+            except MacroError as exc:
+                problems.append(
+                    Problem(
+                        path,
+                        (block.start_line or 0) + 1,
+                        f"the @string macro {block.key.strip()!r} was not defined: {exc}; "
+                        "entries that use it are not imported",
+                    )
+                )
         elif isinstance(block, model.Preamble):
             preambles.append(block.value.strip())
         elif isinstance(block, model.Entry):
             entries.append(block)
-        elif isinstance(block, model.DuplicateBlockKeyBlock) and isinstance(block.ignore_error_block, model.String):
-            # a macro defined again (concatenated files repeat their abbreviations): the later wins
-            again = block.ignore_error_block
-            strings[again.key.strip().lower()] = resolve_macros(again.value.strip(), strings)
         elif isinstance(block, (model.DuplicateFieldKeyBlock, model.DuplicateBlockKeyBlock)):
             # a field given twice (first wins, below) or a key used twice (the library reports
             # the clash and gives the paper another key): the entry is read whole all the same
@@ -107,12 +176,22 @@ def parse_bib(text: str, path: str) -> ParsedFile:
             reason = str(error).splitlines()[0] if error and str(error) else "it is not valid BibTeX"
             problems.append(Problem(path, line, f"this entry could not be read ({reason}); it was skipped"))
         # @comment and text between entries are not bibliography
-    preamble = " # ".join(resolve_macros(p, strings) for p in preambles if p)
+    resolved: list[str] = []
+    for value in preambles:
+        try:
+            resolved.append(macros.resolve(value))
+        except MacroError as exc:
+            problems.append(Problem(path, 0, f"the file's @preamble was left out: {exc}"))
+    preamble = " # ".join(p for p in resolved if p)
 
     records: list[tuple[Any, str, dict[str, str]]] = []
     by_key: dict[str, dict[str, str]] = {}
     for entry in entries:
-        fields = _fields(entry, strings, path, problems)
+        try:
+            fields = _fields(entry, macros, path, problems)
+        except MacroError as exc:
+            problems.append(Problem(path, (entry.start_line or 0) + 1, str(exc)))
+            continue
         records.append((entry, entry.entry_type.strip().lower(), fields))
         by_key.setdefault(entry.key.strip().lower(), fields)
 
@@ -138,9 +217,10 @@ def parse_bib(text: str, path: str) -> ParsedFile:
     return ParsedFile(path=path, format="bibtex", papers=papers, problems=problems)
 
 
-def _fields(entry: Any, strings: Mapping[str, str], path: str, problems: list[Problem]) -> dict[str, str]:
+def _fields(entry: Any, macros: Macros, path: str, problems: list[Problem]) -> dict[str, str]:
     """Every field of the entry, name lower case, in the file's order, macros put in; a field
-    given twice keeps its first value, as BibTeX does, and the user is told."""
+    given twice keeps its first value, as BibTeX does, and the user is told. MacroError, saying
+    which entry and field, when a field's macros are refused (the entry is not imported)."""
     fields: dict[str, str] = {}
     for f in entry.fields:
         name = f.key.strip().lower()
@@ -157,7 +237,11 @@ def _fields(entry: Any, strings: Mapping[str, str], path: str, problems: list[Pr
                 )
             )
             continue
-        fields[name] = resolve_macros(value.strip(), strings)
+        try:
+            fields[name] = macros.resolve(value.strip())
+        except MacroError as exc:
+            told = f"entry {entry.key.strip()!r} was not imported: its field {name!r}: {exc}"
+            raise MacroError(told, exc.why) from None
     return fields
 
 

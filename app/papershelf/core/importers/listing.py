@@ -18,6 +18,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from ..limits import MAX_FIELD_CHARS
 from .base import Candidate, ParsedFile, Problem
 
 HEADERS = {"论文检索": "paper-search", "daily papers": "daily-papers"}
@@ -45,7 +46,6 @@ _PROSE_RE = re.compile(r"\s(?:the|of|we|to|is|for|with|that|this|in|on|are|our|a
 _NAME_TOKEN_RE = re.compile(r"^[^\W\d_][\w'’.\-]*[*†‡§¶]*\d{0,2}[*†‡§¶]*$")
 # A paragraph shorter than this that is neither area nor authors is no abstract.
 MIN_ABSTRACT_WORDS = 15
-MAX_ABSTRACT_CHARS = 100_000
 _TERMINAL_RE = re.compile(r"""([.!?)\]"'”’]|https?://\S+)$""")
 
 
@@ -169,7 +169,7 @@ def _classify_line(no: int, text: str) -> _Unit:
 
 
 def _classify_text(no: int, text: str) -> _Unit:
-    if len(text) > MAX_ABSTRACT_CHARS or len(text.split(None, MIN_ABSTRACT_WORDS)) >= MIN_ABSTRACT_WORDS:
+    if len(text) > MAX_FIELD_CHARS or len(text.split(None, MIN_ABSTRACT_WORDS)) >= MIN_ABSTRACT_WORDS:
         return _Unit("text", no, text)
     return _Unit("odd", no, text)
 
@@ -226,7 +226,7 @@ def parse_listing(text: str, path: str) -> ParsedFile:
             authors = unit
         elif unit.kind == "text":
             abstract = unit.text
-            if len(abstract) > MAX_ABSTRACT_CHARS:
+            if len(abstract) > MAX_FIELD_CHARS:
                 problems.append(
                     Problem(
                         path,

@@ -5,6 +5,7 @@ the library's private parts). The rules of an edit are core/record_edit.py's.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -78,6 +79,8 @@ def edit_record(lib: Library, paper_id: str, changes: Mapping[str, str | None]) 
             text_arg(value, f"the value of {name}")
         if key in named:
             raise InvalidValueError(f"the field {key!r} is given twice")
+        if value is not None:
+            check_value(key, value)
         named[key] = value
     changes = named
     paper = lib.get(paper_id)
@@ -91,6 +94,28 @@ def edit_record(lib: Library, paper_id: str, changes: Mapping[str, str | None]) 
         return []
     lib._set_many(per_paper, lambda p: per_paper[p.id])
     return list(per_paper)
+
+
+def check_value(name: str, value: str) -> None:
+    """InvalidValueError, in words, for an edited value more than a real paper holds or holding
+    control characters (an edit is refused rather than changed behind the user's back)."""
+    from ..limits import MAX_NAMES, NAME_FIELDS, field_limit, has_controls
+
+    limit = field_limit(name)
+    if len(value) > limit:
+        raise InvalidValueError(
+            f"the {name} is {len(value):,} characters long, more than the {limit:,} a field may hold. "
+            "Nothing was changed."
+        )
+    if name in NAME_FIELDS and (count := len(re.findall(r"\band\b", value)) + 1) > MAX_NAMES:
+        raise InvalidValueError(
+            f"the {name} list has {count:,} names, more than the {MAX_NAMES:,} a list may hold. Nothing was changed."
+        )
+    if has_controls(value):
+        raise InvalidValueError(
+            f"the {name} holds control characters (such as terminal escapes, a carriage return or NUL), which "
+            "are not stored; remove them and try again. Nothing was changed."
+        )
 
 
 _NOT_FROM_EXTRA = frozenset(
@@ -108,15 +133,24 @@ def add_found(lib: Library, records: Iterable[FoundRecord]) -> FileReport:
     """Add records found online (`Library.add_found`) as one import: a record of a paper
     already in the library (its DOI, arXiv id or abstract) merges into it, as an import's
     duplicate would. Returns the import's FileReport (undo it as an import)."""
-    from ..importers.base import Candidate, ParsedFile
+    from ..importers.base import Candidate, ParsedFile, Problem
+    from ..limits import found_too_large
     from ..online.records import SERVICE_NAMES, FoundRecord
     from ..record_edit import field_changes, names_text, venue_field
 
     found = list(records)
     papers: list[Candidate] = []
+    refused: list[Problem] = []
+    services = sorted({SERVICE_NAMES.get(r.service, r.service) for r in found if isinstance(r, FoundRecord)})
+    label = f"<{', '.join(services) or 'online'}>"
     for n, rec in enumerate(found, 1):
         if not isinstance(rec, FoundRecord):
             raise InvalidValueError(f"add_found takes found records, not {type(rec).__name__}")
+        # more than a real paper holds: refused before anything is made of it
+        if why := found_too_large(rec.title, rec.authors, rec.abstract, rec.venue, rec.extra):
+            service = SERVICE_NAMES.get(rec.service, rec.service)
+            refused.append(Problem(label, n, f"the record from {service} ({rec.ident}) was not added: {why}"))
+            continue
         kind = rec.entrytype or "misc"
         # the record's fields as a record edit writes them (the same LaTeX from the same text)
         blank = Paper("", entrytype=kind)
@@ -152,8 +186,7 @@ def add_found(lib: Library, records: Iterable[FoundRecord]) -> FileReport:
                 bibfields=bibfields,
             )
         )
-    services = sorted({SERVICE_NAMES.get(r.service, r.service) for r in found})
-    return lib.import_parsed(ParsedFile(f"<{', '.join(services) or 'online'}>", "online", papers, []))
+    return lib.import_parsed(ParsedFile(label, "online", papers, refused))
 
 
 def _name(display: str) -> EditorName:

@@ -24,6 +24,7 @@ from ..duplicates import Matcher, matcher_for, record_key
 from ..errors import ListingError, UncertainListingError
 from ..importers import PASTE_LABEL
 from ..importers.base import Candidate, ParsedFile, Problem
+from ..importers.gate import admit
 from ..paper import FIELDS, Paper, Source, normalize_tag
 from ..store import Op, gc_paused, now_iso
 from ..text import clean_text, find_links, plain_text
@@ -297,6 +298,8 @@ class ImportBatch:
     def add(self, parsed: ParsedFile) -> FileReport:
         """Merge one parsed file into the batch; what it would add and merge."""
         lib = self.lib
+        # the door: a record over a limit is refused, control characters are removed (told)
+        parsed = admit(parsed)
         report = FileReport(path=parsed.path, format=parsed.format, problems=list(parsed.problems))
         if not parsed.papers:
             report.error = f"{parsed.path}: no papers were found in it" + (

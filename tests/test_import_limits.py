@@ -1,0 +1,188 @@
+"""Issue 21 defects 1 and 6 (input side): a .bib file's @string macros cannot blow up an
+import, and no record holds more than a real paper does or a control character, through
+`papershelf import` in a real subprocess (under a memory cap where a bomb could eat the machine)."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+from conftest import run_cli
+from papershelf.core import limits
+from replay_server import replay_fixture  # noqa: F401
+
+# 1.5 GB of address space: the import of a 1,000-paper library needs well under it, the issue's
+# macro bomb needed 5.6 GB before its fix
+MEMORY_CAP = 1_500_000_000
+
+
+def capped_cli(*args: str, data_dir: Path) -> subprocess.CompletedProcess:
+    """`papershelf ARGS` in a subprocess whose address space is capped by prlimit."""
+    cmd = ["prlimit", f"--as={MEMORY_CAP}", sys.executable, "-m", "papershelf", "--data-dir", str(data_dir), *args]
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+
+
+def _papers(data_dir: Path) -> list[dict]:
+    res = run_cli("list", "--json", data_dir=data_dir)
+    assert res.returncode == 0, res.stderr
+    return json.loads(res.stdout)
+
+
+def _doubling_bomb(depth: int) -> str:
+    """The issue's file: each macro twice the one before, the last one a title."""
+    lines = ['@string{s0="xy"}', *(f"@string{{s{i} = s{i - 1} # s{i - 1}}}" for i in range(1, depth + 1))]
+    lines.append(f"@article{{bomb, title = s{depth}, author = {{A. Bomb}}, year = 2020}}")
+    lines.append("@article{fine, title = {A fine paper}, author = {B. Fine}, year = 2021}")
+    return "\n".join(lines) + "\n"
+
+
+def test_a_macro_bomb_is_refused_and_the_rest_of_the_file_imports(tmp_path, data_dir):
+    bib = tmp_path / "bomb.bib"
+    bib.write_text(_doubling_bomb(26))
+    res = capped_cli("import", str(bib), data_dir=data_dir)
+    assert "Traceback" not in res.stderr and "MemoryError" not in res.stdout + res.stderr
+    assert res.returncode == 0, res.stderr  # imported, with problems (as any import with problems)
+    assert "1 added" in res.stdout
+    # the entry is named, with its line, field and the limit; so is the macro that went past it
+    assert f"{bib}:28: entry 'bomb' was not imported: its field 'title'" in res.stdout
+    assert f"{limits.MAX_MACRO_VALUE_CHARS:,} characters, the limit for one value" in res.stdout
+    assert f"{bib}:19: the @string macro 's18' was not defined" in res.stdout
+    assert [p["title"] for p in _papers(data_dir)] == ["A fine paper"]
+
+
+def test_a_bomb_under_the_limit_for_one_value_is_stopped_by_the_limit_for_the_file(tmp_path, data_dir):
+    # each macro is under the limit for one value, but 100 entries each put in 460 KB of it
+    lines = ['@string{s0="xy"}', *(f"@string{{s{i} = s{i - 1} # s{i - 1}}}" for i in range(1, 17))]
+    lines += [f"@misc{{m{n}, title = {{Paper {n}}}, note = s16}}" for n in range(100)]
+    lines.append("@article{fine, title = {A fine paper}, author = {B. Fine}, year = 2021}")
+    bib = tmp_path / "wide.bib"
+    bib.write_text("\n".join(lines) + "\n")
+    res = capped_cli("import", str(bib), data_dir=data_dir)
+    assert "Traceback" not in res.stderr and res.returncode == 0, res.stderr
+    assert f"{limits.MAX_MACRO_FILE_CHARS:,} characters in all, the limit for one file" in res.stdout
+    titles = {p["title"] for p in _papers(data_dir)}
+    assert "A fine paper" in titles and len(titles) < 100
+
+
+OSC_TITLE = "\x1b]0;pwned\x07"  # a terminal's "set the window title"
+CSI_CLEAR = "\x1b[2J"
+
+
+def _library_file_has_no_controls(data_dir: Path) -> None:
+    """No control character in any file of the library, neither raw nor as JSON's \\u00XX."""
+    files = [f for f in data_dir.rglob("*") if f.is_file() and f.suffix in (".jsonl", ".json", ".last")]
+    assert files
+    for f in files:
+        text = f.read_text(encoding="utf-8")
+        assert not limits.has_controls(text.replace("\t", " ")), f
+        assert not re.search(r"\\u00(?:[01][0-9a-f]|7f|[89][0-9a-f])", text, re.I), f
+
+
+def test_control_characters_in_a_bib_file_are_removed_and_told(tmp_path, data_dir):
+    bib = tmp_path / "escapes.bib"
+    bib.write_text(
+        f"@article{{esc, title = {{Attack{OSC_TITLE} of the\x9b31m title}},\n"
+        f"  author = {{Eve{CSI_CLEAR} Mallory}}, year = 2020, note = {{bell\x07}}}}\n"
+        "@article{fine, title = {A fine paper}, author = {B. Fine}, year = 2021}\n",
+        encoding="utf-8",
+    )
+    res = run_cli("import", str(bib), data_dir=data_dir)
+    assert res.returncode == 0 and "Traceback" not in res.stderr, res.stderr
+    assert "2 added" in res.stdout
+    assert (
+        f"{bib}:1: entry 'esc': control characters (such as terminal escapes or NUL) were removed from "
+        "title, author, note" in res.stdout
+    )
+    papers = {p["citekey"]: p for p in _papers(data_dir)}
+    assert papers["esc"]["title"] == "Attack]0;pwned of the31m title"
+    assert papers["esc"]["authors"] == ["Eve[2J Mallory"]
+    _library_file_has_no_controls(data_dir)
+
+
+def test_control_characters_in_a_ris_file_and_a_listing_are_removed_and_told(tmp_path, data_dir):
+    ris = tmp_path / "escapes.ris"
+    ris.write_text(
+        f"TY  - JOUR\nTI  - Escaped{CSI_CLEAR} title\nAU  - Mallory, Eve\nPY  - 2020\n"
+        f"AB  - An abstract with a bell\x07 in it.\nER  - \n",
+        encoding="utf-8",
+    )
+    listing = tmp_path / "escapes.txt"
+    abstract = (
+        f"We study how a terminal{OSC_TITLE} escape sequence hidden in an abstract could rewrite the "
+        "title of the window of whoever lists the papers, and show that removing it on the way in suffices."
+    )
+    listing.write_text(f"论文检索\n\nEve Mallory, Bob Fine\n{abstract}\n", encoding="utf-8")
+    res = run_cli("import", str(ris), str(listing), data_dir=data_dir)
+    assert res.returncode == 0 and "Traceback" not in res.stderr, res.stderr
+    assert f"{ris}:1: the entry: control characters (such as terminal escapes or NUL) were removed from" in res.stdout
+    assert f"{listing}:3: the entry: control characters" in res.stdout
+    titles = sorted(p["title"] for p in _papers(data_dir))
+    assert "Escaped[2J title" in titles and len(titles) == 2
+    _library_file_has_no_controls(data_dir)
+
+
+def test_an_edit_with_control_characters_or_over_a_limit_is_refused_with_words(tmp_path, data_dir):
+    bib = tmp_path / "one.bib"
+    bib.write_text("@article{fine, title = {A fine paper}, author = {B. Fine}, year = 2021}\n")
+    assert run_cli("import", str(bib), data_dir=data_dir).returncode == 0
+    pid = _papers(data_dir)[0]["id"]
+    res = run_cli("set", pid, f"title=Evil{OSC_TITLE}", data_dir=data_dir)
+    assert res.returncode != 0 and "Traceback" not in res.stderr
+    assert "the title holds control characters" in res.stderr and "Nothing was changed" in res.stderr
+    res = run_cli("set", pid, "title=" + "long " * 1000, data_dir=data_dir)
+    assert res.returncode != 0 and "Traceback" not in res.stderr
+    assert f"the title is 5,000 characters long, more than the {limits.MAX_TITLE_CHARS:,}" in res.stderr
+    assert [p["title"] for p in _papers(data_dir)] == ["A fine paper"]
+
+
+PNAS = "10.1073/pnas.1414271111"
+
+
+def _crossref_answer(**changes: object) -> bytes:
+    """The recorded Crossref answer for PNAS's DOI, with the message's fields changed."""
+    from replay_server import RECORDED
+
+    answer = json.loads((RECORDED / "crossref_works_doi_10.1073_pnas.1414271111.json").read_text())
+    answer["message"].update(changes)
+    return json.dumps(answer).encode()
+
+
+def _add_refused(replay, data_dir: Path, body: bytes) -> subprocess.CompletedProcess:
+    from replay_server import Reply
+
+    replay.route(f"/crossref/works/{PNAS}", Reply(body, headers={"Content-Type": "application/json"}))
+    res = run_cli("add", f"doi:{PNAS}", data_dir=data_dir, env=replay.env())
+    assert res.returncode == 1 and "Traceback" not in res.stderr, res.stderr
+    assert f"papershelf: doi:{PNAS}: Crossref's record was refused:" in res.stderr
+    assert "it was not added" in res.stderr
+    assert len(res.stdout) < 10_000  # the record itself is not shown
+    assert _papers(data_dir) == []
+    return res
+
+
+def test_a_found_record_with_a_15_mb_title_is_refused(replay, data_dir):
+    res = _add_refused(replay, data_dir, _crossref_answer(title=["A" * 15_000_000]))
+    assert f"its field 'title' is 15,000,000 characters long (the limit is {limits.MAX_TITLE_CHARS:,})" in res.stderr
+
+
+def test_a_found_record_with_300000_authors_is_refused(replay, data_dir):
+    authors = [{"given": f"G{n}", "family": f"F{n}", "sequence": "additional"} for n in range(300_000)]
+    res = _add_refused(replay, data_dir, _crossref_answer(author=authors))
+    assert f"its author list has 300,000 names (the limit is {limits.MAX_NAMES:,})" in res.stderr
+
+
+def test_a_found_record_with_control_characters_is_added_without_them(replay, data_dir):
+    from replay_server import Reply
+
+    title = f"Evolution{OSC_TITLE} of\x00 a title"
+    replay.route(
+        f"/crossref/works/{PNAS}", Reply(_crossref_answer(title=[title]), headers={"Content-Type": "application/json"})
+    )
+    res = run_cli("add", f"doi:{PNAS}", data_dir=data_dir, env=replay.env())
+    assert res.returncode == 0 and "Traceback" not in res.stderr, res.stderr
+    assert "control characters (such as terminal escapes or NUL) were removed from title" in res.stdout
+    assert [p["title"] for p in _papers(data_dir)] == ["Evolution]0;pwned of a title"]
+    _library_file_has_no_controls(data_dir)
