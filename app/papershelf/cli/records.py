@@ -127,9 +127,9 @@ def cmd_add(args: argparse.Namespace) -> int:
     for text in args.identifiers:
         ident = parse_identifier(text)
         if ident is None:
-            problem = identifier_problem(text)
-            if problem:  # refused before anything is asked of anyone
-                raise UsageError(f"{problem}. Nothing was asked or changed; check the DOI.")
+            unusable = identifier_problem(text)
+            if unusable:  # refused before anything is asked of anyone
+                raise UsageError(f"{unusable}. Nothing was asked or changed; check the DOI.")
             found = find_identifiers(text)
             if not found:
                 raise UsageError(f"{text!r} is not a DOI or an arXiv id (such as 10.1000/xyz or arXiv:2401.01234)")
