@@ -24,6 +24,7 @@ import orjson
 from ..dedupe import FINGERPRINT_VERSION
 from ..errors import StoreCorruptError, StoreUnreadableError, StoreVersionError
 from ..fileio import synced_file
+from .files import LIBRARY_FILE_MAX_BYTES, LINE_MAX_BYTES, open_store_reader
 from ..paper import STATUS_VALUES, Paper
 
 # 2: every line of the library file carries a CRC-32, as journal lines do (1: plain JSON lines)
@@ -150,13 +151,15 @@ def gc_paused() -> Iterator[None]:
 Snapshot = tuple[dict[str, Paper], dict[str, list[str]], dict[str, Any]]
 
 
-def read_snapshot(path: Path, backup_dir: Path | None = None) -> Snapshot:
-    """(papers, lists, header) from a snapshot file, or StoreCorruptError."""
+def read_snapshot(path: Path, backup_dir: Path | None = None, what: str = "library file") -> Snapshot:
+    """(papers, lists, header) from a snapshot file (`what`: "library file" or
+    "backup", for messages), or StoreCorruptError; StoreOddFileError for what is
+    not a file or larger than any library file."""
     with gc_paused():
-        return _read_snapshot(path, backup_dir)
+        return _read_snapshot(path, backup_dir, what)
 
 
-def _read_snapshot(path: Path, backup_dir: Path | None) -> Snapshot:
+def _read_snapshot(path: Path, backup_dir: Path | None, what: str) -> Snapshot:
 
     def corrupt(detail: str) -> StoreCorruptError:
         # imported here, on the error path only: backups reads library files with this module
@@ -170,19 +173,20 @@ def _read_snapshot(path: Path, backup_dir: Path | None) -> Snapshot:
             else " Run 'papershelf recover' to keep every intact line of it (no backup that can be read was found)."
         )
         return StoreCorruptError(
-            f"The library file {path} cannot be read: {detail}. Papershelf has not changed it.{advice}", path, backup
+            f"The {what} {path} cannot be read: {detail}. Papershelf has not changed it.{advice}", path, backup
         )
 
     try:
-        f = open(path, "rb")
+        f = open_store_reader(path, what, LIBRARY_FILE_MAX_BYTES)
     except OSError as exc:
         raise StoreUnreadableError(
-            f"Papershelf cannot read the library file {path}: {exc.strerror or exc}. The file was not "
+            f"Papershelf cannot read the {what} {path}: {exc.strerror or exc}. The file was not "
             "changed; check its permissions, or whether another program holds it.",
             path,
         ) from exc
     with f:
-        first = f.readline()
+        # every line read with a bound: a file of zeros (no newline) is not read whole into memory
+        first = f.readline(LINE_MAX_BYTES + 1)
         header = _parse_header(first)
         if header is None:
             raise corrupt(
@@ -206,9 +210,12 @@ def _read_snapshot(path: Path, backup_dir: Path | None) -> Snapshot:
         loads = orjson.loads
         crc32 = zlib.crc32
         lineno = 1
+        readline = f.readline
         # the hot loop of every start: 100,000 iterations, kept lean on purpose
-        for line in f:
+        for line in iter(lambda: readline(LINE_MAX_BYTES + 1), b""):
             lineno += 1
+            if len(line) > LINE_MAX_BYTES:
+                raise corrupt(f"line {lineno} is longer than any Papershelf record ({LINE_MAX_BYTES // 2**20} MB)")
             if end is not None:
                 if line.strip():
                     raise corrupt(f"there is data after the end mark (line {lineno})")
@@ -303,7 +310,7 @@ _LIST_IN_LINE = re.compile(rb'\{"list":"((?:[^"\\]|\\.){1,400})"')
 def salvage_snapshot(path: Path) -> SnapshotSalvage:
     """Every intact line of a damaged library file; damaged lines noted with their place."""
     out = SnapshotSalvage()
-    with open(path, "rb") as f:
+    with open_store_reader(path, "library file", LIBRARY_FILE_MAX_BYTES) as f:
         data = f.read()
     lines = data.split(b"\n")
     if lines and lines[-1] == b"":

@@ -29,8 +29,9 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from ..errors import StoreCorruptError, StoreUnreadableError
-from ..fileio import O_BINARY, fsync_dir, synced_file
+from ..fileio import fsync_dir, synced_file
 from ..paper import EDITABLE_FIELDS, STATUS_VALUES, Paper, encode_field
+from .files import JOURNAL_MAX_BYTES, open_store_file, open_store_reader
 from .format import JOURNAL, seal, whole_lines_in
 from .locks import store_write_error
 
@@ -121,7 +122,8 @@ def _check_record(record: dict[str, Any]) -> None:
 def journal_generations(path: Path) -> list[int]:
     """The generations named by a journal's intact lines (for a library file whose header is lost)."""
     try:
-        data = path.read_bytes()
+        with open_store_reader(path, "journal", JOURNAL_MAX_BYTES) as f:
+            data = f.read()
     except OSError:
         return []
     gens: list[int] = []
@@ -150,7 +152,7 @@ def replay_journal(store: Store, salvage: JournalSalvage | None = None) -> bool:
     store._journal_fix_newline = False
     store.dropped_torn_line = False
     try:
-        with open(path, "rb") as f:
+        with open_store_reader(path, "journal", JOURNAL_MAX_BYTES) as f:
             data = f.read()
     except FileNotFoundError:
         return True
@@ -290,7 +292,7 @@ def open_journal_for_append(store: Store) -> None:
     path = store.journal_path
     try:
         existed = path.exists()
-        fd = os.open(path, os.O_RDWR | os.O_CREAT | O_BINARY, 0o644)
+        fd = open_store_file(path, "journal", os.O_RDWR | os.O_CREAT)
         size = os.fstat(fd).st_size
         if store.dropped_torn_line:
             _keep_torn_tail(store, fd, size)
