@@ -32,7 +32,7 @@ from ..errors import StoreCorruptError, StoreUnreadableError
 from ..fileio import fsync_dir, synced_file
 from ..paper import EDITABLE_FIELDS, STATUS_VALUES, Paper, encode_field
 from .files import JOURNAL_MAX_BYTES, open_store_file, open_store_reader
-from .format import JOURNAL, seal, whole_lines_in
+from .format import JOURNAL, MARK, seal, whole_lines_in
 from .locks import store_write_error
 
 if TYPE_CHECKING:
@@ -132,6 +132,21 @@ def journal_generations(path: Path) -> list[int]:
         if record is not None and type(record.get("gen", 0)) is int:
             gens.append(record.get("gen", 0))
     return gens
+
+
+def missing_library_evidence(path: Path, mark: tuple[int, int] | None) -> str:
+    """What shows that a library file existed, in words ("" if nothing does): journal
+    lines or a journal.last of a generation after 0 (only a compaction, which writes
+    the library file, starts one). journal.last, written after every journal line
+    and compaction, answers without reading the journal when it is there."""
+    if mark is not None and mark[0] == 0:
+        return ""
+    lines = [gen for gen in journal_generations(path) if gen > 0]
+    if lines:
+        return f"the journal {path} holds {len(lines)} edit(s) made to it"
+    if mark is not None:
+        return f"{path.with_name(MARK)} records that a library file was saved"
+    return ""
 
 
 def replay_journal(store: Store, salvage: JournalSalvage | None = None) -> bool:

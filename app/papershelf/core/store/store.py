@@ -25,7 +25,7 @@ from ..paper import Paper
 from . import recovery
 from .backups import backup_library_file, latest_good_backup, list_backups, prune_backups
 from .format import BACKUPS, JOURNAL, LOCK, MARK, SCHEMA_VERSION, SNAPSHOT, TEMP_SUFFIXES, read_snapshot, write_snapshot
-from .journal import Op, journal_line, open_journal_for_append, replay_journal
+from .journal import Op, journal_line, missing_library_evidence, open_journal_for_append, replay_journal
 from .mark import open_mark_for_writing, read_mark, write_mark
 from .locks import WriterLock, store_write_error, swap_lock
 
@@ -229,7 +229,8 @@ class Store:
             log.warning("could not update %s: %s", self.folder / MARK, exc)
 
     def _refuse_if_library_file_vanished(self) -> None:
-        """No library file: a new library, unless backups say there was one."""
+        """No library file: a new library, unless backups, the journal or journal.last
+        say there was one (StoreCorruptError)."""
         backups = self.backups()
         if backups:
             good = latest_good_backup(self.backup_dir)
@@ -244,6 +245,19 @@ class Store:
                 ),
                 self.snapshot_path,
                 good,
+            )
+        # Generation 0 is a library that was never compacted (it lives in its journal); a
+        # later one had a library file, which only a compaction writes.
+        found = missing_library_evidence(self.journal_path, self._read_mark())
+        if found:
+            raise StoreCorruptError(
+                f"The library file {self.snapshot_path} is missing, and there is no backup of it "
+                f"in {self.backup_dir}, but {found}: there was a library here. Nothing was changed. "
+                f"If the library file was moved or renamed, put it back as {self.snapshot_path}. "
+                "Otherwise 'papershelf recover' keeps what the journal alone holds (the papers added "
+                "since the library file was last saved, with their edits) and keeps a copy of the "
+                "journal; the papers only the library file held cannot be brought back.",
+                self.snapshot_path,
             )
 
     def _read_snapshot(self, path: Path) -> None:
