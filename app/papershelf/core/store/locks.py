@@ -59,17 +59,11 @@ class WriterLock:
         """Take the lock, or raise StoreLockedError naming the process that holds it
         (StoreWriteError if the lock file cannot be made)."""
         try:
-            # opened read-write: a named pipe does not make it wait (checked below)
             fd = try_lock(self.path)
         except OSError as exc:
             if exc.errno == errno.EISDIR:
                 raise odd_kind_error(self.path, "lock file", "a folder") from exc
             raise store_write_error(exc, self.path.parent) from exc
-        try:
-            check_open_file(fd, self.path, "lock file")
-        except BaseException:
-            unlock(fd)
-            raise
         if fd is None:
             holder = _read_holder(self.path)
             who = f" (process {holder})" if holder else ""
@@ -78,6 +72,11 @@ class WriterLock:
                 "Close that one first; two programs writing one library could lose edits.",
                 self.path,
             ) from None
+        try:  # opened read-write: a named pipe did not make it wait; refuse it and its kin now
+            check_open_file(fd, self.path, "lock file")
+        except BaseException:
+            unlock(fd)
+            raise
         # say who holds it, for the message the next process will show
         try:
             os.ftruncate(fd, 0)
