@@ -135,7 +135,7 @@ def test_a_named_pipe_as_the_readers_lock_is_refused(lib):
 
 def test_a_named_pipe_among_the_backups_is_skipped(lib):
     """The library file is missing; the newest "backup" is a named pipe: recover takes the good one."""
-    papers, lists = saved_state(lib)
+    papers = saved_state(lib)[0]
     with Library.open(lib) as library:
         library.compact()  # keeps the generation-1 library file as a backup
     backups = sorted((lib / "backups").iterdir())

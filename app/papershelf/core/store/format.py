@@ -24,8 +24,8 @@ import orjson
 from ..dedupe import FINGERPRINT_VERSION
 from ..errors import StoreCorruptError, StoreUnreadableError, StoreVersionError
 from ..fileio import synced_file
-from .files import LIBRARY_FILE_MAX_BYTES, LINE_MAX_BYTES, open_store_reader
 from ..paper import STATUS_VALUES, Paper
+from .files import LIBRARY_FILE_MAX_BYTES, LINE_MAX_BYTES, open_store_reader
 
 # 2: every line of the library file carries a CRC-32, as journal lines do (1: plain JSON lines)
 # 3: a paper may carry its bibliographic record (entrytype, bibfields, preamble); a schema-2

@@ -26,8 +26,8 @@ from . import recovery
 from .backups import backup_library_file, latest_good_backup, list_backups, prune_backups
 from .format import BACKUPS, JOURNAL, LOCK, MARK, SCHEMA_VERSION, SNAPSHOT, TEMP_SUFFIXES, read_snapshot, write_snapshot
 from .journal import Op, journal_line, missing_library_evidence, open_journal_for_append, replay_journal
-from .mark import open_mark_for_writing, read_mark, write_mark
 from .locks import WriterLock, store_write_error, swap_lock
+from .mark import open_mark_for_writing, read_mark, write_mark
 
 # Fold the journal into the snapshot past this size (or a fifth of the snapshot).
 JOURNAL_COMPACT_BYTES = 16 * 2**20
