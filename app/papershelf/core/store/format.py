@@ -16,6 +16,7 @@ import re
 import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -210,9 +211,9 @@ def _read_snapshot(path: Path, backup_dir: Path | None, what: str) -> Snapshot:
         loads = orjson.loads
         crc32 = zlib.crc32
         lineno = 1
-        readline = f.readline
-        # the hot loop of every start: 100,000 iterations, kept lean on purpose
-        for line in iter(lambda: readline(LINE_MAX_BYTES + 1), b""):
+        # the hot loop of every start: 100,000 iterations, kept lean on purpose (a bounded
+        # readline through partial costs what `for line in f` does; a lambda cost 0.1 s more)
+        for line in iter(partial(f.readline, LINE_MAX_BYTES + 1), b""):
             lineno += 1
             if len(line) > LINE_MAX_BYTES:
                 raise corrupt(f"line {lineno} is longer than any Papershelf record ({LINE_MAX_BYTES // 2**20} MB)")
