@@ -272,3 +272,25 @@ def test_recover_of_a_missing_library_file_keeps_the_papers_added_since(lib, tmp
     assert "Kept what the journal alone holds" in res.stdout
     with Library.open(lib, readonly=True) as library:
         assert set(library.ids()) == added
+
+
+def test_recover_of_a_library_file_of_zeros_runs_in_bounded_memory(lib):
+    """Below the size limit, a file of zeros is damage: refused, and recover restores the
+    backup, reading it a bounded line at a time (it used to read it whole and split it:
+    four times its size in memory, a crash under this cap)."""
+    with Library.open(lib) as library:
+        library.compact()  # the generation-1 library file becomes a backup
+    papers = set(saved_state(lib)[0])
+    path = lib / SNAPSHOT
+    path.unlink()
+    with open(path, "wb") as f:
+        f.truncate(200 * 2**20)
+    res = run("list", data_dir=lib)
+    assert res.returncode == 1 and "line 1 is damaged" in res.stderr, res.stderr
+    cmd = [PRLIMIT, f"--as={640 * 2**20}", sys.executable, "-m", "papershelf", "--data-dir", str(lib), "recover"]
+    res = subprocess.run(cmd, capture_output=True, text=True, timeout=TIMEOUT)
+    assert res.returncode == 0, res.stderr[-2000:]
+    assert "Restored 372 papers" in res.stdout or set(saved_state(lib)[0]) == papers, res.stdout
+    assert set(saved_state(lib)[0]) == papers
+    for copy in lib.glob(SNAPSHOT + ".damaged-*"):
+        copy.unlink()  # 200 MB of disk

@@ -12,13 +12,14 @@ from __future__ import annotations
 import contextlib
 import datetime as _dt
 import gc
+import itertools
 import re
 import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import orjson
 
@@ -312,20 +313,49 @@ def salvage_snapshot(path: Path) -> SnapshotSalvage:
     """Every intact line of a damaged library file; damaged lines noted with their place."""
     out = SnapshotSalvage()
     with open_store_reader(path, "library file", LIBRARY_FILE_MAX_BYTES) as f:
-        data = f.read()
-    lines = data.split(b"\n")
-    if lines and lines[-1] == b"":
-        lines.pop()
-    elif lines:
+        lines = _bounded_lines(f, out)
+        first = next(lines, None)
+        out.header = _parse_header(first + b"\n") if first is not None else None
+        if first is not None and out.header is None:
+            out.damaged_lines.append(1)
+        ahead: list[bytes] = []
+        if out.header is not None:
+            sealed = out.header["schema_version"] >= 2
+        else:  # guess the schema from the lines themselves
+            for line in lines:
+                ahead.append(line)
+                if len(ahead) >= 49 or sum(map(len, ahead)) > LINE_MAX_BYTES:
+                    break
+            sealed = any(unseal(line + b"\n") is not None for line in ahead)
+        _salvage_lines(out, itertools.chain(ahead, lines), sealed)
+    if out.end is None:
         out.cut_short = True
-    out.header = _parse_header(lines[0] + b"\n") if lines else None
-    if lines and out.header is None:
-        out.damaged_lines.append(1)
-    if out.header is not None:
-        sealed = out.header["schema_version"] >= 2
-    else:  # guess the schema from the lines themselves
-        sealed = any(unseal(line + b"\n") is not None for line in lines[1:50])
-    for lineno, line in enumerate(lines[1:], start=2):
+    return out
+
+
+def _bounded_lines(f: BinaryIO, out: SnapshotSalvage) -> Iterator[bytes]:
+    """The lines of `f` without their newlines, each cut at LINE_MAX_BYTES (the rest of a
+    longer one is skipped: it is damage either way), so that a file of zeros or junk is
+    never held whole in memory; `out.cut_short` if the last has no newline."""
+    readline = partial(f.readline, LINE_MAX_BYTES + 1)
+    for chunk in iter(readline, b""):
+        if chunk.endswith(b"\n"):
+            yield chunk[:-1]
+            continue
+        if len(chunk) <= LINE_MAX_BYTES:
+            out.cut_short = True  # the end of the file, without a newline
+            yield chunk
+            return
+        for rest in iter(readline, b""):  # skip the rest of an overlong line
+            if rest.endswith(b"\n"):
+                break
+        else:
+            out.cut_short = True
+        yield chunk
+
+
+def _salvage_lines(out: SnapshotSalvage, lines: Iterator[bytes], sealed: bool) -> None:
+    for lineno, line in enumerate(lines, start=2):
         if _take_record(out, unseal(line + b"\n") if sealed else line):
             continue
         if not line.strip():
@@ -348,9 +378,6 @@ def salvage_snapshot(path: Path) -> SnapshotSalvage:
                     out.damaged_lists.append("")
                 continue
             out.order.append(("d", lineno, None))
-    if out.end is None:
-        out.cut_short = True
-    return out
 
 
 _SEAL_IN_LINE = re.compile(rb"\t[0-9a-f]{8}")
