@@ -254,8 +254,8 @@ class Store:
                 f"The library file {self.snapshot_path} is missing, and there is no backup of it "
                 f"in {self.backup_dir}, but {found}: there was a library here. Nothing was changed. "
                 f"If the library file was moved or renamed, put it back as {self.snapshot_path}. "
-                "Otherwise 'papershelf recover' keeps what the journal alone holds (the papers added "
-                "since the library file was last saved, with their edits) and keeps a copy of the "
+                "Otherwise run 'papershelf recover': it keeps what the journal alone holds (the papers "
+                "added since the library file was last saved, with their edits) and a copy of the "
                 "journal; the papers only the library file held cannot be brought back.",
                 self.snapshot_path,
             )
