@@ -295,3 +295,24 @@ def test_recover_of_a_library_file_of_zeros_runs_in_bounded_memory(lib):
     assert set(saved_state(lib)[0]) == papers
     for copy in lib.glob(SNAPSHOT + ".damaged-*"):
         copy.unlink()  # 200 MB of disk
+
+
+def test_backups_that_is_not_a_folder_is_named_when_the_library_file_is_saved(lib):
+    """Saving a new library file keeps the old one in backups/: a named pipe or a file
+    there is named in words, and the library file stays as it was. A named pipe left
+    where the new library file is written first (library.jsonl.tmp) is cleared away."""
+    journal = lib / JOURNAL
+    data = bytearray(journal.read_bytes())
+    data[data.index(b"a saved note")] ^= 1  # damage: recover saves a new library file
+    journal.write_bytes(bytes(data))
+    os.mkfifo(lib / "backups")
+    os.mkfifo(lib / (SNAPSHOT + ".tmp"))
+    library_file = (lib / SNAPSHOT).read_bytes()
+    res = run("recover", data_dir=lib)
+    assert res.returncode == 1 and "Traceback" not in res.stderr, res.stderr
+    assert f"Papershelf keeps backups of the library in {lib / 'backups'}, but that is a named pipe" in res.stderr
+    assert (lib / SNAPSHOT).read_bytes() == library_file
+    assert not (lib / (SNAPSHOT + ".tmp")).exists()
+    (lib / "backups").unlink()
+    res = run("recover", data_dir=lib)
+    assert res.returncode == 0 and "Lost 1 edit(s)" in res.stdout, res.stdout + res.stderr

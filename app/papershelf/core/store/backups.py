@@ -61,8 +61,8 @@ def backup_library_file(folder: Path, generation: int) -> None:
         kind = kind_of(backup_dir.stat().st_mode) or "a file"
         raise StoreWriteError(
             f"Papershelf keeps backups of the library in {backup_dir}, but that is {kind}, not a "
-            "folder; the library was not compacted and nothing was changed (every edit is saved in "
-            "the journal). Move it out of the library folder.",
+            "folder, so it could not save a new library file; the library file was not changed "
+            "and every edit stays in the journal. Move it out of the library folder.",
             backup_dir,
         )
     created = not backup_dir.exists()
