@@ -42,6 +42,12 @@ class StoreUnreadableError(StoreError):
     """The library file exists but cannot be opened (permissions, I/O). Not damage."""
 
 
+class StoreOddFileError(StoreUnreadableError):
+    """A store file is not a regular file (a named pipe, a device, a folder...) or is
+    larger than any library: refused unread, nothing changed. Not damage that
+    `recover` could mend: the user moves it away."""
+
+
 class StoreLockedError(StoreError):
     """Another Papershelf process has this library open for writing."""
 

@@ -13,8 +13,9 @@ import os
 import shutil
 from pathlib import Path
 
-from ..errors import StoreCorruptError, StoreVersionError
+from ..errors import StoreCorruptError, StoreUnreadableError, StoreVersionError, StoreWriteError
 from ..fileio import fsync_dir
+from .files import kind_of
 from .format import BACKUPS, SNAPSHOT, read_snapshot
 
 KEEP_RECENT_BACKUPS = 3
@@ -43,9 +44,9 @@ def latest_good_backup(backup_dir: Path | None) -> Path | None:
         return None
     for path in sorted(backup_dir.glob("library-*.jsonl"), key=backup_sort_key, reverse=True):
         try:
-            read_snapshot(path, None)
-        except (StoreCorruptError, StoreVersionError):
-            continue
+            read_snapshot(path, None, "backup")
+        except (StoreCorruptError, StoreVersionError, StoreUnreadableError):
+            continue  # damaged, unreadable, or not a file (a named pipe...): skipped
         return path
     return None
 
@@ -56,6 +57,14 @@ def backup_library_file(folder: Path, generation: int) -> None:
     Raises OSError as it came (the compaction that asked reports it)."""
     backup_dir = folder / BACKUPS
     snapshot_path = folder / SNAPSHOT
+    if backup_dir.exists() and not backup_dir.is_dir():
+        kind = kind_of(backup_dir.stat().st_mode) or "a file"
+        raise StoreWriteError(
+            f"Papershelf keeps backups of the library in {backup_dir}, but that is {kind}, not a "
+            "folder, so it could not save a new library file; the library file was not changed "
+            "and every edit stays in the journal. Move it out of the library folder.",
+            backup_dir,
+        )
     created = not backup_dir.exists()
     backup_dir.mkdir(exist_ok=True)
     if created:

@@ -12,12 +12,14 @@ from __future__ import annotations
 import contextlib
 import datetime as _dt
 import gc
+import itertools
 import re
 import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import orjson
 
@@ -25,6 +27,7 @@ from ..dedupe import FINGERPRINT_VERSION
 from ..errors import StoreCorruptError, StoreUnreadableError, StoreVersionError
 from ..fileio import synced_file
 from ..paper import STATUS_VALUES, Paper
+from .files import LIBRARY_FILE_MAX_BYTES, LINE_MAX_BYTES, open_store_reader
 
 # 2: every line of the library file carries a CRC-32, as journal lines do (1: plain JSON lines)
 # 3: a paper may carry its bibliographic record (entrytype, bibfields, preamble); a schema-2
@@ -150,13 +153,15 @@ def gc_paused() -> Iterator[None]:
 Snapshot = tuple[dict[str, Paper], dict[str, list[str]], dict[str, Any]]
 
 
-def read_snapshot(path: Path, backup_dir: Path | None = None) -> Snapshot:
-    """(papers, lists, header) from a snapshot file, or StoreCorruptError."""
+def read_snapshot(path: Path, backup_dir: Path | None = None, what: str = "library file") -> Snapshot:
+    """(papers, lists, header) from a snapshot file (`what`: "library file" or
+    "backup", for messages), or StoreCorruptError; StoreOddFileError for what is
+    not a file or larger than any library file."""
     with gc_paused():
-        return _read_snapshot(path, backup_dir)
+        return _read_snapshot(path, backup_dir, what)
 
 
-def _read_snapshot(path: Path, backup_dir: Path | None) -> Snapshot:
+def _read_snapshot(path: Path, backup_dir: Path | None, what: str) -> Snapshot:
 
     def corrupt(detail: str) -> StoreCorruptError:
         # imported here, on the error path only: backups reads library files with this module
@@ -170,19 +175,20 @@ def _read_snapshot(path: Path, backup_dir: Path | None) -> Snapshot:
             else " Run 'papershelf recover' to keep every intact line of it (no backup that can be read was found)."
         )
         return StoreCorruptError(
-            f"The library file {path} cannot be read: {detail}. Papershelf has not changed it.{advice}", path, backup
+            f"The {what} {path} cannot be read: {detail}. Papershelf has not changed it.{advice}", path, backup
         )
 
     try:
-        f = open(path, "rb")
+        f = open_store_reader(path, what, LIBRARY_FILE_MAX_BYTES)
     except OSError as exc:
         raise StoreUnreadableError(
-            f"Papershelf cannot read the library file {path}: {exc.strerror or exc}. The file was not "
+            f"Papershelf cannot read the {what} {path}: {exc.strerror or exc}. The file was not "
             "changed; check its permissions, or whether another program holds it.",
             path,
         ) from exc
     with f:
-        first = f.readline()
+        # every line read with a bound: a file of zeros (no newline) is not read whole into memory
+        first = f.readline(LINE_MAX_BYTES + 1)
         header = _parse_header(first)
         if header is None:
             raise corrupt(
@@ -206,9 +212,12 @@ def _read_snapshot(path: Path, backup_dir: Path | None) -> Snapshot:
         loads = orjson.loads
         crc32 = zlib.crc32
         lineno = 1
-        # the hot loop of every start: 100,000 iterations, kept lean on purpose
-        for line in f:
+        # the hot loop of every start: 100,000 iterations, kept lean on purpose (a bounded
+        # readline through partial costs what `for line in f` does; a lambda cost 0.1 s more)
+        for line in iter(partial(f.readline, LINE_MAX_BYTES + 1), b""):
             lineno += 1
+            if len(line) > LINE_MAX_BYTES:
+                raise corrupt(f"line {lineno} is longer than any Papershelf record ({LINE_MAX_BYTES // 2**20} MB)")
             if end is not None:
                 if line.strip():
                     raise corrupt(f"there is data after the end mark (line {lineno})")
@@ -303,21 +312,50 @@ _LIST_IN_LINE = re.compile(rb'\{"list":"((?:[^"\\]|\\.){1,400})"')
 def salvage_snapshot(path: Path) -> SnapshotSalvage:
     """Every intact line of a damaged library file; damaged lines noted with their place."""
     out = SnapshotSalvage()
-    with open(path, "rb") as f:
-        data = f.read()
-    lines = data.split(b"\n")
-    if lines and lines[-1] == b"":
-        lines.pop()
-    elif lines:
+    with open_store_reader(path, "library file", LIBRARY_FILE_MAX_BYTES) as f:
+        lines = _bounded_lines(f, out)
+        first = next(lines, None)
+        out.header = _parse_header(first + b"\n") if first is not None else None
+        if first is not None and out.header is None:
+            out.damaged_lines.append(1)
+        ahead: list[bytes] = []
+        if out.header is not None:
+            sealed = out.header["schema_version"] >= 2
+        else:  # guess the schema from the lines themselves
+            for line in lines:
+                ahead.append(line)
+                if len(ahead) >= 49 or sum(map(len, ahead)) > LINE_MAX_BYTES:
+                    break
+            sealed = any(unseal(line + b"\n") is not None for line in ahead)
+        _salvage_lines(out, itertools.chain(ahead, lines), sealed)
+    if out.end is None:
         out.cut_short = True
-    out.header = _parse_header(lines[0] + b"\n") if lines else None
-    if lines and out.header is None:
-        out.damaged_lines.append(1)
-    if out.header is not None:
-        sealed = out.header["schema_version"] >= 2
-    else:  # guess the schema from the lines themselves
-        sealed = any(unseal(line + b"\n") is not None for line in lines[1:50])
-    for lineno, line in enumerate(lines[1:], start=2):
+    return out
+
+
+def _bounded_lines(f: BinaryIO, out: SnapshotSalvage) -> Iterator[bytes]:
+    """The lines of `f` without their newlines, each cut at LINE_MAX_BYTES (the rest of a
+    longer one is skipped: it is damage either way), so that a file of zeros or junk is
+    never held whole in memory; `out.cut_short` if the last has no newline."""
+    readline = partial(f.readline, LINE_MAX_BYTES + 1)
+    for chunk in iter(readline, b""):
+        if chunk.endswith(b"\n"):
+            yield chunk[:-1]
+            continue
+        if len(chunk) <= LINE_MAX_BYTES:
+            out.cut_short = True  # the end of the file, without a newline
+            yield chunk
+            return
+        for rest in iter(readline, b""):  # skip the rest of an overlong line
+            if rest.endswith(b"\n"):
+                break
+        else:
+            out.cut_short = True
+        yield chunk
+
+
+def _salvage_lines(out: SnapshotSalvage, lines: Iterator[bytes], sealed: bool) -> None:
+    for lineno, line in enumerate(lines, start=2):
         if _take_record(out, unseal(line + b"\n") if sealed else line):
             continue
         if not line.strip():
@@ -340,9 +378,6 @@ def salvage_snapshot(path: Path) -> SnapshotSalvage:
                     out.damaged_lists.append("")
                 continue
             out.order.append(("d", lineno, None))
-    if out.end is None:
-        out.cut_short = True
-    return out
 
 
 _SEAL_IN_LINE = re.compile(rb"\t[0-9a-f]{8}")

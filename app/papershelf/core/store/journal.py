@@ -29,9 +29,10 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from ..errors import StoreCorruptError, StoreUnreadableError
-from ..fileio import O_BINARY, fsync_dir, synced_file
+from ..fileio import fsync_dir, synced_file
 from ..paper import EDITABLE_FIELDS, STATUS_VALUES, Paper, encode_field
-from .format import JOURNAL, seal, whole_lines_in
+from .files import JOURNAL_MAX_BYTES, open_store_file, open_store_reader
+from .format import JOURNAL, MARK, seal, whole_lines_in
 from .locks import store_write_error
 
 if TYPE_CHECKING:
@@ -121,7 +122,8 @@ def _check_record(record: dict[str, Any]) -> None:
 def journal_generations(path: Path) -> list[int]:
     """The generations named by a journal's intact lines (for a library file whose header is lost)."""
     try:
-        data = path.read_bytes()
+        with open_store_reader(path, "journal", JOURNAL_MAX_BYTES) as f:
+            data = f.read()
     except OSError:
         return []
     gens: list[int] = []
@@ -130,6 +132,21 @@ def journal_generations(path: Path) -> list[int]:
         if record is not None and type(record.get("gen", 0)) is int:
             gens.append(record.get("gen", 0))
     return gens
+
+
+def missing_library_evidence(path: Path, mark: tuple[int, int] | None) -> str:
+    """What shows that a library file existed, in words ("" if nothing does): journal
+    lines or a journal.last of a generation after 0 (only a compaction, which writes
+    the library file, starts one). journal.last, written after every journal line
+    and compaction, answers without reading the journal when it is there."""
+    if mark is not None and mark[0] == 0:
+        return ""
+    lines = [gen for gen in journal_generations(path) if gen > 0]
+    if lines:
+        return f"the journal {path} holds {len(lines)} edit(s) made to it"
+    if mark is not None:
+        return f"{path.with_name(MARK)} records that a library file was saved"
+    return ""
 
 
 def replay_journal(store: Store, salvage: JournalSalvage | None = None) -> bool:
@@ -150,7 +167,7 @@ def replay_journal(store: Store, salvage: JournalSalvage | None = None) -> bool:
     store._journal_fix_newline = False
     store.dropped_torn_line = False
     try:
-        with open(path, "rb") as f:
+        with open_store_reader(path, "journal", JOURNAL_MAX_BYTES) as f:
             data = f.read()
     except FileNotFoundError:
         return True
@@ -290,7 +307,7 @@ def open_journal_for_append(store: Store) -> None:
     path = store.journal_path
     try:
         existed = path.exists()
-        fd = os.open(path, os.O_RDWR | os.O_CREAT | O_BINARY, 0o644)
+        fd = open_store_file(path, "journal", os.O_RDWR | os.O_CREAT)
         size = os.fstat(fd).st_size
         if store.dropped_torn_line:
             _keep_torn_tail(store, fd, size)

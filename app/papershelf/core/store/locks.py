@@ -23,6 +23,7 @@ from pathlib import Path
 
 from ..errors import StoreLockedError, StoreWriteError
 from ..fileio import lock_shared_fd, try_lock, try_lock_fd, unlock
+from .files import check_open_file, odd_kind_error, open_store_file
 from .format import READ_LOCK
 
 # How long a compaction waits for readers before swapping anyway (they notice and retry).
@@ -60,6 +61,8 @@ class WriterLock:
         try:
             fd = try_lock(self.path)
         except OSError as exc:
+            if exc.errno == errno.EISDIR:
+                raise odd_kind_error(self.path, "lock file", "a folder") from exc
             raise store_write_error(exc, self.path.parent) from exc
         if fd is None:
             holder = _read_holder(self.path)
@@ -69,6 +72,11 @@ class WriterLock:
                 "Close that one first; two programs writing one library could lose edits.",
                 self.path,
             ) from None
+        try:  # opened read-write: a named pipe did not make it wait; refuse it and its kin now
+            check_open_file(fd, self.path, "lock file")
+        except BaseException:
+            unlock(fd)
+            raise
         # say who holds it, for the message the next process will show
         try:
             os.ftruncate(fd, 0)
@@ -109,7 +117,8 @@ def swap_lock(folder: Path, exclusive: bool) -> Iterator[None]:
         return
     path = folder / READ_LOCK
     try:
-        fd = os.open(path, (os.O_RDWR | os.O_CREAT) if exclusive else os.O_RDONLY, 0o644)
+        # a named pipe, device or folder in its place is refused (StoreOddFileError), not waited on
+        fd = open_store_file(path, "lock file", (os.O_RDWR | os.O_CREAT) if exclusive else os.O_RDONLY)
     except OSError:
         yield  # a read-only folder without the file: nobody can be compacting
         return

@@ -104,7 +104,9 @@ def _recover(store: Store) -> str:
             "The journal ended in an unfinished save (never reported as saved); it was "
             "left out, and the journal is kept as it was (below)."
         )
-    if (salvage.damaged_lines or salvage.newer or store.dropped_torn_line) and store.journal_path.exists():
+    lost_file = snapshot_damaged and not store.snapshot_path.exists() and not store.backups()
+    journal_damaged = bool(salvage.damaged_lines or salvage.newer or store.dropped_torn_line)
+    if (journal_damaged or lost_file) and store.journal_path.exists():
         keep_aside(store.journal_path)
 
     # 3. save it all as a new library file (which empties the journal)
@@ -112,7 +114,17 @@ def _recover(store: Store) -> str:
     store.generation = max([store.generation, *journal_generations(store.journal_path)])
     store._compact(backup_current=not snapshot_damaged)
     for path in aside:
-        report.append(f"Kept the damaged {path.name.split('.damaged-')[0]} as {path}.")
+        name = path.name.split(".damaged-")[0]
+        if name == store.journal_path.name and not journal_damaged:
+            report.append(f"Kept a copy of the journal as {path}.")
+        else:
+            report.append(f"Kept the damaged {name} as {path}.")
+    if lost_file and not store.papers:
+        report.append(
+            "The library is empty: the journal held no paper added since the library file was last "
+            "saved. If you find the library file (or a copy of it), close Papershelf and put it back "
+            f"as {store.snapshot_path}."
+        )
     report.append(
         f"The library now holds {_n(len(store.papers), 'paper')} and "
         f"{_n(len(store.lists), 'reading list')}, saved as {store.snapshot_path}."
@@ -133,6 +145,18 @@ def _salvage_library_file(store: Store, journal_gens: list[int]) -> list[str]:
         bpapers, blists, bheader = read_snapshot(backup, None)
     else:
         bpapers, blists, bheader = {}, {}, None
+    if not path.exists() and backup is None:
+        # Nothing holds the papers of the lost file: keep what the journal alone holds
+        # (recover was asked for; refusing would leave the library unusable for good),
+        # with a copy of the journal, and say so.
+        report.append(
+            f"The library file {path} was missing and there is no backup of it in {store.backup_dir}: "
+            "the papers it held cannot be brought back. Kept what the journal alone holds (papers "
+            "added since the library file was last saved, and their edits)."
+        )
+        store.generation, store.seq = (max(journal_gens), -1) if journal_gens else (_mark_generation(store), 0)
+        store.papers, store.lists = {}, {}
+        return report
     if not scan.papers and not scan.lists and backup is None:
         raise StoreCorruptError(
             f"The library file {path} is damaged beyond use (no intact line) and there is no "
@@ -248,6 +272,12 @@ def _salvage_library_file(store: Store, journal_gens: list[int]) -> list[str]:
     store.papers, store.lists = papers, lists
     store.fingerprint_version = (scan.header or bheader or {}).get("fingerprint_version", 0)
     return report
+
+
+def _mark_generation(store: Store) -> int:
+    """The generation journal.last names (at least 1: a library file existed)."""
+    mark = store._read_mark()
+    return max(1, mark[0]) if mark else 1
 
 
 _PAPER_REF = re.compile(r"\bpaper ([0-9a-f]{6,64})\b")

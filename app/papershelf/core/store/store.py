@@ -20,13 +20,14 @@ from typing import cast
 
 from ..dedupe import FINGERPRINT_VERSION
 from ..errors import ReadOnlyLibraryError, StoreCorruptError, StoreUnreadableError, StoreWriteError
-from ..fileio import O_BINARY, fsync_dir, remove_quietly, rename_over
+from ..fileio import fsync_dir, remove_quietly, rename_over
 from ..paper import Paper
 from . import recovery
 from .backups import backup_library_file, latest_good_backup, list_backups, prune_backups
 from .format import BACKUPS, JOURNAL, LOCK, MARK, SCHEMA_VERSION, SNAPSHOT, TEMP_SUFFIXES, read_snapshot, write_snapshot
-from .journal import Op, journal_line, open_journal_for_append, replay_journal
+from .journal import Op, journal_line, missing_library_evidence, open_journal_for_append, replay_journal
 from .locks import WriterLock, store_write_error, swap_lock
+from .mark import open_mark_for_writing, read_mark, write_mark
 
 # Fold the journal into the snapshot past this size (or a fifth of the snapshot).
 JOURNAL_COMPACT_BYTES = 16 * 2**20
@@ -63,6 +64,7 @@ class Store:
         self._journal_current_lines = 0  # lines of the current generation in the journal
         self._snapshot_version = SCHEMA_VERSION
         self._mark_fd: int | None = None
+        self._mark_stale = False  # journal.last is there but damaged or in the old form
         self.notices: list[str] = []  # things the user should hear about that are not errors
         self._lock = WriterLock(self.folder / LOCK)
         self._write_lock = threading.RLock()  # one writer thread at a time within this process
@@ -97,6 +99,9 @@ class Store:
             self._load()
             if not self.readonly:
                 open_journal_for_append(self)
+                if self._mark_stale:
+                    # damaged (taken as absent) or written by an older Papershelf: seal it again now
+                    self._write_mark()
                 if self._snapshot_version < SCHEMA_VERSION and self.snapshot_path.exists():
                     # written by an older Papershelf: bring it forward now (the old file stays a
                     # backup); if that cannot be written, the next compaction tries again
@@ -147,7 +152,8 @@ class Store:
         for name in (SNAPSHOT + suffix for suffix in TEMP_SUFFIXES):
             path = self.folder / name
             try:
-                if path.is_file() and not path.is_symlink():
+                # a named pipe or socket by that name would make the next compaction wait forever
+                if (path.is_file() or path.is_fifo() or path.is_socket()) and not path.is_symlink():
                     path.unlink()
                     log.info("removed %s, left by an interrupted write", path)
             except OSError as exc:
@@ -190,12 +196,14 @@ class Store:
         )
 
     def _read_mark(self) -> tuple[int, int] | None:
-        try:
-            with open(self.folder / MARK, "rb") as f:
-                gen, seq = f.read(64).split()
-            return int(gen), int(seq)
-        except (OSError, ValueError):
-            return None  # none yet, or unreadable: it only ever adds a check
+        """What journal.last says (see mark.py); None if there is none or it is damaged:
+        it only ever adds a check."""
+        path = self.folder / MARK
+        mark, current = read_mark(path)
+        self._mark_stale = not current and path.exists()
+        if mark is None and self._mark_stale:
+            log.info("%s is damaged; taken as absent", path)
+        return mark
 
     def _check_mark(self, mark: tuple[int, int] | None) -> None:
         if mark is None or mark[0] != self.generation or mark[1] <= self.seq:
@@ -212,14 +220,17 @@ class Store:
     def _write_mark(self) -> None:
         """Record the last durable edit. Not synced: after a crash it may be older, never newer."""
         try:
+            first = self._mark_fd is None
             if self._mark_fd is None:
-                self._mark_fd = os.open(self.folder / MARK, os.O_RDWR | os.O_CREAT | O_BINARY, 0o644)
-            os.pwrite(self._mark_fd, b"%20d %20d\n" % (self.generation, self.seq), 0)
-        except OSError as exc:
+                self._mark_fd = open_mark_for_writing(self.folder / MARK)
+            write_mark(self._mark_fd, self.generation, self.seq, first)
+            self._mark_stale = False
+        except (OSError, StoreUnreadableError) as exc:
             log.warning("could not update %s: %s", self.folder / MARK, exc)
 
     def _refuse_if_library_file_vanished(self) -> None:
-        """No library file: a new library, unless backups say there was one."""
+        """No library file: a new library, unless backups, the journal or journal.last
+        say there was one (StoreCorruptError)."""
         backups = self.backups()
         if backups:
             good = latest_good_backup(self.backup_dir)
@@ -234,6 +245,19 @@ class Store:
                 ),
                 self.snapshot_path,
                 good,
+            )
+        # Generation 0 is a library that was never compacted (it lives in its journal); a
+        # later one had a library file, which only a compaction writes.
+        found = missing_library_evidence(self.journal_path, self._read_mark())
+        if found:
+            raise StoreCorruptError(
+                f"The library file {self.snapshot_path} is missing, and there is no backup of it "
+                f"in {self.backup_dir}, but {found}: there was a library here. Nothing was changed. "
+                f"If the library file was moved or renamed, put it back as {self.snapshot_path}. "
+                "Otherwise run 'papershelf recover': it keeps what the journal alone holds (the papers "
+                "added since the library file was last saved, with their edits) and a copy of the "
+                "journal; the papers only the library file held cannot be brought back.",
+                self.snapshot_path,
             )
 
     def _read_snapshot(self, path: Path) -> None:
