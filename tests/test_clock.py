@@ -19,8 +19,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import Opened, seeded_index
 
+from conftest import Opened, seeded_index
 from papershelf.core.library import Library
 
 FAKETIME = shutil.which("faketime")

@@ -17,8 +17,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import SEEDS
 
+from conftest import SEEDS
 from papershelf.core.library import Library
 from papershelf.core.paper import Paper
 from papershelf.core.store.format import SNAPSHOT, write_snapshot

@@ -21,8 +21,8 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from conftest import seeded_index
 
+from conftest import seeded_index
 from papershelf.core.library import Library
 
 SCALE = max(1, int(os.environ.get("PAPERSHELF_FAULTS", "1")))
