@@ -5,8 +5,9 @@ and is rebuilt from the library. `papershelf-index.json` records the index
 version, the library generation it reflects (only whether to compare: the
 documents' digests say what is current, see writer.catch_up), and each
 file's size and crc32 as written (Whoosh has none: a file cut short or
-overwritten would otherwise only show, if at all, when a search reads it). A read that fails marks the index damaged there, and the next
-open rebuilds it.
+overwritten would otherwise only show, if at all, when a search reads it).
+A read that fails marks the index damaged there, and the next open
+rebuilds it.
 """
 
 from __future__ import annotations
