@@ -178,13 +178,15 @@ class IndexWriter:
 
 def indexed_digests(reader: Any) -> dict[str, str]:
     """Paper id → the digest its document was made from, for every live
-    document (Whoosh's public column readers)."""
-    ids = reader.column_reader("id")
-    digests = reader.column_reader("digest")
-    out = {}
-    for docnum in reader.all_doc_ids():
-        pid, digest = ids[docnum], digests[docnum]
-        out[pid.decode("utf-8") if isinstance(pid, bytes) else pid] = (
-            digest.decode("utf-8") if isinstance(digest, bytes) else digest
-        )
+    document (Whoosh's public column readers, a segment at a time: whole
+    columns as lists cost a third of reading them a document at a time)."""
+    out: dict[str, str] = {}
+    for segment, _base in reader.leaf_readers():
+        ids = list(segment.column_reader("id"))
+        digests = list(segment.column_reader("digest"))
+        for docnum in segment.all_doc_ids():
+            pid, digest = ids[docnum], digests[docnum]
+            out[pid.decode("utf-8") if isinstance(pid, bytes) else pid] = (
+                digest.decode("utf-8") if isinstance(digest, bytes) else digest
+            )
     return out
