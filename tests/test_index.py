@@ -335,7 +335,7 @@ def test_the_writer_records_what_it_indexed(searcher, lib_dir, caplog):
 
     state = json.loads((lib_dir / "index" / "papershelf-index.json").read_text())
     assert state["generation"] == list(lib.generation)
-    assert state["updated_mark"] == lib.get(pid).updated
+    assert "updated_mark" not in state  # no clock: the documents' digests say what is current
 
 
 def test_snippet_fragments_find_every_form_of_a_word():

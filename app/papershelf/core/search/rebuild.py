@@ -90,7 +90,6 @@ def _rebuild(
     member = source.memberships()
     papers = list(source.papers())
     total = len(papers)
-    mark = max((p.updated for p in papers), default="")
     try:
         if (
             total <= PARALLEL_MIN
@@ -108,7 +107,7 @@ def _rebuild(
     if not done:
         shutil.rmtree(new, ignore_errors=True)
         return False
-    index.swap_in(new, generation, mark)
+    index.swap_in(new, generation)
     if progress:
         progress(total, total)
     index.ix = windex.open_dir(str(index.folder))

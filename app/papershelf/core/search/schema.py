@@ -8,12 +8,14 @@ Changing any of these changes the index's contents: bump INDEX_VERSION.
 
 from __future__ import annotations
 
+import hashlib
 import re
 import unicodedata
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import orjson
 from whoosh.analysis import STOP_WORDS, Token, Tokenizer
 from whoosh.fields import ID, KEYWORD, NUMERIC, TEXT, Schema
 from whoosh.lang.porter import stem as porter_stem
@@ -22,7 +24,7 @@ from ..citation import record_keywords
 from ..paper import Paper, tag_keyword
 from ..text import plain_text
 
-INDEX_VERSION = 4  # bump when the schema or the analysis changes: forces a rebuild
+INDEX_VERSION = 5  # bump when the schema or the analysis changes: forces a rebuild
 SEARCH_FIELDS = ("title", "authors", "abstract", "notes", "area")
 FIELD_BOOSTS = {"title": 3.0, "authors": 2.0}
 
@@ -130,7 +132,20 @@ def make_schema() -> Any:
         source=KEYWORD(lowercase=True),
         added=ID(sortable=True),
         title_sort=ID(sortable=True),
+        # what the document was made from (`paper_digest`): the catch-up at open
+        # compares it with the store's papers instead of trusting any clock
+        digest=ID(sortable=True),
     )
+
+
+def paper_digest(paper: Paper, lists: list[str]) -> str:
+    """A checksum of everything a paper's document is made from: its stored
+    record and the names of the lists that hold it. Two papers with the same
+    digest index the same; the time stamps in it are data, never an order."""
+    h = hashlib.blake2b(orjson.dumps(paper.raw(), option=orjson.OPT_SORT_KEYS), digest_size=8)
+    for name in sorted(lists):
+        h.update(b"\0" + name.encode("utf-8", "surrogatepass"))
+    return h.hexdigest()
 
 
 def paper_document(paper: Paper, lists: list[str]) -> dict[str, Any]:
@@ -153,6 +168,7 @@ def paper_document(paper: Paper, lists: list[str]) -> dict[str, Any]:
         ),
         "added": paper.added,
         "title_sort": plain_text(paper.title).casefold()[:200],
+        "digest": paper_digest(paper, lists),
     }
     if paper.notes:
         doc["notes"] = paper.notes

@@ -2,11 +2,12 @@
 
 The index is never the only copy of anything: it can be deleted at any time
 and is rebuilt from the library. `papershelf-index.json` records the index
-version, the library generation it reflects, the newest `updated` time it
-has seen, and each file's size and crc32 as written (Whoosh has none: a file
-cut short or overwritten would otherwise only show, if at all, when a search
-reads it). A read that fails marks the index damaged there, and the next
-open rebuilds it.
+version, the library generation it reflects (only whether to compare: the
+documents' digests say what is current, see writer.catch_up), and each
+file's size and crc32 as written (Whoosh has none: a file cut short or
+overwritten would otherwise only show, if at all, when a search reads it).
+A read that fails marks the index damaged there, and the next open
+rebuilds it.
 """
 
 from __future__ import annotations
@@ -92,8 +93,8 @@ class IndexFolder:
         except (OSError, ValueError):
             return {}
 
-    def write_state(self, generation: tuple[int, ...] | list[int], mark: str) -> None:
-        """Record that the index reflects library `generation`, papers updated up to `mark`."""
+    def write_state(self, generation: tuple[int, ...] | list[int]) -> None:
+        """Record that the index reflects library `generation`."""
         # the files' sizes and checksums as written: Whoosh has none, and a
         # file cut short or overwritten would otherwise only show (if at all)
         # when a search reads it
@@ -101,7 +102,6 @@ class IndexFolder:
         state: dict[str, Any] = {
             "version": INDEX_VERSION,
             "generation": list(generation),
-            "updated_mark": mark,
             "files": sizes,
             "crc32": self._checksums(sizes, self.read_state()),
         }
@@ -279,7 +279,7 @@ class IndexFolder:
         )
 
     # ---- swapping a rebuilt index in ---------------------------------------------
-    def swap_in(self, new: Path, generation: tuple[int, ...], mark: str) -> None:
+    def swap_in(self, new: Path, generation: tuple[int, ...]) -> None:
         """Put the index built in `new` in place of the current one, and record its state."""
         # whatever is at `index` or `index.old` (a folder, a file) is cache: it goes
         old = self.folder.with_name(self.folder.name + ".old")
@@ -288,7 +288,7 @@ class IndexFolder:
             os.replace(self.folder, old)
         os.replace(new, self.folder)
         self.damage_mark = ""
-        self.write_state(generation, mark)
+        self.write_state(generation)
         discard(old)
 
 

@@ -13,9 +13,10 @@ import queue
 import threading
 import time
 from collections.abc import Callable, Iterable
+from typing import Any
 
 from . import internals
-from .schema import paper_document
+from .schema import paper_digest, paper_document
 from .source import ChangeEvent, PaperSource
 from .state import IndexFolder
 
@@ -113,8 +114,8 @@ class IndexWriter:
                 # the generation seen *before* reading the papers: an edit made
                 # while this batch is written is newer, queued, and not claimed
                 generation = self.source.generation
-                mark = self.write_batch(put, gone)
-                self.index.write_state(generation, max(mark, self.index.read_state().get("updated_mark", "")))
+                self.write_batch(put, gone)
+                self.index.write_state(generation)
                 for callback in list(self.committed):
                     callback()
             except Exception:
@@ -125,11 +126,10 @@ class IndexWriter:
             if following is None:
                 return
 
-    def write_batch(self, put: set[str], gone: set[str]) -> str:
-        """Write one batch; returns the newest `updated` among the papers written."""
-        mark = ""
+    def write_batch(self, put: set[str], gone: set[str]) -> None:
+        """Write one batch: the papers in `put` as they are now, those in `gone` removed."""
         if not put and not gone:
-            return mark
+            return
         source = self.source
         # The writer thread reads what the GUI thread changes: `lists()` and
         # `find()` are copies and single dict reads, not live iteration.
@@ -147,27 +147,46 @@ class IndexWriter:
                     writer.delete_by_term("id", pid)
                 else:
                     writer.update_document(**paper_document(paper, member.get(pid, [])))
-                    mark = max(mark, paper.updated)
             writer.commit()  # merges small segments (Whoosh's MERGE_SMALL): they stay few
         except BaseException:
             writer.cancel()
             raise
         self._drop_searcher()
-        return mark
 
     def catch_up(self) -> None:
-        """Apply what the library did while the index was not watching."""
+        """Apply what the library did while the index was not watching.
+
+        Trusts no clock: every indexed document carries the digest of what it
+        was made from (`paper_digest`), and each paper whose digest differs,
+        or that the index lacks, is written again; documents of papers gone
+        are removed. So an edit made under a clock set back (or forward), by
+        another process or on another machine, is never skipped; the store's
+        generation only says whether there is anything to compare."""
         state = self.index.read_state()
         source = self.source
-        if tuple(state.get("generation", ())) == tuple(source.generation):
+        generation = source.generation  # before reading the papers: a later edit is queued
+        if tuple(state.get("generation", ())) == tuple(generation):
             return
-        mark = state.get("updated_mark", "")
         with self.index.ix.searcher() as s:
-            indexed = {term.decode("utf-8") for term in s.lexicon("id")}
-        current = set(source.ids())
-        changed = [p.id for p in source.papers() if p.updated >= mark] if mark else list(current)
-        stale = indexed - current
-        todo = set(changed) | (current - indexed)
-        generation = source.generation
-        newest = self.write_batch(todo, stale)
-        self.index.write_state(generation, max(mark, newest))
+            indexed = indexed_digests(s.reader())
+        member = source.memberships()
+        todo = {p.id for p in source.papers() if indexed.get(p.id) != paper_digest(p, member.get(p.id, []))}
+        stale = indexed.keys() - set(source.ids())
+        self.write_batch(todo, stale)
+        self.index.write_state(generation)
+
+
+def indexed_digests(reader: Any) -> dict[str, str]:
+    """Paper id → the digest its document was made from, for every live
+    document (Whoosh's public column readers, a segment at a time: whole
+    columns as lists cost a third of reading them a document at a time)."""
+    out: dict[str, str] = {}
+    for segment, _base in reader.leaf_readers():
+        ids = list(segment.column_reader("id"))
+        digests = list(segment.column_reader("digest"))
+        for docnum in segment.all_doc_ids():
+            pid, digest = ids[docnum], digests[docnum]
+            out[pid.decode("utf-8") if isinstance(pid, bytes) else pid] = (
+                digest.decode("utf-8") if isinstance(digest, bytes) else digest
+            )
+    return out

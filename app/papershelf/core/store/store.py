@@ -134,10 +134,10 @@ class Store:
             os.close(self._mark_fd)
             self._mark_fd = None
         self._lock.release()
-        if self.papers:
-            # loads and imports froze what they built (see gc_paused); hand it
-            # back to the collector so a closed library can be freed whole
-            gc.unfreeze()
+        # loads and imports froze what they built (see gc_paused); hand it back
+        # to the collector so a closed library can be freed whole (always: a
+        # load that failed halfway may have frozen what it had read)
+        gc.unfreeze()
 
     def __enter__(self) -> Store:
         return self
