@@ -16,7 +16,7 @@ from ..core.errors import ExportError, NothingToExportError
 from ..core.library import Answer, Library, Query
 from ..core.library.saved import SavedSearch
 from .commands import open_library
-from .output import EXIT_OK, UsageError, plural, snippet_text, write_json
+from .output import EXIT_OK, UsageError, plural, print_over, print_snippet, snippet_text, write_json, write_raw
 
 
 def open_index(lib: Library, quiet: bool = False) -> None:
@@ -25,17 +25,18 @@ def open_index(lib: Library, quiet: bool = False) -> None:
 
     def progress(done: int, total: int) -> None:
         if not quiet and total:
-            print(f"\rIndexing {plural(total)} for search… {100 * done // total}%", end="", file=sys.stderr, flush=True)
+            print_over(f"Indexing {plural(total)} for search… {100 * done // total}%", end="")
 
     lib.open_index(progress)
     status = lib.index_status
     if status.damaged:  # said even with --json: the index had to be repaired
-        start = "" if quiet else "\r"  # over the progress line, if there was one
-        print(
-            f"{start}The search index in {status.folder} was damaged; rebuilt it ({plural(len(lib))}).", file=sys.stderr
-        )
+        said = f"The search index in {status.folder} was damaged; rebuilt it ({plural(len(lib))})."
+        if quiet:
+            print(said, file=sys.stderr)
+        else:
+            print_over(said)  # over the progress line, if there was one
     elif status.rebuilt_because and not quiet:
-        print(f"\rIndexed {plural(len(lib))} for search ({status.rebuilt_because}).", file=sys.stderr)
+        print_over(f"Indexed {plural(len(lib))} for search ({status.rebuilt_because}).")
 
 
 def search(lib: Library, query: Query, quiet: bool = False, quiet_again: bool | None = None) -> Answer:
@@ -106,7 +107,7 @@ def _search(args: argparse.Namespace, lib: Library, text: str, filters: Mapping[
                     "title": lib.get(pid).title,
                     "title_derived": lib.get(pid).title_derived,
                     "score": round(res.scores.get(pid, 0.0), 3),
-                    "snippet": snippet_text(snippets.get(pid, ""), False).replace("«", "").replace("»", ""),
+                    "snippet": snippet_text(snippets.get(pid, "")).replace("«", "").replace("»", ""),
                     "snippet_html": snippets.get(pid, ""),
                 }
                 for pid in res.ids
@@ -125,7 +126,7 @@ def _search(args: argparse.Namespace, lib: Library, text: str, filters: Mapping[
         score = f"{res.scores[pid]:6.2f}" if pid in res.scores else "      "
         print(f"{pid}  {score}  {'~' if paper.title_derived else ' '}{paper.title}")
         if snippets.get(pid):
-            print(f"{'':20}{snippet_text(snippets[pid], tty)}")
+            print_snippet(" " * 20, snippets[pid], tty)
     shown = f"showing {len(res.ids)}" if res.total > len(res.ids) else ""
     matched = "1 paper matches" if res.total == 1 else f"{res.total} papers match"
     print(
@@ -145,7 +146,7 @@ def cmd_reindex(args: argparse.Namespace) -> int:
     def progress(done: int, total: int) -> None:
         if not started:
             started.append(time.perf_counter())
-        print(f"\rIndexing {plural(total)}… {100 * done // max(total, 1)}%", end="", file=sys.stderr, flush=True)
+        print_over(f"Indexing {plural(total)}… {100 * done // max(total, 1)}%", end="")
 
     with open_library(args, write=False) as lib:
         try:
@@ -155,7 +156,7 @@ def cmd_reindex(args: argparse.Namespace) -> int:
                 print(file=sys.stderr)
             raise
         seconds = time.perf_counter() - started[0] if started else 0.0
-        print(f"\rIndexed {plural(len(lib))} in {seconds:.1f} s.", file=sys.stderr)
+        print_over(f"Indexed {plural(len(lib))} in {seconds:.1f} s.")
     return EXIT_OK
 
 
@@ -209,7 +210,7 @@ def cmd_export(args: argparse.Namespace) -> int:
             summary = report.summary()
         warning = _fragments_warning(lib, ids)
     if args.output == "-":
-        sys.stdout.write(text)
+        write_raw(text)  # the exporters write no control character but a RIS line's own CRLF
         print(summary, file=sys.stderr)
     else:
         print(summary)
