@@ -12,7 +12,7 @@ import sys
 import time
 from collections.abc import Mapping
 
-from ..core.errors import ExportError, NothingToExportError
+from ..core.errors import ExportError, NothingToExportError, StoreLockedError, StoreWriteError
 from ..core.library import Answer, Library, Query
 from ..core.library.saved import SavedSearch
 from .commands import open_library
@@ -175,7 +175,7 @@ def export_format(args: argparse.Namespace) -> str:
 def cmd_export(args: argparse.Namespace) -> int:
     """`export -o FILE`: all papers, or a tag, a list, a status, a search or ids, as BibTeX, BibLaTeX or RIS."""
     fmt = export_format(args)  # a wrong option before the library is touched
-    with open_library(args, write=True) as lib:
+    with _library_to_export(args) as lib:
         if args.ids:
             ids = [lib.resolve(ref) for ref in args.ids]
         elif args.query is not None or args.saved is not None:
@@ -213,7 +213,7 @@ def cmd_export(args: argparse.Namespace) -> int:
         write_raw(text)  # the exporters write no control character but a RIS line's own CRLF
         print(summary, file=sys.stderr)
     else:
-        print(summary)
+        print(summary, file=sys.stderr if _is_stdout(args.output) else sys.stdout)
     if warning:
         print(warning, file=sys.stderr)
     return EXIT_OK
@@ -245,6 +245,26 @@ def _fragments_warning(lib: Library, ids: list[str]) -> str:
     else:
         command = "papershelf lookup " + " ".join(found[:SHOWN_IDS]) + f" … (the first {SHOWN_IDS} of them)"
     return f"papershelf: warning: {said} nobody would cite. Find the published versions first: {command}"
+
+
+def _is_stdout(output: str) -> bool:
+    """Whether `output` names this process's standard output (-o /dev/stdout): the report then
+    goes to standard error, not into the export."""
+    try:
+        st, out = os.stat(output), os.fstat(sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):
+        return False
+    return (st.st_dev, st.st_ino) == (out.st_dev, out.st_ino)
+
+
+def _library_to_export(args: argparse.Namespace) -> Library:
+    """The library to export from: opened for writing, so the keys the export gives are pinned;
+    read-only when another Papershelf has it open or its folder cannot be written (an export only
+    reads: its report then says which keys could not be pinned)."""
+    try:
+        return open_library(args, write=True)
+    except (StoreLockedError, StoreWriteError):
+        return open_library(args, write=False)
 
 
 def _check_replaceable(output: str) -> None:
