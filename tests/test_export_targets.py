@@ -127,7 +127,7 @@ def test_a_hard_linked_file_keeps_its_links(small_library, tmp_path):
 @pytest.mark.parametrize("target", ["/dev/stdout", "-"])
 def test_standard_output_into_a_pipe(small_library, target):
     cmd = [sys.executable, "-m", "papershelf", "--data-dir", str(small_library), "export", "-o", target]
-    res = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=120)
+    res = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
     assert res.returncode == 0, res.stderr
     assert res.stdout.startswith("% Exported by Papershelf") and res.stdout.count("\n@") > 10
     assert "Wrote" in res.stderr and "Wrote" not in res.stdout  # the report is not in the export

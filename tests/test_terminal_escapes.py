@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import SEEDS, run_cli
+from conftest import SEEDS
 from papershelf.core.library import Library
 from papershelf.core.paper import Paper
 from papershelf.core.store.journal import Op
@@ -144,7 +144,8 @@ def test_json_stays_valid_json_with_every_control_escaped(evil_library, args):
 def test_an_import_report_quoting_a_file_name_and_an_entry(evil_library, tmp_path):
     bib = tmp_path / f"refs{ARG}.bib"
     bib.write_text(
-        f"@article{{k{ARG.replace(' ', '')},\n  title = {{A title {ARG}}},\n  author = {{Doe, Jane}},\n  year = 20x\n}}\n"
+        f"@article{{k{ARG.replace(' ', '')},\n  title = {{A title {ARG}}},\n"
+        "  author = {Doe, Jane},\n  year = 20x\n}\n"
         "@article{broken,\n title = {unclosed\n",
         encoding="utf-8",
     )

@@ -48,10 +48,12 @@ class EscapingStream:
         self.stream = stream
 
     def write(self, text: str) -> int:
+        """Write `text` with its control characters escaped; returns its length."""
         self.stream.write(escape_controls(text))
         return len(text)
 
     def writelines(self, lines: Any) -> None:
+        """Write each line, escaped."""
         for line in lines:
             self.write(line)
 
