@@ -20,6 +20,7 @@ from papershelf.core.paper import Paper
 from papershelf.core.store.journal import Op
 from papershelf.core.store.store import Store
 from replay_server import RECORDED, replay_fixture  # noqa: F401
+from test_bibtex import compile_bib, needs_tex, problems
 
 # an OSC that retitles the terminal, a CSI that colours, NUL, the 8-bit CSI, a carriage return
 EVIL = "\x1b]0;pwned\x07\x1b[31mRED\x00nul\x9b2J\rX"
@@ -191,3 +192,28 @@ def test_search_on_a_terminal_keeps_its_own_bold_and_escapes_the_rest(evil_libra
     out = OWN_RETURN.sub("", out.replace("\x1b[1m", "").replace("\x1b[0m", "").replace("\r\n", "\n"))
     assert not CONTROL.findall(out), out[:600]
     assert "\\x1b]0;pwned" in out
+
+
+@needs_tex
+@pytest.mark.parametrize("dialect", ["bibtex", "biblatex"])
+def test_an_export_of_such_records_holds_none_and_compiles(evil_library, tmp_path, dialect):
+    out = tmp_path / "refs.bib"
+    res = run_bytes("export", "--dialect", dialect, "--ids", "e0e1", "e1e1", "-o", str(out), data_dir=evil_library)
+    assert res.returncode == 0, res.stderr
+    assert_clean(res)
+    assert b"2 entries held control characters" in res.stdout
+    bib = out.read_text(encoding="utf-8")
+    assert not CONTROL.findall(bib)
+    assert "pwned" in bib  # the printable rest of each field is kept
+    compiled = compile_bib(tmp_path, bib, dialect)
+    assert problems(compiled, dialect) == []
+    assert "Evil 0" in compiled["bbl"]
+
+
+def test_a_ris_export_of_such_records_holds_none_but_its_line_ends(evil_library, tmp_path):
+    out = tmp_path / "refs.ris"
+    res = run_bytes("export", "--ids", "e0e1", "-o", str(out), data_dir=evil_library)
+    assert res.returncode == 0, res.stderr
+    assert b"1 record held control characters" in res.stdout
+    text = out.read_bytes().decode("utf-8")
+    assert not CONTROL.findall(text.replace("\r\n", "\n")) and "TI  - Evil 0" in text
