@@ -191,6 +191,14 @@ class _Encoder:
             raise ValueError(f"unknown dialect {dialect!r}; use one of: {', '.join(DIALECTS)}")
         self.dialect = dialect
         self.replaced = 0
+        self.controls = 0  # values that held control characters (left out: core.limits)
+
+    def clean(self, value: str) -> str:
+        """`value` without control characters (core.limits), counted when it held some."""
+        out = strip_controls(value)
+        if out is not value and out != value:
+            self.controls += 1
+        return out
 
     # ---- characters --------------------------------------------------------
     def char(self, ch: str) -> str:
@@ -236,7 +244,7 @@ class _Encoder:
         writes typed text (`char`: LaTeX for BibTeX; Latin letters kept for biber, the rest that
         pdflatex cannot take as LaTeX), NFC first, the LaTeX already there untouched. Control
         characters never (core.limits)."""
-        value = strip_controls(value)
+        value = self.clean(value)
         if as_written or value.isascii():
             return value
         value, pattern = _non_ascii(value)
@@ -252,7 +260,7 @@ class _Encoder:
         """Plain text with LaTeX's specials escaped and non-ASCII written as the dialect wants."""
         # control characters out (core.limits), then specials, tabs and line ends through one
         # C-level translate; only what is left outside ASCII goes through char() one by one
-        text = strip_controls(text)
+        text = self.clean(text)
         out = _SPECIAL_RE.sub(_escape_special, text) if _SPECIAL_RE.search(text) else text
         if not out.isascii():
             out, pattern = _non_ascii(out)
@@ -263,7 +271,7 @@ class _Encoder:
     def rich(self, raw: str, protect_case: bool = False) -> str:
         """Abstract or title text: markup as the reader sees it, specials
         escaped, safe math kept as math."""
-        raw = strip_controls(raw)
+        raw = self.clean(raw)
         if "$" not in raw:
             out = self._prose(raw, protect_case).strip()
             return " ".join(out.split()) if ("  " in out or "\n" in out or "\t" in out) else out
@@ -562,9 +570,12 @@ class Rendering:
 
     def _entry(self, paper: Paper) -> str:
         key = self.keys[paper.id]
-        if holds_controls(paper):
+        before = self.enc.controls
+        text = any_entry(paper, key, self.enc, self.xdata)
+        out = without_controls(text)
+        if self.enc.controls != before or (out is not text and out != text):
             self.controls_removed.append(key)
-        return without_controls(any_entry(paper, key, self.enc, self.xdata))
+        return out
 
     def __iter__(self) -> Iterator[str]:
         yield (
@@ -594,6 +605,7 @@ def entries_text(papers: Iterable[Paper], keys: dict[str, str], dialect: str = "
 
 # what an export writes of a paper: a control character in any of these is left out of it
 _EXPORTED = ("title", "authors", "abstract", "venue", "doi", "arxiv_id", "links", "tags", "bibfields", "preamble")
+RIS_EXPORTED = (*_EXPORTED, "ris", "citekey")
 
 
 def holds_controls(paper: Paper, fields: Iterable[str] = _EXPORTED) -> bool:
@@ -602,13 +614,18 @@ def holds_controls(paper: Paper, fields: Iterable[str] = _EXPORTED) -> bool:
     d = paper.raw()
     for name in fields:
         value = d.get(name)
+        if not value:
+            continue
         if isinstance(value, str):
-            if has_controls(value):
-                return True
+            values: Iterable[object] = (value,)
         elif isinstance(value, list):
-            if any(isinstance(v, str) and has_controls(v) for v in value):
-                return True
-        elif isinstance(value, dict) and any(isinstance(v, str) and has_controls(v) for v in value.values()):
+            values = value
+        elif isinstance(value, dict):
+            values = value.values()
+        else:
+            continue
+        # isprintable first: C speed, and true for nearly every value (no tab or line end either)
+        if any(isinstance(v, str) and not v.isprintable() and has_controls(v) for v in values):
             return True
     return False
 
@@ -616,6 +633,8 @@ def holds_controls(paper: Paper, fields: Iterable[str] = _EXPORTED) -> bool:
 def without_controls(text: str, eol: str = "\n") -> str:
     """An export's text with no control character (core.limits) but its line ends `eol`: the
     last guard, whatever a field held."""
+    if text.replace(eol, "").isprintable():  # the usual case, at C speed
+        return text
     if eol == "\n":
         return strip_controls(text)
     return eol.join(strip_controls(line) for line in text.split(eol))

@@ -24,7 +24,7 @@ from ..importers.ris import BOOKS, candidate_of_lines, digest, ris_lines
 from ..latex import Name, decode, latex_text, parse_names, piece_text, pieces
 from ..paper import Paper, normalize_tag
 from ..text import plain_text
-from .bibtex import controls_note, holds_controls, without_controls
+from .bibtex import RIS_EXPORTED, controls_note, holds_controls, without_controls
 
 EOL = "\r\n"
 
@@ -354,7 +354,7 @@ class RisRendering:
 
     def __iter__(self) -> Iterator[str]:
         for n, paper in enumerate(self.papers):
-            if holds_controls(paper) or holds_controls(paper, ("ris", "citekey")):
+            if holds_controls(paper, RIS_EXPORTED):
                 self.controls_removed.append(paper.id)
             yield (EOL if n else "") + without_controls(record(paper), EOL)
 
