@@ -43,6 +43,7 @@ def start(args: argparse.Namespace) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     """`papershelf ARGV`: a command in the terminal; with no command (or files instead), the window."""
+    cli.escape_terminal()  # before argparse, whose errors quote the arguments
     args = cli.parse_args(sys.argv[1:] if argv is None else list(argv))
     if cli.wants_window(args) and have_display():
         return cli.guarded(open_window, args)
@@ -54,6 +55,7 @@ def gui_main(argv: list[str] | None = None) -> int:
     entry passes it files, %F): the options of `papershelf`, and every other
     argument is a file to open. A file that is missing is reported in the
     window (the import's report), not on a standard error no one sees."""
+    cli.escape_terminal()
     argv = sys.argv[1:] if argv is None else list(argv)
     options, files, skip, only_files = [], [], False, False
     for a in argv:

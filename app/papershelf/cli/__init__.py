@@ -15,7 +15,7 @@ whether a start opens the window or runs a command here. Run on its own,
     discover.py         suggest: papers for a tag or a list (core/discovery.py's model)
     duplicates.py       possible duplicates: list, merge, keep apart
     records.py          completing records: set (edit fields), add (by identifier), lookup (online)
-    output.py           exit codes, errors as one line, tables, JSON
+    output.py           exit codes, errors as one line, tables, JSON; control characters escaped
 """
 
 from __future__ import annotations
@@ -45,7 +45,16 @@ from .commands import (
 )
 from .discover import cmd_suggest
 from .duplicates import cmd_duplicates
-from .output import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, UsageError, guarded, paper_json
+from .output import (
+    EXIT_FAILED,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    EXIT_USAGE,
+    UsageError,
+    escape_terminal,
+    guarded,
+    paper_json,
+)
 from .parser import COMMAND_NAMES, build_parser, parse_args
 from .records import cmd_add, cmd_lookup, cmd_set
 from .search_commands import cmd_export, cmd_reindex, cmd_search
@@ -60,6 +69,7 @@ __all__ = [
     "UsageError",
     "build_parser",
     "cmd_desktop",
+    "escape_terminal",
     "first_look",
     "guarded",
     "main",
@@ -119,4 +129,5 @@ def run(args: argparse.Namespace) -> int:
 def main(argv: list[str] | None = None) -> int:
     """`papershelf ARGV` in the terminal; with no command, the first look at the library (the launcher
     opens the window instead where there is a display)."""
+    escape_terminal()  # before argparse, whose errors quote the arguments
     return run(parse_args(sys.argv[1:] if argv is None else list(argv)))

@@ -3,6 +3,13 @@
 Exit codes: 0 done; 1 something could not be done (a file could not be
 read, the library is damaged or open elsewhere); 2 the command was wrong
 (bad arguments, unknown paper id or list).
+
+Everything a command prints goes through one place, `escape_terminal`: standard output and
+standard error are wrapped so that a control character (ESC, CSI, OSC, NUL, C1, a carriage
+return: `core.limits.escape_controls`) is shown as `\\xNN`, whoever wrote it (a title stored by an
+older version, a file name, an error quoting user data, argparse). Papershelf's own sequences (the
+"\\r" of a progress line, bold in a search snippet on a terminal, an export's own line ends) are
+written with `write_raw`; JSON escapes its own.
 """
 
 from __future__ import annotations
@@ -14,12 +21,13 @@ import re
 import shutil
 import sys
 from collections.abc import Callable
-from typing import Any
+from typing import IO, Any
 
 import orjson
 
 from ..core.citation import authors_text, fields_text, has_record, record_view
 from ..core.errors import InvalidValueError, NotFoundError, PapershelfError
+from ..core.limits import escape_controls
 from ..core.paper import Paper, Status, local_date
 from ..core.render import reader_text
 
@@ -31,9 +39,62 @@ class UsageError(Exception):
     """A wrong command: printed as one line, exit 2."""
 
 
+class EscapingStream:
+    """A text stream whose `write` shows control characters as `\\xNN` (core.limits.escape_controls)
+    before they reach the terminal; `write_raw` is for Papershelf's own sequences. Everything else
+    (flush, isatty, fileno, buffer, encoding) is the wrapped stream's."""
+
+    def __init__(self, stream: IO[str]) -> None:
+        self.stream = stream
+
+    def write(self, text: str) -> int:
+        """Write `text` with its control characters escaped; returns its length."""
+        self.stream.write(escape_controls(text))
+        return len(text)
+
+    def writelines(self, lines: Any) -> None:
+        """Write each line, escaped."""
+        for line in lines:
+            self.write(line)
+
+    def write_raw(self, text: str) -> int:
+        """Write `text` as it is: only for text Papershelf made (no user data in it)."""
+        return self.stream.write(text)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.stream, name)
+
+
+def escape_terminal() -> None:
+    """Wrap standard output and standard error in `EscapingStream` (once): from here on no
+    command can write a raw control character to the terminal."""
+    for name in ("stdout", "stderr"):
+        stream = getattr(sys, name)
+        if stream is not None and not isinstance(stream, EscapingStream):
+            setattr(sys, name, EscapingStream(stream))
+
+
+def write_raw(text: str, file: Any = None) -> None:
+    """Write Papershelf's own text as it is (a "\\r", bold on a terminal, an export's CRLF)."""
+    stream = sys.stdout if file is None else file
+    if isinstance(stream, EscapingStream):
+        stream.write_raw(text)
+    else:
+        stream.write(text)
+
+
+def print_over(text: str, end: str = "\n", file: Any = None) -> None:
+    """Print `text` over the line the cursor is on (a progress line): Papershelf's own "\\r",
+    then the text (escaped), flushed."""
+    stream = sys.stderr if file is None else file
+    write_raw("\r", stream)
+    print(text, end=end, file=stream, flush=True)
+
+
 def guarded(handler: Callable[[argparse.Namespace], int], args: argparse.Namespace) -> int:
     """Run a command and turn what it raises into a message and an exit code:
     a wrong command 2 (on one line), anything else Papershelf refused 1, Ctrl+C 130."""
+    escape_terminal()
     try:
         return handler(args)
     except (UsageError, NotFoundError, InvalidValueError) as exc:
@@ -67,10 +128,21 @@ def paper_json(paper: Paper, lists: list[str]) -> dict[str, Any]:
     return d
 
 
+# What orjson leaves raw in a string and a terminal may act on: DEL and the C1 controls
+# (U+0080..U+009F, in UTF-8 0xC2 0x80..0x9F; 0xC2 is never a continuation byte). C0 it escapes.
+_JSON_RAW_CONTROLS = re.compile(rb"\x7f|\xc2[\x80-\x9f]")
+
+
+def _json_escape(m: re.Match[bytes]) -> bytes:
+    return b"\\u%04x" % ord(m.group().decode("utf-8"))
+
+
 def write_json(data: object) -> None:
-    """Print indented JSON (bytes straight to stdout: orjson writes UTF-8)."""
+    """Print indented JSON (bytes straight to stdout: orjson writes UTF-8), every control
+    character as a JSON escape (still the same JSON, harmless on a terminal)."""
     sys.stdout.flush()
-    sys.stdout.buffer.write(orjson.dumps(data, option=orjson.OPT_INDENT_2) + b"\n")
+    out = orjson.dumps(data, option=orjson.OPT_INDENT_2)
+    sys.stdout.buffer.write(_JSON_RAW_CONTROLS.sub(_json_escape, out) + b"\n")
     sys.stdout.buffer.flush()
 
 
@@ -143,7 +215,23 @@ def reading_dates(p: Paper) -> list[str]:
 _TAG_RE = re.compile(r"<b[^>]*>(.*?)</b>")
 
 
-def snippet_text(snippet_html: str, tty: bool) -> str:
-    """A search snippet as plain text: the matched words bold on a terminal, «marked» elsewhere."""
-    marked = _TAG_RE.sub(lambda m: f"\033[1m{m.group(1)}\033[0m" if tty else f"«{m.group(1)}»", snippet_html)
-    return html.unescape(marked)
+def snippet_text(snippet_html: str) -> str:
+    """A search snippet as plain text, the matched words «marked»."""
+    return html.unescape(_TAG_RE.sub(lambda m: f"«{m.group(1)}»", snippet_html))
+
+
+def print_snippet(indent: str, snippet_html: str, tty: bool) -> None:
+    """A search snippet on a line of its own: on a terminal the matched words bold (Papershelf's
+    own escape sequences, the words themselves escaped), elsewhere «marked»."""
+    if not tty:
+        print(indent + snippet_text(snippet_html))
+        return
+    pos = 0
+    write_raw(indent)
+    for m in _TAG_RE.finditer(snippet_html):
+        print(html.unescape(snippet_html[pos : m.start()]), end="")
+        write_raw("\033[1m")
+        print(html.unescape(m.group(1)), end="")
+        write_raw("\033[0m")
+        pos = m.end()
+    print(html.unescape(snippet_html[pos:]))

@@ -15,7 +15,7 @@ from typing import Any
 from ..core.library import Library
 from ..core.online.records import SERVICE_NAMES, FoundRecord, OnlineError, Proposal
 from .commands import open_library, resolve_ids
-from .output import EXIT_FAILED, EXIT_OK, UsageError, plural, write_json
+from .output import EXIT_FAILED, EXIT_OK, UsageError, plural, print_over, write_json
 
 ENV_MAILTO = "PAPERSHELF_MAILTO"
 
@@ -185,9 +185,12 @@ class _Progress:
         if not self.tty:
             self._say(f"papershelf: looking up {plural(total)}…")
 
-    def _say(self, text: str, end: str = "\n") -> None:
+    def _say(self, text: str, end: str = "\n", over: bool = False) -> None:
         try:
-            print(text, end=end, file=sys.stderr, flush=True)
+            if over:  # over the progress line
+                print_over(text, end=end)
+            else:
+                print(text, end=end, file=sys.stderr, flush=True)
         except OSError:  # stderr closed under us (the reader of the pipe went away): carry on
             pass
 
@@ -196,7 +199,7 @@ class _Progress:
         if self.quiet or (stopped and proposal.message == stopped and not self.tty):  # said once, at the end
             return
         if self.tty:
-            self._say(f"\rlooking up {self.done}/{self.total}…", end="")
+            self._say(f"looking up {self.done}/{self.total}…", end="", over=True)
             return
         state = (
             ("confident" if proposal.automatic else "proposed")

@@ -12,11 +12,11 @@ import sys
 import time
 from collections.abc import Mapping
 
-from ..core.errors import ExportError, NothingToExportError
+from ..core.errors import ExportError, NothingToExportError, StoreLockedError, StoreWriteError
 from ..core.library import Answer, Library, Query
 from ..core.library.saved import SavedSearch
 from .commands import open_library
-from .output import EXIT_OK, UsageError, plural, snippet_text, write_json
+from .output import EXIT_OK, UsageError, plural, print_over, print_snippet, snippet_text, write_json, write_raw
 
 
 def open_index(lib: Library, quiet: bool = False) -> None:
@@ -25,17 +25,18 @@ def open_index(lib: Library, quiet: bool = False) -> None:
 
     def progress(done: int, total: int) -> None:
         if not quiet and total:
-            print(f"\rIndexing {plural(total)} for search… {100 * done // total}%", end="", file=sys.stderr, flush=True)
+            print_over(f"Indexing {plural(total)} for search… {100 * done // total}%", end="")
 
     lib.open_index(progress)
     status = lib.index_status
     if status.damaged:  # said even with --json: the index had to be repaired
-        start = "" if quiet else "\r"  # over the progress line, if there was one
-        print(
-            f"{start}The search index in {status.folder} was damaged; rebuilt it ({plural(len(lib))}).", file=sys.stderr
-        )
+        said = f"The search index in {status.folder} was damaged; rebuilt it ({plural(len(lib))})."
+        if quiet:
+            print(said, file=sys.stderr)
+        else:
+            print_over(said)  # over the progress line, if there was one
     elif status.rebuilt_because and not quiet:
-        print(f"\rIndexed {plural(len(lib))} for search ({status.rebuilt_because}).", file=sys.stderr)
+        print_over(f"Indexed {plural(len(lib))} for search ({status.rebuilt_because}).")
 
 
 def search(lib: Library, query: Query, quiet: bool = False, quiet_again: bool | None = None) -> Answer:
@@ -106,7 +107,7 @@ def _search(args: argparse.Namespace, lib: Library, text: str, filters: Mapping[
                     "title": lib.get(pid).title,
                     "title_derived": lib.get(pid).title_derived,
                     "score": round(res.scores.get(pid, 0.0), 3),
-                    "snippet": snippet_text(snippets.get(pid, ""), False).replace("«", "").replace("»", ""),
+                    "snippet": snippet_text(snippets.get(pid, "")).replace("«", "").replace("»", ""),
                     "snippet_html": snippets.get(pid, ""),
                 }
                 for pid in res.ids
@@ -125,7 +126,7 @@ def _search(args: argparse.Namespace, lib: Library, text: str, filters: Mapping[
         score = f"{res.scores[pid]:6.2f}" if pid in res.scores else "      "
         print(f"{pid}  {score}  {'~' if paper.title_derived else ' '}{paper.title}")
         if snippets.get(pid):
-            print(f"{'':20}{snippet_text(snippets[pid], tty)}")
+            print_snippet(" " * 20, snippets[pid], tty)
     shown = f"showing {len(res.ids)}" if res.total > len(res.ids) else ""
     matched = "1 paper matches" if res.total == 1 else f"{res.total} papers match"
     print(
@@ -145,7 +146,7 @@ def cmd_reindex(args: argparse.Namespace) -> int:
     def progress(done: int, total: int) -> None:
         if not started:
             started.append(time.perf_counter())
-        print(f"\rIndexing {plural(total)}… {100 * done // max(total, 1)}%", end="", file=sys.stderr, flush=True)
+        print_over(f"Indexing {plural(total)}… {100 * done // max(total, 1)}%", end="")
 
     with open_library(args, write=False) as lib:
         try:
@@ -155,7 +156,7 @@ def cmd_reindex(args: argparse.Namespace) -> int:
                 print(file=sys.stderr)
             raise
         seconds = time.perf_counter() - started[0] if started else 0.0
-        print(f"\rIndexed {plural(len(lib))} in {seconds:.1f} s.", file=sys.stderr)
+        print_over(f"Indexed {plural(len(lib))} in {seconds:.1f} s.")
     return EXIT_OK
 
 
@@ -174,7 +175,7 @@ def export_format(args: argparse.Namespace) -> str:
 def cmd_export(args: argparse.Namespace) -> int:
     """`export -o FILE`: all papers, or a tag, a list, a status, a search or ids, as BibTeX, BibLaTeX or RIS."""
     fmt = export_format(args)  # a wrong option before the library is touched
-    with open_library(args, write=True) as lib:
+    with _library_to_export(args) as lib:
         if args.ids:
             ids = [lib.resolve(ref) for ref in args.ids]
         elif args.query is not None or args.saved is not None:
@@ -209,10 +210,10 @@ def cmd_export(args: argparse.Namespace) -> int:
             summary = report.summary()
         warning = _fragments_warning(lib, ids)
     if args.output == "-":
-        sys.stdout.write(text)
+        write_raw(text)  # the exporters write no control character but a RIS line's own CRLF
         print(summary, file=sys.stderr)
     else:
-        print(summary)
+        print(summary, file=sys.stderr if _is_stdout(args.output) else sys.stdout)
     if warning:
         print(warning, file=sys.stderr)
     return EXIT_OK
@@ -244,6 +245,26 @@ def _fragments_warning(lib: Library, ids: list[str]) -> str:
     else:
         command = "papershelf lookup " + " ".join(found[:SHOWN_IDS]) + f" … (the first {SHOWN_IDS} of them)"
     return f"papershelf: warning: {said} nobody would cite. Find the published versions first: {command}"
+
+
+def _is_stdout(output: str) -> bool:
+    """Whether `output` names this process's standard output (-o /dev/stdout): the report then
+    goes to standard error, not into the export."""
+    try:
+        st, out = os.stat(output), os.fstat(sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):
+        return False
+    return (st.st_dev, st.st_ino) == (out.st_dev, out.st_ino)
+
+
+def _library_to_export(args: argparse.Namespace) -> Library:
+    """The library to export from: opened for writing, so the keys the export gives are pinned;
+    read-only when another Papershelf has it open or its folder cannot be written (an export only
+    reads: its report then says which keys could not be pinned)."""
+    try:
+        return open_library(args, write=True)
+    except (StoreLockedError, StoreWriteError):
+        return open_library(args, write=False)
 
 
 def _check_replaceable(output: str) -> None:

@@ -6,11 +6,15 @@ so the rename survives a power cut; one process holds the writer lock), the
 search index (its state file, its rebuild lock) and exports.
 
 Exports: `write_atomically` writes a temporary file beside the real target
-(through symlinks), gives it the old file's mode and owner (a new file gets
-0o666 & ~umask, as any editor would make it), fsyncs and renames it over the
-target: the old file or the new one, never half of one. Temporary files are
-named `.NAME.papershelf-XXXXXXXX.tmp`; one left by a killed export is removed
-by the next write into that folder once it is old enough to be abandoned.
+(through symlinks: the link stays a link, `write_target`), gives it the old
+file's mode and owner (a new file gets 0o666 & ~umask, as any editor would
+make it), fsyncs and renames it over the target: the old file or the new one,
+never half of one. What the user set up is kept: a file with other hard links
+gets the complete new text copied into it in place (every name sees the
+export); a pipe, a terminal, /dev/stdout or /dev/null is written directly.
+Temporary files are named `.NAME.papershelf-XXXXXXXX.tmp`; one left by a
+killed export is removed by the next write into that folder once it is old
+enough to be abandoned.
 
 Durable files (`synced_file`, `rename_over`, `fsync_dir`,
 `write_bytes_atomically`) raise OSError as it came: each caller words its own
@@ -24,6 +28,7 @@ import contextlib
 import errno
 import os
 import re
+import shutil
 import stat
 import sys
 import tempfile
@@ -114,18 +119,27 @@ def write_error(exc: OSError, path: Path | str, existed: bool = False) -> Export
     return ExportError(f"Could not write {shown}: {reason}. Nothing was exported{left}; {hint}.", path)
 
 
+def write_target(path: Path | str) -> Path:
+    """The file a write to `path` replaces: through symlinks, so a link stays a link (its target
+    is replaced, by a temporary file in the target's own folder)."""
+    return Path(os.path.realpath(path))
+
+
 def write_atomically(path: Path | str, text: str | Iterable[str]) -> None:
     """Write `text` (or its pieces, as UTF-8) in place of `path`, all or nothing.
 
     A symlink stays a symlink and its target gets the text; a replaced file
-    keeps its mode and (where permitted) owner. A device or pipe is written
-    to directly. Raises ExportError saying why on failure; other exceptions
-    (from producing `text`) pass through. Either way no temporary file stays.
+    keeps its mode and (where permitted) owner; a file with other hard links
+    gets the new text in place once all of it is on disk. A device or pipe
+    (/dev/stdout) is written to directly. Raises ExportError saying why on
+    failure; other exceptions (from producing `text`) pass through. Either
+    way no temporary file stays.
     """
     shown = Path(path)
-    target = Path(os.path.realpath(path))
+    target = write_target(path)
     try:
-        st: os.stat_result | None = os.stat(target)
+        # the name as given: /dev/stdout resolves to "pipe:[…]", which only the kernel can open
+        st: os.stat_result | None = os.stat(path)
     except FileNotFoundError:
         st = None
     except OSError as exc:
@@ -133,7 +147,12 @@ def write_atomically(path: Path | str, text: str | Iterable[str]) -> None:
     if st is not None and stat.S_ISDIR(st.st_mode):
         raise write_error(IsADirectoryError(errno.EISDIR, "Is a directory"), shown)
     if st is not None and not stat.S_ISREG(st.st_mode):
-        _write_directly(target, text, shown)  # /dev/null, a pipe: renaming over it would be wrong
+        _write_directly(shown, text, shown)  # /dev/null, a pipe: renaming over it would be wrong
+        return
+    if st is not None and not _same_file(st, target):
+        # a file reached through /proc (/dev/stdout redirected to a file, /dev/fd/N): the name
+        # that resolves is not that file, so write the file the name opens
+        _write_directly(shown, text, shown, truncate=True)
         return
 
     remove_stale_temp_files(target.parent)
@@ -164,7 +183,13 @@ def write_atomically(path: Path | str, text: str | Iterable[str]) -> None:
             _write(f, text)
             f.flush()
             os.fsync(f.fileno())
-        os.replace(tmp, target)
+        if st is not None and st.st_nlink > 1:
+            # hard links: a rename would leave the other names on the old text; all of the new
+            # text is on disk now, so copy it into the file itself
+            _copy_into(tmp, target)
+            os.unlink(tmp)
+        else:
+            os.replace(tmp, target)
         tmp = ""
         _fsync_dir(target.parent)
     except BaseException as exc:
@@ -187,10 +212,31 @@ def _write(f: IO[str], text: str | Iterable[str]) -> None:
         f.writelines(text)
 
 
-def _write_directly(target: Path, text: str | Iterable[str], shown: Path) -> None:
+def _same_file(st: os.stat_result, target: Path) -> bool:
+    try:
+        other = os.stat(target)
+    except OSError:
+        return False
+    return (st.st_dev, st.st_ino) == (other.st_dev, other.st_ino)
+
+
+def _copy_into(source: str, target: Path) -> None:
+    """The bytes of `source` into `target` in place (the same inode, its other names and mode
+    kept), then fsynced."""
+    with open(source, "rb") as src, open(target, "r+b") as dst:
+        shutil.copyfileobj(src, dst, 1 << 20)
+        dst.truncate()
+        dst.flush()
+        os.fsync(dst.fileno())
+
+
+def _write_directly(target: Path, text: str | Iterable[str], shown: Path, truncate: bool = False) -> None:
+    flags = os.O_WRONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+    if truncate:
+        flags |= os.O_TRUNC
     try:
         # a pipe nobody reads would block for ever: open without waiting (ENXIO: no reader)
-        fd = os.open(target, os.O_WRONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+        fd = os.open(target, flags)
     except OSError as exc:
         if exc.errno == errno.ENXIO:
             raise ExportError(

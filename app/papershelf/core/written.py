@@ -91,13 +91,19 @@ def remember(path: Path | str, digest: str) -> None:
 
 def replace_problem(path: Path | str) -> str:
     """Why replacing `path` would lose something, in words that finish "…: {path} …"; "" when
-    it may be replaced (missing, empty, no regular file, or as Papershelf wrote it)."""
+    it may be replaced (missing, empty, no regular file, or as Papershelf wrote it). A file
+    whose mode lets nobody write it (0444) is read-only whoever wrote it: the mode bits are
+    looked at, not access(), which says yes to root."""
     target = os.path.realpath(path)
     try:
         st = os.stat(target)
     except OSError:
         return ""  # not there (or unreachable: the write itself will say why)
-    if not stat.S_ISREG(st.st_mode) or st.st_size == 0:
+    if not stat.S_ISREG(st.st_mode):
+        return ""
+    if not st.st_mode & 0o222:
+        return f"it is read-only (mode {stat.S_IMODE(st.st_mode):04o}: nobody may write it)"
+    if st.st_size == 0:
         return ""
     known = _record().get(target)
     try:

@@ -38,6 +38,7 @@ from dataclasses import dataclass, field
 from ..citation import record_keywords
 from ..citekeys import surname
 from ..latex import braces_balanced, decode
+from ..limits import has_controls, strip_controls
 from ..paper import RAW_SOURCES, Paper, join_tags, normalize_tag
 from ..text import SYMBOLS, plain_text
 from .bibmaps import VENUE_FIELD, to_dialect, value_text
@@ -150,11 +151,23 @@ class ExportReport:
     new_keys: dict[str, str] = field(default_factory=dict)  # paper id → key pinned by this export
     # keys of the entries added because an exported entry cross-references them (BibTeX needs them)
     added_parents: list[str] = field(default_factory=list)
+    # keys of the entries whose fields held control characters, left out of the file
+    controls_removed: list[str] = field(default_factory=list)
+    # paper id → key given by this export but not pinned (the library was opened read-only)
+    unpinned_keys: dict[str, str] = field(default_factory=dict)
 
     def summary(self) -> str:
         """One sentence for the person: entries written and where, characters replaced."""
         where = "standard output" if self.path == "-" else self.path
         text = f"Wrote {self.entries} entr{'y' if self.entries == 1 else 'ies'} to {where}."
+        text += controls_note(self.controls_removed, "entr")
+        if self.unpinned_keys:
+            n = len(self.unpinned_keys)
+            text += (
+                f" {n} entr{'y has' if n == 1 else 'ies have'} a key that could not be kept for the next export"
+                " (the library was open read-only): an export from the library once it is writable may give"
+                " different keys if papers that would take the same key are added first."
+            )
         if self.replaced_chars:
             text += (
                 f" {self.replaced_chars} character(s) with no LaTeX form (CJK, emoji…) were written as '?'"
@@ -178,6 +191,14 @@ class _Encoder:
             raise ValueError(f"unknown dialect {dialect!r}; use one of: {', '.join(DIALECTS)}")
         self.dialect = dialect
         self.replaced = 0
+        self.controls = 0  # values that held control characters (left out: core.limits)
+
+    def clean(self, value: str) -> str:
+        """`value` without control characters (core.limits), counted when it held some."""
+        out = strip_controls(value)
+        if out is not value and out != value:
+            self.controls += 1
+        return out
 
     # ---- characters --------------------------------------------------------
     def char(self, ch: str) -> str:
@@ -221,7 +242,9 @@ class _Encoder:
         """A record's value expression: as a .bib file wrote it (`as_written`) in both dialects;
         a value made from text (a RIS record's) with its characters outside ASCII as the dialect
         writes typed text (`char`: LaTeX for BibTeX; Latin letters kept for biber, the rest that
-        pdflatex cannot take as LaTeX), NFC first, the LaTeX already there untouched."""
+        pdflatex cannot take as LaTeX), NFC first, the LaTeX already there untouched. Control
+        characters never (core.limits)."""
+        value = self.clean(value)
         if as_written or value.isascii():
             return value
         value, pattern = _non_ascii(value)
@@ -235,8 +258,9 @@ class _Encoder:
 
     def text(self, text: str) -> str:
         """Plain text with LaTeX's specials escaped and non-ASCII written as the dialect wants."""
-        # specials and control characters through one C-level translate; only
-        # what is left outside ASCII goes through char() one by one
+        # control characters out (core.limits), then specials, tabs and line ends through one
+        # C-level translate; only what is left outside ASCII goes through char() one by one
+        text = self.clean(text)
         out = _SPECIAL_RE.sub(_escape_special, text) if _SPECIAL_RE.search(text) else text
         if not out.isascii():
             out, pattern = _non_ascii(out)
@@ -247,6 +271,7 @@ class _Encoder:
     def rich(self, raw: str, protect_case: bool = False) -> str:
         """Abstract or title text: markup as the reader sees it, specials
         escaped, safe math kept as math."""
+        raw = self.clean(raw)
         if "$" not in raw:
             out = self._prose(raw, protect_case).strip()
             return " ".join(out.split()) if ("  " in out or "\n" in out or "\t" in out) else out
@@ -536,10 +561,21 @@ class Rendering:
         self.keys = keys
         self.dialect = dialect
 
+        self.controls_removed: list[str] = []  # keys of the entries that held control characters
+
     @property
     def replaced(self) -> int:
         """Characters written as "?" so far."""
         return self.enc.replaced
+
+    def _entry(self, paper: Paper) -> str:
+        key = self.keys[paper.id]
+        before = self.enc.controls
+        text = any_entry(paper, key, self.enc, self.xdata)
+        out = without_controls(text)
+        if self.enc.controls != before or (out is not text and out != text):
+            self.controls_removed.append(key)
+        return out
 
     def __iter__(self) -> Iterator[str]:
         yield (
@@ -549,9 +585,9 @@ class Rendering:
         )
         blocks = preambles(self.records, self.enc)
         if blocks:
-            yield "".join(blocks) + "\n"
+            yield without_controls("".join(blocks)) + "\n"
         for n, p in enumerate(self.papers):
-            yield ("\n" if n else "") + any_entry(p, self.keys[p.id], self.enc, self.xdata)
+            yield ("\n" if n else "") + self._entry(p)
 
 
 def render(papers: Iterable[Paper], keys: dict[str, str], dialect: str = "bibtex") -> tuple[str, int]:
@@ -564,4 +600,55 @@ def render(papers: Iterable[Paper], keys: dict[str, str], dialect: str = "bibtex
 def entries_text(papers: Iterable[Paper], keys: dict[str, str], dialect: str = "bibtex") -> str:
     """The entries of `papers` in the order given, without the file's header."""
     enc = _Encoder(dialect)
-    return "\n".join(any_entry(p, keys[p.id], enc) for p in papers)
+    return "\n".join(without_controls(any_entry(p, keys[p.id], enc)) for p in papers)
+
+
+# what an export writes of a paper: a control character in any of these is left out of it
+_EXPORTED = ("title", "authors", "abstract", "venue", "doi", "arxiv_id", "links", "tags", "bibfields", "preamble")
+RIS_EXPORTED = (*_EXPORTED, "ris", "citekey")
+
+
+def holds_controls(paper: Paper, fields: Iterable[str] = _EXPORTED) -> bool:
+    """Whether a field an export writes holds a control character (core.limits: a record stored
+    by a version that kept them)."""
+    d = paper.raw()
+    for name in fields:
+        value = d.get(name)
+        if not value:
+            continue
+        if isinstance(value, str):
+            values: Iterable[object] = (value,)
+        elif isinstance(value, list):
+            values = value
+        elif isinstance(value, dict):
+            values = value.values()
+        else:
+            continue
+        # isprintable first: C speed, and true for nearly every value (no tab or line end either)
+        if any(isinstance(v, str) and not v.isprintable() and has_controls(v) for v in values):
+            return True
+    return False
+
+
+def without_controls(text: str, eol: str = "\n") -> str:
+    """An export's text with no control character (core.limits) but its line ends `eol`: the
+    last guard, whatever a field held."""
+    if text.replace(eol, "").isprintable():  # the usual case, at C speed
+        return text
+    if eol == "\n":
+        return strip_controls(text)
+    return eol.join(strip_controls(line) for line in text.split(eol))
+
+
+def controls_note(keys: list[str], noun: str) -> str:
+    """The export report's sentence about entries that held control characters ("" for none)."""
+    if not keys:
+        return ""
+    n = len(keys)
+    one = n == 1
+    names = ", ".join(keys[:5]) + (", …" if n > 5 else "")
+    things = f"{noun}{'y' if one else 'ies'}" if noun == "entr" else f"{noun}{'' if one else 's'}"
+    return (
+        f" {n} {things} held control characters (terminal escapes, NUL…), left out of the file: {names};"
+        " the library still holds them (edit the fields to remove them there)."
+    )

@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ..citation import TYPE_KEYS, record_keywords
 from ..citekeys import surname
@@ -24,6 +24,7 @@ from ..importers.ris import BOOKS, candidate_of_lines, digest, ris_lines
 from ..latex import Name, decode, latex_text, parse_names, piece_text, pieces
 from ..paper import Paper, normalize_tag
 from ..text import plain_text
+from .bibtex import RIS_EXPORTED, controls_note, holds_controls, without_controls
 
 EOL = "\r\n"
 
@@ -56,11 +57,14 @@ class RisExportReport:
 
     path: str
     entries: int = 0
+    # ids of the papers whose fields held control characters, left out of the file
+    controls_removed: list[str] = field(default_factory=list)
 
     def summary(self) -> str:
         """One sentence for the person: records written and where."""
         where = "standard output" if self.path == "-" else self.path
-        return f"Wrote {self.entries} RIS record{'' if self.entries == 1 else 's'} to {where}."
+        text = f"Wrote {self.entries} RIS record{'' if self.entries == 1 else 's'} to {where}."
+        return text + controls_note(self.controls_removed, "record")
 
 
 # ---- the record's LaTeX as text --------------------------------------------------------------
@@ -346,10 +350,13 @@ class RisRendering:
 
     def __init__(self, papers: Iterable[Paper]) -> None:
         self.papers = list(papers)
+        self.controls_removed: list[str] = []  # ids of the papers that held control characters
 
     def __iter__(self) -> Iterator[str]:
         for n, paper in enumerate(self.papers):
-            yield (EOL if n else "") + record(paper)
+            if holds_controls(paper, RIS_EXPORTED):
+                self.controls_removed.append(paper.id)
+            yield (EOL if n else "") + without_controls(record(paper), EOL)
 
 
 def render(papers: Iterable[Paper]) -> str:

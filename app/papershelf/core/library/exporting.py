@@ -106,9 +106,14 @@ def export_bibtex(
     else:
         _write_remembered(Path(path), rendering)
     report.replaced_chars = rendering.replaced
-    new_keys = report.new_keys = {pid: keys[pid] for pid in ids if not papers[pid].citekey}
-    if new_keys and not lib.readonly:
-        lib._set_many(new_keys, lambda p: {"citekey": new_keys[p.id]})
+    report.controls_removed = rendering.controls_removed
+    new_keys = {pid: keys[pid] for pid in ids if not papers[pid].citekey}
+    if lib.readonly:  # export only reads: the keys go out, but stay unpinned
+        report.unpinned_keys = new_keys
+    else:
+        report.new_keys = new_keys
+        if new_keys:
+            lib._set_many(new_keys, lambda p: {"citekey": new_keys[p.id]})
     return report, text
 
 
@@ -165,6 +170,9 @@ def export_ris(lib: Library, ids: Iterable[str], path: Path | str) -> tuple[RisE
     rendering = RisRendering([lib._papers[pid] for pid in ids])
     report = RisExportReport(path=str(path), entries=len(ids))
     if str(path) == "-":
-        return report, "".join(rendering)
-    _write_remembered(Path(path), rendering)
-    return report, ""
+        text = "".join(rendering)
+    else:
+        text = ""
+        _write_remembered(Path(path), rendering)
+    report.controls_removed = rendering.controls_removed
+    return report, text

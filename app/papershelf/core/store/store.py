@@ -20,7 +20,7 @@ from typing import cast
 
 from ..dedupe import FINGERPRINT_VERSION
 from ..errors import ReadOnlyLibraryError, StoreCorruptError, StoreUnreadableError, StoreWriteError
-from ..fileio import fsync_dir, remove_quietly, rename_over
+from ..fileio import fsync_dir, remove_quietly, rename_over, write_target
 from ..paper import Paper
 from . import recovery
 from .backups import backup_library_file, latest_good_backup, list_backups, prune_backups
@@ -378,7 +378,9 @@ class Store:
         if self.readonly:
             raise ReadOnlyLibraryError(f"The library in {self.folder} was opened read-only.", self.folder)
         new_gen = self.generation + 1
-        tmp = self.folder / (SNAPSHOT + ".tmp")
+        # a library file that is a symlink stays one: its target is replaced, from its own folder
+        target = write_target(self.snapshot_path)
+        tmp = target.with_name(target.name + ".tmp")
         try:
             write_snapshot(tmp, self.papers, self.lists, new_gen, self.seq, self.fingerprint_version)
             if backup_current and self.snapshot_path.exists():
@@ -390,7 +392,7 @@ class Store:
             raise
         with swap_lock(self.folder, exclusive=True):
             try:
-                rename_over(tmp, self.snapshot_path)
+                rename_over(tmp, target)
             except OSError as exc:
                 raise store_write_error(exc, self.folder) from exc
             # From the rename on, the new snapshot is the library: journal lines
@@ -398,7 +400,7 @@ class Store:
             self.generation = new_gen
             self._snapshot_version = SCHEMA_VERSION
             try:
-                fsync_dir(self.folder)
+                fsync_dir(target.parent)
             except OSError as exc:
                 raise store_write_error(exc, self.folder) from exc
             self._snapshot_bytes = self.snapshot_path.stat().st_size
