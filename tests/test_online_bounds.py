@@ -82,6 +82,19 @@ def test_a_redirect_that_names_the_contact_in_its_address_loses_it(replay, data_
         other.close()
 
 
+def test_the_contact_is_in_no_message_and_no_kept_answer(replay, data_dir, tmp_path):
+    # every service answers 404 (no route): the message names the address asked, without the contact
+    assert run_cli("import", str(SEEDS[0]), data_dir=data_dir).returncode == 0
+    first = _papers(data_dir)[0]["id"]
+    res = run_cli("lookup", "--mailto", MAILTO, first, "--json", data_dir=data_dir, env=replay.env())
+    assert replay.requests_to("/crossref/works")[0].query["mailto"] == MAILTO  # Crossref was given it
+    (result,) = json.loads(res.stdout)
+    assert "Crossref (127.0.0.1:" in result["message"] and "HTTP 404" in result["message"]
+    assert MAILTO not in res.stdout and "ann%40example.org" not in res.stdout and MAILTO not in res.stderr
+    kept = [f.read_text() for f in (tmp_path / "cache").rglob("*.json")]
+    assert kept and not any(MAILTO in k or "ann%40example.org" in k for k in kept)
+
+
 # ---- defect 8: a request's 20 s are its whole time; a paper's deadline; waits are said ----
 
 

@@ -409,7 +409,7 @@ class Http:
                 return Response(
                     status=raw.status_code,
                     text=_decode(content, raw.charset_encoding),
-                    url=str(raw.url),
+                    url=str(raw.url.copy_remove_param("mailto")),  # the address said and kept: no contact
                     headers={k.lower(): v for k, v in raw.headers.items()},
                     cached=False,
                     content=content,
