@@ -145,6 +145,24 @@ def test_a_papers_deadline_stops_asking_for_it_and_the_batch_goes_on(replay, dat
     assert not replay.requests_to("/s2/graph/v1/paper/search")
 
 
+def test_a_service_whose_next_turn_is_past_the_papers_deadline_is_skipped_not_the_paper(replay, data_dir):
+    # Crossref asks for a pause longer than a paper may take: the first paper is told so; the next
+    # paper finds Crossref's turn still far off, and must still ask Semantic Scholar (after it)
+    assert run_cli("import", str(SEEDS[0]), data_dir=data_dir).returncode == 0
+    two = [p["id"] for p in _papers(data_dir)][:2]
+    replay.route("/crossref/works", Reply(b"{}", 429, {"Retry-After": "30"}))  # the others: 404
+    env = {**replay.env(), "PAPERSHELF_PAPER_SECONDS": "20"}
+    res = run_cli("lookup", *two, "--json", data_dir=data_dir, env=env)
+    assert "Traceback" not in res.stderr
+    results = json.loads(res.stdout)
+    assert [r["id"] for r in results] == two
+    for r in results:
+        assert "took more than 20 s in all" not in r["message"], r  # neither paper took its time
+        assert "Crossref" in r["message"], r
+    assert len(replay.requests_to("/crossref/works")) == 1  # not asked again before its time
+    assert len(replay.requests_to("/s2/graph/v1/paper/search")) == 2  # both papers asked S2
+
+
 # ---- defect 9: a DOI cannot leave the service's path ----
 
 

@@ -455,8 +455,15 @@ class Http:
         try:
             wait = LIMITER.next_time(service) - time.monotonic()
             if wait > 0:
-                if wait >= self._paper_left():
+                if self._paper_left() <= 0:
                     raise self._out_of_time(service)
+                if wait >= self._paper_left():  # the service's turn, not this paper's time, is the matter
+                    raise RateLimited(
+                        f"{_who(service)} was not asked for this paper: its next turn (in {_minutes(wait)}, after it "
+                        f"asked us to slow down or by its rate limit) comes after this paper's look-up must end "
+                        f"({self.paper_deadline:g} s in all). Try again later; nothing was changed.",
+                        service,
+                    )
                 if self.on_wait is not None and wait >= 1:
                     self.on_wait(f"Waiting {_minutes(wait)} for {_name(service)} (its rate limit)…")
                 self._sleep(service, wait)
