@@ -47,6 +47,17 @@ def test_deeply_nested_json_fails_that_service_and_the_batch_applies_what_the_ot
     assert res.returncode == 1  # some papers did fail: said so
 
 
+def test_a_registrars_bibtex_with_an_empty_author_is_added_without_it(replay, data_dir):
+    # doi.org's BibTeX naming an author of nothing but braces ({{}}): no name, not a traceback
+    bib = b"@article{k, title={Braced Nothing}, author={{}}, doi={10.1234/empty}}"
+    replay.route("/doi/10.1234/empty", Reply(bib, 200, {"Content-Type": "application/x-bibtex"}))
+    res = run_cli("add", "10.1234/empty", data_dir=data_dir, env=replay.env())
+    assert "Traceback" not in res.stderr, res.stderr[-2000:]
+    assert res.returncode == 0, res.stderr
+    (paper,) = _papers(data_dir)
+    assert paper["title"] == "Braced Nothing" and paper["authors"] == []
+
+
 # ---- defect 7: the contact goes to Crossref's and OpenAlex's hosts only, never where they redirect ----
 
 

@@ -495,7 +495,7 @@ def read_bibtex(text: str, doi: str) -> FoundRecord:
         service="doi",
         ident=found_doi,
         title=decode(fields.get("title", "")),
-        authors=[n.display() for n in names],
+        authors=[shown for n in names if (shown := n.display().strip())],  # {{}} names nobody
         year=_year(year_text[:4]),
         venue=venue,
         doi=found_doi,
