@@ -106,6 +106,23 @@ def test_the_contact_is_in_no_message_and_no_kept_answer(replay, data_dir, tmp_p
     assert kept and not any(MAILTO in k or "ann%40example.org" in k for k in kept)
 
 
+def test_an_answer_kept_with_the_contact_by_an_older_version_does_not_show_it(replay, data_dir, tmp_path):
+    # answers kept before the contact was taken out of their address still name it: asked again
+    assert run_cli("import", str(SEEDS[0]), data_dir=data_dir).returncode == 0
+    first = _papers(data_dir)[0]["id"]
+    assert run_cli("lookup", first, data_dir=data_dir, env=replay.env()).returncode == 1  # every answer a 404
+    kept = list((tmp_path / "cache").rglob("*.json"))
+    assert kept
+    for file in kept:
+        data = json.loads(file.read_text())
+        data["url"] += "&mailto=ann%40example.org"
+        file.write_text(json.dumps(data))
+    res = run_cli("lookup", "--mailto", MAILTO, first, "--json", data_dir=data_dir, env=replay.env())
+    (result,) = json.loads(res.stdout)
+    assert "HTTP 404" in result["message"]
+    assert "ann%40example.org" not in res.stdout and MAILTO not in res.stdout
+
+
 # ---- defect 8: a request's 20 s are its whole time; a paper's deadline; waits are said ----
 
 
