@@ -9,6 +9,7 @@ no test asserts how long anything took (tests/perf/slow_server.py measures that)
 from __future__ import annotations
 
 import json
+import re
 
 from conftest import SEEDS, run_cli
 from replay_server import RECORDED, ReplayServer, Reply, replay_fixture  # noqa: F401
@@ -151,10 +152,25 @@ def test_a_retry_after_past_the_papers_deadline_is_not_waited_for(replay, data_d
     env = {**replay.env(), "PAPERSHELF_PAPER_SECONDS": "2"}
     res = run_cli("add", PNAS, data_dir=data_dir, env=env)
     assert res.returncode == 1
-    assert "asked us to wait 5 s (HTTP 429), longer than this paper's look-up may take (2 s in all)" in res.stderr
+    assert re.search(r"asked us to wait 5 s \(HTTP 429\), and this paper's look-up has only [12] s left of its 2 s", res.stderr)
     assert "Waiting" not in res.stderr  # nothing was waited for
     assert len(replay.requests_to(f"/crossref/works/{PNAS}")) == 1
     assert _papers(data_dir) == []
+
+
+def test_a_retry_after_shorter_than_the_deadline_but_past_what_is_left_says_what_is_left(replay, data_dir):
+    # 2 s of the paper's 4 s go on the first pause; the second asks 3 s: under 4, over what is left
+    replay.route(
+        f"/crossref/works/{PNAS}",
+        [Reply(b"{}", 429, {"Retry-After": "2"}), Reply(b"{}", 429, {"Retry-After": "3"}), Reply(PNAS_JSON)],
+    )
+    env = {**replay.env(), "PAPERSHELF_PAPER_SECONDS": "4"}
+    res = run_cli("add", PNAS, data_dir=data_dir, env=env)
+    assert res.returncode == 1
+    assert "asked us to wait 3 s (HTTP 429)" in res.stderr
+    assert "(4 s in all)" not in res.stderr  # 3 s is not longer than 4 s: the words must say what was left
+    assert re.search(r"only [12] s left of its 4 s", res.stderr), res.stderr
+    assert len(replay.requests_to(f"/crossref/works/{PNAS}")) == 2
 
 
 def test_a_papers_deadline_stops_asking_for_it_and_the_batch_goes_on(replay, data_dir):
