@@ -59,6 +59,19 @@ def test_a_registrars_bibtex_with_an_empty_author_is_added_without_it(replay, da
     assert paper["title"] == "Braced Nothing" and paper["authors"] == []
 
 
+def test_an_answer_of_nothing_but_angle_brackets_is_read_in_one_pass(replay, data_dir):
+    # Crossref's titles and abstracts are markup whose tags are dropped: a megabyte of "<" with no
+    # ">" once took each "<" a scan to the end (hours, past every deadline, deaf to Cancel);
+    # run_cli's 120 s timeout is the bound here, far above the one pass it now takes
+    work = json.loads(PNAS_JSON.read_text())
+    work["message"]["title"] = ["<" * 1_000_000]
+    work["message"]["abstract"] = "<jats:p>" + "<" * 1_000_000
+    replay.route(f"/crossref/works/{PNAS}", Reply(json.dumps(work).encode(), 200, {"Content-Type": "application/json"}))
+    res = run_cli("add", PNAS, data_dir=data_dir, env=replay.env())
+    assert "Traceback" not in res.stderr, res.stderr[-2000:]
+    assert res.returncode in (0, 1), res.stderr
+
+
 # ---- defect 7: the contact goes to Crossref's and OpenAlex's hosts only, never where they redirect ----
 
 

@@ -80,7 +80,7 @@ S2_TYPES = {
 _ARXIV_VERSION = re.compile(r"v\d+$")
 _ARXIV_ABS = re.compile(r"arxiv\.org/(?:abs|pdf)/([^?#\s]+?)(?:v\d+)?(?:\.pdf)?$", re.I)
 _ARXIV_DOI = re.compile(r"^10\.48550/arxiv\.(.+)$", re.I)
-_TAG = re.compile(r"<[^>]+>")
+_TAG = re.compile(r"<[^<>]+>")  # not [^>]: a "<" without its ">" would scan to the end, for each "<"
 _BLOCK_END = re.compile(r"</(?:jats:)?(?:p|title|sec|list-item)>", re.I)
 
 
