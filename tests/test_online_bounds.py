@@ -72,6 +72,31 @@ def test_an_answer_of_nothing_but_angle_brackets_is_read_in_one_pass(replay, dat
     assert res.returncode in (0, 1), res.stderr
 
 
+def test_a_search_answer_longer_than_asked_is_read_only_as_far_as_asked(replay, data_dir):
+    # a search asks for 5 (Crossref's rows): an answer of thousands is read no further than that,
+    # so its size cannot stretch a paper's look-up past its deadline in reading and matching; the
+    # paper's own record, put after them, is never seen
+    assert run_cli("import", str(SEEDS[0]), data_dir=data_dir).returncode == 0
+    paper = _papers(data_dir)[0]
+    other = {"title": ["Another Paper"], "abstract": "Something else entirely, about rivers.", "type": "journal-article"}
+    items = [{**other, "DOI": f"10.5555/other{i}"} for i in range(3000)]
+    items.append(
+        {
+            "DOI": "10.5555/found",
+            "title": [paper["title"]],
+            "abstract": paper["abstract"],
+            "author": [{"name": a} for a in paper["authors"]],
+            "type": "journal-article",
+        }
+    )
+    answer = {"status": "ok", "message-type": "work-list", "message": {"items": items}}
+    replay.route("/crossref/works", Reply(json.dumps(answer).encode(), 200, {"Content-Type": "application/json"}))
+    res = run_cli("lookup", paper["id"], "--json", data_dir=data_dir, env=replay.env())
+    assert "Traceback" not in res.stderr, res.stderr[-2000:]
+    (result,) = json.loads(res.stdout)
+    assert "10.5555/found" not in json.dumps(result), result
+
+
 # ---- defect 7: the contact goes to Crossref's and OpenAlex's hosts only, never where they redirect ----
 
 

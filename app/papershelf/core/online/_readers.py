@@ -178,10 +178,11 @@ def _str(value: object) -> str:
 
 
 @guarded("arxiv")
-def read_arxiv_feed(data: bytes | str) -> list[FoundRecord]:
-    """The entries of an arXiv API Atom feed, read from the bytes sent (the XML's own encoding
-    declaration decides; text is read as UTF-8). An error feed (arXiv's answer to a malformed
-    query, sent with HTTP 400 or 200) raises ServerError with arXiv's reason."""
+def read_arxiv_feed(data: bytes | str, limit: int | None = None) -> list[FoundRecord]:
+    """The entries of an arXiv API Atom feed (the first `limit`: as many as were asked for), read
+    from the bytes sent (the XML's own encoding declaration decides; text is read as UTF-8). An
+    error feed (arXiv's answer to a malformed query, sent with HTTP 400 or 200) raises ServerError
+    with arXiv's reason."""
     try:
         root = ET.fromstring(data.encode("utf-8") if isinstance(data, str) else data)
     except ET.ParseError as exc:
@@ -189,7 +190,7 @@ def read_arxiv_feed(data: bytes | str) -> list[FoundRecord]:
     if root.tag != f"{ATOM}feed":
         raise bad("arxiv", "not an Atom feed")
     records = []
-    for entry in root.findall(f"{ATOM}entry"):
+    for entry in root.findall(f"{ATOM}entry")[:limit]:
         ident = (entry.findtext(f"{ATOM}id") or "").strip()
         title = one_line(entry.findtext(f"{ATOM}title") or "")
         if "/api/errors" in ident or (title == "Error" and "/abs/" not in ident):
