@@ -78,7 +78,11 @@ def test_a_search_answer_longer_than_asked_is_read_only_as_far_as_asked(replay, 
     # paper's own record, put after them, is never seen
     assert run_cli("import", str(SEEDS[0]), data_dir=data_dir).returncode == 0
     paper = _papers(data_dir)[0]
-    other = {"title": ["Another Paper"], "abstract": "Something else entirely, about rivers.", "type": "journal-article"}
+    other = {
+        "title": ["Another Paper"],
+        "abstract": "Something else entirely, about rivers.",
+        "type": "journal-article",
+    }
     items = [{**other, "DOI": f"10.5555/other{i}"} for i in range(3000)]
     items.append(
         {
@@ -190,7 +194,9 @@ def test_a_retry_after_past_the_papers_deadline_is_not_waited_for(replay, data_d
     env = {**replay.env(), "PAPERSHELF_PAPER_SECONDS": "2"}
     res = run_cli("add", PNAS, data_dir=data_dir, env=env)
     assert res.returncode == 1
-    assert re.search(r"asked us to wait 5 s \(HTTP 429\), and this paper's look-up has only [12] s left of its 2 s", res.stderr)
+    assert re.search(
+        r"asked us to wait 5 s \(HTTP 429\), and this paper's look-up has only [12] s left of its 2 s", res.stderr
+    )
     assert "Waiting" not in res.stderr  # nothing was waited for
     assert len(replay.requests_to(f"/crossref/works/{PNAS}")) == 1
     assert _papers(data_dir) == []
