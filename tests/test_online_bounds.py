@@ -166,6 +166,15 @@ def test_an_answer_kept_with_the_contact_by_an_older_version_does_not_show_it(re
     assert "ann%40example.org" not in res.stdout and MAILTO not in res.stdout
 
 
+def test_a_redirect_to_an_address_that_cannot_be_used_blames_the_server_not_the_settings(replay, data_dir):
+    # the user set no PAPERSHELF_CROSSREF_URL: the words must not send them to check it
+    replay.route(f"/crossref/works/{PNAS}", Reply(b"", 302, {"Location": "ftp://example.org/x"}))
+    res = run_cli("add", PNAS, data_dir=data_dir, env=replay.env())
+    assert res.returncode == 1 and "Traceback" not in res.stderr
+    assert "PAPERSHELF_CROSSREF_URL" not in res.stderr, res.stderr
+    assert "Crossref (127.0.0.1:" in res.stderr and "redirected us to an address Papershelf cannot use" in res.stderr
+
+
 # ---- defect 8: a request's 20 s are its whole time; a paper's deadline; waits are said ----
 
 
