@@ -101,6 +101,19 @@ def test_a_search_answer_longer_than_asked_is_read_only_as_far_as_asked(replay, 
     assert "10.5555/found" not in json.dumps(result), result
 
 
+def test_a_lone_surrogate_escaped_in_an_answer_is_replaced_not_a_traceback(replay, data_dir):
+    # JSON may escape half a UTF-16 pair ("\\ud800"): no UTF-8 text can hold it, printing it crashed
+    work = json.loads(PNAS_JSON.read_text())
+    work["message"]["title"] = ["Lone \ud800 Half"]
+    work["message"]["author"] = [{"given": "Ann\udfff", "family": "Smith"}]
+    replay.route(f"/crossref/works/{PNAS}", Reply(json.dumps(work).encode(), 200, {"Content-Type": "application/json"}))
+    res = run_cli("add", PNAS, data_dir=data_dir, env=replay.env())
+    assert "Traceback" not in res.stderr, res.stderr[-2000:]
+    assert res.returncode == 0, res.stderr
+    (paper,) = _papers(data_dir)
+    assert paper["title"] == "Lone \ufffd Half" and paper["authors"] == ["Ann\ufffd Smith"]
+
+
 # ---- defect 7: the contact goes to Crossref's and OpenAlex's hosts only, never where they redirect ----
 
 

@@ -282,14 +282,48 @@ def journal_venue(journal_ref: str) -> tuple[str, int | None]:
 # -- JSON ---------------------------------------------------------------------------------------------
 
 
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+
+
 def load_json(service: str, text: str) -> Any:
-    """The JSON of an answer, or BadResponse."""
+    """The JSON of an answer, or BadResponse. Half a UTF-16 pair escaped alone ("\\ud800"), which no
+    UTF-8 text can hold (printing or saving it would fail), is read as U+FFFD."""
     try:
-        return json.loads(text)
+        data = json.loads(text)
     except ValueError as exc:
         raise bad(service, f"not JSON: {exc}") from None
     except RecursionError:  # [[[[…: deeper than the interpreter's recursion limit (about 1,000)
         raise bad(service, "JSON nested too deeply") from None
+    return _without_lone_surrogates(data) if _SURROGATE_ESCAPE.search(text) else data
+
+
+def _mended(text: str) -> str:
+    return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+
+
+def _without_lone_surrogates(data: Any) -> Any:
+    """`data` with every string (keys too) mended; without recursion (the nesting is the sender's)."""
+    if isinstance(data, str):
+        return _mended(data)
+    stack: list[Any] = [data]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            items = list(node.items())
+            node.clear()
+            for key, value in items:
+                node[_mended(key) if isinstance(key, str) else key] = (
+                    _mended(value) if isinstance(value, str) else value
+                )
+                if isinstance(value, (dict, list)):
+                    stack.append(value)
+        elif isinstance(node, list):
+            for i, value in enumerate(node):
+                if isinstance(value, str):
+                    node[i] = _mended(value)
+                elif isinstance(value, (dict, list)):
+                    stack.append(value)
+    return data
 
 
 @guarded("crossref")
