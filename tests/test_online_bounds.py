@@ -114,6 +114,20 @@ def test_a_lone_surrogate_escaped_in_an_answer_is_replaced_not_a_traceback(repla
     assert paper["title"] == "Lone \ufffd Half" and paper["authors"] == ["Ann\ufffd Smith"]
 
 
+def test_an_arxiv_entry_id_of_many_abs_paths_is_read_in_one_pass(replay, data_dir):
+    # an <id> repeating "arxiv.org/abs/" and ending in "?" once took each repeat a scan to the end
+    # and back (140 KB: minutes, past every deadline); run_cli's 120 s timeout is the bound here
+    ident = "http://arxiv.org/abs/" + "arxiv.org/abs/" * 10_000 + "?x"
+    feed = (
+        '<?xml version="1.0"?><feed xmlns="http://www.w3.org/2005/Atom"><entry>'
+        f"<id>{ident}</id><title>Hostile</title></entry></feed>"
+    )
+    replay.route("/arxiv/api/query", Reply(feed.encode(), 200, {"Content-Type": "application/atom+xml"}))
+    res = run_cli("add", "arXiv:2401.01234", data_dir=data_dir, env=replay.env())
+    assert "Traceback" not in res.stderr, res.stderr[-2000:]
+    assert res.returncode in (0, 1), res.stderr
+
+
 # ---- defect 7: the contact goes to Crossref's and OpenAlex's hosts only, never where they redirect ----
 
 

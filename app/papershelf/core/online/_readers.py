@@ -14,6 +14,7 @@ from functools import wraps
 from typing import Any, ParamSpec, TypeVar
 
 from papershelf.core.latex import decode, latex_text, parse_names
+from papershelf.core.online.identifiers import parse_identifier
 from papershelf.core.online.records import SERVICE_NAMES, BadResponse, FoundRecord, ServerError
 from papershelf.core.text import clean_doi
 
@@ -78,7 +79,8 @@ S2_TYPES = {
 }
 
 _ARXIV_VERSION = re.compile(r"v\d+$")
-_ARXIV_ABS = re.compile(r"arxiv\.org/(?:abs|pdf)/([^?#\s]+?)(?:v\d+)?(?:\.pdf)?$", re.I)
+_ARXIV_ABS = re.compile(r"arxiv\.org/(?:abs|pdf)/", re.I)
+_ARXIV_TAIL = re.compile(r"([^?#\s]+?)(?:v\d+)?(?:\.pdf)?", re.I)  # what follows the last abs/ or pdf/
 _ARXIV_DOI = re.compile(r"^10\.48550/arxiv\.(.+)$", re.I)
 _TAG = re.compile(r"<[^<>]+>")  # not [^>]: a "<" without its ">" would scan to the end, for each "<"
 _BLOCK_END = re.compile(r"</(?:jats:)?(?:p|title|sec|list-item)>", re.I)
@@ -152,7 +154,10 @@ def bare_doi(value: object) -> str:
 
 def arxiv_id_of(value: str) -> str:
     """An arXiv id without its version, from an abs/pdf URL or a bare id."""
-    match = _ARXIV_ABS.search(value)
+    # the last "arxiv.org/abs/" and what follows it to the end: one search from each of many such
+    # paths, each scanning to the end, was quadratic and worse on an answer repeating them
+    ends = [found.end() for found in _ARXIV_ABS.finditer(value)]
+    match = _ARXIV_TAIL.fullmatch(value, ends[-1]) if ends else None
     ident = match.group(1) if match else value.strip()
     return _ARXIV_VERSION.sub("", ident)
 
@@ -208,6 +213,8 @@ def _arxiv_entry(entry: ET.Element, ident: str, title: str) -> FoundRecord:
     arxiv_id = arxiv_id_of(ident)
     if not arxiv_id:
         raise bad("arxiv", "an entry without an id")
+    if parse_identifier(f"arXiv:{arxiv_id}") is None:
+        raise bad("arxiv", "an entry whose id is no arXiv id")
     authors = [one_line(a.findtext(f"{ATOM}name") or "") for a in entry.findall(f"{ATOM}author")]
     published = (entry.findtext(f"{ATOM}published") or "").strip()
     year = _year(published[:4])
