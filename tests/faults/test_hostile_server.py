@@ -85,6 +85,12 @@ class Hostile:
             def log_message(self, format: str, *args: object) -> None:
                 pass
 
+            def end_headers(self) -> None:
+                # every answer closes its connection, and says so: else the client may send the next
+                # request (a redirect's) on a connection closed here, and hear "broke off" instead
+                self.send_header("Connection", "close")
+                super().end_headers()
+
             def do_GET(self) -> None:
                 server.requests.append({k.lower(): v for k, v in self.headers.items()} | {"path": self.path})
                 try:

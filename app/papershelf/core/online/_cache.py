@@ -44,6 +44,7 @@ class AnswerCache:
                 and isinstance(text, str)
                 and isinstance(content, str)
                 and isinstance(url, str)
+                and "mailto=" not in url  # kept by a version that said the contact with the address
                 and isinstance(headers, dict)
                 and all(isinstance(k, str) and isinstance(v, str) for k, v in headers.items())
             ):

@@ -14,6 +14,7 @@ from functools import wraps
 from typing import Any, ParamSpec, TypeVar
 
 from papershelf.core.latex import decode, latex_text, parse_names
+from papershelf.core.online.identifiers import parse_identifier
 from papershelf.core.online.records import SERVICE_NAMES, BadResponse, FoundRecord, ServerError
 from papershelf.core.text import clean_doi
 
@@ -78,9 +79,10 @@ S2_TYPES = {
 }
 
 _ARXIV_VERSION = re.compile(r"v\d+$")
-_ARXIV_ABS = re.compile(r"arxiv\.org/(?:abs|pdf)/([^?#\s]+?)(?:v\d+)?(?:\.pdf)?$", re.I)
+_ARXIV_ABS = re.compile(r"arxiv\.org/(?:abs|pdf)/", re.I)
+_ARXIV_TAIL = re.compile(r"([^?#\s]+?)(?:v\d+)?(?:\.pdf)?", re.I)  # what follows the last abs/ or pdf/
 _ARXIV_DOI = re.compile(r"^10\.48550/arxiv\.(.+)$", re.I)
-_TAG = re.compile(r"<[^>]+>")
+_TAG = re.compile(r"<[^<>]+>")  # not [^>]: a "<" without its ">" would scan to the end, for each "<"
 _BLOCK_END = re.compile(r"</(?:jats:)?(?:p|title|sec|list-item)>", re.I)
 
 
@@ -152,7 +154,10 @@ def bare_doi(value: object) -> str:
 
 def arxiv_id_of(value: str) -> str:
     """An arXiv id without its version, from an abs/pdf URL or a bare id."""
-    match = _ARXIV_ABS.search(value)
+    # the last "arxiv.org/abs/" and what follows it to the end: one search from each of many such
+    # paths, each scanning to the end, was quadratic and worse on an answer repeating them
+    ends = [found.end() for found in _ARXIV_ABS.finditer(value)]
+    match = _ARXIV_TAIL.fullmatch(value, ends[-1]) if ends else None
     ident = match.group(1) if match else value.strip()
     return _ARXIV_VERSION.sub("", ident)
 
@@ -178,10 +183,11 @@ def _str(value: object) -> str:
 
 
 @guarded("arxiv")
-def read_arxiv_feed(data: bytes | str) -> list[FoundRecord]:
-    """The entries of an arXiv API Atom feed, read from the bytes sent (the XML's own encoding
-    declaration decides; text is read as UTF-8). An error feed (arXiv's answer to a malformed
-    query, sent with HTTP 400 or 200) raises ServerError with arXiv's reason."""
+def read_arxiv_feed(data: bytes | str, limit: int | None = None) -> list[FoundRecord]:
+    """The entries of an arXiv API Atom feed (the first `limit`: as many as were asked for), read
+    from the bytes sent (the XML's own encoding declaration decides; text is read as UTF-8). An
+    error feed (arXiv's answer to a malformed query, sent with HTTP 400 or 200) raises ServerError
+    with arXiv's reason."""
     try:
         root = ET.fromstring(data.encode("utf-8") if isinstance(data, str) else data)
     except ET.ParseError as exc:
@@ -189,7 +195,7 @@ def read_arxiv_feed(data: bytes | str) -> list[FoundRecord]:
     if root.tag != f"{ATOM}feed":
         raise bad("arxiv", "not an Atom feed")
     records = []
-    for entry in root.findall(f"{ATOM}entry"):
+    for entry in root.findall(f"{ATOM}entry")[:limit]:
         ident = (entry.findtext(f"{ATOM}id") or "").strip()
         title = one_line(entry.findtext(f"{ATOM}title") or "")
         if "/api/errors" in ident or (title == "Error" and "/abs/" not in ident):
@@ -207,6 +213,8 @@ def _arxiv_entry(entry: ET.Element, ident: str, title: str) -> FoundRecord:
     arxiv_id = arxiv_id_of(ident)
     if not arxiv_id:
         raise bad("arxiv", "an entry without an id")
+    if parse_identifier(f"arXiv:{arxiv_id}") is None:
+        raise bad("arxiv", "an entry whose id is no arXiv id")
     authors = [one_line(a.findtext(f"{ATOM}name") or "") for a in entry.findall(f"{ATOM}author")]
     published = (entry.findtext(f"{ATOM}published") or "").strip()
     year = _year(published[:4])
@@ -281,14 +289,48 @@ def journal_venue(journal_ref: str) -> tuple[str, int | None]:
 # -- JSON ---------------------------------------------------------------------------------------------
 
 
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+
+
 def load_json(service: str, text: str) -> Any:
-    """The JSON of an answer, or BadResponse."""
+    """The JSON of an answer, or BadResponse. Half a UTF-16 pair escaped alone ("\\ud800"), which no
+    UTF-8 text can hold (printing or saving it would fail), is read as U+FFFD."""
     try:
-        return json.loads(text)
+        data = json.loads(text)
     except ValueError as exc:
         raise bad(service, f"not JSON: {exc}") from None
     except RecursionError:  # [[[[…: deeper than the interpreter's recursion limit (about 1,000)
         raise bad(service, "JSON nested too deeply") from None
+    return _without_lone_surrogates(data) if _SURROGATE_ESCAPE.search(text) else data
+
+
+def _mended(text: str) -> str:
+    return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+
+
+def _without_lone_surrogates(data: Any) -> Any:
+    """`data` with every string (keys too) mended; without recursion (the nesting is the sender's)."""
+    if isinstance(data, str):
+        return _mended(data)
+    stack: list[Any] = [data]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            items = list(node.items())
+            node.clear()
+            for key, value in items:
+                node[_mended(key) if isinstance(key, str) else key] = (
+                    _mended(value) if isinstance(value, str) else value
+                )
+                if isinstance(value, (dict, list)):
+                    stack.append(value)
+        elif isinstance(node, list):
+            for i, value in enumerate(node):
+                if isinstance(value, str):
+                    node[i] = _mended(value)
+                elif isinstance(value, (dict, list)):
+                    stack.append(value)
+    return data
 
 
 @guarded("crossref")
@@ -495,7 +537,7 @@ def read_bibtex(text: str, doi: str) -> FoundRecord:
         service="doi",
         ident=found_doi,
         title=decode(fields.get("title", "")),
-        authors=[n.display() for n in names],
+        authors=[shown for n in names if (shown := n.display().strip())],  # {{}} names nobody
         year=_year(year_text[:4]),
         venue=venue,
         doi=found_doi,

@@ -84,6 +84,13 @@ def failure(exc: Exception, service: str, url: str, timeout: float) -> OnlineErr
         return BadResponse(
             f"{there} sent us round in redirects without an answer. Try again later; {nothing}", service, url
         )
+    if isinstance(exc, (httpx.UnsupportedProtocol, httpx.InvalidURL)) and _usable(url):
+        # what we asked was fine: the address that is not is one the service redirected us to
+        return BadResponse(
+            f"{there} redirected us to an address Papershelf cannot use ({exc}). Try again later; {nothing}",
+            service,
+            url,
+        )
     if isinstance(exc, (httpx.UnsupportedProtocol, httpx.InvalidURL)):
         return OnlineError(
             f"The address of {SERVICE_NAMES.get(service, service)} is not usable ({exc}); check "
@@ -94,6 +101,14 @@ def failure(exc: Exception, service: str, url: str, timeout: float) -> OnlineErr
     return OnlineError(
         f"Talking to {there} failed: {exc or type(exc).__name__}. Try again later; {nothing}", service, url
     )
+
+
+def _usable(url: str) -> bool:
+    """Whether `url` (one we asked) is an http(s) address httpx can use."""
+    try:
+        return httpx.URL(url).scheme in ("http", "https") and bool(httpx.URL(url).host)
+    except (httpx.InvalidURL, ValueError, TypeError):
+        return False
 
 
 def network_reason(exc: Exception) -> str:

@@ -188,6 +188,10 @@ class Http:
             url,
         )
 
+    def _left_words(self) -> str:
+        """ "only 12 s left of its 60 s": what a paper's look-up has left, for a message."""
+        return f"only {_minutes(max(0.0, self._paper_left()))} left of its {self.paper_deadline:g} s"
+
     def _paper_left(self) -> float:
         return float("inf") if self._paper_end is None else self._paper_end - time.monotonic()
 
@@ -272,9 +276,9 @@ class Http:
             LIMITER.defer(service, time.monotonic() + wait)
             if wait >= self._paper_left():  # the answer could only come after the paper's time is up
                 raise RateLimited(
-                    f"{_who(service)} asked us to wait {_minutes(wait)} (HTTP {response.status}), longer than this "
-                    f"paper's look-up may take ({self.paper_deadline:g} s in all): it was not asked again for "
-                    "this paper. Try again later; nothing was changed.",
+                    f"{_who(service)} asked us to wait {_minutes(wait)} (HTTP {response.status}), and this paper's "
+                    f"look-up has {self._left_words()}: it was not asked again for this paper. Try again later; "
+                    "nothing was changed.",
                     service,
                     url,
                 )
@@ -409,7 +413,7 @@ class Http:
                 return Response(
                     status=raw.status_code,
                     text=_decode(content, raw.charset_encoding),
-                    url=str(raw.url),
+                    url=str(raw.url.copy_remove_param("mailto")),  # the address said and kept: no contact
                     headers={k.lower(): v for k, v in raw.headers.items()},
                     cached=False,
                     content=content,
@@ -455,8 +459,15 @@ class Http:
         try:
             wait = LIMITER.next_time(service) - time.monotonic()
             if wait > 0:
-                if wait >= self._paper_left():
+                if self._paper_left() <= 0:
                     raise self._out_of_time(service)
+                if wait >= self._paper_left():  # the service's turn, not this paper's time, is the matter
+                    raise RateLimited(
+                        f"{_who(service)} was not asked for this paper: its next turn is in {_minutes(wait)} (it "
+                        f"asked us to slow down, or its rate limit), and this paper's look-up has "
+                        f"{self._left_words()}. Try again later; nothing was changed.",
+                        service,
+                    )
                 if self.on_wait is not None and wait >= 1:
                     self.on_wait(f"Waiting {_minutes(wait)} for {_name(service)} (its rate limit)…")
                 self._sleep(service, wait)

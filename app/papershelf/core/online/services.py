@@ -8,6 +8,7 @@ family of records.py: NotFound says which service did not know which identifier.
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Mapping
+from functools import partial
 from typing import TypeVar
 from urllib.parse import quote
 
@@ -75,8 +76,8 @@ def _read(
     return response, made[0]
 
 
-def _feed(response: Response) -> list[FoundRecord]:
-    records = read_arxiv_feed(response.content or response.text)
+def _feed(response: Response, limit: int) -> list[FoundRecord]:
+    records = read_arxiv_feed(response.content or response.text, limit)  # more than asked: not read
     if response.status == 400:  # an error feed raised above; a 400 without one is still an error
         raise bad("arxiv", "HTTP 400 without a reason")
     if not records:
@@ -98,7 +99,7 @@ def arxiv_by_ids(http: Http, ids: list[str]) -> list[FoundRecord]:
         batch = ids[start : start + ARXIV_BATCH]
         params: dict[str, str | int] = {"id_list": ",".join(batch), "start": 0, "max_results": len(batch)}
         try:
-            records += _read(http, "arxiv", "/api/query", _feed, params, allow=(400,))[1]
+            records += _read(http, "arxiv", "/api/query", partial(_feed, limit=len(batch)), params, allow=(400,))[1]
         except _Empty:
             pass
     if not records:
@@ -116,7 +117,7 @@ def arxiv_search(http: Http, query: str, max_results: int = 10) -> list[FoundRec
     params: dict[str, str | int] = {"search_query": query, "start": 0, "max_results": max_results}
     params["sortBy"] = "relevance"
     try:
-        return _read(http, "arxiv", "/api/query", _feed, params, allow=(400,))[1]
+        return _read(http, "arxiv", "/api/query", lambda r: _feed(r, max_results), params, allow=(400,))[1]
     except _Empty:
         return []
 
@@ -138,17 +139,18 @@ def crossref_by_doi(http: Http, doi: str) -> FoundRecord:
         raise NotFound(f"Crossref does not know the DOI {doi}.", "crossref", exc.url) from None
 
 
-def _crossref_items(response: Response) -> list[FoundRecord]:
+def _crossref_items(response: Response, rows: int) -> list[FoundRecord]:
     items = crossref_message(response.text, "work-list").get("items")
     if not isinstance(items, list):
         raise bad("crossref", "a work-list without items")
-    return [read_crossref_work(item) for item in items]
+    return [read_crossref_work(item) for item in items[:rows]]  # more than asked: not read (see _read)
 
 
 def crossref_search(http: Http, text: str, rows: int = 5) -> list[FoundRecord]:
     """Crossref's best matches for a reference's text (query.bibliographic: title, authors, year,
     venue in any order)."""
-    return _read(http, "crossref", "/works", _crossref_items, {"query.bibliographic": text, "rows": rows})[1]
+    params: dict[str, str | int] = {"query.bibliographic": text, "rows": rows}
+    return _read(http, "crossref", "/works", lambda r: _crossref_items(r, rows), params)[1]
 
 
 # -- OpenAlex -----------------------------------------------------------------------------------------
@@ -169,17 +171,18 @@ def openalex_by_doi(http: Http, doi: str) -> FoundRecord:
         raise NotFound(f"OpenAlex does not know the DOI {doi}.", "openalex", exc.url) from None
 
 
-def _openalex_results(response: Response) -> list[FoundRecord]:
+def _openalex_results(response: Response, per_page: int) -> list[FoundRecord]:
     data = load_json("openalex", response.text)
     results = data.get("results") if isinstance(data, dict) else None
     if not isinstance(results, list):
         raise bad("openalex", "a list without results")
-    return [read_openalex_work(item) for item in results]
+    return [read_openalex_work(item) for item in results[:per_page]]
 
 
 def openalex_search(http: Http, text: str, per_page: int = 5) -> list[FoundRecord]:
     """OpenAlex's best matches for a text (its `search=`: titles, abstracts, full texts)."""
-    return _read(http, "openalex", "/works", _openalex_results, {"search": text, "per-page": per_page})[1]
+    params: dict[str, str | int] = {"search": text, "per-page": per_page}
+    return _read(http, "openalex", "/works", lambda r: _openalex_results(r, per_page), params)[1]
 
 
 # -- Semantic Scholar ---------------------------------------------------------------------------------
@@ -201,20 +204,20 @@ def s2_by_id(http: Http, ident: str) -> FoundRecord:
         raise NotFound(f"Semantic Scholar does not know {ident}.", "s2", exc.url) from None
 
 
-def _s2_results(response: Response) -> list[FoundRecord]:
+def _s2_results(response: Response, limit: int) -> list[FoundRecord]:
     data = load_json("s2", response.text)
     if not isinstance(data, dict):
         raise bad("s2", "a search answer that is not an object")
     papers = data.get("data", [])  # no "data" at all when nothing matched
     if not isinstance(papers, list):
         raise bad("s2", "search results that are not a list")
-    return [read_s2_paper(item) for item in papers]
+    return [read_s2_paper(item) for item in papers[:limit]]
 
 
 def s2_search(http: Http, text: str, limit: int = 5) -> list[FoundRecord]:
     """Semantic Scholar's best matches for a text (/graph/v1/paper/search); [] when none."""
     params: dict[str, str | int] = {"query": text, "limit": limit, "fields": S2_FIELDS}
-    return _read(http, "s2", "/graph/v1/paper/search", _s2_results, params)[1]
+    return _read(http, "s2", "/graph/v1/paper/search", lambda r: _s2_results(r, limit), params)[1]
 
 
 # -- doi.org ------------------------------------------------------------------------------------------
