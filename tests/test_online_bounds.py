@@ -314,3 +314,21 @@ def test_a_doi_with_odd_characters_reaches_the_service_whole_and_encoded(replay,
     assert raw[f"/crossref/works/{sici}"].startswith(encoded)
     assert raw[f"/crossref/works/{odd}"] == "/crossref/works/10.1000/a%23b%3Fc"  # no query, no fragment
     assert all("/etc/" not in r.path for r in replay.requests)
+
+
+def test_an_arxiv_abstract_longer_than_any_papers_is_refused_before_its_tex_is_decoded(replay, data_dir):
+    # decoding hostile TeX costs up to tens of microseconds a character, outside every deadline:
+    # an answer was decoded whole before the library's door refused the record; now the answer
+    # is refused before its text is decoded, naming the service and the part
+    accents = '\\"o' * 1_700_000
+    feed = (
+        '<?xml version="1.0"?><feed xmlns="http://www.w3.org/2005/Atom"><entry>'
+        "<id>http://arxiv.org/abs/2401.01234v1</id><title>Hostile</title>"
+        f"<summary>{accents}</summary></entry></feed>"
+    )
+    replay.route("/arxiv/api/query", Reply(feed.encode(), 200, {"Content-Type": "application/atom+xml"}))
+    res = run_cli("add", "arXiv:2401.01234", data_dir=data_dir, env=replay.env())
+    assert "Traceback" not in res.stderr, res.stderr[-2000:]
+    assert res.returncode == 1, res.stderr
+    assert "its abstract is 5,100,000 characters long, more than any paper's (the limit is 100,000)" in res.stderr
+    assert not (data_dir / "library.jsonl").exists() or "Hostile" not in (data_dir / "library.jsonl").read_text()

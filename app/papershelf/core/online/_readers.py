@@ -14,6 +14,7 @@ from functools import wraps
 from typing import Any, ParamSpec, TypeVar
 
 from papershelf.core.latex import decode, latex_text, parse_names
+from papershelf.core.limits import MAX_FIELD_CHARS, MAX_TITLE_CHARS, field_limit
 from papershelf.core.online.identifiers import parse_identifier
 from papershelf.core.online.records import SERVICE_NAMES, BadResponse, FoundRecord, ServerError
 from papershelf.core.text import clean_doi
@@ -138,9 +139,19 @@ def markup_text(text: str) -> str:
     return one_line(html.unescape(_TAG.sub("", text)))
 
 
-def tex_text(text: str) -> str:
+def _not_too_long(service: str, what: str, text: str, limit: int = MAX_FIELD_CHARS) -> str:
+    """The text, or BadResponse if it is longer than any paper's field: decoding TeX costs tens of
+    microseconds a character, so a hostile answer is refused before it is decoded."""
+    if len(text) > limit:
+        raise bad(
+            service, f"its {what} is {len(text):,} characters long, more than any paper's (the limit is {limit:,})"
+        )
+    return text
+
+
+def tex_text(text: str, what: str = "text") -> str:
     """arXiv's text (authors write TeX there: accents, $math$) as one line of the reader's text."""
-    text = one_line(text)
+    text = one_line(_not_too_long("arxiv", what, text))
     if "\\" not in text and "$" not in text:
         return text
     # a bare % is a percent sign in arXiv's plain text, but a comment to LaTeX
@@ -230,7 +241,7 @@ def _arxiv_entry(entry: ET.Element, ident: str, title: str) -> FoundRecord:
     return FoundRecord(
         service="arxiv",
         ident=arxiv_id,
-        title=tex_text(title),
+        title=tex_text(_not_too_long("arxiv", "title", title, MAX_TITLE_CHARS), "title"),
         authors=[a for a in authors if a],
         year=year,
         venue=venue,
@@ -238,7 +249,7 @@ def _arxiv_entry(entry: ET.Element, ident: str, title: str) -> FoundRecord:
         arxiv_id=arxiv_id,
         # a journal reference that names no journal ("Accepted at NeurIPS 2023") says no type
         entrytype="article" if (doi or venue) else "" if journal_ref else "misc",
-        abstract=tex_text(entry.findtext(f"{ATOM}summary") or ""),
+        abstract=tex_text(entry.findtext(f"{ATOM}summary") or "", "abstract"),
         url=f"https://arxiv.org/abs/{arxiv_id}",
         extra=extra,
     )
@@ -527,6 +538,8 @@ def read_bibtex(text: str, doi: str) -> FoundRecord:
         raise bad("doi", "no BibTeX entry")
     entry = library.entries[0]
     fields = {f.key.lower(): f.value for f in entry.fields if isinstance(f.value, str)}
+    for key, value in fields.items():  # before any is decoded (see _not_too_long)
+        _not_too_long("doi", f"field '{key}'", value, field_limit(key))
     names, _others = parse_names(fields["author"]) if "author" in fields else ([], False)
     extra = {k: decode(v) for k, v in fields.items() if k not in _BIB_SKIP and k != "month" and decode(v)}
     year_text = decode(fields.get("year", ""))
