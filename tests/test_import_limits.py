@@ -186,3 +186,23 @@ def test_a_found_record_with_control_characters_is_added_without_them(replay, da
     assert "control characters (such as terminal escapes or NUL) were removed from title" in res.stdout
     assert [p["title"] for p in _papers(data_dir)] == ["Evolution]0;pwned of a title"]
     _library_file_has_no_controls(data_dir)
+
+
+def test_a_long_author_list_is_not_copied_into_every_crossref_child(tmp_path, data_dir):
+    # a 20 KB file: one proceedings whose macros make 8,192 authors (720 KB, each under every limit),
+    # and 60 one-line children that take them by crossref: 43 MB stored before, and minutes
+    name = "X" * 80 + " Y and "
+    lines = [f'@string{{n0 = "{name}"}}', *(f"@string{{n{i} = n{i - 1} # n{i - 1}}}" for i in range(1, 14))]
+    lines.append('@proceedings{parent, title = {Proc}, author = n13 # "Z Last"}')
+    lines += [f"@inproceedings{{c{k}, title = {{Child {k}}}, crossref = {{parent}}}}" for k in range(60)]
+    lines.append("@article{fine, title = {A fine paper}, author = {B. Fine}, year = 2021}")
+    bib = tmp_path / "xref.bib"
+    bib.write_text("\n".join(lines) + "\n")
+    res = capped_cli("import", str(bib), data_dir=data_dir)
+    assert "Traceback" not in res.stderr and res.returncode == 0, res.stderr
+    assert f"{bib}:29: entry 'c13' was not imported: what it takes from its crossref" in res.stdout
+    assert f"more than {limits.MAX_INHERITED_FILE_CHARS:,} characters" in res.stdout
+    stored = sum(f.stat().st_size for f in data_dir.rglob("*.jsonl"))
+    assert stored < 3 * limits.MAX_INHERITED_FILE_CHARS
+    titles = {p["title"] for p in _papers(data_dir)}
+    assert "A fine paper" in titles and "Child 12" in titles and "Child 13" not in titles

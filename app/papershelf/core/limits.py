@@ -58,6 +58,10 @@ MAX_RECORD_CHARS = 2_000_000
 # lengths are added up before anything is joined, so a macro bomb is never built.
 MAX_MACRO_VALUE_CHARS = MAX_NAME_LIST_CHARS
 MAX_MACRO_FILE_CHARS = 10_000_000
+# What the entries of a .bib file take from their crossref/xdata parents (title, names, year,
+# venue) may add up to this beyond the file's own size: one parent's long author list is not
+# copied into thousands of one-line children.
+MAX_INHERITED_FILE_CHARS = 10_000_000
 
 # the names of the fields a record's name lists are kept in
 NAME_FIELDS = frozenset({"author", "editor", "translator", "bookauthor", "editora", "editorb", "editorc"})

@@ -23,7 +23,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from ..latex import decode, parse_names, piece_text, pieces
-from ..limits import MAX_MACRO_FILE_CHARS, MAX_MACRO_VALUE_CHARS
+from ..limits import MAX_INHERITED_FILE_CHARS, MAX_MACRO_FILE_CHARS, MAX_MACRO_VALUE_CHARS
 from ..text import clean_doi, plain_text
 from .base import Candidate, ParsedFile, Problem
 
@@ -46,6 +46,11 @@ _IN_TYPES = frozenset(
 _NOT_INHERITED = frozenset({"crossref", "xdata", "ids", "entryset", "related", "key", "label", "shorthand", "sortkey"})
 # how deep crossref/xdata chains are followed (biber follows chains; BibTeX only one level)
 _MAX_INHERITANCE_DEPTH = 8
+# the fields a child's shown values are read from (title, names, year, venue, note): what it
+# takes of these from its parents counts against the file's limit for inherited text
+_SHOWN_FIELDS = frozenset(
+    {"title", "author", "year", "date", "booktitle", "journal", "journaltitle", "howpublished", "note"}
+)
 
 
 def _text(value: str) -> str:
@@ -196,9 +201,27 @@ def parse_bib(text: str, path: str) -> ParsedFile:
         by_key.setdefault(entry.key.strip().lower(), fields)
 
     papers = []
+    # what children take from their crossref/xdata parents: a parent's long author list shared
+    # by thousands of one-line children would be copied into each of them (a bomb like the
+    # macros'); the file may put in MAX_INHERITED_FILE_CHARS beyond its own size
+    inherit_budget = MAX_INHERITED_FILE_CHARS + len(text)
     for entry, entrytype, fields in records:
         line = (entry.start_line or 0) + 1
         shown = _inherited(entrytype, fields, by_key)
+        if shown is not fields:
+            taken = sum(len(v) for k, v in shown.items() if k in _SHOWN_FIELDS and fields.get(k) is not v)
+            if taken > inherit_budget:
+                problems.append(
+                    Problem(
+                        path,
+                        line,
+                        f"entry {entry.key.strip()!r} was not imported: what it takes from its crossref or "
+                        f"xdata entries would put in more than {MAX_INHERITED_FILE_CHARS:,} characters beyond "
+                        "the file's own size, the limit for one file",
+                    )
+                )
+                continue
+            inherit_budget -= taken
         cand = _candidate(entry.key.strip(), line, entrytype, fields, shown, preamble)
         if not cand.title and not cand.abstract and DERIVED_NOTE not in decode(shown.get("note", "")):
             # kept, as BibTeX keeps it, but the list will show "Untitled paper": say which entry that is
