@@ -206,3 +206,28 @@ def test_a_long_author_list_is_not_copied_into_every_crossref_child(tmp_path, da
     assert stored < 3 * limits.MAX_INHERITED_FILE_CHARS
     titles = {p["title"] for p in _papers(data_dir)}
     assert "A fine paper" in titles and "Child 12" in titles and "Child 13" not in titles
+
+
+def test_tags_notes_titles_and_list_names_with_control_characters_or_too_long_are_refused(tmp_path, data_dir):
+    bib = tmp_path / "one.bib"
+    bib.write_text("@article{k1, title = {A fine paper}, author = {B. Fine}, year = 2021}\n")
+    assert run_cli("import", str(bib), data_dir=data_dir).returncode == 0
+    (pid,) = [p["id"] for p in _papers(data_dir)]
+    assert run_cli("tag", pid, "--add", "x", data_dir=data_dir).returncode == 0
+    attempts = [
+        (("tag", pid, "--add", f"t{OSC_TITLE}x"), "control characters"),
+        (("tag", pid, "--add", "t" * 5_000), "5,000 characters long, more than the 1,000"),
+        (("note", pid, f"a note{CSI_CLEAR}"), "control characters"),
+        (("note", pid, "-"), "200,000 characters long, more than the 100,000"),  # read from standard input
+        (("title", pid, f"A title{OSC_TITLE}"), "control characters"),
+        (("title", pid, "T" * 5_000), "more than the 4,000"),
+        (("list-add", f"L{OSC_TITLE}st", pid), "control characters"),
+        (("tags", "--rename", "x", f"y{CSI_CLEAR}"), "control characters"),
+    ]
+    for args, words in attempts:
+        res = run_cli(*args, data_dir=data_dir, input="n" * 200_000 if args[-1] == "-" else None)
+        assert res.returncode != 0 and "Traceback" not in res.stderr, (args, res.stdout, res.stderr)
+        assert words in res.stderr and "Nothing was changed" in res.stderr, (args, res.stderr)
+    (paper,) = _papers(data_dir)
+    assert paper["title"] == "A fine paper" and paper["tags"] == ["x"]
+    _library_file_has_no_controls(data_dir)

@@ -52,6 +52,8 @@ MAX_NAME_LIST_CHARS = 1_000_000
 """Characters of one name-list field (10,000 names of 100 characters)."""
 MAX_RECORD_CHARS = 2_000_000
 """Characters of a whole record: every field together."""
+MAX_LABEL_CHARS = 1_000
+"""Characters of a tag, a reading list's name or a saved search's name."""
 
 # What a .bib file's @string macros may expand to: one value (a field, or a macro's own
 # value) with its macros put in, and everything one file's macros put in together. The
