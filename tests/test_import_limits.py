@@ -231,3 +231,14 @@ def test_tags_notes_titles_and_list_names_with_control_characters_or_too_long_ar
     (paper,) = _papers(data_dir)
     assert paper["title"] == "A fine paper" and paper["tags"] == ["x"]
     _library_file_has_no_controls(data_dir)
+
+
+def test_control_characters_in_a_files_preamble_are_told_once_not_for_every_entry(tmp_path, data_dir):
+    bib = tmp_path / "preamble.bib"
+    entries = "".join(f"@article{{p{i}, title = {{Paper number {i} about something}}, author = {{Smith, J}}}}\n" for i in range(30))
+    bib.write_text(f'@preamble{{"\\newcommand{{\\x}}{{x}}{OSC_TITLE}"}}\n' + entries, encoding="utf-8")
+    res = run_cli("import", str(bib), data_dir=data_dir)
+    assert res.returncode == 0 and "30 added" in res.stdout, res.stdout + res.stderr
+    told = [line for line in res.stdout.splitlines() if "control characters" in line]
+    assert told == [f"  note: {bib}: control characters (such as terminal escapes or NUL) were removed from the file's @preamble"]
+    _library_file_has_no_controls(data_dir)
