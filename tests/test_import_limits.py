@@ -242,3 +242,24 @@ def test_control_characters_in_a_files_preamble_are_told_once_not_for_every_entr
     told = [line for line in res.stdout.splitlines() if "control characters" in line]
     assert told == [f"  note: {bib}: control characters (such as terminal escapes or NUL) were removed from the file's @preamble"]
     _library_file_has_no_controls(data_dir)
+
+
+def test_a_look_up_whose_answer_holds_control_characters_is_applied_without_them(tmp_path, replay, data_dir):
+    from replay_server import Reply, RECORDED
+
+    answer = json.loads((RECORDED / "crossref_works_doi_10.1073_pnas.1414271111.json").read_text())
+    message = answer["message"]
+    message["author"][0]["family"] = f"Mak{OSC_TITLE}ris\x85"
+    replay.route(f"/crossref/works/{PNAS}", Reply(json.dumps(answer).encode(), headers={"Content-Type": "application/json"}))
+    bib = tmp_path / "one.bib"
+    bib.write_text(f"@article{{m, title = {{{message['title'][0]}}}, doi = {{{PNAS}}}, year = 2014, author = {{Makris, Eleftherios A. and Responte, Donald J.}}}}\n")
+    assert run_cli("import", str(bib), data_dir=data_dir).returncode == 0
+    (pid,) = [p["id"] for p in _papers(data_dir)]
+    res = run_cli("lookup", pid, "--apply", "--accept", "--json", data_dir=data_dir, env=replay.env())
+    assert "Traceback" not in res.stderr, res.stderr
+    (result,) = json.loads(res.stdout)
+    assert result["applied"] is True, json.dumps(result)[:3000]
+    assert "Control characters (such as terminal escapes or NUL) were removed from author" in result["message"]
+    (paper,) = _papers(data_dir)
+    assert paper["authors"][0].startswith("Eleftherios A. Mak]0;pwnedris"), paper["authors"]
+    _library_file_has_no_controls(data_dir)

@@ -94,6 +94,16 @@ def over_limit(values: Iterable[tuple[str, str, int]], names: Sequence[str] = ()
     return ""
 
 
+def strip_found(changes: Mapping[str, str]) -> tuple[dict[str, str], list[str]]:
+    """Changes a service's record proposes, without control characters (a found value is
+    cleaned, where a typed one is refused), and the names of the fields that had them."""
+    stripped = [name for name, value in changes.items() if value and has_controls(value)]
+    return {name: strip_controls(value) if value else value for name, value in changes.items()}, stripped
+
+
+CONTROLS_REMOVED = "control characters (such as terminal escapes or NUL) were removed from"
+
+
 def found_too_large(title: str, authors: Sequence[str], abstract: str, venue: str, extra: Mapping[str, str]) -> str:
     """Why a record a service found is more than a real paper holds ("" when it is not),
     checked before anything is made of it (or shown)."""
