@@ -80,7 +80,8 @@ class Macros:
     the length of each value is added up from its parts before they are joined, against the limit
     for one value and for everything one file's macros put in (core/limits.py)."""
 
-    def __init__(self) -> None:
+    def __init__(self, budget: int = MAX_MACRO_FILE_CHARS) -> None:
+        self.budget = budget  # what the file's macros may put in: the file limit beyond its own size
         self.values: dict[str, str] = {}  # BibTeX's macro names are case-insensitive
         self.refused: dict[str, tuple[int, str]] = {}  # a macro refused → its line, and why
         self.spent = 0  # characters the file's macros have put in so far
@@ -124,10 +125,10 @@ class Macros:
             out.append(value)
         if not changed:
             return raw
-        if self.spent + size > MAX_MACRO_FILE_CHARS:
+        if self.spent + size > self.budget:
             raise MacroError(
-                f"the file's macros would put in more than {MAX_MACRO_FILE_CHARS:,} characters in all, "
-                "the limit for one file"
+                f"the file's macros would put in more than {MAX_MACRO_FILE_CHARS:,} characters beyond the "
+                "file's own size, the limit for one file"
             )
         self.spent += size
         return " # ".join(out)
@@ -148,7 +149,9 @@ def parse_bib(text: str, path: str) -> ParsedFile:
     logging.getLogger("bibtexparser").setLevel(logging.CRITICAL)  # failures are reported below instead
     # no middleware: the values stay the expressions the file wrote ({...}, "...", macros, #)
     library = bibtexparser.parse_string(text, parse_stack=[])
-    macros = Macros()
+    # a large real file puts in more than a small bomb may (100,000 entries naming their journal,
+    # publisher and its address by macros: some 16,000,000 characters): the file's own size is added
+    macros = Macros(MAX_MACRO_FILE_CHARS + len(text))
     preambles: list[str] = []
     entries: list[Any] = []
     for block in library.blocks:
