@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
+
 from conftest import run_cli
 from papershelf.core import limits
 from replay_server import replay_fixture  # noqa: F401
@@ -63,7 +64,9 @@ def test_a_bomb_under_the_limit_for_one_value_is_stopped_by_the_limit_for_the_fi
     bib.write_text("\n".join(lines) + "\n")
     res = capped_cli("import", str(bib), data_dir=data_dir)
     assert "Traceback" not in res.stderr and res.returncode == 0, res.stderr
-    assert f"{limits.MAX_MACRO_FILE_CHARS:,} characters beyond the file's own size, the limit for one file" in res.stdout
+    assert (
+        f"{limits.MAX_MACRO_FILE_CHARS:,} characters beyond the file's own size, the limit for one file" in res.stdout
+    )
     titles = {p["title"] for p in _papers(data_dir)}
     assert "A fine paper" in titles and len(titles) < 100
 
@@ -236,24 +239,33 @@ def test_tags_notes_titles_and_list_names_with_control_characters_or_too_long_ar
 
 def test_control_characters_in_a_files_preamble_are_told_once_not_for_every_entry(tmp_path, data_dir):
     bib = tmp_path / "preamble.bib"
-    entries = "".join(f"@article{{p{i}, title = {{Paper number {i} about something}}, author = {{Smith, J}}}}\n" for i in range(30))
+    entries = "".join(
+        f"@article{{p{i}, title = {{Paper number {i} about something}}, author = {{Smith, J}}}}\n" for i in range(30)
+    )
     bib.write_text(f'@preamble{{"\\newcommand{{\\x}}{{x}}{OSC_TITLE}"}}\n' + entries, encoding="utf-8")
     res = run_cli("import", str(bib), data_dir=data_dir)
     assert res.returncode == 0 and "30 added" in res.stdout, res.stdout + res.stderr
     told = [line for line in res.stdout.splitlines() if "control characters" in line]
-    assert told == [f"  note: {bib}: control characters (such as terminal escapes or NUL) were removed from the file's @preamble"]
+    assert told == [
+        f"  note: {bib}: control characters (such as terminal escapes or NUL) were removed from the file's @preamble"
+    ]
     _library_file_has_no_controls(data_dir)
 
 
 def test_a_look_up_whose_answer_holds_control_characters_is_applied_without_them(tmp_path, replay, data_dir):
-    from replay_server import Reply, RECORDED
+    from replay_server import RECORDED, Reply
 
     answer = json.loads((RECORDED / "crossref_works_doi_10.1073_pnas.1414271111.json").read_text())
     message = answer["message"]
     message["author"][0]["family"] = f"Mak{OSC_TITLE}ris\x85"
-    replay.route(f"/crossref/works/{PNAS}", Reply(json.dumps(answer).encode(), headers={"Content-Type": "application/json"}))
+    replay.route(
+        f"/crossref/works/{PNAS}", Reply(json.dumps(answer).encode(), headers={"Content-Type": "application/json"})
+    )
     bib = tmp_path / "one.bib"
-    bib.write_text(f"@article{{m, title = {{{message['title'][0]}}}, doi = {{{PNAS}}}, year = 2014, author = {{Makris, Eleftherios A. and Responte, Donald J.}}}}\n")
+    bib.write_text(
+        f"@article{{m, title = {{{message['title'][0]}}}, doi = {{{PNAS}}}, year = 2014,\n"
+        "  author = {Makris, Eleftherios A. and Responte, Donald J.}}\n"
+    )
     assert run_cli("import", str(bib), data_dir=data_dir).returncode == 0
     (pid,) = [p["id"] for p in _papers(data_dir)]
     res = run_cli("lookup", pid, "--apply", "--accept", "--json", data_dir=data_dir, env=replay.env())

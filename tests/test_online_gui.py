@@ -769,7 +769,9 @@ def test_a_found_value_with_control_characters_is_applied_without_them_and_told(
     win, lib = window, window.library
     (paper,) = derived_papers(lib, 1)
     found = "Navon\x1b]0;pwned\x07, Aviv and Shamsian, Aviv"
-    review_run(win, [Proposal(paper.id, "crossref", 0.98, {"author": ("", found), "year": ("", "2023")}, automatic=True)])
+    review_run(
+        win, [Proposal(paper.id, "crossref", 0.98, {"author": ("", found), "year": ("", "2023")}, automatic=True)]
+    )
     p = lib.get(paper.id)
     assert p.authors == ["Aviv Navon]0;pwned", "Aviv Shamsian"] and p.year == 2023, p.authors
     import json

@@ -130,7 +130,8 @@ def admit(parsed: ParsedFile) -> ParsedFile:
                         Problem(
                             parsed.path,
                             0,
-                            "control characters (such as terminal escapes or NUL) were removed from the file's @preamble",
+                            "control characters (such as terminal escapes or NUL) were removed from "
+                            "the file's @preamble",
                             note=True,
                         )
                     )

@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING
 
 from ..changes import Change
 from ..errors import InvalidValueError, NotFoundError
-from ..store import Op, now_iso
 from ..limits import MAX_LABEL_CHARS
+from ..store import Op, now_iso
 from .checks import closest, id_list, list_name, new_text, text_arg
 
 if TYPE_CHECKING:

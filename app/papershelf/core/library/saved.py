@@ -23,8 +23,8 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import ExportError, InvalidValueError, NotFoundError, ReadOnlyLibraryError, StoreWriteError
 from ..fileio import write_atomically
-from ..query import Query
 from ..limits import MAX_FIELD_CHARS, MAX_LABEL_CHARS
+from ..query import Query
 from .checks import closest, list_name, new_text, status_arg, text_arg
 
 if TYPE_CHECKING:

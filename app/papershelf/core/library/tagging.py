@@ -17,11 +17,11 @@ from typing import TYPE_CHECKING
 from ..citation import record_keywords
 from ..errors import ExportError, InvalidValueError
 from ..fileio import write_atomically
+from ..limits import MAX_LABEL_CHARS
 from ..overview import TOP_TAGS
 from ..paper import normalize_tag
 from . import saved as saving
-from ..limits import MAX_LABEL_CHARS
-from .checks import id_list, new_tags, new_text, tag_list, text_arg
+from .checks import id_list, new_tags, new_text, text_arg
 
 if TYPE_CHECKING:
     from .facade import Library
