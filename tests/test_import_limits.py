@@ -10,6 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from conftest import run_cli
 from papershelf.core import limits
 from replay_server import replay_fixture  # noqa: F401
@@ -62,7 +64,9 @@ def test_a_bomb_under_the_limit_for_one_value_is_stopped_by_the_limit_for_the_fi
     bib.write_text("\n".join(lines) + "\n")
     res = capped_cli("import", str(bib), data_dir=data_dir)
     assert "Traceback" not in res.stderr and res.returncode == 0, res.stderr
-    assert f"{limits.MAX_MACRO_FILE_CHARS:,} characters in all, the limit for one file" in res.stdout
+    assert (
+        f"{limits.MAX_MACRO_FILE_CHARS:,} characters beyond the file's own size, the limit for one file" in res.stdout
+    )
     titles = {p["title"] for p in _papers(data_dir)}
     assert "A fine paper" in titles and len(titles) < 100
 
@@ -186,3 +190,113 @@ def test_a_found_record_with_control_characters_is_added_without_them(replay, da
     assert "control characters (such as terminal escapes or NUL) were removed from title" in res.stdout
     assert [p["title"] for p in _papers(data_dir)] == ["Evolution]0;pwned of a title"]
     _library_file_has_no_controls(data_dir)
+
+
+def test_a_long_author_list_is_not_copied_into_every_crossref_child(tmp_path, data_dir):
+    # a 20 KB file: one proceedings whose macros make 8,192 authors (720 KB, each under every limit),
+    # and 60 one-line children that take them by crossref: 43 MB stored before, and minutes
+    name = "X" * 80 + " Y and "
+    lines = [f'@string{{n0 = "{name}"}}', *(f"@string{{n{i} = n{i - 1} # n{i - 1}}}" for i in range(1, 14))]
+    lines.append('@proceedings{parent, title = {Proc}, author = n13 # "Z Last"}')
+    lines += [f"@inproceedings{{c{k}, title = {{Child {k}}}, crossref = {{parent}}}}" for k in range(60)]
+    lines.append("@article{fine, title = {A fine paper}, author = {B. Fine}, year = 2021}")
+    bib = tmp_path / "xref.bib"
+    bib.write_text("\n".join(lines) + "\n")
+    res = capped_cli("import", str(bib), data_dir=data_dir)
+    assert "Traceback" not in res.stderr and res.returncode == 0, res.stderr
+    assert f"{bib}:29: entry 'c13' was not imported: what it takes from its crossref" in res.stdout
+    assert f"more than {limits.MAX_INHERITED_FILE_CHARS:,} characters" in res.stdout
+    stored = sum(f.stat().st_size for f in data_dir.rglob("*.jsonl"))
+    assert stored < 3 * limits.MAX_INHERITED_FILE_CHARS
+    titles = {p["title"] for p in _papers(data_dir)}
+    assert "A fine paper" in titles and "Child 12" in titles and "Child 13" not in titles
+
+
+def test_tags_notes_titles_and_list_names_with_control_characters_or_too_long_are_refused(tmp_path, data_dir):
+    bib = tmp_path / "one.bib"
+    bib.write_text("@article{k1, title = {A fine paper}, author = {B. Fine}, year = 2021}\n")
+    assert run_cli("import", str(bib), data_dir=data_dir).returncode == 0
+    (pid,) = [p["id"] for p in _papers(data_dir)]
+    assert run_cli("tag", pid, "--add", "x", data_dir=data_dir).returncode == 0
+    attempts = [
+        (("tag", pid, "--add", f"t{OSC_TITLE}x"), "control characters"),
+        (("tag", pid, "--add", "t" * 5_000), "5,000 characters long, more than the 1,000"),
+        (("note", pid, f"a note{CSI_CLEAR}"), "control characters"),
+        (("note", pid, "-"), "200,000 characters long, more than the 100,000"),  # read from standard input
+        (("title", pid, f"A title{OSC_TITLE}"), "control characters"),
+        (("title", pid, "T" * 5_000), "more than the 4,000"),
+        (("list-add", f"L{OSC_TITLE}st", pid), "control characters"),
+        (("tags", "--rename", "x", f"y{CSI_CLEAR}"), "control characters"),
+    ]
+    for args, words in attempts:
+        res = run_cli(*args, data_dir=data_dir, input="n" * 200_000 if args[-1] == "-" else None)
+        assert res.returncode != 0 and "Traceback" not in res.stderr, (args, res.stdout, res.stderr)
+        assert words in res.stderr and "Nothing was changed" in res.stderr, (args, res.stderr)
+    (paper,) = _papers(data_dir)
+    assert paper["title"] == "A fine paper" and paper["tags"] == ["x"]
+    _library_file_has_no_controls(data_dir)
+
+
+def test_control_characters_in_a_files_preamble_are_told_once_not_for_every_entry(tmp_path, data_dir):
+    bib = tmp_path / "preamble.bib"
+    entries = "".join(
+        f"@article{{p{i}, title = {{Paper number {i} about something}}, author = {{Smith, J}}}}\n" for i in range(30)
+    )
+    bib.write_text(f'@preamble{{"\\newcommand{{\\x}}{{x}}{OSC_TITLE}"}}\n' + entries, encoding="utf-8")
+    res = run_cli("import", str(bib), data_dir=data_dir)
+    assert res.returncode == 0 and "30 added" in res.stdout, res.stdout + res.stderr
+    told = [line for line in res.stdout.splitlines() if "control characters" in line]
+    assert told == [
+        f"  note: {bib}: control characters (such as terminal escapes or NUL) were removed from the file's @preamble"
+    ]
+    _library_file_has_no_controls(data_dir)
+
+
+def test_a_look_up_whose_answer_holds_control_characters_is_applied_without_them(tmp_path, replay, data_dir):
+    from replay_server import RECORDED, Reply
+
+    answer = json.loads((RECORDED / "crossref_works_doi_10.1073_pnas.1414271111.json").read_text())
+    message = answer["message"]
+    message["author"][0]["family"] = f"Mak{OSC_TITLE}ris\x85"
+    replay.route(
+        f"/crossref/works/{PNAS}", Reply(json.dumps(answer).encode(), headers={"Content-Type": "application/json"})
+    )
+    bib = tmp_path / "one.bib"
+    bib.write_text(
+        f"@article{{m, title = {{{message['title'][0]}}}, doi = {{{PNAS}}}, year = 2014,\n"
+        "  author = {Makris, Eleftherios A. and Responte, Donald J.}}\n"
+    )
+    assert run_cli("import", str(bib), data_dir=data_dir).returncode == 0
+    (pid,) = [p["id"] for p in _papers(data_dir)]
+    res = run_cli("lookup", pid, "--apply", "--accept", "--json", data_dir=data_dir, env=replay.env())
+    assert "Traceback" not in res.stderr, res.stderr
+    (result,) = json.loads(res.stdout)
+    assert result["applied"] is True, json.dumps(result)[:3000]
+    assert "Control characters (such as terminal escapes or NUL) were removed from author" in result["message"]
+    (paper,) = _papers(data_dir)
+    assert paper["authors"][0].startswith("Eleftherios A. Mak]0;pwnedris"), paper["authors"]
+    _library_file_has_no_controls(data_dir)
+
+
+@pytest.mark.slow
+def test_a_large_real_file_naming_journals_by_macros_imports_whole(tmp_path, data_dir):
+    # 70,000 entries as Beebe's and IEEE's files write them (journal, month, publisher and its
+    # address by macros): their macros put in some 11,000,000 characters, a 21 MB file's worth;
+    # the file limit counts beyond the file's own size, so none of them is refused
+    heads = [
+        '@string{jan = "January"}',
+        '@string{j-TPAMI = "IEEE Transactions on Pattern Analysis and Machine Intelligence"}',
+        '@string{pub-IEEE = "IEEE Computer Society Press"}',
+        '@string{pub-IEEE:adr = "1109 Spring Street, Suite 300, Silver Spring, MD 20910, USA"}',
+    ]
+    entries = (
+        f"@article{{key{i},\n  author = {{Smith, John and Doe, Jane}},\n  title = {{A study of things number {i}}},\n"
+        f"  journal = j-TPAMI, volume = {{{i % 40}}}, pages = {{1--10}}, month = jan, year = {{{1990 + i % 30}}},\n"
+        "  publisher = pub-IEEE, address = pub-IEEE:adr,\n}\n"
+        for i in range(70_000)
+    )
+    bib = tmp_path / "large.bib"
+    bib.write_text("\n".join(heads) + "\n" + "".join(entries))
+    res = run_cli("import", str(bib), data_dir=data_dir)
+    assert res.returncode == 0 and "Traceback" not in res.stderr, res.stderr
+    assert "70000 added" in res.stdout and "not imported" not in res.stdout, res.stdout[:2000]

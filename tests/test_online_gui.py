@@ -789,3 +789,23 @@ def test_on_a_1366x768_screen_the_offline_report_and_the_review_fit(tmp_path):
     for shown_as in ("report", "details", "review"):
         assert out[shown_as]["room"][2:] == [1366, 768]
         assert out[shown_as]["fits"], (shown_as, out[shown_as])
+
+
+def test_a_found_value_with_control_characters_is_applied_without_them_and_told(window, qtbot):
+    # issue 21, defect 6: a service's answer holding a terminal escape is cleaned, not refused
+    # (an edit the user types with one is refused; the user cannot remove them from an answer)
+    from papershelf.core.limits import has_controls
+
+    win, lib = window, window.library
+    (paper,) = derived_papers(lib, 1)
+    found = "Navon\x1b]0;pwned\x07, Aviv and Shamsian, Aviv"
+    review_run(
+        win, [Proposal(paper.id, "crossref", 0.98, {"author": ("", found), "year": ("", "2023")}, automatic=True)]
+    )
+    p = lib.get(paper.id)
+    assert p.authors == ["Aviv Navon]0;pwned", "Aviv Shamsian"] and p.year == 2023, p.authors
+    import json
+
+    assert not has_controls(json.dumps(lib.records([paper.id]), ensure_ascii=False))
+    box = shown(qtbot, QMessageBox, "errorDialog")
+    assert "control characters (such as terminal escapes or NUL) were removed from author" in box.text()

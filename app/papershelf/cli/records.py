@@ -239,6 +239,7 @@ def cmd_lookup(args: argparse.Namespace) -> int:
     if not papers:
         print("no paper has a derived title: nothing to look up")
         return EXIT_OK
+    from ..core.limits import CONTROLS_REMOVED, strip_found
     from ..core.online.lookup import Reach
 
     results: list[Proposal] = []
@@ -270,10 +271,13 @@ def cmd_lookup(args: argparse.Namespace) -> int:
                     if lib.records([proposal.paper_id])[proposal.paper_id] != read_at[proposal.paper_id]:
                         proposal.message = "not applied: the paper was edited while the look-up ran; run it again"
                         continue
-                    changes = {name: new for name, (_old, new) in proposal.changes.items()}
+                    changes, stripped = strip_found({name: new for name, (_old, new) in proposal.changes.items()})
                     try:
                         lib.edit_record(proposal.paper_id, changes)
                         proposal.applied = True
+                        if stripped:  # the service's values are cleaned, and the user told
+                            said = f"{CONTROLS_REMOVED} {', '.join(stripped)} of the found record"
+                            proposal.message = f"{proposal.message} {said[:1].upper()}{said[1:]}.".strip()
                     except ValueError as exc:
                         proposal.message = f"not applied: {exc}"
     if args.json:

@@ -52,12 +52,18 @@ MAX_NAME_LIST_CHARS = 1_000_000
 """Characters of one name-list field (10,000 names of 100 characters)."""
 MAX_RECORD_CHARS = 2_000_000
 """Characters of a whole record: every field together."""
+MAX_LABEL_CHARS = 1_000
+"""Characters of a tag, a reading list's name or a saved search's name."""
 
 # What a .bib file's @string macros may expand to: one value (a field, or a macro's own
 # value) with its macros put in, and everything one file's macros put in together. The
 # lengths are added up before anything is joined, so a macro bomb is never built.
 MAX_MACRO_VALUE_CHARS = MAX_NAME_LIST_CHARS
 MAX_MACRO_FILE_CHARS = 10_000_000
+# What the entries of a .bib file take from their crossref/xdata parents (title, names, year,
+# venue) may add up to this beyond the file's own size: one parent's long author list is not
+# copied into thousands of one-line children.
+MAX_INHERITED_FILE_CHARS = 10_000_000
 
 # the names of the fields a record's name lists are kept in
 NAME_FIELDS = frozenset({"author", "editor", "translator", "bookauthor", "editora", "editorb", "editorc"})
@@ -86,6 +92,16 @@ def over_limit(values: Iterable[tuple[str, str, int]], names: Sequence[str] = ()
     if total > MAX_RECORD_CHARS:
         return f"the whole record is {total:,} characters long (the limit is {MAX_RECORD_CHARS:,})"
     return ""
+
+
+def strip_found(changes: Mapping[str, str]) -> tuple[dict[str, str], list[str]]:
+    """Changes a service's record proposes, without control characters (a found value is
+    cleaned, where a typed one is refused), and the names of the fields that had them."""
+    stripped = [name for name, value in changes.items() if value and has_controls(value)]
+    return {name: strip_controls(value) if value else value for name, value in changes.items()}, stripped
+
+
+CONTROLS_REMOVED = "control characters (such as terminal escapes or NUL) were removed from"
 
 
 def found_too_large(title: str, authors: Sequence[str], abstract: str, venue: str, extra: Mapping[str, str]) -> str:

@@ -24,6 +24,7 @@ from PySide6.QtWidgets import QMessageBox, QProgressDialog
 
 from ..core.errors import PapershelfError
 from ..core.library import Library
+from ..core.limits import CONTROLS_REMOVED, strip_found
 from ..core.online.records import Cancelled, Proposal
 from ..core.paper import Paper
 from .commands import keep_later_keys
@@ -65,6 +66,7 @@ class ApplyFound(QUndoCommand):
         self.library = library
         self.edits = {pid: dict(changes) for pid, changes in edits.items() if changes}
         self.problems: dict[str, list[str]] = {}
+        self.cleaned: dict[str, list[str]] = {}  # a paper → the found fields control characters were removed from
         self.before: dict[str, dict] = {}
         self.after: dict[str, dict] = {}
         self._done = False
@@ -77,7 +79,10 @@ class ApplyFound(QUndoCommand):
             return
         scope = list(dict.fromkeys(i for pid in self.edits if pid in lib for i in lib.edit_scope(pid)))
         self.before = lib.records(scope)
-        for pid, changes in self.edits.items():
+        for pid, found in self.edits.items():
+            changes, stripped = strip_found(found)  # a service's values are cleaned (and told), not refused
+            if stripped:
+                self.cleaned[pid] = stripped
             problems = apply_changes(lib, pid, changes)
             if problems:
                 self.problems[pid] = problems
@@ -306,9 +311,14 @@ class LookupRun(QObject):
         win = self.window
         cmd = ApplyFound(win.library, label, edits)
         win.undo_stack.push(cmd)
-        if cmd.problems:
+        if cmd.problems or cmd.cleaned:
             lines = [f"{self._title(pid)}: {'; '.join(why)}" for pid, why in cmd.problems.items()]
-            win.show_error(tr("Some values were not taken"), "\n".join(lines))
+            lines += [
+                f"{self._title(pid)}: {CONTROLS_REMOVED} {', '.join(names)} of the found record"
+                for pid, names in cmd.cleaned.items()
+            ]
+            title = tr("Some values were not taken") if cmd.problems else tr("Some values were cleaned")
+            win.show_error(title, "\n".join(lines))
         return cmd
 
     def _title(self, pid: str) -> str:

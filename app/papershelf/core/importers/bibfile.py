@@ -23,7 +23,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from ..latex import decode, parse_names, piece_text, pieces
-from ..limits import MAX_MACRO_FILE_CHARS, MAX_MACRO_VALUE_CHARS
+from ..limits import MAX_INHERITED_FILE_CHARS, MAX_MACRO_FILE_CHARS, MAX_MACRO_VALUE_CHARS
 from ..text import clean_doi, plain_text
 from .base import Candidate, ParsedFile, Problem
 
@@ -46,6 +46,11 @@ _IN_TYPES = frozenset(
 _NOT_INHERITED = frozenset({"crossref", "xdata", "ids", "entryset", "related", "key", "label", "shorthand", "sortkey"})
 # how deep crossref/xdata chains are followed (biber follows chains; BibTeX only one level)
 _MAX_INHERITANCE_DEPTH = 8
+# the fields a child's shown values are read from (title, names, year, venue, note): what it
+# takes of these from its parents counts against the file's limit for inherited text
+_SHOWN_FIELDS = frozenset(
+    {"title", "author", "year", "date", "booktitle", "journal", "journaltitle", "howpublished", "note"}
+)
 
 
 def _text(value: str) -> str:
@@ -75,7 +80,8 @@ class Macros:
     the length of each value is added up from its parts before they are joined, against the limit
     for one value and for everything one file's macros put in (core/limits.py)."""
 
-    def __init__(self) -> None:
+    def __init__(self, budget: int = MAX_MACRO_FILE_CHARS) -> None:
+        self.budget = budget  # what the file's macros may put in: the file limit beyond its own size
         self.values: dict[str, str] = {}  # BibTeX's macro names are case-insensitive
         self.refused: dict[str, tuple[int, str]] = {}  # a macro refused → its line, and why
         self.spent = 0  # characters the file's macros have put in so far
@@ -119,10 +125,10 @@ class Macros:
             out.append(value)
         if not changed:
             return raw
-        if self.spent + size > MAX_MACRO_FILE_CHARS:
+        if self.spent + size > self.budget:
             raise MacroError(
-                f"the file's macros would put in more than {MAX_MACRO_FILE_CHARS:,} characters in all, "
-                "the limit for one file"
+                f"the file's macros would put in more than {MAX_MACRO_FILE_CHARS:,} characters beyond the "
+                "file's own size, the limit for one file"
             )
         self.spent += size
         return " # ".join(out)
@@ -143,7 +149,9 @@ def parse_bib(text: str, path: str) -> ParsedFile:
     logging.getLogger("bibtexparser").setLevel(logging.CRITICAL)  # failures are reported below instead
     # no middleware: the values stay the expressions the file wrote ({...}, "...", macros, #)
     library = bibtexparser.parse_string(text, parse_stack=[])
-    macros = Macros()
+    # a large real file puts in more than a small bomb may (100,000 entries naming their journal,
+    # publisher and its address by macros: some 16,000,000 characters): the file's own size is added
+    macros = Macros(MAX_MACRO_FILE_CHARS + len(text))
     preambles: list[str] = []
     entries: list[Any] = []
     for block in library.blocks:
@@ -196,9 +204,27 @@ def parse_bib(text: str, path: str) -> ParsedFile:
         by_key.setdefault(entry.key.strip().lower(), fields)
 
     papers = []
+    # what children take from their crossref/xdata parents: a parent's long author list shared
+    # by thousands of one-line children would be copied into each of them (a bomb like the
+    # macros'); the file may put in MAX_INHERITED_FILE_CHARS beyond its own size
+    inherit_budget = MAX_INHERITED_FILE_CHARS + len(text)
     for entry, entrytype, fields in records:
         line = (entry.start_line or 0) + 1
         shown = _inherited(entrytype, fields, by_key)
+        if shown is not fields:
+            taken = sum(len(v) for k, v in shown.items() if k in _SHOWN_FIELDS and fields.get(k) is not v)
+            if taken > inherit_budget:
+                problems.append(
+                    Problem(
+                        path,
+                        line,
+                        f"entry {entry.key.strip()!r} was not imported: what it takes from its crossref or "
+                        f"xdata entries would put in more than {MAX_INHERITED_FILE_CHARS:,} characters beyond "
+                        "the file's own size, the limit for one file",
+                    )
+                )
+                continue
+            inherit_budget -= taken
         cand = _candidate(entry.key.strip(), line, entrytype, fields, shown, preamble)
         if not cand.title and not cand.abstract and DERIVED_NOTE not in decode(shown.get("note", "")):
             # kept, as BibTeX keeps it, but the list will show "Untitled paper": say which entry that is

@@ -24,7 +24,8 @@ from ..limits import (
 from .base import Candidate, ParsedFile, Problem
 
 # a candidate's own text values, beside its name lists and records
-_TEXT_FIELDS = ("title", "abstract", "area", "subarea", "venue", "doi", "arxiv_id", "citekey", "entrytype", "preamble")
+# (the file's @preamble, which every entry of a .bib file holds, is looked at once, in `admit`)
+_TEXT_FIELDS = ("title", "abstract", "area", "subarea", "venue", "doi", "arxiv_id", "citekey", "entrytype")
 
 
 def _entry(cand: Candidate) -> str:
@@ -114,11 +115,27 @@ def admit(parsed: ParsedFile) -> ParsedFile:
     each told as a Problem."""
     papers: list[Candidate] = []
     problems = list(parsed.problems)
+    preambles: dict[str, str] = {}  # the file's @preamble → without control characters
     for cand in parsed.papers:
         what = "the record found" if parsed.format == "online" else _entry(cand)
         if why := too_large(cand):
             problems.append(Problem(parsed.path, cand.line, f"{what} was not imported: {why}"))
             continue
+        if cand.preamble:  # the file's, not the entry's: told once
+            clean = preambles.get(cand.preamble)
+            if clean is None:
+                clean = preambles[cand.preamble] = strip_controls(cand.preamble)
+                if clean != cand.preamble:
+                    problems.append(
+                        Problem(
+                            parsed.path,
+                            0,
+                            "control characters (such as terminal escapes or NUL) were removed from "
+                            "the file's @preamble",
+                            note=True,
+                        )
+                    )
+            cand.preamble = clean
         if stripped := strip_candidate(cand):
             problems.append(
                 Problem(

@@ -55,6 +55,31 @@ def tag_list(tags: Iterable[str]) -> list[str]:
     return out
 
 
+def new_text(value: str, what: str, limit: int) -> str:
+    """`value`, a text the user gives to be stored (a tag, a list's name, notes, a title); InvalidValueError,
+    in words, when it is longer than `limit` or holds control characters (`limits.has_controls`):
+    refused, never changed behind the user's back."""
+    from ..limits import has_controls
+
+    if len(value) > limit:
+        raise InvalidValueError(
+            f"{what} is {len(value):,} characters long, more than the {limit:,} it may hold. Nothing was changed."
+        )
+    if has_controls(value):
+        raise InvalidValueError(
+            f"{what} holds control characters (such as terminal escapes, a carriage return or NUL), which are "
+            "not stored; remove them and try again. Nothing was changed."
+        )
+    return value
+
+
+def new_tags(tags: Iterable[str]) -> list[str]:
+    """Tags to be given to papers, as a list (`tag_list`), each checked by `new_text`."""
+    from ..limits import MAX_LABEL_CHARS
+
+    return [new_text(t, f"the tag {t[:40]!r}", MAX_LABEL_CHARS) for t in tag_list(tags)]
+
+
 def list_name(name: str) -> str:
     """List names compare case-insensitively with whitespace collapsed."""
     return " ".join(clean_text(name).split())

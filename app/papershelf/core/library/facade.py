@@ -18,6 +18,7 @@ from ..changes import Change, Record, Subscriber
 from ..dedupe import FINGERPRINT_VERSION, fingerprint
 from ..errors import InvalidValueError, NotFoundError
 from ..importers.base import ParsedFile
+from ..limits import MAX_FIELD_CHARS, MAX_TITLE_CHARS
 from ..paper import RATING_MAX, RATING_MIN, Paper, Status, normalize_tag, status_change
 from ..query import Answer, Query
 from ..store import Op, Store, now_iso
@@ -25,7 +26,7 @@ from ..text import clean_text
 from . import discovering, editing, exporting, importing, merging, restoring, tagging
 from . import lists as reading_lists
 from . import saved as saving  # saved searches: a JSON file beside the store
-from .checks import closest, common_prefix, id_list, status_arg, tag_list, text_arg
+from .checks import closest, common_prefix, id_list, new_tags, new_text, status_arg, tag_list, text_arg
 from .importing import FileReport
 from .searching import Cancelled, IndexKeeper, IndexStatus, Progress
 
@@ -344,12 +345,12 @@ class Library:
 
     def set_tags(self, ids: Iterable[str], tags: Iterable[str]) -> int:
         """Make these papers' tags exactly `tags`; returns how many changed."""
-        new = sorted({normalize_tag(t) for t in tag_list(tags)} - {""})
+        new = sorted({normalize_tag(t) for t in new_tags(tags)} - {""})
         return self._set_many(ids, lambda p: {"tags": new})
 
     def set_notes(self, paper_id: str, notes: str) -> int:
         """Replace a paper's notes ('' clears them); returns 1 if they changed."""
-        text = clean_text(text_arg(notes, "notes"))
+        text = new_text(clean_text(text_arg(notes, "notes")), "the notes", MAX_FIELD_CHARS)
         return self._set_many([paper_id], lambda p: {"notes": text})
 
     def set_rating(self, ids: Iterable[str], rating: int | None) -> int:
@@ -362,7 +363,7 @@ class Library:
 
     def set_title(self, paper_id: str, title: str) -> int:
         """A title the user typed; an empty one goes back to the record's title, or the derived one."""
-        title = " ".join(clean_text(text_arg(title, "a title")).split())
+        title = " ".join(new_text(clean_text(text_arg(title, "a title")), "the title", MAX_TITLE_CHARS).split())
         return self._set_many([paper_id], lambda p: exporting.title_change(p, title))
 
     def delete_papers(self, ids: Iterable[str]) -> int:

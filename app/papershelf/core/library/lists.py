@@ -13,8 +13,9 @@ from typing import TYPE_CHECKING
 
 from ..changes import Change
 from ..errors import InvalidValueError, NotFoundError
+from ..limits import MAX_LABEL_CHARS
 from ..store import Op, now_iso
-from .checks import closest, id_list, list_name, text_arg
+from .checks import closest, id_list, list_name, new_text, text_arg
 
 if TYPE_CHECKING:
     from .facade import Library
@@ -45,7 +46,7 @@ def touch(lib: Library, ids: Iterable[str]) -> list[Op]:
 
 def create_list(lib: Library, name: str) -> str:
     """See `Library.create_list`."""
-    name = list_name(text_arg(name, "a reading list's name"))
+    name = list_name(new_text(text_arg(name, "a reading list's name"), "a reading list's name", MAX_LABEL_CHARS))
     if not name:
         raise InvalidValueError("a reading list needs a name")
     try:
@@ -98,7 +99,7 @@ def reorder_list(lib: Library, name: str, ids: Iterable[str]) -> None:
 def rename_list(lib: Library, old: str, new: str) -> str:
     """See `Library.rename_list`."""
     key = list_key(lib, old)
-    new = list_name(text_arg(new, "a reading list's name"))
+    new = list_name(new_text(text_arg(new, "a reading list's name"), "a reading list's name", MAX_LABEL_CHARS))
     if not new:
         raise InvalidValueError("a reading list needs a name")
     lists = lib._store.lists

@@ -23,8 +23,9 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import ExportError, InvalidValueError, NotFoundError, ReadOnlyLibraryError, StoreWriteError
 from ..fileio import write_atomically
+from ..limits import MAX_FIELD_CHARS, MAX_LABEL_CHARS
 from ..query import Query
-from .checks import closest, list_name, status_arg, text_arg
+from .checks import closest, list_name, new_text, status_arg, text_arg
 
 if TYPE_CHECKING:
     from .facade import Library
@@ -232,7 +233,9 @@ def saved_search(lib: Library, name: str) -> SavedSearch:
 def save_search(lib: Library, name: str, query_text: str, filters: Mapping[str, str | None] | None = None) -> str:
     """Save the search box's words and the sidebar's filters under `name` (one of that
     name is replaced, in its place); returns the name as kept."""
-    search = SavedSearch(search_name(name), text_arg(query_text, "a search's words"), clean_filters(filters))
+    words = new_text(text_arg(query_text, "a search's words"), "a search's words", MAX_FIELD_CHARS)
+    new_text(text_arg(name, "a saved search's name"), "a saved search's name", MAX_LABEL_CHARS)
+    search = SavedSearch(search_name(name), words, clean_filters(filters))
     searches = load(lib)
     try:
         searches[_key(searches, search.name)] = search
@@ -254,7 +257,7 @@ def rename_saved_search(lib: Library, old: str, new: str) -> str:
     another saved search has that name."""
     searches = load(lib)
     i = _key(searches, old)
-    new = search_name(new)
+    new = search_name(new_text(text_arg(new, "a saved search's name"), "a saved search's name", MAX_LABEL_CHARS))
     if any(s.name.casefold() == new.casefold() for j, s in enumerate(searches) if j != i):
         raise InvalidValueError(f"there is already a saved search named {new!r}")
     s = searches[i]

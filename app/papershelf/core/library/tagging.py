@@ -17,10 +17,11 @@ from typing import TYPE_CHECKING
 from ..citation import record_keywords
 from ..errors import ExportError, InvalidValueError
 from ..fileio import write_atomically
+from ..limits import MAX_LABEL_CHARS
 from ..overview import TOP_TAGS
 from ..paper import normalize_tag
 from . import saved as saving
-from .checks import id_list, tag_list, text_arg
+from .checks import id_list, new_tags, new_text, text_arg
 
 if TYPE_CHECKING:
     from .facade import Library
@@ -114,7 +115,8 @@ def restore_hand_tags(lib: Library, back: Iterable[str], only_if: Iterable[str])
 def rename_tag(lib: Library, old: str, new: str) -> int:
     """Rename a tag on every paper that has it; renaming onto an existing tag merges the
     two. The saved searches that used it use the new name. Returns how many papers changed."""
-    old, new = normalize_tag(text_arg(old, "a tag")), normalize_tag(text_arg(new, "a tag"))
+    old = normalize_tag(text_arg(old, "a tag"))
+    new = normalize_tag(new_text(text_arg(new, "a tag"), "the new tag", MAX_LABEL_CHARS))
     if not new:
         raise InvalidValueError("a tag needs a name")
     having = [p.id for p in lib.papers() if old in p.tags]
@@ -188,7 +190,7 @@ def _write_hand_tags(lib: Library, tags: list[str]) -> None:
 def add_tags(lib: Library, ids: Iterable[str], tags: Iterable[str]) -> int:
     """Add tags to these papers, by the user's hand (they become the number keys'); returns
     how many changed."""
-    new = {normalize_tag(t) for t in tag_list(tags)} - {""}
+    new = {normalize_tag(t) for t in new_tags(tags)} - {""}
     n = lib._set_many(ids, lambda p: {"tags": sorted(set(p.tags) | new)})
     hand = _hand_tags(lib)
     if new - set(hand):
