@@ -139,6 +139,7 @@ def test_a_reader_that_loaded_the_library_before_an_edit_does_not_put_the_old_re
         opened.settle()
         assert opened.win.last_answer.ids == [pid]
         reader.open_index()  # its copy is one edit behind the index
+        assert reader.index_status.stale  # it searched the index as it was, and wrote nothing
         reader.close_index()
         opened.lib.set_notes(other, "otherwordclock")  # the window's next commit reads the index again
         box.clear()

@@ -159,8 +159,9 @@ class IndexWriter:
         self._drop_searcher()
         return True
 
-    def catch_up(self) -> None:
-        """Apply what the library did while the index was not watching.
+    def catch_up(self) -> bool:
+        """Apply what the library did while the index was not watching; False
+        if this read-only copy is older than the library and wrote nothing.
 
         Trusts no clock: every indexed document carries the digest of what it
         was made from (`paper_digest`), and each paper whose digest differs,
@@ -178,14 +179,16 @@ class IndexWriter:
         source = self.source
         generation = source.generation  # before reading the papers: a later edit is queued
         if tuple(state.get("generation", ())) == tuple(generation):
-            return
+            return True
         with self.index.ix.searcher() as s:
             indexed = indexed_digests(s.reader())
         member = source.memberships()
         todo = {p.id for p in source.papers() if indexed.get(p.id) != paper_digest(p, member.get(p.id, []))}
         stale = indexed.keys() - set(source.ids())
-        if self.write_batch(todo, stale, source.unchanged_on_disk if source.readonly else None):
-            self.index.write_state(generation)
+        if not self.write_batch(todo, stale, source.unchanged_on_disk if source.readonly else None):
+            return False
+        self.index.write_state(generation)
+        return True
 
 
 def indexed_digests(reader: Any) -> dict[str, str]:
