@@ -114,3 +114,42 @@ def test_a_window_opened_after_another_process_edited_under_a_clock_set_back_sho
         assert opened.win.last_answer.ids == [pid]
     finally:
         opened.close()
+
+
+def test_a_reader_that_loaded_the_library_before_an_edit_does_not_put_the_old_record_back(
+    indexed, tmp_path, qtbot, settings
+):
+    """`papershelf search` (a read-only library) that read the library just
+    before the window's edit, and opens the index just after the window wrote
+    that edit into it, compared digests and wrote its older copy of the paper
+    back: the window's searches then missed the edit for the rest of its session.
+    (It passed before the digest catch-up, which trusted times; now the store's
+    files say whose copy is older.)"""
+    from PySide6.QtWidgets import QLineEdit
+
+    folder = tmp_path / "library"
+    shutil.copytree(indexed, folder)
+    reader = Library.open(folder, readonly=True)  # read before the edit
+    opened = Opened(qtbot, folder).open()
+    try:
+        pid, other = opened.lib.ids()[:2]
+        opened.lib.set_notes(pid, "freshwordclock")
+        box = opened.win.findChild(QLineEdit, "searchBox")
+        qtbot.keyClicks(box, "note:freshwordclock")
+        opened.settle()
+        assert opened.win.last_answer.ids == [pid]
+        reader.open_index()  # its copy is one edit behind the index
+        assert reader.index_status.stale  # it searched the index as it was, and wrote nothing
+        reader.close_index()
+        opened.lib.set_notes(other, "otherwordclock")  # the window's next commit reads the index again
+        box.clear()
+        qtbot.keyClicks(box, "note:otherwordclock")
+        opened.settle()
+        assert opened.win.last_answer.ids == [other]
+        box.clear()
+        qtbot.keyClicks(box, "note:freshwordclock")
+        opened.settle()
+        assert opened.win.last_answer.indexed and opened.win.last_answer.ids == [pid]
+    finally:
+        opened.close()
+        reader.close()

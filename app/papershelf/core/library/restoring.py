@@ -138,7 +138,7 @@ def put_records(lib: Library, records: Mapping[str, Record], remove: Iterable[st
             if k not in ("id", "updated") and raw.get(k, FIELDS[k]) != record.get(k, FIELDS[k])
         }
         if diff:
-            # `updated` moves on, as after any undo: the index catches up by it after a restart
+            # `updated` moves on, as after any undo (the index catches up by digests, not by it)
             diff["updated"] = now
             ops.append(Op("set", pid, diff))
             changed.append(pid)

@@ -62,7 +62,7 @@ class IndexStatus:
     state: IndexState
     rebuilt_because: str = ""  # why opening rebuilt it ("" if it did not)
     damaged: str = ""  # why opening found it damaged and rebuilt it ("" if it did not)
-    stale: bool = False  # another Papershelf is writing it: searches read what is there
+    stale: bool = False  # another Papershelf is writing it, or a read-only copy is older: searches read it as is
     error: str = ""  # why the last opening failed ("" if it did not)
     folder: Path | None = field(default=None, compare=False)
 

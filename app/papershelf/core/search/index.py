@@ -130,7 +130,9 @@ class SearchIndex:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", ResourceWarning)
                 try:
-                    self._writer.catch_up()
+                    # a read-only copy older than the library writes nothing: the
+                    # index may be newer than it (see IndexWriter.catch_up)
+                    self.stale = not self._writer.catch_up()
                 except windex.LockError:
                     # another Papershelf is writing this index right now; it
                     # keeps it current, and this one searches what is there

@@ -50,6 +50,11 @@ class PaperSource(Protocol):
         """Changes whenever the library does; recorded in the index's state."""
         ...
 
+    def unchanged_on_disk(self) -> bool:
+        """False once the library's files changed after a read-only source read
+        them (another process saved an edit: this copy is older); True for the writer."""
+        ...
+
     def papers(self) -> Iterable[Paper]:
         """Every paper, in library order."""
         ...

@@ -126,10 +126,12 @@ class IndexWriter:
             if following is None:
                 return
 
-    def write_batch(self, put: set[str], gone: set[str]) -> None:
-        """Write one batch: the papers in `put` as they are now, those in `gone` removed."""
+    def write_batch(self, put: set[str], gone: set[str], current: Callable[[], bool] | None = None) -> bool:
+        """Write one batch: the papers in `put` as they are now, those in `gone`
+        removed. With `current`: only if it still holds once the index's lock
+        is taken (else nothing is written, and False)."""
         if not put and not gone:
-            return
+            return current is None or current()
         source = self.source
         # The writer thread reads what the GUI thread changes: `lists()` and
         # `find()` are copies and single dict reads, not live iteration.
@@ -139,6 +141,9 @@ class IndexWriter:
                 member.setdefault(pid, []).append(name)
         writer = internals.segment_writer(self.index.ix, timeout=10)
         try:
+            if current is not None and not current():
+                writer.cancel()
+                return False
             for pid in gone:
                 writer.delete_by_term("id", pid)
             for pid in put:
@@ -152,28 +157,38 @@ class IndexWriter:
             writer.cancel()
             raise
         self._drop_searcher()
+        return True
 
-    def catch_up(self) -> None:
-        """Apply what the library did while the index was not watching.
+    def catch_up(self) -> bool:
+        """Apply what the library did while the index was not watching; False
+        if this read-only copy is older than the library and wrote nothing.
 
         Trusts no clock: every indexed document carries the digest of what it
         was made from (`paper_digest`), and each paper whose digest differs,
         or that the index lacks, is written again; documents of papers gone
         are removed. So an edit made under a clock set back (or forward), by
         another process or on another machine, is never skipped; the store's
-        generation only says whether there is anything to compare."""
+        generation only says whether there is anything to compare.
+
+        A read-only library (`papershelf search`) read before another process's
+        last edit holds an older copy than the index may: the writer keeps the
+        index current, and this copy must not overwrite it. So it writes only
+        if the library's files are still as it read them, checked under the
+        index's lock (the writer journals an edit before it indexes it)."""
         state = self.index.read_state()
         source = self.source
         generation = source.generation  # before reading the papers: a later edit is queued
         if tuple(state.get("generation", ())) == tuple(generation):
-            return
+            return True
         with self.index.ix.searcher() as s:
             indexed = indexed_digests(s.reader())
         member = source.memberships()
         todo = {p.id for p in source.papers() if indexed.get(p.id) != paper_digest(p, member.get(p.id, []))}
         stale = indexed.keys() - set(source.ids())
-        self.write_batch(todo, stale)
+        if not self.write_batch(todo, stale, source.unchanged_on_disk if source.readonly else None):
+            return False
         self.index.write_state(generation)
+        return True
 
 
 def indexed_digests(reader: Any) -> dict[str, str]:

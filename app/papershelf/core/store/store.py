@@ -65,6 +65,7 @@ class Store:
         self._snapshot_version = SCHEMA_VERSION
         self._mark_fd: int | None = None
         self._mark_stale = False  # journal.last is there but damaged or in the old form
+        self._read_keys: tuple[object, object] | None = None  # the files as a read-only load found them
         self.notices: list[str] = []  # things the user should hear about that are not errors
         self._lock = WriterLock(self.folder / LOCK)
         self._write_lock = threading.RLock()  # one writer thread at a time within this process
@@ -176,8 +177,10 @@ class Store:
                 else:
                     self._read_snapshot(self.snapshot_path)
                 mark = self._read_mark()  # before the journal: it is written after the journal
+                journal_key = _stat_key(self.journal_path)  # before reading it: see `unchanged_on_disk`
                 consistent = replay_journal(self)
             if consistent and _stat_key(self.snapshot_path) == before:
+                self._read_keys = (before, journal_key)
                 self._check_mark(mark)
                 return
         if not consistent:
@@ -194,6 +197,18 @@ class Store:
             "is saving it). Nothing is wrong with it; try again.",
             self.folder,
         )
+
+    def unchanged_on_disk(self) -> bool:
+        """Whether the library's files are still as this store read them: always
+        for the writer (it holds the lock, its state is the library's); for a
+        read-only store, False once another process has saved an edit since
+        (the journal or the library file changed), so its copy is older."""
+        if not self.readonly:
+            return True
+        try:
+            return self._read_keys == (_stat_key(self.snapshot_path), _stat_key(self.journal_path))
+        except StoreUnreadableError:
+            return False
 
     def _read_mark(self) -> tuple[int, int] | None:
         """What journal.last says (see mark.py); None if there is none or it is damaged:
