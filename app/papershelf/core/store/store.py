@@ -169,7 +169,15 @@ class Store:
             with swap_lock(self.folder, exclusive=False) if self.readonly else contextlib.nullcontext():
                 before = _stat_key(self.snapshot_path)
                 if before is None:
-                    self._refuse_if_library_file_vanished()
+                    try:
+                        self._refuse_if_library_file_vanished()
+                    except StoreCorruptError:
+                        if not self.readonly or _stat_key(self.snapshot_path) is None:
+                            raise
+                        # not vanished: a compaction saved the first library file (and its
+                        # journal.last) while this reader looked; read again
+                        consistent = True
+                        continue
                     self.papers, self.lists, self.generation, self.seq = {}, {}, 0, 0
                     self._snapshot_bytes = 0
                     self._snapshot_version = SCHEMA_VERSION
