@@ -362,3 +362,30 @@ def test_a_reader_during_the_first_compaction_is_not_told_the_library_file_is_mi
         writer.communicate(timeout=TIMEOUT)  # closes its stdin (it ends) and stdout
     assert writer.returncode == 0
     assert refusals == []
+
+
+@pytest.mark.parametrize("name", [SNAPSHOT, JOURNAL])
+def test_the_window_does_not_tell_its_user_to_run_a_command_for_a_huge_store_file(lib, name, qtbot, settings):
+    """The refusal of a 3 GB store file said "run 'papershelf recover'", shown as it was in
+    the window's message box: a command the window's user has no reason to know."""
+    from PySide6.QtCore import QTimer
+    from PySide6.QtWidgets import QApplication, QMessageBox
+
+    from papershelf.gui.app import open_library
+
+    replace_with(lib / name, "sparse")
+    seen: list[str] = []
+
+    def answer():
+        box = QApplication.activeModalWidget()
+        if isinstance(box, QMessageBox):
+            seen.append(box.text() + "\n" + box.informativeText())
+            box.buttons()[0].click()
+
+    timer = QTimer()
+    timer.timeout.connect(answer)
+    timer.start(50)
+    assert open_library(lib) is None
+    timer.stop()
+    assert "is 3.0 GB: no Papershelf" in seen[0] and str(lib / name) in seen[0]
+    assert "papershelf recover" not in seen[0] and "open the library again" in seen[0]
