@@ -389,3 +389,26 @@ def test_the_window_does_not_tell_its_user_to_run_a_command_for_a_huge_store_fil
     timer.stop()
     assert "is 3.0 GB: no Papershelf" in seen[0] and str(lib / name) in seen[0]
     assert "papershelf recover" not in seen[0] and "open the library again" in seen[0]
+
+
+@pytest.mark.parametrize("target", ["fifo", "zero"])
+def test_a_link_where_the_new_library_file_is_written_first_is_cleared_away(lib, tmp_path, target):
+    """library.jsonl.tmp as a symbolic link to a named pipe made `recover` (and every
+    compaction) wait forever; to /dev/zero it failed with "could not write: Invalid
+    argument" at every try. Papershelf's own temporary name: the link is removed (never
+    what it points to) and the new library file written as a file."""
+    journal = lib / JOURNAL
+    data = bytearray(journal.read_bytes())
+    data[data.index(b"a saved note")] ^= 1  # damage: recover saves a new library file
+    journal.write_bytes(bytes(data))
+    if target == "fifo":
+        os.mkfifo(tmp_path / "pipe")
+        (lib / (SNAPSHOT + ".tmp")).symlink_to(tmp_path / "pipe")
+    else:
+        (lib / (SNAPSHOT + ".tmp")).symlink_to("/dev/zero")
+    res = run("recover", data_dir=lib)
+    assert res.returncode == 0 and "Lost 1 edit(s)" in res.stdout, res.stdout + res.stderr
+    assert (lib / SNAPSHOT).is_file() and not (lib / SNAPSHOT).is_symlink()
+    assert not os.path.lexists(lib / (SNAPSHOT + ".tmp"))
+    assert target == "zero" or (tmp_path / "pipe").is_fifo()
+    assert run("list", data_dir=lib).returncode == 0

@@ -152,8 +152,9 @@ class Store:
         for name in (SNAPSHOT + suffix for suffix in TEMP_SUFFIXES):
             path = self.folder / name
             try:
-                # a named pipe or socket by that name would make the next compaction wait forever
-                if (path.is_file() or path.is_fifo() or path.is_socket()) and not path.is_symlink():
+                # a named pipe or socket by that name, or a link (to one, or to a device) would make
+                # the next compaction wait forever or fail; removing a link never touches its target
+                if path.is_symlink() or path.is_file() or path.is_fifo() or path.is_socket():
                     path.unlink()
                     log.info("removed %s, left by an interrupted write", path)
             except OSError as exc:
