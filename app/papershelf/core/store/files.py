@@ -78,8 +78,8 @@ def too_large_error(path: Path, what: str, size: int, limit: int) -> StoreOddFil
         f"The {what} {path} is {size_words(size)}: no Papershelf {what} is that large (the limit is "
         f"{size_words(limit)}; a library of 100,000 papers is about 170 MB), so it is not one "
         f"Papershelf wrote. Papershelf did not read it and changed nothing in {path.parent}. Move it "
-        "out of the folder; then run 'papershelf recover' to restore the library from its latest "
-        "good backup, if there is one.",
+        "out of the folder and open the library again: Papershelf then says how to restore the "
+        "library from its latest good backup, if there is one.",
         path,
     )
 

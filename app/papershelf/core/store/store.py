@@ -153,8 +153,9 @@ class Store:
         for name in (SNAPSHOT + suffix for suffix in TEMP_SUFFIXES):
             path = self.folder / name
             try:
-                # a named pipe or socket by that name would make the next compaction wait forever
-                if (path.is_file() or path.is_fifo() or path.is_socket()) and not path.is_symlink():
+                # a named pipe or socket by that name, or a link (to one, or to a device) would make
+                # the next compaction wait forever or fail; removing a link never touches its target
+                if path.is_symlink() or path.is_file() or path.is_fifo() or path.is_socket():
                     path.unlink()
                     log.info("removed %s, left by an interrupted write", path)
             except OSError as exc:
@@ -170,7 +171,15 @@ class Store:
             with swap_lock(self.folder, exclusive=False) if self.readonly else contextlib.nullcontext():
                 before = _stat_key(self.snapshot_path)
                 if before is None:
-                    self._refuse_if_library_file_vanished()
+                    try:
+                        self._refuse_if_library_file_vanished()
+                    except StoreCorruptError:
+                        if not self.readonly or _stat_key(self.snapshot_path) is None:
+                            raise
+                        # not vanished: a compaction saved the first library file (and its
+                        # journal.last) while this reader looked; read again
+                        consistent = True
+                        continue
                     self.papers, self.lists, self.generation, self.seq = {}, {}, 0, 0
                     self._snapshot_bytes = 0
                     self._snapshot_version = SCHEMA_VERSION
