@@ -153,3 +153,30 @@ def test_a_symlinked_library_file_stays_a_link_through_compaction(small_library,
     assert res.returncode == 0, res.stderr
     assert [p["id"] for p in json.loads(res.stdout)] == [ids[0]]
     assert len(citekeys_ids(small_library)) == len(ids)
+
+
+def test_a_hard_linked_file_on_a_full_disk_is_left_as_it_was(small_library, tmp_path):
+    # The new text fits on the disk once (the temporary file) but not twice (copied in place):
+    # the file the links share must stay whole, and the message must say what is true.
+    assert shutil.which("unshare"), "util-linux's unshare is needed (.ci/run installs util-linux)"
+    disk = tmp_path / "small-disk"
+    disk.mkdir()
+    size = len(run_cli("export", "-o", "-", data_dir=small_library).stdout.encode())
+    kib = (size * 3 // 2) // 1024  # room for one copy and a half
+    unshare = ["unshare", "-m"] if os.geteuid() == 0 else ["unshare", "-rm"]
+    script = (
+        'mount -t tmpfs -o size="$2"k tmpfs "$1" && printf "old\\n" > "$1/refs.bib" && ln "$1/refs.bib" "$1/thesis.bib"'
+        ' && shift 2 && "$@"; echo "rc=$?"; cat "$0"'
+    )
+    target = disk / "refs.bib"
+    cmd = [sys.executable, "-m", "papershelf", "--data-dir", str(small_library), "export", "--force", "-o", str(target)]
+    res = subprocess.run(
+        [*unshare, "sh", "-c", script, str(disk / "thesis.bib"), str(disk), str(kib), *cmd],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert "rc=1" in res.stdout, res.stdout[-2000:] + res.stderr
+    assert "the disk is full" in res.stderr and "Traceback" not in res.stderr
+    assert res.stdout.split("rc=1\n", 1)[1] == "old\n"  # the linked file whole, as the message says
+    assert "is as it was" in res.stderr
