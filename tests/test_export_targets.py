@@ -180,3 +180,43 @@ def test_a_hard_linked_file_on_a_full_disk_is_left_as_it_was(small_library, tmp_
     assert "the disk is full" in res.stderr and "Traceback" not in res.stderr
     assert res.stdout.split("rc=1\n", 1)[1] == "old\n"  # the linked file whole, as the message says
     assert "is as it was" in res.stderr
+
+
+# the disk full of data (the keys cannot be written to the journal), or of files (the writer's
+# lock file cannot be made: the library is opened read-only)
+FILL_DATA = '{ dd if=/dev/zero of="$1/fill" bs=4k 2>/dev/null; true; }'
+FILL_FILES = 'rm "$1/lib/library.lock" && { i=0; while touch "$1/f$i" 2>/dev/null; do i=$((i+1)); done; }'
+
+
+@pytest.mark.parametrize("fill", [FILL_DATA, FILL_FILES], ids=["data", "files"])
+def test_export_from_a_library_on_a_full_disk_writes_the_file_and_says_why_keys_are_not_kept(
+    data_dir, seeds, tmp_path, fill
+):
+    # Export only reads: a library whose disk is full (the keys cannot be pinned) still exports,
+    # and the report says why the keys were not kept, instead of "not saved" with the file written.
+    # All the seeds: their keys are more than the slack in the journal's last page.
+    with Library.open(data_dir) as lib:
+        lib.import_files(seeds)
+    assert shutil.which("unshare"), "util-linux's unshare is needed (.ci/run installs util-linux)"
+    disk = tmp_path / "full-disk"
+    disk.mkdir()
+    out = tmp_path / "refs.bib"
+    unshare = ["unshare", "-m"] if os.geteuid() == 0 else ["unshare", "-rm"]
+    script = (
+        'mount -t tmpfs -o size=16m,nr_inodes=64 tmpfs "$1" && cp -r "$2" "$1/lib" && '
+        + fill
+        + ' && shift 2 && exec "$@"'
+    )
+    lib = disk / "lib"
+    cmd = [sys.executable, "-m", "papershelf", "--data-dir", str(lib), "export", "-o", str(out)]
+    res = subprocess.run(
+        [*unshare, "sh", "-c", script, "sh", str(disk), str(data_dir), *cmd],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert res.returncode == 0, res.stderr
+    assert "Traceback" not in res.stderr
+    assert out.read_text(encoding="utf-8").count("\n@") > 10
+    said = res.stdout + res.stderr
+    assert "could not be kept for the next export" in said and "the disk is full" in said
