@@ -220,3 +220,20 @@ def test_export_from_a_library_on_a_full_disk_writes_the_file_and_says_why_keys_
     assert out.read_text(encoding="utf-8").count("\n@") > 10
     said = res.stdout + res.stderr
     assert "could not be kept for the next export" in said and "the disk is full" in said
+
+
+@pytest.mark.parametrize("target", ["/dev/stdout", "-"])
+def test_standard_output_into_a_pipe_closed_early(data_dir, seeds, target):
+    # `papershelf export -o /dev/stdout | head -1`: the reader stops early, as after `list | head`:
+    # no error about "choose a folder", no traceback, the exit code of `list | head`
+    with Library.open(data_dir) as lib:
+        lib.import_files(seeds)  # more than a pipe holds (64 KiB): the write meets the closed end
+    cmd = [sys.executable, "-m", "papershelf", "--data-dir", str(data_dir), "export", "-o", target]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert proc.stdout is not None and proc.stderr is not None
+    assert proc.stdout.readline().startswith(b"% Exported by Papershelf")
+    proc.stdout.close()
+    with proc.stderr:
+        err = proc.stderr.read().decode()
+    assert proc.wait(timeout=120) == 0, err
+    assert "Traceback" not in err and "Could not write" not in err

@@ -279,6 +279,8 @@ def _write_directly(target: Path, text: str | Iterable[str], shown: Path, trunca
             os.set_blocking(fd, True)  # a reader is there: write at its pace
         with open(fd, "w", encoding="utf-8", newline="\n") as f:
             _write(f, text)
+    except BrokenPipeError:
+        raise  # the reader stopped reading (`export -o /dev/stdout | head`): as `list | head` does
     except OSError as exc:
         raise write_error(exc, shown) from exc
 
