@@ -153,3 +153,87 @@ def test_a_symlinked_library_file_stays_a_link_through_compaction(small_library,
     assert res.returncode == 0, res.stderr
     assert [p["id"] for p in json.loads(res.stdout)] == [ids[0]]
     assert len(citekeys_ids(small_library)) == len(ids)
+
+
+def test_a_hard_linked_file_on_a_full_disk_is_left_as_it_was(small_library, tmp_path):
+    # The new text fits on the disk once (the temporary file) but not twice (copied in place):
+    # the file the links share must stay whole, and the message must say what is true.
+    assert shutil.which("unshare"), "util-linux's unshare is needed (.ci/run installs util-linux)"
+    disk = tmp_path / "small-disk"
+    disk.mkdir()
+    size = len(run_cli("export", "-o", "-", data_dir=small_library).stdout.encode())
+    kib = (size * 3 // 2) // 1024  # room for one copy and a half
+    unshare = ["unshare", "-m"] if os.geteuid() == 0 else ["unshare", "-rm"]
+    script = (
+        'mount -t tmpfs -o size="$2"k tmpfs "$1" && printf "old\\n" > "$1/refs.bib" && ln "$1/refs.bib" "$1/thesis.bib"'
+        ' && shift 2 && "$@"; echo "rc=$?"; cat "$0"'
+    )
+    target = disk / "refs.bib"
+    cmd = [sys.executable, "-m", "papershelf", "--data-dir", str(small_library), "export", "--force", "-o", str(target)]
+    res = subprocess.run(
+        [*unshare, "sh", "-c", script, str(disk / "thesis.bib"), str(disk), str(kib), *cmd],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert "rc=1" in res.stdout, res.stdout[-2000:] + res.stderr
+    assert "the disk is full" in res.stderr and "Traceback" not in res.stderr
+    assert res.stdout.split("rc=1\n", 1)[1] == "old\n"  # the linked file whole, as the message says
+    assert "is as it was" in res.stderr
+
+
+# the disk full of data (the keys cannot be written to the journal), or of files (the writer's
+# lock file cannot be made: the library is opened read-only)
+FILL_DATA = '{ dd if=/dev/zero of="$1/fill" bs=4k 2>/dev/null; true; }'
+FILL_FILES = 'rm "$1/lib/library.lock" && { i=0; while touch "$1/f$i" 2>/dev/null; do i=$((i+1)); done; }'
+
+
+@pytest.mark.parametrize("fill", [FILL_DATA, FILL_FILES], ids=["data", "files"])
+def test_export_from_a_library_on_a_full_disk_writes_the_file_and_says_why_keys_are_not_kept(
+    data_dir, seeds, tmp_path, fill
+):
+    # Export only reads: a library whose disk is full (the keys cannot be pinned) still exports,
+    # and the report says why the keys were not kept, instead of "not saved" with the file written.
+    # All the seeds: their keys are more than the slack in the journal's last page.
+    with Library.open(data_dir) as lib:
+        lib.import_files(seeds)
+    assert shutil.which("unshare"), "util-linux's unshare is needed (.ci/run installs util-linux)"
+    disk = tmp_path / "full-disk"
+    disk.mkdir()
+    out = tmp_path / "refs.bib"
+    unshare = ["unshare", "-m"] if os.geteuid() == 0 else ["unshare", "-rm"]
+    script = (
+        'mount -t tmpfs -o size=16m,nr_inodes=64 tmpfs "$1" && cp -r "$2" "$1/lib" && '
+        + fill
+        + ' && shift 2 && exec "$@"'
+    )
+    lib = disk / "lib"
+    cmd = [sys.executable, "-m", "papershelf", "--data-dir", str(lib), "export", "-o", str(out)]
+    res = subprocess.run(
+        [*unshare, "sh", "-c", script, "sh", str(disk), str(data_dir), *cmd],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert res.returncode == 0, res.stderr
+    assert "Traceback" not in res.stderr
+    assert out.read_text(encoding="utf-8").count("\n@") > 10
+    said = res.stdout + res.stderr
+    assert "could not be kept for the next export" in said and "the disk is full" in said
+
+
+@pytest.mark.parametrize("target", ["/dev/stdout", "-"])
+def test_standard_output_into_a_pipe_closed_early(data_dir, seeds, target):
+    # `papershelf export -o /dev/stdout | head -1`: the reader stops early, as after `list | head`:
+    # no error about "choose a folder", no traceback, the exit code of `list | head`
+    with Library.open(data_dir) as lib:
+        lib.import_files(seeds)  # more than a pipe holds (64 KiB): the write meets the closed end
+    cmd = [sys.executable, "-m", "papershelf", "--data-dir", str(data_dir), "export", "-o", target]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert proc.stdout is not None and proc.stderr is not None
+    assert proc.stdout.readline().startswith(b"% Exported by Papershelf")
+    proc.stdout.close()
+    with proc.stderr:
+        err = proc.stderr.read().decode()
+    assert proc.wait(timeout=120) == 0, err
+    assert "Traceback" not in err and "Could not write" not in err

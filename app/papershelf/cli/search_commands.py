@@ -263,7 +263,10 @@ def _library_to_export(args: argparse.Namespace) -> Library:
     reads: its report then says which keys could not be pinned)."""
     try:
         return open_library(args, write=True)
-    except (StoreLockedError, StoreWriteError):
+    except (StoreLockedError, StoreWriteError) as exc:
+        # said, so a real write error (a full disk) is not hidden behind the read-only open
+        why = str(exc).split(". ", 1)[0].rstrip(".")
+        print(f"papershelf: note: {why}; exporting from it read-only.", file=sys.stderr)
         return open_library(args, write=False)
 
 

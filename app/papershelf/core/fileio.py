@@ -186,7 +186,20 @@ def write_atomically(path: Path | str, text: str | Iterable[str]) -> None:
         if st is not None and st.st_nlink > 1:
             # hard links: a rename would leave the other names on the old text; all of the new
             # text is on disk now, so copy it into the file itself
-            _copy_into(tmp, target)
+            try:
+                _copy_into(tmp, target)
+            except _PartlyWritten as exc:
+                kept, tmp = tmp, ""  # the only whole copy of the export now: keep it
+                cause = exc.__cause__
+                reason = str(cause)
+                if isinstance(cause, OSError):
+                    reason = _REASONS.get(cause.errno or 0, cause.strerror or reason)
+                raise ExportError(
+                    f"Could not write {shown} in place: {reason}. It (and every name linked to it) may now hold "
+                    f"part of the export; the whole export is in {kept}: copy it over {shown} (it is removed "
+                    "after 15 minutes), or export again.",
+                    shown,
+                ) from cause
             os.unlink(tmp)
         else:
             os.replace(tmp, target)
@@ -220,14 +233,32 @@ def _same_file(st: os.stat_result, target: Path) -> bool:
     return (st.st_dev, st.st_ino) == (other.st_dev, other.st_ino)
 
 
+class _PartlyWritten(Exception):
+    """Writing a file in place failed after its first byte changed (the OSError is the cause)."""
+
+
 def _copy_into(source: str, target: Path) -> None:
     """The bytes of `source` into `target` in place (the same inode, its other names and mode
-    kept), then fsynced."""
+    kept), then fsynced. The room for them is reserved first: a full disk raises OSError with
+    `target` as it was; a failure after its first byte changed raises _PartlyWritten."""
+    size = os.path.getsize(source)
     with open(source, "rb") as src, open(target, "r+b") as dst:
-        shutil.copyfileobj(src, dst, 1 << 20)
-        dst.truncate()
-        dst.flush()
-        os.fsync(dst.fileno())
+        old = os.fstat(dst.fileno()).st_size
+        if size > old and hasattr(os, "posix_fallocate"):
+            try:
+                os.posix_fallocate(dst.fileno(), 0, size)
+            except OSError as exc:
+                with contextlib.suppress(OSError):
+                    os.ftruncate(dst.fileno(), old)  # what a partial reservation added
+                if exc.errno not in (errno.EINVAL, errno.EOPNOTSUPP):
+                    raise
+        try:
+            shutil.copyfileobj(src, dst, 1 << 20)
+            dst.truncate()
+            dst.flush()
+            os.fsync(dst.fileno())
+        except OSError as exc:
+            raise _PartlyWritten() from exc
 
 
 def _write_directly(target: Path, text: str | Iterable[str], shown: Path, truncate: bool = False) -> None:
@@ -248,6 +279,8 @@ def _write_directly(target: Path, text: str | Iterable[str], shown: Path, trunca
             os.set_blocking(fd, True)  # a reader is there: write at its pace
         with open(fd, "w", encoding="utf-8", newline="\n") as f:
             _write(f, text)
+    except BrokenPipeError:
+        raise  # the reader stopped reading (`export -o /dev/stdout | head`): as `list | head` does
     except OSError as exc:
         raise write_error(exc, shown) from exc
 

@@ -38,10 +38,11 @@ from dataclasses import dataclass, field
 from ..citation import record_keywords
 from ..citekeys import surname
 from ..latex import braces_balanced, decode
-from ..limits import has_controls, strip_controls
+from ..limits import strip_controls
 from ..paper import RAW_SOURCES, Paper, join_tags, normalize_tag
 from ..text import SYMBOLS, plain_text
 from .bibmaps import VENUE_FIELD, to_dialect, value_text
+from .controls import controls_note, unpinned_note, without_controls
 from .latexchars import latex_char
 
 DIALECTS = ("bibtex", "biblatex")
@@ -153,21 +154,16 @@ class ExportReport:
     added_parents: list[str] = field(default_factory=list)
     # keys of the entries whose fields held control characters, left out of the file
     controls_removed: list[str] = field(default_factory=list)
-    # paper id → key given by this export but not pinned (the library was opened read-only)
+    # paper id → key given by this export but not pinned (the library could not be written), and why
     unpinned_keys: dict[str, str] = field(default_factory=dict)
+    unpinned_because: str = "the library was open read-only"
 
     def summary(self) -> str:
         """One sentence for the person: entries written and where, characters replaced."""
         where = "standard output" if self.path == "-" else self.path
         text = f"Wrote {self.entries} entr{'y' if self.entries == 1 else 'ies'} to {where}."
         text += controls_note(self.controls_removed, "entr")
-        if self.unpinned_keys:
-            n = len(self.unpinned_keys)
-            text += (
-                f" {n} entr{'y has' if n == 1 else 'ies have'} a key that could not be kept for the next export"
-                " (the library was open read-only): an export from the library once it is writable may give"
-                " different keys if papers that would take the same key are added first."
-            )
+        text += unpinned_note(len(self.unpinned_keys), self.unpinned_because)
         if self.replaced_chars:
             text += (
                 f" {self.replaced_chars} character(s) with no LaTeX form (CJK, emoji…) were written as '?'"
@@ -601,54 +597,3 @@ def entries_text(papers: Iterable[Paper], keys: dict[str, str], dialect: str = "
     """The entries of `papers` in the order given, without the file's header."""
     enc = _Encoder(dialect)
     return "\n".join(without_controls(any_entry(p, keys[p.id], enc)) for p in papers)
-
-
-# what an export writes of a paper: a control character in any of these is left out of it
-_EXPORTED = ("title", "authors", "abstract", "venue", "doi", "arxiv_id", "links", "tags", "bibfields", "preamble")
-RIS_EXPORTED = (*_EXPORTED, "ris", "citekey")
-
-
-def holds_controls(paper: Paper, fields: Iterable[str] = _EXPORTED) -> bool:
-    """Whether a field an export writes holds a control character (core.limits: a record stored
-    by a version that kept them)."""
-    d = paper.raw()
-    for name in fields:
-        value = d.get(name)
-        if not value:
-            continue
-        if isinstance(value, str):
-            values: Iterable[object] = (value,)
-        elif isinstance(value, list):
-            values = value
-        elif isinstance(value, dict):
-            values = value.values()
-        else:
-            continue
-        # isprintable first: C speed, and true for nearly every value (no tab or line end either)
-        if any(isinstance(v, str) and not v.isprintable() and has_controls(v) for v in values):
-            return True
-    return False
-
-
-def without_controls(text: str, eol: str = "\n") -> str:
-    """An export's text with no control character (core.limits) but its line ends `eol`: the
-    last guard, whatever a field held."""
-    if text.replace(eol, "").isprintable():  # the usual case, at C speed
-        return text
-    if eol == "\n":
-        return strip_controls(text)
-    return eol.join(strip_controls(line) for line in text.split(eol))
-
-
-def controls_note(keys: list[str], noun: str) -> str:
-    """The export report's sentence about entries that held control characters ("" for none)."""
-    if not keys:
-        return ""
-    n = len(keys)
-    one = n == 1
-    names = ", ".join(keys[:5]) + (", …" if n > 5 else "")
-    things = f"{noun}{'y' if one else 'ies'}" if noun == "entr" else f"{noun}{'' if one else 's'}"
-    return (
-        f" {n} {things} held control characters (terminal escapes, NUL…), left out of the file: {names};"
-        " the library still holds them (edit the fields to remove them there)."
-    )

@@ -24,7 +24,7 @@ from ..importers.ris import BOOKS, candidate_of_lines, digest, ris_lines
 from ..latex import Name, decode, latex_text, parse_names, piece_text, pieces
 from ..paper import Paper, normalize_tag
 from ..text import plain_text
-from .bibtex import RIS_EXPORTED, controls_note, holds_controls, without_controls
+from .controls import RIS_EXPORTED, controls_note, holds_controls, without_controls
 
 EOL = "\r\n"
 

@@ -10,7 +10,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..errors import InvalidValueError, NothingToExportError
+from ..errors import InvalidValueError, NothingToExportError, StoreWriteError
 from ..latex import decode
 from ..paper import Paper
 from .checks import id_list
@@ -110,10 +110,14 @@ def export_bibtex(
     new_keys = {pid: keys[pid] for pid in ids if not papers[pid].citekey}
     if lib.readonly:  # export only reads: the keys go out, but stay unpinned
         report.unpinned_keys = new_keys
-    else:
-        report.new_keys = new_keys
-        if new_keys:
+    elif new_keys:
+        try:
             lib._set_many(new_keys, lambda p: {"citekey": new_keys[p.id]})
+        except StoreWriteError as exc:  # a full disk, say: the export is written all the same
+            report.unpinned_keys = new_keys
+            report.unpinned_because = str(exc).split(". ", 1)[0]
+        else:
+            report.new_keys = new_keys
     return report, text
 
 
