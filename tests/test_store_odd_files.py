@@ -412,3 +412,41 @@ def test_a_link_where_the_new_library_file_is_written_first_is_cleared_away(lib,
     assert not os.path.lexists(lib / (SNAPSHOT + ".tmp"))
     assert target == "zero" or (tmp_path / "pipe").is_fifo()
     assert run("list", data_dir=lib).returncode == 0
+
+
+# ---- the library's small files beside the store: settings, hand tags, saved searches ----
+
+
+@pytest.mark.parametrize("kind", ["fifo", "zero", "huge"])
+def test_the_small_files_beside_the_store_never_hang_or_fill_memory(lib, tmp_path, kind):
+    """hand-tags.json, saved-searches.json and settings.json were read with read_bytes: a named
+    pipe there hung `tag`, `search --saved` and every command run without --data-dir."""
+
+    def odd(path: Path) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if kind == "fifo":
+            os.mkfifo(path)
+        elif kind == "zero":
+            path.symlink_to("/dev/zero")
+        else:
+            with open(path, "wb") as f:
+                f.truncate(3 * 2**30)  # sparse: costs no disk
+
+    first = Library.open(lib, readonly=True).ids()[0]
+    odd(lib / "hand-tags.json")
+    odd(lib / "saved-searches.json")
+    tagged = run("tag", first, "--add", "odd-neighbour", data_dir=lib)
+    assert tagged.returncode == 0 and "Traceback" not in tagged.stderr, tagged.stderr
+    searched = run("search", "--saved", "anything", data_dir=lib)
+    assert "Traceback" not in searched.stderr and searched.returncode in (1, 2), searched.stderr
+    assert "saved-searches.json" in searched.stderr, searched.stderr
+    assert "not a file" in searched.stderr or "larger than 16 MB" in searched.stderr, searched.stderr
+
+    config = tmp_path / "config"
+    odd(config / "settings.json")
+    cmd = [PRLIMIT, f"--as={AS_LIMIT}", sys.executable, "-m", "papershelf", "list"]
+    env = {**os.environ, "PAPERSHELF_CONFIG_DIR": str(config)}
+    env.pop("PAPERSHELF_DATA_DIR", None)
+    res = subprocess.run(cmd, capture_output=True, text=True, timeout=TIMEOUT, env=env)
+    assert res.returncode != 0 and "Traceback" not in res.stderr, res.stderr
+    assert f"Cannot read the settings file {config / 'settings.json'}" in res.stderr, res.stderr

@@ -21,6 +21,7 @@ from pathlib import Path
 import platformdirs
 
 from .core.errors import PapershelfError
+from .core.fileio import read_small_file
 
 APP_NAME = "Papershelf"
 ENV_DATA_DIR = "PAPERSHELF_DATA_DIR"
@@ -104,7 +105,7 @@ def settings_file() -> Path:
 def _read_settings() -> dict[str, object]:
     path = settings_file()
     try:
-        data = path.read_bytes()
+        data = read_small_file(path)
     except FileNotFoundError:
         return {}
     except OSError as exc:

@@ -433,3 +433,51 @@ def lock_shared_fd(fd: int) -> None:
     import fcntl
 
     fcntl.flock(fd, fcntl.LOCK_SH)
+
+
+# ---- reading the library's small files -------------------------------------------
+
+# settings.json, hand-tags.json, saved-searches.json: a few kilobytes each, even for
+# thousands of tags; anything near this is not one Papershelf wrote
+SMALL_FILE_MAX_BYTES = 16 * 2**20
+
+
+def kind_of(mode: int) -> str | None:
+    """What a file that is not a regular file is, in words (None: a regular file)."""
+    if stat.S_ISREG(mode):
+        return None
+    if stat.S_ISFIFO(mode):
+        return "a named pipe"
+    if stat.S_ISDIR(mode):
+        return "a folder"
+    if stat.S_ISCHR(mode):
+        return "a device (such as /dev/zero)"
+    if stat.S_ISBLK(mode):
+        return "a disk device"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    return "not a regular file"
+
+
+def read_small_file(path: Path, max_bytes: int = SMALL_FILE_MAX_BYTES) -> bytes:
+    """The bytes of one of Papershelf's small files, read only if it is a regular file of at
+    most `max_bytes`: opened without waiting (a named pipe would wait forever for a writer),
+    checked with fstat. Raises OSError as it came (missing, permissions), or an OSError whose
+    strerror says what the file is instead ("it is a named pipe, not a file")."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0) | O_BINARY)
+    try:
+        st = os.fstat(fd)
+        kind = kind_of(st.st_mode)
+        if kind is not None:
+            raise OSError(errno.EINVAL, f"it is {kind}, not a file", str(path))
+        too_large = OSError(errno.EFBIG, f"it is larger than {max_bytes // 2**20} MB, which no such file is", str(path))
+        if st.st_size > max_bytes:
+            raise too_large
+        os.set_blocking(fd, True)
+        with open(fd, "rb", closefd=False) as f:
+            data = f.read(max_bytes + 1)
+        if len(data) > max_bytes:  # grew while read (or a file that lies about its size)
+            raise too_large
+        return data
+    finally:
+        os.close(fd)

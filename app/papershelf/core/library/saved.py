@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ExportError, InvalidValueError, NotFoundError, ReadOnlyLibraryError, StoreWriteError
-from ..fileio import write_atomically
+from ..fileio import read_small_file, write_atomically
 from ..limits import MAX_FIELD_CHARS, MAX_LABEL_CHARS
 from ..query import Query
 from .checks import closest, list_name, new_text, status_arg, text_arg
@@ -161,7 +161,7 @@ def load(lib: Library) -> list[SavedSearch]:
     path = path_of(lib)
     try:
         st = path.stat()
-        raw = path.read_bytes()
+        raw = read_small_file(path)
     except FileNotFoundError:
         return []
     except OSError as exc:

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 from ..citation import record_keywords
 from ..errors import ExportError, InvalidValueError
-from ..fileio import write_atomically
+from ..fileio import read_small_file, write_atomically
 from ..limits import MAX_LABEL_CHARS
 from ..overview import TOP_TAGS
 from ..paper import normalize_tag
@@ -169,7 +169,7 @@ def _hand_tags(lib: Library) -> list[str]:
     """The tags the user applied by hand, in the order first applied; [] for none or an
     unreadable file (it is only a preference: the keys then start again from the next tag)."""
     try:
-        data = json.loads((lib.folder / HAND_TAGS_FILE).read_bytes().decode("utf-8"))
+        data = json.loads(read_small_file(lib.folder / HAND_TAGS_FILE).decode("utf-8"))
     except (OSError, ValueError, RecursionError):
         return []
     if not isinstance(data, dict) or data.get("format") != _FORMAT or not isinstance(data.get("tags"), list):

@@ -14,8 +14,7 @@ import shutil
 from pathlib import Path
 
 from ..errors import StoreCorruptError, StoreUnreadableError, StoreVersionError, StoreWriteError
-from ..fileio import fsync_dir
-from .files import kind_of
+from ..fileio import fsync_dir, kind_of
 from .format import BACKUPS, SNAPSHOT, read_snapshot
 
 KEEP_RECENT_BACKUPS = 3

@@ -16,12 +16,11 @@ from __future__ import annotations
 
 import errno
 import os
-import stat
 from pathlib import Path
 from typing import BinaryIO
 
 from ..errors import StoreOddFileError
-from ..fileio import O_BINARY
+from ..fileio import O_BINARY, kind_of
 
 # The library file and each backup: twelve times a 100,000-paper library.
 LIBRARY_FILE_MAX_BYTES = 2 * 2**30
@@ -36,23 +35,6 @@ MARK_READ_BYTES = 256
 
 _O_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
 _O_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
-
-
-def kind_of(mode: int) -> str | None:
-    """What a file that is not a regular file is, in words (None: a regular file)."""
-    if stat.S_ISREG(mode):
-        return None
-    if stat.S_ISFIFO(mode):
-        return "a named pipe"
-    if stat.S_ISDIR(mode):
-        return "a folder"
-    if stat.S_ISCHR(mode):
-        return "a device (such as /dev/zero)"
-    if stat.S_ISBLK(mode):
-        return "a disk device"
-    if stat.S_ISSOCK(mode):
-        return "a socket"
-    return "not a regular file"
 
 
 def size_words(size: int) -> str:
