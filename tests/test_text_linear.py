@@ -27,6 +27,7 @@ import pytest
 from papershelf.core.dedupe import fingerprint
 from papershelf.core.exporters.bibtex import render
 from papershelf.core.library import Library
+from papershelf.core.limits import MAX_FIELD_CHARS, MAX_TITLE_CHARS
 from papershelf.core.paper import Paper
 from papershelf.core.render import abstract_html
 from papershelf.core.search import PaperAnalyzer, make_snippet
@@ -63,65 +64,72 @@ def halves(a: str, b: str, n: int = SIZE) -> str:
     return a * k + b * k
 
 
-# name -> text of about SIZE characters
-HOSTILE = {
-    # from the issue
-    "brackets then link openers": halves("[", "]("),
-    "math of superscripts": "$" + fill("x^", SIZE - 3) + "x$",
-    "unclosed math of superscripts": "$" + fill("x^", SIZE - 1),
-    # found auditing the patterns
-    "link openers without an end": fill("[a](http://"),
-    "image openers": fill("!["),
-    "bold openers": fill("**a "),
-    "underscore bold openers": fill("__a "),
-    "italic openers": fill("*a "),
-    "underscore italic openers": fill("_a "),
-    "url then closing parens": "http://x.org/" + fill(")", SIZE - 13),
-    "url of paren pairs then closers": "http://x.org/" + fill("()", SIZE // 2) + fill(")", SIZE // 2),
-    "math subscripts of macros": "$" + fill("_\\a", SIZE - 2) + "$",
-    "math sub and superscripts": "$" + fill("x_1^2", SIZE - 2) + "$",
-    "capitals then underscore": "A" * (SIZE - 1) + "_",
-    "capitals then escaped brace": "A" * (SIZE - 2) + "\\}",
-    "camel case then underscore": fill("aB", SIZE - 1) + "_",
-    "hyphenated capitals then underscore": "AB" + fill("-AB", SIZE - 3) + "_",
-    "urls run together": fill("http://"),
-    # the ones the brief lists, and relatives
-    "backslashes": fill("\\"),
-    "open braces": fill("{"),
-    "close braces": fill("}"),
-    "dollars": fill("$"),
-    "dollar letter": fill("$a"),
-    "dollar newline": fill("$\n"),
-    "display math openers": fill("$$a$ "),
-    "escaped dollars": "$" + fill("\\$", SIZE - 1),
-    "stars": fill("*"),
-    "underscores": fill("_"),
-    "backticks": fill("`"),
-    "backtick words": fill("`a "),
-    "tex quotes": fill("`a'"),
-    "dashes": fill("-"),
-    "tildes": fill("~"),
-    "fractions": "$" + fill("\\frac{", SIZE - 2) + "$",
-    "unclosed fractions": "$" + fill("\\frac{", SIZE - 1),
-    "superscript groups": "$" + fill("^{", SIZE - 2) + "$",
-    "blackboard openers": "$" + fill("\\mathbb{", SIZE - 2) + "$",
-    "nested macros": "\\textbf{" * (SIZE // 16) + "x" + "}" * (SIZE // 16),
-    "nested emphasis": fill("\\emph{", SIZE // 2) + fill("}", SIZE // 2),
-    "nested braces": "{" * (SIZE // 2) + "}" * (SIZE // 2),
-    "href openers": fill("\\href{"),
-    "accent commands": fill("\\'"),
-    "long word": "a" * SIZE,
-    "ampersands and percents": fill("&%"),
-    "angle brackets": fill("<>"),
-    "sentence ends": fill(". "),
-    "abbreviations": fill("e.g. A"),
-    "initials": fill("A. "),
-    "contribution leads": fill("We propose A ("),
-    "accented letters and symbols": fill("é∑α "),
-    "combining marks": "e" + "\u0301" * (SIZE - 1),
-    "CJK": fill("論文"),
-    "emoji": fill("😀"),
-}
+def hostile_texts(n: int) -> dict[str, str]:
+    """name -> a hostile text of about n characters"""
+    return {
+        # from the issue
+        "brackets then link openers": halves("[", "](", n),
+        "math of superscripts": "$" + fill("x^", n - 3) + "x$",
+        "unclosed math of superscripts": "$" + fill("x^", n - 1),
+        # found auditing the patterns
+        "link openers without an end": fill("[a](http://", n),
+        "image openers": fill("![", n),
+        "bold openers": fill("**a ", n),
+        "underscore bold openers": fill("__a ", n),
+        "italic openers": fill("*a ", n),
+        "underscore italic openers": fill("_a ", n),
+        "url then closing parens": "http://x.org/" + fill(")", n - 13),
+        "url of paren pairs then closers": "http://x.org/" + fill("()", n // 2) + fill(")", n // 2),
+        "math subscripts of macros": "$" + fill("_\\a", n - 2) + "$",
+        "math sub and superscripts": "$" + fill("x_1^2", n - 2) + "$",
+        "capitals then underscore": "A" * (n - 1) + "_",
+        "capitals then escaped brace": "A" * (n - 2) + "\\}",
+        "camel case then underscore": fill("aB", n - 1) + "_",
+        "hyphenated capitals then underscore": "AB" + fill("-AB", n - 3) + "_",
+        "urls run together": fill("http://", n),
+        # the ones the brief lists, and relatives
+        "backslashes": fill("\\", n),
+        "open braces": fill("{", n),
+        "close braces": fill("}", n),
+        "dollars": fill("$", n),
+        "dollar letter": fill("$a", n),
+        "dollar newline": fill("$\n", n),
+        "display math openers": fill("$$a$ ", n),
+        "escaped dollars": "$" + fill("\\$", n - 1),
+        "stars": fill("*", n),
+        "underscores": fill("_", n),
+        "backticks": fill("`", n),
+        "backtick words": fill("`a ", n),
+        "tex quotes": fill("`a'", n),
+        "dashes": fill("-", n),
+        "tildes": fill("~", n),
+        "fractions": "$" + fill("\\frac{", n - 2) + "$",
+        "unclosed fractions": "$" + fill("\\frac{", n - 1),
+        "superscript groups": "$" + fill("^{", n - 2) + "$",
+        "blackboard openers": "$" + fill("\\mathbb{", n - 2) + "$",
+        "nested macros": "\\textbf{" * (n // 16) + "x" + "}" * (n // 16),
+        "nested emphasis": fill("\\emph{", n // 2) + fill("}", n // 2),
+        "nested braces": "{" * (n // 2) + "}" * (n // 2),
+        "href openers": fill("\\href{", n),
+        "accent commands": fill("\\'", n),
+        "long word": "a" * n,
+        "ampersands and percents": fill("&%", n),
+        "angle brackets": fill("<>", n),
+        "sentence ends": fill(". ", n),
+        "abbreviations": fill("e.g. A", n),
+        "initials": fill("A. ", n),
+        "contribution leads": fill("We propose A (", n),
+        "accented letters and symbols": fill("é∑α ", n),
+        "combining marks": "e" + "\u0301" * (n - 1),
+        "CJK": fill("論文", n),
+        "emoji": fill("😀", n),
+    }
+
+
+HOSTILE = hostile_texts(SIZE)
+# what one field of a record may hold (core/limits.py): imports are timed at that size
+FIELD_CHARS = MAX_FIELD_CHARS - 1_000
+FIELD_HOSTILE = hostile_texts(FIELD_CHARS)
 
 _analyzer = PaperAnalyzer()
 NORMAL = _analyzer._normal
@@ -265,12 +273,12 @@ def _bib(abstract: str) -> str:
 @pytest.mark.parametrize("name", IMPORTED)
 def test_bib_import_is_linear_on_hostile_abstract(tmp_path, name):
     hostile, usual = tmp_path / "hostile.bib", tmp_path / "ordinary.bib"
-    hostile.write_text(_bib(HOSTILE[name]), encoding="utf-8")
-    usual.write_text(_bib(ordinary(len(HOSTILE[name]))), encoding="utf-8")
+    hostile.write_text(_bib(FIELD_HOSTILE[name]), encoding="utf-8")
+    usual.write_text(_bib(ordinary(len(FIELD_HOSTILE[name]))), encoding="utf-8")
     assert_linear(f"importing {name}", _import_into_fresh_library(tmp_path), hostile, usual, IMPORT_SLACK)
 
 
-LISTING_CHARS = 99_000  # a listing paragraph above 100,000 characters is no abstract
+LISTING_CHARS = FIELD_CHARS  # a listing paragraph above 100,000 characters is no abstract
 
 
 def _listing(paragraph: str) -> str:
@@ -301,8 +309,9 @@ def test_listing_cut_off_check_is_linear_on_a_run_of_urls(tmp_path):
 
 
 def test_ris_import_is_linear_in_wrapped_lines(tmp_path):
-    # a 1 MB abstract wrapped over 333,334 short lines, against the same text on one line
-    words = fill("ab ", 1_000_000).split()
+    # an abstract as long as a field may be, wrapped over 33,000 short lines, against the
+    # same text on one line
+    words = fill("ab ", FIELD_CHARS).split()
     hostile, usual = tmp_path / "wrapped.ris", tmp_path / "one-line.ris"
     hostile.write_text("TY  - JOUR\nTI  - A title\nAB  - " + "\n".join(words) + "\nER  - \n", encoding="utf-8")
     usual.write_text("TY  - JOUR\nTI  - A title\nAB  - " + " ".join(words) + "\nER  - \n", encoding="utf-8")
@@ -318,7 +327,9 @@ def test_ris_import_is_linear_in_wrapped_lines(tmp_path):
 
 def test_title_of_capitals_exports_in_linear_time(tmp_path):
     # case protection matched a run of capitals before "_" in cubic time: 11 s for 800 letters
-    hostile = "A" * 100_000 + "_x"
+    # (a title as long as a title may be: cubic would take hours)
+    capitals = MAX_TITLE_CHARS - 2
+    hostile = "A" * capitals + "_x"
     usual = " ".join(ordinary(len(hostile)).split())
     bib = tmp_path / "titles.bib"
     bib.write_text(
@@ -338,7 +349,7 @@ def test_title_of_capitals_exports_in_linear_time(tmp_path):
             return lib.export_bibtex([paper_id], "-")[1]
 
         assert_linear("exporting a title of capitals", export, ids["AAA"], ids[ORDINARY[:3]])
-        assert "{" + "A" * 100_000 + "\\_x}" in export(ids["AAA"])
+        assert "{" + "A" * capitals + "\\_x}" in export(ids["AAA"])
     finally:
         lib.close()
 

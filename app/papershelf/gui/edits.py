@@ -64,9 +64,16 @@ class Edits(QObject):
         if self._busy():
             return None
         results = []
+        refused: list[Exception] = []
 
         def run() -> object:
-            results.append(action())
+            # caught here, inside the step: an error leaving QUndoCommand.redo is printed by
+            # PySide as a traceback even when push's caller catches it
+            try:
+                results.append(action())
+            except (PapershelfError, ValueError) as exc:
+                refused.append(exc)
+                results.append(None)
             return results[-1]
 
         start = win.undo_stack.index()
@@ -75,7 +82,9 @@ class Edits(QObject):
         try:
             win.undo_stack.push(self._pushed)
         except (PapershelfError, ValueError) as exc:
-            win.show_error(self.tr("The change was not made"), str(exc))
+            refused.append(exc)
+        if refused:  # nothing was changed (the step went obsolete)
+            win.show_error(self.tr("The change was not made"), str(refused[0]))
             return None
         if win.undo_stack.index() == start:  # nothing changed: the step went obsolete
             return 0

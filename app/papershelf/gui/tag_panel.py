@@ -151,6 +151,7 @@ class TagPanel(QWidget):
         self.setAccessibleName(self.tr("Tags and status"))
         self._ids: list[str] = []
         self._notes_for: str | None = None
+        self._notes_typed_for: str | None = None  # the paper whose notes were typed, not yet saved
         layout = QVBoxLayout(self)
         layout.setContentsMargins(6, 6, 6, 6)
 
@@ -390,12 +391,16 @@ class TagPanel(QWidget):
 
     def _notes_typed(self) -> None:
         if not self._loading and self._notes_for:
+            self._notes_typed_for = self._notes_for
             self._notes_timer.start()
 
     def flush_notes(self) -> None:
         """Save notes typed but not yet saved (called before the selection changes)."""
         if self._notes_timer.isActive():
             self._notes_timer.stop()
-        if self._notes_for and not self._loading:
+        # only what was typed: showing a paper's notes is no edit (the box may show them
+        # changed: a carriage return an older version stored shows as a line break)
+        if self._notes_for and not self._loading and self._notes_typed_for == self._notes_for:
+            self._notes_typed_for = None
             text = self.notes.toPlainText()
             self.notesEdited.emit(self._notes_for, text)
