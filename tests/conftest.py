@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -84,6 +85,13 @@ def run_cli(
         cmd += ["--data-dir", str(data_dir)]
     full_env = {**os.environ, **(env or {})}
     return subprocess.run(cmd + list(args), capture_output=True, text=True, input=input, env=full_env, timeout=120)
+
+
+def listed_papers(data_dir: Path) -> list[dict]:
+    """The library's papers as `papershelf list --json` prints them (the installed command)."""
+    res = run_cli("list", "--json", data_dir=data_dir)
+    assert res.returncode == 0, res.stderr
+    return json.loads(res.stdout)
 
 
 def run_window_probe(

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import run_cli
+from conftest import listed_papers, run_cli
 from papershelf.core import limits
 from replay_server import replay_fixture  # noqa: F401
 
@@ -27,10 +27,12 @@ def capped_cli(*args: str, data_dir: Path) -> subprocess.CompletedProcess:
     return subprocess.run(cmd, capture_output=True, text=True, timeout=120)
 
 
-def _papers(data_dir: Path) -> list[dict]:
-    res = run_cli("list", "--json", data_dir=data_dir)
-    assert res.returncode == 0, res.stderr
-    return json.loads(res.stdout)
+def _import_lines(bib: Path, lines: list[str], data_dir: Path):
+    """Write these lines as a .bib file and import it under the memory cap: no traceback, exit 0."""
+    bib.write_text("\n".join(lines) + "\n")
+    res = capped_cli("import", str(bib), data_dir=data_dir)
+    assert "Traceback" not in res.stderr and res.returncode == 0, res.stderr
+    return bib, res
 
 
 def _doubling_bomb(depth: int) -> str:
@@ -52,7 +54,7 @@ def test_a_macro_bomb_is_refused_and_the_rest_of_the_file_imports(tmp_path, data
     assert f"{bib}:28: entry 'bomb' was not imported: its field 'title'" in res.stdout
     assert f"{limits.MAX_MACRO_VALUE_CHARS:,} characters, the limit for one value" in res.stdout
     assert f"{bib}:19: the @string macro 's18' was not defined" in res.stdout
-    assert [p["title"] for p in _papers(data_dir)] == ["A fine paper"]
+    assert [p["title"] for p in listed_papers(data_dir)] == ["A fine paper"]
 
 
 def test_a_bomb_under_the_limit_for_one_value_is_stopped_by_the_limit_for_the_file(tmp_path, data_dir):
@@ -60,14 +62,11 @@ def test_a_bomb_under_the_limit_for_one_value_is_stopped_by_the_limit_for_the_fi
     lines = ['@string{s0="xy"}', *(f"@string{{s{i} = s{i - 1} # s{i - 1}}}" for i in range(1, 17))]
     lines += [f"@misc{{m{n}, title = {{Paper {n}}}, note = s16}}" for n in range(100)]
     lines.append("@article{fine, title = {A fine paper}, author = {B. Fine}, year = 2021}")
-    bib = tmp_path / "wide.bib"
-    bib.write_text("\n".join(lines) + "\n")
-    res = capped_cli("import", str(bib), data_dir=data_dir)
-    assert "Traceback" not in res.stderr and res.returncode == 0, res.stderr
+    _bib, res = _import_lines(tmp_path / "wide.bib", lines, data_dir)
     assert (
         f"{limits.MAX_MACRO_FILE_CHARS:,} characters beyond the file's own size, the limit for one file" in res.stdout
     )
-    titles = {p["title"] for p in _papers(data_dir)}
+    titles = {p["title"] for p in listed_papers(data_dir)}
     assert "A fine paper" in titles and len(titles) < 100
 
 
@@ -100,7 +99,7 @@ def test_control_characters_in_a_bib_file_are_removed_and_told(tmp_path, data_di
         f"{bib}:1: entry 'esc': control characters (such as terminal escapes or NUL) were removed from "
         "title, author, note" in res.stdout
     )
-    papers = {p["citekey"]: p for p in _papers(data_dir)}
+    papers = {p["citekey"]: p for p in listed_papers(data_dir)}
     assert papers["esc"]["title"] == "Attack]0;pwned of the31m title"
     assert papers["esc"]["authors"] == ["Eve[2J Mallory"]
     _library_file_has_no_controls(data_dir)
@@ -123,7 +122,7 @@ def test_control_characters_in_a_ris_file_and_a_listing_are_removed_and_told(tmp
     assert res.returncode == 0 and "Traceback" not in res.stderr, res.stderr
     assert f"{ris}:1: the entry: control characters (such as terminal escapes or NUL) were removed from" in res.stdout
     assert f"{listing}:3: the entry: control characters" in res.stdout
-    titles = sorted(p["title"] for p in _papers(data_dir))
+    titles = sorted(p["title"] for p in listed_papers(data_dir))
     assert "Escaped[2J title" in titles and len(titles) == 2
     _library_file_has_no_controls(data_dir)
 
@@ -132,14 +131,14 @@ def test_an_edit_with_control_characters_or_over_a_limit_is_refused_with_words(t
     bib = tmp_path / "one.bib"
     bib.write_text("@article{fine, title = {A fine paper}, author = {B. Fine}, year = 2021}\n")
     assert run_cli("import", str(bib), data_dir=data_dir).returncode == 0
-    pid = _papers(data_dir)[0]["id"]
+    pid = listed_papers(data_dir)[0]["id"]
     res = run_cli("set", pid, f"title=Evil{OSC_TITLE}", data_dir=data_dir)
     assert res.returncode != 0 and "Traceback" not in res.stderr
     assert "the title holds control characters" in res.stderr and "Nothing was changed" in res.stderr
     res = run_cli("set", pid, "title=" + "long " * 1000, data_dir=data_dir)
     assert res.returncode != 0 and "Traceback" not in res.stderr
     assert f"the title is 5,000 characters long, more than the {limits.MAX_TITLE_CHARS:,}" in res.stderr
-    assert [p["title"] for p in _papers(data_dir)] == ["A fine paper"]
+    assert [p["title"] for p in listed_papers(data_dir)] == ["A fine paper"]
 
 
 PNAS = "10.1073/pnas.1414271111"
@@ -163,7 +162,7 @@ def _add_refused(replay, data_dir: Path, body: bytes) -> subprocess.CompletedPro
     assert f"papershelf: doi:{PNAS}: Crossref's record was refused:" in res.stderr
     assert "it was not added" in res.stderr
     assert len(res.stdout) < 10_000  # the record itself is not shown
-    assert _papers(data_dir) == []
+    assert listed_papers(data_dir) == []
     return res
 
 
@@ -188,7 +187,7 @@ def test_a_found_record_with_control_characters_is_added_without_them(replay, da
     res = run_cli("add", f"doi:{PNAS}", data_dir=data_dir, env=replay.env())
     assert res.returncode == 0 and "Traceback" not in res.stderr, res.stderr
     assert "control characters (such as terminal escapes or NUL) were removed from title" in res.stdout
-    assert [p["title"] for p in _papers(data_dir)] == ["Evolution]0;pwned of a title"]
+    assert [p["title"] for p in listed_papers(data_dir)] == ["Evolution]0;pwned of a title"]
     _library_file_has_no_controls(data_dir)
 
 
@@ -200,15 +199,12 @@ def test_a_long_author_list_is_not_copied_into_every_crossref_child(tmp_path, da
     lines.append('@proceedings{parent, title = {Proc}, author = n13 # "Z Last"}')
     lines += [f"@inproceedings{{c{k}, title = {{Child {k}}}, crossref = {{parent}}}}" for k in range(60)]
     lines.append("@article{fine, title = {A fine paper}, author = {B. Fine}, year = 2021}")
-    bib = tmp_path / "xref.bib"
-    bib.write_text("\n".join(lines) + "\n")
-    res = capped_cli("import", str(bib), data_dir=data_dir)
-    assert "Traceback" not in res.stderr and res.returncode == 0, res.stderr
+    bib, res = _import_lines(tmp_path / "xref.bib", lines, data_dir)
     assert f"{bib}:29: entry 'c13' was not imported: what it takes from its crossref" in res.stdout
     assert f"more than {limits.MAX_INHERITED_FILE_CHARS:,} characters" in res.stdout
     stored = sum(f.stat().st_size for f in data_dir.rglob("*.jsonl"))
     assert stored < 3 * limits.MAX_INHERITED_FILE_CHARS
-    titles = {p["title"] for p in _papers(data_dir)}
+    titles = {p["title"] for p in listed_papers(data_dir)}
     assert "A fine paper" in titles and "Child 12" in titles and "Child 13" not in titles
 
 
@@ -216,7 +212,7 @@ def test_tags_notes_titles_and_list_names_with_control_characters_or_too_long_ar
     bib = tmp_path / "one.bib"
     bib.write_text("@article{k1, title = {A fine paper}, author = {B. Fine}, year = 2021}\n")
     assert run_cli("import", str(bib), data_dir=data_dir).returncode == 0
-    (pid,) = [p["id"] for p in _papers(data_dir)]
+    (pid,) = [p["id"] for p in listed_papers(data_dir)]
     assert run_cli("tag", pid, "--add", "x", data_dir=data_dir).returncode == 0
     attempts = [
         (("tag", pid, "--add", f"t{OSC_TITLE}x"), "control characters"),
@@ -232,7 +228,7 @@ def test_tags_notes_titles_and_list_names_with_control_characters_or_too_long_ar
         res = run_cli(*args, data_dir=data_dir, input="n" * 200_000 if args[-1] == "-" else None)
         assert res.returncode != 0 and "Traceback" not in res.stderr, (args, res.stdout, res.stderr)
         assert words in res.stderr and "Nothing was changed" in res.stderr, (args, res.stderr)
-    (paper,) = _papers(data_dir)
+    (paper,) = listed_papers(data_dir)
     assert paper["title"] == "A fine paper" and paper["tags"] == ["x"]
     _library_file_has_no_controls(data_dir)
 
@@ -267,13 +263,13 @@ def test_a_look_up_whose_answer_holds_control_characters_is_applied_without_them
         "  author = {Makris, Eleftherios A. and Responte, Donald J.}}\n"
     )
     assert run_cli("import", str(bib), data_dir=data_dir).returncode == 0
-    (pid,) = [p["id"] for p in _papers(data_dir)]
+    (pid,) = [p["id"] for p in listed_papers(data_dir)]
     res = run_cli("lookup", pid, "--apply", "--accept", "--json", data_dir=data_dir, env=replay.env())
     assert "Traceback" not in res.stderr, res.stderr
     (result,) = json.loads(res.stdout)
     assert result["applied"] is True, json.dumps(result)[:3000]
     assert "Control characters (such as terminal escapes or NUL) were removed from author" in result["message"]
-    (paper,) = _papers(data_dir)
+    (paper,) = listed_papers(data_dir)
     assert paper["authors"][0].startswith("Eleftherios A. Mak]0;pwnedris"), paper["authors"]
     _library_file_has_no_controls(data_dir)
 

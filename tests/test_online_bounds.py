@@ -11,19 +11,13 @@ from __future__ import annotations
 import json
 import re
 
-from conftest import SEEDS, run_cli
+from conftest import SEEDS, listed_papers, run_cli
 from replay_server import RECORDED, ReplayServer, Reply, replay_fixture  # noqa: F401
 from seed_replay import serve_seeds
 
 PNAS = "10.1073/pnas.1414271111"
 PNAS_JSON = RECORDED / "crossref_works_doi_10.1073_pnas.1414271111.json"
 MAILTO = "ann@example.org"
-
-
-def _papers(data_dir) -> list[dict]:
-    res = run_cli("list", "--json", data_dir=data_dir)
-    assert res.returncode == 0, res.stderr
-    return json.loads(res.stdout)
 
 
 # ---- defect 4: an answer nested too deeply is that service's failure, the batch goes on ----
@@ -43,7 +37,7 @@ def test_deeply_nested_json_fails_that_service_and_the_batch_applies_what_the_ot
     assert unread and all("nested too deeply" in r["message"] for r in unread), results
     applied = [r for r in results if r["applied"]]
     assert len(applied) >= 5  # what arXiv found is applied all the same
-    titles = {p["id"]: p for p in _papers(data_dir)}
+    titles = {p["id"]: p for p in listed_papers(data_dir)}
     assert all(not titles[r["id"]]["title_derived"] for r in applied)
     assert res.returncode == 1  # some papers did fail: said so
 
@@ -55,7 +49,7 @@ def test_a_registrars_bibtex_with_an_empty_author_is_added_without_it(replay, da
     res = run_cli("add", "10.1234/empty", data_dir=data_dir, env=replay.env())
     assert "Traceback" not in res.stderr, res.stderr[-2000:]
     assert res.returncode == 0, res.stderr
-    (paper,) = _papers(data_dir)
+    (paper,) = listed_papers(data_dir)
     assert paper["title"] == "Braced Nothing" and paper["authors"] == []
 
 
@@ -77,7 +71,7 @@ def test_a_search_answer_longer_than_asked_is_read_only_as_far_as_asked(replay, 
     # so its size cannot stretch a paper's look-up past its deadline in reading and matching; the
     # paper's own record, put after them, is never seen
     assert run_cli("import", str(SEEDS[0]), data_dir=data_dir).returncode == 0
-    paper = _papers(data_dir)[0]
+    paper = listed_papers(data_dir)[0]
     other = {
         "title": ["Another Paper"],
         "abstract": "Something else entirely, about rivers.",
@@ -110,7 +104,7 @@ def test_a_lone_surrogate_escaped_in_an_answer_is_replaced_not_a_traceback(repla
     res = run_cli("add", PNAS, data_dir=data_dir, env=replay.env())
     assert "Traceback" not in res.stderr, res.stderr[-2000:]
     assert res.returncode == 0, res.stderr
-    (paper,) = _papers(data_dir)
+    (paper,) = listed_papers(data_dir)
     assert paper["title"] == "Lone \ufffd Half" and paper["authors"] == ["Ann\ufffd Smith"]
 
 
@@ -131,42 +125,40 @@ def test_an_arxiv_entry_id_of_many_abs_paths_is_read_in_one_pass(replay, data_di
 # ---- defect 7: the contact goes to Crossref's and OpenAlex's hosts only, never where they redirect ----
 
 
-def test_the_contact_is_not_sent_to_the_host_a_redirect_leads_to(replay, data_dir):
-    other = ReplayServer()  # another port: another host as far as the contact is concerned
-    try:
-        other.route(f"/crossref/works/{PNAS}", PNAS_JSON)
-        where = f"{other.base('crossref')}/works/{PNAS}"
-        replay.route(f"/crossref/works/{PNAS}", Reply(b"", 302, {"Location": where}))
-        res = run_cli("add", "--mailto", MAILTO, PNAS, data_dir=data_dir, env=replay.env())
-        assert res.returncode == 0, res.stderr
-        (first,) = replay.requests_to(f"/crossref/works/{PNAS}")
-        assert f"mailto:{MAILTO}" in first.headers["user-agent"] and first.query["mailto"] == MAILTO
-        (followed,) = other.requests_to(f"/crossref/works/{PNAS}")
-        assert followed.headers["user-agent"].startswith("Papershelf/")
-        assert MAILTO not in followed.raw_path and not any(MAILTO in v for v in followed.headers.values())
-    finally:
-        other.close()
-    assert len(_papers(data_dir)) == 1  # the answer found there is still used
-
-
-def test_a_redirect_that_names_the_contact_in_its_address_loses_it(replay, data_dir):
+def _add_redirected(replay, data_dir, status: int, query: str = ""):
+    """`add` of PNAS whose Crossref answer redirects to another loopback server (another port:
+    another host as far as the contact is concerned); the requests the first and the other got."""
     other = ReplayServer()
     try:
         other.route(f"/crossref/works/{PNAS}", PNAS_JSON)
-        where = f"{other.base('crossref')}/works/{PNAS}?mailto={MAILTO}&x=1"
-        replay.route(f"/crossref/works/{PNAS}", Reply(b"", 307, {"Location": where}))
+        where = f"{other.base('crossref')}/works/{PNAS}{query}"
+        replay.route(f"/crossref/works/{PNAS}", Reply(b"", status, {"Location": where}))
         res = run_cli("add", "--mailto", MAILTO, PNAS, data_dir=data_dir, env=replay.env())
         assert res.returncode == 0, res.stderr
+        (first,) = replay.requests_to(f"/crossref/works/{PNAS}")
         (followed,) = other.requests_to(f"/crossref/works/{PNAS}")
-        assert "mailto" not in followed.query and followed.query["x"] == "1"
+        return first, followed
     finally:
         other.close()
+
+
+def test_the_contact_is_not_sent_to_the_host_a_redirect_leads_to(replay, data_dir):
+    first, followed = _add_redirected(replay, data_dir, 302)
+    assert f"mailto:{MAILTO}" in first.headers["user-agent"] and first.query["mailto"] == MAILTO
+    assert followed.headers["user-agent"].startswith("Papershelf/")
+    assert MAILTO not in followed.raw_path and not any(MAILTO in v for v in followed.headers.values())
+    assert len(listed_papers(data_dir)) == 1  # the answer found there is still used
+
+
+def test_a_redirect_that_names_the_contact_in_its_address_loses_it(replay, data_dir):
+    _first, followed = _add_redirected(replay, data_dir, 307, f"?mailto={MAILTO}&x=1")
+    assert "mailto" not in followed.query and followed.query["x"] == "1"
 
 
 def test_the_contact_is_in_no_message_and_no_kept_answer(replay, data_dir, tmp_path):
     # every service answers 404 (no route): the message names the address asked, without the contact
     assert run_cli("import", str(SEEDS[0]), data_dir=data_dir).returncode == 0
-    first = _papers(data_dir)[0]["id"]
+    first = listed_papers(data_dir)[0]["id"]
     res = run_cli("lookup", "--mailto", MAILTO, first, "--json", data_dir=data_dir, env=replay.env())
     assert replay.requests_to("/crossref/works")[0].query["mailto"] == MAILTO  # Crossref was given it
     (result,) = json.loads(res.stdout)
@@ -179,7 +171,7 @@ def test_the_contact_is_in_no_message_and_no_kept_answer(replay, data_dir, tmp_p
 def test_an_answer_kept_with_the_contact_by_an_older_version_does_not_show_it(replay, data_dir, tmp_path):
     # answers kept before the contact was taken out of their address still name it: asked again
     assert run_cli("import", str(SEEDS[0]), data_dir=data_dir).returncode == 0
-    first = _papers(data_dir)[0]["id"]
+    first = listed_papers(data_dir)[0]["id"]
     assert run_cli("lookup", first, data_dir=data_dir, env=replay.env()).returncode == 1  # every answer a 404
     kept = list((tmp_path / "cache").rglob("*.json"))
     assert kept
@@ -214,7 +206,7 @@ def test_a_dripping_server_is_abandoned_at_the_request_deadline_and_the_wait_is_
     assert "papershelf: Still waiting for Crossref…" in res.stderr.splitlines()
     assert "Crossref (127.0.0.1:" in res.stderr and "took too long answering (more than 1 s in all)" in res.stderr
     assert "Traceback" not in res.stderr
-    assert _papers(data_dir) == []
+    assert listed_papers(data_dir) == []
 
 
 def test_a_retry_after_is_waited_for_and_said(replay, data_dir):
@@ -222,7 +214,7 @@ def test_a_retry_after_is_waited_for_and_said(replay, data_dir):
     res = run_cli("add", PNAS, data_dir=data_dir, env=replay.env())
     assert res.returncode == 0, res.stderr
     assert "papershelf: Waiting 1 s: Crossref asked us to slow down…" in res.stderr.splitlines()
-    assert len(_papers(data_dir)) == 1
+    assert len(listed_papers(data_dir)) == 1
 
 
 def test_a_retry_after_past_the_papers_deadline_is_not_waited_for(replay, data_dir):
@@ -235,7 +227,7 @@ def test_a_retry_after_past_the_papers_deadline_is_not_waited_for(replay, data_d
     )
     assert "Waiting" not in res.stderr  # nothing was waited for
     assert len(replay.requests_to(f"/crossref/works/{PNAS}")) == 1
-    assert _papers(data_dir) == []
+    assert listed_papers(data_dir) == []
 
 
 def test_a_retry_after_shorter_than_the_deadline_but_past_what_is_left_says_what_is_left(replay, data_dir):
@@ -255,7 +247,7 @@ def test_a_retry_after_shorter_than_the_deadline_but_past_what_is_left_says_what
 
 def test_a_papers_deadline_stops_asking_for_it_and_the_batch_goes_on(replay, data_dir):
     assert run_cli("import", str(SEEDS[1]), data_dir=data_dir).returncode == 0
-    derived = [p["id"] for p in _papers(data_dir) if p["title_derived"]][:2]
+    derived = [p["id"] for p in listed_papers(data_dir) if p["title_derived"]][:2]
     for path in ("/arxiv/api/query", "/openalex/works", "/crossref/works", "/s2/graph/v1/paper/search"):
         replay.route(path, hang=True)
     env = {**replay.env(), "PAPERSHELF_REQUEST_SECONDS": "0.6", "PAPERSHELF_PAPER_SECONDS": "1.5"}
@@ -273,7 +265,7 @@ def test_a_service_whose_next_turn_is_past_the_papers_deadline_is_skipped_not_th
     # Crossref asks for a pause longer than a paper may take: the first paper is told so; the next
     # paper finds Crossref's turn still far off, and must still ask Semantic Scholar (after it)
     assert run_cli("import", str(SEEDS[0]), data_dir=data_dir).returncode == 0
-    two = [p["id"] for p in _papers(data_dir)][:2]
+    two = [p["id"] for p in listed_papers(data_dir)][:2]
     replay.route("/crossref/works", Reply(b"{}", 429, {"Retry-After": "30"}))  # the others: 404
     env = {**replay.env(), "PAPERSHELF_PAPER_SECONDS": "20"}
     res = run_cli("lookup", *two, "--json", data_dir=data_dir, env=env)
@@ -299,7 +291,7 @@ def test_a_doi_with_dot_segments_is_refused_before_any_request(replay, data_dir)
     res = run_cli("add", "10.1234/a\x1b]0;pwned\x07b", data_dir=data_dir, env=replay.env())
     assert res.returncode == 2 and "control character" in res.stderr and "\x1b" not in res.stderr
     assert replay.requests == []  # nobody was asked anything
-    assert _papers(data_dir) == []
+    assert listed_papers(data_dir) == []
 
 
 def test_a_doi_with_odd_characters_reaches_the_service_whole_and_encoded(replay, data_dir):

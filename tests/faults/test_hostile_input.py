@@ -42,6 +42,13 @@ def report(capsys, title: str, counts: dict) -> None:
         print(f"\n[faults x{SCALE}] {title}: " + ", ".join(f"{k} {v}" for k, v in counts.items()))
 
 
+def finish(capsys, title: str, counts, failures: list[str]) -> None:
+    """Print a campaign's counts (failures among them), then fail with every failure's story."""
+    counts["failed"] = len(failures)
+    report(capsys, title, counts)
+    assert not failures, "\n\n".join(failures)
+
+
 def capped_import(path: Path, data_dir: Path) -> subprocess.CompletedProcess:
     cmd = ["prlimit", f"--as={MEMORY_CAP}", sys.executable, "-m", "papershelf", "--data-dir", str(data_dir)]
     return subprocess.run([*cmd, "import", str(path)], capture_output=True, text=True, timeout=300)
@@ -161,9 +168,7 @@ def test_macro_bombs_never_exhaust_memory_and_the_rest_imports(tmp_path, base_li
         if not ok:
             failures.append(f"{shape} (run {n}): exit {res.returncode}\n{res.stdout[-500:]}\n{res.stderr[-2000:]}")
         bib.unlink()
-    counts["failed"] = len(failures)
-    report(capsys, "macro bombs", counts)
-    assert not failures, "\n\n".join(failures)
+    finish(capsys, "macro bombs", counts, failures)
 
 
 # ---- control characters ----------------------------------------------------------------
@@ -231,6 +236,4 @@ def test_control_characters_are_never_stored(tmp_path, base_library, capsys):
         if not ok:
             failures.append(f"{suffix} (run {n}): exit {res.returncode}\n{res.stdout[-800:]}\n{res.stderr[-2000:]}")
         path.unlink()
-    counts["failed"] = len(failures)
-    report(capsys, "control characters", counts)
-    assert not failures, "\n\n".join(failures)
+    finish(capsys, "control characters", counts, failures)

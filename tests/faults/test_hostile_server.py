@@ -115,15 +115,9 @@ class Hostile:
         if attack == "stall":
             self.stop.wait()
             return
-        if attack == "redirect_loop":
+        if attack in ("redirect_loop", "cross_host_redirect"):  # to itself, or to the other host
             h.send_response(302)
-            h.send_header("Location", h.path)
-            h.send_header("Content-Length", "0")
-            h.end_headers()
-            return
-        if attack == "cross_host_redirect":
-            h.send_response(302)
-            h.send_header("Location", self.redirect_to + h.path)
+            h.send_header("Location", (self.redirect_to if attack == "cross_host_redirect" else "") + h.path)
             h.send_header("Content-Length", "0")
             h.end_headers()
             return

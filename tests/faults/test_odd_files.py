@@ -14,7 +14,6 @@ import os
 import shutil
 import signal
 import subprocess
-import sys
 from collections import Counter
 from pathlib import Path
 
@@ -23,12 +22,10 @@ import pytest
 from conftest import SEEDS, snapshot_files
 from papershelf.core.library import Library
 from papershelf.core.store import JOURNAL, MARK, SNAPSHOT
+from test_store_odd_files import TIMEOUT, run  # the CLI under a timeout and a memory cap
 
 pytestmark = [pytest.mark.slow, pytest.mark.skipif(not hasattr(signal, "SIGKILL"), reason="POSIX")]
 
-PRLIMIT = shutil.which("prlimit")
-AS_LIMIT = 1024 * 2**20
-TIMEOUT = 60
 SCALE = max(1, int(os.environ.get("PAPERSHELF_FAULTS", "1")))
 KINDS = ("fifo", "zero", "urandom", "folder", "sparse", "empty")
 BACKUP = "backups/library-20261201-000000-g1.jsonl"
@@ -38,12 +35,6 @@ FILES = (SNAPSHOT, JOURNAL, MARK, "library.lock", "library.readlock", "backups",
 def report(capsys, title: str, counts: dict) -> None:
     with capsys.disabled():
         print(f"\n[faults] {title}: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
-
-
-def run(*args: str, data_dir: Path) -> subprocess.CompletedProcess:
-    assert PRLIMIT, "prlimit (util-linux) is needed for the fault campaign"
-    cmd = [PRLIMIT, f"--as={AS_LIMIT}", sys.executable, "-m", "papershelf", "--data-dir", str(data_dir), *args]
-    return subprocess.run(cmd, capture_output=True, text=True, timeout=TIMEOUT, env=dict(os.environ))
 
 
 def state(folder: Path) -> tuple[dict, dict, tuple[int, int]]:
