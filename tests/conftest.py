@@ -27,6 +27,7 @@ def _isolated_env(monkeypatch, tmp_path):
     monkeypatch.setenv("PAPERSHELF_DATA_DIR", str(tmp_path / "default-library"))
     monkeypatch.setenv("PAPERSHELF_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.setenv("PAPERSHELF_CONFIG_DIR", str(tmp_path / "config"))  # the default library chosen
+    monkeypatch.setenv("PAPERSHELF_STATE_DIR", str(tmp_path / "state"))  # locks, index, undo: this machine's
     # no test touches the internet: a service a test did not point at its replay server is
     # a closed port on this machine (connection refused), never the real one
     for service in ("ARXIV", "CROSSREF", "OPENALEX", "S2", "DOI"):
