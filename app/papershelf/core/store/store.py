@@ -46,8 +46,11 @@ class Store:
     journal.py and recovery.py work on the journal bookkeeping below for it.
     """
 
-    def __init__(self, folder: Path | str, readonly: bool = False):
+    def __init__(self, folder: Path | str, readonly: bool = False, local: Path | str | None = None):
         self.folder = Path(folder)
+        # where this machine's locks for the folder live (machine.local_dir for a device's
+        # folder in a shared library; the folder itself for a plain one)
+        self.local = Path(local) if local is not None else self.folder
         self.readonly = readonly
         self.papers: dict[str, Paper] = {}
         self.lists: dict[str, list[str]] = {}
@@ -67,7 +70,7 @@ class Store:
         self._mark_stale = False  # journal.last is there but damaged or in the old form
         self._read_keys: tuple[object, object] | None = None  # the files as a read-only load found them
         self.notices: list[str] = []  # things the user should hear about that are not errors
-        self._lock = WriterLock(self.folder / LOCK)
+        self._lock = WriterLock(self.local / LOCK)
         self._write_lock = threading.RLock()  # one writer thread at a time within this process
 
     # ---- paths -------------------------------------------------------------
@@ -122,6 +125,7 @@ class Store:
         StoreLockedError); what opening for writing and recovery both start with."""
         try:
             self.folder.mkdir(parents=True, exist_ok=True)
+            self.local.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise store_write_error(exc, self.folder) from exc
         self._lock.acquire()
@@ -168,7 +172,7 @@ class Store:
         # read retried.
         consistent = False
         for _attempt in range(20 if self.readonly else 1):
-            with swap_lock(self.folder, exclusive=False) if self.readonly else contextlib.nullcontext():
+            with swap_lock(self.local, exclusive=False) if self.readonly else contextlib.nullcontext():
                 before = _stat_key(self.snapshot_path)
                 if before is None:
                     try:
@@ -414,7 +418,7 @@ class Store:
             if isinstance(exc, OSError):
                 raise store_write_error(exc, self.folder) from exc
             raise
-        with swap_lock(self.folder, exclusive=True):
+        with swap_lock(self.local, exclusive=True):
             try:
                 rename_over(tmp, target)
             except OSError as exc:
