@@ -21,9 +21,9 @@ from ..importers.base import ParsedFile
 from ..limits import MAX_FIELD_CHARS, MAX_TITLE_CHARS
 from ..paper import RATING_MAX, RATING_MIN, Paper, Status, normalize_tag, status_change
 from ..query import Answer, Query
-from ..store import Op, Store, now_iso
+from ..store import Op, SharedStore, Store, layout_of, now_iso, open_store
 from ..text import clean_text
-from . import discovering, editing, exporting, importing, merging, restoring, tagging
+from . import discovering, editing, exporting, importing, merging, restoring, syncing, tagging
 from . import lists as reading_lists
 from . import saved as saving  # saved searches: a JSON file beside the store
 from .checks import closest, common_prefix, id_list, new_tags, new_text, status_arg, tag_list, text_arg
@@ -62,11 +62,14 @@ class Library:
     @classmethod
     def open(cls, folder: Path | str, readonly: bool = False) -> Library:
         """Open the library in `folder` (created if need be; `readonly`: no edits, no lock held)."""
-        return cls(Store(folder, readonly=readonly).open())
+        return cls(open_store(folder, readonly=readonly))
 
     @staticmethod
     def recover(folder: Path | str) -> str:
-        """Repair a damaged library folder (see Store.recover); returns the report in words."""
+        """Repair a damaged library folder (see Store.recover): this device's files of a shared
+        library; returns the report in words."""
+        if layout_of(Path(folder)) == "shared":
+            return SharedStore(folder).recover()
         return Store(folder).recover()
 
     @staticmethod
@@ -95,7 +98,14 @@ class Library:
     @property
     def folder(self) -> Path:
         """The library folder."""
-        return self._store.folder
+        return self._store.library_folder
+
+    @property
+    def device(self) -> str | None:
+        """This device's id in a shared library (None for a library read as a single device's)."""
+        return getattr(self._store, "device", None)
+
+    refresh, conflicts, take_conflict = syncing.refresh, syncing.conflicts, syncing.take_conflict
 
     @property
     def readonly(self) -> bool:

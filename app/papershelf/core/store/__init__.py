@@ -73,6 +73,8 @@ from .format import (
     write_snapshot,
 )
 from .journal import JournalSalvage, Op, journal_line
+from .merge import Conflict
+from .shared import SharedStore, layout_of, open_store
 from .store import Store
 
 # the names the single module had for these (tests use them)
@@ -95,6 +97,8 @@ __all__ = [
     "Op",
     "ReadOnlyLibraryError",
     "SnapshotSalvage",
+    "Conflict",
+    "SharedStore",
     "Store",
     "StoreCorruptError",
     "StoreLockedError",
@@ -104,6 +108,8 @@ __all__ = [
     "gc_paused",
     "journal_line",
     "latest_good_backup",
+    "layout_of",
+    "open_store",
     "now_iso",
     "read_snapshot",
     "salvage_snapshot",

@@ -15,7 +15,7 @@ import gc
 import itertools
 import re
 import zlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
@@ -52,6 +52,11 @@ MARK = "journal.last"
 # Our own temporary files, left behind only by a process killed while writing.
 TEMP_SUFFIXES = (".tmp", ".restore")
 BACKUPS = "backups"
+# a shared library (several devices): each device's files are in DEVICES/<device id>/
+DEVICES = "devices"
+# the keys of a device library file's merge-state lines, and where read_snapshot hands them over
+SYNC_KEYS = frozenset({"smeta", "gone", "slist"})
+SYNC_LINES = "_sync_lines"
 FORMAT_NAME = "papershelf-library"
 
 # Migrations from an older schema, one per step: {from_version: function(record) -> record},
@@ -87,9 +92,13 @@ def write_snapshot(
     generation: int,
     seq: int,
     fingerprint_version: int = FINGERPRINT_VERSION,
+    header_extra: dict[str, Any] | None = None,
+    extra_lines: Iterable[dict[str, Any]] = (),
 ) -> None:
     """Write a whole library file at `path` (a temporary name: the caller renames it
-    into place) and fsync it. Raises OSError as it came."""
+    into place) and fsync it. Raises OSError as it came. A device's library file of a
+    shared library adds its merge state: `header_extra` in the header, `extra_lines`
+    (replica.py) after the lists."""
     header = {
         "format": FORMAT_NAME,
         "schema_version": SCHEMA_VERSION,
@@ -99,6 +108,7 @@ def write_snapshot(
         "saved": now_iso(),
         "papers": len(papers),
         "lists": len(lists),
+        **(header_extra or {}),
     }
     dumps = orjson.dumps
     with synced_file(path, buffering=1 << 20) as f:
@@ -113,6 +123,13 @@ def write_snapshot(
             f.write(b"".join(chunk))
         for name, ids in lists.items():
             f.write(seal(dumps({"list": name, "ids": ids})))
+        more: list[bytes] = []
+        for extra in extra_lines:
+            more.append(seal(dumps(extra)))
+            if len(more) >= 2000:
+                f.write(b"".join(more))
+                more.clear()
+        f.write(b"".join(more))
         # the end line repeats what recovery needs if the header is the damaged line
         f.write(
             seal(
@@ -218,6 +235,8 @@ def _read_snapshot(path: Path, backup_dir: Path | None, what: str) -> Snapshot:
         papers: dict[str, Paper] = {}
         lists: dict[str, list[str]] = {}
         end: dict[str, Any] | None = None
+        sync_lines: list[dict[str, Any]] = []
+        header[SYNC_LINES] = sync_lines
         migrations = [MIGRATIONS[v] for v in range(version, SCHEMA_VERSION) if v in MIGRATIONS]
         wrap = Paper.wrap_trusted
         statuses = STATUS_VALUES
@@ -257,6 +276,8 @@ def _read_snapshot(path: Path, backup_dir: Path | None, what: str) -> Snapshot:
                     lists[_check_list_name(rec["list"])] = _check_ids(rec["ids"])
                 elif rec.get("end"):
                     end = rec
+                elif SYNC_KEYS.intersection(rec):
+                    sync_lines.append(rec)  # a device's merge state (replica.py)
                 else:
                     raise ValueError("unknown record")
             except (ValueError, TypeError, KeyError, AttributeError) as exc:

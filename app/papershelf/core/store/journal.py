@@ -43,7 +43,8 @@ log = logging.getLogger("papershelf.core.store")  # one logger for the package
 
 @dataclass(slots=True)
 class Op:
-    """One change to the state. kind: add | set | del | list | rename."""
+    """One change to the state. kind: add | set | del | list | rename; `sync`: a device's
+    action in a shared library, (Action, fine operations) (replica.py)."""
 
     kind: str
     key: str  # paper id or list name
@@ -86,6 +87,16 @@ def decode_op(raw: list[Any]) -> Op:
     if kind == "rename" and isinstance(value, str):
         return Op(kind, key, value)
     raise ValueError(f"unknown operation {kind!r}")
+
+
+def decode_line(record: dict[str, Any]) -> list[Op]:
+    """The ops of a journal line: a device's line of a shared library (it names its device)
+    is one `sync` op holding its action and fine operations (replica.py)."""
+    if "dev" in record:
+        from .replica import parse_action  # replica imports this module
+
+        return [Op("sync", record["dev"], parse_action(record))]
+    return [decode_op(raw) for raw in record["ops"]]
 
 
 def journal_line(payload: dict[str, Any]) -> bytes:
@@ -203,7 +214,7 @@ def replay_journal(store: Store, salvage: JournalSalvage | None = None) -> bool:
         else:
             try:
                 _check_record(record)
-                ops = [decode_op(raw) for raw in record["ops"]]
+                ops = decode_line(record)
             except (KeyError, TypeError, ValueError) as exc:
                 problem = f"Papershelf cannot read its edit ({exc})"
         if problem is not None:

@@ -24,10 +24,22 @@ from ..fileio import fsync_dir, remove_quietly, rename_over, write_target
 from ..paper import Paper
 from . import recovery
 from .backups import backup_library_file, latest_good_backup, list_backups, prune_backups
-from .format import BACKUPS, JOURNAL, LOCK, MARK, SCHEMA_VERSION, SNAPSHOT, TEMP_SUFFIXES, read_snapshot, write_snapshot
+from .format import (
+    BACKUPS,
+    JOURNAL,
+    LOCK,
+    MARK,
+    SCHEMA_VERSION,
+    SNAPSHOT,
+    SYNC_LINES,
+    TEMP_SUFFIXES,
+    read_snapshot,
+    write_snapshot,
+)
 from .journal import Op, journal_line, missing_library_evidence, open_journal_for_append, replay_journal
 from .locks import WriterLock, store_write_error, swap_lock
 from .mark import open_mark_for_writing, read_mark, write_mark
+from .replica import Replica
 
 # Fold the journal into the snapshot past this size (or a fifth of the snapshot).
 JOURNAL_COMPACT_BYTES = 16 * 2**20
@@ -72,6 +84,13 @@ class Store:
         self.notices: list[str] = []  # things the user should hear about that are not errors
         self._lock = WriterLock(self.local / LOCK)
         self._write_lock = threading.RLock()  # one writer thread at a time within this process
+        # a device's folder of a shared library: the merge state (shared.py sets it)
+        self.sync: Replica | None = None
+
+    @property
+    def library_folder(self) -> Path:
+        """The library folder the user chose (a device's store lives inside it)."""
+        return self.folder
 
     # ---- paths -------------------------------------------------------------
     @property
@@ -187,6 +206,9 @@ class Store:
                     self.papers, self.lists, self.generation, self.seq = {}, {}, 0, 0
                     self._snapshot_bytes = 0
                     self._snapshot_version = SCHEMA_VERSION
+                    if self.sync is not None:
+                        self.sync.bind(self.papers, self.lists)
+                        self.sync.load({}, [])
                 else:
                     self._read_snapshot(self.snapshot_path)
                 mark = self._read_mark()  # before the journal: it is written after the journal
@@ -194,6 +216,8 @@ class Store:
                 consistent = replay_journal(self)
             if consistent and _stat_key(self.snapshot_path) == before:
                 self._read_keys = (before, journal_key)
+                if self.sync is not None:
+                    self.sync.applied[self.sync.device] = self.seq
                 self._check_mark(mark)
                 return
         if not consistent:
@@ -296,6 +320,16 @@ class Store:
         self.fingerprint_version = header.get("fingerprint_version", 0)
         self._snapshot_version = header["schema_version"]
         self._snapshot_bytes = path.stat().st_size
+        if self.sync is not None:
+            self.sync.bind(papers, lists)
+            try:
+                self.sync.load(header, header.get(SYNC_LINES, []))
+            except (KeyError, TypeError, ValueError, IndexError) as exc:
+                raise StoreCorruptError(
+                    f"The library file {path} cannot be read: its merge state is damaged ({exc}). "
+                    "Papershelf has not changed it. Run 'papershelf recover'.",
+                    path,
+                ) from exc
 
     def recover(self) -> str:
         """Get back every edit that can be read, and say exactly what was lost
@@ -320,10 +354,30 @@ class Store:
             raise ReadOnlyLibraryError(
                 f"The library in {self.folder} was opened read-only; the change was not made.", self.folder
             )
-        if sum(op.kind == "add" for op in ops) > BULK_PAPERS:
-            self._apply_as_snapshot(ops)  # no need to encode it twice
-            return
-        payload = {"seq": self.seq + 1, "gen": self.generation, "ops": [op.encode() for op in ops]}
+        if self.sync is not None:
+            # a device of a shared library: one action of fine operations (replica.py)
+            self.sync.applied[self.sync.device] = self.seq
+            action = self.sync.new_action()
+            fine = self.sync.translate(ops)
+            if not fine:
+                return
+            ops = [Op("sync", action.dev, (action, fine))]
+            payload = {
+                "seq": action.seq,
+                "gen": self.generation,
+                "ops": fine,
+                "hlc": action.hlc,
+                "dev": action.dev,
+                "vv": action.vv,
+            }
+            if sum(op[0] == "a" for op in fine) > BULK_PAPERS:
+                self._apply_as_snapshot(ops)
+                return
+        else:
+            if sum(op.kind == "add" for op in ops) > BULK_PAPERS:
+                self._apply_as_snapshot(ops)  # no need to encode it twice
+                return
+            payload = {"seq": self.seq + 1, "gen": self.generation, "ops": [op.encode() for op in ops]}
         line = journal_line(payload)
         if len(line) > BULK_BYTES:
             self._apply_as_snapshot(ops)
@@ -368,6 +422,8 @@ class Store:
     def _apply_as_snapshot(self, ops: list[Op]) -> None:
         for op in ops:
             self._apply_in_memory(op)
+            if op.kind == "sync":
+                self.seq = op.value[0].seq  # the action is numbered, though no journal line holds it
         try:
             self.compact()
         except BaseException:
@@ -377,7 +433,15 @@ class Store:
 
     def _apply_in_memory(self, op: Op) -> None:
         kind = op.kind
-        if kind == "set":
+        if kind == "sync":
+            if self.sync is None:
+                raise StoreCorruptError(
+                    f"The journal {self.journal_path} holds edits of a shared library (devices/); "
+                    "open the library folder itself, not a device's folder.",
+                    self.journal_path,
+                )
+            self.sync.apply(*op.value)
+        elif kind == "set":
             paper = self.papers.get(op.key)
             if paper is not None:
                 paper.update_raw(op.value)
@@ -410,7 +474,19 @@ class Store:
         target = write_target(self.snapshot_path)
         tmp = target.with_name(target.name + ".tmp")
         try:
-            write_snapshot(tmp, self.papers, self.lists, new_gen, self.seq, self.fingerprint_version)
+            if self.sync is not None:
+                write_snapshot(
+                    tmp,
+                    self.papers,
+                    self.lists,
+                    new_gen,
+                    self.seq,
+                    self.fingerprint_version,
+                    self.sync.header(),
+                    self.sync.lines(),
+                )
+            else:
+                write_snapshot(tmp, self.papers, self.lists, new_gen, self.seq, self.fingerprint_version)
             if backup_current and self.snapshot_path.exists():
                 backup_library_file(self.folder, self.generation)
         except BaseException as exc:

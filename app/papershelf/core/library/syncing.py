@@ -1,0 +1,81 @@
+"""A shared library's own doors: merging what other devices wrote, and the conflicts kept.
+
+See core/store/shared.py for the folder and core/store/merge.py for the rules.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ..changes import Change
+from ..errors import InvalidValueError, NotFoundError
+from ..paper import FIELDS
+from ..store import Conflict, Op, SharedStore, now_iso
+
+if TYPE_CHECKING:
+    from .facade import Library
+
+
+def refresh(lib: Library) -> list[Change]:
+    """Merge what other devices' files brought since (a sync tool or git put them in the
+    folder), and announce it as any edit is; returns the changes."""
+    store = lib._store
+    if not isinstance(store, SharedStore):
+        return []
+    ids, lists = store.refresh()
+    papers = store.papers
+    changes = []
+    present = frozenset(i for i in ids if i in papers)
+    gone = frozenset(i for i in ids if i not in papers)
+    if present:
+        changes.append(Change("papers-changed", ids=present, fields=frozenset(FIELDS)))
+    if gone:
+        changes.append(Change("papers-removed", ids=gone))
+    if lists:
+        changes.append(Change("lists-changed", lists=frozenset(lists)))
+    if present or gone:
+        lib._fp_index = None  # built again when next needed
+    for change in changes:
+        lib._emit(change)
+    return changes
+
+
+def conflicts(lib: Library) -> list[Conflict]:
+    """Values kept because two devices changed one field at once, and papers deleted on one
+    device while another edited them, oldest first."""
+    sync = lib._store.sync
+    return [] if sync is None else sorted(sync.conflicts(), key=lambda c: (c.hlc, c.device, c.paper, c.field))
+
+
+def take_conflict(lib: Library, number: int, keep: bool = True) -> str:
+    """Settle conflict `number` (1-based, as `conflicts` lists them): `keep` takes the kept value
+    (or brings the deleted paper back); otherwise the library's value stays and the kept one is
+    let go. Either way it is an edit of this device that has seen every value, so it syncs and
+    settles the conflict on every device. Returns what was done, in words."""
+    found = conflicts(lib)
+    if not 1 <= number <= len(found):
+        raise NotFoundError(f"There is no conflict {number}; there are {len(found)}.")
+    c = found[number - 1]
+    now = now_iso()
+    if not c.field:
+        sync = lib._store.sync
+        assert sync is not None
+        tomb = sync.gone[c.paper]
+        if keep:
+            from ..paper import Paper
+
+            lib._commit(
+                [Op("add", c.paper, Paper.from_dict({**tomb.record, "id": c.paper, "updated": now}))],
+                [Change("papers-added", ids=frozenset([c.paper]))],
+            )
+            return f"Paper {c.paper} is back in the library."
+        lib._commit([Op("del", c.paper)], [Change("papers-removed", ids=frozenset([c.paper]))])
+        return f"Paper {c.paper} stays deleted."
+    if c.field not in FIELDS:
+        raise InvalidValueError(f"unknown field {c.field!r}")
+    value = c.value if keep else c.current
+    lib._commit(
+        [Op("set", c.paper, {c.field: value, "updated": now})],
+        [Change("papers-changed", ids=frozenset([c.paper]), fields=frozenset([c.field]))],
+    )
+    return f"Paper {c.paper}: {c.field} is now the {'kept' if keep else 'current'} value."

@@ -1,0 +1,428 @@
+"""One device's replica of a shared library: the merge rules of merge.py applied
+to the store's papers and lists.
+
+The `Store` of a device folder holds a `Replica` (`store.sync`). Local edits
+come in as the facade's coarse `Op`s and are turned into fine operations
+(`translate`) against the state the user acted on; every action, local or
+read from another device's files, is applied by `apply`. A snapshot carries
+the replica's metadata as extra lines (`lines`, `load`), so a device's library
+file is the whole merged state it knew, and another device can join it
+(`join`) when the actions it needs were folded away.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from ..paper import FIELDS, Paper
+from .journal import Op
+from .merge import (
+    NO_CONFLICT,
+    Action,
+    Clock,
+    Conflict,
+    Head,
+    ListMeta,
+    PaperMeta,
+    Stamp,
+    Tombstone,
+    heads_merge,
+    iter_conflicts,
+    normal_tags,
+    winner,
+)
+
+log = logging.getLogger("papershelf.core.store")
+
+FINE_KINDS = frozenset("aftxLm")
+
+
+class Replica:
+    """The merge state beside a store's papers and lists."""
+
+    def __init__(self, device: str, papers: dict[str, Paper], lists: dict[str, list[str]]):
+        self.device = device
+        self.papers = papers
+        self.lists = lists
+        self.metas: dict[str, PaperMeta] = {}
+        self.default_add: Stamp = (0, "")
+        self.gone: dict[str, Tombstone] = {}
+        self.list_metas: dict[str, ListMeta] = {}
+        self.applied: dict[str, int] = {}  # device → how many of its actions the state holds
+        self.clock = Clock()
+        self.touched: set[str] = set()  # papers changed by `apply` since the caller last looked
+        self.touched_lists: set[str] = set()
+
+    # ---- state ---------------------------------------------------------------
+    def bind(self, papers: dict[str, Paper], lists: dict[str, list[str]]) -> None:
+        """Follow the store's dicts (a load replaces them)."""
+        self.papers, self.lists = papers, lists
+
+    def meta(self, pid: str) -> PaperMeta:
+        meta = self.metas.get(pid)
+        if meta is None:
+            meta = self.metas[pid] = PaperMeta(add=self.default_add)
+        return meta
+
+    def list_meta(self, name: str) -> ListMeta:
+        meta = self.list_metas.get(name)
+        if meta is None:
+            # a list of a library from before sync: existing, members in their order
+            ids = self.lists.get(name)
+            meta = ListMeta((0, "", ids is not None))
+            for i, pid in enumerate(ids or []):
+                meta.members[pid] = (0, "", True, float(i))
+            self.list_metas[name] = meta
+        return meta
+
+    def conflicts(self) -> list[Conflict]:
+        return list(iter_conflicts(self.papers, self.metas, self.gone))
+
+    def new_action(self) -> Action:
+        seq = self.applied.get(self.device, 0) + 1
+        vv = {d: n for d, n in self.applied.items() if d != self.device and n}
+        vv[self.device] = seq - 1
+        return Action(self.clock.tick(), self.device, seq, vv)
+
+    # ---- local edits -----------------------------------------------------------
+    def translate(self, ops: list[Op]) -> list[list[Any]]:
+        """The fine operations that say what `ops` change in the current state."""
+        out: list[list[Any]] = []
+        for op in ops:
+            kind, key, value = op.kind, op.key, op.value
+            if kind == "add":
+                out.append(["a", key, dict(value.raw())])
+            elif kind == "set":
+                paper = self.papers.get(key)
+                if paper is None:
+                    continue
+                for name, new in value.items():
+                    if name == "tags":
+                        old, now = set(paper.tags), set(normal_tags(new))
+                        out += [["t", key, t, True] for t in sorted(now - old)]
+                        out += [["t", key, t, False] for t in sorted(old - now)]
+                    else:
+                        out.append(["f", key, name, new])
+            elif kind == "del":
+                out.append(["x", key])
+            elif kind == "list":
+                out += self._list_ops(key, value)
+            elif kind == "rename":
+                members = list(self.lists.get(key, []))
+                out += self._list_ops(key, None)
+                out += self._list_ops(value, members, fresh=True)
+        return out
+
+    def _list_ops(self, name: str, ids: list[str] | None, fresh: bool = False) -> list[list[Any]]:
+        meta = self.list_meta(name) if name in self.lists or name in self.list_metas else None
+        old = [] if fresh or meta is None else [p for p in meta.order()]
+        out: list[list[Any]] = []
+        if ids is None:
+            out.append(["L", name, False])
+            out += [["m", name, pid, False, meta.members[pid][3] if meta else 0.0] for pid in old]
+            return out
+        if name not in self.lists:
+            out.append(["L", name, True])
+        wanted = set(ids)
+        out += [["m", name, pid, False, meta.members[pid][3] if meta else 0.0] for pid in old if pid not in wanted]
+        kept = [pid for pid in old if pid in wanted]
+        if [pid for pid in ids if pid in set(kept)] == kept and ids[: len(kept)] == kept:
+            # only appended: the old places stay, the new ones go after the last
+            last = max((meta.members[p][3] for p in kept), default=-1.0) if meta else -1.0
+            for pid in ids[len(kept) :]:
+                last += 1.0
+                out.append(["m", name, pid, True, last])
+        else:
+            for i, pid in enumerate(ids):
+                place = meta.members.get(pid) if meta else None
+                if place is None or not place[2] or place[3] != float(i):
+                    out.append(["m", name, pid, True, float(i)])
+        return out
+
+    # ---- applying ----------------------------------------------------------------
+    def apply(self, action: Action, ops: list[list[Any]]) -> None:
+        """Apply one action's fine operations (local or another device's)."""
+        self.clock.see(action.hlc)
+        for op in ops:
+            kind = op[0]
+            if kind == "a":
+                self._add(action, op[1], op[2])
+            elif kind == "f":
+                self._set(action, op[1], op[2], op[3])
+            elif kind == "t":
+                self._tag(action, op[1], op[2], bool(op[3]))
+            elif kind == "x":
+                self._delete(action, op[1])
+            elif kind == "L":
+                self._list_exists(action, op[1], bool(op[2]))
+            elif kind == "m":
+                self._member(action, op[1], op[2], bool(op[3]), float(op[4]))
+        if self.applied.get(action.dev, 0) < action.seq:
+            self.applied[action.dev] = action.seq
+
+    def _target(self, action: Action, pid: str) -> tuple[dict[str, Any], PaperMeta] | None:
+        """The record and metadata an edit of `pid` goes to: the paper, a deleted paper it
+        brings back (stamped after the deletion), or the deleted paper it stays with."""
+        paper = self.papers.get(pid)
+        if paper is not None:
+            return paper.raw(), self.meta(pid)
+        tomb = self.gone.get(pid)
+        if tomb is None:
+            return None
+        if action.stamp > tomb.action.stamp:
+            self._bring_back(pid)
+            return self.papers[pid].raw(), self.meta(pid)
+        if not tomb.action.saw(action.dev, action.seq) and action.stamp not in tomb.unseen:
+            tomb.unseen.append(action.stamp)
+        return tomb.record, tomb.meta
+
+    def _bring_back(self, pid: str) -> None:
+        tomb = self.gone.pop(pid)
+        self.papers[pid] = Paper.wrap_trusted(tomb.record)
+        self.metas[pid] = tomb.meta
+        self.touched.add(pid)
+        self._relist(pid)
+
+    def _add(self, action: Action, pid: str, record: dict[str, Any]) -> None:
+        record = {k: v for k, v in record.items() if k in FIELDS and v != FIELDS[k]}
+        record["id"] = pid
+        if pid not in self.papers and pid not in self.gone:
+            self.papers[pid] = Paper.from_dict(record)
+            self.metas[pid] = PaperMeta(add=action.stamp)
+            self.touched.add(pid)
+            self._relist(pid)
+            return
+        target = self._target(action, pid)
+        if target is None:
+            return
+        raw, meta = target
+        for name, value in record.items():
+            if name in ("id", "tags") or name in meta.heads or name not in FIELDS:
+                continue
+            current = meta.add_fields.get(name, meta.add if name in raw else (-1, ""))
+            if action.stamp > current:
+                _put(raw, name, value)
+                if action.stamp != meta.add:
+                    meta.add_fields[name] = action.stamp
+        for tag in normal_tags(record.get("tags", [])):
+            self._tag_into(raw, meta, (action.hlc, action.dev, True), tag)
+        self.touched.add(pid)
+
+    def _set(self, action: Action, pid: str, name: str, value: Any) -> None:
+        if name not in FIELDS or name in ("id", "tags"):
+            return
+        target = self._target(action, pid)
+        if target is None:
+            return
+        raw, meta = target
+        if name in NO_CONFLICT:
+            heads = meta.heads.get(name)
+            if heads and heads[0].stamp >= action.stamp:
+                return
+            meta.heads[name] = [Head(action.hlc, action.dev, action.seq, {}, None)]
+            _put(raw, name, value)
+        else:
+            heads, changed = heads_merge(
+                meta.heads.get(name, []), Head(action.hlc, action.dev, action.seq, action.vv, value)
+            )
+            if not changed:
+                return
+            meta.heads[name] = heads
+            _put(raw, name, winner(heads).value)
+        self.touched.add(pid)
+
+    def _tag(self, action: Action, pid: str, tag: str, present: bool) -> None:
+        target = self._target(action, pid)
+        if target is None:
+            return
+        raw, meta = target
+        if self._tag_into(raw, meta, (action.hlc, action.dev, present), tag):
+            self.touched.add(pid)
+
+    def _tag_into(self, raw: dict[str, Any], meta: PaperMeta, reg: tuple[int, str, bool], tag: str) -> bool:
+        tags = list(raw.get("tags", []))
+        current = meta.tags.get(tag)
+        if current is None:
+            current = (*meta.add, tag in tags) if tag in tags else (-1, "", False)
+        if (reg[0], reg[1]) <= (current[0], current[1]):
+            return False
+        meta.tags[tag] = reg
+        if reg[2] and tag not in tags:
+            _put(raw, "tags", sorted([*tags, tag]))
+        elif not reg[2] and tag in tags:
+            _put(raw, "tags", [t for t in tags if t != tag])
+        return True
+
+    def _delete(self, action: Action, pid: str) -> None:
+        paper = self.papers.get(pid)
+        if paper is not None:
+            meta = self.meta(pid)
+            if meta.latest() > action.stamp:
+                return  # edited after the deletion (by the clocks): the edit brings it back
+            unseen = [h.stamp for hs in meta.heads.values() for h in hs if not action.saw(h.dev, h.seq)]
+            self.gone[pid] = Tombstone(action, paper.raw(), meta, sorted(set(unseen)))
+            del self.papers[pid]
+            self.metas.pop(pid, None)
+            self.touched.add(pid)
+            self._relist(pid)
+            return
+        tomb = self.gone.get(pid)
+        if tomb is not None and action.stamp > tomb.action.stamp:
+            unseen = [s for s in tomb.unseen if s > action.stamp or not _saw_stamp(action, s, tomb.meta)]
+            self.gone[pid] = Tombstone(action, tomb.record, tomb.meta, unseen)
+
+    def _list_exists(self, action: Action, name: str, exists: bool) -> None:
+        meta = self.list_meta(name)
+        if action.stamp > meta.exists[:2]:
+            meta.exists = (action.hlc, action.dev, exists)
+            self._materialize(name)
+
+    def _member(self, action: Action, name: str, pid: str, present: bool, pos: float) -> None:
+        meta = self.list_meta(name)
+        current = meta.members.get(pid)
+        if current is None or action.stamp > current[:2]:
+            meta.members[pid] = (action.hlc, action.dev, present, pos)
+            self._materialize(name)
+
+    def _materialize(self, name: str) -> None:
+        meta = self.list_meta(name)
+        if meta.visible():
+            papers = self.papers
+            ids = [pid for pid in meta.order() if pid in papers]
+            if self.lists.get(name) != ids:
+                self.lists[name] = ids
+                self.touched_lists.add(name)
+        elif name in self.lists:
+            del self.lists[name]
+            self.touched_lists.add(name)
+
+    def _relist(self, pid: str) -> None:
+        for name, meta in list(self.list_metas.items()):
+            if pid in meta.members:
+                self._materialize(name)
+
+    # ---- snapshots ---------------------------------------------------------------
+    def header(self) -> dict[str, Any]:
+        return {
+            "device": self.device,
+            "vv": dict(self.applied),
+            "hlc": self.clock.last,
+            "add_default": list(self.default_add),
+        }
+
+    def lines(self) -> Iterator[dict[str, Any]]:
+        """The metadata lines of a snapshot (after the papers and lists)."""
+        for pid, meta in self.metas.items():
+            if pid in self.papers and not (meta.add == self.default_add and _bare(meta)):
+                yield {"smeta": pid, **meta.encode()}
+        for pid, tomb in self.gone.items():
+            yield tomb.encode(pid)
+        for name in list(self.lists):
+            self.list_meta(name)
+        for name, lmeta in self.list_metas.items():
+            yield lmeta.encode(name)
+
+    def load(self, header: Mapping[str, Any], extra: list[dict[str, Any]]) -> None:
+        """Take the metadata of this device's own snapshot (ValueError if it is not sound)."""
+        self.metas, self.gone, self.list_metas = {}, {}, {}
+        vv = header.get("vv", {})
+        self.applied = {str(k): int(v) for k, v in vv.items()} if isinstance(vv, dict) else {}
+        self.clock.last = int(header.get("hlc", 0))
+        add = header.get("add_default", [0, ""])
+        self.default_add = (int(add[0]), str(add[1]))
+        for rec in extra:
+            if "smeta" in rec:
+                self.metas[str(rec["smeta"])] = PaperMeta.decode(rec)
+            elif "gone" in rec:
+                self.gone[str(rec["gone"])] = Tombstone.decode(rec)
+            elif "slist" in rec:
+                self.list_metas[str(rec["slist"])] = ListMeta.decode(rec)
+
+    def join(self, papers: Mapping[str, Paper], lists: Mapping[str, list[str]], other: Replica) -> None:
+        """Merge another device's whole state (its snapshot) into this one."""
+        for pid, paper in papers.items():
+            self._join_paper(pid, paper.raw(), other.meta(pid))
+        for pid, tomb in other.gone.items():
+            if pid not in self.papers and pid not in self.gone:
+                self._join_paper(pid, tomb.record, tomb.meta)
+            self._delete(tomb.action, pid)
+            mine = self.gone.get(pid)
+            if mine is not None:
+                mine.unseen = sorted(set(mine.unseen) | {s for s in tomb.unseen if s not in mine.unseen})
+        for name in lists:
+            other.list_meta(name)
+        for name, lmeta in other.list_metas.items():
+            fake = Action(lmeta.exists[0], lmeta.exists[1], 0, {})
+            if lmeta.exists[:2] != (0, "") or lmeta.exists[2]:
+                self._list_exists(fake, name, lmeta.exists[2])
+            for pid, (hlc, dev, present, pos) in lmeta.members.items():
+                self._member(Action(hlc, dev, 0, {}), name, pid, present, pos)
+        for dev, n in other.applied.items():
+            if self.applied.get(dev, 0) < n:
+                self.applied[dev] = n
+        self.clock.see(other.clock.last)
+
+    def _join_paper(self, pid: str, record: dict[str, Any], meta: PaperMeta) -> None:
+        base = {k: v for k, v in record.items() if k not in meta.heads and k not in meta.add_fields and k != "tags"}
+        self._add(Action(meta.add[0], meta.add[1], 0, {}), pid, {**base, "tags": []})
+        for name, stamp in meta.add_fields.items():
+            if name in record and name not in meta.heads:
+                self._add(Action(stamp[0], stamp[1], 0, {}), pid, {"id": pid, name: record[name]})
+        target = self._target(Action(*meta.add, 0, {}), pid)
+        if target is None:
+            return
+        raw, mine = target
+        for name, heads in meta.heads.items():
+            for head in heads:
+                if name in NO_CONFLICT:
+                    current = mine.heads.get(name)
+                    if not current or head.stamp > current[0].stamp:
+                        mine.heads[name] = [Head(head.hlc, head.dev, head.seq, {}, None)]
+                        _put(raw, name, record.get(name, FIELDS[name]))
+                else:
+                    merged, changed = heads_merge(mine.heads.get(name, []), head)
+                    if changed:
+                        mine.heads[name] = merged
+                        _put(raw, name, winner(merged).value)
+        for tag in record.get("tags", []):
+            if tag not in meta.tags:
+                self._tag_into(raw, mine, (*meta.add, True), tag)
+        for tag, reg in meta.tags.items():
+            self._tag_into(raw, mine, reg, tag)
+        self.touched.add(pid)
+
+
+def _put(raw: dict[str, Any], name: str, value: Any) -> None:
+    if value == FIELDS[name]:
+        raw.pop(name, None)
+    else:
+        raw[name] = value
+
+
+def _bare(meta: PaperMeta) -> bool:
+    return not meta.add_fields and not meta.heads and not meta.tags
+
+
+def _saw_stamp(action: Action, stamp: Stamp, meta: PaperMeta) -> bool:
+    for heads in meta.heads.values():
+        for h in heads:
+            if h.stamp == stamp:
+                return action.saw(h.dev, h.seq)
+    return False
+
+
+def parse_action(record: Mapping[str, Any]) -> tuple[Action, list[list[Any]]]:
+    """The action and fine operations of a device's journal line (ValueError if malformed)."""
+    hlc, dev, seq, vv, ops = record["hlc"], record["dev"], record["seq"], record.get("vv", {}), record["ops"]
+    if not (isinstance(hlc, int) and isinstance(dev, str) and isinstance(seq, int) and isinstance(vv, dict)):
+        raise ValueError("its stamp has the wrong type")
+    if not isinstance(ops, list) or not all(isinstance(op, list) and op and op[0] in FINE_KINDS for op in ops):
+        raise ValueError("unknown operation")
+    for op in ops:
+        if not all(isinstance(x, str) for x in op[1:2]):
+            raise ValueError("an operation names a paper or list by a string")
+        if op[0] == "a" and not isinstance(op[2], dict):
+            raise ValueError("an added paper must be an object")
+    return Action(hlc, dev, seq, {str(k): int(v) for k, v in vv.items()}), ops

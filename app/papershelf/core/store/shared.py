@@ -1,0 +1,372 @@
+"""A shared library: one folder that several devices edit, through a sync tool or git.
+
+Layout::
+
+    library.jsonl            a fixed marker (schema 3, layout "devices"): written
+                             once, the same bytes from any device; an older
+                             Papershelf refuses it ("written by a newer Papershelf")
+    devices/<id>/            one device's store (store.py), written by that device only:
+                             library.jsonl (the merged state it knew at its last
+                             compaction, with its merge state), journal.jsonl (its
+                             own actions since), journal.last, backups/, device.json
+    pre-sync-backup-<time>/  the files of the single-device library it was, moved
+                             aside by the upgrade
+
+`SharedStore` is the `Store` of this device's folder, with its locks in the
+machine's state folder (machine.py), that also reads every other device's
+files and merges them (`refresh`, replica.py): their journal lines past what
+it holds, in causal order, and their library file when the lines it needs
+were folded into it. Another device's file that is missing, half-copied,
+older or newer is a normal state of a sync: a line that does not read whole
+is "not arrived yet" and read again at the next refresh.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import logging
+import os
+import socket
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..errors import StoreCorruptError, StoreUnreadableError, StoreWriteError
+from ..fileio import fsync_dir, write_bytes_atomically
+from . import machine
+from .files import JOURNAL_MAX_BYTES, open_store_reader
+from .format import (
+    BACKUPS,
+    DEVICES,
+    FORMAT_NAME,
+    JOURNAL,
+    LOCK,
+    MARK,
+    READ_LOCK,
+    SNAPSHOT,
+    SYNC_LINES,
+    read_snapshot,
+    seal,
+    unseal,
+)
+from .journal import parse_journal_line
+from .locks import store_write_error
+from .merge import Action
+from .replica import Replica, parse_action
+from .store import Store
+
+log = logging.getLogger("papershelf.core.store")
+
+SHARED_SCHEMA = 3
+LAYOUT = "devices"
+DEVICE_FILE = "device.json"
+_MARKER_HEADER = {
+    "format": FORMAT_NAME,
+    "schema_version": SHARED_SCHEMA,
+    "generation": 0,
+    "journal_seq": 0,
+    "layout": LAYOUT,
+    "note": "a shared library: each device's files are in devices/<id>/ (Papershelf 0.22 or later)",
+}
+MARKER = seal(json.dumps(_MARKER_HEADER, separators=(",", ":")).encode()) + seal(
+    b'{"end":true,"papers":0,"lists":0,"generation":0,"journal_seq":0}'
+)
+
+
+def layout_of(folder: Path) -> str:
+    """ "shared", "single" (a library of one device, from before), or "new" (no library yet)."""
+    path = folder / SNAPSHOT
+    if (folder / DEVICES).is_dir():
+        return "shared"  # the marker only tells an older Papershelf to keep out
+    try:
+        with open_store_reader(path, "library file", 1 << 30) as f:
+            first = f.readline(65536)
+    except FileNotFoundError:
+        if any((folder / name).exists() for name in (JOURNAL, MARK, BACKUPS)):
+            return "single"  # the single-device store says what is missing
+        return "new"
+    except OSError:
+        return "single"  # the single-device store gives the words for what it is
+    body = unseal(first)
+    try:
+        header = json.loads(body) if body is not None else None
+    except ValueError:
+        header = None
+    if isinstance(header, dict) and header.get("layout") == LAYOUT:
+        return "shared"
+    return "single"
+
+
+@dataclass
+class _Seen:
+    """Another device's files as last read: their stat keys."""
+
+    journal: tuple[int, int, int] | None = None
+    snapshot: tuple[int, int, int] | None = None
+
+
+class SharedStore(Store):
+    """This device's store in a shared library, merging every other device's files."""
+
+    def __init__(self, root: Path | str, readonly: bool = False, device: str | None = None):
+        root = Path(root)
+        self.device = device or machine.device_id()
+        super().__init__(root / DEVICES / self.device, readonly, local=machine.local_dir(root, self.device))
+        self.root = root
+        self.sync = Replica(self.device, self.papers, self.lists)
+        self._seen: dict[str, _Seen] = {}
+        self.waiting: dict[str, str] = {}  # device → why its files could not all be read yet
+
+    @property
+    def library_folder(self) -> Path:
+        return self.root
+
+    def open(self) -> SharedStore:
+        if not self.readonly:
+            self._make_layout()
+        super().open()
+        try:
+            if not self.readonly:
+                self._claim_device()
+            self.refresh()
+        except BaseException:
+            self.close()
+            raise
+        return self
+
+    # ---- the folder ------------------------------------------------------------------
+    def _make_layout(self) -> None:
+        try:
+            marker = self.root / SNAPSHOT
+            if not marker.exists():
+                self.root.mkdir(parents=True, exist_ok=True)
+                write_bytes_atomically(marker, MARKER)
+            (self.root / DEVICES).mkdir(exist_ok=True)
+        except OSError as exc:
+            raise store_write_error(exc, self.root) from exc
+
+    def _claim_device(self) -> None:
+        """Write device.json once; a device folder that another machine claimed means this
+        configuration's id was copied from it: this one takes a new id (and says so)."""
+        path = self.folder / DEVICE_FILE
+        mine = machine.machine_fingerprint()
+        try:
+            data = json.loads(path.read_bytes()[:4096])
+        except FileNotFoundError:
+            data = None
+        except (OSError, ValueError):
+            data = {}
+        if isinstance(data, dict) and data.get("machine") not in (None, mine):
+            old = self.device
+            new = machine.new_device_id()
+            self.notices.append(
+                f"This configuration's device id {old} is also used by another machine "
+                f"({data.get('host', 'unknown')}): its settings folder was copied. This machine is now "
+                f"device {new}; nothing was lost. Open the library again."
+            )
+            log.warning("device id %s claimed by another machine; new id %s", old, new)
+            return
+        if data is None:
+            record = {"id": self.device, "host": socket.gethostname(), "machine": mine, "made": _now()}
+            try:
+                write_bytes_atomically(path, (json.dumps(record) + "\n").encode())
+            except OSError as exc:
+                log.warning("could not write %s: %s", path, exc)
+
+    def other_devices(self) -> list[str]:
+        try:
+            names = sorted(p.name for p in (self.root / DEVICES).iterdir() if p.is_dir())
+        except OSError:
+            return []
+        return [n for n in names if n != self.device and machine.is_device_id(n)]
+
+    # ---- merging the others ------------------------------------------------------------
+    def refresh(self) -> tuple[set[str], set[str]]:
+        """Read what other devices wrote since and merge it. Returns the ids of papers and the
+        names of lists that changed (for the library's change events)."""
+        sync = self.sync
+        assert sync is not None
+        sync.touched.clear()
+        sync.touched_lists.clear()
+        with self._write_lock:
+            pending: dict[str, list[tuple[Action, list[list[Any]]]]] = {}
+            for dev in self.other_devices():
+                lines = self._read_other(dev)
+                if lines is not None:
+                    pending[dev] = lines
+            self._apply_pending(pending)
+        return set(sync.touched), set(sync.touched_lists)
+
+    def _read_other(self, dev: str) -> list[tuple[Action, list[list[Any]]]] | None:
+        """The lines of `dev`'s journal this replica does not hold yet (joining its library
+        file first when the lines it needs were folded into it); None if nothing changed."""
+        sync = self.sync
+        assert sync is not None
+        folder = self.root / DEVICES / dev
+        seen = self._seen.setdefault(dev, _Seen())
+        jkey, skey = _key(folder / JOURNAL), _key(folder / SNAPSHOT)
+        if (jkey, skey) == (seen.journal, seen.snapshot) and dev not in self.waiting:
+            return None
+        lines = self._journal_lines(folder / JOURNAL, dev)
+        have = sync.applied.get(dev, 0)
+        first = lines[0][0].seq if lines else None
+        if skey is not None and skey != seen.snapshot and (first is None or first > have + 1):
+            self._join_file(folder / SNAPSHOT, dev)
+            have = sync.applied.get(dev, 0)
+        seen.journal, seen.snapshot = jkey, skey
+        return [(a, ops) for a, ops in lines if a.seq > have]
+
+    def _journal_lines(self, path: Path, dev: str) -> list[tuple[Action, list[list[Any]]]]:
+        try:
+            with open_store_reader(path, "journal", JOURNAL_MAX_BYTES) as f:
+                data = f.read()
+        except FileNotFoundError:
+            return []
+        except (OSError, StoreUnreadableError) as exc:
+            self.waiting[dev] = f"its journal cannot be read ({exc})"
+            return []
+        out: list[tuple[Action, list[list[Any]]]] = []
+        for line in data.split(b"\n")[:-1]:  # the part after the last newline has not arrived
+            record = parse_journal_line(line)
+            if record is None or record.get("dev") != dev:
+                self.waiting[dev] = "its journal has a line that does not read whole yet"
+                break
+            try:
+                out.append(parse_action(record))
+            except (KeyError, TypeError, ValueError):
+                self.waiting[dev] = "its journal has a line Papershelf cannot read"
+                break
+        else:
+            self.waiting.pop(dev, None)
+        return out
+
+    def _join_file(self, path: Path, dev: str) -> None:
+        sync = self.sync
+        assert sync is not None
+        try:
+            papers, lists, header = read_snapshot(path, None, f"library file of device {dev}")
+        except (StoreCorruptError, StoreUnreadableError) as exc:
+            self.waiting[dev] = f"its library file does not read whole yet ({exc})"
+            return
+        if header.get("device") != dev:
+            self.waiting[dev] = "its library file belongs to another device"
+            return
+        other = Replica(dev, papers, lists)
+        try:
+            other.load(header, header.get(SYNC_LINES, []))
+        except (KeyError, TypeError, ValueError, IndexError):
+            self.waiting[dev] = "its library file's merge state cannot be read"
+            return
+        if not self.papers and not sync.gone and not sync.list_metas and not self.lists:
+            # a device that holds nothing yet takes the other's state as it is (a join would
+            # build the same, paper by paper)
+            self.papers.update(papers)
+            self.lists.update(lists)
+            sync.metas, sync.gone, sync.list_metas = other.metas, other.gone, other.list_metas
+            sync.default_add = other.default_add
+            for d, n in other.applied.items():
+                if d != self.device:
+                    sync.applied[d] = max(sync.applied.get(d, 0), n)
+            sync.clock.see(other.clock.last)
+            sync.touched.update(papers)
+            sync.touched_lists.update(lists)
+            return
+        sync.join(papers, lists, other)
+
+    def _apply_pending(self, pending: dict[str, list[tuple[Action, list[list[Any]]]]]) -> None:
+        """Apply other devices' lines in causal order: a line once what its vv names is held."""
+        sync = self.sync
+        assert sync is not None
+        present = set(self.other_devices()) | {self.device}
+        progress = True
+        while progress:
+            progress = False
+            for dev, lines in pending.items():
+                while lines:
+                    action, ops = lines[0]
+                    have = sync.applied.get(dev, 0)
+                    if action.seq <= have:
+                        lines.pop(0)
+                        continue
+                    if action.seq != have + 1:
+                        self.waiting[dev] = f"its action {have + 1} has not arrived"
+                        break
+                    blocked = [
+                        d for d, n in action.vv.items() if d != dev and d in present and sync.applied.get(d, 0) < n
+                    ]
+                    if blocked:
+                        self.waiting[dev] = f"it waits for actions of device {blocked[0]}"
+                        break
+                    sync.apply(action, ops)
+                    lines.pop(0)
+                    progress = True
+
+
+def _key(path: Path) -> tuple[int, int, int] | None:
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return (st.st_ino, st.st_size, st.st_mtime_ns)
+
+
+def _now() -> str:
+    return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+
+
+def upgrade(folder: Path, device: str | None = None) -> Path:
+    """Make a single-device library a shared one, keeping its files as a backup; returns the
+    backup folder. The state becomes this device's library file; nothing is lost."""
+    old = Store(folder).open()  # the old writer lock: an older Papershelf may be running
+    try:
+        store = SharedStore(folder, device=device)
+        store.take_folder()
+        try:
+            store.papers.update(old.papers)
+            store.lists.update(old.lists)
+            store.fingerprint_version = old.fingerprint_version
+            store.compact()
+        finally:
+            store.close()
+        stamp = _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%d-%H%M%S")
+        aside = folder / f"pre-sync-backup-{stamp}"
+        aside.mkdir()
+        for name in (SNAPSHOT, JOURNAL, MARK, BACKUPS):
+            if (folder / name).exists():
+                os.replace(folder / name, aside / name)
+        fsync_dir(folder)
+    except OSError as exc:
+        raise StoreWriteError(
+            f"Papershelf could not make the library in {folder} one that several machines can share: "
+            f"{exc.strerror or exc}. Nothing was changed; it stays as it was.",
+            folder,
+        ) from exc
+    finally:
+        old.close()
+    for name in (LOCK, READ_LOCK):
+        try:
+            (folder / name).unlink()
+        except OSError:
+            pass
+    write_bytes_atomically(folder / SNAPSHOT, MARKER)
+    log.info("upgraded %s to a shared library; the old files are in %s", folder, aside)
+    return aside
+
+
+def open_store(folder: Path | str, readonly: bool = False, device: str | None = None) -> Store:
+    """The store of the library in `folder`: a shared library (brought forward from a
+    single-device one, with a backup, at its first writable open)."""
+    folder = Path(folder)
+    kind = layout_of(folder)
+    if kind == "single":
+        if readonly:
+            return Store(folder, readonly=True).open()
+        aside = upgrade(folder, device)
+        store = SharedStore(folder, device=device).open()
+        store.notices.append(
+            f"This library can now be shared by several machines (a synced folder or git). "
+            f"Its files from before were kept in {aside}."
+        )
+        return store
+    return SharedStore(folder, readonly=readonly, device=device).open()
