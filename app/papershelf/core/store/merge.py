@@ -150,7 +150,10 @@ class Tombstone:
     action: Action
     record: dict[str, Any]
     meta: PaperMeta
-    unseen: list[Stamp] = field(default_factory=list)  # edits the deletion had not seen: a conflict
+
+    def unseen(self) -> list[Head]:
+        """The edits of the paper the deletion had not seen (a conflict: it can be restored)."""
+        return [h for hs in self.meta.heads.values() for h in hs if not self.action.saw(h.dev, h.seq)]
 
     def encode(self, pid: str) -> dict[str, Any]:
         a = self.action
@@ -159,7 +162,6 @@ class Tombstone:
             "by": [a.hlc, a.dev, a.seq, a.vv],
             "record": self.record,
             "meta": self.meta.encode(),
-            "unseen": [list(s) for s in self.unseen],
         }
 
     @classmethod
@@ -172,7 +174,6 @@ class Tombstone:
             Action(int(hlc), str(dev), int(seq), {str(k): int(v) for k, v in vv.items()}),
             record,
             PaperMeta.decode(raw.get("meta", {})),
-            [(int(s[0]), str(s[1])) for s in raw.get("unseen", [])],
         )
 
 
@@ -267,9 +268,10 @@ def iter_conflicts(
                     if h is not win:
                         yield Conflict(pid, name, h.value, win.value, h.dev, h.hlc)
     for pid, tomb in gone.items():
-        if tomb.unseen and pid not in papers:
-            last = max(tomb.unseen)
-            yield Conflict(pid, "", tomb.record.get("title", ""), None, last[1], last[0])
+        unseen = tomb.unseen()
+        if unseen and pid not in papers:
+            last = max(unseen, key=lambda h: h.stamp)
+            yield Conflict(pid, "", tomb.record.get("title", ""), None, last.dev, last.hlc)
 
 
 def normal_tags(value: Any) -> list[str]:

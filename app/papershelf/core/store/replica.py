@@ -52,6 +52,8 @@ class Replica:
         self.list_metas: dict[str, ListMeta] = {}
         self.applied: dict[str, int] = {}  # device → how many of its actions the state holds
         self.clock = Clock()
+        # edits of papers whose add has not arrived (another device's file is late): applied with it
+        self.orphans: dict[str, list[tuple[Action, list[Any]]]] = {}
         self.touched: set[str] = set()  # papers changed by `apply` since the caller last looked
         self.touched_lists: set[str] = set()
 
@@ -146,21 +148,28 @@ class Replica:
         """Apply one action's fine operations (local or another device's)."""
         self.clock.see(action.hlc)
         for op in ops:
-            kind = op[0]
-            if kind == "a":
-                self._add(action, op[1], op[2])
-            elif kind == "f":
-                self._set(action, op[1], op[2], op[3])
-            elif kind == "t":
-                self._tag(action, op[1], op[2], bool(op[3]))
-            elif kind == "x":
-                self._delete(action, op[1])
-            elif kind == "L":
-                self._list_exists(action, op[1], bool(op[2]))
-            elif kind == "m":
-                self._member(action, op[1], op[2], bool(op[3]), float(op[4]))
+            self.apply_one(action, op)
         if self.applied.get(action.dev, 0) < action.seq:
             self.applied[action.dev] = action.seq
+
+    def apply_one(self, action: Action, op: list[Any]) -> None:
+        """Apply one fine operation of `action`; one on a paper not known yet waits for its add."""
+        kind = op[0]
+        if kind in "ftx" and op[1] not in self.papers and op[1] not in self.gone:
+            self.orphans.setdefault(op[1], []).append((action, op))
+            return
+        if kind == "a":
+            self._add(action, op[1], op[2])
+        elif kind == "f":
+            self._set(action, op[1], op[2], op[3])
+        elif kind == "t":
+            self._tag(action, op[1], op[2], bool(op[3]))
+        elif kind == "x":
+            self._delete(action, op[1])
+        elif kind == "L":
+            self._list_exists(action, op[1], bool(op[2]))
+        elif kind == "m":
+            self._member(action, op[1], op[2], bool(op[3]), float(op[4]))
 
     def _target(self, action: Action, pid: str) -> tuple[dict[str, Any], PaperMeta] | None:
         """The record and metadata an edit of `pid` goes to: the paper, a deleted paper it
@@ -170,13 +179,11 @@ class Replica:
             return paper.raw(), self.meta(pid)
         tomb = self.gone.get(pid)
         if tomb is None:
-            return None
+            return None  # the caller keeps the edit as an orphan
         if action.stamp > tomb.action.stamp:
             self._bring_back(pid)
             return self.papers[pid].raw(), self.meta(pid)
-        if not tomb.action.saw(action.dev, action.seq) and action.stamp not in tomb.unseen:
-            tomb.unseen.append(action.stamp)
-        return tomb.record, tomb.meta
+        return tomb.record, tomb.meta  # an edit the deletion had not seen shows as a conflict
 
     def _bring_back(self, pid: str) -> None:
         tomb = self.gone.pop(pid)
@@ -193,6 +200,8 @@ class Replica:
             self.metas[pid] = PaperMeta(add=action.stamp)
             self.touched.add(pid)
             self._relist(pid)
+            for early, op in self.orphans.pop(pid, []):
+                self.apply_one(early, op)
             return
         target = self._target(action, pid)
         if target is None:
@@ -261,8 +270,7 @@ class Replica:
             meta = self.meta(pid)
             if meta.latest() > action.stamp:
                 return  # edited after the deletion (by the clocks): the edit brings it back
-            unseen = [h.stamp for hs in meta.heads.values() for h in hs if not action.saw(h.dev, h.seq)]
-            self.gone[pid] = Tombstone(action, paper.raw(), meta, sorted(set(unseen)))
+            self.gone[pid] = Tombstone(action, paper.raw(), meta)
             del self.papers[pid]
             self.metas.pop(pid, None)
             self.touched.add(pid)
@@ -270,8 +278,7 @@ class Replica:
             return
         tomb = self.gone.get(pid)
         if tomb is not None and action.stamp > tomb.action.stamp:
-            unseen = [s for s in tomb.unseen if s > action.stamp or not _saw_stamp(action, s, tomb.meta)]
-            self.gone[pid] = Tombstone(action, tomb.record, tomb.meta, unseen)
+            self.gone[pid] = Tombstone(action, tomb.record, tomb.meta)
 
     def _list_exists(self, action: Action, name: str, exists: bool) -> None:
         meta = self.list_meta(name)
@@ -341,57 +348,43 @@ class Replica:
                 self.list_metas[str(rec["slist"])] = ListMeta.decode(rec)
 
     def join(self, papers: Mapping[str, Paper], lists: Mapping[str, list[str]], other: Replica) -> None:
-        """Merge another device's whole state (its snapshot) into this one."""
+        """Merge another device's whole state (its snapshot) into this one: the same merges as
+        applying the actions it holds, one register at a time."""
         for pid, paper in papers.items():
             self._join_paper(pid, paper.raw(), other.meta(pid))
         for pid, tomb in other.gone.items():
-            if pid not in self.papers and pid not in self.gone:
-                self._join_paper(pid, tomb.record, tomb.meta)
+            self._join_paper(pid, tomb.record, tomb.meta)
             self._delete(tomb.action, pid)
-            mine = self.gone.get(pid)
-            if mine is not None:
-                mine.unseen = sorted(set(mine.unseen) | {s for s in tomb.unseen if s not in mine.unseen})
         for name in lists:
             other.list_meta(name)
         for name, lmeta in other.list_metas.items():
-            fake = Action(lmeta.exists[0], lmeta.exists[1], 0, {})
-            if lmeta.exists[:2] != (0, "") or lmeta.exists[2]:
-                self._list_exists(fake, name, lmeta.exists[2])
+            if lmeta.exists[:2] != (0, ""):
+                self._list_exists(Action(lmeta.exists[0], lmeta.exists[1], 0, {}), name, lmeta.exists[2])
+            else:
+                self.list_meta(name)
             for pid, (hlc, dev, present, pos) in lmeta.members.items():
                 self._member(Action(hlc, dev, 0, {}), name, pid, present, pos)
+            self._materialize(name)
         for dev, n in other.applied.items():
-            if self.applied.get(dev, 0) < n:
+            if dev != self.device and self.applied.get(dev, 0) < n:
                 self.applied[dev] = n
         self.clock.see(other.clock.last)
 
     def _join_paper(self, pid: str, record: dict[str, Any], meta: PaperMeta) -> None:
         base = {k: v for k, v in record.items() if k not in meta.heads and k not in meta.add_fields and k != "tags"}
-        self._add(Action(meta.add[0], meta.add[1], 0, {}), pid, {**base, "tags": []})
+        self._add(Action(meta.add[0], meta.add[1], 0, {}), pid, base)
         for name, stamp in meta.add_fields.items():
             if name in record and name not in meta.heads:
-                self._add(Action(stamp[0], stamp[1], 0, {}), pid, {"id": pid, name: record[name]})
-        target = self._target(Action(*meta.add, 0, {}), pid)
-        if target is None:
-            return
-        raw, mine = target
+                self._add(Action(stamp[0], stamp[1], 0, {}), pid, {name: record[name]})
         for name, heads in meta.heads.items():
-            for head in heads:
-                if name in NO_CONFLICT:
-                    current = mine.heads.get(name)
-                    if not current or head.stamp > current[0].stamp:
-                        mine.heads[name] = [Head(head.hlc, head.dev, head.seq, {}, None)]
-                        _put(raw, name, record.get(name, FIELDS[name]))
-                else:
-                    merged, changed = heads_merge(mine.heads.get(name, []), head)
-                    if changed:
-                        mine.heads[name] = merged
-                        _put(raw, name, winner(merged).value)
+            for h in heads:
+                value = record.get(name, FIELDS.get(name)) if name in NO_CONFLICT else h.value
+                self._set(Action(h.hlc, h.dev, h.seq, h.vv), pid, name, value)
         for tag in record.get("tags", []):
             if tag not in meta.tags:
-                self._tag_into(raw, mine, (*meta.add, True), tag)
-        for tag, reg in meta.tags.items():
-            self._tag_into(raw, mine, reg, tag)
-        self.touched.add(pid)
+                self._tag(Action(meta.add[0], meta.add[1], 0, {}), pid, tag, True)
+        for tag, (hlc, dev, present) in meta.tags.items():
+            self._tag(Action(hlc, dev, 0, {}), pid, tag, present)
 
 
 def _put(raw: dict[str, Any], name: str, value: Any) -> None:
@@ -403,14 +396,6 @@ def _put(raw: dict[str, Any], name: str, value: Any) -> None:
 
 def _bare(meta: PaperMeta) -> bool:
     return not meta.add_fields and not meta.heads and not meta.tags
-
-
-def _saw_stamp(action: Action, stamp: Stamp, meta: PaperMeta) -> bool:
-    for heads in meta.heads.values():
-        for h in heads:
-            if h.stamp == stamp:
-                return action.saw(h.dev, h.seq)
-    return False
 
 
 def parse_action(record: Mapping[str, Any]) -> tuple[Action, list[list[Any]]]:

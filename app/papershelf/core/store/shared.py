@@ -50,8 +50,8 @@ from .format import (
     seal,
     unseal,
 )
-from .journal import parse_journal_line
-from .locks import store_write_error
+from .journal import Op, parse_journal_line
+from .locks import WriterLock, store_write_error
 from .merge import Action
 from .replica import Replica, parse_action
 from .store import Store
@@ -116,20 +116,50 @@ class SharedStore(Store):
         self.root = root
         self.sync = Replica(self.device, self.papers, self.lists)
         self._seen: dict[str, _Seen] = {}
+        self._deferred = None
+        self.others_saw_me = 0  # the highest action of this device that another device had seen
         self.waiting: dict[str, str] = {}  # device → why its files could not all be read yet
 
     @property
     def library_folder(self) -> Path:
         return self.root
 
+    def _load(self) -> None:
+        # this device's own lines wait, like the others', for what they had seen: an edit of a
+        # paper another device added is replayed after that device's add
+        self._deferred: list[tuple[Action, list[list[Any]]]] | None = []
+        try:
+            super()._load()
+            own = self._deferred
+        finally:
+            self._deferred = None
+        self._merge_others(own)
+
+    def _apply_in_memory(self, op: Op) -> None:
+        if op.kind == "sync" and self._deferred is not None:
+            self._deferred.append(op.value)
+            return
+        super()._apply_in_memory(op)
+
     def open(self) -> SharedStore:
         if not self.readonly:
             self._make_layout()
+            self._check_device()
         super().open()
         try:
             if not self.readonly:
                 self._claim_device()
-            self.refresh()
+                if self.others_saw_me > self.seq:
+                    # this device's files were removed (by hand, or a sync tool): its next actions
+                    # must not reuse numbers the other devices hold; a library file says where on
+                    self.notices.append(
+                        f"This device's files in {self.folder} were missing; what the other devices "
+                        "had of its edits was taken from them."
+                    )
+                    for dev in self.other_devices():
+                        self._join_file(self.root / DEVICES / dev / SNAPSHOT, dev)
+                    self.seq = self.others_saw_me
+                    self.compact()
         except BaseException:
             self.close()
             raise
@@ -146,33 +176,40 @@ class SharedStore(Store):
         except OSError as exc:
             raise store_write_error(exc, self.root) from exc
 
-    def _claim_device(self) -> None:
-        """Write device.json once; a device folder that another machine claimed means this
-        configuration's id was copied from it: this one takes a new id (and says so)."""
-        path = self.folder / DEVICE_FILE
-        mine = machine.machine_fingerprint()
+    def _check_device(self) -> None:
+        """A device folder that another machine claimed (its device.json names another machine)
+        means this configuration's device id was copied from it (a copied settings folder):
+        this one takes a new id before it writes anything, and says so."""
         try:
-            data = json.loads(path.read_bytes()[:4096])
-        except FileNotFoundError:
-            data = None
+            data = json.loads((self.folder / DEVICE_FILE).read_bytes()[:4096])
         except (OSError, ValueError):
-            data = {}
-        if isinstance(data, dict) and data.get("machine") not in (None, mine):
-            old = self.device
-            new = machine.new_device_id()
-            self.notices.append(
-                f"This configuration's device id {old} is also used by another machine "
-                f"({data.get('host', 'unknown')}): its settings folder was copied. This machine is now "
-                f"device {new}; nothing was lost. Open the library again."
-            )
-            log.warning("device id %s claimed by another machine; new id %s", old, new)
             return
-        if data is None:
-            record = {"id": self.device, "host": socket.gethostname(), "machine": mine, "made": _now()}
-            try:
-                write_bytes_atomically(path, (json.dumps(record) + "\n").encode())
-            except OSError as exc:
-                log.warning("could not write %s: %s", path, exc)
+        mine = machine.machine_fingerprint()
+        if not isinstance(data, dict) or data.get("machine") in (None, mine):
+            return
+        old = self.device
+        self.device = machine.new_device_id()
+        self.folder = self.root / DEVICES / self.device
+        self.local = machine.local_dir(self.root, self.device)
+        self._lock = WriterLock(self.local / LOCK)
+        self.sync = Replica(self.device, self.papers, self.lists)
+        self.notices.append(
+            f"This machine's settings folder was copied from another machine ({data.get('host', 'unknown')}): "
+            f"both used the device id {old}. This machine is now device {self.device}; nothing was lost."
+        )
+        log.warning("device id %s belongs to another machine; this one is now %s", old, self.device)
+
+    def _claim_device(self) -> None:
+        """Write device.json once: which machine this device is (to tell a copied id)."""
+        path = self.folder / DEVICE_FILE
+        if path.exists():
+            return
+        record = {"id": self.device, "host": socket.gethostname(), "machine": machine.machine_fingerprint()}
+        record["made"] = _now()
+        try:
+            write_bytes_atomically(path, (json.dumps(record) + "\n").encode())
+        except OSError as exc:
+            log.warning("could not write %s: %s", path, exc)
 
     def other_devices(self) -> list[str]:
         try:
@@ -187,16 +224,19 @@ class SharedStore(Store):
         names of lists that changed (for the library's change events)."""
         sync = self.sync
         assert sync is not None
-        sync.touched.clear()
-        sync.touched_lists.clear()
         with self._write_lock:
-            pending: dict[str, list[tuple[Action, list[list[Any]]]]] = {}
-            for dev in self.other_devices():
-                lines = self._read_other(dev)
-                if lines is not None:
-                    pending[dev] = lines
-            self._apply_pending(pending)
-        return set(sync.touched), set(sync.touched_lists)
+            sync.touched.clear()
+            sync.touched_lists.clear()
+            self._merge_others([])
+            return set(sync.touched), set(sync.touched_lists)
+
+    def _merge_others(self, own: list[tuple[Action, list[list[Any]]]]) -> None:
+        pending: dict[str, list[tuple[Action, list[list[Any]]]]] = {self.device: own} if own else {}
+        for dev in self.other_devices():
+            lines = self._read_other(dev)
+            if lines is not None:
+                pending[dev] = lines
+        self._apply_pending(pending)
 
     def _read_other(self, dev: str) -> list[tuple[Action, list[list[Any]]]] | None:
         """The lines of `dev`'s journal this replica does not hold yet (joining its library
@@ -212,10 +252,23 @@ class SharedStore(Store):
         have = sync.applied.get(dev, 0)
         first = lines[0][0].seq if lines else None
         if skey is not None and skey != seen.snapshot and (first is None or first > have + 1):
-            self._join_file(folder / SNAPSHOT, dev)
-            have = sync.applied.get(dev, 0)
+            head = _header(folder / SNAPSHOT)
+            vv = head.get("vv") if head else None
+            if isinstance(vv, dict):
+                self._saw_me(vv.get(self.device))
+            if head is None or head.get("journal_seq", 0) > have:
+                self._join_file(folder / SNAPSHOT, dev)
+                have = sync.applied.get(dev, 0)
+        for action, _ops in lines[-1:]:
+            self._saw_me(action.vv.get(self.device))
         seen.journal, seen.snapshot = jkey, skey
         return [(a, ops) for a, ops in lines if a.seq > have]
+
+    def _saw_me(self, seq: object) -> None:
+        """Another device had seen this device's action `seq`: numbering goes on after it (this
+        device's folder was removed and made again, and its old numbers are taken)."""
+        if isinstance(seq, int) and seq > self.others_saw_me:
+            self.others_saw_me = seq
 
     def _journal_lines(self, path: Path, dev: str) -> list[tuple[Action, list[list[Any]]]]:
         try:
@@ -280,7 +333,12 @@ class SharedStore(Store):
         assert sync is not None
         present = set(self.other_devices()) | {self.device}
         progress = True
-        while progress:
+        while progress or pending.get(self.device):
+            if not progress:
+                # this device's own edits never wait for good: what they had seen is not here
+                # (another device's folder was removed, or has not arrived yet)
+                action, ops = pending[self.device].pop(0)
+                sync.apply(action, ops)
             progress = False
             for dev, lines in pending.items():
                 while lines:
@@ -301,6 +359,17 @@ class SharedStore(Store):
                     sync.apply(action, ops)
                     lines.pop(0)
                     progress = True
+
+
+def _header(path: Path) -> dict[str, Any] | None:
+    """The header of a device's library file (its first line), or None if it does not read."""
+    try:
+        with open_store_reader(path, "library file", 1 << 34) as f:
+            body = unseal(f.readline(1 << 20))
+        header = json.loads(body) if body is not None else None
+    except (OSError, StoreUnreadableError, ValueError):
+        return None
+    return header if isinstance(header, dict) else None
 
 
 def _key(path: Path) -> tuple[int, int, int] | None:

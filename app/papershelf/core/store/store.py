@@ -216,8 +216,6 @@ class Store:
                 consistent = replay_journal(self)
             if consistent and _stat_key(self.snapshot_path) == before:
                 self._read_keys = (before, journal_key)
-                if self.sync is not None:
-                    self.sync.applied[self.sync.device] = self.seq
                 self._check_mark(mark)
                 return
         if not consistent:

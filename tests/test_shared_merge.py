@@ -1,0 +1,238 @@
+"""A shared library edited by several devices at once: every device reaches the same
+library, whatever order it reads the others' files in, and loses no edit.
+
+Three devices open one library folder (each with its own device id, as three
+machines whose sync tool shares the folder would), make random edits at the
+same moments, and read each other's files at random moments and after
+compacting at random. At the end every device, and a fresh open of each from
+disk, holds the same papers, lists and conflicts; every value a device set is
+either the one shown or kept as a conflict, unless an edit that had seen it
+replaced it.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import SEEDS
+from papershelf.core.library import Library
+from papershelf.core.store import SharedStore
+
+DEVICES = ["aaaaaaaaaaa1", "bbbbbbbbbbb2", "ccccccccccc3"]
+COMPACT = float(os.environ.get("PAPERSHELF_MERGE_COMPACT", "0.05"))
+
+
+def _open(folder: Path, device: str, readonly: bool = False) -> Library:
+    return Library(SharedStore(folder, readonly=readonly, device=device).open())
+
+
+def _state(lib: Library) -> tuple[dict, dict, list]:
+    papers = {p.id: dict(p.raw()) for p in lib.papers()}
+    lists = {k: v for k, v in lib.lists().items()}
+    conflicts = sorted((c.paper, c.field, repr(c.value)) for c in lib.conflicts())
+    return papers, lists, conflicts
+
+
+def _clock_past(lib: Library) -> None:
+    """Wait until the wall clock is past the device's last stamp (a condition, in milliseconds),
+    so that the next edit on any device is stamped later."""
+    last = lib._store.sync.clock.last
+    while int(time.time() * 1000) <= last:
+        time.sleep(0.001)
+
+
+def _random_edit(rng: random.Random, lib: Library, log: list) -> None:
+    ids = lib.ids()
+    if not ids:
+        return
+    pid = rng.choice(ids)
+    what = rng.randrange(9)
+    if what == 0:
+        lib.add_tags([pid], [rng.choice(["ml", "nlp", "vision", "theory"])])
+    elif what == 1:
+        tags = lib.get(pid).tags
+        if tags:
+            lib.remove_tags([pid], [rng.choice(tags)])
+    elif what == 2:
+        lib.set_status([pid], rng.choice(["to-read", "reading", "read", "unread"]))
+    elif what == 3:
+        text = f"{lib.device} note {rng.randrange(10**6)}"
+        lib.set_notes(pid, text)
+        log.append((lib.device, pid, "notes", text))
+    elif what == 4:
+        lib.set_rating([pid], rng.choice([None, 1, 2, 3, 4, 5]))
+    elif what == 5:
+        lib.add_to_list(rng.choice(["queue", "survey"]), rng.sample(ids, min(3, len(ids))))
+    elif what == 6:
+        lists = lib.lists()
+        if lists:
+            name = rng.choice(sorted(lists))
+            if lists[name]:
+                lib.remove_from_list(name, [rng.choice(lists[name])])
+    elif what == 7 and rng.random() < 0.3:
+        lib.delete_papers([pid])
+    elif what == 8:
+        lists = lib.lists()
+        if lists:
+            name = rng.choice(sorted(lists))
+            order = list(lists[name])
+            rng.shuffle(order)
+            lib.reorder_list(name, order)
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3, 4])
+def test_three_devices_editing_at_once_agree_and_lose_nothing(tmp_path, seed):
+    rng = random.Random(seed)
+    folder = tmp_path / "shared"
+    libs = {d: _open(folder, d) for d in DEVICES}
+    try:
+        for i, d in enumerate(DEVICES):
+            libs[d].import_files([SEEDS[i]])
+        notes_set: list = []
+        for _round in range(int(os.environ.get("PAPERSHELF_MERGE_ROUNDS", "40"))):
+            d = rng.choice(DEVICES)
+            _random_edit(rng, libs[d], notes_set)
+            if rng.random() < 0.3:
+                libs[rng.choice(DEVICES)].refresh()
+            if rng.random() < COMPACT:
+                libs[rng.choice(DEVICES)].compact()
+        for _ in range(2):
+            for d in DEVICES:
+                libs[d].refresh()
+        states = {d: _state(libs[d]) for d in DEVICES}
+        first = states[DEVICES[0]]
+        for d in DEVICES[1:]:
+            assert states[d][0] == first[0], f"papers differ on {d}"
+            assert states[d][1] == first[1], f"lists differ on {d}"
+            assert states[d][2] == first[2], f"conflicts differ on {d}"
+        # every note a device wrote is shown, kept as a conflict, or was replaced by an edit that saw it
+        lib = libs[DEVICES[0]]
+        sync = lib._store.sync
+        for _dev, pid, _field, text in notes_set:
+            if pid not in lib:
+                continue
+            shown = lib.get(pid).notes == text
+            kept = any(c.paper == pid and c.value == text for c in lib.conflicts())
+            replaced = bool(sync.meta(pid).heads.get("notes"))
+            assert shown or kept or replaced, f"the note {text!r} on {pid} was lost"
+    finally:
+        for lib in libs.values():
+            lib.close()
+    # and from disk, each device opened again (its own files plus the others') holds the same
+    again = {}
+    for d in DEVICES:
+        lib = _open(folder, d)
+        again[d] = _state(lib)
+        lib.close()
+    for d in DEVICES:
+        assert again[d][:2] == first[:2], f"{d} reopened from disk differs"
+        assert again[d][2] == first[2]
+
+
+def test_the_same_field_set_on_two_devices_at_once_is_kept_as_a_conflict_and_can_be_taken(tmp_path):
+    folder = tmp_path / "shared"
+    a, b = _open(folder, DEVICES[0]), _open(folder, DEVICES[1])
+    try:
+        a.import_files([SEEDS[0]])
+        b.refresh()
+        pid = a.ids()[0]
+        a.set_notes(pid, "read section 3 again")
+        b.set_notes(pid, "compare with the 2019 baseline")
+        a.refresh()
+        b.refresh()
+        assert a.get(pid).notes == b.get(pid).notes
+        (conflict,) = a.conflicts()
+        assert {conflict.value, conflict.current} == {"read section 3 again", "compare with the 2019 baseline"}
+        kept = conflict.value
+        assert [c.value for c in b.conflicts()] == [kept]
+        b.take_conflict(1)
+        a.refresh()
+        assert a.get(pid).notes == kept == b.get(pid).notes
+        assert a.conflicts() == [] and b.conflicts() == []
+    finally:
+        a.close()
+        b.close()
+
+
+def test_a_tag_added_on_one_device_survives_another_devices_unrelated_tag_edit(tmp_path):
+    folder = tmp_path / "shared"
+    a, b = _open(folder, DEVICES[0]), _open(folder, DEVICES[1])
+    try:
+        a.import_files([SEEDS[0]])
+        b.refresh()
+        pid = a.ids()[0]
+        a.add_tags([pid], ["ml"])
+        b.set_tags([pid], ["survey"])  # b had not seen 'ml': it adds 'survey', removes nothing it had not seen
+        a.refresh()
+        b.refresh()
+        assert a.get(pid).tags == b.get(pid).tags == ["ml", "survey"]
+    finally:
+        a.close()
+        b.close()
+
+
+def test_a_paper_deleted_on_one_device_while_another_edits_it(tmp_path):
+    """An edit stamped after the deletion brings the paper back; one the deletion had not
+    seen, stamped before it, stays with the deleted paper and is listed as a conflict."""
+    folder = tmp_path / "shared"
+    a, b = _open(folder, DEVICES[0]), _open(folder, DEVICES[1])
+    try:
+        a.import_files([SEEDS[0]])
+        b.refresh()
+        first, second = a.ids()[:2]
+        b.set_notes(first, "edited before the delete")  # earlier stamp, not seen by the delete
+        _clock_past(b)
+        a.delete_papers([first])
+        a.delete_papers([second])
+        _clock_past(a)
+        b.set_notes(second, "edited after the delete")  # later stamp: brings it back
+        a.refresh()
+        b.refresh()
+        for lib in (a, b):
+            assert first not in lib
+            assert second in lib and lib.get(second).notes == "edited after the delete"
+            (conflict,) = lib.conflicts()
+            assert conflict.paper == first and conflict.field == ""
+        b.take_conflict(1)
+        a.refresh()
+        assert a.get(first).notes == "edited before the delete"
+        assert a.conflicts() == [] and b.conflicts() == []
+    finally:
+        a.close()
+        b.close()
+
+
+def test_one_paper_imported_on_two_devices_is_one_paper(tmp_path):
+    folder = tmp_path / "shared"
+    a, b = _open(folder, DEVICES[0]), _open(folder, DEVICES[1])
+    try:
+        a.import_files([SEEDS[0]])
+        b.import_files([SEEDS[0]])
+        a.refresh()
+        b.refresh()
+        assert sorted(a.ids()) == sorted(b.ids())
+        assert len(a) == len(set(a.ids()))
+    finally:
+        a.close()
+        b.close()
+
+
+def test_a_device_joining_late_reads_the_others_even_after_they_compacted(tmp_path):
+    folder = tmp_path / "shared"
+    a = _open(folder, DEVICES[0])
+    a.import_files([SEEDS[0]])
+    pid = a.ids()[0]
+    a.add_tags([pid], ["early"])
+    a.compact()  # its journal is folded away: a newcomer must read its library file
+    a.set_notes(pid, "after the compaction")
+    a.close()
+    c = _open(folder, DEVICES[2])
+    try:
+        assert len(c) > 0 and c.get(pid).tags == ["early"] and c.get(pid).notes == "after the compaction"
+    finally:
+        c.close()
