@@ -44,6 +44,7 @@ from .commands import (
     first_look,
 )
 from .discover import cmd_suggest
+from .conflicts import cmd_conflicts
 from .duplicates import cmd_duplicates
 from .output import (
     EXIT_FAILED,
@@ -99,6 +100,7 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "list-remove": cmd_list_remove,
     "recover": cmd_recover,
     "duplicates": cmd_duplicates,
+    "conflicts": cmd_conflicts,
     "set": cmd_set,
     "add": cmd_add,
     "lookup": cmd_lookup,

@@ -33,6 +33,7 @@ COMMAND_NAMES = (
     "list-remove",
     "recover",
     "duplicates",
+    "conflicts",
     "add",
     "lookup",
     "delete",
@@ -225,6 +226,14 @@ def build_parser(data_dir: str | None = None) -> argparse.ArgumentParser:
     what.add_argument("--json", action="store_true", help="print the pairs as a JSON array")
     what.add_argument("--merge", nargs=2, metavar=("A", "B"), help="merge paper B into paper A")
     what.add_argument("--keep-apart", nargs=2, metavar=("A", "B"), help="remember that A and B are different papers")
+
+    c = sub.add_parser(
+        "conflicts", help="values kept when two devices changed the same thing at once; take or dismiss one"
+    )
+    what = c.add_mutually_exclusive_group()
+    what.add_argument("--json", action="store_true", help="print the conflicts as a JSON array")
+    what.add_argument("--take", type=int, metavar="N", help="take conflict N's kept value (or bring the paper back)")
+    what.add_argument("--dismiss", type=int, metavar="N", help="keep the value shown; let conflict N's value go")
 
     mailto = "a contact e-mail sent to Crossref and OpenAlex (their polite pools; or $PAPERSHELF_MAILTO)"
     c = sub.add_parser("add", help="add papers by DOI or arXiv id (or doi.org / arxiv.org links): fetched online")

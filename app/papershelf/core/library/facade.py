@@ -106,6 +106,7 @@ class Library:
         return getattr(self._store, "device", None)
 
     refresh, conflicts, take_conflict = syncing.refresh, syncing.conflicts, syncing.take_conflict
+    deleted_record = syncing.deleted_record
 
     @property
     def readonly(self) -> bool:

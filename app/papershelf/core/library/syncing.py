@@ -79,3 +79,10 @@ def take_conflict(lib: Library, number: int, keep: bool = True) -> str:
         [Change("papers-changed", ids=frozenset([c.paper]), fields=frozenset([c.field]))],
     )
     return f"Paper {c.paper}: {c.field} is now the {'kept' if keep else 'current'} value."
+
+
+def deleted_record(lib: Library, pid: str) -> dict[str, object]:
+    """A deleted paper's record as the deletion kept it ({} if there is none)."""
+    sync = lib._store.sync
+    tomb = None if sync is None else sync.gone.get(pid)
+    return dict(tomb.record) if tomb is not None else {}
