@@ -13,6 +13,7 @@ file is the whole merged state it knew, and another device can join it
 from __future__ import annotations
 
 import logging
+from collections import Counter
 from collections.abc import Iterator, Mapping
 from typing import Any
 
@@ -312,6 +313,19 @@ class Replica:
 
     # ---- snapshots ---------------------------------------------------------------
     def header(self) -> dict[str, Any]:
+        """The merge state's part of a snapshot header. Papers whose only metadata is the add
+        stamp most of them share (one import is one action) need no line of their own."""
+        counts = Counter(m.add for pid, m in self.metas.items() if pid in self.papers and _bare(m))
+        missing = len(self.papers) - sum(1 for pid in self.metas if pid in self.papers)
+        if missing:
+            counts[self.default_add] += missing
+        if counts:
+            best = counts.most_common(1)[0][0]
+            if best != self.default_add:
+                for pid in self.papers:
+                    if pid not in self.metas:
+                        self.metas[pid] = PaperMeta(add=self.default_add)
+                self.default_add = best
         return {
             "device": self.device,
             "vv": dict(self.applied),

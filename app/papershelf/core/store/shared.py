@@ -124,6 +124,19 @@ class SharedStore(Store):
     def library_folder(self) -> Path:
         return self.root
 
+    def unchanged_on_disk(self) -> bool:
+        """As Store's, and no other device's files changed since they were read either."""
+        if not super().unchanged_on_disk():
+            return False
+        if not self.readonly:
+            return True
+        for dev in self.other_devices():
+            folder = self.root / DEVICES / dev
+            seen = self._seen.get(dev)
+            if seen is None or (seen.journal, seen.snapshot) != (_key(folder / JOURNAL), _key(folder / SNAPSHOT)):
+                return False
+        return True
+
     def _load(self) -> None:
         # this device's own lines wait, like the others', for what they had seen: an edit of a
         # paper another device added is replayed after that device's add
