@@ -13,6 +13,7 @@ file is the whole merged state it knew, and another device can join it
 from __future__ import annotations
 
 import logging
+import time
 from collections import Counter
 from collections.abc import Iterator, Mapping
 from typing import Any
@@ -38,6 +39,10 @@ from .merge import (
 log = logging.getLogger("papershelf.core.store")
 
 FINE_KINDS = frozenset("aftxLm")
+# A deleted paper is kept (to take the deletion back, and so that a device that had not seen the
+# deletion does not bring the paper back) this long, then dropped at a compaction. A device that
+# comes back after longer than this may bring back papers deleted meanwhile.
+TOMBSTONE_DAYS = 365
 
 
 class Replica:
@@ -338,7 +343,11 @@ class Replica:
         for pid, meta in self.metas.items():
             if pid in self.papers and not (meta.add == self.default_add and _bare(meta)):
                 yield {"smeta": pid, **meta.encode()}
-        for pid, tomb in self.gone.items():
+        horizon = int(time.time() * 1000) - TOMBSTONE_DAYS * 86_400_000
+        for pid, tomb in list(self.gone.items()):
+            if tomb.action.hlc < horizon:
+                del self.gone[pid]  # see TOMBSTONE_DAYS
+                continue
             yield tomb.encode(pid)
         for name in list(self.lists):
             self.list_meta(name)
