@@ -47,8 +47,7 @@ from ..changes import Change
 from ..errors import ReadOnlyLibraryError
 from ..fileio import fsync_dir
 from ..paper import FIELDS, Paper
-from ..store import Op, now_iso
-from ..store import machine
+from ..store import Op, machine, now_iso
 from ..store.format import seal, unseal
 
 if TYPE_CHECKING:
@@ -62,8 +61,9 @@ _SKIP = frozenset(("updated", "fingerprint"))  # not the user's: moved on by any
 
 
 def digest(raw: Mapping[str, Any]) -> str:
-    """A short digest of a paper's record, to tell later whether it changed."""
-    d = {k: v for k, v in raw.items() if k != "fingerprint"}
+    """A short digest of a paper's record, to tell later whether it changed (not `updated`:
+    an edit undone since moved it on, and the record is as it was)."""
+    d = {k: v for k, v in raw.items() if k not in _SKIP}
     return "%08x" % zlib.crc32(orjson.dumps(d, option=orjson.OPT_SORT_KEYS))
 
 
@@ -79,14 +79,17 @@ class Diff:
     renames: list[list[str]] = field(default_factory=list)
 
     def empty(self) -> bool:
+        """Whether the action changed nothing."""
         return not (self.fields or self.added or self.deleted or self.lists)
 
     def to_json(self) -> dict[str, Any]:
+        """The entry as a history line holds it."""
         return {"label": self.label, "f": self.fields, "a": self.added, "d": self.deleted, "l": self.lists,
                 "r": self.renames}  # fmt: skip
 
     @classmethod
     def from_json(cls, d: Any) -> Diff:
+        """An entry read back from a history line; ValueError if it is not one."""
         if not isinstance(d, dict) or not isinstance(d.get("label"), str):
             raise ValueError("not an undo entry")
         out = cls(d["label"], d.get("f") or {}, d.get("a") or {}, d.get("d") or {}, d.get("l") or {}, d.get("r") or [])
@@ -262,6 +265,11 @@ def inverse(lib: Library, d: Diff) -> tuple[list[Op], list[Change], int]:
     list_ops, touched, names, list_kept = _lists_back(d, lists, alive)
     ops += list_ops
     kept += list_kept
+    if removed:  # papers the undo removes come off the other lists too
+        for name, members in lists.items():
+            if name not in names and removed.intersection(members):
+                ops.append(Op("list", name, [i for i in members if i not in removed]))
+                names.add(name)
     touched -= removed | set(back)
     ops += [Op.set_fields(pid, {"updated": now}) for pid in touched if pid in papers and pid not in changed]
     events: list[Change] = []
@@ -276,9 +284,7 @@ def inverse(lib: Library, d: Diff) -> tuple[list[Op], list[Change], int]:
     return ops, events, kept
 
 
-def _lists_back(
-    d: Diff, lists: Mapping[str, list[str]], alive: set[str]
-) -> tuple[list[Op], set[str], set[str], int]:
+def _lists_back(d: Diff, lists: Mapping[str, list[str]], alive: set[str]) -> tuple[list[Op], set[str], set[str], int]:
     ops: list[Op] = []
     touched: set[str] = set()
     names: set[str] = set()
@@ -366,9 +372,9 @@ def _fields_label(fields: Mapping[str, Mapping[str, list[Any]]], them: Any) -> s
             plus |= set(new) - set(old)
             minus |= set(old) - set(new)
         if plus and not minus:
-            return f"Tag {them(ids)} " + ", ".join(f"'{t}'" for t in sorted(plus))
+            return f"Tag {them(ids)} " + ("with " if len(ids) == 1 else "") + _quoted(plus)
         if minus and not plus:
-            return f"Untag {them(ids)} " + ", ".join(f"'{t}'" for t in sorted(minus))
+            return f"Take {_quoted(minus)} off {them(ids)}"
         return f"Change the tags of {them(ids)}"
     if "status" in names and names <= {"status", "reading_at", "read_at"}:
         values = {f["status"][1] for f in fields.values() if "status" in f}
@@ -382,6 +388,10 @@ def _fields_label(fields: Mapping[str, Mapping[str, list[Any]]], them: Any) -> s
     if main:
         return f"Edit {words[main[0]]} of {them(ids)}"
     return f"Edit {them(ids)}"
+
+
+def _quoted(tags: set[str]) -> str:
+    return ", ".join(f"'{t}'" for t in sorted(tags))
 
 
 def _list_label(name: str, before: list[str] | None, after: list[str] | None, them: Any) -> str:
@@ -412,9 +422,11 @@ class History:
         self.notices: list[str] = []
         self._label: str | None = None
         self._paused = 0
+        self._torn_at: int | None = None  # where a torn last line starts
 
     @property
     def path(self) -> Path:
+        """The history file: this device's, in the library's machine-local folder."""
         device = getattr(self.lib, "device", None) or machine.device_id()
         return machine.local_dir(self.lib.folder, device) / HISTORY_FILE
 
@@ -438,16 +450,19 @@ class History:
             self._paused -= 1
 
     def recording(self) -> bool:
+        """Whether commits are recorded now (not paused, not read-only)."""
         return not self._paused and not self.lib.readonly
 
     # ---- the stacks ---------------------------------------------------------------------
     def undo_stack(self) -> list[Diff]:
+        """The actions that can be undone, oldest first (read from the file when first needed)."""
         if self._undo is None:
             self._undo, self._redo = [], []
             self._read()
         return self._undo
 
     def redo_stack(self) -> list[Diff]:
+        """The undone actions that can be redone, oldest first."""
         self.undo_stack()
         return self._redo
 
@@ -496,7 +511,11 @@ class History:
                 d = Diff.from_json(entry)
             except ValueError:
                 if n == len(lines) - 1 and not line.endswith(b"\n"):
-                    break  # torn by a process killed while writing it: that event never happened
+                    # torn by a process killed while writing it: that event never happened, and
+                    # the next write cuts it off (a read-only library leaves it)
+                    self._torn_at = len(data) - len(line)
+                    lines.pop()
+                    break
                 self._set_aside(path, n + 1)
                 return
             if kind == "do":
@@ -532,6 +551,9 @@ class History:
         path = self.path
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
+            if self._torn_at is not None:
+                os.truncate(path, self._torn_at)
+                self._torn_at = None
             if self._lines >= 4 * KEEP:
                 self._rewrite(path)
             with open(path, "ab") as fh:
