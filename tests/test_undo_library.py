@@ -173,3 +173,50 @@ def test_a_damaged_history_is_reported_and_set_aside(imported, tmp_path):
     assert paper(imported, pid)["tags"] == ["a", "b"]  # the library is as it was
     ok("tag", pid, "--add", "c", data_dir=imported)  # and undo starts again from the next action
     assert ok("undo", data_dir=imported).strip().endswith("with 'c'.")
+
+
+# ---- the window: Edit ▸ Undo and Redo are the library's --------------------------------------
+
+
+def edit_action(win, name: str):
+    from PySide6.QtGui import QAction
+
+    edit_menu = next(a.menu() for a in win.menuBar().actions() if a.text() == "&Edit")
+    return next(a for a in edit_menu.actions() if a.objectName() == name and isinstance(a, QAction))
+
+
+@pytest.mark.gui
+def test_the_windows_undo_and_redo_are_the_librarys(window, qtbot, monkeypatch, data_dir):
+    from PySide6.QtWidgets import QMessageBox
+
+    from test_paper_menu import select_rows
+
+    win, lib = window, window.library
+    select_rows(win, [0, 1])
+    ids = win.selected_ids()
+    win.tag_panel.addTagsRequested.emit(["ml"])
+    assert lib.undo_label() == "Tag 2 papers 'ml'"
+    undo, redo = edit_action(win, "undoAction"), edit_action(win, "redoAction")
+    assert undo.text() == "&Undo Tag ml" and undo.isEnabled()
+    assert lib.find(ids[0]).tags == ["ml"]
+    undo.trigger()
+    assert lib.find(ids[0]).tags == [] and lib.find(ids[1]).tags == []
+    # the library took it back: it can redo it, and the window's undo recorded no new action
+    assert lib.redo_label() == "Tag 2 papers 'ml'" and lib.undo_label() == "Import 20 papers"
+    redo.trigger()
+    assert lib.find(ids[0]).tags == ["ml"] and lib.undo_label() == "Tag 2 papers 'ml'"
+    monkeypatch.setattr(QMessageBox, "question", lambda *a, **k: QMessageBox.StandardButton.Yes)
+    lib.add_to_list("thesis", [ids[1], ids[0]])
+    select_rows(win, [0])
+    assert win.selected_ids() == ids[:1]
+    win.edits.delete_selected()
+    assert ids[0] not in lib and lib.undo_label().startswith("Delete '")
+    undo.trigger()
+    assert ids[0] in lib and lib.list_ids("thesis") == [ids[1], ids[0]]
+    assert lib.redo_label().startswith("Delete '")
+    win.close()
+    lib.close()
+    # the same history, from the command line after the window closed
+    listed = ok("undo", "--list", data_dir=data_dir).splitlines()
+    assert listed[1].strip() == "1. Add 2 papers to list 'thesis'"
+    assert listed[-1].strip().startswith("1. Delete '")

@@ -151,6 +151,7 @@ class Library:
     # undo and redo: the library's own (history.py)
     undo, redo, can_undo, can_redo = history.undo, history.redo, history.can_undo, history.can_redo
     undo_label, redo_label, undo_history = history.undo_label, history.redo_label, history.undo_history
+    undo_token, redo_token = history.undo_token, history.redo_token
 
     # ---- queries -----------------------------------------------------------
     def __len__(self) -> int:

@@ -645,3 +645,16 @@ def undo_history(lib: Library) -> tuple[list[str], list[str]]:
     """The labels of the actions that can be undone and of those that can be redone, newest first."""
     h = lib._history
     return [d.label for d in reversed(h.undo_stack())], [d.label for d in reversed(h.redo_stack())]
+
+
+def undo_token(lib: Library) -> object | None:
+    """The action Undo would take back, as an object to compare by identity (None: nothing):
+    how the window tells whether the library's next undo is that of its own step."""
+    stack = lib._history.undo_stack()
+    return stack[-1] if stack else None
+
+
+def redo_token(lib: Library) -> object | None:
+    """As `undo_token`, for Redo."""
+    stack = lib._history.redo_stack()
+    return stack[-1] if stack else None
