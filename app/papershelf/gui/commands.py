@@ -206,6 +206,11 @@ class ImportPapers(QUndoCommand):
         # the step this one completes (a file the same drop held for a preview):
         # built from both imports' reports, it takes that step's place
         self.follows: ImportPapers | None = None
+        # the library's own action for this import, if its newest is the one that added these papers
+        self.own = OwnStep(library)
+        token = library.undo_token()
+        if self.added_ids and set(getattr(token, "added", ())) == set(self.added_ids):
+            self.own.token = token
 
     def id(self) -> int:
         """Imports share an id, so a held-back file's import can merge into its drop's step."""
@@ -217,18 +222,20 @@ class ImportPapers(QUndoCommand):
             return False
         self.added_ids, self.merged_before = other.added_ids, other.merged_before
         self.merged_after, self.files = other.merged_after, other.files
+        self.own.token = None  # two actions in the library's history: this step undoes both itself
         self.setText(other.text())
         return True
 
     def redo(self) -> None:
         """Apply the import again (the first redo is the import itself, already done)."""
-        if self.added is not None:  # the first redo is the import itself, already done
+        if self.added is not None and not self.own.redo():  # the first redo is the import itself
             self.library.swap_fields(self.merged_before, self.merged_after, add=self.added)
         self.applied = True
 
     def undo(self) -> None:
         """Remove the papers the import added and put back the ones it merged into."""
         lib = self.library
-        self.added = lib.records(self.added_ids)
-        lib.swap_fields(self.merged_after, self.merged_before, remove=self.added_ids)
+        self.added = lib.records(self.added_ids)  # for a redo that cannot be the library's
+        if not self.own.undo():
+            lib.swap_fields(self.merged_after, self.merged_before, remove=self.added_ids)
         self.applied = False
