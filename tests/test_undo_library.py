@@ -220,3 +220,24 @@ def test_the_windows_undo_and_redo_are_the_librarys(window, qtbot, monkeypatch, 
     listed = ok("undo", "--list", data_dir=data_dir).splitlines()
     assert listed[1].strip() == "1. Add 2 papers to list 'thesis'"
     assert listed[-1].strip().startswith("1. Delete '")
+
+
+def test_the_history_keeps_the_last_100_actions_and_stays_short_on_disk(library, tmp_path):
+    from papershelf.core.library import Library
+
+    library.import_files(SEEDS[:1])
+    pid = library.ids()[0]
+    for n in range(450):
+        library.set_notes(pid, f"note {n}")
+    undo, redo = library.undo_history()
+    assert len(undo) == 100 and not redo
+    (history,) = history_files(tmp_path)
+    assert len(history.read_bytes().splitlines()) < 4 * 100 + 1  # rewritten to what is kept
+    library.undo()
+    folder = library.folder
+    library.close()
+    with Library.open(folder) as again:
+        undo, redo = again.undo_history()
+        assert len(undo) == 99 and len(redo) == 1
+        again.undo()
+        assert again.get(pid).notes == "note 447"

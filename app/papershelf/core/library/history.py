@@ -22,7 +22,7 @@ what redo takes back in turn.
 The history is this device's, on this machine: `history.jsonl` in the
 library's machine-local folder (machine.local_dir), one sealed line per event
 (an action, an undo, a redo). It keeps the last `KEEP` actions, and is
-rewritten short when it grows past twice that. A torn last line (a process
+rewritten short past four times that many lines, or 64 MiB. A torn last line (a process
 killed while writing it) is dropped; a damaged file is set aside beside it and
 reported, and the history starts again empty. A read-only library never
 writes it.
@@ -57,6 +57,7 @@ log = logging.getLogger(__name__)
 
 KEEP = 100  # actions kept for undo (and as many undone ones for redo)
 HISTORY_FILE = "history.jsonl"
+REWRITE_BYTES = 64 * 2**20  # past this (undone imports keep their records), rewritten to what is kept
 _SKIP = frozenset(("updated", "fingerprint"))  # not the user's: moved on by any edit, or derived
 
 
@@ -419,6 +420,7 @@ class History:
         self._undo: list[Diff] | None = None  # read when first needed
         self._redo: list[Diff] = []
         self._lines = 0
+        self._bytes = 0
         self.notices: list[str] = []
         self._label: str | None = None
         self._paused = 0
@@ -530,7 +532,7 @@ class History:
             elif kind == "kept-redo":
                 redo.append(d)
             del undo[:-KEEP], redo[:-KEEP]
-        self._undo, self._redo, self._lines = undo, redo, len(lines)
+        self._undo, self._redo, self._lines, self._bytes = undo, redo, len(lines), len(data)
 
     def _set_aside(self, path: Path, line: int) -> None:
         aside = path.with_name(f"{HISTORY_FILE}.damaged-{time.strftime('%Y%m%d-%H%M%S')}")
@@ -554,13 +556,15 @@ class History:
             if self._torn_at is not None:
                 os.truncate(path, self._torn_at)
                 self._torn_at = None
-            if self._lines >= 4 * KEEP:
+            if self._lines >= 4 * KEEP or self._bytes > REWRITE_BYTES:
                 self._rewrite(path)
+            line = seal(orjson.dumps(event))
             with open(path, "ab") as fh:
-                fh.write(seal(orjson.dumps(event)))
+                fh.write(line)
                 fh.flush()
                 os.fsync(fh.fileno())
             self._lines += 1
+            self._bytes += len(line)
         except OSError as exc:
             # the edit itself is saved; only taking it back after a restart is lost
             log.warning("could not write the undo history %s: %s", path, exc)
@@ -578,7 +582,7 @@ class History:
             os.fsync(fh.fileno())
         os.replace(tmp, path)
         fsync_dir(path.parent)
-        self._lines = len(lines)
+        self._lines, self._bytes = len(lines), sum(map(len, lines))
 
 
 # ---- the facade's methods (Library.undo, ...) -------------------------------------------------
