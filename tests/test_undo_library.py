@@ -106,7 +106,7 @@ def test_undo_keeps_what_another_device_changed_since(imported, tmp_path):
     assert paper(imported, other)["tags"] == ["theirs"]
     # the notes: changed since by the other device, so kept, and the undo says so
     said = ok("undo", data_dir=imported)
-    assert "1 part was changed since, here or on another device, and was kept as they are now" in said
+    assert "(1 part was changed since, here or on another device, and kept as it is now)." in said
     assert paper(imported, pid)["notes"] == "theirs"
     # the other device's own history is its own: nothing of this device's to undo there
     assert ok("undo", "--list", data_dir=imported, env=b).splitlines()[1].strip().startswith("1. Tag ")

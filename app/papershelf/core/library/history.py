@@ -117,10 +117,8 @@ class Undone:
         line = ("Redone: " if self.redo else "Undone: ") + self.label
         if self.kept:
             what = "part was" if self.kept == 1 else "parts were"
-            line += (
-                f" ({self.kept} {what} changed since, here or on another device, and "
-                f"{'was' if self.kept == 1 else 'were'} kept as they are now)"
-            )
+            how = "it is" if self.kept == 1 else "they are"
+            line += f" ({self.kept} {what} changed since, here or on another device, and kept as {how} now)"
         elif not self.changes:
             line += " (nothing left to change: it had been changed back since)"
         return line
