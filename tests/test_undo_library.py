@@ -241,3 +241,39 @@ def test_the_history_keeps_the_last_100_actions_and_stays_short_on_disk(library,
         assert len(undo) == 99 and len(redo) == 1
         again.undo()
         assert again.get(pid).notes == "note 447"
+
+
+def without_updated(records: dict) -> dict:
+    return {k: {f: v for f, v in r.items() if f != "updated"} for k, r in records.items()}
+
+
+def test_a_merge_and_reading_list_edits_are_undone_by_the_library(seeded):
+    lib = seeded
+    a, b, c = lib.ids()[:3]
+    lib.add_to_list("mine", [b, a])
+    lib.set_notes(b, "read §2")
+    before = lib.records([a, b])
+    lib.duplicates.merge(a, b)
+    assert lib.undo_label().startswith("Merge 2 papers into '")
+    assert "Undone: Merge 2 papers" in lib.undo().message
+    assert lib.list_ids("mine") == [b, a] and without_updated(lib.records([a, b])) == without_updated(before)
+    lib.redo()
+    assert b not in lib and lib.list_ids("mine") == [a]
+    lib.undo()
+    lib.rename_list("mine", "thesis")
+    lib.reorder_list("thesis", [a, b])
+    lib.add_to_list("thesis", [c])
+    lib.delete_list("thesis")
+    assert lib.undo_history()[0][:4] == [
+        "Delete list 'thesis'",
+        f"Add '{lib.get(c).title[:39]}…' to list 'thesis'",
+        "Reorder list 'thesis'",
+        "Rename list 'mine' to 'thesis'",
+    ]
+    lib.undo()
+    assert lib.list_ids("thesis") == [a, b, c]
+    lib.undo()
+    lib.undo()
+    assert lib.list_ids("thesis") == [b, a]
+    lib.undo()
+    assert list(lib.lists()) == ["mine"] and lib.list_ids("mine") == [b, a]
