@@ -18,9 +18,9 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_store import write_corpus  # noqa: E402
+from bench_store import write_corpus
 
-from papershelf.core.library import Library  # noqa: E402
+from papershelf.core.library import Library
 
 
 def main() -> None:
@@ -42,14 +42,18 @@ def main() -> None:
                     with lib._history.unrecorded():
                         lib.import_files(files)
                 took = time.perf_counter() - t
-                print(f"import of {len(lib)} papers, history {'recorded' if recorded else 'not recorded'}: {took:.2f} s")
+                print(
+                    f"import of {len(lib)} papers, history {'recorded' if recorded else 'not recorded'}: {took:.2f} s"
+                )
                 if not recorded:
                     continue
                 hist = lib._history.path
                 print(f"  history.jsonl after the import: {hist.stat().st_size / 1024:.0f} KiB")
                 t = time.perf_counter()
                 lib.add_tags(lib.ids(), ["bench"])
-                print(f"  tag every paper: {time.perf_counter() - t:.2f} s; history {hist.stat().st_size / 1024:.0f} KiB")
+                print(
+                    f"  tag every paper: {time.perf_counter() - t:.2f} s; history {hist.stat().st_size / 1024:.0f} KiB"
+                )
                 for what in ("undo", "undo", "redo", "redo"):
                     t = time.perf_counter()
                     done = getattr(lib, what)()
