@@ -36,11 +36,13 @@ from .commands import (
     cmd_note,
     cmd_rate,
     cmd_recover,
+    cmd_redo,
     cmd_show,
     cmd_status,
     cmd_tag,
     cmd_tags,
     cmd_title,
+    cmd_undo,
     first_look,
 )
 from .discover import cmd_suggest
@@ -105,6 +107,8 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "add": cmd_add,
     "lookup": cmd_lookup,
     "delete": cmd_delete,
+    "undo": cmd_undo,
+    "redo": cmd_redo,
 }
 
 

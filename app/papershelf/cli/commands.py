@@ -337,3 +337,43 @@ def cmd_delete(args: argparse.Namespace) -> int:
             print(f"Deleted {pid}  {titles[pid]}")
         print(f"Deleted {plural(n)}; the library now holds {plural(len(lib))}.")
     return EXIT_OK
+
+
+def cmd_undo(args: argparse.Namespace) -> int:
+    """`undo`: take back this machine's last edit; `undo --list`: what can be undone and redone."""
+    if args.list:
+        with open_library(args, write=False) as lib:
+            seen = len(lib.notices)
+            undo, redo = lib.undo_history()
+            _say_notices(lib.notices[seen:])  # what reading the history found
+        if not undo and not redo:
+            print("Nothing to undo.")
+        for title, labels in (("Can be undone, newest first:", undo), ("Can be redone, newest first:", redo)):
+            if labels:
+                print(title)
+                for n, label in enumerate(labels, 1):
+                    print(f"  {n:3}. {label}")
+        return EXIT_OK
+    return _undo_or_redo(args, redo=False)
+
+
+def _say_notices(notices: list[str]) -> None:
+    for notice in notices:
+        print(f"papershelf: note: {notice}", file=sys.stderr)
+
+
+def cmd_redo(args: argparse.Namespace) -> int:
+    """`redo`: make the edit undone last again."""
+    return _undo_or_redo(args, redo=True)
+
+
+def _undo_or_redo(args: argparse.Namespace, redo: bool) -> int:
+    with open_library(args, write=True) as lib:
+        seen = len(lib.notices)
+        done = lib.redo() if redo else lib.undo()
+        _say_notices(lib.notices[seen:])
+    if done is None:
+        print(f"papershelf: nothing to {'redo' if redo else 'undo'}.", file=sys.stderr)
+        return EXIT_FAILED
+    print(done.message + ".")
+    return EXIT_OK

@@ -37,6 +37,8 @@ COMMAND_NAMES = (
     "add",
     "lookup",
     "delete",
+    "undo",
+    "redo",
 )
 
 
@@ -257,6 +259,21 @@ def _add_delete(sub: argparse._SubParsersAction[_Parser]) -> None:
     c = sub.add_parser("delete", help="delete papers from the library (asks first; --yes when not on a terminal)")
     c.add_argument("ids", nargs="+", metavar="ID", help="ids or unique id prefixes")
     c.add_argument("--yes", action="store_true", help="delete without asking")
+    c = sub.add_parser(
+        "undo",
+        help="take back this machine's last edit of the library (exit code 1 when there is nothing to undo)",
+        description="Take back the last edit made on this machine (a command or the window): tags, statuses, "
+        "notes, ratings, titles, records, imports, deletions, merges, reading lists. A field changed since (here "
+        "or by another device) is kept as it is now. The last 100 edits can be undone. Exits with 1, saying so, "
+        "when there is nothing to undo.",
+    )
+    c.add_argument("--list", action="store_true", help="show what can be undone and redone, newest first")
+    sub.add_parser(
+        "redo",
+        help="make the edit undone last again (exit code 1 when there is nothing to redo)",
+        description="Make the edit undone last again; a new edit after an undo ends what can be redone. "
+        "Exits with 1, saying so, when there is nothing to redo.",
+    )
 
 
 def _library_said(data_dir: str | None) -> str:

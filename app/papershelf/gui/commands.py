@@ -45,6 +45,41 @@ def keep_later_keys(
     return out
 
 
+class OwnStep:
+    """Which action of the library's own history (core/library/history.py) a window step made,
+    so that the step's undo and redo are the library's: journalled like any edit, and leaving
+    alone what changed since (on another device too). A step whose action is no longer next
+    in the library's history (an edit that made several actions, a history set aside) falls
+    back to putting back what it kept itself."""
+
+    def __init__(self, library: Library) -> None:
+        self.library = library
+        self.token: object | None = None
+
+    def made(self, before: object | None) -> None:
+        """The step's action ran; `before` was `undo_token()` before it."""
+        token = self.library.undo_token()
+        self.token = token if token is not before else None
+
+    def undo(self) -> bool:
+        """Undo through the library if its next undo is this step's; False if not."""
+        if self.token is None or self.library.undo_token() is not self.token:
+            self.token = None
+            return False
+        self.library.undo()
+        self.token = self.library.redo_token()
+        return True
+
+    def redo(self) -> bool:
+        """Redo through the library if its next redo is this step's; False if not."""
+        if self.token is None or self.library.redo_token() is not self.token:
+            self.token = None
+            return False
+        self.library.redo()
+        self.token = self.library.undo_token()
+        return True
+
+
 class LibraryEdit(QUndoCommand):
     """Run `action` once; undo restores the papers' editable fields (and the
     reading lists, and the saved searches, if the edit touches them); redo puts the result back."""
@@ -68,6 +103,7 @@ class LibraryEdit(QUndoCommand):
         self.touches_saved = touches_saved  # a tag rename rewrites the saved searches that use it
         self.saved_changed = saved_changed  # told after undo or redo put saved searches back
         self._done = False
+        self.own = OwnStep(library)
 
     def redo(self) -> None:
         """Make the edit (the first time) or put its result back."""
@@ -77,7 +113,9 @@ class LibraryEdit(QUndoCommand):
             self.lists_before = _lists(lib) if self.touches_lists else {}
             saved_before = dict(lib.saved_searches()) if self.touches_saved else {}
             self.hand_before = lib.hand_tags() if self.touches_saved else []
+            token = lib.undo_token()
             self.action()
+            self.own.made(token)
             self.after = lib.snapshot_fields(self.ids)
             self.lists_after = _lists(lib) if self.touches_lists else {}
             saved_after = dict(lib.saved_searches()) if self.touches_saved else {}
@@ -90,14 +128,16 @@ class LibraryEdit(QUndoCommand):
             if self.before == self.after and self.lists_before == self.lists_after:
                 self.setObsolete(True)  # nothing changed: nothing to undo
             return
-        lib.restore_fields(self.after)
-        self._restore_lists(self.lists_after, self.lists_before)
+        if not self.own.redo():
+            lib.restore_fields(self.after)
+            self._restore_lists(self.lists_after, self.lists_before)
         self._restore_saved(self.saved_after, self.saved_before, self.hand_after, self.hand_before)
 
     def undo(self) -> None:
         """Put the fields (and lists, and saved searches) back as they were before the edit."""
-        self.library.restore_fields(self.before)
-        self._restore_lists(self.lists_before, self.lists_after)
+        if not self.own.undo():
+            self.library.restore_fields(self.before)
+            self._restore_lists(self.lists_before, self.lists_after)
         self._restore_saved(self.saved_before, self.saved_after, self.hand_before, self.hand_after)
 
     def _restore_saved(self, searches: list, other: list, hand: list[str], hand_other: list[str]) -> None:
@@ -124,14 +164,19 @@ class DeletePapers(QUndoCommand):
         self.ids = library.present(dict.fromkeys(ids))
         self.papers = [library.get(pid) for pid in self.ids]
         self.lists_before = _lists(library)
+        self.own = OwnStep(library)
 
     def redo(self) -> None:
         """Delete the papers (those still there)."""
-        self.library.delete_papers(self.library.present(self.ids))
+        if not self.own.redo():
+            token = self.library.undo_token()
+            self.library.delete_papers(self.library.present(self.ids))
+            self.own.made(token)
 
     def undo(self) -> None:
         """Bring the papers back, and the reading lists as they were."""
-        self.library.restore_papers(self.papers, self.lists_before)
+        if not self.own.undo():
+            self.library.restore_papers(self.papers, self.lists_before)
 
 
 IMPORT_STEP = 11
@@ -161,6 +206,11 @@ class ImportPapers(QUndoCommand):
         # the step this one completes (a file the same drop held for a preview):
         # built from both imports' reports, it takes that step's place
         self.follows: ImportPapers | None = None
+        # the library's own action for this import, if its newest is the one that added these papers
+        self.own = OwnStep(library)
+        token = library.undo_token()
+        if self.added_ids and set(getattr(token, "added", ())) == set(self.added_ids):
+            self.own.token = token
 
     def id(self) -> int:
         """Imports share an id, so a held-back file's import can merge into its drop's step."""
@@ -172,18 +222,20 @@ class ImportPapers(QUndoCommand):
             return False
         self.added_ids, self.merged_before = other.added_ids, other.merged_before
         self.merged_after, self.files = other.merged_after, other.files
+        self.own.token = None  # two actions in the library's history: this step undoes both itself
         self.setText(other.text())
         return True
 
     def redo(self) -> None:
         """Apply the import again (the first redo is the import itself, already done)."""
-        if self.added is not None:  # the first redo is the import itself, already done
+        if self.added is not None and not self.own.redo():  # the first redo is the import itself
             self.library.swap_fields(self.merged_before, self.merged_after, add=self.added)
         self.applied = True
 
     def undo(self) -> None:
         """Remove the papers the import added and put back the ones it merged into."""
         lib = self.library
-        self.added = lib.records(self.added_ids)
-        lib.swap_fields(self.merged_after, self.merged_before, remove=self.added_ids)
+        self.added = lib.records(self.added_ids)  # for a redo that cannot be the library's
+        if not self.own.undo():
+            lib.swap_fields(self.merged_after, self.merged_before, remove=self.added_ids)
         self.applied = False

@@ -35,6 +35,7 @@ from ..core import reports
 from ..core.errors import PapershelfError
 from ..core.library import Change, FileReport, Library
 from ..core.paper import Paper
+from .commands import OwnStep
 from .tasks import Task, run_task
 
 if TYPE_CHECKING:
@@ -148,17 +149,21 @@ class MergePapers(QUndoCommand):
         self.library = library
         self.merged = merged
         self._made = True  # the push's own redo has nothing to do
+        self.own = OwnStep(library)  # the merge is the library's newest action: its undo is the library's
+        self.own.token = library.undo_token()
 
     def redo(self) -> None:
         """Make the merge again (not on the push: it is made)."""
         if self._made:
             self._made = False
             return
-        self.library.duplicates.redo(self.merged)
+        if not self.own.redo():
+            self.library.duplicates.redo(self.merged)
 
     def undo(self) -> None:
         """Take the merge back."""
-        self.library.duplicates.undo(self.merged)
+        if not self.own.undo():
+            self.library.duplicates.undo(self.merged)
 
 
 class KeepApart(QUndoCommand):

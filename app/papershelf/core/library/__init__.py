@@ -3,8 +3,9 @@
 Every change goes through `Library`: it becomes store operations, is made
 durable, and is then announced to subscribers as a `Change` (plain
 callbacks, no Qt), so each view can decide whether it needs to refresh. The
-library also owns its search index (`open_index`, `search`): callers hold a
-`Query` and get an `Answer`, never the index. Bad input raises a typed
+library also owns its undo and redo (`undo`, `redo`, history.py) and its
+search index (`open_index`, `search`): callers hold a `Query` and get an
+`Answer`, never the index. Bad input raises a typed
 error from `core/errors.py` (`InvalidValueError`, `NotFoundError`) and
 changes nothing.
 
@@ -16,7 +17,10 @@ library's private parts, and nothing else in the core imports them.
     searching.py  the search index, owned by the library, and the answers to queries
     lists.py      reading lists
     exporting.py  BibTeX export and citation keys
-    restoring.py  undo: put back exactly what was there
+    history.py    the library's undo and redo (Library.undo, redo): this device's history
+    undoing.py    what each action changed, the ops that take it back, its label
+    restoring.py  put back exactly what was there (the window's steps when they cannot undo
+                  through the library)
     checks.py     what callers hand the facade, and the words of its errors
 """
 

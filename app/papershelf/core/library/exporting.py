@@ -112,7 +112,8 @@ def export_bibtex(
         report.unpinned_keys = new_keys
     elif new_keys:
         try:
-            lib._set_many(new_keys, lambda p: {"citekey": new_keys[p.id]})
+            with lib._history.unrecorded():  # pinning keys is no action of the user's to undo
+                lib._set_many(new_keys, lambda p: {"citekey": new_keys[p.id]})
         except StoreWriteError as exc:  # a full disk, say: the export is written all the same
             report.unpinned_keys = new_keys
             report.unpinned_because = str(exc).split(". ", 1)[0]
@@ -151,7 +152,8 @@ def citation_keys(lib: Library, ids: Iterable[str], pin: bool = True) -> dict[st
     keys = assign_keys(papers.values())
     new = {pid: keys[pid] for pid in ids if not papers[pid].citekey}
     if pin and new and not lib.readonly:
-        lib._set_many(new, lambda p: {"citekey": new[p.id]})
+        with lib._history.unrecorded():  # pinning keys is no action of the user's to undo
+            lib._set_many(new, lambda p: {"citekey": new[p.id]})
     return {pid: keys[pid] for pid in ids}
 
 

@@ -21,9 +21,9 @@ from ..importers.base import ParsedFile
 from ..limits import MAX_FIELD_CHARS, MAX_TITLE_CHARS
 from ..paper import RATING_MAX, RATING_MIN, Paper, Status, normalize_tag, status_change
 from ..query import Answer, Query
-from ..store import Op, SharedStore, Store, layout_of, now_iso, open_store
+from ..store import Op, Store, now_iso, open_store
 from ..text import clean_text
-from . import discovering, editing, exporting, importing, merging, restoring, syncing, tagging
+from . import discovering, editing, exporting, history, importing, merging, restoring, syncing, tagging
 from . import lists as reading_lists
 from . import saved as saving  # saved searches: a JSON file beside the store
 from .checks import closest, common_prefix, id_list, new_tags, new_text, status_arg, tag_list, text_arg
@@ -44,6 +44,7 @@ class Library:
         self._subscribers: list[Subscriber] = []
         self._fp_index: dict[str, str] | None = None  # built on the first import
         self._search = IndexKeeper(self)
+        self._history = history.History(self)
 
     @property
     def _by_fp(self) -> dict[str, str]:
@@ -64,13 +65,7 @@ class Library:
         """Open the library in `folder` (created if need be; `readonly`: no edits, no lock held)."""
         return cls(open_store(folder, readonly=readonly))
 
-    @staticmethod
-    def recover(folder: Path | str) -> str:
-        """Repair a damaged library folder (see Store.recover): this device's files of a shared
-        library; returns the report in words."""
-        if layout_of(Path(folder)) == "shared":
-            return SharedStore(folder).recover()
-        return Store(folder).recover()
+    recover = staticmethod(syncing.recover)
 
     @staticmethod
     def remove_stale_export_files(folder: Path | str) -> list[Path]:
@@ -82,7 +77,7 @@ class Library:
     @property
     def notices(self) -> list[str]:
         """What opening the library found that the user should hear about (not errors)."""
-        return list(self._store.notices)
+        return list(self._store.notices) + self._history.notices
 
     def close(self) -> None:
         """Close the search index, then the library (its lock goes)."""
@@ -100,10 +95,7 @@ class Library:
         """The library folder."""
         return self._store.library_folder
 
-    @property
-    def device(self) -> str | None:
-        """This device's id in a shared library (None for a library read as a single device's)."""
-        return getattr(self._store, "device", None)
+    device = property(syncing.device, doc="This device's id (None for a library read as a single device's).")
 
     refresh, conflicts, take_conflict = syncing.refresh, syncing.conflicts, syncing.take_conflict
     deleted_record = syncing.deleted_record
@@ -150,9 +142,18 @@ class Library:
     def _commit(self, ops: list[Op], changes: list[Change]) -> None:
         if not ops:
             return
+        undo = history.diff(self, ops) if self._history.recording() else None
         self._store.apply(ops)
+        if undo is not None:
+            history.finish(self, undo)
+            self._history.record(undo)
         for change in changes:
             self._emit(change)
+
+    # undo and redo: the library's own (history.py)
+    undo, redo, can_undo, can_redo = history.undo, history.redo, history.can_undo, history.can_redo
+    undo_label, redo_label, undo_history = history.undo_label, history.redo_label, history.undo_history
+    undo_token, redo_token = history.undo_token, history.redo_token
 
     # ---- queries -----------------------------------------------------------
     def __len__(self) -> int:
@@ -405,11 +406,8 @@ class Library:
     add_tags, rename_tag, delete_tag = tagging.add_tags, tagging.rename_tag, tagging.delete_tag
     saved_searches_using, make_keywords_tags = tagging.saved_searches_using, tagging.make_keywords_tags
     key_tags, restore_saved_searches = tagging.key_tags, tagging.restore_saved_searches
-    drop_keyword_tags, hand_tags, restore_hand_tags = (
-        tagging.drop_keyword_tags,
-        tagging.hand_tags,
-        tagging.restore_hand_tags,
-    )
+    drop_keyword_tags, hand_tags = tagging.drop_keyword_tags, tagging.hand_tags
+    restore_hand_tags = tagging.restore_hand_tags
 
     # ---- export (see exporting.py) ------------------------------------------
     def export_bibtex(self, ids: Iterable[str], path: Path | str, dialect: str = "bibtex") -> tuple[ExportReport, str]:

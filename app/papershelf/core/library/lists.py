@@ -44,11 +44,16 @@ def touch(lib: Library, ids: Iterable[str]) -> list[Op]:
     return [Op.set_fields(pid, {"updated": now}) for pid in ids if pid in papers]
 
 
-def create_list(lib: Library, name: str) -> str:
-    """See `Library.create_list`."""
+def _new_name(name: str) -> str:
     name = list_name(new_text(text_arg(name, "a reading list's name"), "a reading list's name", MAX_LABEL_CHARS))
     if not name:
         raise InvalidValueError("a reading list needs a name")
+    return name
+
+
+def create_list(lib: Library, name: str) -> str:
+    """See `Library.create_list`."""
+    name = _new_name(name)
     try:
         return list_key(lib, name)  # already there: nothing to do
     except NotFoundError:
@@ -60,11 +65,15 @@ def create_list(lib: Library, name: str) -> str:
 def add_to_list(lib: Library, name: str, ids: Iterable[str]) -> int:
     """See `Library.add_to_list`."""
     wanted = [lib.get(pid).id for pid in dict.fromkeys(id_list(ids))]  # an unknown id creates no list
-    key = create_list(lib, name)
-    members = lib._store.lists[key]
+    key = _new_name(name)
+    try:
+        key = list_key(lib, key)
+    except NotFoundError:
+        pass  # made with its first papers, as one action (one undo)
+    members = lib._store.lists.get(key, [])
     present = set(members)
     added = [pid for pid in wanted if pid not in present]
-    if added:
+    if added or key not in lib._store.lists:
         lib._commit(
             [Op("list", key, members + added), *touch(lib, added)],
             [Change("lists-changed", ids=frozenset(added), lists=frozenset([key]))],

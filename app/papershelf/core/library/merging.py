@@ -69,9 +69,10 @@ class Duplicates:
         """Remember that papers `a` and `b` are different (ids or prefixes); False if known."""
         a, b = self._two(a, b)
         other = {a: b, b: a}
-        changed = self.lib._set_many(
-            [a, b], lambda p: {"distinct": [*p.distinct, other[p.id]]} if other[p.id] not in p.distinct else {}
-        )
+        with self.lib._history.labelled("Keep 2 papers apart"):
+            changed = self.lib._set_many(
+                [a, b], lambda p: {"distinct": [*p.distinct, other[p.id]]} if other[p.id] not in p.distinct else {}
+            )
         return changed > 0
 
     def forget_apart(self, a: str, b: str) -> bool:
@@ -114,7 +115,8 @@ class Duplicates:
         refs_before = {pid: lib.get(pid).bibfields for pid in refs_after}
         ops, events = _ops(lib, keep, other, {**changes, "updated": now_iso()}, lists_after, remove=True)
         _refs(ops, events, refs_after)
-        lib._commit(ops, events)
+        with lib._history.labelled(f"Merge 2 papers into '{kept_paper.title[:40]}'"):
+            lib._commit(ops, events)
         merged = Merged(keep, other, kept_key, lost, before, lib.records([keep])[keep], lists_before, lists_after)
         merged.refs_before, merged.refs_after = refs_before, refs_after
         return merged

@@ -10,10 +10,25 @@ from typing import TYPE_CHECKING
 from ..changes import Change
 from ..errors import InvalidValueError, NotFoundError
 from ..paper import FIELDS
-from ..store import Conflict, Op, SharedStore, now_iso
+from pathlib import Path
+
+from ..store import Conflict, Op, SharedStore, Store, layout_of, now_iso
 
 if TYPE_CHECKING:
     from .facade import Library
+
+
+def recover(folder: Path | str) -> str:
+    """Repair a damaged library folder (see Store.recover): this device's files of a shared
+    library; returns the report in words."""
+    if layout_of(Path(folder)) == "shared":
+        return SharedStore(folder).recover()
+    return Store(folder).recover()
+
+
+def device(lib: Library) -> str | None:
+    """This device's id in a shared library (None for a library read as a single device's)."""
+    return getattr(lib._store, "device", None)
 
 
 def refresh(lib: Library) -> list[Change]:
