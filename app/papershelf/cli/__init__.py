@@ -15,6 +15,7 @@ whether a start opens the window or runs a command here. Run on its own,
     discover.py         suggest: papers for a tag or a list (core/discovery.py's model)
     duplicates.py       possible duplicates: list, merge, keep apart
     records.py          completing records: set (edit fields), add (by identifier), lookup (online)
+    sync_commands.py    searches (the saved searches), devices (who writes into a synced library)
     output.py           exit codes, errors as one line, tables, JSON; control characters escaped
 """
 
@@ -58,6 +59,7 @@ from .output import (
 from .parser import COMMAND_NAMES, build_parser, parse_args
 from .records import cmd_add, cmd_lookup, cmd_set
 from .search_commands import cmd_export, cmd_reindex, cmd_search
+from .sync_commands import cmd_devices, cmd_searches
 
 __all__ = [
     "COMMANDS",
@@ -103,6 +105,8 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "add": cmd_add,
     "lookup": cmd_lookup,
     "delete": cmd_delete,
+    "searches": cmd_searches,
+    "devices": cmd_devices,
 }
 
 

@@ -36,6 +36,8 @@ COMMAND_NAMES = (
     "add",
     "lookup",
     "delete",
+    "searches",
+    "devices",
 )
 
 
@@ -241,6 +243,7 @@ def build_parser(data_dir: str | None = None) -> argparse.ArgumentParser:
     c.add_argument("--json", action="store_true", help="print one JSON object per paper")
     c.add_argument("--mailto", metavar="EMAIL", help=mailto)
     _add_delete(sub)
+    _add_sync(sub)
     return p
 
 
@@ -248,6 +251,25 @@ def _add_delete(sub: argparse._SubParsersAction[_Parser]) -> None:
     c = sub.add_parser("delete", help="delete papers from the library (asks first; --yes when not on a terminal)")
     c.add_argument("ids", nargs="+", metavar="ID", help="ids or unique id prefixes")
     c.add_argument("--yes", action="store_true", help="delete without asking")
+
+
+def _add_sync(sub: argparse._SubParsersAction[_Parser]) -> None:
+    c = sub.add_parser("searches", help="show the saved searches; save, rename or delete one")
+    g = c.add_mutually_exclusive_group()
+    g.add_argument("--save", metavar="NAME", help="save QUERY and the filters given under NAME (replaces one of that name)")
+    g.add_argument("--rename", nargs=2, metavar=("OLD", "NEW"), help="give a saved search another name")
+    g.add_argument("--delete", metavar="NAME", help="forget a saved search")
+    c.add_argument("query", nargs="*", metavar="QUERY", help="with --save: the search's words")
+    c.add_argument("--status", type=_status, help="with --save: a status filter")
+    c.add_argument("--tag", help="with --save: a tag filter")
+    c.add_argument("--list", dest="list_name", metavar="LIST", help="with --save: a reading-list filter")
+    c.add_argument("--area", help="with --save: an area filter")
+
+    sub.add_parser(
+        "devices",
+        help="the devices (machines) that edit this library through a synced folder: their edits, "
+        "their latest change, whether their files look complete",
+    )
 
 
 def _library_said(data_dir: str | None) -> str:
