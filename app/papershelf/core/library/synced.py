@@ -211,7 +211,7 @@ def read(lib: Library, kind: Kind) -> Merged:
             if key not in _logged:
                 _logged.add(key)
                 said = got.error or f"{got.bad} entries could not be read"
-                log.warning("skipped for now: %s (%s); it is read again next time", got.path, said)
+                log.info("skipped for now: %s (%s); it is read again next time", got.path, said)
         reads.append(got)
     if own is None:  # no file of its own yet: the library's old file is the base
         base = read_file(kind, lib.folder / kind.file_name)
