@@ -23,6 +23,7 @@ def own_file(folder):
     """This device's saved searches in a library folder."""
     return folder / "devices" / device_id() / "saved-searches.json"
 
+
 # ---- the library's side --------------------------------------------------------------
 
 
@@ -51,9 +52,10 @@ def test_saving_renaming_and_deleting_keeps_a_small_json_file_beside_the_library
     path = own_file(library.folder)
     data = json.loads(path.read_text(encoding="utf-8"))
     assert data["format"] == "papershelf-saved-searches" and data["device"] == device_id()
-    assert [
-        {k: v for k, v in e.items() if k in ("name", "text", "filters")} for e in data["searches"] if not e.get("deleted")
-    ] == [{"name": "LLM agents", "text": "agent", "filters": {"tag": "llm", "area": "Machine Learning"}}]
+    live = [e for e in data["searches"] if not e.get("deleted")]
+    assert [{k: v for k, v in e.items() if k in ("name", "text", "filters")} for e in live] == [
+        {"name": "LLM agents", "text": "agent", "filters": {"tag": "llm", "area": "Machine Learning"}}
+    ]
     assert sorted(e["name"] for e in data["searches"] if e.get("deleted")) == ["Agents", "diffusion TO READ"]
     assert {e["device"] for e in data["searches"]} == {device_id()}
     assert not (library.folder / "saved-searches.json").exists()  # never the library's shared file

@@ -63,7 +63,7 @@ def device_id(dev: dict[str, str]) -> str:
 def sync(a: Path, b: Path) -> None:
     """What a sync tool does between two copies of a folder: each file's newest copy replaces
     the other (a file only one side has is copied over)."""
-    files = {p.relative_to(a) for p in a.rglob("*") if p.is_file()} | {p.relative_to(b) for p in b.rglob("*") if p.is_file()}
+    files = {p.relative_to(root) for root in (a, b) for p in root.rglob("*") if p.is_file()}
     for rel in sorted(files):
         here, there = a / rel, b / rel
         if not here.exists() or (there.exists() and there.stat().st_mtime_ns > here.stat().st_mtime_ns):
@@ -169,7 +169,7 @@ def test_one_name_saved_on_both_devices_the_later_wins_on_both(two):
 
 
 def test_another_devices_damaged_file_is_skipped_and_own_saves_still_work(two, monkeypatch):
-    a, b, folder_a, folder_b, ids = two
+    a, b, folder_a, _, ids = two
     c = device(folder_a.parent, "c")
     cli(a, folder_a, "searches", "--save", "Mine", "diffusion")
     cli(a, folder_a, "tag", ids[0], "--add", "mine")
@@ -265,5 +265,5 @@ def test_devices_lists_each_device_with_its_machine_edits_and_completeness(tmp_p
     # the line arrives whole: complete
     with open(own_b / "journal.jsonl", "ab") as f:
         f.write(b'": []}\n')
-    theirs = [line for line in cli(b, folder, "devices").splitlines() if device_id(b) in line][0]
+    theirs = next(line for line in cli(b, folder, "devices").splitlines() if device_id(b) in line)
     assert "(this device)" in theirs and "4 edits in its journal" in theirs and "files complete" in theirs

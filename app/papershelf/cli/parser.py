@@ -256,7 +256,9 @@ def _add_delete(sub: argparse._SubParsersAction[_Parser]) -> None:
 def _add_sync(sub: argparse._SubParsersAction[_Parser]) -> None:
     c = sub.add_parser("searches", help="show the saved searches; save, rename or delete one")
     g = c.add_mutually_exclusive_group()
-    g.add_argument("--save", metavar="NAME", help="save QUERY and the filters given under NAME (replaces one of that name)")
+    g.add_argument(
+        "--save", metavar="NAME", help="save QUERY and the filters given under NAME (replaces one of that name)"
+    )
     g.add_argument("--rename", nargs=2, metavar=("OLD", "NEW"), help="give a saved search another name")
     g.add_argument("--delete", metavar="NAME", help="forget a saved search")
     c.add_argument("query", nargs="*", metavar="QUERY", help="with --save: the search's words")

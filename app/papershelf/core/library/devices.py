@@ -38,6 +38,7 @@ class Device:
 
     @property
     def complete(self) -> bool:
+        """Whether its files look whole."""
         return not self.problems
 
 

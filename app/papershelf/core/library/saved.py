@@ -60,11 +60,6 @@ class SavedSearch:
         return " · ".join(parts) or "every paper"
 
 
-def path_of(lib: Library) -> Path:
-    """Where the library's saved searches are kept."""
-    return lib.folder / FILE_NAME
-
-
 def search_name(name: object) -> str:
     """A saved search's name as kept: whitespace collapsed; InvalidValueError for none."""
     name = list_name(text_arg(name, "a saved search's name"))

@@ -52,6 +52,7 @@ def device_of(lib: Library) -> str:
 
 
 def now_ms() -> int:
+    """The wall clock in milliseconds."""
     return time.time_ns() // 1_000_000
 
 
@@ -86,6 +87,7 @@ class Entry:
         return (self.stamp, self.device, self.deleted, json.dumps(self.item, sort_keys=True, ensure_ascii=False))
 
     def as_json(self) -> dict[str, Any]:
+        """The entry as its file holds it."""
         out = {**self.item, "stamp": self.stamp, "device": self.device, "first": self.first}
         if self.deleted:
             out["deleted"] = True
@@ -231,8 +233,8 @@ def write(
     lib: Library,
     kind: Kind,
     merged: Merged,
-    changes: Mapping[str, Mapping[str, Any] | None] = {},  # noqa: B006 (never changed)
-    places: Mapping[str, str] = {},  # noqa: B006 (never changed)
+    changes: Mapping[str, Mapping[str, Any] | None] = {},
+    places: Mapping[str, str] = {},
 ) -> None:
     """Write this device's file: the merged state with `changes` (key → its new item, None
     deletes), each stamped now. A new key of `places` takes the place (in the order) of
@@ -266,8 +268,8 @@ def write(
 def diff(merged: Merged, wanted: Iterable[tuple[str, Mapping[str, Any]]]) -> dict[str, Mapping[str, Any] | None]:
     """The changes that make the live entries `wanted` (key, item): the new and changed ones,
     and a delete for each live entry not wanted."""
-    wanted = dict(wanted)
+    want = dict(wanted)
     live = {e.key: e for e in merged.live()}
-    out: dict[str, Mapping[str, Any] | None] = {k: None for k in live if k not in wanted}
-    out.update({k: item for k, item in wanted.items() if k not in live or dict(live[k].item) != dict(item)})
+    out: dict[str, Mapping[str, Any] | None] = {k: None for k in live if k not in want}
+    out.update({k: item for k, item in want.items() if k not in live or dict(live[k].item) != dict(item)})
     return out
