@@ -267,3 +267,19 @@ def test_devices_lists_each_device_with_its_machine_edits_and_completeness(tmp_p
         f.write(b'": []}\n')
     theirs = next(line for line in cli(b, folder, "devices").splitlines() if device_id(b) in line)
     assert "(this device)" in theirs and "4 edits in its journal" in theirs and "files complete" in theirs
+
+
+def test_the_old_files_moved_into_the_upgrades_backup_are_read_there(tmp_path, monkeypatch):
+    a = device(tmp_path, "a")
+    folder = tmp_path / "library"
+    cli(a, folder, "import", str(SEEDS[0]))
+    backup = folder / "pre-sync-backup-20261203-094500"  # where the upgrade moves the old files
+    backup.mkdir()
+    searches_v1 = {"format": "papershelf-saved-searches", "version": 1, "searches": [{"name": "Old", "text": "x"}]}
+    (backup / "saved-searches.json").write_text(json.dumps(searches_v1), encoding="utf-8")
+    hand_v1 = {"format": "papershelf-hand-tags", "version": 1, "tags": ["old-tag"]}
+    (backup / "hand-tags.json").write_text(json.dumps(hand_v1), encoding="utf-8")
+    assert searches(a, folder) == {"Old": "'x')"}
+    assert hand_tags(a, folder, monkeypatch) == ["old-tag"]
+    cli(a, folder, "searches", "--save", "New", "y")
+    assert list(searches(a, folder)) == ["Old", "New"]

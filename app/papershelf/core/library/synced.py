@@ -15,7 +15,8 @@ device saved survives that device's folder being deleted.
 
 Another device's file that is missing, half-copied, damaged or of a newer format is a
 normal state of a sync: it is skipped for now (logged) and read again next time, never
-written. The file of the library before devices (`<library>/<file>`) is read as a base
+written. The file of the library before devices (`<library>/<file>`, or the copy in the
+upgrade's backup folder `pre-sync-backup-<time>/` once moved there) is read as a base
 (stamp 0) until this device has a file of its own, which its first save (or finding
 the old file damaged) makes from the merged state: the old file is never written again.
 See docs/DESIGN.md, "Saved searches".
@@ -40,6 +41,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 DEVICES = "devices"  # <library>/devices/<device id>/: each device's own files
+UPGRADE_BACKUP = "pre-sync-backup-"  # <library>/pre-sync-backup-<time>/: the upgrade's backup of the old files
 VERSION = 2  # 1: the single file of the library before devices (no stamps, no tombstones)
 
 # the other devices' files already logged as unreadable: (path, mtime, size)
@@ -196,6 +198,19 @@ def device_folders(folder: Path) -> list[Path]:
     return sorted(found, key=lambda p: p.name)
 
 
+def old_path(folder: Path, kind: Kind) -> Path:
+    """The library's file of `kind` from before devices: at its top, or (once the upgrade to
+    devices has moved the old files into a backup folder) in the latest such backup."""
+    path = folder / kind.file_name
+    if path.exists():
+        return path
+    try:
+        moved = sorted(folder.glob(f"{UPGRADE_BACKUP}*/{kind.file_name}"))
+    except OSError:
+        moved = []
+    return moved[-1] if moved else path
+
+
 def read(lib: Library, kind: Kind) -> Merged:
     """Every device's file of `kind` merged; this device's own file and the old base as read
     (for the caller to report on), the other devices' unreadable files logged and skipped."""
@@ -216,7 +231,7 @@ def read(lib: Library, kind: Kind) -> Merged:
                 log.info("skipped for now: %s (%s); it is read again next time", got.path, said)
         reads.append(got)
     if own is None:  # no file of its own yet: the library's old file is the base
-        base = read_file(kind, lib.folder / kind.file_name)
+        base = read_file(kind, old_path(lib.folder, kind))
         if base is not None:
             reads.insert(0, base)
     entries: dict[str, Entry] = {}
