@@ -44,6 +44,9 @@ DEVICES = "devices"  # <library>/devices/<device id>/: each device's own files
 UPGRADE_BACKUP = "pre-sync-backup-"  # <library>/pre-sync-backup-<time>/: the upgrade's backup of the old files
 VERSION = 2  # 1: the single file of the library before devices (no stamps, no tombstones)
 
+# the files parsed, by (path, inode, size, mtime, ctime): the sidebar reads them often
+_parsed: dict[tuple[str, int, int, int, int], FileRead] = {}
+_PARSED_MAX = 64
 # the other devices' files already logged as unreadable: (path, mtime, size)
 _logged: set[tuple[str, int, int]] = set()
 
@@ -72,6 +75,10 @@ class Kind:
     read_item: Callable[[Any, bool], tuple[str, dict[str, Any]]]
 
 
+def _text(item: Mapping[str, Any]) -> str:
+    return json.dumps(item, sort_keys=True, ensure_ascii=False)
+
+
 @dataclass(frozen=True)
 class Entry:
     """One saved value (or, deleted, a tombstone) under its key, with the edit that made it."""
@@ -83,10 +90,13 @@ class Entry:
     first: int  # the stamp of its first save: where it stands in the order (kept by a rename)
     deleted: bool = False
 
-    def rank(self) -> tuple[int, str, bool, str]:
-        """Which of two entries of one key wins: the higher (stamp, device); the rest only makes
-        two devices that share an id (a copied configuration) agree all the same."""
-        return (self.stamp, self.device, self.deleted, json.dumps(self.item, sort_keys=True, ensure_ascii=False))
+    def beats(self, other: Entry) -> bool:
+        """Whether this entry wins over `other` of the same key: the higher (stamp, device);
+        the rest only makes two devices that share an id (a copied configuration) agree."""
+        mine, theirs = (self.stamp, self.device, self.deleted), (other.stamp, other.device, other.deleted)
+        if mine != theirs:
+            return mine > theirs
+        return self.item != other.item and _text(self.item) > _text(other.item)
 
     def as_json(self) -> dict[str, Any]:
         """The entry as its file holds it."""
@@ -161,7 +171,7 @@ def parse(kind: Kind, raw: bytes) -> tuple[list[Entry], int]:
                     raise ValueError("not a device")
                 stamp = _int(raw_entry.get("stamp"))
                 entry = Entry(key, item, stamp, device, _int(raw_entry.get("first", stamp)), deleted)
-                if key in found and found[key].rank() >= entry.rank():
+                if key in found and not entry.beats(found[key]):
                     continue
         except (ValueError, TypeError, RecursionError):
             bad += 1
@@ -171,11 +181,15 @@ def parse(kind: Kind, raw: bytes) -> tuple[list[Entry], int]:
 
 
 def read_file(kind: Kind, path: Path) -> FileRead | None:
-    """One file of `kind` (None: there is none)."""
+    """One file of `kind` (None: there is none). A file read before and not replaced since
+    (the same inode, size and change time) is not parsed again."""
     out = FileRead(path)
     try:
         st = path.stat()
         out.stat = (st.st_mtime_ns, st.st_size)
+        seen = (str(path), st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+        if seen in _parsed:
+            return _parsed[seen]
         raw = read_small_file(path)
     except FileNotFoundError:
         return None
@@ -186,6 +200,9 @@ def read_file(kind: Kind, path: Path) -> FileRead | None:
         out.entries, out.bad = parse(kind, raw)
     except (ValueError, RecursionError) as exc:  # not JSON, not UTF-8, not ours, newer
         out.error = "it is not JSON" if isinstance(exc, json.JSONDecodeError) else str(exc).split("\n")[0]
+    if len(_parsed) >= _PARSED_MAX:
+        _parsed.clear()
+    _parsed[seen] = out
     return out
 
 
@@ -239,7 +256,7 @@ def read(lib: Library, kind: Kind) -> Merged:
     for got in reads:
         for entry in got.entries:
             top = max(top, entry.stamp)
-            if entry.key not in entries or entry.rank() > entries[entry.key].rank():
+            if entry.key not in entries or entry.beats(entries[entry.key]):
                 entries[entry.key] = entry
     return Merged(entries, top, own, base)
 
