@@ -91,7 +91,7 @@ def _look(folder: Path, me: str) -> Device:
         if not whole:
             device.problems.append(f"{name} ends mid-line (still being copied?)")
     for name in names:
-        if not name.endswith(".json"):
+        if not name.endswith(".json") or ".damaged-" in name:  # a damaged file set aside is kept, not awaited
             continue
         try:
             data = json.loads(read_small_file(folder / name).decode("utf-8"))
