@@ -112,6 +112,8 @@ _OPTIONS = {
     "add": ["--mailto", "arXiv:1605.08386", "10.1073/pnas.1414271111"],
     "lookup": ["--derived", "--apply", "--accept", "--json", "--mailto"],
     "delete": ["--yes"],
+    "searches": ["--save", "--rename", "--delete", "--status", "--tag", "--list", "--area"],
+    "devices": [],
 }
 assert set(_OPTIONS) == set(cli.COMMANDS)
 
