@@ -112,6 +112,8 @@ _OPTIONS = {
     "add": ["--mailto", "arXiv:1605.08386", "10.1073/pnas.1414271111"],
     "lookup": ["--derived", "--apply", "--accept", "--json", "--mailto"],
     "delete": ["--yes"],
+    "searches": ["--save", "--rename", "--delete", "--status", "--tag", "--list", "--area"],
+    "devices": [],
 }
 assert set(_OPTIONS) == set(cli.COMMANDS)
 
@@ -131,6 +133,7 @@ def _argv(draw, ids, out_paths):
         "list-remove": st.tuples(_junk, good_ids),
         "tag": st.tuples(good_ids, st.sampled_from(["--add", "--remove"]), _junk),
         "tags": st.tuples(st.sampled_from(["--delete", "--rename"]), _junk, _junk),
+        "searches": st.tuples(st.sampled_from(["--save", "--rename", "--delete"]), _junk, _junk),
         "status": st.tuples(good_ids, _junk),
         "rate": st.tuples(good_ids, _junk),
         "note": st.tuples(good_ids.map(lambda x: x[:1]), _junk),

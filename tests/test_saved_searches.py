@@ -15,7 +15,14 @@ from PySide6.QtWidgets import QApplication, QFileDialog, QInputDialog, QMessageB
 from conftest import run_cli
 from papershelf.core.errors import InvalidValueError, NotFoundError, ReadOnlyLibraryError
 from papershelf.core.library import Library, Query
+from papershelf.core.store.machine import device_id
 from test_export_fragments import export_anyway
+
+
+def own_file(folder):
+    """This device's saved searches in a library folder."""
+    return folder / "devices" / device_id() / "saved-searches.json"
+
 
 # ---- the library's side --------------------------------------------------------------
 
@@ -40,12 +47,19 @@ def test_saving_renaming_and_deleting_keeps_a_small_json_file_beside_the_library
     with pytest.raises(InvalidValueError, match="already a saved search named"):
         library.rename_saved_search("LLM agents", "Diffusion to read")
     library.delete_saved_search("diffusion to read")
-    data = json.loads((library.folder / "saved-searches.json").read_text(encoding="utf-8"))
-    assert data["format"] == "papershelf-saved-searches"
-    assert data["searches"] == [
+    # this device's own file (each device of a synced library writes only its own), a delete and a
+    # rename kept as tombstones, each entry stamped with the device that made it
+    path = own_file(library.folder)
+    data = json.loads(path.read_text(encoding="utf-8"))
+    assert data["format"] == "papershelf-saved-searches" and data["device"] == device_id()
+    live = [e for e in data["searches"] if not e.get("deleted")]
+    assert [{k: v for k, v in e.items() if k in ("name", "text", "filters")} for e in live] == [
         {"name": "LLM agents", "text": "agent", "filters": {"tag": "llm", "area": "Machine Learning"}}
     ]
-    assert not [p for p in library.folder.iterdir() if p.name.endswith(".tmp")]  # written atomically
+    assert sorted(e["name"] for e in data["searches"] if e.get("deleted")) == ["Agents", "diffusion TO READ"]
+    assert {e["device"] for e in data["searches"]} == {device_id()}
+    assert not (library.folder / "saved-searches.json").exists()  # never the library's shared file
+    assert not [p for p in path.parent.iterdir() if p.name.endswith(".tmp")]  # written atomically
 
 
 def test_bad_names_and_filters_are_refused_in_words(library):
@@ -73,12 +87,12 @@ def test_a_read_only_library_reads_them_and_changes_none(data_dir):
 def test_a_damaged_file_is_reported_and_set_aside_never_raised(data_dir):
     with Library.open(data_dir) as lib:
         lib.save_search("Diffusion", "diffusion", {})
-    path = data_dir / "saved-searches.json"
+    path = own_file(data_dir)
     path.write_text('{"format": "papershelf-saved-searches", "searches": [{"name": "Diff', encoding="utf-8")
     with Library.open(data_dir) as lib:
         assert lib.saved_searches() == {}
         assert any("saved searches" in n and "damaged (it is not JSON)" in n for n in lib.notices), lib.notices
-        aside = [p.name for p in data_dir.iterdir() if p.name.startswith("saved-searches.damaged-")]
+        aside = [p.name for p in path.parent.iterdir() if p.name.startswith("saved-searches.damaged-")]
         assert len(aside) == 1 and aside[0] in lib.notices[-1]
         lib.save_search("Fresh", "x", {})  # a new file starts
         assert list(lib.saved_searches()) == ["Fresh"]
@@ -218,7 +232,8 @@ def test_save_apply_count_rename_export_delete_and_persist_across_restarts(opene
 def test_a_damaged_file_opens_the_window_with_a_notice_and_no_saved_searches(opened, qtbot):
     folder = opened.folder
     opened.close()
-    (folder / "saved-searches.json").write_bytes(b"\xff\xfe not json")
+    own_file(folder).parent.mkdir(parents=True, exist_ok=True)
+    own_file(folder).write_bytes(b"\xff\xfe not json")
     win = opened.open().win
     assert any("saved searches" in n for n in opened.lib.notices)
     panel = win.filter_panel
@@ -250,7 +265,7 @@ def test_the_command_line_searches_and_exports_a_saved_search(indexed_seeds, tmp
     assert res.returncode != 0 and "Traceback" not in res.stderr
     assert "No saved search named 'diffusoin'" in res.stderr
     # a damaged file: said in words, no traceback
-    (folder / "saved-searches.json").write_text("[1, 2", encoding="utf-8")
+    own_file(folder).write_text("[1, 2", encoding="utf-8")
     res = run_cli("search", "--saved", "All diffusion", data_dir=folder)
     assert res.returncode != 0 and "Traceback" not in res.stderr
     assert "were damaged (it is not JSON)" in res.stderr and "no saved searches yet" in res.stderr

@@ -15,6 +15,7 @@ whether a start opens the window or runs a command here. Run on its own,
     discover.py         suggest: papers for a tag or a list (core/discovery.py's model)
     duplicates.py       possible duplicates: list, merge, keep apart
     records.py          completing records: set (edit fields), add (by identifier), lookup (online)
+    sync_commands.py    searches (the saved searches), devices (who writes into a synced library)
     output.py           exit codes, errors as one line, tables, JSON; control characters escaped
 """
 
@@ -61,6 +62,7 @@ from .output import (
 from .parser import COMMAND_NAMES, build_parser, parse_args
 from .records import cmd_add, cmd_lookup, cmd_set
 from .search_commands import cmd_export, cmd_reindex, cmd_search
+from .sync_commands import cmd_devices, cmd_searches
 
 __all__ = [
     "COMMANDS",
@@ -109,6 +111,8 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "delete": cmd_delete,
     "undo": cmd_undo,
     "redo": cmd_redo,
+    "searches": cmd_searches,
+    "devices": cmd_devices,
 }
 
 

@@ -39,6 +39,8 @@ COMMAND_NAMES = (
     "delete",
     "undo",
     "redo",
+    "searches",
+    "devices",
 )
 
 
@@ -252,6 +254,7 @@ def build_parser(data_dir: str | None = None) -> argparse.ArgumentParser:
     c.add_argument("--json", action="store_true", help="print one JSON object per paper")
     c.add_argument("--mailto", metavar="EMAIL", help=mailto)
     _add_delete(sub)
+    _add_sync(sub)
     return p
 
 
@@ -273,6 +276,27 @@ def _add_delete(sub: argparse._SubParsersAction[_Parser]) -> None:
         help="make the edit undone last again (exit code 1 when there is nothing to redo)",
         description="Make the edit undone last again; a new edit after an undo ends what can be redone. "
         "Exits with 1, saying so, when there is nothing to redo.",
+    )
+
+
+def _add_sync(sub: argparse._SubParsersAction[_Parser]) -> None:
+    c = sub.add_parser("searches", help="show the saved searches; save, rename or delete one")
+    g = c.add_mutually_exclusive_group()
+    g.add_argument(
+        "--save", metavar="NAME", help="save QUERY and the filters given under NAME (replaces one of that name)"
+    )
+    g.add_argument("--rename", nargs=2, metavar=("OLD", "NEW"), help="give a saved search another name")
+    g.add_argument("--delete", metavar="NAME", help="forget a saved search")
+    c.add_argument("query", nargs="*", metavar="QUERY", help="with --save: the search's words")
+    c.add_argument("--status", type=_status, help="with --save: a status filter")
+    c.add_argument("--tag", help="with --save: a tag filter")
+    c.add_argument("--list", dest="list_name", metavar="LIST", help="with --save: a reading-list filter")
+    c.add_argument("--area", help="with --save: an area filter")
+
+    sub.add_parser(
+        "devices",
+        help="the devices (machines) that edit this library through a synced folder: their edits, "
+        "their latest change, whether their files look complete",
     )
 
 

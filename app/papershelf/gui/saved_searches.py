@@ -2,8 +2,8 @@
 name, show them in the sidebar with live counts, apply, rename, delete and
 export them.
 
-The library keeps them (`Library.saved_searches`, …: a small file in the
-library folder). Their counts are searches like any other, so they run off
+The library keeps them (`Library.saved_searches`, …: small files in the
+library folder, one per device, merged). Their counts are searches like any other, so they run off
 the GUI thread (one background task at a time; a recount asked for meanwhile
 runs once it ends), after the library changed and the window's own search
 has answered (by then the index has the edits), and when the index opens.

@@ -1,18 +1,19 @@
 """Saved searches, for the facade: a name for the search box's words and the sidebar's filters.
 
-They live in `saved-searches.json` in the library folder, not in the store:
-the store's journal knows only its own ops (add, set, del, list, rename) and
-an older Papershelf refuses a journal with an op it does not know, so a
-saved search written there would lock an older version out of the whole
-library. A small JSON file, replaced atomically (`fileio.write_atomically`),
-costs nothing to the library, and a damaged one costs only itself: it is
-read leniently, reported in words (`Library.notices`) and set aside beside
-the library, never a traceback. See docs/DESIGN.md, "Saved searches".
+They live in `devices/<device>/saved-searches.json` in the library folder, one
+file per device, merged on reading (synced.py: each device writes only its
+own; per name, the latest save wins; a delete is a tombstone), not in the
+store: the store's journal knows only its own ops (add, set, del, list,
+rename) and an older Papershelf refuses a journal with an op it does not
+know. A small JSON file, replaced atomically (`fileio.write_atomically`),
+costs nothing to the library, and a damaged one costs only itself: this
+device's is read leniently, reported in words (`Library.notices`) and set
+aside beside itself, never a traceback; another device's is skipped until a
+sync brings it whole. See docs/DESIGN.md, "Saved searches".
 """
 
 from __future__ import annotations
 
-import json
 import os
 import time
 import weakref
@@ -22,9 +23,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ExportError, InvalidValueError, NotFoundError, ReadOnlyLibraryError, StoreWriteError
-from ..fileio import read_small_file, write_atomically
 from ..limits import MAX_FIELD_CHARS, MAX_LABEL_CHARS
 from ..query import Query
+from . import synced
 from .checks import closest, list_name, new_text, status_arg, text_arg
 
 if TYPE_CHECKING:
@@ -32,12 +33,11 @@ if TYPE_CHECKING:
 
 FILE_NAME = "saved-searches.json"
 FORMAT = "papershelf-saved-searches"
-VERSION = 1
 # the sidebar's filters, by the name `Query` gives them ("list" is taken for "list_name")
 FILTER_KEYS = ("status", "tag", "area", "list_name")
 
 # the damaged files already reported, per library (a read-only library cannot set them aside)
-_reported: weakref.WeakKeyDictionary[Library, set[tuple[int, int]]] = weakref.WeakKeyDictionary()
+_reported: weakref.WeakKeyDictionary[Library, set[tuple[str, int, int]]] = weakref.WeakKeyDictionary()
 
 
 @dataclass(frozen=True)
@@ -58,11 +58,6 @@ class SavedSearch:
         parts = [repr(self.text.strip())] if self.text.strip() else []
         parts += [f"{'list' if k == 'list_name' else k}: {v}" for k, v in self.filters.items()]
         return " · ".join(parts) or "every paper"
-
-
-def path_of(lib: Library) -> Path:
-    """Where the library's saved searches are kept."""
-    return lib.folder / FILE_NAME
 
 
 def search_name(name: object) -> str:
@@ -98,32 +93,27 @@ def clean_filters(filters: object) -> dict[str, str]:
 # ---- reading -------------------------------------------------------------------------
 
 
-def _parse(raw: bytes) -> tuple[list[SavedSearch], int]:
-    """The searches in the file's bytes, and how many entries had to be left out.
-    ValueError when the file as a whole is not a saved-searches file."""
-    data = json.loads(raw.decode("utf-8"))
-    if not isinstance(data, dict) or data.get("format") != FORMAT or not isinstance(data.get("searches"), list):
-        raise ValueError("it is not a saved-searches file")
-    if not isinstance(data.get("version"), int) or data["version"] > VERSION:
-        raise ValueError(f"it is of a newer version ({data.get('version')!r}) than this Papershelf reads")
-    found: dict[str, SavedSearch] = {}
-    bad = 0
-    for entry in data["searches"]:
-        try:
-            if not isinstance(entry, dict):
-                raise InvalidValueError("not an entry")
-            name = search_name(entry.get("name"))
-            text = text_arg(entry.get("text", ""), "a saved search's words")
-            filters = clean_filters(entry.get("filters"))
-        except InvalidValueError:
-            bad += 1
-            continue
-        found.setdefault(name.casefold(), SavedSearch(name, text, filters))
-    return list(found.values()), bad
+def _read_item(raw: object, deleted: bool) -> tuple[str, dict[str, Any]]:
+    """One entry of a saved-searches file: (its name in any case, its fields); InvalidValueError."""
+    if not isinstance(raw, dict):
+        raise InvalidValueError("not an entry")
+    name = search_name(raw.get("name"))
+    if deleted:
+        return name.casefold(), {"name": name}
+    text = text_arg(raw.get("text", ""), "a saved search's words")
+    return name.casefold(), {"name": name, "text": text, "filters": clean_filters(raw.get("filters"))}
+
+
+KIND = synced.Kind(FILE_NAME, FORMAT, "searches", "name", "saved-searches", _read_item)
+
+
+def path_of(lib: Library) -> Path:
+    """Where this device keeps the library's saved searches."""
+    return synced.own_path(lib, KIND)
 
 
 def _set_aside(lib: Library, path: Path) -> Path | None:
-    """Move a damaged file out of the way, keeping it (None where it cannot be moved)."""
+    """Move this device's damaged file out of the way, keeping it (None where it cannot be moved)."""
     if lib.readonly:
         return None
     aside = path.with_name(f"saved-searches.damaged-{time.strftime('%Y%m%d-%H%M%S')}.json")
@@ -138,63 +128,77 @@ def _set_aside(lib: Library, path: Path) -> Path | None:
     return aside
 
 
-def _report(lib: Library, path: Path, stamp: tuple[int, int], why: str, kept: list[SavedSearch]) -> None:
-    """Say once what was wrong with the file, set it aside and keep what could be read."""
-    seen = _reported.setdefault(lib, set())
-    if stamp in seen:
+def _report(lib: Library, got: synced.FileRead, merged: synced.Merged, base: bool) -> None:
+    """Say once what was wrong with this device's file (set aside) or the library's old one
+    (left as it is: no longer read once this device has a file of its own, which gets
+    what could be read), and keep what could be read."""
+    if got.error is None and not got.bad:
         return
-    seen.add(stamp)
-    aside = _set_aside(lib, path)
-    if aside is not None and kept:
-        _write(lib, kept)  # the searches that could be read stay saved
+    seen = _reported.setdefault(lib, set())
+    if (str(got.path), *got.stat) in seen:
+        return
+    seen.add((str(got.path), *got.stat))
+    why = got.error or f"{got.bad} entr{'ies' if got.bad != 1 else 'y'} could not be read"
+    aside = None if base else _set_aside(lib, got.path)
+    kept = len([e for e in got.entries if not e.deleted])
+    if not lib.readonly and (base or aside is not None):
+        try:  # what could be read stays saved, in this device's file
+            _write(lib, None, merged)
+        except StoreWriteError:
+            pass
     where = f"; the file is kept as {aside.name}" if aside is not None else ""
     if kept:
-        many = len(kept) != 1
-        what = f"{len(kept)} saved search{'es' if many else ''} could be read and {'are' if many else 'is'} kept"
+        many = kept != 1
+        what = f"{kept} saved search{'es' if many else ''} could be read and {'are' if many else 'is'} kept"
     else:
         what = "no saved search could be read from it"
-    lib._store.notices.append(f"The saved searches in {path} were damaged ({why}): {what}{where}.")
+    lib._store.notices.append(f"The saved searches in {got.path} were damaged ({why}): {what}{where}.")
+
+
+def _merged(lib: Library) -> synced.Merged:
+    """Every device's saved searches merged; this device's damaged file (or the old one's)
+    reported and set aside, never raised."""
+    merged = synced.read(lib, KIND)
+    for got, base in ((merged.own, False), (merged.base, True)):
+        if got is not None:
+            _report(lib, got, merged, base)
+    return merged
+
+
+def _search(entry: synced.Entry) -> SavedSearch:
+    return SavedSearch(entry.item["name"], entry.item["text"], entry.item["filters"])
 
 
 def load(lib: Library) -> list[SavedSearch]:
     """The saved searches in the order saved; a damaged file is reported and set aside, never raised."""
-    path = path_of(lib)
-    try:
-        st = path.stat()
-        raw = read_small_file(path)
-    except FileNotFoundError:
-        return []
-    except OSError as exc:
-        _report(lib, path, (0, 0), exc.strerror or str(exc), [])
-        return []
-    stamp = (st.st_mtime_ns, st.st_size)
-    try:
-        searches, bad = _parse(raw)
-    except (ValueError, RecursionError) as exc:  # not JSON, not UTF-8, not ours
-        why = "it is not JSON" if isinstance(exc, json.JSONDecodeError) else str(exc).split("\n")[0]
-        _report(lib, path, stamp, why, [])
-        return []
-    if bad:
-        _report(lib, path, stamp, f"{bad} entr{'ies' if bad != 1 else 'y'} could not be read", searches)
-    return searches
+    return [_search(e) for e in _merged(lib).live()]
 
 
 # ---- writing -------------------------------------------------------------------------
 
 
-def _write(lib: Library, searches: list[SavedSearch]) -> None:
+def _item(s: SavedSearch) -> dict[str, Any]:
+    return {"name": s.name, "text": s.text, "filters": dict(s.filters)}
+
+
+def _write(
+    lib: Library,
+    searches: list[SavedSearch] | None,
+    merged: synced.Merged | None = None,
+    places: Mapping[str, str] | None = None,
+) -> None:
+    """Make the saved searches `searches` (None: as they are), in this device's file: only
+    those changed, added or gone are stamped anew (a new one goes last; `places`: new name
+    → the old name whose place it takes)."""
     if lib.readonly:
         raise ReadOnlyLibraryError(
             f"The library in {lib.folder} was opened read-only; the saved searches were not changed.", lib.folder
         )
-    data = {
-        "format": FORMAT,
-        "version": VERSION,
-        "searches": [{"name": s.name, "text": s.text, "filters": dict(s.filters)} for s in searches],
-    }
+    merged = synced.read(lib, KIND) if merged is None else merged
+    changes = {} if searches is None else synced.diff(merged, ((s.name.casefold(), _item(s)) for s in searches))
     path = path_of(lib)
     try:
-        write_atomically(path, json.dumps(data, ensure_ascii=False, indent=1) + "\n")
+        synced.write(lib, KIND, merged, changes, places or {})
     except ExportError as exc:  # its words speak of an export: say what this was
         cause = exc.__cause__
         reason = cause.strerror if isinstance(cause, OSError) and cause.strerror else "the write failed"
@@ -262,5 +266,5 @@ def rename_saved_search(lib: Library, old: str, new: str) -> str:
         raise InvalidValueError(f"there is already a saved search named {new!r}")
     s = searches[i]
     searches[i] = SavedSearch(new, s.text, s.filters)
-    _write(lib, searches)
+    _write(lib, searches, places={new.casefold(): s.name.casefold()})
     return new

@@ -2,25 +2,25 @@
 a record's keywords made tags on request, and the tags the user chose (the number keys').
 
 A record's keywords are the record's (`citation.record_keywords`); tags are the user's.
-Which tags the user applied by hand is kept in `hand-tags.json` beside the library (as the
-saved searches are, and for the same reasons: see saved.py), so that the number keys 1-9
-go to tags the user chose, never to keywords an import or a "Make Keywords Tags" brought.
+Which tags the user applied by hand is kept in `devices/<device>/hand-tags.json` in the
+library folder, one file per device merged on reading (as the saved searches are, and for
+the same reasons: see saved.py and synced.py), so that the number keys 1-9 go to tags the
+user chose, never to keywords an import or a "Make Keywords Tags" brought.
 """
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..citation import record_keywords
 from ..errors import ExportError, InvalidValueError
-from ..fileio import read_small_file, write_atomically
 from ..limits import MAX_LABEL_CHARS
 from ..overview import TOP_TAGS
 from ..paper import normalize_tag
 from . import saved as saving
+from . import synced
 from .checks import id_list, new_tags, new_text, text_arg
 
 if TYPE_CHECKING:
@@ -125,7 +125,7 @@ def rename_tag(lib: Library, old: str, new: str) -> int:
         _retag_saved(lib, old, new)
         hand = _hand_tags(lib)
         if old in hand:
-            _write_hand_tags(lib, [new if t == old else t for t in hand])
+            _write_hand_tags(lib, [new if t == old else t for t in hand], {new: old})
     return n
 
 
@@ -165,24 +165,31 @@ def drop_keyword_tags(lib: Library) -> int:
 # ---- the tags the user chose (the number keys') ------------------------------------
 
 
+def _read_tag(raw: object, deleted: bool) -> tuple[str, dict[str, Any]]:
+    """One entry of a hand-tags file (a tag, or {"tag": …} since devices); ValueError."""
+    tag = raw.get("tag") if isinstance(raw, dict) else raw
+    if not isinstance(tag, str) or not tag:
+        raise ValueError("not a tag")
+    return tag, {"tag": tag}
+
+
+_HAND = synced.Kind(HAND_TAGS_FILE, _FORMAT, "tags", "tag", "hand-tags", _read_tag)
+
+
 def _hand_tags(lib: Library) -> list[str]:
-    """The tags the user applied by hand, in the order first applied; [] for none or an
-    unreadable file (it is only a preference: the keys then start again from the next tag)."""
-    try:
-        data = json.loads(read_small_file(lib.folder / HAND_TAGS_FILE).decode("utf-8"))
-    except (OSError, ValueError, RecursionError):
-        return []
-    if not isinstance(data, dict) or data.get("format") != _FORMAT or not isinstance(data.get("tags"), list):
-        return []
-    return [t for t in data["tags"] if isinstance(t, str) and t]
+    """The tags the user applied by hand, in the order first applied, every device's; none
+    for an unreadable file (it is only a preference: the keys then start again from the next tag)."""
+    return [e.key for e in synced.read(lib, _HAND).live()]
 
 
-def _write_hand_tags(lib: Library, tags: list[str]) -> None:
+def _write_hand_tags(lib: Library, tags: list[str], places: dict[str, str] | None = None) -> None:
+    """Make the hand-applied tags `tags`, in this device's file (a tag of `places` takes the
+    place of the tag it names: a rename)."""
     if lib.readonly:
         return
-    data = {"format": _FORMAT, "version": 1, "tags": list(dict.fromkeys(tags))}
+    merged = synced.read(lib, _HAND)
     try:
-        write_atomically(lib.folder / HAND_TAGS_FILE, json.dumps(data, ensure_ascii=False, indent=1) + "\n")
+        synced.write(lib, _HAND, merged, synced.diff(merged, ((t, {"tag": t}) for t in tags)), places or {})
     except ExportError:
         pass  # a preference: the tags themselves are saved; the keys follow the next time
 
