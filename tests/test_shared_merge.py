@@ -33,7 +33,7 @@ def _open(folder: Path, device: str, readonly: bool = False) -> Library:
 
 def _state(lib: Library) -> tuple[dict, dict, list]:
     papers = {p.id: dict(p.raw()) for p in lib.papers()}
-    lists = {k: v for k, v in lib.lists().items()}
+    lists = dict(lib.lists().items())
     conflicts = sorted((c.paper, c.field, repr(c.value)) for c in lib.conflicts())
     return papers, lists, conflicts
 

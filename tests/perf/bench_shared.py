@@ -40,7 +40,7 @@ ROOT = HERE.parents[2]
 sys.path.insert(0, str(ROOT / "app"))
 sys.path.insert(0, str(HERE.parent))
 
-from bench_store import write_corpus  # noqa: E402
+from bench_store import write_corpus
 
 DEVICES = {"A": "aaaaaaaaaaa1", "B": "bbbbbbbbbbb2", "C": "ccccccccccc3", "D": "ddddddddddd4"}
 EDITS = 1000

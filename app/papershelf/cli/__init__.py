@@ -46,8 +46,8 @@ from .commands import (
     cmd_undo,
     first_look,
 )
-from .discover import cmd_suggest
 from .conflicts import cmd_conflicts
+from .discover import cmd_suggest
 from .duplicates import cmd_duplicates
 from .output import (
     EXIT_FAILED,

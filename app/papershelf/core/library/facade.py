@@ -110,10 +110,7 @@ class Library:
         """Changes whenever the library does: (snapshot generation, journal seq)."""
         return self._store.generation, self._store.seq
 
-    def unchanged_on_disk(self) -> bool:
-        """False once another process saved an edit after this read-only library
-        was read (its copy is older than the library); always True for the writer."""
-        return self._store.unchanged_on_disk()
+    unchanged_on_disk = syncing.unchanged_on_disk
 
     def _fingerprints(self) -> dict[str, str]:
         out: dict[str, str] = {}

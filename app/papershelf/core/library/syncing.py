@@ -5,13 +5,12 @@ See core/store/shared.py for the folder and core/store/merge.py for the rules.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..changes import Change
 from ..errors import InvalidValueError, NotFoundError
 from ..paper import FIELDS
-from pathlib import Path
-
 from ..store import Conflict, Op, SharedStore, Store, layout_of, now_iso
 
 if TYPE_CHECKING:
@@ -29,6 +28,12 @@ def recover(folder: Path | str) -> str:
 def device(lib: Library) -> str | None:
     """This device's id in a shared library (None for a library read as a single device's)."""
     return getattr(lib._store, "device", None)
+
+
+def unchanged_on_disk(lib: Library) -> bool:
+    """False once another process (or device) saved an edit after this read-only library was
+    read (its copy is older than the library); always True for the writer."""
+    return lib._store.unchanged_on_disk()
 
 
 def refresh(lib: Library) -> list[Change]:

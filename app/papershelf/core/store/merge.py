@@ -58,6 +58,7 @@ class Action:
 
     @property
     def stamp(self) -> Stamp:
+        """The action's place in the total order of actions."""
         return (self.hlc, self.dev)
 
     def saw(self, dev: str, seq: int) -> bool:
@@ -79,18 +80,22 @@ class Head:
 
     @property
     def stamp(self) -> Stamp:
+        """The value's place in the total order of actions."""
         return (self.hlc, self.dev)
 
     def saw(self, other: Head) -> bool:
+        """Whether the action that set this value had seen the one that set `other`."""
         if other.dev == self.dev:
             return other.seq < self.seq
         return self.vv.get(other.dev, 0) >= other.seq
 
     def encode(self) -> list[Any]:
+        """As a snapshot line holds it."""
         return [self.hlc, self.dev, self.seq, self.vv, self.value]
 
     @classmethod
     def decode(cls, raw: list[Any]) -> Head:
+        """From a snapshot line (ValueError if it is not one)."""
         hlc, dev, seq, vv, value = raw
         if not (isinstance(hlc, int) and isinstance(dev, str) and isinstance(seq, int) and isinstance(vv, dict)):
             raise ValueError("a field's value needs its stamp")
@@ -117,9 +122,11 @@ class PaperMeta:
         return best
 
     def is_plain(self) -> bool:
+        """Whether nothing but a library from before sharing is known of the paper."""
         return self.add == (0, "") and not self.add_fields and not self.heads and not self.tags
 
     def encode(self) -> dict[str, Any]:
+        """As a snapshot line holds it (only what is set)."""
         out: dict[str, Any] = {"a": list(self.add)}
         if self.add_fields:
             out["o"] = {k: list(v) for k, v in self.add_fields.items()}
@@ -131,6 +138,7 @@ class PaperMeta:
 
     @classmethod
     def decode(cls, raw: Mapping[str, Any]) -> PaperMeta:
+        """From a snapshot line (ValueError, KeyError or TypeError if it is not one)."""
         meta = cls()
         a = raw.get("a", [0, ""])
         meta.add = (int(a[0]), str(a[1]))
@@ -156,6 +164,7 @@ class Tombstone:
         return [h for hs in self.meta.heads.values() for h in hs if not self.action.saw(h.dev, h.seq)]
 
     def encode(self, pid: str) -> dict[str, Any]:
+        """As a snapshot line holds it."""
         a = self.action
         return {
             "gone": pid,
@@ -166,6 +175,7 @@ class Tombstone:
 
     @classmethod
     def decode(cls, raw: Mapping[str, Any]) -> Tombstone:
+        """From a snapshot line (ValueError, KeyError or TypeError if it is not one)."""
         hlc, dev, seq, vv = raw["by"]
         record = raw["record"]
         if not isinstance(record, dict):
@@ -185,19 +195,23 @@ class ListMeta:
     members: dict[str, tuple[int, str, bool, float]] = field(default_factory=dict)  # id → (hlc, dev, on, pos)
 
     def visible(self) -> bool:
+        """Whether the list is shown: it exists, or a paper was put on it after it was deleted."""
         if self.exists[2]:
             return True
         return any(on and (h, d) > self.exists[:2] for h, d, on, _ in self.members.values())
 
     def order(self) -> list[str]:
+        """The ids on the list, by (position, id)."""
         on = [(pos, pid) for pid, (_, _, present, pos) in self.members.items() if present]
         return [pid for _, pid in sorted(on)]
 
     def encode(self, name: str) -> dict[str, Any]:
+        """As a snapshot line holds it."""
         return {"slist": name, "e": list(self.exists), "m": {k: list(v) for k, v in self.members.items()}}
 
     @classmethod
     def decode(cls, raw: Mapping[str, Any]) -> ListMeta:
+        """From a snapshot line (ValueError, KeyError or TypeError if it is not one)."""
         e = raw["e"]
         meta = cls((int(e[0]), str(e[1]), bool(e[2])))
         meta.members = {str(k): (int(v[0]), str(v[1]), bool(v[2]), float(v[3])) for k, v in raw.get("m", {}).items()}
@@ -211,9 +225,11 @@ class Clock:
         self.last = 0
 
     def see(self, hlc: int) -> None:
+        """Another action's stamp was seen: the next stamp is later."""
         self.last = max(self.last, hlc)
 
     def tick(self) -> int:
+        """The stamp of a new action."""
         self.last = max(int(time.time() * 1000), self.last + 1)
         return self.last
 
@@ -227,6 +243,7 @@ def heads_merge(heads: list[Head], new: Head) -> tuple[list[Head], bool]:
 
 
 def winner(heads: Iterable[Head]) -> Head:
+    """The value shown: the head with the highest (hlc, device)."""
     return max(heads, key=lambda h: h.stamp)
 
 
@@ -243,6 +260,7 @@ class Conflict:
     hlc: int
 
     def describe(self) -> dict[str, Any]:
+        """As `papershelf conflicts --json` prints it."""
         return {
             "paper": self.paper,
             "field": self.field or "(deleted)",
@@ -275,4 +293,5 @@ def iter_conflicts(
 
 
 def normal_tags(value: Any) -> list[str]:
+    """Tags as the store keeps them: normalized, sorted, no empty one."""
     return sorted({normalize_tag(t) for t in value} - {""}) if isinstance(value, list) else []

@@ -69,12 +69,14 @@ class Replica:
         self.papers, self.lists = papers, lists
 
     def meta(self, pid: str) -> PaperMeta:
+        """A paper's metadata (made when first needed)."""
         meta = self.metas.get(pid)
         if meta is None:
             meta = self.metas[pid] = PaperMeta(add=self.default_add)
         return meta
 
     def list_meta(self, name: str) -> ListMeta:
+        """A reading list's metadata (made when first needed, from the list as it is)."""
         meta = self.list_metas.get(name)
         if meta is None:
             # a list of a library from before sync: existing, members in their order
@@ -86,9 +88,11 @@ class Replica:
         return meta
 
     def conflicts(self) -> list[Conflict]:
+        """Every kept conflict."""
         return list(iter_conflicts(self.papers, self.metas, self.gone))
 
     def new_action(self) -> Action:
+        """The stamp, number and version vector of this device's next action."""
         seq = self.applied.get(self.device, 0) + 1
         vv = {d: n for d, n in self.applied.items() if d != self.device and n}
         vv[self.device] = seq - 1
@@ -125,7 +129,7 @@ class Replica:
 
     def _list_ops(self, name: str, ids: list[str] | None, fresh: bool = False) -> list[list[Any]]:
         meta = self.list_meta(name) if name in self.lists or name in self.list_metas else None
-        old = [] if fresh or meta is None else [p for p in meta.order()]
+        old = [] if fresh or meta is None else list(meta.order())
         out: list[list[Any]] = []
         if ids is None:
             out.append(["L", name, False])

@@ -116,12 +116,13 @@ class SharedStore(Store):
         self.root = root
         self.sync = Replica(self.device, self.papers, self.lists)
         self._seen: dict[str, _Seen] = {}
-        self._deferred = None
+        self._deferred: list[tuple[Action, list[list[Any]]]] | None = None
         self.others_saw_me = 0  # the highest action of this device that another device had seen
         self.waiting: dict[str, str] = {}  # device → why its files could not all be read yet
 
     @property
     def library_folder(self) -> Path:
+        """The library folder (this device's store is in devices/<id>/ inside it)."""
         return self.root
 
     def unchanged_on_disk(self) -> bool:
@@ -140,10 +141,10 @@ class SharedStore(Store):
     def _load(self) -> None:
         # this device's own lines wait, like the others', for what they had seen: an edit of a
         # paper another device added is replayed after that device's add
-        self._deferred: list[tuple[Action, list[list[Any]]]] | None = []
+        own: list[tuple[Action, list[list[Any]]]] = []
+        self._deferred = own
         try:
             super()._load()
-            own = self._deferred
         finally:
             self._deferred = None
         self._merge_others(own)
@@ -155,6 +156,7 @@ class SharedStore(Store):
         super()._apply_in_memory(op)
 
     def open(self) -> SharedStore:
+        """Open this device's store and merge every other device's files (see Store.open)."""
         if not self.readonly:
             self._make_layout()
             self._check_device()
@@ -225,6 +227,7 @@ class SharedStore(Store):
             log.warning("could not write %s: %s", path, exc)
 
     def other_devices(self) -> list[str]:
+        """The ids of the other devices whose folders are in devices/."""
         try:
             names = sorted(p.name for p in (self.root / DEVICES).iterdir() if p.is_dir())
         except OSError:
