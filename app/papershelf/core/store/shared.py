@@ -375,6 +375,8 @@ class SharedStore(Store):
                     sync.apply(action, ops)
                     lines.pop(0)
                     progress = True
+                if not lines and dev in self.waiting and not self.waiting[dev].startswith("its journal"):
+                    del self.waiting[dev]  # what it waited for has come
 
 
 def _header(path: Path) -> dict[str, Any] | None:
