@@ -2,7 +2,7 @@
 
 Layout::
 
-    library.jsonl            a fixed marker (schema 3, layout "devices"): written
+    library.jsonl            a fixed marker (schema 100, layout "devices"): written
                              once, the same bytes from any device; an older
                              Papershelf refuses it ("written by a newer Papershelf")
     devices/<id>/            one device's store (store.py), written by that device only:
@@ -58,7 +58,9 @@ from .store import Store
 
 log = logging.getLogger("papershelf.core.store")
 
-SHARED_SCHEMA = 3
+# Past the schema of any single-device library file, so that every older Papershelf refuses the
+# marker ("written by a newer Papershelf"); the "layout" key is what this one goes by.
+SHARED_SCHEMA = 100
 LAYOUT = "devices"
 DEVICE_FILE = "device.json"
 _MARKER_HEADER = {
@@ -405,7 +407,13 @@ def _now() -> str:
 def upgrade(folder: Path, device: str | None = None) -> Path:
     """Make a single-device library a shared one, keeping its files as a backup; returns the
     backup folder. The state becomes this device's library file; nothing is lost."""
-    old = Store(folder).open()  # the old writer lock: an older Papershelf may be running
+    lock = WriterLock(folder / LOCK)  # an older Papershelf may be running: it holds this lock
+    lock.acquire()
+    try:
+        old = Store(folder, readonly=True).open()  # read as it is: the backup is the files as they were
+    except BaseException:
+        lock.release()
+        raise
     try:
         store = SharedStore(folder, device=device)
         store.take_folder()
@@ -431,6 +439,7 @@ def upgrade(folder: Path, device: str | None = None) -> Path:
         ) from exc
     finally:
         old.close()
+        lock.release()
     for name in (LOCK, READ_LOCK):
         try:
             (folder / name).unlink()
