@@ -76,3 +76,35 @@ def test_git_pair_reports_a_merge_conflict(tmp_path):
     assert not pair.commit_pull_push(pair.b)
     assert pair.conflicts == ["b: same.txt"]
     assert (pair.b / "same.txt").read_text() == "b\n"
+
+
+def test_workload_counts_no_loss_where_nothing_is_lost(tmp_path):
+    # the control for the workloads' bookkeeping: two devices on ONE folder, no sync engine (the
+    # store's writer lock puts their commands one after the other): nothing may be counted lost
+    from sync.workload import (
+        SEEDS,
+        Concurrent,
+        Device,
+        Tally,
+        agree,
+        import_at_once,
+        run_rounds,
+        seed_ids,
+        tally_edits,
+        tally_imports,
+    )
+
+    folder = tmp_path / "library"
+    devices = [Device("a", folder, tmp_path / "device-a"), Device("b", folder, tmp_path / "device-b")]
+    ids = [seed_ids(tmp_path / f"scratch-{i}", seed) for i, seed in enumerate(SEEDS[:2])]
+    tally = Tally("one folder")
+    runner = Concurrent()
+    acks = import_at_once(devices, SEEDS[:2], runner)
+    agree(devices, lambda: None, tally, "the imports")
+    edits, states = run_rounds(devices, lambda: None, tally, ids[0][:4] + ids[1][:4], runner, rounds=2)
+    tally_imports({d.name: i for d, i, ok in zip(devices, ids, acks, strict=True) if ok}, states, tally)
+    tally_edits(edits, states, [None, None], tally)
+    print(tally.report())
+    assert tally.acknowledged > 10, tally.report()
+    assert tally.lost == 0, tally.report()
+    assert not tally.disagreements, tally.report()
