@@ -101,7 +101,7 @@ def test_workload_counts_no_loss_where_nothing_is_lost(tmp_path):
     runner = Concurrent()
     acks = import_at_once(devices, SEEDS[:2], runner)
     agree(devices, lambda: None, tally, "the imports")
-    edits, states = run_rounds(devices, lambda: None, tally, ids[0][:4] + ids[1][:4], runner, rounds=2)
+    edits, states = run_rounds(devices, lambda: None, tally, ids[0][:4] + ids[1][:4], runner, rounds=1)
     tally_imports({d.name: i for d, i, ok in zip(devices, ids, acks, strict=True) if ok}, states, tally)
     tally_edits(edits, states, [None, None], tally)
     print(tally.report())

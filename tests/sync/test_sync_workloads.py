@@ -94,11 +94,12 @@ def test_two_devices_copied_at_random_moments_lose_nothing(tmp_path, engine):
     imports, pool = _pool(tmp_path)
     import threading
 
-    from sync.workload import in_background
+    from sync.workload import copy_while_writing, in_background
 
-    # the imports themselves are copied while they are written
+    # copies at random moments, each while a device writes: the imports too
+    during = copy_while_writing(devices, runner, lambda: copy(rng.random() < 0.5))
     stop, errors = threading.Event(), []
-    copier = in_background(lambda: copy(rng.random() < 0.5), stop, errors)
+    copier = in_background(during, stop, errors)
     try:
         assert all(import_at_once(devices, SEEDS[:2], runner))
     finally:
@@ -106,7 +107,7 @@ def test_two_devices_copied_at_random_moments_lose_nothing(tmp_path, engine):
         copier.join()
     assert not errors, errors
     agree(devices, settle, tally, "the imports")
-    edits, states = run_rounds(devices, settle, tally, pool, runner, during=lambda: copy(rng.random() < 0.5))
+    edits, states = run_rounds(devices, settle, tally, pool, runner, during=during)
     tally_imports(imports, states, tally)
     tally_edits(edits, states, [conflicts_listing(d) for d in devices], tally)
     check_writers(devices, tally)

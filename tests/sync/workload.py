@@ -229,6 +229,31 @@ class Concurrent:
         return [r for d in steps for r in results[d]]
 
 
+def copy_while_writing(devices: list[Device], runner: Concurrent, copy: Callable[[], None]) -> Callable[[], None]:
+    """A task for `in_background`: wait until a device's command starts writing (its write log
+    grows), then `copy` at once, so the copy is made while the device writes; no copy while no
+    command runs."""
+    from sync.engines import wait_for
+
+    def logged() -> int:
+        return sum(d.write_log.stat().st_size if d.write_log.exists() else 0 for d in devices)
+
+    def task() -> None:
+        start = logged()
+        if (
+            wait_for(
+                lambda: "write" if logged() > start else "idle" if runner.busy == 0 else "",
+                300,
+                "a write",
+                interval=0.01,
+            )
+            == "write"
+        ):
+            copy()
+
+    return task
+
+
 class SettleFailed(Exception):
     """The sync engine cannot bring the devices together (e.g. a git merge conflict)."""
 
@@ -260,7 +285,8 @@ class Tally:
     conflicts: int = 0
     conflicts_listed: int = 0
     conflicts_command: bool = False
-    agree_s: list[float] = field(default_factory=list)
+    agree_s: list[float] = field(default_factory=list)  # engine settled and both command lines agree
+    settle_s: list[float] = field(default_factory=list)  # the engine alone (first settle)
     disagreements: list[str] = field(default_factory=list)
     lost_details: list[str] = field(default_factory=list)
     two_writers: list[str] = field(default_factory=list)
@@ -271,12 +297,14 @@ class Tally:
     def report(self) -> str:
         """The counts as printed at the end of a workload."""
         agree = ", ".join(f"{s:.1f}" for s in self.agree_s) or "-"
+        settled = ", ".join(f"{s:.1f}" for s in self.settle_s) or "-"
         listed = self.conflicts_listed if self.conflicts_command else "no such command"
         lines = [
             f"[{self.engine}] acknowledged edits {self.acknowledged} (refused {self.refused}), "
             f"lost {self.lost}, conflicts {self.conflicts} "
             f"(listed by `papershelf conflicts`: {listed}), "
-            f"time to agree per round (s): {agree}, rounds not agreeing {len(self.disagreements)}, "
+            f"time to agree per round (s): {agree} (the engine alone: {settled}), "
+            f"rounds not agreeing {len(self.disagreements)}, "
             f"files with two writers {len(self.two_writers)}, writes outside the device's own folder "
             f"{len(self.foreign_writes)}, stray files {len(self.stray_files)}",
         ]
@@ -327,9 +355,13 @@ def agree(
     t0 = time.monotonic()
     deadline = t0 + timeout
     states: list[dict[str, Any] | None] = [None] * len(devices)
+    first = True
     while True:
         try:
             settle()
+            if first:
+                tally.settle_s.append(time.monotonic() - t0)
+                first = False
         except (TimeoutError, SettleFailed) as exc:
             tally.disagreements.append(f"{what}: the engine did not settle: {str(exc)[:300]}")
             return states_of(devices)
