@@ -310,6 +310,27 @@ class SyncthingPair:
             ) from None
         return time.monotonic() - t0
 
+    def disconnect(self, timeout: float = 60) -> None:
+        """Pause the two devices on both sides (the machines go offline from each other) and
+        wait until neither holds a connection."""
+        self.a.api("POST", "/rest/system/pause", device=self.b.device_id)
+        self.b.api("POST", "/rest/system/pause", device=self.a.device_id)
+        wait_for(
+            lambda: not self.a.connected_to(self.b) and not self.b.connected_to(self.a),
+            timeout,
+            "the two Syncthing instances to disconnect",
+        )
+
+    def reconnect(self, timeout: float = 60) -> None:
+        """Resume the two devices and wait until they are connected again."""
+        self.a.api("POST", "/rest/system/resume", device=self.b.device_id)
+        self.b.api("POST", "/rest/system/resume", device=self.a.device_id)
+        wait_for(
+            lambda: self.a.connected_to(self.b) and self.b.connected_to(self.a),
+            timeout,
+            "the two Syncthing instances to connect again",
+        )
+
     def stop(self) -> None:
         """Stop both (REST shutdown, then kill)."""
         for inst in (self.a, self.b):

@@ -132,3 +132,38 @@ def test_two_git_clones_pull_each_other_without_a_merge_conflict(tmp_path):
     print(tally.report())
     assert not pair.conflicts, tally.report()
     tally.check()
+
+
+def test_a_field_set_on_two_devices_offline_is_kept_as_a_conflict(tmp_path):
+    # two machines apart (Syncthing paused between them) set one paper's notes and status, and
+    # give it a tag each; once they meet again, both show the same library: both tags, one note
+    # and one status, the others kept under `papershelf conflicts` on both devices
+    with SyncthingPair(tmp_path / "sync") as pair:
+        a = Device("a", pair.a.folder / "library", tmp_path / "device-a")
+        b = Device("b", pair.b.folder / "library", tmp_path / "device-b")
+        assert a.run("import", str(SEEDS[0])).returncode == 0
+        tally = Tally("syncthing, offline")
+        agree([a, b], lambda: pair.wait_in_sync(AGREE_TIMEOUT), tally, "the import")
+        assert not tally.disagreements, tally.report()
+        pid = seed_ids(tmp_path / "scratch", SEEDS[0])[0]
+        pair.disconnect()
+        for device, note, status, tag in ((a, "noted on a", "reading", "from-a"), (b, "noted on b", "read", "from-b")):
+            for args in (("note", pid, note), ("status", pid, status), ("tag", pid, "--add", tag)):
+                res = device.run(*args)
+                assert res.returncode == 0, res.stderr
+        pair.reconnect()
+        states = agree([a, b], lambda: pair.wait_in_sync(AGREE_TIMEOUT), tally, "after meeting again")
+        assert not tally.disagreements, tally.report()
+        paper = states[0]["papers"][pid]
+        assert {"from-a", "from-b"} <= set(paper["tags"]), paper["tags"]
+        assert paper["notes"] in ("noted on a", "noted on b")
+        assert paper["status"] in ("reading", "read")
+        other_note = "noted on b" if paper["notes"] == "noted on a" else "noted on a"
+        other_status = "read" if paper["status"] == "reading" else "reading"
+        for device in (a, b):
+            res = device.run("conflicts")
+            assert res.returncode == 0, res.stderr
+            assert pid in res.stdout and other_note in res.stdout and other_status in res.stdout, res.stdout
+        check_writers([a, b], tally)
+        print(tally.report())
+        assert not tally.two_writers and not tally.foreign_writes and not tally.stray_files, tally.report()
