@@ -388,6 +388,12 @@ def observed(state: dict[str, Any] | None, key: tuple[str, ...]) -> Any:
     return paper.get(key[0])
 
 
+def mentions(text: str, pid: str, value: str) -> bool:
+    """Whether a listing names a paper (its id) and a value as a whole word ("read" is not
+    found in "reading")."""
+    return pid in text and re.search(rf"(?<![\w-]){re.escape(value)}(?![\w-])", text) is not None
+
+
 def tally_edits(
     edits: Iterable[Edit], states: list[dict[str, Any] | None], conflicts_text: list[str | None], tally: Tally
 ) -> None:
@@ -412,7 +418,7 @@ def tally_edits(
             if key[0] in ("status", "notes") and listed:
                 winner = observed(states[0], key)
                 losers = [e for e in final.values() if e.value != winner]
-                if all(all(e.pid in t and str(e.value) in t for t in listed) for e in losers):
+                if all(all(mentions(t, e.pid, str(e.value)) for t in listed) for e in losers):
                     tally.conflicts_listed += 1
         if bad:
             for e in final.values():
