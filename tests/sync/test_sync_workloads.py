@@ -48,7 +48,7 @@ def _workload(tmp_path, tally: Tally, devices: list[Device], settle, during=None
     runner = Concurrent()
     acks = import_at_once(devices, SEEDS[:2], runner)
     assert all(acks), "both imports are acknowledged"
-    agree(devices, settle, tally, "the imports")
+    agree(devices, settle, tally, "the imports", orders=False)
     edits, states = run_rounds(devices, settle, tally, pool, runner, during=during)
     tally_imports(imports, states, tally)
     tally_edits(edits, states, [conflicts_listing(d) for d in devices], tally)
@@ -107,7 +107,7 @@ def test_two_devices_copied_at_random_moments_lose_nothing(tmp_path, engine):
         stop.set()
         copier.join()
     assert not errors, errors
-    agree(devices, settle, tally, "the imports")
+    agree(devices, settle, tally, "the imports", orders=False)
     edits, states = run_rounds(devices, settle, tally, pool, runner, during=during)
     tally_imports(imports, states, tally)
     tally_edits(edits, states, [conflicts_listing(d) for d in devices], tally)

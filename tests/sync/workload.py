@@ -100,9 +100,9 @@ class Device:
             out.add(f"{m['dir'] or ''}{m['name']}" if m else line)
         return out
 
-    def state(self) -> dict[str, Any] | None:
+    def state(self, orders: bool = True) -> dict[str, Any] | None:
         """What the device's command line shows: every paper (`list --json`, but the volatile
-        fields) and each reading list's order; None when a command fails."""
+        fields) and (`orders`) each reading list's order; None when a command fails."""
         res = self.run("list", "--json")
         if res.returncode != 0:
             return None
@@ -110,7 +110,7 @@ class Device:
             papers = {p["id"]: {k: v for k, v in p.items() if k not in VOLATILE} for p in json.loads(res.stdout)}
         except (ValueError, KeyError, TypeError):
             return None
-        names = sorted({name for p in papers.values() for name in p.get("lists", [])})
+        names = sorted({name for p in papers.values() for name in p.get("lists", [])}) if orders else []
         lists = {}
         for name in names:
             res = self.run("list", "--list", name, "--json")
@@ -150,7 +150,7 @@ def make_edit(
 ) -> Edit:
     """One edit of `kind` on paper `pid` (its other choices from `rng`); an untag takes off a tag
     the paper was given in an earlier round (`tagged`), or is a tag when there is none."""
-    had = sorted((tagged or {}).get(pid, []))
+    had = sorted(set((tagged or {}).get(pid, [])))
     if kind == "untag" and not had:
         kind = "tag"
     if kind in ("tag", "untag"):
@@ -339,19 +339,25 @@ def diff_states(a: dict[str, Any] | None, b: dict[str, Any] | None) -> str:
     return f"papers only on a {only_a[:5]}, only on b {only_b[:5]}, fields differing {fields[:10]}, lists {lists}"
 
 
-def states_of(devices: list[Device]) -> list[dict[str, Any] | None]:
+def states_of(devices: list[Device], orders: bool = True) -> list[dict[str, Any] | None]:
     """Every device's state, read at the same time."""
     from concurrent.futures import ThreadPoolExecutor
 
     with ThreadPoolExecutor(len(devices)) as pool:
-        return list(pool.map(Device.state, devices))
+        return list(pool.map(lambda d: d.state(orders), devices))
 
 
 def agree(
-    devices: list[Device], settle: Callable[[], None], tally: Tally, what: str, timeout: float = AGREE_TIMEOUT
+    devices: list[Device],
+    settle: Callable[[], None],
+    tally: Tally,
+    what: str,
+    timeout: float = AGREE_TIMEOUT,
+    orders: bool = True,
 ) -> list[dict[str, Any] | None]:
     """Let the engine settle, then poll both devices' command lines until they show the same
-    library (deadline `timeout`); the time it took goes to the tally, a failure to agree too."""
+    library (deadline `timeout`; with `orders`, the reading lists' order too); the time it took
+    goes to the tally, a failure to agree too."""
     t0 = time.monotonic()
     deadline = t0 + timeout
     states: list[dict[str, Any] | None] = [None] * len(devices)
@@ -364,8 +370,8 @@ def agree(
                 first = False
         except (TimeoutError, SettleFailed) as exc:
             tally.disagreements.append(f"{what}: the engine did not settle: {str(exc)[:300]}")
-            return states_of(devices)
-        states = states_of(devices)
+            return states_of(devices, orders)
+        states = states_of(devices, orders)
         if states[0] is not None and all(s == states[0] for s in states):
             tally.agree_s.append(time.monotonic() - t0)
             return states
@@ -529,5 +535,6 @@ def run_rounds(
         edits += flat
         if after_round is not None:
             after_round()
-        states = agree(devices, settle, tally, f"round {rnd}")
+        # the lists' order compared after the last round (each order is one more command per list)
+        states = agree(devices, settle, tally, f"round {rnd}", orders=rnd == rounds)
     return edits, states
