@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import secrets
 import shutil
 import socket
@@ -144,6 +145,11 @@ class SyncthingInstance:
         )
         if res.returncode != 0:
             raise RuntimeError(f"syncthing generate failed: {res.stdout}{res.stderr}")
+        # "Device ID: XXXXXXX-…" (every version says it); `serve --device-id` otherwise
+        found = re.search(r"Device ID: ([A-Z0-9]{7}(?:-[A-Z0-9]{7}){7})", res.stdout + res.stderr)
+        if found:
+            self.device_id = found[1]
+            return
         res = subprocess.run(
             ["syncthing", "serve", f"--home={self.home}", "--device-id"],
             capture_output=True,

@@ -60,6 +60,7 @@ class Device:
         self.home = home
         home.mkdir(parents=True, exist_ok=True)
         self.write_log = home / "writes.log"
+        self.last_error = ""  # what the last failing `state` command said
 
     @property
     def device_id(self) -> str:
@@ -105,6 +106,7 @@ class Device:
         fields) and (`orders`) each reading list's order; None when a command fails."""
         res = self.run("list", "--json")
         if res.returncode != 0:
+            self.last_error = f"list --json: {(res.stdout + res.stderr).strip()[-300:]}"
             return None
         try:
             papers = {p["id"]: {k: v for k, v in p.items() if k not in VOLATILE} for p in json.loads(res.stdout)}
@@ -115,6 +117,7 @@ class Device:
         for name in names:
             res = self.run("list", "--list", name, "--json")
             if res.returncode != 0:
+                self.last_error = f"list --list {name} --json: {(res.stdout + res.stderr).strip()[-300:]}"
                 return None
             lists[name] = [p["id"] for p in json.loads(res.stdout)]
         return {"papers": papers, "lists": lists}
@@ -376,7 +379,8 @@ def agree(
             tally.agree_s.append(time.monotonic() - t0)
             return states
         if time.monotonic() > deadline:
-            tally.disagreements.append(f"{what}: {diff_states(states[0], states[1])}")
+            failed = "; ".join(f"{d.name}: {d.last_error}" for d, s in zip(devices, states, strict=True) if s is None)
+            tally.disagreements.append(f"{what}: {diff_states(states[0], states[1])} {failed}".strip())
             return states
 
 
