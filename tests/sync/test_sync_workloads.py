@@ -11,6 +11,7 @@ $PAPERSHELF_SYNC_EDITS (default 5).
 from __future__ import annotations
 
 import random
+import threading
 
 import pytest
 
@@ -25,7 +26,9 @@ from sync.workload import (
     agree,
     check_writers,
     conflicts_listing,
+    copy_while_writing,
     import_at_once,
+    in_background,
     mentions,
     run_rounds,
     seed_ids,
@@ -93,10 +96,6 @@ def test_two_devices_copied_at_random_moments_lose_nothing(tmp_path, engine):
         copy(False)
 
     imports, pool = _pool(tmp_path)
-    import threading
-
-    from sync.workload import copy_while_writing, in_background
-
     # copies at random moments, each while a device writes: the imports too
     during = copy_while_writing(devices, runner, lambda: copy(rng.random() < 0.5))
     stop, errors = threading.Event(), []
