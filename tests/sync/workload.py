@@ -45,8 +45,10 @@ LISTS = ("reading-group", "thesis")
 STATUSES = ("to-read", "reading", "read", "skipped")
 # the time a device last wrote a paper: not what the user edited
 VOLATILE = ("updated",)
-# the only files outside devices/ that belong in a library folder (issue 22's layout)
-SHARED_FILES = ("papershelf-library.json",)
+# the only file outside devices/ that belongs in a library folder: the marker that keeps an older
+# Papershelf out, the same bytes from every device (written by each that finds none: two writers
+# of identical bytes are no conflict for a sync tool, nor for git; checked below)
+SHARED_FILES = ("library.jsonl",)
 BACKUP_PREFIX = "pre-sync-backup-"
 _TMP = re.compile(r"^(?P<dir>.*/)?\.(?P<name>[^/]+)\.papershelf-[^/.]+\.tmp$")
 
@@ -451,6 +453,9 @@ def tally_imports(imports: dict[str, list[str]], states: list[dict[str, Any] | N
                 break
 
 
+from papershelf.core.store.shared import MARKER  # noqa: E402
+
+
 def check_writers(devices: list[Device], tally: Tally) -> None:
     """Every file under devices/<id>/ written by device <id> only; nothing else outside devices/
     but the layout's own file and a backup folder; no sync engine's conflict copies."""
@@ -478,7 +483,10 @@ def check_writers(devices: list[Device], tally: Tally) -> None:
             elif parts[0] == "devices":
                 if len(parts) < 3 or parts[1] not in known:
                     tally.stray_files.append(f"{d.name}: {rel} (no device of this workload has that id)")
-            elif rel not in SHARED_FILES and not parts[0].startswith(BACKUP_PREFIX):
+            elif rel in SHARED_FILES:
+                if p.read_bytes() != MARKER:
+                    tally.stray_files.append(f"{d.name}: {rel} (not the layout's marker: another writer changed it)")
+            elif not parts[0].startswith(BACKUP_PREFIX):
                 tally.stray_files.append(f"{d.name}: {rel} (outside devices/)")
 
 
