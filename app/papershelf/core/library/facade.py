@@ -17,13 +17,14 @@ from typing import TYPE_CHECKING, Any
 from ..changes import Change, Record, Subscriber
 from ..dedupe import FINGERPRINT_VERSION, fingerprint
 from ..errors import InvalidValueError, NotFoundError
+from ..fileio import remove_stale_temp_files
 from ..importers.base import ParsedFile
 from ..limits import MAX_FIELD_CHARS, MAX_TITLE_CHARS
 from ..paper import RATING_MAX, RATING_MIN, Paper, Status, normalize_tag, status_change
 from ..query import Answer, Query
 from ..store import Op, Store, now_iso
 from ..text import clean_text
-from . import discovering, editing, exporting, importing, merging, restoring, tagging
+from . import discovering, editing, exporting, importing, local, merging, restoring, tagging
 from . import lists as reading_lists
 from . import saved as saving  # saved searches: a JSON file beside the store
 from .checks import closest, common_prefix, id_list, new_tags, new_text, status_arg, tag_list, text_arg
@@ -47,8 +48,7 @@ class Library:
 
     @property
     def _by_fp(self) -> dict[str, str]:
-        """fingerprint → id, for de-duplication; built when first needed so that
-        opening a library (and every read-only command) does not pay for it."""
+        """fingerprint → id, for de-duplication; built on first use (opening does not pay for it)."""
         if self._fp_index is None:
             self._fp_index = self._fingerprints()
         return self._fp_index
@@ -62,18 +62,16 @@ class Library:
     @classmethod
     def open(cls, folder: Path | str, readonly: bool = False) -> Library:
         """Open the library in `folder` (created if need be; `readonly`: no edits, no lock held)."""
-        return cls(Store(folder, readonly=readonly).open())
+        return cls(local.open_store(folder, readonly))
 
     @staticmethod
     def recover(folder: Path | str) -> str:
         """Repair a damaged library folder (see Store.recover); returns the report in words."""
-        return Store(folder).recover()
+        return local.new_store(folder).recover()
 
     @staticmethod
     def remove_stale_export_files(folder: Path | str) -> list[Path]:
         """Temporary files an export killed mid-write left in `folder` (ours only, 15 minutes old)."""
-        from ..fileio import remove_stale_temp_files
-
         return remove_stale_temp_files(folder)
 
     @property
@@ -96,6 +94,16 @@ class Library:
     def folder(self) -> Path:
         """The library folder."""
         return self._store.folder
+
+    @property
+    def device(self) -> str:
+        """The device this library is opened as (local.device_of: the one place it is decided)."""
+        return local.device_of(self._store)
+
+    @property
+    def index_folder(self) -> Path:
+        """Where the search index lives: in this machine's state folder, never in the library's."""
+        return local.local_folder(self.folder, self.device) / local.INDEX_DIR
 
     @property
     def readonly(self) -> bool:
@@ -512,7 +520,7 @@ class Library:
     def open_index(
         self, progress: Progress | None = None, cancelled: Cancelled | None = None, rebuild: bool = False
     ) -> bool:
-        """Open the search index in the library folder, catching it up with the
+        """Open the search index (in `index_folder`), catching it up with the
         library or rebuilding it (`rebuild`: always) as need be, and keep it
         following every change; an index already open is closed first.
 

@@ -1,0 +1,150 @@
+"""What the library keeps on this machine, outside its (maybe synced) folder.
+
+A library folder may be shared through Syncthing, Nextcloud, Dropbox or git.
+A sync tool keeps one copy of each file, so a file with two writers loses
+edits, and a cache in the folder is copied to every machine for nothing. So
+everything that belongs to one machine lives in the machine's state folder,
+in `machine.local_dir(folder, device)`: the writer lock and the readers' swap
+lock, the search index (`INDEX_DIR` there). The device is decided here only
+(`device_of`), for the facade, its search index and the window's
+single-instance socket alike.
+
+An earlier Papershelf kept the locks and the index in the library folder:
+the first writable open removes them (`remove_legacy`), quietly, and only
+what is plainly ours: a lock that is a regular file no process holds, an
+index folder that holds nothing but index files. A symbolic link is never
+followed out of the folder.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import logging
+import os
+import shutil
+import stat
+from pathlib import Path
+
+from ..errors import StoreLockedError
+from ..fileio import try_lock_fd, unlock
+from ..store import LOCK, READ_LOCK, Store, machine
+
+log = logging.getLogger(__name__)
+
+INDEX_DIR = "index"  # the index's folder in the library's local folder (search.state has the same name)
+# what an earlier version left of its index beside the library (search.rebuild's working names)
+LEGACY_INDEX_NAMES = (INDEX_DIR, f"{INDEX_DIR}.new", f"{INDEX_DIR}.old")
+LEGACY_INDEX_LOCK = f"{INDEX_DIR}.rebuild.lock"
+# the files of a Whoosh index and its state (search.state._ours says the same of an index folder)
+_INDEX_FILE_ENDINGS = (".toc", ".seg", ".pst", ".trm", ".fln", ".col", ".lck", ".tmp", ".json")
+
+
+def device_of(store: object) -> str:
+    """The device a store is opened as: the store's own once it knows one, else this
+    configuration's (machine.device_id). The one place the facade decides it."""
+    return getattr(store, "device", None) or machine.device_id()
+
+
+def local_folder(folder: Path | str, device: str) -> Path:
+    """This machine's folder for the library in `folder` opened as `device` (not created here)."""
+    return machine.local_dir(Path(folder), device)
+
+
+def new_store(folder: Path | str, readonly: bool = False) -> Store:
+    """A store for the library in `folder` (not opened) with its locks in this machine's folder."""
+    return Store(folder, readonly=readonly, local=local_folder(folder, device_of(None)))
+
+
+def open_store(folder: Path | str, readonly: bool = False) -> Store:
+    """The library's store, opened; a writable open first removes what an earlier version kept
+    in the folder (remove_legacy), under the store's own lock."""
+    store = new_store(folder, readonly).open()
+    if not readonly:
+        try:
+            remove_legacy(store.folder)
+        except BaseException:
+            store.close()
+            raise
+    return store
+
+
+def remove_legacy(folder: Path) -> list[str]:
+    """Remove the locks and the search index an earlier Papershelf kept in the library
+    `folder` (see the module's docstring); the names removed. StoreLockedError if an earlier
+    Papershelf still holds its lock there (it is writing the library now)."""
+    removed: list[str] = []
+    for name in (LOCK, READ_LOCK, LEGACY_INDEX_LOCK):
+        if _remove_lock_file(folder / name):
+            removed.append(name)
+    for name in LEGACY_INDEX_NAMES:
+        if _remove_index_folder(folder / name):
+            removed.append(name)
+    if removed:
+        log.info("removed what an earlier Papershelf kept in %s (now on this machine): %s", folder, ", ".join(removed))
+    return removed
+
+
+def _is_regular(path: Path) -> bool:
+    try:
+        return stat.S_ISREG(os.lstat(path).st_mode)
+    except OSError:
+        return False
+
+
+def _remove_lock_file(path: Path) -> bool:
+    """Remove a lock file an earlier version left, if it is a regular file nobody holds."""
+    if not _is_regular(path):
+        return False  # missing, or a link, folder or pipe: not ours to remove
+    try:
+        fd = os.open(path, os.O_RDWR | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
+    except OSError as exc:
+        log.info("left %s in place: %s", path, exc.strerror or exc)
+        return False
+    try:
+        if not try_lock_fd(fd):
+            if path.name == LOCK:
+                raise StoreLockedError(
+                    f"The library in {path.parent} is open in an earlier version of Papershelf. "
+                    "Close that one first; two programs writing one library could lose edits.",
+                    path,
+                )
+            return False  # a reader or a rebuild of the earlier version: left for next time
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(path)
+        return True
+    except OSError as exc:
+        if exc.errno not in (errno.EACCES, errno.EPERM, errno.EROFS):
+            log.warning("could not remove %s: %s", path, exc)
+        return False
+    finally:
+        unlock(fd)
+
+
+def _remove_index_folder(path: Path) -> bool:
+    """Remove an index folder an earlier version left, if it holds index files only."""
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return False
+    if not stat.S_ISDIR(st.st_mode):
+        if os.path.lexists(path):
+            log.info("left %s in place: not a folder of Papershelf's", path)
+        return False
+    try:
+        names = os.listdir(path)
+    except OSError as exc:
+        log.info("left %s in place: %s", path, exc.strerror or exc)
+        return False
+    if not all(n == "WRITELOCK" or n.startswith(("MAIN_", "_MAIN_")) or n.endswith(_INDEX_FILE_ENDINGS) for n in names):
+        log.info("left %s in place: it holds files that are not a search index's", path)
+        return False
+    if not all(_is_regular(path / n) for n in names):
+        log.info("left %s in place: it holds links or folders", path)
+        return False
+    try:
+        shutil.rmtree(path)  # lstat above: `path` is no link; its entries are regular files
+    except OSError as exc:
+        log.warning("could not remove the old search index %s: %s", path, exc)
+        return False
+    return True
