@@ -102,8 +102,8 @@ class Library:
 
     @property
     def index_folder(self) -> Path:
-        """Where the search index lives: in this machine's state folder, never in the library's."""
-        return local.local_folder(self.folder, self.device) / local.INDEX_DIR
+        """Where the search index lives: beside the locks, in this machine's folder for the library."""
+        return self._store.local / local.INDEX_DIR
 
     @property
     def readonly(self) -> bool:
