@@ -95,7 +95,9 @@ def test_what_an_earlier_version_kept_in_the_library_folder_goes_at_the_first_wr
     assert run_cli("list", data_dir=data_dir).returncode == 0
     assert sorted(p.name for p in data_dir.iterdir()) == before
 
-    res = run_cli("tag", json.loads(run_cli("list", "--json", data_dir=data_dir).stdout)[0]["id"], "--add", "x", data_dir=data_dir)
+    res = run_cli(
+        "tag", json.loads(run_cli("list", "--json", data_dir=data_dir).stdout)[0]["id"], "--add", "x", data_dir=data_dir
+    )
     assert res.returncode == 0 and "Traceback" not in res.stderr, res.stderr
     left = sorted(p.name for p in data_dir.iterdir())
     assert "index" not in left and "library.lock" not in left and "library.readlock" not in left
