@@ -24,6 +24,7 @@ import logging
 import os
 import shutil
 import stat
+import threading
 from pathlib import Path
 
 from ..errors import StoreLockedError
@@ -57,7 +58,7 @@ def new_store(folder: Path | str, readonly: bool = False) -> Store:
 
 
 def open_store(folder: Path | str, readonly: bool = False) -> Store:
-    """The library's store, opened; a writable open first removes what an earlier version kept
+    """The library's store, opened; a writable open then removes what an earlier version kept
     in the folder (remove_legacy), under the store's own lock."""
     store = new_store(folder, readonly).open()
     if not readonly:
@@ -69,20 +70,27 @@ def open_store(folder: Path | str, readonly: bool = False) -> Store:
     return store
 
 
-def remove_legacy(folder: Path) -> list[str]:
-    """Remove the locks and the search index an earlier Papershelf kept in the library
-    `folder` (see the module's docstring); the names removed. StoreLockedError if an earlier
-    Papershelf still holds its lock there (it is writing the library now)."""
-    removed: list[str] = []
-    for name in (LOCK, READ_LOCK, LEGACY_INDEX_LOCK):
-        if _remove_lock_file(folder / name):
-            removed.append(name)
-    for name in LEGACY_INDEX_NAMES:
-        if _remove_index_folder(folder / name):
-            removed.append(name)
+def remove_legacy(folder: Path) -> threading.Thread | None:
+    """Remove the locks and the search index an earlier Papershelf kept in the library `folder`
+    (see the module's docstring). The locks go now; StoreLockedError if an earlier Papershelf
+    still holds its lock there (it is writing the library now). An old index goes on a thread
+    of its own (a 100,000-paper one is some 300 MB: 0.16 s, more on a slow disk, which a window
+    opening must not wait for), returned; the process waits for it before it exits."""
+    removed = [name for name in (LOCK, READ_LOCK, LEGACY_INDEX_LOCK) if _remove_lock_file(folder / name)]
     if removed:
         log.info("removed what an earlier Papershelf kept in %s (now on this machine): %s", folder, ", ".join(removed))
-    return removed
+    old = [folder / name for name in LEGACY_INDEX_NAMES if os.path.lexists(folder / name)]
+    if not old:
+        return None
+    worker = threading.Thread(target=_remove_index_folders, args=(old,), name="remove-old-index")
+    worker.start()
+    return worker
+
+
+def _remove_index_folders(paths: list[Path]) -> None:
+    for path in paths:
+        if _remove_index_folder(path):
+            log.info("removed the search index an earlier Papershelf kept at %s (now on this machine)", path)
 
 
 def _is_regular(path: Path) -> bool:
