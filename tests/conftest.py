@@ -21,6 +21,17 @@ FIXTURES = Path(__file__).resolve().parent / "fixtures"
 from papershelf.core.library import Library  # noqa: E402
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _machine_folders(tmp_path_factory):
+    """This machine's folders for what runs before a test's own are set (module fixtures that open
+    a library): never the real user's state or configuration folder."""
+    base = tmp_path_factory.mktemp("machine")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("PAPERSHELF_CONFIG_DIR", str(base / "config"))
+        mp.setenv("PAPERSHELF_STATE_DIR", str(base / "state"))
+        yield
+
+
 @pytest.fixture(autouse=True)
 def _isolated_env(monkeypatch, tmp_path):
     # never touch the real user's library, whatever a test forgets to pass
@@ -66,6 +77,27 @@ def seeded_index(folder: Path) -> Path:
         lib.import_files(SEEDS)
         SearchIndex(lib).open().close()
     return folder
+
+
+def local_dir(folder: Path) -> Path:
+    """This machine's folder for the library in `folder` (its locks and index), as the installed
+    command finds it with this test's configuration and state folders."""
+    from papershelf.core.store import machine
+
+    return machine.local_dir(folder, machine.device_id())
+
+
+def index_dir(folder: Path) -> Path:
+    """Where the search index of the library in `folder` lives (never in `folder`)."""
+    return local_dir(folder) / "index"
+
+
+def copy_library(src: Path, dst: Path, src_local: Path) -> Path:
+    """A copy at `dst` of the library in `src` and of this machine's folder for it (`src_local`:
+    its index, as `local_dir(src)` named it when the library was made), for this test's device."""
+    shutil.copytree(src, dst)
+    shutil.copytree(src_local, local_dir(dst))
+    return dst
 
 
 def snapshot_files(folder: Path) -> dict[str, bytes]:

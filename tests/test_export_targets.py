@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import run_cli
+from conftest import local_dir, run_cli
 from papershelf.core.library import Library
 
 
@@ -38,7 +38,9 @@ def citekeys(data_dir: Path) -> list[str]:
 
 def test_export_from_a_library_open_in_another_papershelf(small_library, tmp_path):
     # the writer lock held by another process: as real for root as for anyone
-    fd = os.open(small_library / "library.lock", os.O_RDWR | os.O_CREAT, 0o644)
+    lock = local_dir(small_library) / "library.lock"  # this machine's, outside the library folder
+    lock.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o644)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         out = tmp_path / "refs.bib"
@@ -183,9 +185,10 @@ def test_a_hard_linked_file_on_a_full_disk_is_left_as_it_was(small_library, tmp_
 
 
 # the disk full of data (the keys cannot be written to the journal), or of files (the writer's
-# lock file cannot be made: the library is opened read-only)
+# lock file, in this machine's state folder on the same disk, cannot be made: the library is
+# opened read-only)
 FILL_DATA = '{ dd if=/dev/zero of="$1/fill" bs=4k 2>/dev/null; true; }'
-FILL_FILES = 'rm "$1/lib/library.lock" && { i=0; while touch "$1/f$i" 2>/dev/null; do i=$((i+1)); done; }'
+FILL_FILES = '{ i=0; while touch "$1/f$i" 2>/dev/null; do i=$((i+1)); done; }'
 
 
 @pytest.mark.parametrize("fill", [FILL_DATA, FILL_FILES], ids=["data", "files"])
@@ -214,6 +217,7 @@ def test_export_from_a_library_on_a_full_disk_writes_the_file_and_says_why_keys_
         capture_output=True,
         text=True,
         timeout=120,
+        env={**os.environ, "PAPERSHELF_STATE_DIR": str(disk / "state")},
     )
     assert res.returncode == 0, res.stderr
     assert "Traceback" not in res.stderr

@@ -7,8 +7,9 @@ import shutil
 
 import pytest
 
+from conftest import copy_library, index_dir, local_dir
 from papershelf.core.library import Library
-from papershelf.core.search import INDEX_DIR, STATE_FILE, SearchIndex
+from papershelf.core.search import STATE_FILE, SearchIndex
 
 
 @pytest.fixture(scope="module")
@@ -20,15 +21,13 @@ def seeded_dir(tmp_path_factory):
         lib.import_files(SEEDS)
         with SearchIndex(lib).open():
             pass
-    return folder
+    return folder, local_dir(folder)
 
 
 @pytest.fixture
 def lib_dir(seeded_dir, tmp_path):
     """A private copy of the seeded library and its index, per test."""
-    folder = tmp_path / "library"
-    shutil.copytree(seeded_dir, folder)
-    return folder
+    return copy_library(seeded_dir[0], tmp_path / "library", seeded_dir[1])
 
 
 @pytest.fixture
@@ -218,7 +217,7 @@ def test_bad_queries_never_raise(searcher, query):
 
 
 def test_deleted_index_is_rebuilt(lib_dir):
-    shutil.rmtree(lib_dir / INDEX_DIR)
+    shutil.rmtree(index_dir(lib_dir))
     with Library.open(lib_dir) as lib, SearchIndex(lib).open() as ix:
         assert ix.rebuilt_because == "there is no index yet"
         assert ix.search("verisimpl").total == 1
@@ -226,7 +225,7 @@ def test_deleted_index_is_rebuilt(lib_dir):
 
 @pytest.mark.parametrize("damage", ["garbage toc", "truncated segment", "empty toc", "deleted segment"])
 def test_damaged_index_is_rebuilt(lib_dir, damage):
-    folder = lib_dir / INDEX_DIR
+    folder = index_dir(lib_dir)
     toc = next(folder.glob("_MAIN_*.toc"))
     segment = max((p for p in folder.iterdir() if p.suffix not in (".toc", ".json")), key=lambda p: p.stat().st_size)
     if damage == "garbage toc":
@@ -243,7 +242,7 @@ def test_damaged_index_is_rebuilt(lib_dir, damage):
 
 
 def test_stale_write_lock_after_a_crash_is_no_obstacle(lib_dir):
-    (lib_dir / INDEX_DIR / "MAIN_WRITELOCK").write_text("")
+    (index_dir(lib_dir) / "MAIN_WRITELOCK").write_text("")
     with Library.open(lib_dir) as lib, SearchIndex(lib).open() as ix:
         lib.add_tags(lib.ids()[:1], ["after-crash"])
         assert ix.flush()
@@ -263,7 +262,7 @@ def test_index_catches_up_with_edits_made_elsewhere(lib_dir):
 
 
 def test_index_from_another_version_is_rebuilt(lib_dir):
-    state = lib_dir / INDEX_DIR / STATE_FILE
+    state = index_dir(lib_dir) / STATE_FILE
     state.write_text('{"version": 0, "generation": [0, 0]}')
     with Library.open(lib_dir) as lib, SearchIndex(lib).open() as ix:
         assert "another version" in ix.rebuilt_because
@@ -286,7 +285,8 @@ def test_list_changes_made_elsewhere_reach_the_index(lib_dir):
         assert ix.search("", list_name="journal club").ids == []
 
 
-def test_read_only_folder_gives_a_clear_error_and_leaves_the_library(seeds, tmpfs):
+def test_read_only_folder_gives_a_clear_error_and_leaves_the_library(seeds, tmpfs, monkeypatch):
+    """The index's own folder (this machine's state folder) read-only: a clear error."""
     import os
 
     from papershelf.core.errors import SearchIndexError
@@ -294,6 +294,7 @@ def test_read_only_folder_gives_a_clear_error_and_leaves_the_library(seeds, tmpf
     if os.geteuid() != 0:
         pytest.skip("needs a read-only mount (root)")
     with tmpfs("8m") as mount:
+        monkeypatch.setenv("PAPERSHELF_STATE_DIR", str(mount.path / "state"))
         folder = mount.path / "library"
         with Library.open(folder) as lib:
             lib.import_files(seeds[:1])
@@ -302,6 +303,27 @@ def test_read_only_folder_gives_a_clear_error_and_leaves_the_library(seeds, tmpf
             with pytest.raises(SearchIndexError, match=r"could not be built.*library is unaffected"):
                 SearchIndex(lib).open()
             assert len(lib) == 20
+
+
+def test_a_library_on_a_read_only_disk_is_searched_with_an_index_of_this_machines(seeds, tmpfs):
+    """The index is not in the library folder: a library on a read-only disk (a mounted
+    share, a CD) is searched all the same, and nothing is written to it."""
+    import os
+
+    from conftest import run_cli, snapshot_files
+
+    if os.geteuid() != 0:
+        pytest.skip("needs a read-only mount (root)")
+    with tmpfs("8m") as mount:
+        folder = mount.path / "library"
+        with Library.open(folder) as lib:
+            lib.import_files(seeds[:1])
+        mount.remount_readonly()
+        before = snapshot_files(folder)
+        res = run_cli("search", "--json", "learning", data_dir=folder)
+        assert res.returncode == 0 and "Traceback" not in res.stderr, res.stderr
+        assert '"id"' in res.stdout and index_dir(folder).is_dir()
+        assert snapshot_files(folder) == before
 
 
 def test_commas_in_tags_and_list_names(searcher):
@@ -333,7 +355,7 @@ def test_the_writer_records_what_it_indexed(searcher, lib_dir, caplog):
     assert "index update failed" not in caplog.text
     import json
 
-    state = json.loads((lib_dir / "index" / "papershelf-index.json").read_text())
+    state = json.loads((index_dir(lib_dir) / "papershelf-index.json").read_text())
     assert state["generation"] == list(lib.generation)
     assert "updated_mark" not in state  # no clock: the documents' digests say what is current
 
@@ -359,7 +381,7 @@ def test_a_second_rebuild_at_the_same_time_is_refused_and_harms_nothing(lib_dir)
     from papershelf.core.errors import SearchIndexError
     from papershelf.core.fileio import try_lock
 
-    held = try_lock(lib_dir / (INDEX_DIR + ".rebuild.lock"))  # another Papershelf rebuilding
+    held = try_lock(local_dir(lib_dir) / "index.rebuild.lock")  # another Papershelf rebuilding
     try:
         with Library.open(lib_dir) as lib:
             ix = SearchIndex(lib)
@@ -380,16 +402,16 @@ def test_an_edit_committed_by_another_process_is_not_mistaken_for_damage(lib_dir
     with Library.open(lib_dir) as lib, SearchIndex(lib).open() as ix:
         lib.add_tags(list(lib.ids())[:10], ["first"])
         ix.flush()
-        state_before = (lib_dir / INDEX_DIR / STATE_FILE).read_text()
+        state_before = (index_dir(lib_dir) / STATE_FILE).read_text()
         for k in range(6):  # enough commits for Whoosh to merge small segments away
             lib.add_tags(list(lib.ids())[k * 10 : (k + 1) * 10], [f"t{k}"])
             ix.flush()
     recorded = set(json.loads(state_before)["files"])
-    assert recorded - {p.name for p in (lib_dir / INDEX_DIR).iterdir()}  # some recorded files are gone
+    assert recorded - {p.name for p in (index_dir(lib_dir)).iterdir()}  # some recorded files are gone
     # a reader holding the older state: files it recorded were merged away, which is not damage
     with Library.open(lib_dir) as lib:
         ix = SearchIndex(lib)
-        (lib_dir / INDEX_DIR / STATE_FILE).write_text(state_before)
+        (index_dir(lib_dir) / STATE_FILE).write_text(state_before)
         ix.open()
         assert ix.rebuilt_because == ""
         ix.close()
@@ -401,12 +423,13 @@ def test_an_index_written_before_the_search_package_opens_without_a_rebuild(lib_
     from papershelf.core.search import PaperAnalyzer
     from papershelf.core.search.state import discard
 
+    index = index_dir(lib_dir)  # before undo() puts the test's folders back as they were before it
     with Library.open(lib_dir) as lib:
-        discard(lib_dir / INDEX_DIR)
+        discard(index)
         monkeypatch.setattr(PaperAnalyzer, "__module__", "papershelf.core.index")  # as pickled then
         SearchIndex(lib).open().close()
         monkeypatch.undo()
-        assert any(b"papershelf.core.index" in p.read_bytes() for p in (lib_dir / INDEX_DIR).glob("*.toc"))
+        assert any(b"papershelf.core.index" in p.read_bytes() for p in index.glob("*.toc"))
         with SearchIndex(lib).open() as ix:
             assert ix.rebuilt_because == "" and not ix.damaged and ix.doc_count() == 372
             lib.add_tags(lib.ids()[:1], ["later"])

@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from conftest import run_cli, seeded_index, snapshot_files
+from conftest import copy_library, index_dir, local_dir, run_cli, seeded_index, snapshot_files
 from papershelf.core.errors import SearchIndexDamagedError, SearchIndexError
 from papershelf.core.library import Library
-from papershelf.core.search import INDEX_DIR, STATE_FILE, SearchIndex
+from papershelf.core.search import STATE_FILE, SearchIndex
 
 QUERY = "diffusion"  # many matches, ranked: ids, lengths and postings all count
 
@@ -25,18 +25,16 @@ def indexed(tmp_path_factory):
     folder = seeded_index(tmp_path_factory.mktemp("damage") / "library")
     answer = run_cli("search", "--json", QUERY, data_dir=folder)
     assert answer.returncode == 0 and answer.stderr == "" and '"id"' in answer.stdout
-    return folder, answer.stdout
+    return folder, answer.stdout, local_dir(folder)
 
 
 @pytest.fixture
 def lib_dir(indexed, tmp_path):
-    folder = tmp_path / "library"
-    shutil.copytree(indexed[0], folder)
-    return folder
+    return copy_library(indexed[0], tmp_path / "library", indexed[2])
 
 
 def index_file(folder: Path, kind: str) -> Path:
-    index = folder / INDEX_DIR
+    index = index_dir(folder)
     if kind == "state":
         return index / STATE_FILE
     if kind == "toc":
@@ -59,7 +57,7 @@ def damage(path: Path, how: str) -> None:
 
 
 def library_files(folder: Path) -> dict[str, bytes]:
-    return {name: data for name, data in snapshot_files(folder).items() if not name.startswith("index")}
+    return snapshot_files(folder)  # the index is not in it
 
 
 @pytest.mark.parametrize(
@@ -81,12 +79,12 @@ def library_files(folder: Path) -> dict[str, bytes]:
     ],
 )
 def test_search_on_a_damaged_index_rebuilds_it_and_answers(indexed, lib_dir, kind, how):
-    _, undamaged = indexed
+    _, undamaged, _ = indexed
     damage(index_file(lib_dir, kind), how)
     before = library_files(lib_dir)
     res = run_cli("search", "--json", QUERY, data_dir=lib_dir)
     assert res.returncode == 0, res.stderr
-    assert res.stderr == f"The search index in {lib_dir / INDEX_DIR} was damaged; rebuilt it (372 papers).\n"
+    assert res.stderr == f"The search index in {index_dir(lib_dir)} was damaged; rebuilt it (372 papers).\n"
     assert res.stdout == undamaged
     assert library_files(lib_dir) == before  # the library itself is never touched
     again = run_cli("search", "--json", QUERY, data_dir=lib_dir)
@@ -124,7 +122,9 @@ def test_a_failed_query_marks_the_index_for_the_next_open(lib_dir):
             assert ix.search(QUERY).total > 10
 
 
-def _library_on(mount, seeds, indexed: bool) -> Path:
+def _library_on(mount, seeds, indexed: bool, monkeypatch) -> Path:
+    """A library on `mount`, and this machine's state folder too (where its index lives)."""
+    monkeypatch.setenv("PAPERSHELF_STATE_DIR", str(mount.path / "state"))
     folder = mount.path / "library"
     with Library.open(folder) as lib:
         lib.import_files(seeds[:1])
@@ -134,34 +134,34 @@ def _library_on(mount, seeds, indexed: bool) -> Path:
 
 
 @pytest.mark.parametrize("indexed_before", [True, False])
-def test_reindex_on_a_read_only_folder_says_so(tmpfs, seeds, indexed_before):
+def test_reindex_on_a_read_only_folder_says_so(tmpfs, seeds, indexed_before, monkeypatch):
     if os.geteuid() != 0:
         pytest.skip("needs a read-only mount (root)")
     with tmpfs("8m") as mount:
-        folder = _library_on(mount, seeds, indexed_before)
+        folder = _library_on(mount, seeds, indexed_before, monkeypatch)
         mount.remount_readonly()
         before = snapshot_files(folder)
         res = run_cli("reindex", data_dir=folder)
         assert res.returncode == 1
         assert res.stderr == (
-            f"papershelf: The search index in {folder / INDEX_DIR} could not be built: "
+            f"papershelf: The search index in {index_dir(folder)} could not be built: "
             "Read-only file system. Your library is unaffected; searching needs that "
             "folder to be writable.\n"
         )
         assert snapshot_files(folder) == before
 
 
-def test_search_on_a_damaged_index_in_a_read_only_folder_says_so(tmpfs, seeds):
+def test_search_on_a_damaged_index_in_a_read_only_folder_says_so(tmpfs, seeds, monkeypatch):
     if os.geteuid() != 0:
         pytest.skip("needs a read-only mount (root)")
     with tmpfs("8m") as mount:
-        folder = _library_on(mount, seeds, True)
+        folder = _library_on(mount, seeds, True, monkeypatch)
         damage(index_file(folder, "pst"), "zeroed")
         mount.remount_readonly()
         res = run_cli("search", "learning", data_dir=folder)
         assert res.returncode == 1 and "Traceback" not in res.stderr
         # every file is checksummed at open now, so the damage is found there and the rebuild refused
-        assert res.stderr.startswith(f"papershelf: The search index in {folder / INDEX_DIR} ")
+        assert res.stderr.startswith(f"papershelf: The search index in {index_dir(folder)} ")
         assert "Read-only file system" in res.stderr and "Your library is unaffected" in res.stderr
 
 
@@ -169,12 +169,12 @@ def test_search_on_a_damaged_index_in_a_read_only_folder_says_so(tmpfs, seeds):
     "leftover", ["index as a file", "index.old file", "index.old folder", "index.new file", "index.new folder"]
 )
 def test_leftovers_never_block_reindex(lib_dir, leftover):
-    index = lib_dir / INDEX_DIR
+    index, local = index_dir(lib_dir), local_dir(lib_dir)
     if leftover == "index as a file":
         shutil.rmtree(index)
         index.write_bytes(b"\x00" * 100)
     else:
-        path = lib_dir / leftover.split()[0]
+        path = local / leftover.split()[0]
         if leftover.endswith("file"):
             path.write_text("left over")
         else:
@@ -183,23 +183,23 @@ def test_leftovers_never_block_reindex(lib_dir, leftover):
         res = run_cli("reindex", data_dir=lib_dir)
         assert res.returncode == 0, res.stderr
         assert "Indexed 372 papers in" in res.stderr and "Traceback" not in res.stderr
-    left = sorted(p.name for p in lib_dir.iterdir() if p.name.startswith("index"))
+    left = sorted(p.name for p in local.iterdir() if p.name.startswith("index"))
     if leftover.endswith("folder"):  # a copy of an index: ours, removed
         assert left == ["index", "index.rebuild.lock"]
     else:  # a file is nobody's index: set aside, never deleted
         [aside] = [name for name in left if ".damaged-" in name]
         assert left == sorted(["index", "index.rebuild.lock", aside])
-        assert (lib_dir / aside).read_bytes() in (b"left over", b"\x00" * 100)
+        assert (local / aside).read_bytes() in (b"left over", b"\x00" * 100)
     res = run_cli("search", "author:thaman", data_dir=lib_dir)
     assert res.returncode == 0 and res.stderr == "" and "RHB: Reward Hacking Benchmark" in res.stdout
 
 
 def test_an_index_that_is_a_file_is_rebuilt_by_search(lib_dir):
-    shutil.rmtree(lib_dir / INDEX_DIR)
-    (lib_dir / INDEX_DIR).write_text("not a folder")
+    shutil.rmtree(index_dir(lib_dir))
+    index_dir(lib_dir).write_text("not a folder")
     res = run_cli("search", "author:thaman", data_dir=lib_dir)
     assert res.returncode == 0 and "RHB: Reward Hacking Benchmark" in res.stdout
-    assert (lib_dir / INDEX_DIR).is_dir() and not (lib_dir / "index.old").exists()
+    assert index_dir(lib_dir).is_dir() and not (local_dir(lib_dir) / "index.old").exists()
 
 
 @pytest.mark.gui
@@ -231,10 +231,15 @@ def test_a_query_whoosh_cannot_run_is_no_damage(lib_dir, query):
         assert "read as plain words" in res.stdout
 
 
-def test_a_folder_of_the_users_named_like_a_leftover_is_set_aside_not_deleted(lib_dir):
-    mine = lib_dir / "index.old"
+@pytest.mark.parametrize("where", ["library folder", "index's folder"])
+def test_a_folder_of_the_users_named_like_a_leftover_is_never_deleted(lib_dir, where):
+    """In the library folder (where an earlier version kept its index) it is left as it is;
+    beside the index, on this machine, it is set aside."""
+    base = lib_dir if where == "library folder" else local_dir(lib_dir)
+    mine = base / "index.old"
     mine.mkdir()
     (mine / "notes.txt").write_text("my notes")
     assert run_cli("reindex", data_dir=lib_dir).returncode == 0
-    [aside] = [p for p in lib_dir.iterdir() if p.name.startswith("index.old")]
+    [aside] = [p for p in base.iterdir() if p.name.startswith("index.old")]
     assert (aside / "notes.txt").read_text() == "my notes"
+    assert (aside == mine) == (where == "library folder")

@@ -139,7 +139,10 @@ def temp_dir(monkeypatch):
 
 
 def digest(folder: Path) -> str:
-    return hashlib.sha1(str(folder.resolve()).encode("utf-8")).hexdigest()[:16]
+    """The socket's name for this library and this test's device."""
+    from papershelf import paths
+
+    return hashlib.sha1(f"{folder.resolve()}\0{paths.device_id()}".encode()).hexdigest()[:16]
 
 
 def shared_name(temp_dir: Path, folder: Path) -> Path:

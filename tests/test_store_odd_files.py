@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import SEEDS, snapshot_files
+from conftest import SEEDS, local_dir, snapshot_files
 from papershelf.core.library import Library
 from papershelf.core.store import JOURNAL, MARK, SNAPSHOT
 
@@ -127,8 +127,10 @@ def test_a_3_gb_file_of_zeros_is_refused_by_its_size(lib, name):
 
 
 def test_a_named_pipe_as_the_readers_lock_is_refused(lib):
-    """Readers open library.readlock: a named pipe there used to hang every `list`."""
-    path = lib / "library.readlock"
+    """Readers open library.readlock (this machine's, beside the writer's lock): a named pipe
+    there used to hang every `list`."""
+    path = local_dir(lib) / "library.readlock"
+    path.parent.mkdir(parents=True, exist_ok=True)
     replace_with(path, "fifo")
     refused_in_words(run("list", data_dir=lib), path, "is a named pipe, not a file")
 

@@ -175,6 +175,24 @@ def sample_listings() -> list[Path]:
 
 
 ENV_CACHE_DIR = "PAPERSHELF_CACHE_DIR"
+ENV_STATE_DIR = "PAPERSHELF_STATE_DIR"
+
+
+def state_dir() -> Path:
+    """This machine's own things, never in a (maybe synced) library folder: each library's locks
+    and search index, the window's log. $PAPERSHELF_STATE_DIR, else the platform's user state
+    folder (platformdirs: ~/.local/state/Papershelf on Linux). The core's `machine` module decides."""
+    from .core.store import machine
+
+    return machine.state_folder()
+
+
+def device_id() -> str:
+    """This configuration's device id (made on first use, kept in the configuration folder): what
+    tells this machine's edits of a shared library from another's. The core's `machine` decides."""
+    from .core.store import machine
+
+    return machine.device_id()
 
 
 def cache_dir() -> Path:

@@ -413,7 +413,8 @@ def test_damage_to_every_store_file_is_refused_or_harmless_and_recover_keeps_wha
 
 
 def test_damage_to_the_index_is_rebuilt_or_refused_never_a_wrong_answer(tmp_path, capsys):
-    from papershelf.core.search import INDEX_DIR, SearchIndex
+    from conftest import copy_library, index_dir, local_dir
+    from papershelf.core.search import SearchIndex
 
     base = tmp_path / "base"
     with Library.open(base) as lib:
@@ -421,15 +422,15 @@ def test_damage_to_the_index_is_rebuilt_or_refused_never_a_wrong_answer(tmp_path
     queries = ["diffusion", "author:wang", '"language model"', "optim*", "graph NOT neural", "reinforcment~"]
     with Library.open(base, readonly=True) as lib, SearchIndex(lib).open() as ix:
         expected = {q: ix.search(q, limit=None, facets=False).ids for q in queries}
-    files = sorted(p.name for p in (base / INDEX_DIR).iterdir() if p.is_file())
+    files = sorted(p.name for p in index_dir(base).iterdir() if p.is_file())
     rng = random.Random(3)
     outcomes = Counter()
     for round_ in range(2 * SCALE):
         for name in files:
             how = rng.choice(DAMAGES)
             folder = tmp_path / f"i{round_}-{name}"
-            shutil.copytree(base, folder)
-            path = folder / INDEX_DIR / name
+            copy_library(base, folder, local_dir(base))
+            path = index_dir(folder) / name
             path.write_bytes(damage_bytes(path.read_bytes(), how, rng))
             try:
                 with Library.open(folder, readonly=True) as lib, SearchIndex(lib).open() as ix:

@@ -170,11 +170,19 @@ def child_build(lib_dir: str, seed: int, files: list[str]) -> dict:
 # ---------------------------------------------------------------------------
 
 
+def index_folder(lib_dir: str | Path) -> Path:
+    """Where the library's index lives: this machine's folder for it, not the library folder."""
+    from papershelf.core.search import INDEX_DIR
+    from papershelf.core.store import machine
+
+    return machine.local_dir(Path(lib_dir), machine.device_id()) / INDEX_DIR
+
+
 def child_open(lib_dir: str) -> dict:
     from papershelf.core.library import Library
-    from papershelf.core.search import INDEX_DIR, STATE_FILE, SearchIndex
+    from papershelf.core.search import STATE_FILE, SearchIndex
 
-    index_dir = Path(lib_dir) / INDEX_DIR
+    index_dir = index_folder(lib_dir)
     before = {f.name: f.stat().st_mtime_ns for f in index_dir.iterdir()}
     t0 = time.perf_counter()
     lib = Library.open(lib_dir, readonly=True)
@@ -343,11 +351,11 @@ def _time_mix(mix: list[dict], run_one, repeat: int, label: str) -> dict:
 
 def child_query(lib_dir: str, per_kind: int, repeat: int, mix_out: str, profile_top: int) -> dict:
     from papershelf.core.library import Library
-    from papershelf.core.search import INDEX_DIR, SearchIndex
+    from papershelf.core.search import SearchIndex
 
     lib = Library.open(lib_dir, readonly=True)
     t = time.perf_counter()
-    mix = build_mix(lib, Path(lib_dir) / INDEX_DIR, per_kind)
+    mix = build_mix(lib, index_folder(lib_dir), per_kind)
     say(
         f"query mix: {len(mix)} queries in {len({q['kind'] for q in mix})} kinds, drawn in "
         f"{time.perf_counter() - t:.1f} s (not measured)"
@@ -571,6 +579,9 @@ def bench_size(n: int, args) -> dict:
     with tempfile.TemporaryDirectory(prefix=f"papershelf-bench-search-{n}-", dir=args.tmpdir) as tmp:
         tmp = Path(tmp)
         lib_dir = tmp / "library"
+        # the index and locks are this machine's: kept with the rest, not in the user's state folder
+        os.environ["PAPERSHELF_STATE_DIR"] = str(tmp / "state")
+        os.environ["PAPERSHELF_CONFIG_DIR"] = str(tmp / "config")
         t = time.perf_counter()
         files = write_corpus(n, tmp / "listings", args.seed)
         size = sum(f.stat().st_size for f in files)
@@ -586,7 +597,7 @@ def bench_size(n: int, args) -> dict:
             print(f"WARNING: {b['papers']:,} papers imported (expected {n:,}); errors: {b['errors'][:3]}")
         imp_pps, idx_pps = b["papers"] / b["import_s"], b["papers"] / b["index_s"]
         both_pps = b["papers"] / (b["import_s"] + b["index_s"])
-        index_mb = folder_bytes(lib_dir / "index") / 2**20
+        index_mb = folder_bytes(index_folder(lib_dir)) / 2**20
         print(f"import:  {b['import_s']:.1f} s = {imp_pps:,.0f} papers/s")
         print(f"index:   {b['index_s']:.1f} s = {idx_pps:,.0f} papers/s  (SearchIndex.rebuild)")
         print(

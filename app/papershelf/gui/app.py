@@ -7,8 +7,10 @@ private to the user, see instance.py), which raises its window and imports them.
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import logging.handlers
+import os
 import sys
 import threading
 import traceback
@@ -55,14 +57,20 @@ def app_icon() -> QIcon | None:
 # ---- logging ---------------------------------------------------------------
 
 
-def log_file(folder: Path) -> Path:
-    """Where the window logs, in the library folder."""
-    return folder / "logs" / "papershelf.log"
+def log_file(library: Library) -> Path:
+    """Where the window logs: this machine's state folder (never the library folder, which a
+    sync tool may copy to other machines), one log per library and device."""
+    try:
+        real = library.folder.resolve()
+    except OSError:
+        real = library.folder.absolute()
+    name = hashlib.sha256(os.fsencode(real)).hexdigest()[:16]
+    return paths.state_dir() / "logs" / f"papershelf-{name}-{library.device}.log"
 
 
-def setup_logging(folder: Path) -> Path | None:
-    """Rotating log in the library folder (1 MB x 3); None if it cannot be written."""
-    path = log_file(folder)
+def setup_logging(library: Library) -> Path | None:
+    """Rotating log in this machine's state folder (1 MB x 3); None if it cannot be written."""
+    path = log_file(library)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         handler = logging.handlers.RotatingFileHandler(path, maxBytes=1_000_000, backupCount=3, encoding="utf-8")
@@ -232,7 +240,7 @@ def main(data_dir: str | None = None, argv: list[str] | None = None, files: list
     library = open_library(folder)
     if library is None:
         return 1
-    sys.excepthook = ErrorReporter(setup_logging(folder))
+    sys.excepthook = ErrorReporter(setup_logging(library))
     from .dialogs import apply_theme
 
     apply_theme()

@@ -1,4 +1,11 @@
-"""One instance per library: a local socket only this user can create.
+"""One instance per library and device: a local socket only this user can create.
+
+The socket's name is keyed by the library's real path and the device it is
+opened as (`Library.device`, this configuration's id): a second start with the
+same configuration hands over to the first; another configuration (another
+device, as a test or a second account on one machine is) on the same shared
+folder is another device and opens its own window. It is never in the library
+folder.
 
 The socket lives in a folder private to the user: `$XDG_RUNTIME_DIR/papershelf`
 when that runtime folder is the user's own (mode 0700), else `papershelf-<uid>`
@@ -32,6 +39,7 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import QTimer
 from PySide6.QtNetwork import QAbstractSocket, QLocalServer, QLocalSocket
 
+from .. import paths
 from ..core.errors import SingleInstanceError
 
 if TYPE_CHECKING:
@@ -44,8 +52,9 @@ READ_TIMEOUT_MS = 5_000  # a later start sends its line at once
 _SUN_PATH_MAX = 108 if sys.platform.startswith("linux") else 104  # sockaddr_un.sun_path
 
 
-def _library_digest(folder: Path) -> str:
-    return hashlib.sha1(str(Path(folder).expanduser().resolve()).encode("utf-8")).hexdigest()[:16]
+def _library_digest(folder: Path, device: str) -> str:
+    key = str(Path(folder).expanduser().resolve()) + "\0" + device
+    return hashlib.sha1(key.encode("utf-8", "surrogateescape")).hexdigest()[:16]
 
 
 def _private_dir(path: Path, create: bool = True) -> Path:
@@ -92,9 +101,10 @@ def socket_dir() -> Path:
     return _private_dir(Path(tempfile.gettempdir()) / f"papershelf-{os.geteuid()}")
 
 
-def socket_path(folder: Path) -> str:
-    """What QLocalServer listens on for this library: a full path on POSIX, a pipe name on Windows."""
-    digest = _library_digest(folder)
+def socket_path(folder: Path, device: str | None = None) -> str:
+    """What QLocalServer listens on for this library opened as `device` (None: this configuration's):
+    a full path on POSIX, a pipe name on Windows."""
+    digest = _library_digest(folder, device or paths.device_id())
     if os.name != "posix":
         user = hashlib.sha1(getpass.getuser().encode("utf-8")).hexdigest()[:12]
         return f"papershelf-{user}-{digest}"
@@ -152,14 +162,15 @@ def _encodable(path: str) -> bool:
     return True
 
 
-def hand_over(folder: Path, files: list[str], timeout_ms: int = 1000) -> bool:
-    """Give the files (and the focus) to this user's Papershelf on this library.
+def hand_over(folder: Path, files: list[str], timeout_ms: int = 1000, device: str | None = None) -> bool:
+    """Give the files (and the focus) to this user's Papershelf on this library and device
+    (None: this configuration's).
 
     True if it took them, False if none runs (or it did not answer). Raises
     SingleInstanceError, having sent nothing, if the socket's folder or the
     server is not the user's own; also if the running one refused the message.
     """
-    name = socket_path(folder)
+    name = socket_path(folder, device)
     sock = QLocalSocket()
     sock.connectToServer(name)
     if not sock.waitForConnected(timeout_ms):
@@ -203,13 +214,13 @@ class _Peer:
 
 
 class InstanceServer:
-    """Listens for later starts on the same library (SingleInstanceError if it cannot)."""
+    """Listens for later starts on the same library and device (SingleInstanceError if it cannot)."""
 
     read_timeout_ms = READ_TIMEOUT_MS
 
     def __init__(self, folder: Path, window: MainWindow) -> None:
         self.window = window
-        self.name = socket_path(folder)
+        self.name = socket_path(folder, window.library.device)
         self._peers: set[_Peer] = set()
         self.server = QLocalServer()
         if os.name != "posix":

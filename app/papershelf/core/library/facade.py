@@ -17,13 +17,14 @@ from typing import TYPE_CHECKING, Any
 from ..changes import Change, Record, Subscriber
 from ..dedupe import FINGERPRINT_VERSION, fingerprint
 from ..errors import InvalidValueError, NotFoundError
+from ..fileio import remove_stale_temp_files
 from ..importers.base import ParsedFile
 from ..limits import MAX_FIELD_CHARS, MAX_TITLE_CHARS
 from ..paper import RATING_MAX, RATING_MIN, Paper, Status, normalize_tag, status_change
 from ..query import Answer, Query
 from ..store import Op, Store, now_iso, open_store
 from ..text import clean_text
-from . import discovering, editing, exporting, history, importing, merging, restoring, syncing, tagging
+from . import discovering, editing, exporting, history, importing, local, merging, restoring, syncing, tagging
 from . import lists as reading_lists
 from . import saved as saving  # saved searches: a JSON file beside the store
 from .checks import closest, common_prefix, id_list, new_tags, new_text, status_arg, tag_list, text_arg
@@ -48,8 +49,7 @@ class Library:
 
     @property
     def _by_fp(self) -> dict[str, str]:
-        """fingerprint → id, for de-duplication; built when first needed so that
-        opening a library (and every read-only command) does not pay for it."""
+        """fingerprint → id, for de-duplication; built on first use (opening does not pay for it)."""
         if self._fp_index is None:
             self._fp_index = self._fingerprints()
         return self._fp_index
@@ -63,15 +63,13 @@ class Library:
     @classmethod
     def open(cls, folder: Path | str, readonly: bool = False) -> Library:
         """Open the library in `folder` (created if need be; `readonly`: no edits, no lock held)."""
-        return cls(open_store(folder, readonly=readonly))
+        return cls(local.open_store(folder, readonly))
 
     recover = staticmethod(syncing.recover)
 
     @staticmethod
     def remove_stale_export_files(folder: Path | str) -> list[Path]:
         """Temporary files an export killed mid-write left in `folder` (ours only, 15 minutes old)."""
-        from ..fileio import remove_stale_temp_files
-
         return remove_stale_temp_files(folder)
 
     @property
@@ -99,6 +97,8 @@ class Library:
 
     refresh, conflicts, take_conflict = syncing.refresh, syncing.conflicts, syncing.take_conflict
     deleted_record = syncing.deleted_record
+
+    index_folder = property(local.index_folder, doc="Where the search index lives: beside the locks, on this machine.")
 
     @property
     def readonly(self) -> bool:
@@ -518,7 +518,7 @@ class Library:
     def open_index(
         self, progress: Progress | None = None, cancelled: Cancelled | None = None, rebuild: bool = False
     ) -> bool:
-        """Open the search index in the library folder, catching it up with the
+        """Open the search index (in `index_folder`), catching it up with the
         library or rebuilding it (`rebuild`: always) as need be, and keep it
         following every change; an index already open is closed first.
 

@@ -1,10 +1,10 @@
 """The library's search index, kept by the facade, and the answers to queries.
 
-`Library` owns one `IndexKeeper`: it opens (or rebuilds) the index in the
-library folder, says what state it is in, and answers a `Query` from it, or
-from the library's own filters and titles while it is not ready or found
-damaged. The window and the command line ask `Library`; neither holds the
-index itself.
+`Library` owns one `IndexKeeper`: it opens (or rebuilds) the index in
+`Library.index_folder` (this machine's, never the library folder), says
+what state it is in, and answers a `Query` from it, or from the library's
+own filters and titles while it is not ready or found damaged. The window
+and the command line ask `Library`; neither holds the index itself.
 
 The search package loads Whoosh and numpy (most of a second), so it is
 imported on first use, here and nowhere else in the core (`_new_index`): a

@@ -38,7 +38,7 @@ from .rebuild import rebuild as rebuild_index
 from .schema import FIELD_BOOSTS, SEARCH_FIELDS, PaperAnalyzer, make_schema
 from .snippets import make_snippet
 from .source import PaperSource
-from .state import INDEX_DIR, IndexFolder
+from .state import IndexFolder
 from .writer import IndexWriter
 
 log = logging.getLogger(__name__)
@@ -62,7 +62,7 @@ class SearchIndex:
 
     def __init__(self, source: PaperSource, folder: Path | None = None) -> None:
         self.source = source
-        self.folder = Path(folder) if folder else source.folder / INDEX_DIR
+        self.folder = Path(folder) if folder else source.index_folder
         self.schema = make_schema()
         self._index = IndexFolder(self.folder)
         self._searcher: Any = None

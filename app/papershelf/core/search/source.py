@@ -37,7 +37,13 @@ class PaperSource(Protocol):
 
     @property
     def folder(self) -> Path:
-        """The library's folder; the index lives in `folder / "index"` by default."""
+        """The library's folder (named in messages; the index is never kept in it)."""
+        ...
+
+    @property
+    def index_folder(self) -> Path:
+        """Where the index lives: a folder of this machine's, outside the library folder
+        (which a sync tool may copy to other machines)."""
         ...
 
     @property

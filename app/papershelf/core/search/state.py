@@ -34,7 +34,7 @@ from .schema import INDEX_VERSION
 
 log = logging.getLogger(__name__)
 
-INDEX_DIR = "index"
+INDEX_DIR = "index"  # its name in the library's folder on this machine (Library.index_folder)
 STATE_FILE = "papershelf-index.json"
 # Files not checksummed at open: none. Postings and the term table are most
 # of the index (~90%) and were left out once to keep open fast, but a zeroed

@@ -1,7 +1,9 @@
 """The store's two locks, and the one message for a write it could not make.
 
 * The writer lock (`library.lock`): held exclusively by the one process that
-  may write the library, for as long as it has it open. The file names the
+  may write the library, for as long as it has it open. It lives in the
+  machine's own folder for the library (the store's `local`), not in the
+  library folder a sync tool may copy. The file names the
   holder, for the message the next process shows.
 * The swap lock (`library.readlock`): readers hold it shared while they read
   the library file and the journal; a compaction holds it exclusively while
@@ -51,8 +53,9 @@ def store_write_error(exc: OSError, where: Path) -> StoreWriteError:
 class WriterLock:
     """An exclusive advisory lock on a file, released by the OS if we die."""
 
-    def __init__(self, path: Path):
+    def __init__(self, path: Path, library: Path | None = None):
         self.path = path
+        self.library = library if library is not None else path.parent  # the folder messages name
         self.fd: int | None = None
 
     def acquire(self) -> None:
@@ -68,7 +71,7 @@ class WriterLock:
             holder = _read_holder(self.path)
             who = f" (process {holder})" if holder else ""
             raise StoreLockedError(
-                f"The library in {self.path.parent} is open in another Papershelf{who}. "
+                f"The library in {self.library} is open in another Papershelf{who}. "
                 "Close that one first; two programs writing one library could lose edits.",
                 self.path,
             ) from None

@@ -82,7 +82,7 @@ class Store:
         self._mark_stale = False  # journal.last is there but damaged or in the old form
         self._read_keys: tuple[object, object] | None = None  # the files as a read-only load found them
         self.notices: list[str] = []  # things the user should hear about that are not errors
-        self._lock = WriterLock(self.local / LOCK)
+        self._lock = WriterLock(self.local / LOCK, self.folder)
         self._write_lock = threading.RLock()  # one writer thread at a time within this process
         # a device's folder of a shared library: the merge state (shared.py sets it)
         self.sync: Replica | None = None
