@@ -22,7 +22,7 @@ from ..importers.base import ParsedFile
 from ..limits import MAX_FIELD_CHARS, MAX_TITLE_CHARS
 from ..paper import RATING_MAX, RATING_MIN, Paper, Status, normalize_tag, status_change
 from ..query import Answer, Query
-from ..store import Op, Store, now_iso, open_store
+from ..store import Op, Store, now_iso
 from ..text import clean_text
 from . import discovering, editing, exporting, history, importing, local, merging, restoring, syncing, tagging
 from . import lists as reading_lists

@@ -116,6 +116,7 @@ class SharedStore(Store):
         self.device = device or machine.device_id()
         super().__init__(root / DEVICES / self.device, readonly, local=machine.local_dir(root, self.device))
         self.root = root
+        self._lock = WriterLock(self.local / LOCK, root)  # its message names the library folder
         self.sync = Replica(self.device, self.papers, self.lists)
         self._seen: dict[str, _Seen] = {}
         self._deferred: list[tuple[Action, list[list[Any]]]] | None = None
@@ -208,7 +209,7 @@ class SharedStore(Store):
         self.device = machine.new_device_id()
         self.folder = self.root / DEVICES / self.device
         self.local = machine.local_dir(self.root, self.device)
-        self._lock = WriterLock(self.local / LOCK)
+        self._lock = WriterLock(self.local / LOCK, self.root)
         self.sync = Replica(self.device, self.papers, self.lists)
         self.notices.append(
             f"This machine's settings folder was copied from another machine ({data.get('host', 'unknown')}): "
