@@ -195,7 +195,15 @@ class MainWindow(QMainWindow):
     def _library_changed(self, change: Change) -> None:
         if change.kind == "papers-changed":
             self.pane.keep_shown(change.ids)  # no row jumps away when the answer is refreshed
-        self.model.refresh(change)
+        if change.kind == "papers-removed" and self.model.rowCount():
+            # the rows go (a model reset): what else was selected stays selected (another
+            # device deleted a paper the user was not looking at)
+            current = self.model.id_at(self.paper_list.currentIndex().row())
+            kept = [pid for pid in self.selected_ids() if pid not in change.ids]
+            self.model.refresh(change)
+            self.pane.reselect(kept, current if current not in change.ids else None)
+        else:
+            self.model.refresh(change)
         selected = set(self.selected_ids())
         if (change.kind != "papers-removed" and selected & set(change.ids)) or change.kind == "lists-changed":
             self.pane.selection_changed()
