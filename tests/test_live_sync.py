@@ -186,7 +186,8 @@ def test_take_in_the_dialog_uses_the_kept_value(shared, qtbot):
         dialog = win.conflicts.dialog
         assert dialog is not None and dialog.isVisible()
         dialog.view.selectionModel().select(
-            dialog.model.index(0, 0), QItemSelectionModel.SelectionFlag.ClearAndSelect | QItemSelectionModel.SelectionFlag.Rows
+            dialog.model.index(0, 0),
+            QItemSelectionModel.SelectionFlag.ClearAndSelect | QItemSelectionModel.SelectionFlag.Rows,
         )
         qtbot.mouseClick(dialog.take_button, Qt.MouseButton.LeftButton)
         qtbot.waitUntil(lambda: dialog.model.rowCount() == 0, timeout=10_000)
@@ -199,8 +200,8 @@ def test_take_in_the_dialog_uses_the_kept_value(shared, qtbot):
 def test_a_window_on_a_library_of_one_device_reading_it_only_does_not_follow(tmp_path, qtbot, settings):
     """A library opened read-only in its old single-device layout has no other devices: no
     watcher, no worker."""
-    from papershelf.gui.main_window import MainWindow
     from papershelf.core.store import Store
+    from papershelf.gui.main_window import MainWindow
 
     folder = tmp_path / "old"
     store = Store(folder).open()
@@ -213,4 +214,3 @@ def test_a_window_on_a_library_of_one_device_reading_it_only_does_not_follow(tmp
         win.close()
     finally:
         lib.close()
-

@@ -63,6 +63,7 @@ def when(hlc: int) -> str:
 
 
 def paper_title(lib: Library, pid: str) -> str:
+    """A paper's title, or a deleted one's as the deletion kept it."""
     paper = lib.find(pid)
     return paper.title if paper is not None else str(lib.deleted_record(pid).get("title", "") or pid)
 
@@ -76,6 +77,7 @@ class ConflictsModel(QAbstractTableModel):
         self.rows: list[Any] = []
 
     def set_conflicts(self, conflicts: list[Any]) -> None:
+        """Show these conflicts."""
         self.beginResetModel()
         self.rows = list(conflicts)
         self.endResetModel()
