@@ -10,7 +10,7 @@ imported on device A; a window on A (without its search index: the list and
 the viewer are what is timed), one paper selected; device B, a second
 Library on the same folder in this process, tags that paper. For each round:
 the time from B's write returning to the tag chip showing in A's tag panel,
-with the file watcher (as shipped) and with its notices blocked (the 2 s poll
+with the file watcher (as shipped) and with its notices blocked (the 1 s poll
 alone, as on a file system that never tells). A 5 ms timer records the
 longest stretch the GUI thread went without running its event loop while the
 merges ran (the merge is on a worker: it should stay near a frame).

@@ -42,7 +42,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("papershelf.gui")
 
-POLL_MS = 2000  # the fallback when no watcher notice comes
+POLL_MS = 1000  # the fallback when no watcher notice comes: a change shows within about 1 s
 SETTLE_MS = 100  # a burst of notices becomes one check
 
 
