@@ -191,9 +191,19 @@ class LiveChanges(QObject):
                 said.append(f"The conflict was not settled: {exc}")
         result.said = " ".join(said)
         if recount or result.changes or settles:
-            result.conflicts = lib.conflicts()
+            result.conflicts = self._scan()
         result.seconds = time.perf_counter() - started
         return result
+
+    def _scan(self) -> list[Any] | None:
+        """The kept conflicts; None if local edits kept changing the merge state mid-scan
+        (the scan reads it without the write lock, so as not to hold up the GUI's edits)."""
+        for _ in range(5):
+            try:
+                return self.library.conflicts()
+            except RuntimeError:  # "dictionary changed size during iteration"
+                continue
+        return None
 
     # ---- on the GUI thread --------------------------------------------------------------
     @Slot(object)
