@@ -115,6 +115,20 @@ def test_a_paper_deleted_on_another_device_leaves_the_list(shared, qtbot):
     assert win.selected_ids() == [keep]
 
 
+def test_a_reading_list_made_on_another_device_shows_in_the_sidebar_and_the_list_menu(shared, qtbot):
+    win, folder = shared
+    pid = _select_row(qtbot, win, 0)
+    b = _device(folder, B)
+    try:
+        b.add_to_list("desk reading", [pid])
+    finally:
+        b.close()
+    qtbot.waitUntil(lambda: "desk reading" in [a.text() for a in win.tag_panel.list_menu.actions()], timeout=10_000)
+    qtbot.waitUntil(lambda: "desk reading" in [v for v, _ in win.filter_panel.entries("list")], timeout=10_000)
+    assert win.library.list_ids("desk reading") == [pid]
+    assert win.selected_ids() == [pid]
+
+
 def _make_conflict(win, folder: Path, pid: str) -> Library:
     """Both devices set the paper's notes without having seen each other's: B's value and A's
     are one field set twice at once. Returns device B (open)."""
