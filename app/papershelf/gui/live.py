@@ -256,7 +256,7 @@ class LiveChanges(QObject):
         have = set(self._watcher.directories()) | set(self._watcher.files())
         new = [str(p) for p in [*folders, *files] if str(p) not in have]
         if new:
-            self._watcher.addPaths(new)
+            self._watcher.addPaths(new)  # a path it cannot watch (gone again, no inotify left): the poll sees it
 
     def _set_conflicts(self, conflicts: list[Any]) -> None:
         before = [(conflict_key(c), c.value, c.current) for c in self.conflicts]
