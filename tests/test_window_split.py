@@ -51,6 +51,7 @@ MENUS = [
             "&Delete From Library…",
             "Possible &Duplicates…",
             "Reading &Statistics…",
+            "&Conflicts…",
             "Find &Published Version…",
             "Find Published Versions of Derived Titles…",
             "Su&ggest Papers…",

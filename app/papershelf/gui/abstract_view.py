@@ -47,6 +47,7 @@ class AbstractView(QTextBrowser):
         self._apply_colours()
         self.anchorClicked.connect(self._open_link)
         self.opened_links: list[str] = []  # what was handed to the system browser
+        self._shown = ""  # the paper shown
         self.show_nothing()
 
     def _apply_colours(self) -> None:
@@ -71,6 +72,7 @@ class AbstractView(QTextBrowser):
 
     def show_nothing(self, count: int = 0) -> None:
         """No single paper selected: say how many are (`count` > 1), or how to see an abstract."""
+        self._shown = ""
         self.paperShown.emit("")
         if count > 1:
             self.setHtml(f"<p class='meta'>{self.tr('%n papers selected', '', count)}</p>")
@@ -132,7 +134,11 @@ class AbstractView(QTextBrowser):
         sources = sorted({Path(s.file).name for s in paper.sources})
         if sources:
             parts.append(f"<p class='meta'>{esc(self.tr('From'))}: {esc(', '.join(sources))}</p>")
+        # the same paper again (an edit, here or on another device): the reader's place stays
+        scroll = self.verticalScrollBar().value() if paper.id == self._shown else 0
         self.setHtml("".join(parts))
+        self.verticalScrollBar().setValue(scroll)
+        self._shown = paper.id
         self.paperShown.emit(paper.id)
 
     def _open_link(self, url: QUrl) -> None:

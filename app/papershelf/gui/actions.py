@@ -128,6 +128,7 @@ class WindowActions(QObject):
         self.duplicates = DuplicatesView(w)
         self._action(edit, self.tr("Possible &Duplicates…"), self.duplicates.open, None, "duplicatesAction")
         self._action(edit, self.tr("Reading &Statistics…"), ReadingStatsView(w).open, None, "readingStatsAction")
+        self._action(edit, self.tr("&Conflicts…"), w.conflicts.open, None, "conflictsAction")
         self._action(
             edit, self.tr("Find &Published Version…"), online.find_published_selected, None, "findPublishedAction"
         )

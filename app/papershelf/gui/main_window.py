@@ -19,13 +19,14 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt, QTimer, Signal, Slot
 from PySide6.QtGui import QCloseEvent, QDragEnterEvent, QDropEvent, QUndoStack
-from PySide6.QtWidgets import QLabel, QMainWindow, QMessageBox, QSplitter, QWidget
+from PySide6.QtWidgets import QLabel, QMainWindow, QMessageBox, QSplitter, QVBoxLayout, QWidget
 
 from ..core.library import Answer, Change, Library, Query
 from ..core.overview import top_tags
 from . import window_state
 from .abstract_view import AbstractView
 from .actions import WindowActions
+from .conflicts import ConflictBar, ConflictsView
 from .edits import Edits
 from .events import LibraryEvents
 from .filters import FilterPanel
@@ -34,6 +35,7 @@ from .index_controller import IndexController
 from .last_import import LastImport
 from .library_folder import show_library
 from .list_pane import ListPane
+from .live import LiveChanges
 from .paper_menu import PaperMenu
 from .progress import TaskProgress
 from .related import RelatedPapers, viewer_split
@@ -84,6 +86,7 @@ class MainWindow(QMainWindow):
         self.pane.show_library_now()
         if open_index:
             QTimer.singleShot(0, self.indexer.open)
+        self.live.start()  # other devices' edits, as their files arrive
 
     # ---- assembling ----------------------------------------------------------
     def _assemble(self) -> None:
@@ -97,9 +100,16 @@ class MainWindow(QMainWindow):
         self.tag_panel = TagPanel()
         self.related = RelatedPapers(self, self.abstract_view)
 
+        self.conflict_bar = ConflictBar()  # over the abstract: what another device set at the same time
+        viewer = QWidget()
+        column = QVBoxLayout(viewer)
+        column.setContentsMargins(0, 0, 0, 0)
+        column.setSpacing(2)
+        column.addWidget(self.conflict_bar)
+        column.addWidget(viewer_split(self.abstract_view, self.related), 1)
         self.right_split = QSplitter(Qt.Orientation.Vertical)
         self.right_split.setObjectName("rightSplitter")
-        self.right_split.addWidget(viewer_split(self.abstract_view, self.related))
+        self.right_split.addWidget(viewer)
         self.right_split.addWidget(self.tag_panel)
         self.right_split.setSizes([480, 260])
         self.main_split = QSplitter(Qt.Orientation.Horizontal)
@@ -121,6 +131,8 @@ class MainWindow(QMainWindow):
         self.edits = Edits(self)
         self.sidebar = SidebarController(self)
         self.transfers = ImportExport(self)
+        self.live = LiveChanges(self)
+        self.conflicts = ConflictsView(self, self.conflict_bar)
         self.menus = WindowActions(self)
 
     @property
@@ -151,6 +163,7 @@ class MainWindow(QMainWindow):
         self._search_timer.stop()
         self._refresh_timer.stop()
         self.statusBar().clearMessage()
+        self.live.close()
         self.indexer.stop()
         for task in (self.indexer.task, self.transfers.task):
             if task is not None and not task.finished:
@@ -182,7 +195,15 @@ class MainWindow(QMainWindow):
     def _library_changed(self, change: Change) -> None:
         if change.kind == "papers-changed":
             self.pane.keep_shown(change.ids)  # no row jumps away when the answer is refreshed
-        self.model.refresh(change)
+        if change.kind == "papers-removed" and self.model.rowCount():
+            # the rows go (a model reset): what else was selected stays selected (another
+            # device deleted a paper the user was not looking at)
+            current = self.model.id_at(self.paper_list.currentIndex().row())
+            kept = [pid for pid in self.selected_ids() if pid not in change.ids]
+            self.model.refresh(change)
+            self.pane.reselect(kept, current if current not in change.ids else None)
+        else:
+            self.model.refresh(change)
         selected = set(self.selected_ids())
         if (change.kind != "papers-removed" and selected & set(change.ids)) or change.kind == "lists-changed":
             self.pane.selection_changed()

@@ -347,7 +347,9 @@ class TagPanel(QWidget):
         self.rating.setCurrentIndex(self.rating.findData(next(iter(ratings))) if len(ratings) == 1 else 0)
         self.notes.setEnabled(n == 1)
         self._notes_for = papers[0].id if n == 1 else None
-        self.notes.setPlainText(papers[0].notes if n == 1 else "")
+        notes = papers[0].notes if n == 1 else ""
+        if self.notes.toPlainText() != notes:  # the same text (another device's edit of the paper
+            self.notes.setPlainText(notes)  # shown arrived): the cursor stays where it is typed
         if n > 1:
             self.notes.setPlaceholderText(self.tr("Notes are per paper: select one"))
         else:
