@@ -31,5 +31,8 @@ from ..query import Answer, Query
 from .facade import Library
 from .importing import PASTE_LABEL, FileReport
 from .searching import IndexState, IndexStatus
+from .syncing import hold_lock_for_edits
+
+hold_lock_for_edits(Library)  # edits read and apply under the store's lock (see syncing.EDITS)
 
 __all__ = ["PASTE_LABEL", "Answer", "Change", "FileReport", "IndexState", "IndexStatus", "Library", "Query"]

@@ -5,8 +5,9 @@ See core/store/shared.py for the folder and core/store/merge.py for the rules.
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..changes import Change
 from ..errors import InvalidValueError, NotFoundError
@@ -106,3 +107,30 @@ def deleted_record(lib: Library, pid: str) -> dict[str, object]:
     sync = lib._store.sync
     tomb = None if sync is None else sync.gone.get(pid)
     return dict(tomb.record) if tomb is not None else {}
+
+
+# The facade's edits that read the library, work out what to change and apply it: each holds the
+# store's write lock throughout, so a merge of another device's files (`refresh`, which the window
+# runs on a worker thread) cannot land between the reading and the applying. Otherwise a tag
+# another device had just added would be taken off again by an edit computed from the tags as they
+# were before the merge (the store turns "tags = [...]" into per-tag adds and removes).
+EDITS = (
+    "set_status remove_tags set_tags set_notes set_rating set_title delete_papers add_tags rename_tag "
+    "delete_tag make_keywords_tags drop_keyword_tags set_citekey edit_record add_found restore_fields "
+    "restore_lists restore_papers put_records swap_fields create_list add_to_list remove_from_list "
+    "reorder_list rename_list delete_list take_conflict undo redo citation_keys bibtex_entries "
+    "export_bibtex"
+).split()
+
+
+def hold_lock_for_edits(cls: type) -> None:
+    """Wrap each of `cls`'s EDITS so that it runs under its store's write lock."""
+    for name in EDITS:
+        method = getattr(cls, name)
+
+        def locked(self: Any, *args: Any, __method: Any = method, **kwargs: Any) -> Any:
+            with self._store._write_lock:
+                return __method(self, *args, **kwargs)
+
+        functools.update_wrapper(locked, method)
+        setattr(cls, name, locked)
