@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 import random
+import shutil
 import time
 from pathlib import Path
 
@@ -236,3 +237,47 @@ def test_a_device_joining_late_reads_the_others_even_after_they_compacted(tmp_pa
         assert len(c) > 0 and c.get(pid).tags == ["early"] and c.get(pid).notes == "after the compaction"
     finally:
         c.close()
+
+
+def test_a_device_back_after_the_others_compacted_catches_up_and_its_edits_reach_them(tmp_path):
+    """c works on its own copy of the folder (offline) while a and b edit and fold their journals
+    away several times; then the copies are synced both ways, as a sync tool would."""
+    folder, offline = tmp_path / "shared", tmp_path / "c-offline"
+    a, b = _open(folder, DEVICES[0]), _open(folder, DEVICES[1])
+    a.import_files([SEEDS[0]])
+    b.refresh()
+    ids = a.ids()
+    c = _open(folder, DEVICES[2])
+    c.close()
+    shutil.copytree(folder, offline)
+    c = _open(offline, DEVICES[2])
+    c.set_notes(ids[0], "written offline")
+    c.add_tags([ids[1]], ["offline"])
+    c.add_to_list("queue", [ids[9]])
+    c.close()
+    for round_ in range(3):
+        a.add_tags(ids[2:6], [f"a{round_}"])
+        b.add_to_list("queue", ids[round_ : round_ + 3])
+        b.refresh()
+        a.refresh()
+        a.compact()
+        b.compact()
+    a.close()
+    b.close()
+    # the sync: each side gets the other's device folders
+    for dev in DEVICES[:2]:
+        shutil.rmtree(offline / "devices" / dev)
+        shutil.copytree(folder / "devices" / dev, offline / "devices" / dev)
+    shutil.copytree(offline / "devices" / DEVICES[2], folder / "devices" / DEVICES[2], dirs_exist_ok=True)
+    states = []
+    for where, d in ((offline, DEVICES[2]), (folder, DEVICES[0]), (folder, DEVICES[1])):
+        lib = _open(where, d)
+        try:
+            assert {"a0", "a1", "a2"} <= set(lib.get(ids[2]).tags)
+            assert lib.get(ids[0]).notes == "written offline"
+            assert "offline" in lib.get(ids[1]).tags
+            assert set(lib.list_ids("queue")) == {*ids[:5], ids[9]}
+            states.append(_state(lib))
+        finally:
+            lib.close()
+    assert states[0] == states[1] == states[2]
