@@ -68,6 +68,14 @@ def seeded_index(folder: Path) -> Path:
     return folder
 
 
+def store_dir(data_dir: Path) -> Path:
+    """The folder of the (only) device's store in a shared library: `data_dir/devices/<id>/`,
+    where its library.jsonl, journal.jsonl, journal.last and backups/ live."""
+    devices = [p for p in (Path(data_dir) / "devices").iterdir() if p.is_dir()]
+    assert len(devices) == 1, f"expected one device in {data_dir}, found {[p.name for p in devices]}"
+    return devices[0]
+
+
 def snapshot_files(folder: Path) -> dict[str, bytes]:
     """Every file of a library folder and its bytes, to prove nothing changed."""
     return {
