@@ -76,6 +76,25 @@ def store_dir(data_dir: Path) -> Path:
     return devices[0]
 
 
+def same_device(folder: Path) -> Path:
+    """Make this test's configuration the device that wrote the library in `folder` (a library
+    copied from a module-wide fixture was written under another test's configuration folder),
+    so opening it works on that device's files rather than joining as a second device."""
+    from papershelf.core.store import machine
+
+    config = machine.config_folder()
+    config.mkdir(parents=True, exist_ok=True)
+    (config / machine.DEVICE_FILE).write_text(json.dumps({"id": store_dir(folder).name}) + "\n", encoding="utf-8")
+    return folder
+
+
+def local_dir(folder: Path) -> Path:
+    """This machine's folder for the library in `folder` (its locks, index, undo)."""
+    from papershelf.core.store import machine
+
+    return machine.local_dir(Path(folder), store_dir(folder).name)
+
+
 def snapshot_files(folder: Path) -> dict[str, bytes]:
     """Every file of a library folder and its bytes, to prove nothing changed."""
     return {
