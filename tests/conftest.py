@@ -84,7 +84,11 @@ def same_device(folder: Path) -> Path:
 
     config = machine.config_folder()
     config.mkdir(parents=True, exist_ok=True)
-    (config / machine.DEVICE_FILE).write_text(json.dumps({"id": store_dir(folder).name}) + "\n", encoding="utf-8")
+    device = store_dir(folder)
+    (config / machine.DEVICE_FILE).write_text(json.dumps({"id": device.name}) + "\n", encoding="utf-8")
+    claim = device / "device.json"  # which machine and configuration the device is: this one
+    record = json.loads(claim.read_text(encoding="utf-8"))
+    claim.write_text(json.dumps({**record, "machine": machine.machine_fingerprint()}) + "\n", encoding="utf-8")
     return folder
 
 
