@@ -128,7 +128,8 @@ def test_a_3_gb_file_of_zeros_is_refused_by_its_size(lib, name):
 
 def test_a_named_pipe_as_the_readers_lock_is_refused(lib):
     """Readers open library.readlock: a named pipe there used to hang every `list`."""
-    path = local_dir(lib) / "library.readlock"
+    path = local_dir(lib) / "library.readlock"  # this machine's, outside the library folder
+    path.parent.mkdir(parents=True, exist_ok=True)
     replace_with(path, "fifo")
     refused_in_words(run("list", data_dir=lib), path, "is a named pipe, not a file")
 
@@ -248,7 +249,7 @@ def test_recover_of_a_missing_library_file_without_backups_says_why_it_is_empty(
     assert "was missing and there is no backup of it" in res.stdout
     assert "the papers it held cannot be brought back" in res.stdout
     assert "The library is empty: the journal held no paper added since the library file was last saved" in res.stdout
-    copies = list(lib.glob(JOURNAL + ".damaged-*"))
+    copies = list(store_dir(lib).glob(JOURNAL + ".damaged-*"))
     assert len(copies) == 1 and copies[0].read_bytes() == journal
     assert f"Kept a copy of the journal as {copies[0]}" in res.stdout
 
