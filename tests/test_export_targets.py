@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import run_cli
+from conftest import local_dir, run_cli, store_dir
 from papershelf.core.library import Library
 
 
@@ -38,7 +38,9 @@ def citekeys(data_dir: Path) -> list[str]:
 
 def test_export_from_a_library_open_in_another_papershelf(small_library, tmp_path):
     # the writer lock held by another process: as real for root as for anyone
-    fd = os.open(small_library / "library.lock", os.O_RDWR | os.O_CREAT, 0o644)
+    lock = local_dir(small_library) / "library.lock"  # this machine's, outside the library folder
+    lock.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o644)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         out = tmp_path / "refs.bib"
@@ -140,13 +142,13 @@ def test_a_symlinked_library_file_stays_a_link_through_compaction(small_library,
     elsewhere = tmp_path / "synced"
     elsewhere.mkdir()
     real = elsewhere / "library.jsonl"
-    shutil.move(small_library / "library.jsonl", real)
-    (small_library / "library.jsonl").symlink_to(real)
+    shutil.move(store_dir(small_library) / "library.jsonl", real)
+    (store_dir(small_library) / "library.jsonl").symlink_to(real)
     ids = citekeys_ids(small_library)
     assert run_cli("tag", ids[0], "--add", "beforecompaction", data_dir=small_library).returncode == 0
     with Library.open(small_library) as lib:
         lib.compact()
-    link = small_library / "library.jsonl"
+    link = store_dir(small_library) / "library.jsonl"
     assert link.is_symlink() and link.resolve() == real
     assert [n for n in os.listdir(elsewhere) if n != "library.jsonl"] == []  # no temporary file left
     res = run_cli("list", "--tag", "beforecompaction", "--json", data_dir=small_library)

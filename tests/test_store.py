@@ -217,7 +217,8 @@ def test_read_only_data_dir(seeds, tmpfs, tmp_path):
         with Library.open(folder) as lib:
             lib.import_files(seeds[:1])
         folder.chmod(0o555)
-        (folder / JOURNAL).chmod(0o444)
+        store_dir(folder).chmod(0o555)
+        (store_dir(folder) / JOURNAL).chmod(0o444)
         check_readonly(folder, seeds)
         return
     with tmpfs("8m") as mount:
