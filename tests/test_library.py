@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 from conftest import store_dir
 from papershelf.core.errors import NotFoundError, ReadOnlyLibraryError
 from papershelf.core.importers import ParsedFile

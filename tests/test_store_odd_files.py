@@ -311,7 +311,10 @@ def test_backups_that_is_not_a_folder_is_named_when_the_library_file_is_saved(li
     library_file = (store_dir(lib) / SNAPSHOT).read_bytes()
     res = run("recover", data_dir=lib)
     assert res.returncode == 1 and "Traceback" not in res.stderr, res.stderr
-    assert f"Papershelf keeps backups of the library in {store_dir(lib) / 'backups'}, but that is a named pipe" in res.stderr
+    assert (
+        f"Papershelf keeps backups of the library in {store_dir(lib) / 'backups'}, but that is a named pipe"
+        in res.stderr
+    )
     assert (store_dir(lib) / SNAPSHOT).read_bytes() == library_file
     assert not (store_dir(lib) / (SNAPSHOT + ".tmp")).exists()
     (store_dir(lib) / "backups").unlink()

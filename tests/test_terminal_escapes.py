@@ -17,8 +17,8 @@ import pytest
 from conftest import SEEDS
 from papershelf.core.library import Library
 from papershelf.core.paper import Paper
-from papershelf.core.store.journal import Op
 from papershelf.core.store import open_store
+from papershelf.core.store.journal import Op
 from replay_server import RECORDED, replay_fixture  # noqa: F401
 from test_bibtex import compile_bib, needs_tex, problems
 

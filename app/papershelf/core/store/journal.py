@@ -447,7 +447,8 @@ def _describe_damaged_edit(line: bytes) -> tuple[int | None, str]:
         return None, "unreadable"
     seq = record.get("seq") if type(record.get("seq")) is int else None
     parts: list[str] = []
-    ops = record.get("ops") if isinstance(record.get("ops"), list) else []
+    raw_ops = record.get("ops")
+    ops: list[Any] = raw_ops if isinstance(raw_ops, list) else []
     if "dev" in record:  # a shared library's line: one operation per field, tag or member
         ops = _coarse_ops(ops)
     for raw in ops[:3]:
