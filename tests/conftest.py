@@ -79,12 +79,38 @@ def seeded_index(folder: Path) -> Path:
     return folder
 
 
+def store_dir(data_dir: Path) -> Path:
+    """The folder of the (only) device's store in a shared library: `data_dir/devices/<id>/`,
+    where its library.jsonl, journal.jsonl, journal.last and backups/ live."""
+    devices = [p for p in (Path(data_dir) / "devices").iterdir() if p.is_dir()]
+    assert len(devices) == 1, f"expected one device in {data_dir}, found {[p.name for p in devices]}"
+    return devices[0]
+
+
+def same_device(folder: Path) -> Path:
+    """Make this test's configuration the device that wrote the library in `folder` (a library
+    copied from a module-wide fixture was written under another test's configuration folder),
+    so opening it works on that device's files rather than joining as a second device."""
+    from papershelf.core.store import machine
+
+    config = machine.config_folder()
+    config.mkdir(parents=True, exist_ok=True)
+    device = store_dir(folder)
+    (config / machine.DEVICE_FILE).write_text(json.dumps({"id": device.name}) + "\n", encoding="utf-8")
+    claim = device / "device.json"  # which machine and configuration the device is: this one
+    record = json.loads(claim.read_text(encoding="utf-8"))
+    claim.write_text(json.dumps({**record, "machine": machine.machine_fingerprint()}) + "\n", encoding="utf-8")
+    return folder
+
+
 def local_dir(folder: Path) -> Path:
     """This machine's folder for the library in `folder` (its locks and index), as the installed
     command finds it with this test's configuration and state folders."""
     from papershelf.core.store import machine
 
-    return machine.local_dir(folder, machine.device_id())
+    devices = Path(folder) / "devices"
+    mine = [p.name for p in devices.iterdir() if p.is_dir()] if devices.is_dir() else []
+    return machine.local_dir(Path(folder), mine[0] if len(mine) == 1 else machine.device_id())
 
 
 def index_dir(folder: Path) -> Path:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import FIXTURES, run_cli
+from conftest import FIXTURES, run_cli, store_dir
 from papershelf.core.library import Library
 
 JSON_KEYS = {"id", "title", "title_derived", "authors", "area", "subarea", "abstract", "status", "tags", "lists"}
@@ -117,7 +117,7 @@ def test_data_dir_from_the_environment(tmp_path, seeds):
     folder = tmp_path / "env-library"
     res = run_cli("import", str(seeds[0]), env={"PAPERSHELF_DATA_DIR": str(folder)})
     assert res.returncode == 0
-    assert (folder / "library.jsonl").exists() or (folder / "journal.jsonl").exists()
+    assert (store_dir(folder) / "library.jsonl").exists() or (store_dir(folder) / "journal.jsonl").exists()
     assert len(json.loads(run_cli("list", "--json", env={"PAPERSHELF_DATA_DIR": str(folder)}).stdout)) == 20
 
 
@@ -137,7 +137,7 @@ def test_damaged_library_gets_a_clear_message_and_recover(imported):
     with Library.open(imported) as lib:
         lib.compact()
         lib.compact()
-    snap = imported / "library.jsonl"
+    snap = store_dir(imported) / "library.jsonl"
     snap.write_bytes(snap.read_bytes()[:5000])
     res = run_cli("list", data_dir=imported)
     assert res.returncode == 1

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import local_dir, run_cli
+from conftest import local_dir, run_cli, store_dir
 from papershelf.core.library import Library
 
 
@@ -142,13 +142,13 @@ def test_a_symlinked_library_file_stays_a_link_through_compaction(small_library,
     elsewhere = tmp_path / "synced"
     elsewhere.mkdir()
     real = elsewhere / "library.jsonl"
-    shutil.move(small_library / "library.jsonl", real)
-    (small_library / "library.jsonl").symlink_to(real)
+    shutil.move(store_dir(small_library) / "library.jsonl", real)
+    (store_dir(small_library) / "library.jsonl").symlink_to(real)
     ids = citekeys_ids(small_library)
     assert run_cli("tag", ids[0], "--add", "beforecompaction", data_dir=small_library).returncode == 0
     with Library.open(small_library) as lib:
         lib.compact()
-    link = small_library / "library.jsonl"
+    link = store_dir(small_library) / "library.jsonl"
     assert link.is_symlink() and link.resolve() == real
     assert [n for n in os.listdir(elsewhere) if n != "library.jsonl"] == []  # no temporary file left
     res = run_cli("list", "--tag", "beforecompaction", "--json", data_dir=small_library)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from conftest import store_dir
 from papershelf.core.errors import NotFoundError, ReadOnlyLibraryError
 from papershelf.core.importers import ParsedFile
 from papershelf.core.importers.base import Candidate
@@ -217,7 +218,7 @@ def test_big_import_is_written_as_a_snapshot(library, seeds, data_dir, monkeypat
 
     monkeypatch.setattr(store, "BULK_PAPERS", 10)
     library.import_files(seeds)
-    assert (data_dir / "journal.jsonl").stat().st_size == 0
+    assert (store_dir(data_dir) / "journal.jsonl").stat().st_size == 0
     library.close()
     with Library.open(data_dir, readonly=True) as again:
         assert len(again) == 372

@@ -15,7 +15,7 @@ from pathlib import Path
 import orjson
 import pytest
 
-from conftest import FIXTURES, run_cli
+from conftest import FIXTURES, run_cli, store_dir
 from papershelf.core.store import SCHEMA_VERSION, SNAPSHOT, unseal
 
 OLD = FIXTURES / "library-v2"
@@ -64,9 +64,12 @@ def test_the_first_edit_brings_the_library_forward_and_keeps_the_old_file_as_a_b
     expected = {p["id"]: p for p in json.loads((OLD / "expected-list.json").read_text("utf-8"))}
     res = run_cli("rate", "71818defe5", "5", data_dir=old_library)
     assert res.returncode == 0, res.stderr
-    assert _header(old_library)["schema_version"] == SCHEMA_VERSION == 4
-    backups = list((old_library / "backups").iterdir())
-    assert any(b'"schema_version":2' in p.read_bytes()[:300] for p in backups), backups
+    # brought forward to a shared library: this device's library file is of the current schema,
+    # and the old library file is kept, byte for byte, in the upgrade's backup folder
+    assert _header(store_dir(old_library))["schema_version"] == SCHEMA_VERSION == 4
+    [aside] = old_library.glob("pre-sync-backup-*")
+    kept = [p for p in aside.rglob("*.jsonl") if p.read_bytes() == (OLD / "library.jsonl").read_bytes()]
+    assert kept and b'"schema_version":2' in kept[0].read_bytes()[:300], sorted(aside.rglob("*"))
     after = _listed(old_library)
     assert set(after) == set(expected)
     for pid, old in expected.items():

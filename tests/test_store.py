@@ -9,7 +9,7 @@ import textwrap
 
 import pytest
 
-from conftest import snapshot_files
+from conftest import snapshot_files, store_dir
 from papershelf.core import store as store_mod
 from papershelf.core.errors import StoreCorruptError, StoreLockedError, StoreVersionError, StoreWriteError
 from papershelf.core.library import Library
@@ -25,10 +25,10 @@ def compacted(library) -> None:
 
 def test_edits_append_to_the_journal_not_the_snapshot(seeded, data_dir):
     compacted(seeded)
-    snap = (data_dir / SNAPSHOT).read_bytes()
+    snap = (store_dir(data_dir) / SNAPSHOT).read_bytes()
     seeded.set_status(seeded.ids()[:1], "read")
-    assert (data_dir / SNAPSHOT).read_bytes() == snap
-    assert (data_dir / JOURNAL).read_bytes().count(b"\n") == 1
+    assert (store_dir(data_dir) / SNAPSHOT).read_bytes() == snap
+    assert (store_dir(data_dir) / JOURNAL).read_bytes().count(b"\n") == 1
 
 
 def test_compaction_keeps_everything_and_makes_a_backup(seeded, data_dir):
@@ -37,7 +37,7 @@ def test_compaction_keeps_everything_and_makes_a_backup(seeded, data_dir):
     compacted(seeded)
     seeded.add_tags([pid], ["y"])
     compacted(seeded)
-    assert (data_dir / JOURNAL).stat().st_size == 0
+    assert (store_dir(data_dir) / JOURNAL).stat().st_size == 0
     assert len(seeded.backups()) >= 1
     seeded.close()
     with Library.open(data_dir) as again:
@@ -48,13 +48,13 @@ def test_journal_grows_into_a_compaction(seeded, data_dir, monkeypatch):
     monkeypatch.setattr(store_core, "JOURNAL_COMPACT_BYTES", 2000)
     compacted(seeded)
     gen = seeded.generation[0]
-    snapshot_size = (data_dir / SNAPSHOT).stat().st_size
+    snapshot_size = (store_dir(data_dir) / SNAPSHOT).stat().st_size
     for i, pid in enumerate(seeded.ids()[:60]):
         seeded.add_tags([pid], [f"t{i}"])
         seeded.set_notes(pid, f"note {i} " * (snapshot_size // 5 // 60 // 6))
     # the journal passed a fifth of the library file's size: folded in
     assert seeded.generation[0] > gen
-    assert (data_dir / JOURNAL).stat().st_size < snapshot_size // 5
+    assert (store_dir(data_dir) / JOURNAL).stat().st_size < snapshot_size // 5
     seeded.close()
     with Library.open(data_dir) as again:
         assert again.tag_counts()["t59"] == 1 and len(again.tag_counts()) == 60
@@ -65,7 +65,7 @@ def test_torn_last_journal_line_is_dropped_and_the_rest_kept(seeded, data_dir):
     seeded.set_status([a], "read")
     seeded.set_status([b], "read")
     seeded.close()
-    journal = data_dir / JOURNAL
+    journal = store_dir(data_dir) / JOURNAL
     data = journal.read_bytes()
     last = data[:-1].rsplit(b"\n", 1)[1] + b"\n"
     with open(journal, "ab") as f:  # the process died in the middle of its next write
@@ -84,7 +84,7 @@ def test_damaged_journal_line_in_the_middle_stops_the_load(seeded, data_dir):
     for pid in ids:
         seeded.set_status([pid], "read")
     seeded.close()
-    journal = data_dir / JOURNAL
+    journal = store_dir(data_dir) / JOURNAL
     lines = journal.read_bytes().split(b"\n")
     lines[-3] = lines[-3].replace(b"read", b"REAd", 1)  # bit rot in the second-last edit
     journal.write_bytes(b"\n".join(lines))
@@ -93,12 +93,12 @@ def test_damaged_journal_line_in_the_middle_stops_the_load(seeded, data_dir):
         Library.open(data_dir)
     assert str(journal) in str(err.value) and "papershelf recover" in str(err.value)
     assert snapshot_files(data_dir) == before  # nothing was written
-    message = Store(data_dir).recover()
+    message = Library.recover(data_dir)
     # the damaged edit is named; the good edit after it is kept
     assert "Lost 1 edit(s)" in message and f"set status, read_at of paper {ids[1]}" in message
     with Library.open(data_dir) as again:
         assert [again.get(i).status for i in ids] == [Status.READ, Status.UNREAD, Status.READ]
-    assert any(p.name.startswith("journal.jsonl.damaged-") for p in data_dir.iterdir())
+    assert any(p.name.startswith("journal.jsonl.damaged-") for p in store_dir(data_dir).iterdir())
 
 
 @pytest.mark.parametrize("damage", ["truncate", "garbage", "empty", "bad line"])
@@ -109,7 +109,7 @@ def test_damaged_library_file_is_never_overwritten(seeded, data_dir, damage):
     seeded.add_tags([pid], ["more"])
     compacted(seeded)  # backup with "precious"
     seeded.close()
-    snap = data_dir / SNAPSHOT
+    snap = store_dir(data_dir) / SNAPSHOT
     data = snap.read_bytes()
     snap.write_bytes(
         {
@@ -131,7 +131,7 @@ def test_damaged_library_file_is_never_overwritten(seeded, data_dir, damage):
         Library.open(data_dir, readonly=True)
     assert snapshot_files(data_dir) == before
     # recover: the damaged file is kept aside; what it lost comes from the latest good backup
-    message = Store(data_dir).recover()
+    message = Library.recover(data_dir)
     assert "from the backup" in message
     with Library.open(data_dir) as again:
         assert len(again) == 372 and "precious" in again.get(pid).tags
@@ -139,13 +139,13 @@ def test_damaged_library_file_is_never_overwritten(seeded, data_dir, damage):
             assert "more" in again.get(pid).tags
         if damage == "bad line":  # its line is the damaged one: the backup's copy, and said so
             assert f"lost: paper {pid} (" in message
-    assert any(p.name.startswith("library.jsonl.damaged-") for p in data_dir.iterdir())
+    assert any(p.name.startswith("library.jsonl.damaged-") for p in store_dir(data_dir).iterdir())
 
 
 def test_library_from_a_newer_version_is_refused(seeded, data_dir):
     compacted(seeded)
     seeded.close()
-    snap = data_dir / SNAPSHOT
+    snap = store_dir(data_dir) / SNAPSHOT
     header, rest = snap.read_bytes().split(b"\n", 1)
     body = header.rpartition(b"\t")[0].replace(
         b'"schema_version":%d' % store_mod.SCHEMA_VERSION, b'"schema_version":99', 1
@@ -217,7 +217,8 @@ def test_read_only_data_dir(seeds, tmpfs, tmp_path):
         with Library.open(folder) as lib:
             lib.import_files(seeds[:1])
         folder.chmod(0o555)
-        (folder / JOURNAL).chmod(0o444)
+        store_dir(folder).chmod(0o555)
+        (store_dir(folder) / JOURNAL).chmod(0o444)
         check_readonly(folder, seeds)
         return
     with tmpfs("8m") as mount:
@@ -328,10 +329,10 @@ def test_missing_library_file_with_backups_is_not_a_new_library(seeded, data_dir
     seeded.compact()
     seeded.compact()
     seeded.close()
-    (data_dir / SNAPSHOT).unlink()
+    (store_dir(data_dir) / SNAPSHOT).unlink()
     with pytest.raises(StoreCorruptError, match="is missing, but"):
         Library.open(data_dir)
-    assert "Restored 372 papers" in Store(data_dir).recover()
+    assert "Restored 372 papers" in Library.recover(data_dir)
     with Library.open(data_dir) as again:
         assert len(again) == 372
 
@@ -342,11 +343,11 @@ def test_journal_of_another_library_file_is_recovered(seeded, data_dir):
     seeded.compact()  # backup of generation 1, current is 2
     seeded.add_tags([pid], ["after the backup"])
     seeded.close()
-    [older, *_] = sorted(Store(data_dir).backups(), key=lambda p: p.name)
-    (data_dir / SNAPSHOT).write_bytes(older.read_bytes())  # someone restored a backup by hand
+    [older, *_] = sorted(Store(store_dir(data_dir)).backups(), key=lambda p: p.name)
+    (store_dir(data_dir) / SNAPSHOT).write_bytes(older.read_bytes())  # someone restored a backup by hand
     with pytest.raises(StoreCorruptError, match="does not belong"):
         Library.open(data_dir)
-    message = Store(data_dir).recover()
+    message = Library.recover(data_dir)
     assert "written for a newer library file" in message and "Kept the damaged journal.jsonl" in message
     with Library.open(data_dir) as again:
         assert len(again) == 372
@@ -366,14 +367,14 @@ def test_well_checksummed_journal_line_of_the_wrong_shape(library, seeds, data_d
     pid = library.ids()[0]
     library.set_status([pid], "read")
     library.close()
-    journal = data_dir / JOURNAL
+    journal = store_dir(data_dir) / JOURNAL
     with open(journal, "ab") as f:
         f.write(store_mod.journal_line(bad_record))
         f.write(store_mod.journal_line({"seq": 4, "gen": 0, "ops": []}))
     with pytest.raises(StoreCorruptError, match="damaged at line 3, with 1 more after it: Papershelf cannot read"):
         Library.open(data_dir)
     # the import (edit 1) and the status (edit 2) are kept; edit 3 is named as lost
-    assert "Lost 1 edit(s) that could not be read: edit 3" in Store(data_dir).recover()
+    assert "Lost 1 edit(s) that could not be read: edit 3" in Library.recover(data_dir)
     with Library.open(data_dir) as again:
         assert again.get(pid).status is Status.READ
 

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import SEEDS, local_dir, snapshot_files
+from conftest import SEEDS, local_dir, same_device, snapshot_files, store_dir
 from papershelf.core.library import Library
 from papershelf.core.store import JOURNAL, MARK, SNAPSHOT
 
@@ -53,7 +53,7 @@ def base_library(tmp_path_factory) -> Path:
 def lib(base_library, tmp_path) -> Path:
     folder = tmp_path / "library"
     shutil.copytree(base_library, folder, symlinks=True)
-    return folder
+    return same_device(folder)
 
 
 def saved_state(folder: Path) -> tuple[dict, dict]:
@@ -94,7 +94,7 @@ def refused_in_words(res: subprocess.CompletedProcess, path: Path, words: str) -
 
 def test_a_journal_linked_to_dev_zero_is_refused_in_bounded_memory(lib):
     """It used to read /dev/zero until 14.8 GB of memory in 20 s."""
-    journal = lib / JOURNAL
+    journal = store_dir(lib) / JOURNAL
     replace_with(journal, "zero")
     before = snapshot_files(lib)
     for command in (["list"], ["recover"]):
@@ -107,7 +107,7 @@ def test_a_journal_linked_to_dev_zero_is_refused_in_bounded_memory(lib):
 @pytest.mark.parametrize("name", [JOURNAL, SNAPSHOT])
 def test_a_named_pipe_as_journal_or_library_file_is_refused_not_waited_on(lib, name):
     """Opening a named pipe to read waits for a writer forever: it used to hang `list`."""
-    path = lib / name
+    path = store_dir(lib) / name
     replace_with(path, "fifo")
     for command in (["list"], ["tag", "--add", "x", "--", "f" * 10], ["recover"]):
         res = run(*command, data_dir=lib)
@@ -118,7 +118,7 @@ def test_a_named_pipe_as_journal_or_library_file_is_refused_not_waited_on(lib, n
 @pytest.mark.parametrize("name", [SNAPSHOT, JOURNAL])
 def test_a_3_gb_file_of_zeros_is_refused_by_its_size(lib, name):
     """It used to be read whole: MemoryError."""
-    path = lib / name
+    path = store_dir(lib) / name
     replace_with(path, "sparse")
     for command in (["list"], ["recover"]):
         res = run(*command, data_dir=lib)
@@ -127,9 +127,8 @@ def test_a_3_gb_file_of_zeros_is_refused_by_its_size(lib, name):
 
 
 def test_a_named_pipe_as_the_readers_lock_is_refused(lib):
-    """Readers open library.readlock (this machine's, beside the writer's lock): a named pipe
-    there used to hang every `list`."""
-    path = local_dir(lib) / "library.readlock"
+    """Readers open library.readlock: a named pipe there used to hang every `list`."""
+    path = local_dir(lib) / "library.readlock"  # this machine's, outside the library folder
     path.parent.mkdir(parents=True, exist_ok=True)
     replace_with(path, "fifo")
     refused_in_words(run("list", data_dir=lib), path, "is a named pipe, not a file")
@@ -140,10 +139,10 @@ def test_a_named_pipe_among_the_backups_is_skipped(lib):
     papers = saved_state(lib)[0]
     with Library.open(lib) as library:
         library.compact()  # keeps the generation-1 library file as a backup
-    backups = sorted((lib / "backups").iterdir())
+    backups = sorted((store_dir(lib) / "backups").iterdir())
     assert backups
-    os.mkfifo(lib / "backups" / "library-99991231-235959-g99.jsonl")
-    (lib / SNAPSHOT).unlink()
+    os.mkfifo(store_dir(lib) / "backups" / "library-99991231-235959-g99.jsonl")
+    (store_dir(lib) / SNAPSHOT).unlink()
     res = run("list", data_dir=lib)
     assert res.returncode == 1 and "is missing" in res.stderr and str(backups[-1]) in res.stderr, res.stderr
     res = run("recover", data_dir=lib)
@@ -158,7 +157,7 @@ def test_every_bit_flip_of_journal_last_is_harmless(lib):
     """Each single-bit flip of journal.last: the library opens with exactly what was
     saved, and recover finds nothing lost. It used to refuse 3 of 336 ("saved edits
     missing"), and recover then reported losses that never happened."""
-    mark = lib / MARK
+    mark = store_dir(lib) / MARK
     good = mark.read_bytes()
     expected = saved_state(lib)
     before = snapshot_files(lib)
@@ -195,7 +194,7 @@ def test_every_bit_flip_of_journal_last_is_harmless(lib):
 def test_journal_last_is_sealed_and_a_damaged_one_is_written_again(lib):
     """journal.last carries a checksum like every line of the store; a writable open
     seals a damaged (or old) one again, so the check it adds comes back."""
-    mark = lib / MARK
+    mark = store_dir(lib) / MARK
     good = mark.read_bytes()
     assert re.fullmatch(rb'\{"gen": +1, "seq": +\d+\}\t[0-9a-f]{8}\n', good), good
     mark.write_bytes(b"\0" * 4096)
@@ -210,7 +209,7 @@ def test_journal_last_is_sealed_and_a_damaged_one_is_written_again(lib):
 def test_an_old_unsealed_journal_last_is_still_read(lib):
     """Written by the previous Papershelf ("%20d %20d\\n"): still read as it is (a journal
     that ends before it is refused), and sealed at the first writable open."""
-    mark = lib / MARK
+    mark = store_dir(lib) / MARK
     with Library.open(lib, readonly=True) as library:
         gen, seq = library.generation
     mark.write_bytes(b"%20d %20d\n" % (gen, seq + 5))
@@ -229,13 +228,13 @@ def test_an_old_unsealed_journal_last_is_still_read(lib):
 
 def test_a_missing_library_file_without_backups_is_refused_in_words(lib):
     """It used to say "keep the library file", which did not exist."""
-    (lib / SNAPSHOT).unlink()
+    (store_dir(lib) / SNAPSHOT).unlink()
     before = snapshot_files(lib)
     res = run("list", data_dir=lib)
     assert res.returncode == 1, res.stdout
     assert "keep the library file" not in res.stderr and "Traceback" not in res.stderr
-    assert f"The library file {lib / SNAPSHOT} is missing, and there is no backup of it" in res.stderr
-    assert f"the journal {lib / JOURNAL} holds 2 edit(s) made to it" in res.stderr
+    assert f"The library file {store_dir(lib) / SNAPSHOT} is missing, and there is no backup of it" in res.stderr
+    assert f"the journal {store_dir(lib) / JOURNAL} holds 2 edit(s) made to it" in res.stderr
     assert "put it back" in res.stderr
     assert "run 'papershelf recover': it keeps what the journal alone holds" in res.stderr
     assert snapshot_files(lib) == before
@@ -243,14 +242,14 @@ def test_a_missing_library_file_without_backups_is_refused_in_words(lib):
 
 def test_recover_of_a_missing_library_file_without_backups_says_why_it_is_empty(lib):
     """It used to make an empty library without a word of why."""
-    (lib / SNAPSHOT).unlink()
-    journal = (lib / JOURNAL).read_bytes()
+    (store_dir(lib) / SNAPSHOT).unlink()
+    journal = (store_dir(lib) / JOURNAL).read_bytes()
     res = run("recover", data_dir=lib)
     assert res.returncode == 0, res.stderr
     assert "was missing and there is no backup of it" in res.stdout
     assert "the papers it held cannot be brought back" in res.stdout
     assert "The library is empty: the journal held no paper added since the library file was last saved" in res.stdout
-    copies = list(lib.glob(JOURNAL + ".damaged-*"))
+    copies = list(store_dir(lib).glob(JOURNAL + ".damaged-*"))
     assert len(copies) == 1 and copies[0].read_bytes() == journal
     assert f"Kept a copy of the journal as {copies[0]}" in res.stdout
 
@@ -269,7 +268,7 @@ def test_recover_of_a_missing_library_file_keeps_the_papers_added_since(lib, tmp
         library.import_files([extra])  # the five deleted come back, as journal lines
         added = set(library.ids()) & deleted
     assert added
-    (lib / SNAPSHOT).unlink()
+    (store_dir(lib) / SNAPSHOT).unlink()
     res = run("recover", data_dir=lib)
     assert res.returncode == 0, res.stderr
     assert "Kept what the journal alone holds" in res.stdout
@@ -284,7 +283,7 @@ def test_recover_of_a_library_file_of_zeros_runs_in_bounded_memory(lib):
     with Library.open(lib) as library:
         library.compact()  # the generation-1 library file becomes a backup
     papers = set(saved_state(lib)[0])
-    path = lib / SNAPSHOT
+    path = store_dir(lib) / SNAPSHOT
     path.unlink()
     with open(path, "wb") as f:
         f.truncate(200 * 2**20)
@@ -303,19 +302,22 @@ def test_backups_that_is_not_a_folder_is_named_when_the_library_file_is_saved(li
     """Saving a new library file keeps the old one in backups/: a named pipe or a file
     there is named in words, and the library file stays as it was. A named pipe left
     where the new library file is written first (library.jsonl.tmp) is cleared away."""
-    journal = lib / JOURNAL
+    journal = store_dir(lib) / JOURNAL
     data = bytearray(journal.read_bytes())
     data[data.index(b"a saved note")] ^= 1  # damage: recover saves a new library file
     journal.write_bytes(bytes(data))
-    os.mkfifo(lib / "backups")
-    os.mkfifo(lib / (SNAPSHOT + ".tmp"))
-    library_file = (lib / SNAPSHOT).read_bytes()
+    os.mkfifo(store_dir(lib) / "backups")
+    os.mkfifo(store_dir(lib) / (SNAPSHOT + ".tmp"))
+    library_file = (store_dir(lib) / SNAPSHOT).read_bytes()
     res = run("recover", data_dir=lib)
     assert res.returncode == 1 and "Traceback" not in res.stderr, res.stderr
-    assert f"Papershelf keeps backups of the library in {lib / 'backups'}, but that is a named pipe" in res.stderr
-    assert (lib / SNAPSHOT).read_bytes() == library_file
-    assert not (lib / (SNAPSHOT + ".tmp")).exists()
-    (lib / "backups").unlink()
+    assert (
+        f"Papershelf keeps backups of the library in {store_dir(lib) / 'backups'}, but that is a named pipe"
+        in res.stderr
+    )
+    assert (store_dir(lib) / SNAPSHOT).read_bytes() == library_file
+    assert not (store_dir(lib) / (SNAPSHOT + ".tmp")).exists()
+    (store_dir(lib) / "backups").unlink()
     res = run("recover", data_dir=lib)
     assert res.returncode == 0 and "Lost 1 edit(s)" in res.stdout, res.stdout + res.stderr
 
@@ -375,7 +377,7 @@ def test_the_window_does_not_tell_its_user_to_run_a_command_for_a_huge_store_fil
 
     from papershelf.gui.app import open_library
 
-    replace_with(lib / name, "sparse")
+    replace_with(store_dir(lib) / name, "sparse")
     seen: list[str] = []
 
     def answer():
@@ -389,7 +391,7 @@ def test_the_window_does_not_tell_its_user_to_run_a_command_for_a_huge_store_fil
     timer.start(50)
     assert open_library(lib) is None
     timer.stop()
-    assert "is 3.0 GB: no Papershelf" in seen[0] and str(lib / name) in seen[0]
+    assert "is 3.0 GB: no Papershelf" in seen[0] and str(store_dir(lib) / name) in seen[0]
     assert "papershelf recover" not in seen[0] and "open the library again" in seen[0]
 
 
@@ -399,19 +401,19 @@ def test_a_link_where_the_new_library_file_is_written_first_is_cleared_away(lib,
     compaction) wait forever; to /dev/zero it failed with "could not write: Invalid
     argument" at every try. Papershelf's own temporary name: the link is removed (never
     what it points to) and the new library file written as a file."""
-    journal = lib / JOURNAL
+    journal = store_dir(lib) / JOURNAL
     data = bytearray(journal.read_bytes())
     data[data.index(b"a saved note")] ^= 1  # damage: recover saves a new library file
     journal.write_bytes(bytes(data))
     if target == "fifo":
         os.mkfifo(tmp_path / "pipe")
-        (lib / (SNAPSHOT + ".tmp")).symlink_to(tmp_path / "pipe")
+        (store_dir(lib) / (SNAPSHOT + ".tmp")).symlink_to(tmp_path / "pipe")
     else:
-        (lib / (SNAPSHOT + ".tmp")).symlink_to("/dev/zero")
+        (store_dir(lib) / (SNAPSHOT + ".tmp")).symlink_to("/dev/zero")
     res = run("recover", data_dir=lib)
     assert res.returncode == 0 and "Lost 1 edit(s)" in res.stdout, res.stdout + res.stderr
-    assert (lib / SNAPSHOT).is_file() and not (lib / SNAPSHOT).is_symlink()
-    assert not os.path.lexists(lib / (SNAPSHOT + ".tmp"))
+    assert (store_dir(lib) / SNAPSHOT).is_file() and not (store_dir(lib) / SNAPSHOT).is_symlink()
+    assert not os.path.lexists(store_dir(lib) / (SNAPSHOT + ".tmp"))
     assert target == "zero" or (tmp_path / "pipe").is_fifo()
     assert run("list", data_dir=lib).returncode == 0
 

@@ -17,8 +17,8 @@ import pytest
 from conftest import SEEDS
 from papershelf.core.library import Library
 from papershelf.core.paper import Paper
+from papershelf.core.store import open_store
 from papershelf.core.store.journal import Op
-from papershelf.core.store.store import Store
 from replay_server import RECORDED, replay_fixture  # noqa: F401
 from test_bibtex import compile_bib, needs_tex, problems
 
@@ -85,7 +85,7 @@ def evil_library(tmp_path) -> Path:
     folder = tmp_path / "library"
     with Library.open(folder) as lib:
         lib.import_files(SEEDS)
-    store = Store(folder).open()
+    store = open_store(folder)  # this device's store of the (shared) library
     try:
         papers = hostile_papers()
         store.apply([Op("add", p.id, p) for p in papers] + [Op("list", HOSTILE_LIST, [p.id for p in papers])])

@@ -447,7 +447,11 @@ def _describe_damaged_edit(line: bytes) -> tuple[int | None, str]:
         return None, "unreadable"
     seq = record.get("seq") if type(record.get("seq")) is int else None
     parts: list[str] = []
-    for raw in record.get("ops", [])[:3] if isinstance(record.get("ops"), list) else []:
+    raw_ops = record.get("ops")
+    ops: list[Any] = raw_ops if isinstance(raw_ops, list) else []
+    if "dev" in record:  # a shared library's line: one operation per field, tag or member
+        ops = _coarse_ops(ops)
+    for raw in ops[:3]:
         if isinstance(raw, list) and len(raw) == 3 and isinstance(raw[1], str):
             kind, key, value = raw
             if kind == "set" and isinstance(value, dict):
@@ -461,3 +465,23 @@ def _describe_damaged_edit(line: bytes) -> tuple[int | None, str]:
                 parts.append(f"change the reading list {key!r}")
     what = ("it seems to " + "; ".join(parts)) if parts else "unreadable"
     return seq, what
+
+
+def _coarse_ops(ops: list[Any]) -> list[list[Any]]:
+    """A shared library's fine operations as the coarse ones they came from, to name them."""
+    out: list[list[Any]] = []
+    for raw in ops:
+        if not isinstance(raw, list) or len(raw) < 2 or not isinstance(raw[1], str):
+            continue
+        kind, key = raw[0], raw[1]
+        if kind in ("f", "t"):
+            field = str(raw[2]) if kind == "f" and len(raw) > 2 else "tags"
+            if out and out[-1][0] == "set" and out[-1][1] == key:
+                out[-1][2][field] = None
+            else:
+                out.append(["set", key, {field: None}])
+        elif kind in ("a", "x"):
+            out.append(["add" if kind == "a" else "del", key, None])
+        elif kind in ("L", "m") and not (out and out[-1][0] == "list" and out[-1][1] == key):
+            out.append(["list", key, None])
+    return out

@@ -82,7 +82,8 @@ def _recover(store: Store) -> str:
             store._read_snapshot(store.snapshot_path)
         else:
             store._refuse_if_library_file_vanished()
-            store.papers, store.lists, store.generation, store.seq = {}, {}, 0, 0
+            store.generation, store.seq = 0, 0
+            _take_state(store, {}, {}, None)
     except StoreCorruptError:
         snapshot_damaged = True
         journal_gens = journal_generations(store.journal_path)
@@ -155,7 +156,7 @@ def _salvage_library_file(store: Store, journal_gens: list[int]) -> list[str]:
             "added since the library file was last saved, and their edits)."
         )
         store.generation, store.seq = (max(journal_gens), -1) if journal_gens else (_mark_generation(store), 0)
-        store.papers, store.lists = {}, {}
+        _take_state(store, {}, {}, None)
         return report
     if not scan.papers and not scan.lists and backup is None:
         raise StoreCorruptError(
@@ -269,9 +270,25 @@ def _salvage_library_file(store: Store, journal_gens: list[int]) -> list[str]:
         store.generation, store.seq = bheader["generation"] + 1, bheader.get("journal_seq", 0)
     else:
         store.generation, store.seq = 1, 0
-    store.papers, store.lists = papers, lists
+    _take_state(store, papers, lists, meta)
     store.fingerprint_version = (scan.header or bheader or {}).get("fingerprint_version", 0)
     return report
+
+
+def _take_state(
+    store: Store, papers: dict[str, Paper], lists: dict[str, list[str]], header: dict[str, Any] | None
+) -> None:
+    """Make `papers` and `lists` the store's state; a shared library's merge state follows them
+    (from the salvaged header's version vector, or from nothing), so the journal replays onto them."""
+    store.papers, store.lists = papers, lists
+    if store.sync is not None:
+        last = store.sync.clock.last
+        store.sync.bind(papers, lists)
+        try:
+            store.sync.load(header or {}, [])
+        except (KeyError, TypeError, ValueError, IndexError):
+            store.sync.load({}, [])
+        store.sync.clock.last = max(last, store.sync.clock.last)
 
 
 def _mark_generation(store: Store) -> int:
