@@ -114,6 +114,9 @@ _OPTIONS = {
     "delete": ["--yes"],
     "searches": ["--save", "--rename", "--delete", "--status", "--tag", "--list", "--area"],
     "devices": [],
+    "conflicts": ["--json", "--take", "--dismiss"],
+    "undo": ["--list"],
+    "redo": [],
 }
 assert set(_OPTIONS) == set(cli.COMMANDS)
 
