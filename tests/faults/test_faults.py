@@ -29,7 +29,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import SEEDS
+from conftest import SEEDS, store_dir
 from papershelf.core.errors import PapershelfError, StoreCorruptError, StoreUnreadableError
 from papershelf.core.library import Library
 from papershelf.core.store import JOURNAL, MARK, SNAPSHOT
@@ -327,9 +327,8 @@ def test_damage_to_every_store_file_is_refused_or_harmless_and_recover_keeps_wha
 
     base = tmp_path / "base"
     expected, expected_lists = build_base(base)
-    backup_file = next((base / "backups").iterdir())
-    with Library.open(backup_file.parent.parent, readonly=True):
-        pass
+    base_store = store_dir(base)  # this device's files, which the damage goes to
+    backup_file = next((base_store / "backups").iterdir())
     from papershelf.core.store import read_snapshot
 
     backup_papers = read_snapshot(backup_file)[0]
@@ -343,7 +342,8 @@ def test_damage_to_every_store_file_is_refused_or_harmless_and_recover_keeps_wha
             for how in DAMAGES:
                 folder = tmp_path / f"r{round_}-{name}-{how.replace(' ', '')}"
                 shutil.copytree(base, folder)
-                path = folder / name if name != "backup" else next((folder / "backups").iterdir())
+                mine = store_dir(folder)
+                path = mine / name if name != "backup" else next((mine / "backups").iterdir())
                 original = path.read_bytes()
                 damaged = damage_bytes(original, how, rng)
                 if damaged == original:
@@ -367,16 +367,17 @@ def test_damage_to_every_store_file_is_refused_or_harmless_and_recover_keeps_wha
                 with Library.open(folder, readonly=True) as lib:
                     papers, _lists = state_of(lib)
                 snap_lines = intact_lines(
-                    (base / SNAPSHOT).read_bytes(), damaged if name == SNAPSHOT else (base / SNAPSHOT).read_bytes()
+                    (base_store / SNAPSHOT).read_bytes(),
+                    damaged if name == SNAPSHOT else (base_store / SNAPSHOT).read_bytes(),
                 )
                 snap_ids = {orjson.loads(line.rpartition(b"\t")[0]).get("id") for line in snap_lines}
-                journal_before = (base / JOURNAL).read_bytes()
+                journal_before = (base_store / JOURNAL).read_bytes()
                 journal_lines = intact_lines(journal_before, damaged if name == JOURNAL else journal_before)
                 journal_notes = {}
                 for line in journal_lines:
-                    for kind, key, value in orjson.loads(line.rpartition(b"\t")[0])["ops"]:
-                        if kind == "set" and "notes" in value:
-                            journal_notes[key] = value["notes"]
+                    for op in orjson.loads(line.rpartition(b"\t")[0])["ops"]:
+                        if op[0] == "f" and op[2] == "notes":  # a device's action: one field set
+                            journal_notes[op[1]] = op[3]
                 for pid, raw in expected.items():
                     # a paper survived if its line is intact, or the backup holds it
                     if pid in snap_ids or pid in backup_papers:

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import SEEDS, local_dir, snapshot_files
+from conftest import SEEDS, local_dir, same_device, snapshot_files, store_dir
 from papershelf.core.library import Library
 from papershelf.core.store import JOURNAL, MARK, SNAPSHOT
 from test_store_odd_files import TIMEOUT, run  # the CLI under a timeout and a memory cap
@@ -54,9 +54,10 @@ def saved(tmp_path_factory) -> Path:
         lib.compact()
         lib.set_notes(lib.ids()[0], "a saved note")
         lib.add_to_list("kept", lib.ids()[:3])
-    backups = sorted((folder / "backups").iterdir())
+    mine = store_dir(folder)  # this device's files, which the campaign replaces
+    backups = sorted((mine / "backups").iterdir())
     assert backups
-    backups[0].rename(folder / BACKUP)
+    backups[0].rename(mine / BACKUP)
     for extra in backups[1:]:
         extra.unlink()
     return folder
@@ -93,10 +94,11 @@ def test_every_store_file_replaced_by_an_odd_one_ends_in_words(saved, tmp_path, 
                 if folder.exists():
                     shutil.rmtree(folder)
                 shutil.copytree(saved, folder, symlinks=True)
+                same_device(folder)  # this test's configuration is the device that wrote it
                 if name in LOCKS:
                     shutil.rmtree(local_dir(folder), ignore_errors=True)
                     local_dir(folder).mkdir(parents=True)
-                odd = (local_dir(folder) if name in LOCKS else folder) / name
+                odd = (local_dir(folder) if name in LOCKS else store_dir(folder)) / name
                 put(odd, kind)
                 before = {k: v for k, v in snapshot_files(folder).items() if not k.endswith("lock")}
                 try:
@@ -120,10 +122,10 @@ def test_every_store_file_replaced_by_an_odd_one_ends_in_words(saved, tmp_path, 
                     odd.unlink()
                 if name in LOCKS:
                     odd.touch()
-                elif (saved / name).is_dir():
-                    shutil.copytree(saved / name, odd)
+                elif (store_dir(saved) / name).is_dir():
+                    shutil.copytree(store_dir(saved) / name, odd)
                 else:
-                    shutil.copy2(saved / name, odd)
+                    shutil.copy2(store_dir(saved) / name, odd)
                 if res.returncode == 1 or command[0] == "list":
                     assert state(folder)[:2] == expected[:2], where
     report(capsys, "odd store files", {**counts, "runs": sum(counts.values())})
@@ -132,8 +134,9 @@ def test_every_store_file_replaced_by_an_odd_one_ends_in_words(saved, tmp_path, 
 def test_every_bit_flip_of_journal_last_is_harmless(saved, tmp_path, capsys):
     folder = tmp_path / "lib"
     shutil.copytree(saved, folder, symlinks=True)
+    same_device(folder)
     expected = state(folder)
-    mark = folder / MARK
+    mark = store_dir(folder) / MARK
     good = mark.read_bytes()
     counts: Counter[str] = Counter()
     for offset in range(len(good)):
