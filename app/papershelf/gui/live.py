@@ -37,6 +37,7 @@ from ..core.errors import PapershelfError
 from ..core.library import Change
 from ..core.library.watching import stat_key, watched_paths
 from ..core.overview import top_tags
+from .commands import SettledConflict
 
 if TYPE_CHECKING:
     from .main_window import MainWindow
@@ -62,6 +63,7 @@ class Check:
     files: list[Path] = field(default_factory=list)
     tags: tuple[list[str], list[str]] | None = None  # (every tag, the number keys' tags) after a merge
     said: str = ""  # what settling a conflict did, in words
+    steps: list[tuple[str, object]] = field(default_factory=list)  # (label, undo token) of each settle
     error: str = ""
     seconds: float = 0.0
 
@@ -187,10 +189,18 @@ class LiveChanges(QObject):
         for conflict, keep in settles:
             found = lib.conflicts()
             number = next((n for n, c in enumerate(found, 1) if conflict_key(c) == conflict_key(conflict)), 0)
+            if not number:
+                said.append("That conflict was settled meanwhile.")
+                continue
+            before = lib.undo_token()
             try:
-                said.append(lib.take_conflict(number, keep) if number else "That conflict was settled meanwhile.")
+                said.append(lib.take_conflict(number, keep))
             except PapershelfError as exc:  # a read-only library, a full disk: said, nothing lost
                 said.append(f"The conflict was not settled: {exc}")
+                continue
+            token = lib.undo_token()
+            if token is not None and token is not before:  # an action of the library's history
+                result.steps.append((lib.undo_label(), token))
         result.said = " ".join(said)
         if result.changes:
             result.tags = self._tags()
@@ -245,6 +255,9 @@ class LiveChanges(QObject):
             if not result.said:
                 win.statusBar().showMessage(self.tr("Merged edits from another device."), 4000)
             self.merged.emit(result.changes)
+        for label, token in result.steps:
+            # the window's Undo is the library's: settling a conflict is the user's last step
+            win.undo_stack.push(SettledConflict(self.library, label, token))
         if result.said:
             win.statusBar().showMessage(result.said, 8000)
         if result.conflicts is not None:

@@ -1,0 +1,43 @@
+"""Where undo, the conflicts and the live window meet the shared store (issue 22 review).
+
+Device A is the window (or the command line) on a shared library; device B is a second
+Library on the same folder in this process, with a device id of its own.
+"""
+
+from __future__ import annotations
+
+import pytest
+from PySide6.QtCore import Qt
+
+from test_live_sync import _make_conflict, _select_row, shared  # noqa: F401  (the fixture)
+from test_undo_library import edit_action
+
+pytestmark = pytest.mark.gui
+
+
+def test_undo_in_the_window_after_use_that_takes_the_conflict_back(shared, qtbot):  # noqa: F811
+    win, folder = shared
+    pid = _select_row(qtbot, win, 1)
+    win.tag_panel.addTagsRequested.emit(["ml"])  # an earlier step of the window's own
+    assert win.library.get(pid).tags == ["ml"]
+    b = _make_conflict(win, folder, pid)
+    try:
+        bar = win.conflict_bar
+        qtbot.waitUntil(lambda: bar.isVisible(), timeout=10_000)
+        (conflict,) = win.library.conflicts()
+        shown = conflict.current
+        qtbot.mouseClick(bar.use_button, Qt.MouseButton.LeftButton)
+        qtbot.waitUntil(lambda: win.library.get(pid).notes == conflict.value, timeout=10_000)
+        undo = edit_action(win, "undoAction")
+        qtbot.waitUntil(lambda: "notes" in undo.text(), timeout=10_000)
+        undo.trigger()
+        # Undo takes back what the user did last (the take), not the earlier tag
+        assert win.library.get(pid).notes == shown
+        assert win.library.get(pid).tags == ["ml"]
+        redo = edit_action(win, "redoAction")
+        assert "Use the other device's notes" in redo.text()
+        redo.trigger()
+        assert win.library.get(pid).notes == conflict.value
+        assert "Use the other device's notes" in win.library.undo_label()
+    finally:
+        b.close()
