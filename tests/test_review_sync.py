@@ -41,3 +41,29 @@ def test_undo_in_the_window_after_use_that_takes_the_conflict_back(shared, qtbot
         assert "Use the other device's notes" in win.library.undo_label()
     finally:
         b.close()
+
+
+def test_two_conflicts_are_counted_in_words_not_with_a_plural_placeholder(shared, qtbot):  # noqa: F811
+    from PySide6.QtGui import QAction
+
+    win, folder = shared
+    pid = _select_row(qtbot, win, 1)
+    b = _make_conflict(win, folder, pid)
+    try:
+        b.set_status([pid], "reading")
+        win.library.set_status([pid], "read")
+        qtbot.waitUntil(lambda: len(win.live.conflicts) == 2, timeout=10_000)
+        counter = win.conflicts.count_button
+        qtbot.waitUntil(lambda: counter.isVisible(), timeout=10_000)
+        assert counter.text() == "⚠ 2 conflicts"
+        win.findChild(QAction, "conflictsAction").trigger()
+        summary = win.conflicts.dialog.summary.text()
+        assert summary.startswith("2 values kept because") and "(s)" not in summary
+        # one settled on the other device: the dialog and the count follow, in the singular
+        b.refresh()
+        b.take_conflict(1, keep=True)
+        qtbot.waitUntil(lambda: win.conflicts.dialog.model.rowCount() == 1, timeout=10_000)
+        assert counter.text() == "⚠ 1 conflict"
+        assert win.conflicts.dialog.summary.text().startswith("1 value kept because")
+    finally:
+        b.close()

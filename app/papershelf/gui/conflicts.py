@@ -168,12 +168,13 @@ class ConflictsDialog(QDialog):
         self.summary.setText(
             self.tr("No conflicts: every device's edits merged cleanly.")
             if not n
-            else self.tr(
-                "%n value(s) kept because two devices changed the same thing at once. "
-                "Take uses the kept value; Dismiss keeps what is shown. Either way every device follows.",
-                "",
-                n,
+            else (
+                self.tr("1 value kept because two devices changed the same thing at once.")
+                if n == 1
+                else self.tr("%s values kept because two devices changed the same thing at once.") % f"{n:,}"
             )
+            + " "
+            + self.tr("Take uses the kept value; Dismiss keeps what is shown. Either way every device follows.")
         )
         if n:
             self.view.selectRow(0)
@@ -278,7 +279,7 @@ class ConflictsView(QObject):
         self._paper_shown(self.shown)
         n = len(self.live.conflicts)
         self.count_button.setVisible(bool(n))
-        self.count_button.setText(self.tr("⚠ %n conflict(s)", "", n))
+        self.count_button.setText(self.tr("⚠ 1 conflict") if n == 1 else self.tr("⚠ %s conflicts") % f"{n:,}")
 
     def _settle_shown(self, keep: bool) -> None:
         if self.bar.conflict is not None:
