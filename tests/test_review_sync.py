@@ -67,3 +67,34 @@ def test_two_conflicts_are_counted_in_words_not_with_a_plural_placeholder(shared
         assert win.conflicts.dialog.summary.text().startswith("1 value kept because")
     finally:
         b.close()
+
+
+def test_notes_being_typed_into_a_paper_another_device_deletes_are_not_dropped(shared, qtbot):  # noqa: F811
+    """The typing is an edit later than the deletion: the paper comes back with the notes (as the
+    merge brings back a paper edited after a deletion it had seen), and the window says so."""
+    from test_live_sync import B, _device
+
+    win, folder = shared
+    gone = _select_row(qtbot, win, 1)
+    title = win.library.get(gone).title
+    qtbot.keyClicks(win.tag_panel.notes, "half a thought")
+    b = _device(folder, B)
+    try:
+        b.delete_papers([gone])
+    finally:
+        b.close()
+    qtbot.waitUntil(lambda: "deleted on another device" in win.statusBar().currentMessage(), timeout=10_000)
+    assert win.library.get(gone).notes == "half a thought"
+    assert win.library.get(gone).title == title
+    assert win.model.row_of(gone) >= 0 and win.selected_ids() == [gone]
+    # the other device follows: the paper is back there too, with the notes
+    b = _device(folder, B)
+    try:
+        assert b.get(gone).notes == "half a thought"
+    finally:
+        b.close()
+    # and it is one step of the window's Undo, which is the library's
+    undo = edit_action(win, "undoAction")
+    assert "Bring back" in undo.text()
+    undo.trigger()
+    assert gone not in win.library

@@ -80,9 +80,9 @@ class OwnStep:
         return True
 
 
-class SettledConflict(QUndoCommand):
-    """A conflict settled (on the live worker, gui/live.py): already done when pushed; its undo
-    and redo are the library's. Should the library's history have moved on without it, there is
+class DoneStep(QUndoCommand):
+    """An action the library already made (a conflict settled on the live worker, gui/live.py; a
+    paper brought back for the notes typed into it): its undo and redo are the library's. Should the library's history have moved on without it, there is
     nothing of the window's own to put back, and the step does nothing."""
 
     def __init__(self, library: Library, label: str, token: object) -> None:
@@ -92,13 +92,13 @@ class SettledConflict(QUndoCommand):
         self._pushed = False
 
     def redo(self) -> None:
-        """Nothing the first time (the worker settled it); after an undo, the library's redo."""
+        """Nothing the first time (it is done); after an undo, the library's redo."""
         if self._pushed:
             self.own.redo()
         self._pushed = True
 
     def undo(self) -> None:
-        """The library's undo of the settle."""
+        """The library's undo of the action."""
         self.own.undo()
 
 

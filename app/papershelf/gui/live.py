@@ -37,7 +37,7 @@ from ..core.errors import PapershelfError
 from ..core.library import Change
 from ..core.library.watching import stat_key, watched_paths
 from ..core.overview import top_tags
-from .commands import SettledConflict
+from .commands import DoneStep
 
 if TYPE_CHECKING:
     from .main_window import MainWindow
@@ -257,7 +257,7 @@ class LiveChanges(QObject):
             self.merged.emit(result.changes)
         for label, token in result.steps:
             # the window's Undo is the library's: settling a conflict is the user's last step
-            win.undo_stack.push(SettledConflict(self.library, label, token))
+            win.undo_stack.push(DoneStep(self.library, label, token))
         if result.said:
             win.statusBar().showMessage(result.said, 8000)
         if result.conflicts is not None:
