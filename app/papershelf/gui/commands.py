@@ -82,8 +82,9 @@ class OwnStep:
 
 class DoneStep(QUndoCommand):
     """An action the library already made (a conflict settled on the live worker, gui/live.py; a
-    paper brought back for the notes typed into it): its undo and redo are the library's. Should the library's history have moved on without it, there is
-    nothing of the window's own to put back, and the step does nothing."""
+    paper brought back for the notes typed into it): its undo and redo are the library's. Should
+    the library's history have moved on without it, there is nothing of the window's own to put
+    back, and the step does nothing."""
 
     def __init__(self, library: Library, label: str, token: object) -> None:
         super().__init__(label)

@@ -221,7 +221,9 @@ class Edits(QObject):
             return
         title = lib.get(paper_id).title
         if lib.undo_token() is not token:
-            win.undo_stack.push(DoneStep(lib, self.tr("Bring back %s with your notes") % quoted([title]), lib.undo_token()))
+            win.undo_stack.push(
+                DoneStep(lib, self.tr("Bring back %s with your notes") % quoted([title]), lib.undo_token())
+            )
         said = self.tr("%s was deleted on another device while you wrote its notes: it is back, with them.")
 
         def back(tries: int = 20) -> None:  # once the merge's events and the list's refresh are through
