@@ -98,3 +98,16 @@ def test_notes_being_typed_into_a_paper_another_device_deletes_are_not_dropped(s
     assert "Bring back" in undo.text()
     undo.trigger()
     assert gone not in win.library
+
+
+def test_a_search_saved_on_another_device_shows_in_the_sidebar_without_a_restart(shared, qtbot):  # noqa: F811
+    from test_live_sync import B, _device
+
+    win, folder = shared
+    b = _device(folder, B)
+    try:
+        b.save_search("desk reads", "transformer", {"status": "unread"})
+    finally:
+        b.close()
+    qtbot.waitUntil(lambda: "desk reads" in [v for v, _ in win.filter_panel.entries("saved")], timeout=10_000)
+    assert "desk reads" in win.library.saved_searches()
