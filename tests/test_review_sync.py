@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import pytest
 from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QApplication
 
 from test_live_sync import _make_conflict, _select_row, shared  # noqa: F401  (the fixture)
 from test_undo_library import edit_action
@@ -111,3 +112,21 @@ def test_a_search_saved_on_another_device_shows_in_the_sidebar_without_a_restart
         b.close()
     qtbot.waitUntil(lambda: "desk reads" in [v for v, _ in win.filter_panel.entries("saved")], timeout=10_000)
     assert "desk reads" in win.library.saved_searches()
+
+
+def test_the_result_count_does_not_show_through_a_status_message_when_a_conflict_is_counted(shared, qtbot):  # noqa: F811
+    win, folder = shared
+    pid = _select_row(qtbot, win, 1)
+    b = _make_conflict(win, folder, pid)
+    try:
+        counter = win.conflicts.count_button
+        qtbot.waitUntil(lambda: counter.isVisible(), timeout=10_000)
+        win.statusBar().showMessage("Merged edits from another device.", 60_000)
+        counter.setText("⚠ 2 conflicts")  # a later count
+        for _ in range(3):  # the layout request, then the show it queues: posted events, no time
+            QApplication.sendPostedEvents()
+            QApplication.processEvents()
+        # a status message hides the "N papers" label under it; it must not be drawn over it
+        assert not win.result_label.isVisible()
+    finally:
+        b.close()

@@ -256,6 +256,9 @@ class ConflictsView(QObject):
         self.count_button.setAutoRaise(True)
         self.count_button.setToolTip(self.tr("Show the conflicts (Edit ▸ Conflicts…)"))
         self.count_button.clicked.connect(self.open)
+        # its text from the start: a status bar whose tallest widget grows lays itself out again, and
+        # that shows the result count (hidden by a message) under the message (the ⚠ is taller)
+        self.count_button.setText(self.tr("⚠ 1 conflict"))
         self.count_button.hide()
         window.statusBar().addPermanentWidget(self.count_button)
         window.abstract_view.paperShown.connect(self._paper_shown)
