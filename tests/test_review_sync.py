@@ -130,3 +130,17 @@ def test_the_result_count_does_not_show_through_a_status_message_when_a_conflict
         assert not win.result_label.isVisible()
     finally:
         b.close()
+
+
+def test_the_conflict_bar_gives_its_words_the_width_of_the_abstract(shared, qtbot):  # noqa: F811
+    win, folder = shared
+    pid = _select_row(qtbot, win, 1)
+    b = _make_conflict(win, folder, pid)
+    try:
+        bar = win.conflict_bar
+        qtbot.waitUntil(lambda: bar.isVisible(), timeout=10_000)
+        # the words over the whole bar, Use that / Keep this under them (not a narrow column beside them)
+        assert bar.label.width() >= 0.9 * bar.contentsRect().width()
+        assert bar.use_button.geometry().top() >= bar.label.geometry().bottom()
+    finally:
+        b.close()
