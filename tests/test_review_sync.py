@@ -144,3 +144,30 @@ def test_the_conflict_bar_gives_its_words_the_width_of_the_abstract(shared, qtbo
         assert bar.use_button.geometry().top() >= bar.label.geometry().bottom()
     finally:
         b.close()
+
+
+def test_papershelf_undo_after_conflicts_take_says_what_it_takes_back(tmp_path, data_dir):
+    """The command line: a conflict made by two copies of one library (device B's folder copied
+    in, as a sync tool does), taken, then undone: the undo names the take."""
+    import json
+    import shutil
+
+    from conftest import SEEDS, run_cli
+
+    b_env = {"PAPERSHELF_CONFIG_DIR": str(tmp_path / "config-b"), "PAPERSHELF_STATE_DIR": str(tmp_path / "state-b")}
+    assert run_cli("import", str(SEEDS[0]), data_dir=data_dir).returncode == 0
+    pid = json.loads(run_cli("list", "--json", data_dir=data_dir).stdout)[0]["id"]
+    other = tmp_path / "copy"
+    shutil.copytree(data_dir, other)
+    assert run_cli("note", pid, "A note", data_dir=data_dir).returncode == 0
+    assert run_cli("note", pid, "B note", data_dir=other, env=b_env).returncode == 0
+    mine = {p.name for p in (data_dir / "devices").iterdir()}
+    (b_dir,) = [p for p in (other / "devices").iterdir() if p.name not in mine]
+    shutil.copytree(b_dir, data_dir / "devices" / b_dir.name)
+    shown = json.loads(run_cli("show", pid, "--json", data_dir=data_dir).stdout)["notes"]
+    taken = run_cli("conflicts", "--take", "1", data_dir=data_dir)
+    assert taken.returncode == 0, taken.stderr
+    res = run_cli("undo", data_dir=data_dir)
+    assert res.returncode == 0, res.stderr
+    assert "Undone: Use the other device's notes of" in res.stdout
+    assert json.loads(run_cli("show", pid, "--json", data_dir=data_dir).stdout)["notes"] == shown
