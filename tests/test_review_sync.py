@@ -171,3 +171,28 @@ def test_papershelf_undo_after_conflicts_take_says_what_it_takes_back(tmp_path, 
     assert res.returncode == 0, res.stderr
     assert "Undone: Use the other device's notes of" in res.stdout
     assert json.loads(run_cli("show", pid, "--json", data_dir=data_dir).stdout)["notes"] == shown
+
+
+def test_undoing_an_import_keeps_the_papers_another_device_imported_too(tmp_path):
+    """Both devices import one listing at once (neither had seen the other's): one set of papers.
+    Undo on A takes back A's import only; B's import of the same papers stays, on both devices."""
+    from conftest import SEEDS
+    from test_live_sync import A, B, _device
+
+    folder = tmp_path / "shared"
+    a, b = _device(folder, A), _device(folder, B)
+    try:
+        a.import_files([SEEDS[0]])
+        b.import_files([SEEDS[0]])
+        a.refresh()
+        b.refresh()
+        n = len(a)
+        assert n and len(b) == n
+        done = a.undo()
+        assert done is not None and "kept as they are now" in done.message
+        assert len(a) == n
+        b.refresh()
+        assert len(b) == n
+    finally:
+        a.close()
+        b.close()
