@@ -80,6 +80,29 @@ class OwnStep:
         return True
 
 
+class DoneStep(QUndoCommand):
+    """An action the library already made (a conflict settled on the live worker, gui/live.py; a
+    paper brought back for the notes typed into it): its undo and redo are the library's. Should
+    the library's history have moved on without it, there is nothing of the window's own to put
+    back, and the step does nothing."""
+
+    def __init__(self, library: Library, label: str, token: object) -> None:
+        super().__init__(label)
+        self.own = OwnStep(library)
+        self.own.token = token
+        self._pushed = False
+
+    def redo(self) -> None:
+        """Nothing the first time (it is done); after an undo, the library's redo."""
+        if self._pushed:
+            self.own.redo()
+        self._pushed = True
+
+    def undo(self) -> None:
+        """The library's undo of the action."""
+        self.own.undo()
+
+
 class LibraryEdit(QUndoCommand):
     """Run `action` once; undo restores the papers' editable fields (and the
     reading lists, and the saved searches, if the edit touches them); redo puts the result back."""

@@ -168,12 +168,13 @@ class ConflictsDialog(QDialog):
         self.summary.setText(
             self.tr("No conflicts: every device's edits merged cleanly.")
             if not n
-            else self.tr(
-                "%n value(s) kept because two devices changed the same thing at once. "
-                "Take uses the kept value; Dismiss keeps what is shown. Either way every device follows.",
-                "",
-                n,
+            else (
+                self.tr("1 value kept because two devices changed the same thing at once.")
+                if n == 1
+                else self.tr("%s values kept because two devices changed the same thing at once.") % f"{n:,}"
             )
+            + " "
+            + self.tr("Take uses the kept value; Dismiss keeps what is shown. Either way every device follows.")
         )
         if n:
             self.view.selectRow(0)
@@ -201,13 +202,18 @@ class ConflictBar(QFrame):
         self.setObjectName("conflictBar")
         self.setFrameShape(QFrame.Shape.StyledPanel)
         self.setAccessibleName(self.tr("Conflict"))
-        row = QHBoxLayout(self)
-        row.setContentsMargins(6, 4, 6, 4)
+        # the words over the whole width, the buttons under them: beside them, in the narrow
+        # column over the abstract, the words wrapped to seven lines and pushed the abstract down
+        column = QVBoxLayout(self)
+        column.setContentsMargins(6, 4, 6, 4)
         self.label = QLabel()
         self.label.setObjectName("conflictLabel")
         self.label.setWordWrap(True)
         self.label.setTextFormat(Qt.TextFormat.PlainText)
-        row.addWidget(self.label, 1)
+        column.addWidget(self.label)
+        row = QHBoxLayout()
+        row.addStretch(1)
+        column.addLayout(row)
         self.use_button = QPushButton(self.tr("Use that"))
         self.use_button.setObjectName("conflictUseButton")
         self.keep_button = QPushButton(self.tr("Keep this"))
@@ -255,6 +261,9 @@ class ConflictsView(QObject):
         self.count_button.setAutoRaise(True)
         self.count_button.setToolTip(self.tr("Show the conflicts (Edit ▸ Conflicts…)"))
         self.count_button.clicked.connect(self.open)
+        # its text from the start: a status bar whose tallest widget grows lays itself out again, and
+        # that shows the result count (hidden by a message) under the message (the ⚠ is taller)
+        self.count_button.setText(self.tr("⚠ 1 conflict"))
         self.count_button.hide()
         window.statusBar().addPermanentWidget(self.count_button)
         window.abstract_view.paperShown.connect(self._paper_shown)
@@ -278,7 +287,7 @@ class ConflictsView(QObject):
         self._paper_shown(self.shown)
         n = len(self.live.conflicts)
         self.count_button.setVisible(bool(n))
-        self.count_button.setText(self.tr("⚠ %n conflict(s)", "", n))
+        self.count_button.setText(self.tr("⚠ 1 conflict") if n == 1 else self.tr("⚠ %s conflicts") % f"{n:,}")
 
     def _settle_shown(self, keep: bool) -> None:
         if self.bar.conflict is not None:

@@ -11,14 +11,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QObject
+from PySide6.QtCore import QObject, QTimer
 from PySide6.QtGui import QAction, QKeySequence, QUndoCommand
 from PySide6.QtWidgets import QInputDialog, QMessageBox
 
 from ..core import overview
 from ..core.errors import PapershelfError
-from ..core.paper import Status
-from .commands import DeletePapers, LibraryEdit
+from ..core.paper import Paper, Status
+from .commands import DeletePapers, DoneStep, LibraryEdit
 from .feedback import edited, n_papers, quoted, redone, undone
 from .paper_model import STATUS_LABELS
 
@@ -198,9 +198,45 @@ class Edits(QObject):
     def save_notes(self, paper_id: str, text: str) -> None:
         """Keep the notes typed for a paper (one undoable step; nothing if unchanged or gone)."""
         lib = self.window.library
-        if paper_id not in lib or lib.get(paper_id).notes == text:
+        if paper_id not in lib:
+            self._notes_of_deleted(paper_id, text)
+            return
+        if lib.get(paper_id).notes == text:
             return
         self.edit(self.tr("Edit notes"), [paper_id], lambda: lib.set_notes(paper_id, text))
+
+    def _notes_of_deleted(self, paper_id: str, text: str) -> None:
+        """Notes typed into a paper another device deleted meanwhile: an edit later than the
+        deletion, so the paper comes back with them (as the merge brings back a paper another
+        device edited after a deletion it had seen), rather than the typing being dropped."""
+        win, lib = self.window, self.window.library
+        record = lib.deleted_record(paper_id)
+        if not record or record.get("notes", "") == text:
+            return
+        token = lib.undo_token()
+        try:
+            lib.restore_papers([Paper.from_dict({**record, "id": paper_id, "notes": text})], {})
+        except PapershelfError as exc:  # a read-only library, a full disk: the text stays shown
+            win.statusBar().showMessage(self.tr("Your notes were not saved: %s") % exc, 10000)
+            return
+        title = lib.get(paper_id).title
+        if lib.undo_token() is not token:
+            win.undo_stack.push(
+                DoneStep(lib, self.tr("Bring back %s with your notes") % quoted([title]), lib.undo_token())
+            )
+        said = self.tr("%s was deleted on another device while you wrote its notes: it is back, with them.")
+
+        def back(tries: int = 20) -> None:  # once the merge's events and the list's refresh are through
+            if win.closing or paper_id not in lib:
+                return
+            if win.model.row_of(paper_id) < 0 and tries:
+                QTimer.singleShot(100, lambda: back(tries - 1))
+                return
+            if not win.selected_ids():
+                win.pane.reselect([paper_id], paper_id)
+            win.statusBar().showMessage(said % quoted([title]), 10000)
+
+        QTimer.singleShot(0, back)
 
     # ---- reading lists and deleting ------------------------------------------------
     def choose_list(self) -> None:

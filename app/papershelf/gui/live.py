@@ -35,8 +35,9 @@ from PySide6.QtCore import QFileSystemWatcher, QObject, QTimer, Signal, Slot
 
 from ..core.errors import PapershelfError
 from ..core.library import Change
-from ..core.library.watching import stat_key, watched_paths
+from ..core.library.watching import stat_key, synced_paths, watched_paths
 from ..core.overview import top_tags
+from .commands import DoneStep
 
 if TYPE_CHECKING:
     from .main_window import MainWindow
@@ -61,7 +62,9 @@ class Check:
     folders: list[Path] = field(default_factory=list)
     files: list[Path] = field(default_factory=list)
     tags: tuple[list[str], list[str]] | None = None  # (every tag, the number keys' tags) after a merge
+    synced: bool = False  # another device's saved searches or hand tags changed
     said: str = ""  # what settling a conflict did, in words
+    steps: list[tuple[str, object]] = field(default_factory=list)  # (label, undo token) of each settle
     error: str = ""
     seconds: float = 0.0
 
@@ -94,6 +97,7 @@ class LiveChanges(QObject):
         self._force = self._recount = self._asked = self._closing = False
         self._settles: list[tuple[Any, bool]] = []
         self._seen: tuple[tuple[str, Any], ...] = ()
+        self._synced_seen: tuple[tuple[str, Any], ...] = ()  # other devices' saved searches, hand tags
         self._thread: threading.Thread | None = None
         self._checked.connect(self._deliver)
         window.events.changed.connect(self._local_change)
@@ -183,16 +187,27 @@ class LiveChanges(QObject):
         if force or seen != self._seen:
             self._seen = seen
             result.changes = lib.refresh()
+        synced = tuple((str(p), stat_key(p)) for p in synced_paths(lib))
+        result.synced = synced != self._synced_seen
+        self._synced_seen = synced
         said = []
         for conflict, keep in settles:
             found = lib.conflicts()
             number = next((n for n, c in enumerate(found, 1) if conflict_key(c) == conflict_key(conflict)), 0)
+            if not number:
+                said.append("That conflict was settled meanwhile.")
+                continue
+            before = lib.undo_token()
             try:
-                said.append(lib.take_conflict(number, keep) if number else "That conflict was settled meanwhile.")
+                said.append(lib.take_conflict(number, keep))
             except PapershelfError as exc:  # a read-only library, a full disk: said, nothing lost
                 said.append(f"The conflict was not settled: {exc}")
+                continue
+            token = lib.undo_token()
+            if token is not None and token is not before:  # an action of the library's history
+                result.steps.append((lib.undo_label(), token))
         result.said = " ".join(said)
-        if result.changes:
+        if result.changes or result.synced:
             result.tags = self._tags()
         if recount or result.changes or settles:
             result.conflicts = self._scan()
@@ -245,6 +260,13 @@ class LiveChanges(QObject):
             if not result.said:
                 win.statusBar().showMessage(self.tr("Merged edits from another device."), 4000)
             self.merged.emit(result.changes)
+        if result.synced:  # a search saved (or hand tags set) on another device
+            win.sidebar.saved.reload()
+            if result.tags is not None and not result.changes:
+                win.tag_panel.set_key_tags(result.tags[1])
+        for label, token in result.steps:
+            # the window's Undo is the library's: settling a conflict is the user's last step
+            win.undo_stack.push(DoneStep(self.library, label, token))
         if result.said:
             win.statusBar().showMessage(result.said, 8000)
         if result.conflicts is not None:

@@ -77,6 +77,23 @@ def take_conflict(lib: Library, number: int, keep: bool = True) -> str:
     if not 1 <= number <= len(found):
         raise NotFoundError(f"There is no conflict {number}; there are {len(found)}.")
     c = found[number - 1]
+    with lib._history.labelled(settle_label(lib, c, keep)):
+        return _settle(lib, c, keep)
+
+
+def settle_label(lib: Library, c: Conflict, keep: bool) -> str:
+    """How settling conflict `c` is named in the undo history."""
+    paper = lib.find(c.paper)
+    title = paper.title if paper is not None else str(deleted_record(lib, c.paper).get("title", ""))
+    them = "'" + (title if len(title) <= 40 else title[:39] + "…") + "'" if title else c.paper
+    if not c.field:
+        return f"Bring back {them}" if keep else f"Keep {them} deleted"
+    if keep:
+        return f"Use the other device's {c.field} of {them}"
+    return f"Keep the {c.field} shown for {them}"
+
+
+def _settle(lib: Library, c: Conflict, keep: bool) -> str:
     now = now_iso()
     if not c.field:
         sync = lib._store.sync

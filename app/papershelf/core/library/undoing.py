@@ -200,12 +200,13 @@ def inverse(lib: Library, d: Diff) -> tuple[list[Op], list[Change], int]:
     kept = 0
     now = now_iso()
     removed: set[str] = set()
+    added_elsewhere = _added_by_others(lib)
     for pid, dg in d.added.items():
         paper = papers.get(pid)
         if paper is None:
             continue
-        if digest(paper.raw()) != dg:
-            kept += 1
+        if digest(paper.raw()) != dg or added_elsewhere(pid):
+            kept += 1  # changed since, or imported on another device too: that import stays
             continue
         ops.append(Op("del", pid))
         removed.add(pid)
@@ -259,6 +260,23 @@ def inverse(lib: Library, d: Diff) -> tuple[list[Op], list[Change], int]:
     if names:
         events.append(Change("lists-changed", ids=frozenset(touched), lists=frozenset(names)))
     return ops, events, kept
+
+
+def _added_by_others(lib: Library) -> Any:
+    """Whether another device added the paper too (the same paper imported there, not having
+    seen this device's import): undoing this device's import must not take that one back."""
+    sync = getattr(lib._store, "sync", None)
+    me = getattr(lib._store, "device", None)
+    if sync is None or me is None:
+        return lambda pid: False
+
+    def check(pid: str) -> bool:
+        meta = sync.metas.get(pid)
+        if meta is None:
+            return False
+        return any(dev not in ("", me) for _, dev in (meta.add, *meta.add_fields.values()))
+
+    return check
 
 
 def _lists_back(d: Diff, lists: Mapping[str, list[str]], alive: set[str]) -> tuple[list[Op], set[str], set[str], int]:

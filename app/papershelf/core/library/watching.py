@@ -21,6 +21,8 @@ if TYPE_CHECKING:
 
 StatKey = tuple[int, int, int] | None
 
+SYNCED_FILES = ("saved-searches.json", "hand-tags.json")  # saved.FILE_NAME, tagging.HAND_TAGS_FILE
+
 
 def watched_paths(lib: Library) -> tuple[list[Path], list[Path]]:
     """(folders, files) another device's sync changes: the devices folder and each other
@@ -33,6 +35,16 @@ def watched_paths(lib: Library) -> tuple[list[Path], list[Path]]:
     folders = [devices] + [devices / dev for dev in store.other_devices()]
     files = [f / name for f in folders[1:] for name in (JOURNAL, SNAPSHOT) if (f / name).exists()]
     return folders, files
+
+
+def synced_paths(lib: Library) -> list[Path]:
+    """Other devices' saved searches and hand tags (synced.py; present or not): a change of
+    these is no merge of the store, but the window's saved searches and key tags follow it."""
+    store = lib._store
+    if not isinstance(store, SharedStore):
+        return []
+    devices = store.root / DEVICES
+    return [devices / dev / name for dev in store.other_devices() for name in SYNCED_FILES]
 
 
 def stat_key(path: Path) -> StatKey:
