@@ -55,7 +55,7 @@ BACKUPS = "backups"
 # a shared library (several devices): each device's files are in DEVICES/<device id>/
 DEVICES = "devices"
 # the keys of a device library file's merge-state lines, and where read_snapshot hands them over
-SYNC_KEYS = frozenset({"smeta", "gone", "slist"})
+SYNC_KEYS = frozenset({"smeta", "gone", "slist", "orphan"})
 SYNC_LINES = "_sync_lines"
 FORMAT_NAME = "papershelf-library"
 

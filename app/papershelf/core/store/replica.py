@@ -166,7 +166,9 @@ class Replica:
         """Apply one fine operation of `action`; one on a paper not known yet waits for its add."""
         kind = op[0]
         if kind in "ftx" and op[1] not in self.papers and op[1] not in self.gone:
-            self.orphans.setdefault(op[1], []).append((action, op))
+            waiting = self.orphans.setdefault(op[1], [])
+            if not any(a.stamp == action.stamp and o == op for a, o in waiting):  # joins bring them again
+                waiting.append((action, op))
             return
         if kind == "a":
             self._add(action, op[1], op[2])
@@ -357,10 +359,14 @@ class Replica:
             self.list_meta(name)
         for name, lmeta in self.list_metas.items():
             yield lmeta.encode(name)
+        for pid, waiting in self.orphans.items():
+            # edits of a paper whose add has not arrived: the header's vv counts them as applied,
+            # so they must live in the file until the add comes
+            yield {"orphan": pid, "ops": [[a.hlc, a.dev, a.seq, a.vv, op] for a, op in waiting]}
 
     def load(self, header: Mapping[str, Any], extra: list[dict[str, Any]]) -> None:
         """Take the metadata of this device's own snapshot (ValueError if it is not sound)."""
-        self.metas, self.gone, self.list_metas = {}, {}, {}
+        self.metas, self.gone, self.list_metas, self.orphans = {}, {}, {}, {}
         vv = header.get("vv", {})
         self.applied = {str(k): int(v) for k, v in vv.items()} if isinstance(vv, dict) else {}
         self.clock.last = int(header.get("hlc", 0))
@@ -373,6 +379,8 @@ class Replica:
                 self.gone[str(rec["gone"])] = Tombstone.decode(rec)
             elif "slist" in rec:
                 self.list_metas[str(rec["slist"])] = ListMeta.decode(rec)
+            elif "orphan" in rec:
+                self.orphans[str(rec["orphan"])] = [_decode_orphan(raw) for raw in rec["ops"]]
 
     def join(self, papers: Mapping[str, Paper], lists: Mapping[str, list[str]], other: Replica) -> None:
         """Merge another device's whole state (its snapshot) into this one: the same merges as
@@ -392,6 +400,9 @@ class Replica:
             for pid, (hlc, dev, present, pos) in lmeta.members.items():
                 self._member(Action(hlc, dev, 0, {}), name, pid, present, pos)
             self._materialize(name)
+        for early in other.orphans.values():
+            for action, op in early:
+                self.apply_one(action, op)  # applied if the paper is here, kept waiting otherwise
         for dev, n in other.applied.items():
             if dev != self.device and self.applied.get(dev, 0) < n:
                 self.applied[dev] = n
@@ -423,6 +434,13 @@ def _put(raw: dict[str, Any], name: str, value: Any) -> None:
 
 def _bare(meta: PaperMeta) -> bool:
     return not meta.add_fields and not meta.heads and not meta.tags
+
+
+def _decode_orphan(raw: list[Any]) -> tuple[Action, list[Any]]:
+    hlc, dev, seq, vv, op = raw
+    if not (isinstance(op, list) and op and op[0] in "ftx" and isinstance(vv, dict)):
+        raise ValueError("a waiting edit needs its stamp and operation")
+    return Action(int(hlc), str(dev), int(seq), {str(k): int(v) for k, v in vv.items()}), op
 
 
 def parse_action(record: Mapping[str, Any]) -> tuple[Action, list[list[Any]]]:

@@ -337,6 +337,10 @@ class SharedStore(Store):
             self.lists.update(lists)
             sync.metas, sync.gone, sync.list_metas = other.metas, other.gone, other.list_metas
             sync.default_add = other.default_add
+            mine, sync.orphans = sync.orphans, {}
+            for early in [*mine.values(), *other.orphans.values()]:
+                for action, op in early:
+                    sync.apply_one(action, op)  # edits that waited for a paper this file brings
             for d, n in other.applied.items():
                 if d != self.device:
                     sync.applied[d] = max(sync.applied.get(d, 0), n)
