@@ -4,11 +4,14 @@ devices disagreed, or a device lost an edit, before its fix."""
 
 from __future__ import annotations
 
+import json
 import shutil
 
 import pytest
 
-from conftest import SEEDS
+from conftest import FIXTURES, SEEDS, listed_papers, run_cli
+from papershelf.core.library import Library
+from papershelf.core.store import open_store
 from test_shared_merge import DEVICES, _clock_past, _open, _state
 
 A, B, C = DEVICES
@@ -72,3 +75,57 @@ def test_an_edit_of_a_paper_whose_device_has_not_arrived_survives_a_compaction(t
         assert c.get(pid).notes == "from B"
     finally:
         c.close()
+
+
+def test_a_second_machine_sees_a_library_another_machine_upgraded(tmp_path):
+    """The laptop upgrades its old library at its first edit; the desktop, whose sync brought the
+    folder, opens it: it lists every paper and the reading list (it listed none: the upgrade's
+    library file said it held no action, so no other device ever read it)."""
+    folder = tmp_path / "shared"
+    shutil.copytree(FIXTURES / "library-v2", folder)
+    laptop = {"PAPERSHELF_CONFIG_DIR": str(tmp_path / "laptop")}
+    desktop = {"PAPERSHELF_CONFIG_DIR": str(tmp_path / "desktop"), "PAPERSHELF_STATE_DIR": str(tmp_path / "ds")}
+    before = listed_papers(folder)
+    res = run_cli("tag", before[0]["id"], "--add", "upgraded", data_dir=folder, env=laptop)
+    assert res.returncode == 0, res.stderr
+    assert list(folder.glob("pre-sync-backup-*"))
+    res = run_cli("list", "--json", data_dir=folder, env=desktop)
+    assert res.returncode == 0, res.stderr
+    seen = json.loads(res.stdout)
+    assert sorted(p["id"] for p in seen) == sorted(p["id"] for p in before)
+    assert "upgraded" in next(p for p in seen if p["id"] == before[0]["id"])["tags"]
+    lists = run_cli("lists", data_dir=folder, env=desktop)
+    assert "Thesis refs" in lists.stdout, lists.stdout + lists.stderr
+
+
+def test_a_reading_list_from_before_sharing_reaches_a_device_that_had_edits_of_its_own(tmp_path):
+    """A upgrades an old library that has a reading list; B, whose sync had not brought A's folder
+    yet, imports a listing meanwhile. When A's folder arrives B merges it with its own papers and
+    shows the old reading list too (it showed the old papers but not the list: a list from before
+    sharing, with no stamp, read as one B had never known)."""
+    folder = tmp_path / "shared"
+    shutil.copytree(FIXTURES / "library-v2", folder)
+    a = Library(open_store(folder, device=A))
+    try:
+        old_lists = dict(a.lists().items())
+        assert old_lists and all(old_lists.values())
+    finally:
+        a.close()
+    aside = tmp_path / "not-arrived"
+    shutil.move(folder / "devices" / A, aside)
+    b = _open(folder, B)
+    try:
+        b.import_files([SEEDS[1]])
+        b.compact()
+    finally:
+        b.close()
+    shutil.move(aside, folder / "devices" / A)
+    a, b = _open(folder, A), _open(folder, B)
+    try:
+        b.refresh()
+        a.refresh()
+        assert {k: v for k, v in b.lists().items() if k in old_lists} == old_lists
+        assert _state(a)[:2] == _state(b)[:2]
+    finally:
+        a.close()
+        b.close()

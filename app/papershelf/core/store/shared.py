@@ -426,6 +426,10 @@ def upgrade(folder: Path, device: str | None = None) -> Path:
             store.papers.update(old.papers)
             store.lists.update(old.lists)
             store.fingerprint_version = old.fingerprint_version
+            # the library as it was is this device's action 1: a device reads another's library
+            # file for the actions its journal no longer holds, and would not read one of none
+            assert store.sync is not None
+            store.seq = store.sync.applied[store.device] = 1
             store.compact()
         finally:
             store.close()
