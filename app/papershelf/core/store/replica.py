@@ -80,8 +80,9 @@ class Replica:
         meta = self.list_metas.get(name)
         if meta is None:
             # a list of a library from before sync: existing, members in their order
+            # (a list never heard of is older than that: one from before sync read elsewhere exists)
             ids = self.lists.get(name)
-            meta = ListMeta((0, "", ids is not None))
+            meta = ListMeta((0, "", True) if ids is not None else (-1, "", False))
             for i, pid in enumerate(ids or []):
                 meta.members[pid] = (0, "", True, float(i))
             self.list_metas[name] = meta
@@ -393,10 +394,7 @@ class Replica:
         for name in lists:
             other.list_meta(name)
         for name, lmeta in other.list_metas.items():
-            if lmeta.exists[:2] != (0, ""):
-                self._list_exists(Action(lmeta.exists[0], lmeta.exists[1], 0, {}), name, lmeta.exists[2])
-            else:
-                self.list_meta(name)
+            self._list_exists(Action(lmeta.exists[0], lmeta.exists[1], 0, {}), name, lmeta.exists[2])
             for pid, (hlc, dev, present, pos) in lmeta.members.items():
                 self._member(Action(hlc, dev, 0, {}), name, pid, present, pos)
             self._materialize(name)
