@@ -6,12 +6,14 @@ from __future__ import annotations
 
 import json
 import shutil
+from pathlib import Path
 
 import pytest
 
 from conftest import FIXTURES, SEEDS, listed_papers, run_cli
+from papershelf.core.errors import StoreVersionError
 from papershelf.core.library import Library
-from papershelf.core.store import open_store
+from papershelf.core.store import Store, machine, open_store
 from test_shared_merge import DEVICES, _clock_past, _open, _state
 
 A, B, C = DEVICES
@@ -129,3 +131,44 @@ def test_a_reading_list_from_before_sharing_reaches_a_device_that_had_edits_of_i
     finally:
         a.close()
         b.close()
+
+
+def _upgraded_then_crashed(tmp_path: Path, when: str, monkeypatch) -> tuple[Path, list[dict], dict]:
+    """An old library whose upgrade was cut short (kill -9, a power cut) at `when`: "started"
+    (the device's folder made, its library file not written yet) or "written" (the device's
+    library file written, the old files not moved aside yet)."""
+    folder = tmp_path / "library"
+    shutil.copytree(FIXTURES / "library-v2", folder)
+    before = listed_papers(folder)
+    env = {"PAPERSHELF_CONFIG_DIR": str(tmp_path / "laptop")}
+    monkeypatch.setenv("PAPERSHELF_CONFIG_DIR", env["PAPERSHELF_CONFIG_DIR"])
+    device = machine.device_id()
+    if when == "started":
+        (folder / "devices" / device).mkdir(parents=True)
+        (folder / "devices" / device / "library.jsonl.tmp").write_bytes(b'{"format":"papershelf-lib')
+    else:
+        old = {p.name: p.read_bytes() for p in folder.iterdir() if p.is_file()}
+        Library(open_store(folder)).close()
+        for aside in folder.glob("pre-sync-backup-*"):
+            shutil.rmtree(aside)
+        for name, data in old.items():
+            (folder / name).write_bytes(data)
+    return folder, before, env
+
+
+@pytest.mark.parametrize("when", ["started", "written"])
+def test_an_upgrade_cut_short_is_finished_at_the_next_open_and_loses_nothing(tmp_path, when, monkeypatch):
+    """The library listed no paper after an upgrade cut short before its device's library file was
+    written (the device folder alone made it read as a shared library), and an older Papershelf
+    still opened the old files left in place after one cut short later (and wrote to them)."""
+    folder, before, env = _upgraded_then_crashed(tmp_path, when, monkeypatch)
+    res = run_cli("list", "--json", data_dir=folder, env=env)
+    assert res.returncode == 0, res.stderr
+    assert sorted(p["id"] for p in json.loads(res.stdout)) == sorted(p["id"] for p in before)
+    res = run_cli("tag", before[1]["id"], "--add", "after", data_dir=folder, env=env)
+    assert res.returncode == 0, res.stderr
+    after = json.loads(run_cli("list", "--json", data_dir=folder, env=env).stdout)
+    assert sorted(p["id"] for p in after) == sorted(p["id"] for p in before)
+    assert list(folder.glob("pre-sync-backup-*")), "the old files are kept as a backup"
+    with pytest.raises(StoreVersionError):
+        Store(folder).open()  # an older Papershelf meets the marker, not the old files
