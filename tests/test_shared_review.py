@@ -172,3 +172,49 @@ def test_an_upgrade_cut_short_is_finished_at_the_next_open_and_loses_nothing(tmp
     assert list(folder.glob("pre-sync-backup-*")), "the old files are kept as a backup"
     with pytest.raises(StoreVersionError):
         Store(folder).open()  # an older Papershelf meets the marker, not the old files
+
+
+@pytest.mark.parametrize(
+    "op",
+    [
+        ["f", "PID"],
+        ["a", "x"],
+        ["t", "PID", ["x"], True],
+        ["m", "queue", "PID", True, "first"],
+        ["L", "queue"],
+        ["x"],
+        ["f", "PID", "title", {"x": 1}],
+        ["f", "PID", "rating", "lots"],
+        ["f", "PID", "status", "bogus"],
+        ["t", "PID", 5, True],
+        ["a", "PID", {"title": 5}],
+    ],
+)
+def test_another_devices_line_of_an_unknown_shape_waits_and_the_library_opens(tmp_path, op):
+    """A line with a good checksum whose operation has a shape this Papershelf does not know (a
+    newer or faulty Papershelf wrote it): every command ended in a traceback (IndexError,
+    TypeError, ValueError when merging it, or later when showing the paper). It waits as a line
+    that cannot be read; the device's lines before it are merged, everything else works."""
+    from papershelf.core.store.journal import journal_line
+
+    folder = tmp_path / "shared"
+    a, b = _open(folder, A), _open(folder, B)
+    try:
+        a.import_files([SEEDS[0]])
+        b.refresh()
+        pid = sorted(a.ids())[0]
+        b.set_notes(pid, "before the odd line")
+        seq = b._store.seq
+    finally:
+        a.close()
+        b.close()
+    bad = [x.replace("PID", pid) if isinstance(x, str) else x for x in op]
+    line = journal_line({"seq": seq + 1, "gen": 0, "ops": [bad], "hlc": 10**13, "dev": B, "vv": {A: 1, B: seq}})
+    with open(folder / "devices" / B / "journal.jsonl", "ab") as f:
+        f.write(line)
+    env = {"PAPERSHELF_CONFIG_DIR": str(tmp_path / "c")}
+    listed = run_cli("list", "--json", data_dir=folder, env=env)
+    shown = run_cli("show", pid, data_dir=folder, env=env)
+    for res in (listed, shown):
+        assert res.returncode == 0 and "Traceback" not in res.stderr, res.stderr
+    assert next(p for p in json.loads(listed.stdout) if p["id"] == pid)["notes"] == "before the odd line"

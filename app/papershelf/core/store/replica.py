@@ -18,7 +18,7 @@ from collections import Counter
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from ..paper import FIELDS, Paper
+from ..paper import FIELDS, Paper, Status
 from .journal import Op
 from .merge import (
     NO_CONFLICT,
@@ -38,7 +38,6 @@ from .merge import (
 
 log = logging.getLogger("papershelf.core.store")
 
-FINE_KINDS = frozenset("aftxLm")
 # A deleted paper is kept (to take the deletion back, and so that a device that had not seen the
 # deletion does not bring the paper back) this long, then dropped at a compaction. A device that
 # comes back after longer than this may bring back papers deleted meanwhile.
@@ -441,16 +440,48 @@ def _decode_orphan(raw: list[Any]) -> tuple[Action, list[Any]]:
     return Action(int(hlc), str(dev), int(seq), {str(k): int(v) for k, v in vv.items()}), op
 
 
+# each fine operation's arguments (another device's line is read only if it has this shape, so that
+# a line of a newer or faulty Papershelf waits as "cannot be read" rather than stopping the open)
+_SHAPES: dict[str, tuple[type | tuple[type, ...], ...]] = {
+    "a": (str, dict),
+    "f": (str, str, object),
+    "t": (str, str, bool),
+    "x": (str,),
+    "L": (str, bool),
+    "m": (str, str, bool, (int, float)),
+}
+_STATUSES = frozenset(s.value for s in Status)
+
+
+def _value_ok(name: str, value: Any) -> bool:
+    """Whether `value` has the type of field `name` (a field Papershelf does not know is ignored)."""
+    default = FIELDS.get(name)
+    if name not in FIELDS:
+        return True
+    if name == "status":
+        return value in _STATUSES
+    if default is None:
+        return value is None or (isinstance(value, int) and not isinstance(value, bool))
+    if isinstance(default, list):
+        if name in ("sources",):
+            return isinstance(value, list) and all(isinstance(x, dict) for x in value)
+        return isinstance(value, list) and all(isinstance(x, str) for x in value)
+    return isinstance(value, type(default))
+
+
 def parse_action(record: Mapping[str, Any]) -> tuple[Action, list[list[Any]]]:
     """The action and fine operations of a device's journal line (ValueError if malformed)."""
     hlc, dev, seq, vv, ops = record["hlc"], record["dev"], record["seq"], record.get("vv", {}), record["ops"]
     if not (isinstance(hlc, int) and isinstance(dev, str) and isinstance(seq, int) and isinstance(vv, dict)):
         raise ValueError("its stamp has the wrong type")
-    if not isinstance(ops, list) or not all(isinstance(op, list) and op and op[0] in FINE_KINDS for op in ops):
+    if not isinstance(ops, list) or not all(isinstance(op, list) and op and op[0] in _SHAPES for op in ops):
         raise ValueError("unknown operation")
     for op in ops:
-        if not all(isinstance(x, str) for x in op[1:2]):
-            raise ValueError("an operation names a paper or list by a string")
-        if op[0] == "a" and not isinstance(op[2], dict):
-            raise ValueError("an added paper must be an object")
+        shape = _SHAPES[op[0]]
+        if len(op) != len(shape) + 1 or not all(isinstance(x, t) for x, t in zip(op[1:], shape, strict=True)):
+            raise ValueError(f"an operation {op[0]!r} has the wrong shape")
+        if op[0] == "f" and not _value_ok(op[2], op[3]):
+            raise ValueError(f"a value of {op[2]!r} has the wrong type")
+        if op[0] == "a" and not all(isinstance(k, str) and _value_ok(k, v) for k, v in op[2].items()):
+            raise ValueError("an added paper has a value of the wrong type")
     return Action(hlc, dev, seq, {str(k): int(v) for k, v in vv.items()}), ops
