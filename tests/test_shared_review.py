@@ -218,3 +218,28 @@ def test_another_devices_line_of_an_unknown_shape_waits_and_the_library_opens(tm
     for res in (listed, shown):
         assert res.returncode == 0 and "Traceback" not in res.stderr, res.stderr
     assert next(p for p in json.loads(listed.stdout) if p["id"] == pid)["notes"] == "before the odd line"
+
+
+def test_recover_of_a_device_whose_journal_is_damaged_keeps_its_papers(tmp_path):
+    """A device that had not compacted yet (its edits all in its journal) has a line of its journal
+    damaged; `papershelf recover` keeps every readable edit. It said "Replayed 5 edit(s)" and then
+    "The library now holds 0 papers", and saved that: every paper was gone, on every device."""
+    folder = tmp_path / "shared"
+    env = {"PAPERSHELF_CONFIG_DIR": str(tmp_path / "laptop")}
+    assert run_cli("import", str(SEEDS[0]), data_dir=folder, env=env).returncode == 0
+    before = json.loads(run_cli("list", "--json", data_dir=folder, env=env).stdout)
+    for i in range(4):
+        assert run_cli("tag", before[i]["id"], "--add", f"t{i}", data_dir=folder, env=env).returncode == 0
+    (device,) = (folder / "devices").iterdir()
+    journal = device / "journal.jsonl"
+    lines = journal.read_bytes().split(b"\n")
+    lines[2] = lines[2].replace(b"t1", b"T1")  # edit 3 (the tag t1) damaged: its checksum fails
+    journal.write_bytes(b"\n".join(lines))
+    assert run_cli("list", data_dir=folder, env=env).returncode != 0  # refused with words until recovered
+    res = run_cli("recover", data_dir=folder, env=env)
+    assert res.returncode == 0, res.stderr
+    assert "edit 3" in res.stdout
+    for who in (env, {"PAPERSHELF_CONFIG_DIR": str(tmp_path / "desktop")}):
+        after = {p["id"]: p["tags"] for p in json.loads(run_cli("list", "--json", data_dir=folder, env=who).stdout)}
+        assert sorted(after) == sorted(p["id"] for p in before)
+        assert [after[before[i]["id"]] for i in range(4)] == [["t0"], [], ["t2"], ["t3"]]

@@ -82,7 +82,7 @@ def _recover(store: Store) -> str:
             store._read_snapshot(store.snapshot_path)
         else:
             store._refuse_if_library_file_vanished()
-            store.papers, store.lists, store.generation, store.seq = {}, {}, 0, 0
+            store.start_empty()
     except StoreCorruptError:
         snapshot_damaged = True
         journal_gens = journal_generations(store.journal_path)
