@@ -243,3 +243,34 @@ def test_recover_of_a_device_whose_journal_is_damaged_keeps_its_papers(tmp_path)
         after = {p["id"]: p["tags"] for p in json.loads(run_cli("list", "--json", data_dir=folder, env=who).stdout)}
         assert sorted(after) == sorted(p["id"] for p in before)
         assert [after[before[i]["id"]] for i in range(4)] == [["t0"], [], ["t2"], ["t3"]]
+
+
+def test_recover_of_a_damaged_device_library_file_keeps_its_merge_state_and_others_follow_it(tmp_path, monkeypatch):
+    """A device's library file has a damaged paper line; `papershelf recover` mends it. The
+    recovered file said it held none of the device's actions (vv {}) and read its merge-state
+    lines as damage: every other device then waited for the device's "action 1" for good and never
+    merged another edit of it, and the device's values lost their stamps."""
+    folder = tmp_path / "shared"
+    laptop = {"PAPERSHELF_CONFIG_DIR": str(tmp_path / "laptop")}
+    desktop = {"PAPERSHELF_CONFIG_DIR": str(tmp_path / "desktop"), "PAPERSHELF_STATE_DIR": str(tmp_path / "ds")}
+    monkeypatch.setenv("PAPERSHELF_CONFIG_DIR", laptop["PAPERSHELF_CONFIG_DIR"])
+    lib = Library(open_store(folder))
+    lib.import_files([SEEDS[0]])
+    ids = sorted(lib.ids())
+    lib.add_tags([ids[0]], ["a0"])
+    lib.compact()
+    device = lib.device
+    lib.close()
+    assert run_cli("tag", ids[1], "--add", "b1", data_dir=folder, env=desktop).returncode == 0
+    library_file = folder / "devices" / device / "library.jsonl"
+    lines = library_file.read_bytes().split(b"\n")
+    damaged = next(i for i, line in enumerate(lines) if ids[5].encode() in line and b'"title"' in line)
+    lines[damaged] = lines[damaged].replace(b'"title"', b'"tItle"', 1)
+    library_file.write_bytes(b"\n".join(lines))
+    res = run_cli("recover", data_dir=folder, env=laptop)
+    assert res.returncode == 0, res.stderr
+    assert "1 damaged line" in res.stdout, res.stdout  # the paper's, not the merge state's
+    assert run_cli("tag", ids[2], "--add", "a2", data_dir=folder, env=laptop).returncode == 0
+    for who in (laptop, desktop):
+        tags = {p["id"]: p["tags"] for p in json.loads(run_cli("list", "--json", data_dir=folder, env=who).stdout)}
+        assert (tags[ids[0]], tags[ids[1]], tags[ids[2]]) == (["a0"], ["b1"], ["a2"]), who

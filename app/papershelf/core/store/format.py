@@ -335,6 +335,7 @@ class SnapshotSalvage:
     order: list[tuple[Any, ...]] = field(default_factory=list)
     damaged_lines: list[int] = field(default_factory=list)  # line numbers
     damaged_lists: list[str] = field(default_factory=list)  # names read from damaged list lines
+    sync_lines: list[dict[str, Any]] = field(default_factory=list)  # a device's merge state (replica.py)
     cut_short: bool = False  # the last line has no newline, or the end line is missing
 
 
@@ -474,6 +475,9 @@ def _take_record(out: SnapshotSalvage, body: bytes | None) -> bool:
             return True
         if "list" in rec:
             out.lists[_check_list_name(rec["list"])] = _check_ids(rec["ids"])
+            return True
+        if SYNC_KEYS.intersection(rec):
+            out.sync_lines.append(rec)
             return True
         if rec.get("end") is True and isinstance(rec.get("papers"), int):
             out.end = rec

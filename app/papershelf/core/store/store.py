@@ -475,6 +475,10 @@ class Store:
         # a library file that is a symlink stays one: its target is replaced, from its own folder
         target = write_target(self.snapshot_path)
         tmp = target.with_name(target.name + ".tmp")
+        if self.sync is not None:
+            # the header's vv says how many of its own actions the file holds, whatever path set seq
+            # (an upgrade, a recovery): another device takes that from it when it joins the file
+            self.sync.applied[self.sync.device] = max(self.seq, 0)
         try:
             if self.sync is not None:
                 write_snapshot(
