@@ -12,6 +12,7 @@ file is the whole merged state it knew, and another device can join it
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import time
 from collections import Counter
@@ -61,6 +62,7 @@ class Replica:
         self.orphans: dict[str, list[tuple[Action, list[Any]]]] = {}
         self.touched: set[str] = set()  # papers changed by `apply` since the caller last looked
         self.touched_lists: set[str] = set()
+        self._dirty: set[str] | None = None  # lists to show anew at the end of an action or a join
 
     # ---- state ---------------------------------------------------------------
     def bind(self, papers: dict[str, Paper], lists: dict[str, list[str]]) -> None:
@@ -140,7 +142,8 @@ class Replica:
         wanted = set(ids)
         out += [["m", name, pid, False, meta.members[pid][3] if meta else 0.0] for pid in old if pid not in wanted]
         kept = [pid for pid in old if pid in wanted]
-        if [pid for pid in ids if pid in set(kept)] == kept and ids[: len(kept)] == kept:
+        kept_set = set(kept)
+        if [pid for pid in ids if pid in kept_set] == kept and ids[: len(kept)] == kept:
             # only appended: the old places stay, the new ones go after the last
             last = max((meta.members[p][3] for p in kept), default=-1.0) if meta else -1.0
             for pid in ids[len(kept) :]:
@@ -157,10 +160,26 @@ class Replica:
     def apply(self, action: Action, ops: list[list[Any]]) -> None:
         """Apply one action's fine operations (local or another device's)."""
         self.clock.see(action.hlc)
-        for op in ops:
-            self.apply_one(action, op)
+        with self._lists_once():
+            for op in ops:
+                self.apply_one(action, op)
         if self.applied.get(action.dev, 0) < action.seq:
             self.applied[action.dev] = action.seq
+
+    @contextlib.contextmanager
+    def _lists_once(self) -> Iterator[None]:
+        """Lists changed inside are shown anew once, at the end (an action that puts 10,000
+        papers on a list sorted the list 10,000 times)."""
+        if self._dirty is not None:
+            yield  # an outer one shows them
+            return
+        self._dirty = set()
+        try:
+            yield
+        finally:
+            dirty, self._dirty = self._dirty, None
+            for name in sorted(dirty):
+                self._materialize(name)
 
     def apply_one(self, action: Action, op: list[Any]) -> None:
         """Apply one fine operation of `action`; one on a paper not known yet waits for its add."""
@@ -306,6 +325,9 @@ class Replica:
             self._materialize(name)
 
     def _materialize(self, name: str) -> None:
+        if self._dirty is not None:
+            self._dirty.add(name)
+            return
         meta = self.list_meta(name)
         if meta.visible():
             papers = self.papers
@@ -385,6 +407,10 @@ class Replica:
     def join(self, papers: Mapping[str, Paper], lists: Mapping[str, list[str]], other: Replica) -> None:
         """Merge another device's whole state (its snapshot) into this one: the same merges as
         applying the actions it holds, one register at a time."""
+        with self._lists_once():
+            self._join(papers, lists, other)
+
+    def _join(self, papers: Mapping[str, Paper], lists: Mapping[str, list[str]], other: Replica) -> None:
         for pid, paper in papers.items():
             self._join_paper(pid, paper.raw(), other.meta(pid))
         for pid, tomb in other.gone.items():
