@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 
 from conftest import SEEDS
+from papershelf.core.errors import InvalidValueError, NotFoundError
 from papershelf.core.library import Library
 from papershelf.core.store import SharedStore
 
@@ -52,7 +53,14 @@ def _random_edit(rng: random.Random, lib: Library, log: list) -> None:
     if not ids:
         return
     pid = rng.choice(ids)
-    what = rng.randrange(9)
+    what = rng.randrange(int(os.environ.get("PAPERSHELF_MERGE_KINDS", "15")))
+    try:
+        _edit(rng, lib, log, ids, pid, what)
+    except (InvalidValueError, NotFoundError):
+        pass  # a list renamed to one that exists, a list deleted meanwhile: refused, nothing changed
+
+
+def _edit(rng: random.Random, lib: Library, log: list, ids: list, pid: str, what: int) -> None:
     if what == 0:
         lib.add_tags([pid], [rng.choice(["ml", "nlp", "vision", "theory"])])
     elif what == 1:
@@ -84,6 +92,27 @@ def _random_edit(rng: random.Random, lib: Library, log: list) -> None:
             order = list(lists[name])
             rng.shuffle(order)
             lib.reorder_list(name, order)
+    elif what == 9:
+        lists = lib.lists()
+        if lists:
+            lib.rename_list(rng.choice(sorted(lists)), rng.choice(["queue", "survey", "later"]))
+    elif what == 10 and rng.random() < 0.5:
+        lists = lib.lists()
+        if lists:
+            lib.delete_list(rng.choice(sorted(lists)))
+    elif what == 11:
+        lib.set_title(pid, f"{lib.device} title {rng.randrange(10**6)}")
+    elif what == 12:
+        if rng.random() < 0.6:
+            lib.undo()
+        else:
+            lib.redo()
+    elif what == 13 and rng.random() < 0.15:
+        lib.import_files([rng.choice(SEEDS[:2])])  # a listing another device imported too
+    elif what == 14:
+        found = lib.conflicts()
+        if found:
+            lib.take_conflict(rng.randrange(len(found)) + 1, keep=rng.random() < 0.5)
 
 
 @pytest.mark.parametrize("seed", [1, 2, 3, 4])

@@ -303,13 +303,16 @@ def _lists_back(d: Diff, lists: Mapping[str, list[str]], alive: set[str]) -> tup
             kept += 1  # deleted since
             continue
         else:
-            plus = set(after or ()) - set(before or ())
-            minus = [i for i in (before or ()) if i not in set(after or ())]
+            has = set(after or ())
+            plus = has - set(before or ())
+            minus = [i for i in (before or ()) if i not in has]  # (sets made once, not per paper)
             target = [i for i in cur if i not in plus]
+            placed = set(target)
+            where = {pid: n for n, pid in enumerate(before or ())}
             for i in minus:
-                if i in alive and i not in target:
-                    pos = (before or []).index(i)
-                    target.insert(min(pos, len(target)), i)
+                if i in alive and i not in placed:
+                    target.insert(min(where[i], len(target)), i)
+                    placed.add(i)
             if target == cur:
                 kept += 1  # only the order changed since, or nothing of the action is left
                 continue
@@ -392,8 +395,9 @@ def _quoted(tags: set[str]) -> str:
 def _list_label(name: str, before: list[str] | None, after: list[str] | None, them: Any) -> str:
     if after is None:
         return f"Delete list '{name}'"
-    plus = [i for i in after if i not in set(before or ())]
-    minus = [i for i in (before or ()) if i not in set(after)]
+    had, has = set(before or ()), set(after)  # once: inside the comprehensions they were built per paper
+    plus = [i for i in after if i not in had]
+    minus = [i for i in (before or ()) if i not in has]
     if plus and not minus:
         return f"Add {them(plus)} to list '{name}'"
     if minus and not plus:

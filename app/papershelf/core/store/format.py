@@ -55,7 +55,7 @@ BACKUPS = "backups"
 # a shared library (several devices): each device's files are in DEVICES/<device id>/
 DEVICES = "devices"
 # the keys of a device library file's merge-state lines, and where read_snapshot hands them over
-SYNC_KEYS = frozenset({"smeta", "gone", "slist"})
+SYNC_KEYS = frozenset({"smeta", "gone", "slist", "orphan"})
 SYNC_LINES = "_sync_lines"
 FORMAT_NAME = "papershelf-library"
 
@@ -335,6 +335,7 @@ class SnapshotSalvage:
     order: list[tuple[Any, ...]] = field(default_factory=list)
     damaged_lines: list[int] = field(default_factory=list)  # line numbers
     damaged_lists: list[str] = field(default_factory=list)  # names read from damaged list lines
+    sync_lines: list[dict[str, Any]] = field(default_factory=list)  # a device's merge state (replica.py)
     cut_short: bool = False  # the last line has no newline, or the end line is missing
 
 
@@ -474,6 +475,9 @@ def _take_record(out: SnapshotSalvage, body: bytes | None) -> bool:
             return True
         if "list" in rec:
             out.lists[_check_list_name(rec["list"])] = _check_ids(rec["ids"])
+            return True
+        if SYNC_KEYS.intersection(rec):
+            out.sync_lines.append(rec)
             return True
         if rec.get("end") is True and isinstance(rec.get("papers"), int):
             out.end = rec

@@ -112,8 +112,9 @@ class PaperMeta:
     tags: dict[str, tuple[int, str, bool]] = field(default_factory=dict)  # tag → (hlc, dev, present)
 
     def latest(self) -> Stamp:
-        """The stamp of the paper's latest change."""
-        best = self.add
+        """The stamp of the paper's latest change (a second add of the paper, stamped later than
+        the first, counts: whichever of the two arrived first, `add` is that one's stamp)."""
+        best = max(self.add, *self.add_fields.values()) if self.add_fields else self.add
         for heads in self.heads.values():
             for h in heads:
                 best = max(best, h.stamp)

@@ -82,8 +82,7 @@ def _recover(store: Store) -> str:
             store._read_snapshot(store.snapshot_path)
         else:
             store._refuse_if_library_file_vanished()
-            store.generation, store.seq = 0, 0
-            _take_state(store, {}, {}, None)
+            store.start_empty()
     except StoreCorruptError:
         snapshot_damaged = True
         journal_gens = journal_generations(store.journal_path)
@@ -155,8 +154,8 @@ def _salvage_library_file(store: Store, journal_gens: list[int]) -> list[str]:
             "the papers it held cannot be brought back. Kept what the journal alone holds (papers "
             "added since the library file was last saved, and their edits)."
         )
+        store.start_empty()
         store.generation, store.seq = (max(journal_gens), -1) if journal_gens else (_mark_generation(store), 0)
-        _take_state(store, {}, {}, None)
         return report
     if not scan.papers and not scan.lists and backup is None:
         raise StoreCorruptError(
@@ -272,6 +271,15 @@ def _salvage_library_file(store: Store, journal_gens: list[int]) -> list[str]:
         store.generation, store.seq = 1, 0
     _take_state(store, papers, lists, meta)
     store.fingerprint_version = (scan.header or bheader or {}).get("fingerprint_version", 0)
+    if store.sync is not None:
+        # a device of a shared library: its merge state (what it had applied of every device,
+        # the stamps of its papers' values) from the lines that read
+        store.sync.bind(papers, lists)
+        try:
+            store.sync.load(scan.header or {}, scan.sync_lines)
+        except (KeyError, TypeError, ValueError, IndexError):
+            store.sync.load(scan.header or {}, [])
+            report.append("Its merge state could not be read; the values' stamps start again.")
     return report
 
 

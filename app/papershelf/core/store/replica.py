@@ -12,13 +12,14 @@ file is the whole merged state it knew, and another device can join it
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import time
 from collections import Counter
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from ..paper import FIELDS, Paper
+from ..paper import FIELDS, Paper, Status
 from .journal import Op
 from .merge import (
     NO_CONFLICT,
@@ -38,7 +39,6 @@ from .merge import (
 
 log = logging.getLogger("papershelf.core.store")
 
-FINE_KINDS = frozenset("aftxLm")
 # A deleted paper is kept (to take the deletion back, and so that a device that had not seen the
 # deletion does not bring the paper back) this long, then dropped at a compaction. A device that
 # comes back after longer than this may bring back papers deleted meanwhile.
@@ -62,6 +62,7 @@ class Replica:
         self.orphans: dict[str, list[tuple[Action, list[Any]]]] = {}
         self.touched: set[str] = set()  # papers changed by `apply` since the caller last looked
         self.touched_lists: set[str] = set()
+        self._dirty: set[str] | None = None  # lists to show anew at the end of an action or a join
 
     # ---- state ---------------------------------------------------------------
     def bind(self, papers: dict[str, Paper], lists: dict[str, list[str]]) -> None:
@@ -80,8 +81,9 @@ class Replica:
         meta = self.list_metas.get(name)
         if meta is None:
             # a list of a library from before sync: existing, members in their order
+            # (a list never heard of is older than that: one from before sync read elsewhere exists)
             ids = self.lists.get(name)
-            meta = ListMeta((0, "", ids is not None))
+            meta = ListMeta((0, "", True) if ids is not None else (-1, "", False))
             for i, pid in enumerate(ids or []):
                 meta.members[pid] = (0, "", True, float(i))
             self.list_metas[name] = meta
@@ -140,7 +142,8 @@ class Replica:
         wanted = set(ids)
         out += [["m", name, pid, False, meta.members[pid][3] if meta else 0.0] for pid in old if pid not in wanted]
         kept = [pid for pid in old if pid in wanted]
-        if [pid for pid in ids if pid in set(kept)] == kept and ids[: len(kept)] == kept:
+        kept_set = set(kept)
+        if [pid for pid in ids if pid in kept_set] == kept and ids[: len(kept)] == kept:
             # only appended: the old places stay, the new ones go after the last
             last = max((meta.members[p][3] for p in kept), default=-1.0) if meta else -1.0
             for pid in ids[len(kept) :]:
@@ -157,16 +160,34 @@ class Replica:
     def apply(self, action: Action, ops: list[list[Any]]) -> None:
         """Apply one action's fine operations (local or another device's)."""
         self.clock.see(action.hlc)
-        for op in ops:
-            self.apply_one(action, op)
+        with self._lists_once():
+            for op in ops:
+                self.apply_one(action, op)
         if self.applied.get(action.dev, 0) < action.seq:
             self.applied[action.dev] = action.seq
+
+    @contextlib.contextmanager
+    def _lists_once(self) -> Iterator[None]:
+        """Lists changed inside are shown anew once, at the end (an action that puts 10,000
+        papers on a list sorted the list 10,000 times)."""
+        if self._dirty is not None:
+            yield  # an outer one shows them
+            return
+        self._dirty = set()
+        try:
+            yield
+        finally:
+            dirty, self._dirty = self._dirty, None
+            for name in sorted(dirty):
+                self._materialize(name)
 
     def apply_one(self, action: Action, op: list[Any]) -> None:
         """Apply one fine operation of `action`; one on a paper not known yet waits for its add."""
         kind = op[0]
         if kind in "ftx" and op[1] not in self.papers and op[1] not in self.gone:
-            self.orphans.setdefault(op[1], []).append((action, op))
+            waiting = self.orphans.setdefault(op[1], [])
+            if not any(a.stamp == action.stamp and o == op for a, o in waiting):  # joins bring them again
+                waiting.append((action, op))
             return
         if kind == "a":
             self._add(action, op[1], op[2])
@@ -304,6 +325,9 @@ class Replica:
             self._materialize(name)
 
     def _materialize(self, name: str) -> None:
+        if self._dirty is not None:
+            self._dirty.add(name)
+            return
         meta = self.list_meta(name)
         if meta.visible():
             papers = self.papers
@@ -357,10 +381,14 @@ class Replica:
             self.list_meta(name)
         for name, lmeta in self.list_metas.items():
             yield lmeta.encode(name)
+        for pid, waiting in self.orphans.items():
+            # edits of a paper whose add has not arrived: the header's vv counts them as applied,
+            # so they must live in the file until the add comes
+            yield {"orphan": pid, "ops": [[a.hlc, a.dev, a.seq, a.vv, op] for a, op in waiting]}
 
     def load(self, header: Mapping[str, Any], extra: list[dict[str, Any]]) -> None:
         """Take the metadata of this device's own snapshot (ValueError if it is not sound)."""
-        self.metas, self.gone, self.list_metas = {}, {}, {}
+        self.metas, self.gone, self.list_metas, self.orphans = {}, {}, {}, {}
         vv = header.get("vv", {})
         self.applied = {str(k): int(v) for k, v in vv.items()} if isinstance(vv, dict) else {}
         self.clock.last = int(header.get("hlc", 0))
@@ -373,10 +401,16 @@ class Replica:
                 self.gone[str(rec["gone"])] = Tombstone.decode(rec)
             elif "slist" in rec:
                 self.list_metas[str(rec["slist"])] = ListMeta.decode(rec)
+            elif "orphan" in rec:
+                self.orphans[str(rec["orphan"])] = [_decode_orphan(raw) for raw in rec["ops"]]
 
     def join(self, papers: Mapping[str, Paper], lists: Mapping[str, list[str]], other: Replica) -> None:
         """Merge another device's whole state (its snapshot) into this one: the same merges as
         applying the actions it holds, one register at a time."""
+        with self._lists_once():
+            self._join(papers, lists, other)
+
+    def _join(self, papers: Mapping[str, Paper], lists: Mapping[str, list[str]], other: Replica) -> None:
         for pid, paper in papers.items():
             self._join_paper(pid, paper.raw(), other.meta(pid))
         for pid, tomb in other.gone.items():
@@ -385,13 +419,13 @@ class Replica:
         for name in lists:
             other.list_meta(name)
         for name, lmeta in other.list_metas.items():
-            if lmeta.exists[:2] != (0, ""):
-                self._list_exists(Action(lmeta.exists[0], lmeta.exists[1], 0, {}), name, lmeta.exists[2])
-            else:
-                self.list_meta(name)
+            self._list_exists(Action(lmeta.exists[0], lmeta.exists[1], 0, {}), name, lmeta.exists[2])
             for pid, (hlc, dev, present, pos) in lmeta.members.items():
                 self._member(Action(hlc, dev, 0, {}), name, pid, present, pos)
             self._materialize(name)
+        for early in other.orphans.values():
+            for action, op in early:
+                self.apply_one(action, op)  # applied if the paper is here, kept waiting otherwise
         for dev, n in other.applied.items():
             if dev != self.device and self.applied.get(dev, 0) < n:
                 self.applied[dev] = n
@@ -425,16 +459,55 @@ def _bare(meta: PaperMeta) -> bool:
     return not meta.add_fields and not meta.heads and not meta.tags
 
 
+def _decode_orphan(raw: list[Any]) -> tuple[Action, list[Any]]:
+    hlc, dev, seq, vv, op = raw
+    if not (isinstance(op, list) and op and op[0] in "ftx" and isinstance(vv, dict)):
+        raise ValueError("a waiting edit needs its stamp and operation")
+    return Action(int(hlc), str(dev), int(seq), {str(k): int(v) for k, v in vv.items()}), op
+
+
+# each fine operation's arguments (another device's line is read only if it has this shape, so that
+# a line of a newer or faulty Papershelf waits as "cannot be read" rather than stopping the open)
+_SHAPES: dict[str, tuple[type | tuple[type, ...], ...]] = {
+    "a": (str, dict),
+    "f": (str, str, object),
+    "t": (str, str, bool),
+    "x": (str,),
+    "L": (str, bool),
+    "m": (str, str, bool, (int, float)),
+}
+_STATUSES = frozenset(s.value for s in Status)
+
+
+def _value_ok(name: str, value: Any) -> bool:
+    """Whether `value` has the type of field `name` (a field Papershelf does not know is ignored)."""
+    default = FIELDS.get(name)
+    if name not in FIELDS:
+        return True
+    if name == "status":
+        return value in _STATUSES
+    if default is None:
+        return value is None or (isinstance(value, int) and not isinstance(value, bool))
+    if isinstance(default, list):
+        if name in ("sources",):
+            return isinstance(value, list) and all(isinstance(x, dict) for x in value)
+        return isinstance(value, list) and all(isinstance(x, str) for x in value)
+    return isinstance(value, type(default))
+
+
 def parse_action(record: Mapping[str, Any]) -> tuple[Action, list[list[Any]]]:
     """The action and fine operations of a device's journal line (ValueError if malformed)."""
     hlc, dev, seq, vv, ops = record["hlc"], record["dev"], record["seq"], record.get("vv", {}), record["ops"]
     if not (isinstance(hlc, int) and isinstance(dev, str) and isinstance(seq, int) and isinstance(vv, dict)):
         raise ValueError("its stamp has the wrong type")
-    if not isinstance(ops, list) or not all(isinstance(op, list) and op and op[0] in FINE_KINDS for op in ops):
+    if not isinstance(ops, list) or not all(isinstance(op, list) and op and op[0] in _SHAPES for op in ops):
         raise ValueError("unknown operation")
     for op in ops:
-        if not all(isinstance(x, str) for x in op[1:2]):
-            raise ValueError("an operation names a paper or list by a string")
-        if op[0] == "a" and not isinstance(op[2], dict):
-            raise ValueError("an added paper must be an object")
+        shape = _SHAPES[op[0]]
+        if len(op) != len(shape) + 1 or not all(isinstance(x, t) for x, t in zip(op[1:], shape, strict=True)):
+            raise ValueError(f"an operation {op[0]!r} has the wrong shape")
+        if op[0] == "f" and not _value_ok(op[2], op[3]):
+            raise ValueError(f"a value of {op[2]!r} has the wrong type")
+        if op[0] == "a" and not all(isinstance(k, str) and _value_ok(k, v) for k, v in op[2].items()):
+            raise ValueError("an added paper has a value of the wrong type")
     return Action(hlc, dev, seq, {str(k): int(v) for k, v in vv.items()}), ops

@@ -78,26 +78,47 @@ MARKER = seal(json.dumps(_MARKER_HEADER, separators=(",", ":")).encode()) + seal
 
 def layout_of(folder: Path) -> str:
     """ "shared", "single" (a library of one device, from before), or "new" (no library yet)."""
-    path = folder / SNAPSHOT
-    if (folder / DEVICES).is_dir():
+    if _device_files(folder):
         return "shared"  # the marker only tells an older Papershelf to keep out
-    try:
-        with open_store_reader(path, "library file", 1 << 30) as f:
-            first = f.readline(65536)
-    except FileNotFoundError:
+    kind = _root_kind(folder)
+    if kind == "missing":
+        if (folder / DEVICES).is_dir():
+            return "shared"  # an upgrade cut short after it moved the old files aside
         if any((folder / name).exists() for name in (JOURNAL, MARK, BACKUPS)):
             return "single"  # the single-device store says what is missing
         return "new"
+    # a devices/ folder without a device's files next to a single-device library file: an upgrade
+    # cut short before it wrote anything; it starts again
+    return "shared" if kind == "marker" else "single"
+
+
+def _device_files(folder: Path) -> bool:
+    """Whether a device of a shared library has written its library file or a journal line."""
+    try:
+        for dev in (folder / DEVICES).iterdir():
+            if (dev / SNAPSHOT).exists() or (dev / JOURNAL).stat().st_size > 0:
+                return True
     except OSError:
-        return "single"  # the single-device store gives the words for what it is
+        pass  # (no devices/ folder, or a journal that is not there)
+    return False
+
+
+def _root_kind(folder: Path) -> str:
+    """What the library file in the folder itself is: "marker" (a shared library's), "single" (a
+    single-device library's, or one the single-device store gives the words for), "missing"."""
+    try:
+        with open_store_reader(folder / SNAPSHOT, "library file", 1 << 30) as f:
+            first = f.readline(65536)
+    except FileNotFoundError:
+        return "missing"
+    except OSError:
+        return "single"
     body = unseal(first)
     try:
         header = json.loads(body) if body is not None else None
     except ValueError:
         header = None
-    if isinstance(header, dict) and header.get("layout") == LAYOUT:
-        return "shared"
-    return "single"
+    return "marker" if isinstance(header, dict) and header.get("layout") == LAYOUT else "single"
 
 
 @dataclass
@@ -187,12 +208,31 @@ class SharedStore(Store):
     def _make_layout(self) -> None:
         try:
             marker = self.root / SNAPSHOT
+            if _root_kind(self.root) == "single" and (self.root / DEVICES).is_dir():
+                self._finish_upgrade()
             if not marker.exists():
                 self.root.mkdir(parents=True, exist_ok=True)
                 write_bytes_atomically(marker, MARKER)
             (self.root / DEVICES).mkdir(exist_ok=True)
         except OSError as exc:
             raise store_write_error(exc, self.root) from exc
+
+    def _finish_upgrade(self) -> None:
+        """An upgrade cut short after a device's library file was written, before the old files
+        were moved aside (or an older Papershelf wrote a single-device library here since): they
+        go into a backup folder, so that an older Papershelf meets the marker, never them."""
+        lock = WriterLock(self.root / LOCK)  # as the upgrade: an older Papershelf may hold it
+        lock.acquire()
+        try:
+            if _root_kind(self.root) != "single":
+                return  # another process of this machine finished it
+            aside = _move_aside(self.root)
+        finally:
+            lock.release()
+        self.notices.append(
+            f"The library in {self.root} still had the files of a single-device library beside its "
+            f"devices' files (its upgrade was cut short); they were kept in {aside}."
+        )
 
     def _check_device(self) -> None:
         """A device folder that another machine claimed (its device.json names another machine)
@@ -337,6 +377,10 @@ class SharedStore(Store):
             self.lists.update(lists)
             sync.metas, sync.gone, sync.list_metas = other.metas, other.gone, other.list_metas
             sync.default_add = other.default_add
+            mine, sync.orphans = sync.orphans, {}
+            for early in [*mine.values(), *other.orphans.values()]:
+                for action, op in early:
+                    sync.apply_one(action, op)  # edits that waited for a paper this file brings
             for d, n in other.applied.items():
                 if d != self.device:
                     sync.applied[d] = max(sync.applied.get(d, 0), n)
@@ -405,6 +449,22 @@ def _now() -> str:
     return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
 
 
+def _move_aside(folder: Path) -> Path:
+    """Move a single-device library's files into a new pre-sync-backup folder (OSError)."""
+    stamp = _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%d-%H%M%S")
+    aside = folder / f"pre-sync-backup-{stamp}"
+    n = 1
+    while aside.exists():
+        n += 1
+        aside = folder / f"pre-sync-backup-{stamp}-{n}"
+    aside.mkdir()
+    for name in (SNAPSHOT, JOURNAL, MARK, BACKUPS):
+        if (folder / name).exists():
+            os.replace(folder / name, aside / name)
+    fsync_dir(folder)
+    return aside
+
+
 def upgrade(folder: Path, device: str | None = None) -> Path:
     """Make a single-device library a shared one, keeping its files as a backup; returns the
     backup folder. The state becomes this device's library file; nothing is lost."""
@@ -422,16 +482,14 @@ def upgrade(folder: Path, device: str | None = None) -> Path:
             store.papers.update(old.papers)
             store.lists.update(old.lists)
             store.fingerprint_version = old.fingerprint_version
+            # the library as it was is this device's action 1: a device reads another's library
+            # file for the actions its journal no longer holds, and would not read one of none
+            assert store.sync is not None
+            store.seq = store.sync.applied[store.device] = 1
             store.compact()
         finally:
             store.close()
-        stamp = _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%d-%H%M%S")
-        aside = folder / f"pre-sync-backup-{stamp}"
-        aside.mkdir()
-        for name in (SNAPSHOT, JOURNAL, MARK, BACKUPS):
-            if (folder / name).exists():
-                os.replace(folder / name, aside / name)
-        fsync_dir(folder)
+        aside = _move_aside(folder)
     except OSError as exc:
         raise StoreWriteError(
             f"Papershelf could not make the library in {folder} one that several machines can share: "

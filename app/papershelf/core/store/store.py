@@ -203,12 +203,7 @@ class Store:
                         # journal.last) while this reader looked; read again
                         consistent = True
                         continue
-                    self.papers, self.lists, self.generation, self.seq = {}, {}, 0, 0
-                    self._snapshot_bytes = 0
-                    self._snapshot_version = SCHEMA_VERSION
-                    if self.sync is not None:
-                        self.sync.bind(self.papers, self.lists)
-                        self.sync.load({}, [])
+                    self.start_empty()
                 else:
                     self._read_snapshot(self.snapshot_path)
                 mark = self._read_mark()  # before the journal: it is written after the journal
@@ -232,6 +227,15 @@ class Store:
             "is saving it). Nothing is wrong with it; try again.",
             self.folder,
         )
+
+    def start_empty(self) -> None:
+        """The state of a library with no library file yet (its journal goes on top)."""
+        self.papers, self.lists, self.generation, self.seq = {}, {}, 0, 0
+        self._snapshot_bytes = 0
+        self._snapshot_version = SCHEMA_VERSION
+        if self.sync is not None:
+            self.sync.bind(self.papers, self.lists)  # the merge state follows the new dicts
+            self.sync.load({}, [])
 
     def unchanged_on_disk(self) -> bool:
         """Whether the library's files are still as this store read them: always
@@ -471,6 +475,10 @@ class Store:
         # a library file that is a symlink stays one: its target is replaced, from its own folder
         target = write_target(self.snapshot_path)
         tmp = target.with_name(target.name + ".tmp")
+        if self.sync is not None:
+            # the header's vv says how many of its own actions the file holds, whatever path set seq
+            # (an upgrade, a recovery): another device takes that from it when it joins the file
+            self.sync.applied[self.sync.device] = max(self.seq, 0)
         try:
             if self.sync is not None:
                 write_snapshot(
