@@ -76,7 +76,17 @@ def seeded_index(folder: Path) -> Path:
     with Library.open(folder) as lib:
         lib.import_files(SEEDS)
         SearchIndex(lib).open().close()
+    _SEEDED_LOCAL[Path(folder)] = local_dir(folder)
     return folder
+
+
+_SEEDED_LOCAL: dict[Path, Path] = {}  # a seeded library → this machine's folder for it (its index)
+
+
+def copy_seeded(src: Path, dst: Path) -> Path:
+    """A copy at `dst` of a library `seeded_index` made, with its search index, opened as the device
+    that wrote it (so the copy does not rebuild its index, nor join as a second device)."""
+    return copy_library(src, dst, _SEEDED_LOCAL[Path(src)])
 
 
 def store_dir(data_dir: Path) -> Path:
@@ -122,6 +132,8 @@ def copy_library(src: Path, dst: Path, src_local: Path) -> Path:
     """A copy at `dst` of the library in `src` and of this machine's folder for it (`src_local`:
     its index, as `local_dir(src)` named it when the library was made), for this test's device."""
     shutil.copytree(src, dst)
+    if (dst / "devices").is_dir():
+        same_device(dst)  # this test's configuration is the device that wrote it
     shutil.copytree(src_local, local_dir(dst))
     return dst
 
@@ -307,7 +319,7 @@ class Opened:
 @pytest.fixture
 def opened(qtbot, indexed_seeds, tmp_path, settings):
     folder = tmp_path / "library"
-    shutil.copytree(indexed_seeds, folder)
+    copy_seeded(indexed_seeds, folder)
     o = Opened(qtbot, folder).open()
     yield o
     o.close()

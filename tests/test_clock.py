@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import Opened, seeded_index
+from conftest import Opened, copy_seeded, seeded_index
 from papershelf.core.library import Library
 
 FAKETIME = shutil.which("faketime")
@@ -66,7 +66,7 @@ def anchor(folder: Path, paper_id: str, word: str) -> None:
 @pytest.mark.parametrize("offset", ["-3 seconds", "-60 seconds", "-1 day", "+1 day"])
 def test_search_finds_every_kind_of_edit_made_under_a_clock_stepped_back_or_forward(indexed, tmp_path, offset):
     folder = tmp_path / "library"
-    shutil.copytree(indexed, folder)
+    copy_seeded(indexed, folder)
     (tmp_path / "w.bib").write_text(BIB)
     with Library.open(folder, readonly=True) as lib:
         a, b, c, d, e = lib.ids()[:5]
@@ -100,7 +100,7 @@ def test_a_window_opened_after_another_process_edited_under_a_clock_set_back_sho
     from PySide6.QtWidgets import QLineEdit
 
     folder = tmp_path / "library"
-    shutil.copytree(indexed, folder)
+    copy_seeded(indexed, folder)
     opened = Opened(qtbot, folder).open()
     pid = opened.lib.ids()[0]
     opened.lib.set_notes(pid, "windowanchor")  # the index's newest time stamp: now
@@ -128,7 +128,7 @@ def test_a_reader_that_loaded_the_library_before_an_edit_does_not_put_the_old_re
     from PySide6.QtWidgets import QLineEdit
 
     folder = tmp_path / "library"
-    shutil.copytree(indexed, folder)
+    copy_seeded(indexed, folder)
     reader = Library.open(folder, readonly=True)  # read before the edit
     opened = Opened(qtbot, folder).open()
     try:

@@ -5,7 +5,6 @@ the GUI reaches nothing behind the facade."""
 from __future__ import annotations
 
 import ast
-import shutil
 import subprocess
 import sys
 import threading
@@ -13,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, SEEDS, seeded_index, snapshot_files
+from conftest import ROOT, SEEDS, copy_seeded, seeded_index, snapshot_files
 from papershelf.core.errors import (
     InvalidValueError,
     ListingError,
@@ -342,7 +341,7 @@ def indexed_dir(tmp_path_factory):
 @pytest.fixture
 def lib(indexed_dir, tmp_path):
     folder = tmp_path / "library"
-    shutil.copytree(indexed_dir, folder)
+    copy_seeded(indexed_dir, folder)
     lib = Library.open(folder)
     yield lib
     lib.close()
@@ -452,7 +451,7 @@ def test_closing_reindexing_and_cancelling(lib):
 
 def test_a_closed_library_opens_no_index(indexed_dir, tmp_path):
     folder = tmp_path / "library"
-    shutil.copytree(indexed_dir, folder)
+    copy_seeded(indexed_dir, folder)
     lib = Library.open(folder)
     lib.open_index()
     lib.close()
@@ -460,12 +459,14 @@ def test_a_closed_library_opens_no_index(indexed_dir, tmp_path):
     assert lib.open_index() is False
 
 
-def test_an_index_that_cannot_be_written_says_so(tmpfs):
+def test_an_index_that_cannot_be_written_says_so(tmpfs, monkeypatch):
     import os
 
     if os.geteuid() != 0:
         pytest.skip("needs a read-only mount (root)")
     with tmpfs("8m") as mount:
+        # this machine's state folder (where the index lives) on the disk that turns read-only
+        monkeypatch.setenv("PAPERSHELF_STATE_DIR", str(mount.path / "state"))
         folder = mount.path / "library"
         with Library.open(folder) as lib:
             lib.import_files(SEEDS[:1])

@@ -12,7 +12,7 @@ from PySide6.QtCore import QPoint, Qt, QTimer
 from PySide6.QtGui import QContextMenuEvent
 from PySide6.QtWidgets import QApplication, QFileDialog, QInputDialog, QMessageBox
 
-from conftest import run_cli
+from conftest import copy_seeded, run_cli
 from papershelf.core.errors import InvalidValueError, NotFoundError, ReadOnlyLibraryError
 from papershelf.core.library import Library, Query
 from papershelf.core.store.machine import device_id
@@ -244,10 +244,9 @@ def test_a_damaged_file_opens_the_window_with_a_notice_and_no_saved_searches(ope
 
 
 def test_the_command_line_searches_and_exports_a_saved_search(indexed_seeds, tmp_path):
-    import shutil
 
     folder = tmp_path / "library"
-    shutil.copytree(indexed_seeds, folder)
+    copy_seeded(indexed_seeds, folder)
     with Library.open(folder) as lib:
         lib.open_index()
         ids = lib.search(Query("diffusion", facets=False)).ids

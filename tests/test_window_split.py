@@ -6,7 +6,6 @@ nothing running (pytest-qt, offscreen)."""
 
 from __future__ import annotations
 
-import shutil
 import threading
 
 import pytest
@@ -14,7 +13,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QProgressBar, QPushButton
 
-from conftest import Opened
+from conftest import Opened, copy_seeded
 
 pytestmark = pytest.mark.gui
 
@@ -121,7 +120,7 @@ def test_rebuilding_the_index_from_the_menu_shows_progress_and_edits_are_followe
 
 def test_closing_while_the_index_is_being_built_leaves_nothing_running(qtbot, tmp_path, settings, indexed_seeds):
     folder = tmp_path / "library"
-    shutil.copytree(indexed_seeds, folder)
+    copy_seeded(indexed_seeds, folder)
     o = Opened(qtbot, folder).open(wait_index=False)
     win, lib = o.win, o.lib
     win.findChild(QAction, "reindexAction").trigger()  # a rebuild takes long enough to close during it
