@@ -353,12 +353,20 @@ class SyncthingPair:
 # rsync and unison: a copy at a moment the caller chooses
 
 
-def copy_rsync(src: Path, dst: Path) -> subprocess.CompletedProcess[str]:
-    """`rsync -a --update src/ dst/`: what a user runs to copy one way without taking back a newer
-    file (no --delete: a copy never removes). Exit 24 (a file vanished while copied) is normal
-    while a device writes."""
+def copy_rsync(src: Path, dst: Path, exclude: tuple[str, ...] = ()) -> subprocess.CompletedProcess[str]:
+    """`rsync -a --update --modify-window=-1 src/ dst/`: what a user runs to copy one way without
+    taking back a newer file (no --delete: a copy never removes). `--modify-window=-1` compares the
+    nanoseconds too: by default rsync compares whole seconds, so a machine's own journal written
+    again within the second of a copy taken from it looked no newer than that copy, and the copy
+    going back put the older journal over it (README: "Use it on several machines"). Exit 24 (a
+    file vanished while copied) is normal while a device writes."""
     dst.mkdir(parents=True, exist_ok=True)
-    res = subprocess.run(["rsync", "-a", "--update", f"{src}/", f"{dst}/"], capture_output=True, text=True, timeout=120)
+    res = subprocess.run(
+        ["rsync", "-a", "--update", "--modify-window=-1", *(f"--exclude={x}" for x in exclude), f"{src}/", f"{dst}/"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     if res.returncode not in (0, 23, 24):
         raise RuntimeError(f"rsync {src} -> {dst} failed ({res.returncode}): {res.stderr}")
     return res

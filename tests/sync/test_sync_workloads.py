@@ -85,7 +85,11 @@ def test_two_devices_copied_at_random_moments_lose_nothing(tmp_path, engine):
     def copy(direction: bool) -> None:
         writing = runner.busy > 0
         if engine == "rsync":
-            copy_rsync(*((a, b) if direction else (b, a)))
+            # as the README says to use rsync with a shared library: a copy never brings a machine's
+            # own folder back to it (with whole-folder copies both ways, an older copy of a machine's
+            # own journal and journal.last was put back over them: its edits of that moment lost)
+            receiver = devices[1] if direction else devices[0]
+            copy_rsync(*((a, b) if direction else (b, a)), exclude=(f"/devices/{receiver.device_id}/",))
         else:
             sync_unison(a, b, tmp_path / "unison")
         copies["all"] += 1
