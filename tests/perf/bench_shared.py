@@ -64,9 +64,9 @@ def _child(argv: list[str]) -> None:
         store = SharedStore(folder, readonly=(what == "open-ro"), device=device).open()
         n = len(store.papers)
         store.close()
-    import resource
-
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    # VmHWM: this process's own peak (ru_maxrss keeps the parent's from before the exec)
+    status = Path("/proc/self/status").read_text()
+    peak = next(int(line.split()[1]) for line in status.splitlines() if line.startswith("VmHWM")) / 1024
     print(json.dumps({"seconds": time.perf_counter() - t0, "papers": n, "peak_mb": peak}))
 
 
