@@ -12,10 +12,12 @@ replaced it.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import random
 import shutil
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -31,6 +33,20 @@ COMPACT = float(os.environ.get("PAPERSHELF_MERGE_COMPACT", "0.05"))
 
 def _open(folder: Path, device: str, readonly: bool = False) -> Library:
     return Library(SharedStore(folder, readonly=readonly, device=device).open())
+
+
+@contextlib.contextmanager
+def _two_devices(tmp_path: Path) -> Iterator[tuple[Library, Library]]:
+    """Devices a and b on one folder, a having imported the first sample listing and b read it."""
+    folder = tmp_path / "shared"
+    a, b = _open(folder, DEVICES[0]), _open(folder, DEVICES[1])
+    try:
+        a.import_files([SEEDS[0]])
+        b.refresh()
+        yield a, b
+    finally:
+        a.close()
+        b.close()
 
 
 def _state(lib: Library) -> tuple[dict, dict, list]:
@@ -165,11 +181,7 @@ def test_three_devices_editing_at_once_agree_and_lose_nothing(tmp_path, seed):
 
 
 def test_the_same_field_set_on_two_devices_at_once_is_kept_as_a_conflict_and_can_be_taken(tmp_path):
-    folder = tmp_path / "shared"
-    a, b = _open(folder, DEVICES[0]), _open(folder, DEVICES[1])
-    try:
-        a.import_files([SEEDS[0]])
-        b.refresh()
+    with _two_devices(tmp_path) as (a, b):
         pid = a.ids()[0]
         a.set_notes(pid, "read section 3 again")
         b.set_notes(pid, "compare with the 2019 baseline")
@@ -184,36 +196,22 @@ def test_the_same_field_set_on_two_devices_at_once_is_kept_as_a_conflict_and_can
         a.refresh()
         assert a.get(pid).notes == kept == b.get(pid).notes
         assert a.conflicts() == [] and b.conflicts() == []
-    finally:
-        a.close()
-        b.close()
 
 
 def test_a_tag_added_on_one_device_survives_another_devices_unrelated_tag_edit(tmp_path):
-    folder = tmp_path / "shared"
-    a, b = _open(folder, DEVICES[0]), _open(folder, DEVICES[1])
-    try:
-        a.import_files([SEEDS[0]])
-        b.refresh()
+    with _two_devices(tmp_path) as (a, b):
         pid = a.ids()[0]
         a.add_tags([pid], ["ml"])
         b.set_tags([pid], ["survey"])  # b had not seen 'ml': it adds 'survey', removes nothing it had not seen
         a.refresh()
         b.refresh()
         assert a.get(pid).tags == b.get(pid).tags == ["ml", "survey"]
-    finally:
-        a.close()
-        b.close()
 
 
 def test_a_paper_deleted_on_one_device_while_another_edits_it(tmp_path):
     """An edit stamped after the deletion brings the paper back; one the deletion had not
     seen, stamped before it, stays with the deleted paper and is listed as a conflict."""
-    folder = tmp_path / "shared"
-    a, b = _open(folder, DEVICES[0]), _open(folder, DEVICES[1])
-    try:
-        a.import_files([SEEDS[0]])
-        b.refresh()
+    with _two_devices(tmp_path) as (a, b):
         first, second = a.ids()[:2]
         b.set_notes(first, "edited before the delete")  # earlier stamp, not seen by the delete
         _clock_past(b)
@@ -232,9 +230,6 @@ def test_a_paper_deleted_on_one_device_while_another_edits_it(tmp_path):
         a.refresh()
         assert a.get(first).notes == "edited before the delete"
         assert a.conflicts() == [] and b.conflicts() == []
-    finally:
-        a.close()
-        b.close()
 
 
 def test_one_paper_imported_on_two_devices_is_one_paper(tmp_path):
