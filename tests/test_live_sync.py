@@ -10,6 +10,8 @@ the abstract and in Edit ▸ Conflicts…, and settled from there.
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -129,6 +131,18 @@ def test_a_reading_list_made_on_another_device_shows_in_the_sidebar_and_the_list
     assert win.selected_ids() == [pid]
 
 
+@contextlib.contextmanager
+def _conflict_on_row_1(qtbot, win, folder: Path) -> Iterator[tuple[str, Library]]:
+    """The window's second paper selected and a conflict made on it; yields (its id, device B),
+    and closes B after."""
+    pid = _select_row(qtbot, win, 1)
+    b = _make_conflict(win, folder, pid)
+    try:
+        yield pid, b
+    finally:
+        b.close()
+
+
 def _make_conflict(win, folder: Path, pid: str) -> Library:
     """Both devices set the paper's notes without having seen each other's: B's value and A's
     are one field set twice at once. Returns device B (open)."""
@@ -140,9 +154,7 @@ def _make_conflict(win, folder: Path, pid: str) -> Library:
 
 def test_a_conflict_is_shown_over_the_abstract_and_use_that_takes_it(shared, qtbot):
     win, folder = shared
-    pid = _select_row(qtbot, win, 1)
-    b = _make_conflict(win, folder, pid)
-    try:
+    with _conflict_on_row_1(qtbot, win, folder) as (pid, b):
         bar = win.conflict_bar
         qtbot.waitUntil(lambda: bar.isVisible(), timeout=10_000)
         text = bar.label.text()
@@ -162,15 +174,11 @@ def test_a_conflict_is_shown_over_the_abstract_and_use_that_takes_it(shared, qtb
         # settling is an edit of A that saw both values: B follows, and has no conflict either
         b.refresh()
         assert b.get(pid).notes == conflict.value and b.conflicts() == []
-    finally:
-        b.close()
 
 
 def test_edit_conflicts_lists_them_and_dismiss_keeps_what_is_shown(shared, qtbot):
     win, folder = shared
-    pid = _select_row(qtbot, win, 1)
-    b = _make_conflict(win, folder, pid)
-    try:
+    with _conflict_on_row_1(qtbot, win, folder) as (pid, _b):
         qtbot.waitUntil(lambda: len(win.live.conflicts) == 1, timeout=10_000)
         shown = win.library.get(pid).notes
         win.findChild(QAction, "conflictsAction").trigger()
@@ -185,15 +193,11 @@ def test_edit_conflicts_lists_them_and_dismiss_keeps_what_is_shown(shared, qtbot
         assert "No conflicts" in dialog.summary.text()
         assert win.library.get(pid).notes == shown
         assert win.library.conflicts() == []
-    finally:
-        b.close()
 
 
 def test_take_in_the_dialog_uses_the_kept_value(shared, qtbot):
     win, folder = shared
-    pid = _select_row(qtbot, win, 1)
-    b = _make_conflict(win, folder, pid)
-    try:
+    with _conflict_on_row_1(qtbot, win, folder) as (pid, _b):
         qtbot.waitUntil(lambda: len(win.live.conflicts) == 1, timeout=10_000)
         kept = win.live.conflicts[0].value
         win.conflicts.count_button.click()  # the status bar's "1 conflict"
@@ -207,8 +211,6 @@ def test_take_in_the_dialog_uses_the_kept_value(shared, qtbot):
         qtbot.waitUntil(lambda: dialog.model.rowCount() == 0, timeout=10_000)
         assert win.library.get(pid).notes == kept
         qtbot.waitUntil(lambda: win.tag_panel.notes.toPlainText() == kept, timeout=10_000)
-    finally:
-        b.close()
 
 
 def test_a_window_on_a_library_of_one_device_reading_it_only_does_not_follow(tmp_path, qtbot, settings):

@@ -10,7 +10,7 @@ import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication
 
-from test_live_sync import _make_conflict, _select_row, shared  # noqa: F401  (the fixture)
+from test_live_sync import _conflict_on_row_1, _make_conflict, _select_row, shared  # noqa: F401  (the fixture)
 from test_undo_library import edit_action
 
 pytestmark = pytest.mark.gui
@@ -48,9 +48,7 @@ def test_two_conflicts_are_counted_in_words_not_with_a_plural_placeholder(shared
     from PySide6.QtGui import QAction
 
     win, folder = shared
-    pid = _select_row(qtbot, win, 1)
-    b = _make_conflict(win, folder, pid)
-    try:
+    with _conflict_on_row_1(qtbot, win, folder) as (pid, b):
         b.set_status([pid], "reading")
         win.library.set_status([pid], "read")
         qtbot.waitUntil(lambda: len(win.live.conflicts) == 2, timeout=10_000)
@@ -66,8 +64,6 @@ def test_two_conflicts_are_counted_in_words_not_with_a_plural_placeholder(shared
         qtbot.waitUntil(lambda: win.conflicts.dialog.model.rowCount() == 1, timeout=10_000)
         assert counter.text() == "⚠ 1 conflict"
         assert win.conflicts.dialog.summary.text().startswith("1 value kept because")
-    finally:
-        b.close()
 
 
 def test_notes_being_typed_into_a_paper_another_device_deletes_are_not_dropped(shared, qtbot):  # noqa: F811
@@ -119,9 +115,7 @@ def test_a_search_saved_on_another_device_shows_in_the_sidebar_without_a_restart
 
 def test_the_result_count_does_not_show_through_a_status_message_when_a_conflict_is_counted(shared, qtbot):  # noqa: F811
     win, folder = shared
-    pid = _select_row(qtbot, win, 1)
-    b = _make_conflict(win, folder, pid)
-    try:
+    with _conflict_on_row_1(qtbot, win, folder) as (_pid, _b):
         counter = win.conflicts.count_button
         qtbot.waitUntil(lambda: counter.isVisible(), timeout=10_000)
         win.statusBar().showMessage("Merged edits from another device.", 60_000)
@@ -131,22 +125,16 @@ def test_the_result_count_does_not_show_through_a_status_message_when_a_conflict
             QApplication.processEvents()
         # a status message hides the "N papers" label under it; it must not be drawn over it
         assert not win.result_label.isVisible()
-    finally:
-        b.close()
 
 
 def test_the_conflict_bar_gives_its_words_the_width_of_the_abstract(shared, qtbot):  # noqa: F811
     win, folder = shared
-    pid = _select_row(qtbot, win, 1)
-    b = _make_conflict(win, folder, pid)
-    try:
+    with _conflict_on_row_1(qtbot, win, folder) as (_pid, _b):
         bar = win.conflict_bar
         qtbot.waitUntil(lambda: bar.isVisible(), timeout=10_000)
         # the words over the whole bar, Use that / Keep this under them (not a narrow column beside them)
         assert bar.label.width() >= 0.9 * bar.contentsRect().width()
         assert bar.use_button.geometry().top() >= bar.label.geometry().bottom()
-    finally:
-        b.close()
 
 
 def test_papershelf_undo_after_conflicts_take_says_what_it_takes_back(tmp_path, data_dir):

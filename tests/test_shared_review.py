@@ -14,7 +14,7 @@ from conftest import FIXTURES, SEEDS, listed_papers, run_cli
 from papershelf.core.errors import StoreVersionError
 from papershelf.core.library import Library
 from papershelf.core.store import Store, machine, open_store
-from test_shared_merge import DEVICES, _clock_past, _open, _state
+from test_shared_merge import DEVICES, _clock_past, _open, _state, _two_devices
 
 A, B, C = DEVICES
 
@@ -50,17 +50,11 @@ def test_an_edit_of_a_paper_whose_device_has_not_arrived_survives_a_compaction(t
     arrives, C has the paper with B's note (it was kept in memory only, and a compaction lost it
     for good: C's library file said B's edit was applied)."""
     folder = tmp_path / "shared"
-    a, b = _open(folder, A), _open(folder, B)
-    try:
-        a.import_files([SEEDS[0]])
-        b.refresh()
+    with _two_devices(tmp_path) as (a, b):
         pid = sorted(b.ids())[0]
         b.set_notes(pid, "from B")
         if a_compacted:
             a.compact()  # C takes A's library file as it is (it holds nothing yet)
-    finally:
-        a.close()
-        b.close()
     aside = tmp_path / "not-arrived"
     shutil.move(folder / "devices" / A, aside)  # A's folder has not been copied to C's machine yet
     c = _open(folder, C)
@@ -198,16 +192,10 @@ def test_another_devices_line_of_an_unknown_shape_waits_and_the_library_opens(tm
     from papershelf.core.store.journal import journal_line
 
     folder = tmp_path / "shared"
-    a, b = _open(folder, A), _open(folder, B)
-    try:
-        a.import_files([SEEDS[0]])
-        b.refresh()
+    with _two_devices(tmp_path) as (a, b):
         pid = sorted(a.ids())[0]
         b.set_notes(pid, "before the odd line")
         seq = b._store.seq
-    finally:
-        a.close()
-        b.close()
     bad = [x.replace("PID", pid) if isinstance(x, str) else x for x in op]
     line = journal_line({"seq": seq + 1, "gen": 0, "ops": [bad], "hlc": 10**13, "dev": B, "vv": {A: 1, B: seq}})
     with open(folder / "devices" / B / "journal.jsonl", "ab") as f:

@@ -69,25 +69,11 @@ class Action:
 
 
 @dataclass(slots=True)
-class Head:
-    """One value of a field set by an action no other action on the field had seen."""
+class Head(Action):
+    """One value of a field set by an action no other action on the field had seen: the
+    action (its stamp, number and what it had seen) and the value it set."""
 
-    hlc: int
-    dev: str
-    seq: int
-    vv: dict[str, int]
     value: Any
-
-    @property
-    def stamp(self) -> Stamp:
-        """The value's place in the total order of actions."""
-        return (self.hlc, self.dev)
-
-    def saw(self, other: Head) -> bool:
-        """Whether the action that set this value had seen the one that set `other`."""
-        if other.dev == self.dev:
-            return other.seq < self.seq
-        return self.vv.get(other.dev, 0) >= other.seq
 
     def encode(self) -> list[Any]:
         """As a snapshot line holds it."""
@@ -238,9 +224,9 @@ class Clock:
 def heads_merge(heads: list[Head], new: Head) -> tuple[list[Head], bool]:
     """`heads` with `new` merged in (those it saw drop out; it is dropped if one saw it).
     Returns the heads and whether anything changed."""
-    if any(h.stamp == new.stamp for h in heads) or any(h.saw(new) for h in heads):
+    if any(h.stamp == new.stamp for h in heads) or any(h.saw(new.dev, new.seq) for h in heads):
         return heads, False
-    return [h for h in heads if not new.saw(h)] + [new], True
+    return [h for h in heads if not new.saw(h.dev, h.seq)] + [new], True
 
 
 def winner(heads: Iterable[Head]) -> Head:
