@@ -25,7 +25,8 @@ from papershelf.core.errors import (
 )
 from papershelf.core.library import PASTE_LABEL, FileReport, IndexState, Library
 from papershelf.core.paper import Status
-from papershelf.core.query import SORT_KEYS, Answer, Query
+from papershelf.core.biblio.sorting import SORT_KEYS
+from papershelf.core.query import Answer, Query
 
 APP = ROOT / "app" / "papershelf"
 

@@ -14,24 +14,10 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
-from .paper import Paper, Status
+from .biblio.sorting import SORT_KEYS
+from .paper import Paper
 
 RELEVANCE = "relevance"
-
-# Columns the list can be sorted by (key of each paper), in display order. A key of None
-# (no year, no venue) sorts last whichever way the column is sorted.
-SORT_KEYS: dict[str, Callable[[Paper], Any]] = {
-    "title": lambda p: p.title.casefold(),
-    "authors": lambda p: p.authors[0].casefold() if p.authors else "\uffff",
-    "year": lambda p: p.year,  # numerically (stored as an int)
-    "venue": lambda p: p.venue.casefold() or None,  # the reader's text of journal/booktitle/journaltitle
-    "area": lambda p: (p.area.casefold() or "\uffff", p.subarea.casefold()),
-    "status": lambda p: list(Status).index(p.status),
-    "rating": lambda p: p.rating or 0,
-    "tags": lambda p: ", ".join(p.tags) or "\uffff",
-    "added": lambda p: p.added,
-    "read": lambda p: p.read_at or None,  # None: never read, or before the date was kept (last)
-}
 
 # The index's own orders (`Query.index_order`): best first, newest first, by plain title.
 INDEX_SORTS = ("relevance", "added", "title")

@@ -33,7 +33,7 @@ _STATUS_COLORS = {
 
 @dataclass(frozen=True)
 class Column:
-    """One column of the list: its name (a sort key of core.query.SORT_KEYS, and how
+    """One column of the list: its name (a sort key of core.biblio.sorting.SORT_KEYS, and how
     the window's settings know it), its title, a paper's cell as text, and its width
     on a first start in average characters (the title takes what the others leave)."""
 

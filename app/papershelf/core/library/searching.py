@@ -23,7 +23,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..errors import InvalidValueError, SearchIndexDamagedError, SearchIndexError
-from ..query import INDEX_SORTS, RELEVANCE, SORT_KEYS, Answer, Query, Vocabulary, sort_ids, title_matches
+from ..biblio.sorting import SORT_KEYS
+from ..query import INDEX_SORTS, RELEVANCE, Answer, Query, Vocabulary, sort_ids, title_matches
 from .checks import status_arg
 
 if TYPE_CHECKING:  # the search package loads Whoosh and numpy: imported only when an index opens

@@ -20,6 +20,7 @@ from whoosh.analysis import STOP_WORDS, Token, Tokenizer
 from whoosh.fields import ID, KEYWORD, NUMERIC, TEXT, Schema
 from whoosh.lang.porter import stem as porter_stem
 
+from ..biblio.sorting import TITLE_SORT_CHARS, title_key
 from ..citation import record_keywords
 from ..paper import Paper, tag_keyword
 from ..text import plain_text
@@ -167,7 +168,7 @@ def paper_document(paper: Paper, lists: list[str]) -> dict[str, Any]:
             sorted({Path(s.file).name.casefold() for s in paper.sources} | {s.format for s in paper.sources})
         ),
         "added": paper.added,
-        "title_sort": plain_text(paper.title).casefold()[:200],
+        "title_sort": title_key(paper.title)[:TITLE_SORT_CHARS],
         "digest": paper_digest(paper, lists),
     }
     if paper.notes:
