@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT, SEEDS, copy_seeded, seeded_index, snapshot_files
+from papershelf.core.biblio.sorting import SORT_KEYS
 from papershelf.core.errors import (
     InvalidValueError,
     ListingError,
@@ -25,7 +26,6 @@ from papershelf.core.errors import (
 )
 from papershelf.core.library import PASTE_LABEL, FileReport, IndexState, Library
 from papershelf.core.paper import Status
-from papershelf.core.biblio.sorting import SORT_KEYS
 from papershelf.core.query import Answer, Query
 
 APP = ROOT / "app" / "papershelf"

@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 
 from conftest import run_cli
-
 from papershelf.core.library import Library
 
 TITLES = ("Mango harvests", r"\emph{Zebra} crossings", "Apple trees", "$\\alpha$-stable laws", "{B}anana splits")

@@ -7,8 +7,8 @@ from pathlib import Path
 from typing import NoReturn
 
 from .. import __version__, paths
-from ..core.paper import Status
 from ..core.biblio.sorting import SORT_KEYS
+from ..core.paper import Status
 from .output import EXIT_USAGE, UsageError
 
 # every command, in the order of `papershelf --help`; commands.COMMANDS maps them to their functions

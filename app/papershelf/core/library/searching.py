@@ -22,8 +22,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..errors import InvalidValueError, SearchIndexDamagedError, SearchIndexError
 from ..biblio.sorting import SORT_KEYS
+from ..errors import InvalidValueError, SearchIndexDamagedError, SearchIndexError
 from ..query import INDEX_SORTS, RELEVANCE, Answer, Query, Vocabulary, sort_ids, title_matches
 from .checks import status_arg
 
