@@ -11,9 +11,10 @@ from pathlib import Path
 import pytest
 
 from conftest import run_cli
+from papershelf.core.biblio.types import required
 from papershelf.core.library import Library
 from papershelf.core.online.records import FoundRecord
-from papershelf.core.record_edit import editor_view, required
+from papershelf.core.record_edit import editor_view
 from test_bibtex import compile_bib, problems
 
 XAMPL = subprocess.run(["kpsewhich", "xampl.bib"], capture_output=True, text=True).stdout.strip()

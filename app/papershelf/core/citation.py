@@ -21,6 +21,7 @@ from functools import lru_cache
 from typing import NamedTuple
 from urllib.parse import quote
 
+from .biblio.types import NAME_FIELDS, TYPE_KEYS, TYPE_NAMES
 from .latex import MONTHS, decode, parse_names, piece_text, pieces
 from .paper import Paper, normalize_tag
 from .text import clean_doi, plain_text
@@ -34,36 +35,7 @@ class RecordLine(NamedTuple):
     text: str
 
 
-# The BibLaTeX data model's entry types and BibTeX's (and a few common aliases), in words.
 # fmt: off
-ENTRY_TYPES: dict[str, str] = {
-    "article": "Journal article", "book": "Book", "mvbook": "Multi-volume book",
-    "inbook": "Part of a book", "bookinbook": "Book in a book", "suppbook": "Supplement to a book",
-    "booklet": "Booklet", "collection": "Collection", "mvcollection": "Multi-volume collection",
-    "incollection": "Chapter in a collection", "suppcollection": "Supplement to a collection",
-    "dataset": "Data set", "manual": "Manual", "misc": "Miscellaneous", "online": "Web page",
-    "electronic": "Web page", "www": "Web page", "patent": "Patent", "periodical": "Journal issue",
-    "suppperiodical": "Supplement to a periodical", "proceedings": "Conference proceedings",
-    "mvproceedings": "Multi-volume proceedings", "inproceedings": "Conference paper",
-    "conference": "Conference paper", "reference": "Reference work",
-    "mvreference": "Multi-volume reference work", "inreference": "Entry in a reference work",
-    "report": "Report", "techreport": "Technical report", "set": "Entry set", "xdata": "Shared data",
-    "software": "Software", "thesis": "Thesis", "mastersthesis": "Master's thesis",
-    "phdthesis": "PhD thesis", "unpublished": "Unpublished", "artwork": "Artwork", "audio": "Audio",
-    "bibnote": "Note", "commentary": "Commentary", "image": "Image", "jurisdiction": "Court decision",
-    "legislation": "Legislation", "legal": "Legal document", "letter": "Letter", "movie": "Film",
-    "music": "Music", "performance": "Performance", "review": "Review", "standard": "Standard",
-    "video": "Video",
-}
-# BibLaTeX's localisation keys, as the `type` field of a @thesis, @report or @patent gives them
-TYPE_KEYS: dict[str, str] = {
-    "phdthesis": "PhD thesis", "mathesis": "Master's thesis", "mastersthesis": "Master's thesis",
-    "candthesis": "Candidate thesis", "techreport": "Technical report", "resreport": "Research report",
-    "software": "Software", "datacd": "Data CD", "audiocd": "Audio CD", "patent": "Patent",
-    "patentus": "U.S. patent", "patenteu": "European patent", "patentde": "German patent",
-    "patentfr": "French patent", "patentuk": "British patent", "patentjp": "Japanese patent",
-    "patentrequs": "U.S. patent request", "patentreqeu": "European patent request",
-}
 # the types whose `type` field names the kind of document (BibTeX: "Research Note" for a report)
 _TYPED_ENTRIES = frozenset(
     {"report", "techreport", "thesis", "phdthesis", "mastersthesis", "patent", "manual"}
@@ -99,11 +71,6 @@ FIELD_LABELS: dict[str, str] = {
     "crossref": "Part of", "xref": "Part of", "xdata": "Shared data", "entryset": "Set",
 }
 # fmt: on
-# fields that hold a list of names ("Last, First and Last, First and others")
-NAME_FIELDS = frozenset(
-    {"editor", "editora", "editorb", "editorc", "translator", "annotator", "commentator", "introduction"}
-    | {"foreword", "afterword", "bookauthor", "holder"}
-)
 # shown elsewhere in every view of a paper: the title heading, the authors line, the abstract
 _SHOWN_APART = frozenset({"title", "author", "abstract"})
 # values that are not LaTeX text (biblatex reads them verbatim): only their delimiters go
@@ -215,7 +182,7 @@ def entry_type_text(paper: Paper) -> str:
         given = TYPE_KEYS.get(field_text("type", paper.bibfields["type"]).lower())
         if given:
             return given
-    return ENTRY_TYPES.get(kind, kind.capitalize())
+    return TYPE_NAMES.get(kind, kind.capitalize())
 
 
 def authors_text(paper: Paper) -> str:
@@ -227,7 +194,7 @@ def authors_text(paper: Paper) -> str:
     return shown
 
 
-def names_text(raw: str) -> str:
+def shown_names(raw: str) -> str:
     """A name list (editor, translator…) as the reader sees it: "First Last, First Last",
     with "et al." for `and others`."""
     names, others = _names(raw)
@@ -259,7 +226,7 @@ def record_view(paper: Paper, parent: Callable[[str], Paper | None] | None = Non
     known = [n for n in FIELD_LABELS if n in fields]
     others = [n for n in fields if n not in FIELD_LABELS and n not in _SHOWN_APART]
     for name in known + others:
-        text = names_text(fields[name]) if name in NAME_FIELDS else field_text(name, fields[name])
+        text = shown_names(fields[name]) if name in NAME_FIELDS else field_text(name, fields[name])
         if name == "type" and kind in _TYPED_ENTRIES and text.lower() in TYPE_KEYS:
             continue  # said by the type line
         if not text:

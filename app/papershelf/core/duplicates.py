@@ -34,6 +34,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol, TypeVar
 
+from .biblio.types import LOOSE_TYPES, biblatex_type
 from .paper import RAW_SOURCES
 from .text import fingerprint_text, fold
 
@@ -54,17 +55,6 @@ __all__ = [
 ]
 
 _K = TypeVar("_K")
-# types any other type may stand for: a listing exported as @misc, a preprint, a web page
-_LOOSE_TYPES = frozenset({"", "misc", "online", "unpublished", "electronic", "www", "preprint"})
-# BibTeX's types and BibLaTeX's names for the same thing
-_SAME_TYPE = {
-    "conference": "inproceedings",
-    "phdthesis": "thesis",
-    "mastersthesis": "thesis",
-    "techreport": "report",
-    "electronic": "online",
-    "www": "online",
-}
 _DOI_PREFIX = re.compile(r"^(?:https?://(?:dx\.)?doi\.org/|doi:\s*)", re.IGNORECASE)
 _ARXIV_PREFIX = re.compile(r"^(?:https?://arxiv\.org/(?:abs|pdf)/|arxiv:\s*)", re.IGNORECASE)
 _ARXIV_VERSION = re.compile(r"v\d+$")
@@ -146,7 +136,7 @@ def _surname(authors: list[str]) -> str:
 
 def _type(entrytype: str) -> str:
     t = entrytype.casefold()
-    return _SAME_TYPE.get(t, t)
+    return biblatex_type(t)
 
 
 def record_key(copy: Copy) -> tuple[str, tuple[tuple[str, str], ...]] | None:
@@ -167,7 +157,7 @@ def conflict(a: Copy, b: Copy) -> str:
 
 def _types_agree(a: Copy, b: Copy) -> bool:
     ta, tb = _type(a.entrytype), _type(b.entrytype)
-    return ta == tb or ta in _LOOSE_TYPES or tb in _LOOSE_TYPES
+    return ta == tb or ta in LOOSE_TYPES or tb in LOOSE_TYPES
 
 
 def title_match(a: Copy, b: Copy) -> str:

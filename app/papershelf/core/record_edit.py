@@ -25,69 +25,21 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from .biblio.types import NAME_FIELDS, VENUE_SOURCES, venue_field, venue_raw, verbatim_value
 from .errors import InvalidValueError
-from .exporters.bibmaps import VENUE_FIELD
-from .exporters.bibtex import _CORPORATE_RE, DERIVED_NOTE
-from .importers.ris import _verbatim, latex
+from .exporters.bibtex import _CORPORATE_RE
+from .importers.ris import latex
 from .latex import Name, braces_balanced, decode, name_list_problem, parse_name, parse_names
 from .paper import Paper, without_raw
 from .text import clean_doi, clean_text
-from .titles import derive_title
+from .titles import DERIVED_NOTE, derive_title
 
-# the types offered (BibLaTeX's data model, and BibTeX's names that BibLaTeX reads as aliases)
-# fmt: off
-ENTRY_TYPES: tuple[str, ...] = (
-    "article", "inproceedings", "incollection", "inbook", "book", "collection", "proceedings",
-    "thesis", "phdthesis", "mastersthesis", "report", "techreport", "online", "misc", "unpublished",
-    "booklet", "manual", "dataset", "software", "patent", "periodical", "reference", "inreference",
-)
-# BibLaTeX's data model (biblatex.def, \DeclareDatamodelConstraints): the mandatory fields, in
-# the editor's names ("venue" = journaltitle/booktitle; every type also needs a year or a date)
-_REQUIRED: dict[str, tuple[str, ...]] = {
-    "article": ("author", "title", "venue", "year"),
-    "book": ("author", "title", "year"), "mvbook": ("author", "title", "year"),
-    "inbook": ("author", "title", "venue", "year"), "bookinbook": ("author", "title", "venue", "year"),
-    "booklet": ("author", "title", "year"),
-    "collection": ("editor", "title", "year"), "reference": ("editor", "title", "year"),
-    "incollection": ("author", "editor", "title", "venue", "year"),
-    "inreference": ("author", "editor", "title", "venue", "year"),
-    "inproceedings": ("author", "title", "venue", "year"), "conference": ("author", "title", "venue", "year"),
-    "proceedings": ("title", "year"),
-    "manual": ("author", "title", "year"), "misc": ("author", "title", "year"),
-    "online": ("author", "title", "year"),  # and a DOI, eprint or URL: any of the three
-    "software": ("author", "title", "year"),
-    "dataset": ("author", "title", "year"),
-    "patent": ("author", "title", "number", "year"), "periodical": ("editor", "title", "year"),
-    "report": ("author", "title", "type", "institution", "year"),
-    "techreport": ("author", "title", "institution", "year"),
-    "thesis": ("author", "title", "type", "institution", "year"),
-    "phdthesis": ("author", "title", "school", "year"), "mastersthesis": ("author", "title", "school", "year"),
-    "unpublished": ("author", "title", "year"),
-}
-_OPTIONAL: dict[str, tuple[str, ...]] = {
-    "article": ("volume", "number", "pages", "month", "publisher", "issn", "note"),
-    "inproceedings": ("editor", "pages", "publisher", "address", "series", "volume", "month", "organization", "note"),
-    "incollection": ("pages", "publisher", "address", "edition", "series", "volume", "chapter", "note"),
-    "inbook": ("pages", "chapter", "publisher", "address", "edition", "editor", "note"),
-    "book": ("editor", "publisher", "address", "edition", "series", "volume", "isbn", "note"),
-    "thesis": ("address", "month", "note"), "phdthesis": ("address", "month", "note"),
-    "mastersthesis": ("address", "month", "note"),
-    "report": ("number", "address", "month", "note"), "techreport": ("number", "type", "address", "month", "note"),
-    "online": ("urldate", "organization", "note"), "misc": ("howpublished", "month", "note"),
-    "unpublished": ("month", "note"),
-}
-# fmt: on
-_DEFAULT_OPTIONAL = ("publisher", "address", "month", "note")
 IDENTIFIERS = ("doi", "url", "eprint")
 # edited elsewhere: the abstract is the paper's own text (a record's keywords are a field like
 # any other: they are not the user's tags)
 NOT_EDITED_HERE = {
     "abstract": "the abstract is the paper's own text and is not edited here",
 }
-_NAME_FIELDS = frozenset(
-    {"author", "editor", "editora", "editorb", "editorc", "translator", "annotator", "commentator"}
-    | {"introduction", "foreword", "afterword", "bookauthor", "holder"}
-)
 _KEY_FIELDS = frozenset({"crossref", "xdata", "xref", "ids", "entryset", "related"})
 _VERBATIM = frozenset({"url", "doi", "file", "urlraw", "pdf"})
 _MULTILINE = frozenset({"note", "annotation", "addendum", "comment"})
@@ -100,7 +52,6 @@ _MONTH_NAMES = frozenset(
     + ["november", "december", "sept"]
 )
 _YEAR_RE = re.compile(r"^-?\d{1,4}$")
-_VENUE_SOURCES = ("journal", "journaltitle", "booktitle", "howpublished")
 
 LABELS = {
     "entrytype": "Type",
@@ -142,23 +93,6 @@ def citekey_problem(key: str) -> str:
     key = key.strip()
     why = key_problem(key) if key else ""
     return f"{key!r} is not a usable citation key: {why}" if why else ""
-
-
-def required(entrytype: str) -> tuple[str, ...]:
-    """The fields BibLaTeX's data model requires of this type, in the editor's names."""
-    return _REQUIRED.get(entrytype.lower(), ("author", "title", "year"))
-
-
-def optional(entrytype: str) -> tuple[str, ...]:
-    """The fields commonly given for this type beyond the required ones, in the editor's names."""
-    return _OPTIONAL.get(entrytype.lower(), _DEFAULT_OPTIONAL)
-
-
-def venue_field(entrytype: str) -> str:
-    """The BibTeX field the type keeps its venue in: journal, booktitle, else howpublished (a
-    periodical's own title is its title, not a venue)."""
-    target = VENUE_FIELD.get(entrytype.lower(), "howpublished")
-    return target if target in ("journal", "booktitle") else "howpublished"
 
 
 def field_label(name: str, entrytype: str) -> str:
@@ -251,7 +185,7 @@ def _venue_source(paper: Paper) -> str:
     raw = paper.bibfields
     want = " ".join(paper.venue.split())
     preferred = venue_field(paper.entrytype)
-    for name in (preferred, *_VENUE_SOURCES):
+    for name in (preferred, *VENUE_SOURCES):
         if name in raw and " ".join(decode(raw[name]).split()) == want:
             return name
     return ""
@@ -262,7 +196,7 @@ def _text(name: str, raw: str) -> str:
         lines = raw.strip()[1:-1].split("\n")
         if all(braces_balanced(line) for line in lines):  # line by line, as it was typed
             return "\n".join(decode("{" + line + "}") for line in lines).strip()
-    if name in _NAME_FIELDS:
+    if name in NAME_FIELDS:
         names, others = parse_names(raw)
         return names_text([_editor_name(n) for n in names], others)
     from .citation import field_text
@@ -493,7 +427,7 @@ def field_changes(paper: Paper, changes: Mapping[str, str | None]) -> dict[str, 
         # the paper gets a record: its web link goes with it (the listing export wrote it)
         url = view.fields.get("url", "")
         if url and "url" not in new_raw:
-            new_raw["url"] = _braced(_verbatim(url))
+            new_raw["url"] = _braced(verbatim_value(url))
     for key, text in changed.items():
         if key == "title":
             title = title_change(paper, text)
@@ -502,7 +436,7 @@ def field_changes(paper: Paper, changes: Mapping[str, str | None]) -> dict[str, 
                 new_raw.pop("title", None)
                 if "title" in title["bibfields"]:
                     new_raw["title"] = title["bibfields"]["title"]
-        elif key in _NAME_FIELDS:
+        elif key in NAME_FIELDS:
             if not text:
                 new_raw.pop(key, None)
                 if key == "author":
@@ -548,7 +482,7 @@ def field_changes(paper: Paper, changes: Mapping[str, str | None]) -> dict[str, 
             out["doi"] = doi
             new_raw.pop("doi", None)
             if doi:
-                new_raw["doi"] = _braced(_verbatim(doi))
+                new_raw["doi"] = _braced(verbatim_value(doi))
         elif key == "eprint" and (paper.arxiv_id or "eprint" not in raw or text.lower().startswith("arxiv:")):
             # a record's own eprint of another archive (JSTOR, HDL) is written as it is below,
             # unless an arXiv id replaces it explicitly ("arXiv:2401.01234")
@@ -563,7 +497,7 @@ def field_changes(paper: Paper, changes: Mapping[str, str | None]) -> dict[str, 
         elif key in _VERBATIM:
             if any(ch.isspace() for ch in text):
                 raise InvalidValueError(f"{key}: {text!r} holds a space; a {key.upper()} has none (write %20)")
-            new_raw[key] = _braced(_verbatim(text))
+            new_raw[key] = _braced(verbatim_value(text))
         elif key == "month" and text.lower()[:3] in _MONTHS and text.lower() in _MONTH_NAMES:
             new_raw[key] = text.lower()[:3]  # the month macro: every style prints it in its language
         elif key == "pages":
@@ -573,12 +507,10 @@ def field_changes(paper: Paper, changes: Mapping[str, str | None]) -> dict[str, 
         else:
             new_raw[key] = _braced(text_latex(text))
     if not ("crossref" in new_raw or "xdata" in new_raw) and "venue" not in changed:
-        if kind != paper.entrytype or any(k in changed for k in _VENUE_SOURCES):
+        if kind != paper.entrytype or any(k in changed for k in VENUE_SOURCES):
             # the venue as the import reads it from the fields (`set ID journal=…` is the venue)
-            from .importers.bibfile import _venue  # the import's own rule
-
-            found = decode(_venue(kind, new_raw)) or None
-            if found is not None or any(k in changed for k in _VENUE_SOURCES):
+            found = decode(venue_raw(kind, new_raw)) or None
+            if found is not None or any(k in changed for k in VENUE_SOURCES):
                 out["venue"] = found or ""
     if kind != paper.entrytype:
         out["entrytype"] = kind

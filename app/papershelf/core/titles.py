@@ -20,6 +20,8 @@ from collections.abc import Iterator
 from .text import plain_text
 
 MAX_TITLE = 90
+# the note that marks a derived title in an export: the BibTeX and RIS imports read it back
+DERIVED_NOTE = "Title derived from the abstract by Papershelf"
 MIN_CUT = 35
 
 _VERBS = r"(?:introduce|propose|present|develop|design|build|release|call|name|term|dub)s?"

@@ -39,7 +39,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from ..core import record_edit, vocabulary
+from ..core import record_edit
+from ..core.biblio import types
 from ..core.errors import PapershelfError
 from ..core.library import Library
 from ..core.paper import Record
@@ -58,10 +59,6 @@ DOI = re.compile(r"(?:doi:\s*|https?://(?:dx\.)?doi\.org/)?10\.\d{3,9}/\S+\Z", r
 ARXIV = re.compile(r"(?:arxiv:)?(?:\d{4}\.\d{4,5}|[a-z][a-z.-]*(?:\.[a-z]{2})?/\d{7})(?:v\d+)?\Z", re.IGNORECASE)
 ARXIV_URL = re.compile(r"https?://arxiv\.org/(?:abs|pdf)/", re.IGNORECASE)
 URL = re.compile(r"[a-z][a-z0-9+.-]*://\S+\Z", re.IGNORECASE)
-# every type BibLaTeX's data model knows (biblatex manual §2.1: the regular types, the types
-# the standard styles print as misc, the custom ones) and BibTeX's names it reads as aliases:
-# a record of one keeps it, offered as it is (record_edit.ENTRY_TYPES is the short list)
-KNOWN_TYPES = frozenset(record_edit.ENTRY_TYPES) | vocabulary.KNOWN_TYPES
 LINE_BREAKS = str.maketrans({"\u2029": "\n", "\u2028": "\n"})  # a box's paragraph ends, Shift+Return's breaks
 TYPE_ALIASES = {"conference": "inproceedings", "electronic": "online", "www": "online"}
 
@@ -97,7 +94,7 @@ def type_label(entrytype: str) -> str:
     kind = entrytype.lower()
     if kind in TYPE_ALIASES:
         return tr("%s (BibLaTeX reads it as %s)") % (entrytype, TYPE_ALIASES[kind])
-    if kind in KNOWN_TYPES:
+    if kind in types.KNOWN_TYPES:
         return entrytype
     return tr("%s (not a BibLaTeX type)") % entrytype
 
@@ -221,7 +218,7 @@ class RecordEditor(QDialog):
         # ---- the left column: type, key, title, authors ----
         self.type_combo = QComboBox()
         self.type_combo.setObjectName("entryTypeCombo")
-        for name in record_edit.ENTRY_TYPES:
+        for name in types.COMMON_TYPES:
             self.type_combo.addItem(name, name)
         if view.entrytype and self.type_combo.findData(view.entrytype) < 0:
             # a type the file gave that is not on the short list: kept, and offered as it is
@@ -372,7 +369,7 @@ class RecordEditor(QDialog):
         self.required_fields = self._required(kind)
         required = [f for f in self.required_fields if f not in SHOWN_APART and f not in IDENTIFIERS]
         optional = [
-            f for f in record_edit.optional(kind) if f not in SHOWN_APART and f not in IDENTIFIERS and f not in required
+            f for f in types.optional(kind) if f not in SHOWN_APART and f not in IDENTIFIERS and f not in required
         ]
         named = set(required) | set(optional) | set(IDENTIFIERS)
         have = list(dict.fromkeys([*self.original_fields, *self.rows, *sorted(self.added)]))
@@ -424,7 +421,7 @@ class RecordEditor(QDialog):
         """The fields the type requires; a record dated by `date` (BibLaTeX's full date, and no
         year) meets the year's requirement with it: its Date row is shown there, and no Year
         row, whose text would replace the full date."""
-        fields = list(record_edit.required(kind))
+        fields = list(types.required(kind))
         if "date" in self.original_fields and "year" not in self.original_fields:
             fields = ["date" if f == "year" else f for f in fields]
         return fields

@@ -1,6 +1,6 @@
 """The two dialects' vocabularies and how a record moves between them.
 
-The tables follow biblatex's own driver source map for BibTeX data
+The tables (core/biblio/types.py) follow biblatex's own driver source map for BibTeX data
 (``\\DeclareDriverSourcemap[datatype=bibtex]`` in ``biblatex.def``): biber
 applies it to every entry it reads, so writing a record in BibLaTeX's names
 gives the very ``.bbl`` that its BibTeX names give. The BibTeX dialect runs
@@ -17,64 +17,21 @@ from __future__ import annotations
 
 import re
 
+from ..biblio.types import (
+    BIBTEX_REQUIRED,
+    BIBTEX_TYPES,
+    EXCLUSIVE,
+    FIELDS_TO_BIBLATEX,
+    FIELDS_TO_BIBTEX,
+    THESIS_TYPES,
+    TYPE_WORDS,
+    TYPES_TO_BIBLATEX,
+    TYPES_TO_BIBTEX,
+)
 from ..latex import piece_text, pieces
 
-# fmt: off
-# biber's driver source map (biblatex.def): BibTeX type → (BibLaTeX type, value of `type` it sets)
-TYPES_TO_BIBLATEX: dict[str, tuple[str, str]] = {
-    "conference": ("inproceedings", ""), "electronic": ("online", ""), "www": ("online", ""),
-    "mastersthesis": ("thesis", "mathesis"), "phdthesis": ("thesis", "phdthesis"),
-    "techreport": ("report", "techreport"),
-}
-# biber's driver source map: BibTeX field → BibLaTeX field
-FIELDS_TO_BIBLATEX: dict[str, str] = {
-    "hyphenation": "langid", "address": "location", "school": "institution", "annote": "annotation",
-    "archiveprefix": "eprinttype", "journal": "journaltitle", "primaryclass": "eprintclass",
-    "key": "sortkey", "pdf": "file",
-}
-# the reverse, for the BibTeX dialect (file stays file: JabRef and Zotero write it so in BibTeX
-# files; school only for theses, where BibLaTeX writes institution: reports keep institution)
-FIELDS_TO_BIBTEX: dict[str, str] = {
-    v: k for k, v in FIELDS_TO_BIBLATEX.items() if k not in ("pdf", "school")
-}
-# the types classic BibTeX styles (plain, abbrv, alpha, unsrt…) define
-BIBTEX_TYPES = frozenset(
-    "article book booklet conference inbook incollection inproceedings manual mastersthesis misc phdthesis "
-    "proceedings techreport unpublished".split()
-)
-# BibLaTeX types → the classic type that prints them (anything else becomes misc)
-TYPES_TO_BIBTEX: dict[str, str] = {
-    "online": "misc", "electronic": "misc", "www": "misc", "report": "techreport",
-    "mvbook": "book", "collection": "book", "mvcollection": "book", "reference": "book", "mvreference": "book",
-    "bookinbook": "inbook", "suppbook": "inbook", "inreference": "incollection", "suppcollection": "incollection",
-    "mvproceedings": "proceedings", "suppperiodical": "article",
-}
-# what plain.bst requires of each type (one of the names separated by "|"): a converted entry
-# without them goes out as misc, which requires nothing
-REQUIRED: dict[str, tuple[str, ...]] = {
-    "article": ("author", "title", "journal", "year"),
-    "book": ("author|editor", "title", "publisher", "year"),
-    "inbook": ("author|editor", "title", "chapter|pages", "publisher", "year"),
-    "incollection": ("author", "title", "booktitle", "publisher", "year"),
-    "inproceedings": ("author", "title", "booktitle", "year"),
-    "proceedings": ("title", "year"),
-    "techreport": ("author", "title", "institution", "year"),
-    "phdthesis": ("author", "title", "school", "year"),
-    "mastersthesis": ("author", "title", "school", "year"),
-}
-# fields plain.bst refuses to see together ("can't use both author and editor fields")
-EXCLUSIVE: dict[str, tuple[str, str]] = {"book": ("author", "editor"), "inbook": ("author", "editor")}
-# biblatex's localisation keys in `type`: the classic type prints them itself, or needs words
-THESIS_TYPES = {"phdthesis": "phdthesis", "mathesis": "mastersthesis"}
-TYPE_WORDS = {"candthesis": "Candidate thesis", "habthesis": "Habilitation thesis", "resreport": "Research report"}
 MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
-# where a type wants the venue the reader typed (in BibTeX's names; the dialect map renames)
-VENUE_FIELD = {
-    "article": "journal", "suppperiodical": "journal", "periodical": "title",
-    "inproceedings": "booktitle", "conference": "booktitle", "incollection": "booktitle", "inbook": "booktitle",
-    "inreference": "booktitle", "bookinbook": "booktitle", "suppbook": "booktitle", "suppcollection": "booktitle",
-}
-# fmt: on
+
 _DATE_RE = re.compile(r"^\s*(\d{4})(?:-(\d{1,2}))?")
 
 
@@ -151,7 +108,7 @@ def to_bibtex(entrytype: str, fields: dict[str, str]) -> tuple[str, dict[str, st
     ):
         out["month"] = MONTHS[int(value_text(month)) - 1]  # BibLaTeX's month = {3}: plain would print "3"
     if kind != entrytype and (
-        (kind in REQUIRED and not all(_has(out, want) for want in REQUIRED[kind]))
+        (kind in BIBTEX_REQUIRED and not all(_has(out, want) for want in BIBTEX_REQUIRED[kind]))
         or (kind in EXCLUSIVE and all(_has(out, name) for name in EXCLUSIVE[kind]))
     ):
         kind = "misc"  # what the classic type would warn about: misc prints it without a warning

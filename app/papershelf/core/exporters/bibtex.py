@@ -35,19 +35,19 @@ import unicodedata
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 
+from ..biblio.types import VENUE_FIELD, verbatim_value
 from ..citation import record_keywords
 from ..citekeys import surname
 from ..latex import braces_balanced, decode
 from ..limits import strip_controls
 from ..paper import RAW_SOURCES, Paper, join_tags, normalize_tag
 from ..text import SYMBOLS, plain_text
-from .bibmaps import VENUE_FIELD, to_dialect, value_text
+from ..titles import DERIVED_NOTE
+from .bibmaps import to_dialect, value_text
 from .controls import controls_note, unpinned_note, without_controls
 from .latexchars import latex_char
 
 DIALECTS = ("bibtex", "biblatex")
-# the note that marks a title Papershelf derived (the importer reads it back)
-DERIVED_NOTE = "Title derived from the abstract by Papershelf"
 
 # fmt: off
 _SPECIALS = {
@@ -334,7 +334,7 @@ class _Encoder:
 
 def _verbatim(value: str, dialect: str) -> str:
     """A URL or DOI: as it is, except what would break the field itself."""
-    value = "".join(ch for ch in value if ch.isprintable() and ch not in '{}\\ "')
+    value = verbatim_value(value)
     if dialect == "bibtex":
         # classic styles hand url to LaTeX unprotected: % would start a comment, # a parameter
         value = value.replace("%", r"\%").replace("#", r"\#")

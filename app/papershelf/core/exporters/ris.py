@@ -18,7 +18,8 @@ import unicodedata
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
-from ..citation import TYPE_KEYS, record_keywords
+from ..biblio.types import TYPE_KEYS
+from ..citation import record_keywords
 from ..citekeys import surname
 from ..importers.ris import BOOKS, candidate_of_lines, digest, ris_lines
 from ..latex import Name, decode, latex_text, parse_names, piece_text, pieces

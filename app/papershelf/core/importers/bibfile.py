@@ -22,12 +22,13 @@ import re
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+from ..biblio.types import IN_TYPES, venue_raw
 from ..latex import decode, parse_names, piece_text, pieces
 from ..limits import MAX_INHERITED_FILE_CHARS, MAX_MACRO_FILE_CHARS, MAX_MACRO_VALUE_CHARS
 from ..text import clean_doi, plain_text
+from ..titles import DERIVED_NOTE
 from .base import Candidate, ParsedFile, Problem
 
-DERIVED_NOTE = "Title derived from the abstract by Papershelf"
 _YEAR_RE = re.compile(r"\b(1[5-9]\d\d|2\d\d\d)\b")
 # an arXiv link's id: new style (2301.01234v2) or old (quant-ph/0412083, math.GT/0309136), ended
 # by the URL's end, a query, a fragment or white space (a field may list several URLs)
@@ -36,12 +37,6 @@ _ARXIV_URL_RE = re.compile(
 )
 _MACRO_RE = re.compile(r"[^\d\s\"#%'(),={}][^\s\"#%'(),={}]*")
 
-# Entry types whose parent (by crossref) is the book or proceedings they appear in: the
-# parent's title is their booktitle (biber's inheritance; BibTeX files give the parent a
-# booktitle for the same purpose).
-_IN_TYPES = frozenset(
-    {"inproceedings", "conference", "incollection", "inbook", "inreference", "bookinbook", "suppbook", "suppcollection"}
-)
 # Fields a child never takes from its parent: they name the parent, or only the parent itself.
 _NOT_INHERITED = frozenset({"crossref", "xdata", "ids", "entryset", "related", "key", "label", "shorthand", "sortkey"})
 # how deep crossref/xdata chains are followed (biber follows chains; BibTeX only one level)
@@ -283,7 +278,7 @@ def _inherited(entrytype: str, fields: dict[str, str], by_key: Mapping[str, dict
         for name, value in parent.items():
             if name not in _NOT_INHERITED:
                 shown.setdefault(name, value)
-        if entrytype in _IN_TYPES and "title" in parent and "booktitle" not in shown:
+        if entrytype in IN_TYPES and "title" in parent and "booktitle" not in shown:
             shown["booktitle"] = parent["title"]
     return shown
 
@@ -335,7 +330,7 @@ def _candidate(
         title=title,
         authors=[a for a in (n.display() for n in names) if a],
         year=_year(decode(shown.get("year", "") or shown.get("date", ""))),
-        venue=decode(_venue(entrytype, shown)),
+        venue=decode(venue_raw(entrytype, shown)),
         doi=clean_doi(decode(fields.get("doi", ""))),
         arxiv_id=arxiv,
         citekey=citekey,
@@ -343,15 +338,3 @@ def _candidate(
         bibfields=fields,
         preamble=preamble,
     )
-
-
-def _venue(entrytype: str, shown: Mapping[str, str]) -> str:
-    """The raw field that names where the work appeared: the journal of an article, the book
-    or proceedings of a part of one, else whatever of these the entry has."""
-    order = (
-        ("journaltitle", "journal", "booktitle") if entrytype == "article" else ("booktitle", "journal", "journaltitle")
-    )
-    for name in (*order, "howpublished"):
-        if shown.get(name):
-            return shown[name]
-    return ""

@@ -14,6 +14,7 @@ from collections.abc import Callable
 
 import orjson
 
+from ..biblio.types import verbatim_value
 from ..latex import braces_balanced
 from ..paper import Paper
 from ..text import clean_doi
@@ -158,7 +159,7 @@ def _ris_paper(
     m = next((m for u in reversed(rec.get("UR", [])) if (m := _ARXIV_URL_RE.search(u))), None)
     fields = _record(rec, entrytype, doi)
     if m and "eprint" not in fields:
-        fields.update(eprint="{" + _verbatim(m.group(1)) + "}", archiveprefix="{arXiv}")
+        fields.update(eprint="{" + verbatim_value(m.group(1)) + "}", archiveprefix="{arXiv}")
     papers.append(
         Candidate(
             abstract=abstract,
@@ -320,9 +321,9 @@ def _record(rec: dict[str, list[str]], entrytype: str, doi: str) -> dict[str, st
     for name in ("isbn", "issn"):
         put(name, ", ".join(numbers.get(name, [])))
     if doi:
-        out["doi"] = "{" + _verbatim(doi) + "}"
+        out["doi"] = "{" + verbatim_value(doi) + "}"
     if url := first("UR"):
-        out["url"] = "{" + _verbatim(url) + "}"
+        out["url"] = "{" + verbatim_value(url) + "}"
     put("abstract", first("AB", "N2"))
     put("keywords", ", ".join(rec.get("KW", [])))
     put("note", "; ".join(rec.get("N1", [])))
@@ -366,11 +367,6 @@ def _escape(text: str, balanced: bool) -> str:
         return "\\" + ch
 
     return _SPECIAL_RE.sub(one, text)
-
-
-def _verbatim(value: str) -> str:
-    """A DOI or URL as a .bib file holds it: as it is, without what would end the field."""
-    return "".join(ch for ch in value if ch.isprintable() and ch not in '{}\\ "')
 
 
 def bibtex_name(name: str) -> str:

@@ -133,10 +133,11 @@ def add_found(lib: Library, records: Iterable[FoundRecord]) -> FileReport:
     """Add records found online (`Library.add_found`) as one import: a record of a paper
     already in the library (its DOI, arXiv id or abstract) merges into it, as an import's
     duplicate would. Returns the import's FileReport (undo it as an import)."""
+    from ..biblio.types import venue_field
     from ..importers.base import Candidate, ParsedFile, Problem
     from ..limits import found_too_large
     from ..online.records import SERVICE_NAMES, FoundRecord
-    from ..record_edit import field_changes, names_text, venue_field
+    from ..record_edit import field_changes, names_text
 
     found = list(records)
     papers: list[Candidate] = []

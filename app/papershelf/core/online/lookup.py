@@ -45,6 +45,7 @@ import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING
 
+from ..biblio.types import PUBLISHED_TYPES
 from ..record_edit import display_name, names_text
 from ..text import fold, plain_text
 from . import services as svc
@@ -78,8 +79,6 @@ __all__ = [
 ]
 
 DEFAULT_SERVICES = ("arxiv", "openalex", "crossref", "s2")
-# entry types a published version has (an arXiv preprint's "misc"/"online" fills nothing)
-PUBLISHED_TYPES = frozenset({"article", "inproceedings", "incollection", "book", "inbook", "phdthesis", "techreport"})
 # BibTeX fields of a record's `extra` that a look-up may fill
 EXTRA_FIELDS = ("volume", "number", "pages", "publisher")
 _TRAILING_YEAR_RE = re.compile(r"\s*\((?:19|20)\d\d\)$")
