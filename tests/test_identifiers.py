@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from papershelf.core.online.identifiers import (
+from papershelf.core.biblio.identifiers import (
     Identifier,
     find_identifiers,
     identifier_problem,

@@ -8,9 +8,9 @@ from collections.abc import Iterator
 
 import pytest
 
+from papershelf.core.biblio.identifiers import Identifier, parse_identifier
 from papershelf.core.online import services
 from papershelf.core.online.http import Http
-from papershelf.core.online.identifiers import Identifier, parse_identifier
 from papershelf.core.online.records import BadResponse, NotFound, Offline, OnlineError, ServerError
 from replay_server import RECORDED, ReplayServer, Reply, replay_fixture  # noqa: F401
 

@@ -118,8 +118,8 @@ def _record_line(rec: FoundRecord) -> str:
 
 def cmd_add(args: argparse.Namespace) -> int:
     """`add IDENTIFIER...`: fetch each record (arXiv, Crossref, doi.org) and add it."""
+    from ..core.biblio.identifiers import find_identifiers, identifier_problem, parse_identifier
     from ..core.limits import found_too_large
-    from ..core.online.identifiers import find_identifiers, identifier_problem, parse_identifier
     from ..core.online.records import SERVICE_NAMES
     from ..core.online.services import fetch
 

@@ -19,12 +19,12 @@ import re
 from collections.abc import Callable, Iterable, Mapping
 from functools import lru_cache
 from typing import NamedTuple
-from urllib.parse import quote
 
+from .biblio.identifiers import arxiv_url, clean_doi, doi_url
 from .biblio.types import NAME_FIELDS, TYPE_KEYS, TYPE_NAMES
 from .latex import MONTHS, decode, parse_names, piece_text, pieces
 from .paper import Paper, normalize_tag
-from .text import clean_doi, plain_text
+from .text import plain_text
 
 
 class RecordLine(NamedTuple):
@@ -327,12 +327,6 @@ def record_summary(paper: Paper) -> list[str]:
     return record_display(paper).summary
 
 
-def doi_url(doi: str) -> str:
-    """The resolver's link for a DOI (given bare, as `doi:…` or as a doi.org link)."""
-    bare = clean_doi(doi)
-    return "https://doi.org/" + quote(bare, safe="/:;()[]._-+,=@")
-
-
 def record_links(paper: Paper, used: set[str] | None = None) -> list[RecordLink]:
     """The record's identifiers as links, for the DOI, the arXiv id and an http(s) URL, when
     there are any; the fields they show are noted in `used`."""
@@ -346,7 +340,7 @@ def record_links(paper: Paper, used: set[str] | None = None) -> list[RecordLink]
     if not arxiv and _first(paper, "eprinttype", "archiveprefix").lower() == "arxiv":
         arxiv = _first(paper, "eprint")
     if arxiv:
-        out.append(RecordLink("arXiv", arxiv, "https://arxiv.org/abs/" + quote(arxiv, safe="/._-")))
+        out.append(RecordLink("arXiv", arxiv, arxiv_url(arxiv)))
         if _first(paper, "eprint") == arxiv:
             used.update(("eprint", "eprinttype", "archiveprefix"))
     url = _first(paper, "url")

@@ -34,6 +34,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol, TypeVar
 
+from .biblio.identifiers import clean_doi
 from .biblio.types import LOOSE_TYPES, biblatex_type
 from .paper import RAW_SOURCES
 from .text import fingerprint_text, fold
@@ -55,7 +56,6 @@ __all__ = [
 ]
 
 _K = TypeVar("_K")
-_DOI_PREFIX = re.compile(r"^(?:https?://(?:dx\.)?doi\.org/|doi:\s*)", re.IGNORECASE)
 _ARXIV_PREFIX = re.compile(r"^(?:https?://arxiv\.org/(?:abs|pdf)/|arxiv:\s*)", re.IGNORECASE)
 _ARXIV_VERSION = re.compile(r"v\d+$")
 GENERIC_GROUP = 12
@@ -107,7 +107,7 @@ def doi_key(doi: str) -> str:
     """A DOI as two copies of it agree: no resolver prefix, case-folded (DOIs ignore case)."""
     if not doi:
         return ""
-    return _DOI_PREFIX.sub("", doi.strip()).strip().casefold()
+    return clean_doi(doi).casefold()
 
 
 def arxiv_key(arxiv_id: str) -> str:

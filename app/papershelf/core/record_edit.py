@@ -25,13 +25,14 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from .biblio.identifiers import clean_doi
 from .biblio.types import NAME_FIELDS, VENUE_SOURCES, venue_field, venue_raw, verbatim_value
 from .errors import InvalidValueError
 from .exporters.bibtex import _CORPORATE_RE
 from .importers.ris import latex
 from .latex import Name, braces_balanced, decode, name_list_problem, parse_name, parse_names
 from .paper import Paper, without_raw
-from .text import clean_doi, clean_text
+from .text import clean_text
 from .titles import DERIVED_NOTE, derive_title
 
 IDENTIFIERS = ("doi", "url", "eprint")
@@ -389,6 +390,30 @@ def field_changes(paper: Paper, changes: Mapping[str, str | None]) -> dict[str, 
     nothing; InvalidValueError, changing nothing, for a value that cannot be stored.
     `citekey` is not handled here."""
     view = editor_view(paper)
+    wanted = _wanted_texts(changes)
+    kind, new_raw = _retyped(paper, view, wanted.pop("entrytype", None))
+    changed = _changed_texts(paper, view, wanted)
+    if not kind and (changed or paper.entrytype != kind):
+        kind = default_type(paper)
+    if not paper.entrytype and kind:
+        # the paper gets a record: its web link goes with it (the listing export wrote it)
+        url = view.fields.get("url", "")
+        if url and "url" not in new_raw:
+            new_raw["url"] = _braced(verbatim_value(url))
+    out: dict[str, Any] = {}
+    for key, text in changed.items():
+        _write_field(_Edit(paper, kind, out, new_raw), key, text)
+    _venue_from_fields(paper, kind, changed, new_raw, out)
+    if kind != paper.entrytype:
+        out["entrytype"] = kind
+    if new_raw != paper.bibfields:
+        out["bibfields"] = new_raw
+    return out
+
+
+def _wanted_texts(changes: Mapping[str, str | None]) -> dict[str, str]:
+    """The edit's texts by field name (lower case, cleaned; one line but for the multi-line
+    fields); InvalidValueError for a field that is not edited here or no BibTeX name."""
     wanted: dict[str, str] = {}
     for name, value in changes.items():
         key = name.strip().lower()
@@ -400,120 +425,168 @@ def field_changes(paper: Paper, changes: Mapping[str, str | None]) -> dict[str, 
         if key not in ("entrytype", "venue") and not _FIELD_RE.match(key):
             raise InvalidValueError(f"{name!r} is not a BibTeX field name (letters, digits and - _ . : +)")
         wanted[key] = text
-    out: dict[str, Any] = {}
-    raw = paper.bibfields
-    new_raw = dict(raw)
-    kind = paper.entrytype
-    if "entrytype" in wanted and wanted["entrytype"] != view.entrytype:
-        kind = wanted["entrytype"].lower()
-        if not _TYPE_RE.match(kind):
-            raise InvalidValueError(f"{wanted['entrytype']!r} is not an entry type (such as article or inproceedings)")
-        # the venue moves to the field the new type keeps it in (journal ↔ booktitle ↔ howpublished;
-        # journaltitle is BibLaTeX's journal)
-        source, target = _venue_source(paper), venue_field(kind)
-        if target == "journal" and source == "journaltitle":
-            target = source
-        if source and source != target and target not in new_raw:
-            new_raw = {(target if k == source else k): v for k, v in new_raw.items()}
-    wanted.pop("entrytype", None)
+    return wanted
+
+
+def _retyped(paper: Paper, view: EditorView, typed: str | None) -> tuple[str, dict[str, str]]:
+    """The entry type after the edit, and the record with the venue moved to the field the new
+    type keeps it in (journal ↔ booktitle ↔ howpublished; journaltitle is BibLaTeX's journal)."""
+    new_raw = dict(paper.bibfields)
+    if typed is None or typed == view.entrytype:
+        return paper.entrytype, new_raw
+    kind = typed.lower()
+    if not _TYPE_RE.match(kind):
+        raise InvalidValueError(f"{typed!r} is not an entry type (such as article or inproceedings)")
+    source, target = _venue_source(paper), venue_field(kind)
+    if target == "journal" and source == "journaltitle":
+        target = source
+    if source and source != target and target not in new_raw:
+        new_raw = {(target if k == source else k): v for k, v in new_raw.items()}
+    return kind, new_raw
+
+
+def _changed_texts(paper: Paper, view: EditorView, wanted: dict[str, str]) -> dict[str, str]:
+    """The texts that differ from what the editor shows (the names always compared as a list);
+    an empty field of the record (`key = ""`) is removed by giving it no text."""
     changed = {k: v for k, v in wanted.items() if view.fields.get(k, "") != v or k == "author"}
-    # an empty field of the record (`key = ""`) is removed by giving it no text
-    changed.update({k: "" for k, v in wanted.items() if not v and k in raw and k not in changed})
+    changed.update({k: "" for k, v in wanted.items() if not v and k in paper.bibfields and k not in changed})
     if "author" in changed and changed["author"] == names_text(view.authors, view.others):
         del changed["author"]
-    if not kind and (changed or paper.entrytype != kind):
-        kind = default_type(paper)
-    if not paper.entrytype and kind:
-        # the paper gets a record: its web link goes with it (the listing export wrote it)
-        url = view.fields.get("url", "")
-        if url and "url" not in new_raw:
-            new_raw["url"] = _braced(verbatim_value(url))
-    for key, text in changed.items():
-        if key == "title":
-            title = title_change(paper, text)
-            out.update({k: v for k, v in title.items() if k != "bibfields"})
-            if "bibfields" in title:
-                new_raw.pop("title", None)
-                if "title" in title["bibfields"]:
-                    new_raw["title"] = title["bibfields"]["title"]
-        elif key in NAME_FIELDS:
-            if not text:
-                new_raw.pop(key, None)
-                if key == "author":
-                    out["authors"] = []
-                continue
-            problem = name_list_problem(text)
-            if problem:
-                raise InvalidValueError(f"{key}: {problem}. Nothing was changed.")
-            value, display = _names_raw(text)
-            new_raw[key] = _braced(value)
-            if key == "author":
-                out["authors"] = display
-        elif key == "year":
-            new_raw.pop("date", None)
-            if text:
-                out["year"] = _year(text)
-                new_raw["year"] = _braced(str(out["year"]))
-            else:
-                out["year"] = None
-                new_raw.pop("year", None)
-        elif key == "date":
-            new_raw.pop("year", None)
-            if text:
-                out["year"] = _date_year(text)
-                new_raw["date"] = _braced(text)
-            else:
-                out["year"] = None
-                new_raw.pop("date", None)
-        elif key == "venue":
-            source = _venue_source(paper)
-            target = venue_field(kind)
-            for gone in {source, target} - {""}:
-                new_raw.pop(gone, None)
-            out["venue"] = text
-            if text:
-                new_raw[target] = _braced(text_latex(text))
-        elif key == "doi":
-            doi = clean_doi(text)
-            if any(ch.isspace() for ch in doi):
-                raise InvalidValueError(f"{text!r} is not a DOI: a DOI holds no spaces")
-            if text and not doi.startswith("10."):
-                raise InvalidValueError(f"{text!r} is not a DOI (a DOI starts with 10., like 10.1000/xyz123)")
-            out["doi"] = doi
-            new_raw.pop("doi", None)
-            if doi:
-                new_raw["doi"] = _braced(verbatim_value(doi))
-        elif key == "eprint" and (paper.arxiv_id or "eprint" not in raw or text.lower().startswith("arxiv:")):
-            # a record's own eprint of another archive (JSTOR, HDL) is written as it is below,
-            # unless an arXiv id replaces it explicitly ("arXiv:2401.01234")
-            arxiv = _arxiv(text) if text else ""
-            out["arxiv_id"] = arxiv
-            for gone in ("eprint", "eprinttype", "archiveprefix", "arxivid", "primaryclass", "eprintclass"):
-                new_raw.pop(gone, None)
-            if arxiv:
-                new_raw["eprint"], new_raw["archiveprefix"] = _braced(arxiv), "{arXiv}"
-        elif not text:
-            new_raw.pop(key, None)
-        elif key in _VERBATIM:
-            if any(ch.isspace() for ch in text):
-                raise InvalidValueError(f"{key}: {text!r} holds a space; a {key.upper()} has none (write %20)")
-            new_raw[key] = _braced(verbatim_value(text))
-        elif key == "month" and text.lower()[:3] in _MONTHS and text.lower() in _MONTH_NAMES:
-            new_raw[key] = text.lower()[:3]  # the month macro: every style prints it in its language
-        elif key == "pages":
-            new_raw[key] = _braced(text_latex(re.sub(r"\s*[–—]\s*", "--", text)))
-        elif key in _KEY_FIELDS:
-            new_raw[key] = _braced(re.sub(r"[{}\"\s]", "", text))
-        else:
-            new_raw[key] = _braced(text_latex(text))
-    if not ("crossref" in new_raw or "xdata" in new_raw) and "venue" not in changed:
-        if kind != paper.entrytype or any(k in changed for k in VENUE_SOURCES):
-            # the venue as the import reads it from the fields (`set ID journal=…` is the venue)
-            found = decode(venue_raw(kind, new_raw)) or None
-            if found is not None or any(k in changed for k in VENUE_SOURCES):
-                out["venue"] = found or ""
-    if kind != paper.entrytype:
-        out["entrytype"] = kind
-    if new_raw != raw:
-        out["bibfields"] = new_raw
-    return out
+    return changed
+
+
+@dataclass
+class _Edit:
+    """One edit being made: the paper, its type after the edit, the display fields changed
+    (`out`) and the record being rewritten (`new_raw`)."""
+
+    paper: Paper
+    kind: str
+    out: dict[str, Any]
+    new_raw: dict[str, str]
+
+
+def _write_field(edit: _Edit, key: str, text: str) -> None:
+    """Write one changed field's text into the record and the display field it feeds."""
+    if key == "title":
+        _write_title(edit, text)
+    elif key in NAME_FIELDS:
+        _write_names(edit, key, text)
+    elif key in ("year", "date"):
+        _write_date(edit, key, text)
+    elif key == "venue":
+        _write_venue(edit, text)
+    elif key == "doi":
+        _write_doi(edit, text)
+    elif key == "eprint" and _eprint_is_arxiv(edit.paper, text):
+        _write_arxiv(edit, text)
+    else:
+        _write_raw(edit.new_raw, key, text)
+
+
+def _write_title(edit: _Edit, text: str) -> None:
+    title = title_change(edit.paper, text)
+    edit.out.update({k: v for k, v in title.items() if k != "bibfields"})
+    if "bibfields" in title:
+        edit.new_raw.pop("title", None)
+        if "title" in title["bibfields"]:
+            edit.new_raw["title"] = title["bibfields"]["title"]
+
+
+def _write_names(edit: _Edit, key: str, text: str) -> None:
+    if not text:
+        edit.new_raw.pop(key, None)
+        if key == "author":
+            edit.out["authors"] = []
+        return
+    problem = name_list_problem(text)
+    if problem:
+        raise InvalidValueError(f"{key}: {problem}. Nothing was changed.")
+    value, display = _names_raw(text)
+    edit.new_raw[key] = _braced(value)
+    if key == "author":
+        edit.out["authors"] = display
+
+
+def _write_date(edit: _Edit, key: str, text: str) -> None:
+    """A year or a BibLaTeX date: either replaces the other."""
+    other = "date" if key == "year" else "year"
+    edit.new_raw.pop(other, None)
+    if not text:
+        edit.out["year"] = None
+        edit.new_raw.pop(key, None)
+    elif key == "year":
+        edit.out["year"] = _year(text)
+        edit.new_raw["year"] = _braced(str(edit.out["year"]))
+    else:
+        edit.out["year"] = _date_year(text)
+        edit.new_raw["date"] = _braced(text)
+
+
+def _write_venue(edit: _Edit, text: str) -> None:
+    target = venue_field(edit.kind)
+    for gone in {_venue_source(edit.paper), target} - {""}:
+        edit.new_raw.pop(gone, None)
+    edit.out["venue"] = text
+    if text:
+        edit.new_raw[target] = _braced(text_latex(text))
+
+
+def _write_doi(edit: _Edit, text: str) -> None:
+    doi = clean_doi(text)
+    if any(ch.isspace() for ch in doi):
+        raise InvalidValueError(f"{text!r} is not a DOI: a DOI holds no spaces")
+    if text and not doi.startswith("10."):
+        raise InvalidValueError(f"{text!r} is not a DOI (a DOI starts with 10., like 10.1000/xyz123)")
+    edit.out["doi"] = doi
+    edit.new_raw.pop("doi", None)
+    if doi:
+        edit.new_raw["doi"] = _braced(verbatim_value(doi))
+
+
+def _eprint_is_arxiv(paper: Paper, text: str) -> bool:
+    """Whether a typed eprint is the paper's arXiv id: a record's own eprint of another archive
+    (JSTOR, HDL) is written as it is, unless an arXiv id replaces it explicitly ("arXiv:2401.01234")."""
+    return bool(paper.arxiv_id) or "eprint" not in paper.bibfields or text.lower().startswith("arxiv:")
+
+
+def _write_arxiv(edit: _Edit, text: str) -> None:
+    arxiv = _arxiv(text) if text else ""
+    edit.out["arxiv_id"] = arxiv
+    for gone in ("eprint", "eprinttype", "archiveprefix", "arxivid", "primaryclass", "eprintclass"):
+        edit.new_raw.pop(gone, None)
+    if arxiv:
+        edit.new_raw["eprint"], edit.new_raw["archiveprefix"] = _braced(arxiv), "{arXiv}"
+
+
+def _write_raw(new_raw: dict[str, str], key: str, text: str) -> None:
+    """Any other field: its text as the record's LaTeX (verbatim, a month macro, a page range
+    with "--", citation keys), or the field removed when it has no text."""
+    if not text:
+        new_raw.pop(key, None)
+    elif key in _VERBATIM:
+        if any(ch.isspace() for ch in text):
+            raise InvalidValueError(f"{key}: {text!r} holds a space; a {key.upper()} has none (write %20)")
+        new_raw[key] = _braced(verbatim_value(text))
+    elif key == "month" and text.lower()[:3] in _MONTHS and text.lower() in _MONTH_NAMES:
+        new_raw[key] = text.lower()[:3]  # the month macro: every style prints it in its language
+    elif key == "pages":
+        new_raw[key] = _braced(text_latex(re.sub(r"\s*[–—]\s*", "--", text)))
+    elif key in _KEY_FIELDS:
+        new_raw[key] = _braced(re.sub(r"[{}\"\s]", "", text))
+    else:
+        new_raw[key] = _braced(text_latex(text))
+
+
+def _venue_from_fields(
+    paper: Paper, kind: str, changed: Mapping[str, str], new_raw: Mapping[str, str], out: dict[str, Any]
+) -> None:
+    """The venue as the import reads it from the fields, after a new type or a changed venue
+    field (`set ID journal=…` is the venue); an entry that inherits keeps its parent's."""
+    if "crossref" in new_raw or "xdata" in new_raw or "venue" in changed:
+        return
+    touched = any(k in changed for k in VENUE_SOURCES)
+    if kind != paper.entrytype or touched:
+        found = decode(venue_raw(kind, new_raw)) or None
+        if found is not None or touched:
+            out["venue"] = found or ""

@@ -226,18 +226,3 @@ def find_links(raw: str) -> list[str]:
         if len(url) > len("https://x"):
             seen.setdefault(url, None)
     return list(seen)
-
-
-# "https://doi.org/", "http://dx.doi.org/", "doi.org/", "doi:" and the like before a DOI
-_DOI_PREFIX_RE = re.compile(r"^\s*(?:(?:https?://)?(?:dx\.)?doi\.org/|doi:\s*)", re.I)
-
-
-def clean_doi(value: str) -> str:
-    """A DOI without the "https://doi.org/", "http://dx.doi.org/" or "doi:" people put before it
-    (the one rule for .bib and .ris imports and the viewer's links)."""
-    value = value.strip()
-    while True:
-        cleaned = _DOI_PREFIX_RE.sub("", value, count=1).strip()
-        if cleaned == value:
-            return value
-        value = cleaned

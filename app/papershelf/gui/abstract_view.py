@@ -10,6 +10,7 @@ from PySide6.QtCore import QEvent, QUrl, Signal
 from PySide6.QtGui import QDesktopServices
 from PySide6.QtWidgets import QTextBrowser, QWidget
 
+from ..core.biblio.identifiers import arxiv_url, doi_url
 from ..core.citation import authors_text, has_record, record_display
 from ..core.paper import Paper
 from ..core.render import abstract_html
@@ -124,9 +125,9 @@ class AbstractView(QTextBrowser):
             parts.append(f"<table class='record'>{rows}</table>")
         links = [u for u in paper.links if u.lower().startswith(("http://", "https://")) and u not in shown]
         if paper.doi and not record:
-            links.append(f"https://doi.org/{paper.doi}")
+            links.append(doi_url(paper.doi))
         if paper.arxiv_id and not record:
-            links.append(f"https://arxiv.org/abs/{paper.arxiv_id}")
+            links.append(arxiv_url(paper.arxiv_id))
         if links:
             # double quotes: Qt's rich text decodes entities (&amp;) only in double-quoted attributes
             items = "".join(f'<li><a href="{html.escape(u, quote=True)}">{esc(u)}</a></li>' for u in links)

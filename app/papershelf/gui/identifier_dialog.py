@@ -22,7 +22,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from ..core.online.identifiers import Identifier, find_identifiers, identifier_problem
+from ..core.biblio.identifiers import Identifier, find_identifiers, identifier_problem
 
 
 class IdentifierDialog(QDialog):

@@ -32,8 +32,8 @@ from .feedback import n_papers
 from .tasks import Task, run_task
 
 if TYPE_CHECKING:
+    from ..core.biblio.identifiers import Identifier
     from ..core.online.http import Http
-    from ..core.online.identifiers import Identifier
     from .identifier_dialog import IdentifierDialog
     from .main_window import MainWindow
     from .online_lookup import LookupRun
@@ -172,7 +172,7 @@ def only_identifiers(text: str) -> bool:
     """Whether `text` is nothing but DOIs, arXiv ids and their links (separated by spaces,
     commas, semicolons or lines): a paste that Add by Identifier should take, not the importer.
     A SICI DOI's own semicolon (…<693::AID-ASI4>3.0.CO;2-0) is part of it (identifiers.py)."""
-    from ..core.online import identifiers
+    from ..core.biblio import identifiers
 
     return identifiers.only_identifiers(text)
 

@@ -17,6 +17,7 @@ from PySide6.QtGui import QAction, QContextMenuEvent, QDesktopServices, QGuiAppl
 from PySide6.QtWidgets import QInputDialog, QMenu
 
 from ..core import overview
+from ..core.biblio.identifiers import arxiv_url, doi_url
 from ..core.errors import PapershelfError
 from ..core.paper import RATING_MAX, RATING_MIN, Paper, split_tags
 from .record_editor import edit_record
@@ -37,9 +38,9 @@ def paper_link(paper: Paper) -> str:
         if url.lower().startswith(("http://", "https://")):
             return url
     if paper.doi:
-        return "https://doi.org/" + paper.doi
+        return doi_url(paper.doi)
     if paper.arxiv_id:
-        return "https://arxiv.org/abs/" + paper.arxiv_id
+        return arxiv_url(paper.arxiv_id)
     return ""
 
 

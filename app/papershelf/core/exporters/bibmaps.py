@@ -70,15 +70,9 @@ def to_biblatex(entrytype: str, fields: dict[str, str]) -> tuple[str, dict[str, 
 
 def to_bibtex(entrytype: str, fields: dict[str, str]) -> tuple[str, dict[str, str]]:
     """A record in classic BibTeX's names and types (see the module's docstring)."""
-    kind = entrytype
     out = _rename(fields, FIELDS_TO_BIBTEX)
     type_key = value_text(out.get("type", "")).strip()
-    if entrytype == "thesis":
-        kind = THESIS_TYPES.get(type_key, "phdthesis")
-    elif entrytype in TYPES_TO_BIBTEX:
-        kind = TYPES_TO_BIBTEX[entrytype]
-    elif entrytype not in BIBTEX_TYPES:
-        kind = "misc"
+    kind = _classic_type(entrytype, type_key)
     if kind in ("phdthesis", "mastersthesis") and "school" not in out and "institution" in out:
         out = {("school" if k == "institution" else k): v for k, v in out.items()}
     if type_key in THESIS_TYPES or type_key in ("techreport",):
@@ -86,33 +80,55 @@ def to_bibtex(entrytype: str, fields: dict[str, str]) -> tuple[str, dict[str, st
     elif type_key in TYPE_WORDS:
         out["type"] = "{" + TYPE_WORDS[type_key] + "}"
     if "year" not in out and "date" in out:
-        m = _DATE_RE.match(value_text(out["date"]))
-        if m:
-            dated: dict[str, str] = {}
-            for k, v in out.items():
-                if k != "date":
-                    dated[k] = v
-                    continue
-                dated["year"] = "{" + m.group(1) + "}"
-                if m.group(2) and 1 <= int(m.group(2)) <= 12 and "month" not in out:
-                    dated["month"] = MONTHS[int(m.group(2)) - 1]
-            out = dated
-    month = out.get("month")
-    # BibLaTeX's month = {3}: plain would print "3"; a BibTeX entry's own month = {6} is what its
-    # author wrote (and plain printed): it stays
-    if (
-        (kind != entrytype or "date" in fields)
-        and month is not None
-        and value_text(month).strip().isdecimal()
-        and 1 <= int(value_text(month)) <= 12
-    ):
-        out["month"] = MONTHS[int(value_text(month)) - 1]  # BibLaTeX's month = {3}: plain would print "3"
-    if kind != entrytype and (
-        (kind in BIBTEX_REQUIRED and not all(_has(out, want) for want in BIBTEX_REQUIRED[kind]))
-        or (kind in EXCLUSIVE and all(_has(out, name) for name in EXCLUSIVE[kind]))
-    ):
+        out = _dated(out)
+    if (kind != entrytype or "date" in fields) and (month := _month_number(out.get("month"))):
+        out["month"] = MONTHS[month - 1]  # BibLaTeX's month = {3}: plain would print "3"
+    if kind != entrytype and _classic_would_warn(kind, out):
         kind = "misc"  # what the classic type would warn about: misc prints it without a warning
     return kind, out
+
+
+def _classic_type(entrytype: str, type_key: str) -> str:
+    """The classic type that prints a type: a thesis by its `type` key, BibLaTeX's types by the
+    map, a type the classic styles lack as misc."""
+    if entrytype == "thesis":
+        return THESIS_TYPES.get(type_key, "phdthesis")
+    if entrytype in TYPES_TO_BIBTEX:
+        return TYPES_TO_BIBTEX[entrytype]
+    return entrytype if entrytype in BIBTEX_TYPES else "misc"
+
+
+def _dated(out: dict[str, str]) -> dict[str, str]:
+    """A BibLaTeX date as BibTeX's year (and month, unless the record has one), in its place."""
+    m = _DATE_RE.match(value_text(out["date"]))
+    if not m:
+        return out
+    dated: dict[str, str] = {}
+    for k, v in out.items():
+        if k != "date":
+            dated[k] = v
+            continue
+        dated["year"] = "{" + m.group(1) + "}"
+        if m.group(2) and 1 <= int(m.group(2)) <= 12 and "month" not in out:
+            dated["month"] = MONTHS[int(m.group(2)) - 1]
+    return dated
+
+
+def _month_number(month: str | None) -> int:
+    """A month given as a number 1-12 ({3}), else 0. A BibTeX entry's own month = {6} is what
+    its author wrote (and plain printed): only a converted or dated entry's is turned into a macro."""
+    if month is None:
+        return 0
+    text = value_text(month).strip()
+    return int(text) if text.isdecimal() and 1 <= int(text) <= 12 else 0
+
+
+def _classic_would_warn(kind: str, out: dict[str, str]) -> bool:
+    """Whether plain.bst would warn about the converted entry: a required field missing, or
+    two fields it refuses together."""
+    if kind in BIBTEX_REQUIRED and not all(_has(out, want) for want in BIBTEX_REQUIRED[kind]):
+        return True
+    return kind in EXCLUSIVE and all(_has(out, name) for name in EXCLUSIVE[kind])
 
 
 def to_dialect(entrytype: str, fields: dict[str, str], dialect: str) -> tuple[str, dict[str, str]]:

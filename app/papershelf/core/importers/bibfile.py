@@ -22,19 +22,15 @@ import re
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+from ..biblio.identifiers import ARXIV_URL_RE, clean_doi
 from ..biblio.types import IN_TYPES, venue_raw
 from ..latex import decode, parse_names, piece_text, pieces
 from ..limits import MAX_INHERITED_FILE_CHARS, MAX_MACRO_FILE_CHARS, MAX_MACRO_VALUE_CHARS
-from ..text import clean_doi, plain_text
+from ..text import plain_text
 from ..titles import DERIVED_NOTE
 from .base import Candidate, ParsedFile, Problem
 
 _YEAR_RE = re.compile(r"\b(1[5-9]\d\d|2\d\d\d)\b")
-# an arXiv link's id: new style (2301.01234v2) or old (quant-ph/0412083, math.GT/0309136), ended
-# by the URL's end, a query, a fragment or white space (a field may list several URLs)
-_ARXIV_URL_RE = re.compile(
-    r"arxiv\.org/(?:abs|pdf)/((?:[a-z][a-z-]*(?:\.[a-z]{2})?/)?[^\s/?#]+?)(?:\.pdf)?(?=[?#\s]|$)", re.I
-)
 _MACRO_RE = re.compile(r"[^\d\s\"#%'(),={}][^\s\"#%'(),={}]*")
 
 # Fields a child never takes from its parent: they name the parent, or only the parent itself.
@@ -321,7 +317,7 @@ def _candidate(
         arxiv = decode(fields["arxivid"])
     elif eprint and decode(fields.get("archiveprefix", "") or fields.get("eprinttype", "")).lower() == "arxiv":
         arxiv = eprint
-    elif m := _ARXIV_URL_RE.search(_raw_text(fields.get("url", ""))):
+    elif m := ARXIV_URL_RE.search(_raw_text(fields.get("url", ""))):
         arxiv = m.group(1)
     names, _others = parse_names(shown.get("author", ""))
     return Candidate(

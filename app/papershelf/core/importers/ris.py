@@ -14,12 +14,12 @@ from collections.abc import Callable
 
 import orjson
 
+from ..biblio.identifiers import ARXIV_URL_RE, clean_doi
 from ..biblio.types import verbatim_value
 from ..latex import braces_balanced
 from ..paper import Paper
-from ..text import clean_doi
 from .base import Candidate, ParsedFile, Problem
-from .bibfile import _ARXIV_URL_RE, _text, _year
+from .bibfile import _text, _year
 
 _RIS_LINE_RE = re.compile(r"^([A-Z][A-Z0-9])  -(?: (.*))?$")
 
@@ -156,7 +156,7 @@ def _ris_paper(
         doi = m.group(1)
     # the last arXiv link of the UR lines: an export writes the paper's id as the abs link after
     # the record's own URL, which may name another form of it (Mendeley's eprint = {0412083})
-    m = next((m for u in reversed(rec.get("UR", [])) if (m := _ARXIV_URL_RE.search(u))), None)
+    m = next((m for u in reversed(rec.get("UR", [])) if (m := ARXIV_URL_RE.search(u))), None)
     fields = _record(rec, entrytype, doi)
     if m and "eprint" not in fields:
         fields.update(eprint="{" + verbatim_value(m.group(1)) + "}", archiveprefix="{arXiv}")

@@ -13,11 +13,10 @@ from collections.abc import Callable
 from functools import wraps
 from typing import Any, ParamSpec, TypeVar
 
+from papershelf.core.biblio.identifiers import ARXIV_DOI_RE, clean_doi, parse_identifier
 from papershelf.core.latex import decode, latex_text, parse_names
 from papershelf.core.limits import MAX_FIELD_CHARS, MAX_TITLE_CHARS, field_limit
-from papershelf.core.online.identifiers import parse_identifier
 from papershelf.core.online.records import SERVICE_NAMES, BadResponse, FoundRecord, ServerError
-from papershelf.core.text import clean_doi
 
 ATOM = "{http://www.w3.org/2005/Atom}"
 ARXIV = "{http://arxiv.org/schemas/atom}"
@@ -82,7 +81,6 @@ S2_TYPES = {
 _ARXIV_VERSION = re.compile(r"v\d+$")
 _ARXIV_ABS = re.compile(r"arxiv\.org/(?:abs|pdf)/", re.I)
 _ARXIV_TAIL = re.compile(r"([^?#\s]+?)(?:v\d+)?(?:\.pdf)?", re.I)  # what follows the last abs/ or pdf/
-_ARXIV_DOI = re.compile(r"^10\.48550/arxiv\.(.+)$", re.I)
 _TAG = re.compile(r"<[^<>]+>")  # not [^>]: a "<" without its ">" would scan to the end, for each "<"
 _BLOCK_END = re.compile(r"</(?:jats:)?(?:p|title|sec|list-item)>", re.I)
 
@@ -433,7 +431,7 @@ def read_openalex_work(item: dict[str, Any]) -> FoundRecord:
     doi = bare_doi(item.get("doi"))
     ids = _obj(item.get("ids"))
     arxiv = _str(ids.get("arxiv"))
-    match = _ARXIV_DOI.match(doi)
+    match = ARXIV_DOI_RE.match(doi)
     if not arxiv and match:
         arxiv = match.group(1)
     if not arxiv:
@@ -492,7 +490,7 @@ def read_s2_paper(item: dict[str, Any]) -> FoundRecord:
         venue = ""  # a preprint server is where the paper waits for a venue, not one
     types = [t for t in _list(item.get("publicationTypes")) if isinstance(t, str)]
     entrytype = next((S2_TYPES[t] for t in types if t in S2_TYPES), "")
-    if preprint and (not doi or _ARXIV_DOI.match(doi)):
+    if preprint and (not doi or ARXIV_DOI_RE.match(doi)):
         entrytype = "misc"
     extra = {}
     volume = _str(journal.get("volume"))
@@ -545,7 +543,7 @@ def read_bibtex(text: str, doi: str) -> FoundRecord:
     year_text = decode(fields.get("year", ""))
     venue = decode(fields.get("journal") or fields.get("journaltitle") or fields.get("booktitle") or "")
     found_doi = bare_doi(decode(fields.get("doi", ""))) or doi
-    match = _ARXIV_DOI.match(found_doi)
+    match = ARXIV_DOI_RE.match(found_doi)
     return FoundRecord(
         service="doi",
         ident=found_doi,

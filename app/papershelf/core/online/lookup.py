@@ -45,11 +45,11 @@ import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING
 
+from ..biblio.identifiers import parse_identifier
 from ..biblio.types import PUBLISHED_TYPES
 from ..record_edit import display_name, names_text
 from ..text import fold, plain_text
 from . import services as svc
-from .identifiers import parse_identifier
 from .matching import (
     ABSTRACT_MATCH,
     AUTO_CONFIDENCE,

@@ -12,6 +12,7 @@ from functools import partial
 from typing import TypeVar
 from urllib.parse import quote
 
+from papershelf.core.biblio.identifiers import Identifier, parse_identifier
 from papershelf.core.online._readers import (
     S2_FIELDS,
     bad,
@@ -25,7 +26,6 @@ from papershelf.core.online._readers import (
     read_s2_paper,
 )
 from papershelf.core.online.http import Http, Response
-from papershelf.core.online.identifiers import Identifier, parse_identifier
 from papershelf.core.online.records import SERVICE_NAMES, FoundRecord, NotFound, OnlineError
 
 ARXIV_BATCH = 50  # ids per arXiv request: the query stays a short URL

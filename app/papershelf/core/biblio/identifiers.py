@@ -1,5 +1,9 @@
 """Identifiers a user pastes or a record carries: DOIs and arXiv ids, in one normal form.
 
+The one home of the rules about identifiers: `clean_doi` (a DOI without its resolver prefix, as
+the imports and the editor keep it), `doi_url` and `arxiv_url` (their links), `ARXIV_URL_RE` (the
+id in an arXiv link of a record's url field) and `ARXIV_DOI_RE` (the DOI arXiv gives a paper).
+
 `parse_identifier` reads one (a bare DOI, `doi:…`, a doi.org or publisher URL, `arXiv:2401.01234v2`, a
 bare new or old style arXiv id, an arxiv.org abs/pdf URL, arXiv's DOI 10.48550/arXiv.X) and gives
 None for anything else; `find_identifiers` picks every one out of a pasted block of text.
@@ -18,10 +22,9 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from urllib.parse import unquote
+from urllib.parse import quote, unquote
 
-from papershelf.core.limits import escape_controls, has_controls
-from papershelf.core.text import clean_doi
+from ..limits import escape_controls, has_controls
 
 MAX_DOI_LENGTH = 300  # the longest DOIs registered (old SICI ones) are about 100 characters
 
@@ -82,6 +85,16 @@ _FIND_RE = re.compile(
     re.I,
 )
 
+# "https://doi.org/", "http://dx.doi.org/", "doi.org/", "doi:" and the like before a DOI
+_DOI_PREFIX_RE = re.compile(r"^\s*(?:(?:https?://)?(?:dx\.)?doi\.org/|doi:\s*)", re.I)
+# an arXiv link's id: new style (2301.01234v2) or old (quant-ph/0412083, math.GT/0309136), ended
+# by the URL's end, a query, a fragment or white space (a field may list several URLs)
+ARXIV_URL_RE = re.compile(
+    r"arxiv\.org/(?:abs|pdf)/((?:[a-z][a-z-]*(?:\.[a-z]{2})?/)?[^\s/?#]+?)(?:\.pdf)?(?=[?#\s]|$)", re.I
+)
+# the DOI arXiv gives each paper (DataCite's 10.48550/arXiv.2401.01234): the id after it
+ARXIV_DOI_RE = re.compile(r"^10\.48550/arxiv\.(.+)$", re.I)
+
 _TRAILING = ".,;:!?'\"`/"
 _PAIRS = {")": "(", "]": "[", "}": "{", ">": "<"}
 
@@ -96,6 +109,27 @@ class Identifier:
 
     def __str__(self) -> str:
         return f"doi:{self.value}" if self.kind == "doi" else f"arXiv:{self.value}"
+
+
+def clean_doi(value: str) -> str:
+    """A DOI without the "https://doi.org/", "http://dx.doi.org/" or "doi:" people put before it
+    (the one rule for .bib and .ris imports, the editor, the duplicate finder and the links)."""
+    value = value.strip()
+    while True:
+        cleaned = _DOI_PREFIX_RE.sub("", value, count=1).strip()
+        if cleaned == value:
+            return value
+        value = cleaned
+
+
+def doi_url(doi: str) -> str:
+    """The resolver's link for a DOI (given bare, as `doi:…` or as a doi.org link)."""
+    return "https://doi.org/" + quote(clean_doi(doi), safe="/:;()[]._-+,=@")
+
+
+def arxiv_url(arxiv_id: str) -> str:
+    """arXiv's abstract page of an id."""
+    return "https://arxiv.org/abs/" + quote(arxiv_id, safe="/._-")
 
 
 def _trim(value: str) -> str:
