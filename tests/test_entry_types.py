@@ -36,3 +36,18 @@ def test_show_names_a_habilitation_thesis_as_the_bibtex_export_does(tmp_path):
     assert re.search(
         r"^  type +=  ?\{Habilitation thesis\},$", (tmp_path / "out.bib").read_text(encoding="utf-8"), re.M
     )
+
+
+def test_every_table_of_types_names_the_model_s_types():
+    from papershelf.core.biblio import types
+    from papershelf.core.exporters.ris import RIS_TYPE_OF
+    from papershelf.core.importers.ris import RIS_TYPES
+    from papershelf.core.online._readers import CROSSREF_TYPES, OPENALEX_TYPES, S2_TYPES
+
+    # the foreign vocabularies (RIS, Crossref, OpenAlex, Semantic Scholar) map onto the model's names
+    for table in (RIS_TYPES, CROSSREF_TYPES, OPENALEX_TYPES, S2_TYPES):
+        assert set(table.values()) <= types.KNOWN_TYPES
+    assert set(RIS_TYPE_OF) <= types.KNOWN_TYPES
+    for kinds in (types.COMMON_TYPES, types.REQUIRED, types.VENUE_FIELD, types.TYPES_TO_BIBTEX, types.IN_TYPES):
+        assert set(kinds) <= types.KNOWN_TYPES
+    assert types.BIBTEX_TYPES <= types.KNOWN_TYPES and set(types.TYPES_TO_BIBTEX.values()) <= types.BIBTEX_TYPES
