@@ -66,7 +66,8 @@ _DOI_BODY = rf"(?:[^\s\";]|;(?!{_NEXT}))+"
 _INVISIBLE = dict.fromkeys(map(ord, "\u200b\u200c\u200d\u2060\ufeff\u00ad"))
 _QUOTES = str.maketrans("\u201c\u201d\u201e\u00ab\u00bb\u2018\u2019\u201a", '"""""\'\'\'')
 # a resolver's or a publisher's URL: what follows the DOI is the page's, not the DOI's
-_RESOLVER = re.compile(r"^(?:https?://)?(?:dx\.|www\.)?doi\.org/", re.I)
+_RESOLVER_PREFIX = r"(?:https?://)?(?:dx\.|www\.)?doi\.org/"
+_RESOLVER = re.compile("^" + _RESOLVER_PREFIX, re.I)
 _PAGE_TAIL = re.compile(r"/(?:full|abstract|pdf|epdf|html|fulltext|meta)/?$", re.I)
 # bioRxiv/medRxiv links name a version and a view after the DOI: …/10.1101/2020.01.01.123456v1.full
 _PREPRINT_DOI = re.compile(
@@ -86,7 +87,7 @@ _FIND_RE = re.compile(
 )
 
 # "https://doi.org/", "http://dx.doi.org/", "doi.org/", "doi:" and the like before a DOI
-_DOI_PREFIX_RE = re.compile(r"^\s*(?:(?:https?://)?(?:dx\.)?doi\.org/|doi:\s*)", re.I)
+_DOI_PREFIX_RE = re.compile(rf"^\s*(?:{_RESOLVER_PREFIX}|doi:\s*)", re.I)
 # an arXiv link's id: new style (2301.01234v2) or old (quant-ph/0412083, math.GT/0309136), ended
 # by the URL's end, a query, a fragment or white space (a field may list several URLs)
 ARXIV_URL_RE = re.compile(
@@ -120,6 +121,16 @@ def clean_doi(value: str) -> str:
         if cleaned == value:
             return value
         value = cleaned
+
+
+def doi_of_link(url: str) -> str:
+    """The DOI a resolver's link names (https://doi.org/10.1000/x, dx.doi.org, www.doi.org),
+    "" for any other URL."""
+    value = url.strip()
+    if not _RESOLVER.match(value):
+        return ""
+    doi = clean_doi(value)
+    return doi if doi.startswith("10.") and not any(ch.isspace() for ch in doi) else ""
 
 
 def doi_url(doi: str) -> str:

@@ -14,7 +14,7 @@ from collections.abc import Callable
 
 import orjson
 
-from ..biblio.identifiers import ARXIV_URL_RE, clean_doi
+from ..biblio.identifiers import ARXIV_URL_RE, clean_doi, doi_of_link
 from ..biblio.types import verbatim_value
 from ..latex import braces_balanced
 from ..paper import Paper
@@ -63,7 +63,6 @@ _PLAIN_THESIS = {
 }
 _PARTS = frozenset({"inproceedings", "incollection", "inbook"})
 _ISBN_TYPES = frozenset({"book", "incollection", "inbook", "inproceedings", "booklet"})
-_DOI_IN_URL_RE = re.compile(r"^https?://(?:dx\.)?doi\.org/(10\.\S+)$", re.I)
 _DATE_RE = re.compile(r"^\s*(\d{4})?(?:[/-](\d{1,2})?)?(?:[/-](\d{1,2})?)?")
 _MONTH_WORD_RE = re.compile(r"\b(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?(?![a-z])", re.I)
 _SPECIAL_RE = re.compile(r"[\\{}$&%#_^~]")
@@ -152,8 +151,7 @@ def _ris_paper(
     names = rec.get("AU", []) + rec.get("A1", [])
     doi = clean_doi(first("DO"))
     url = first("UR")
-    if not doi and (m := _DOI_IN_URL_RE.match(url)):
-        doi = m.group(1)
+    doi = doi or doi_of_link(url)
     # the last arXiv link of the UR lines: an export writes the paper's id as the abs link after
     # the record's own URL, which may name another form of it (Mendeley's eprint = {0412083})
     m = next((m for u in reversed(rec.get("UR", [])) if (m := ARXIV_URL_RE.search(u))), None)
