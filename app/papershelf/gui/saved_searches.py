@@ -17,7 +17,7 @@ from PySide6.QtCore import QEvent, QObject, QPoint, Qt
 from PySide6.QtWidgets import QInputDialog, QMessageBox
 
 from ..core.errors import PapershelfError
-from ..core.library.saved import FILTER_KEYS, SavedSearch
+from ..core.library import FILTER_KEYS, SavedSearch
 from ..core.query import Query
 from .tasks import Task, run_task
 

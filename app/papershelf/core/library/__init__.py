@@ -28,11 +28,35 @@ from __future__ import annotations
 
 from ..changes import Change
 from ..query import Answer, Query
+from .devices import devices as library_devices
+from .discovering import Suggestion
 from .facade import Library
 from .importing import PASTE_LABEL, FileReport
+from .merging import Merged, Pair
+from .saved import FILTER_KEYS, SavedSearch
 from .searching import IndexState, IndexStatus
 from .syncing import hold_lock_for_edits
+from .watching import stat_key, synced_paths, watched_paths
 
 hold_lock_for_edits(Library)  # edits read and apply under the store's lock (see syncing.EDITS)
 
-__all__ = ["PASTE_LABEL", "Answer", "Change", "FileReport", "IndexState", "IndexStatus", "Library", "Query"]
+# what the GUI and the CLI may import (tests/test_code_health.py holds them to this list)
+__all__ = [
+    "FILTER_KEYS",
+    "PASTE_LABEL",
+    "Answer",
+    "Change",
+    "FileReport",
+    "IndexState",
+    "IndexStatus",
+    "Library",
+    "Merged",
+    "Pair",
+    "Query",
+    "SavedSearch",
+    "Suggestion",
+    "library_devices",
+    "stat_key",
+    "synced_paths",
+    "watched_paths",
+]
