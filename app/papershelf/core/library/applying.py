@@ -15,7 +15,7 @@ the command line both follow, so the same answer changes the same fields from ei
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -23,7 +23,7 @@ from ..changes import Record
 from ..errors import InvalidValueError
 
 if TYPE_CHECKING:
-    from ..online.records import FoundRecord
+    from ..online.records import FoundRecord, Proposal
     from .facade import Library
 
 __all__ = ["FoundApplied", "apply_found"]
@@ -39,8 +39,8 @@ class FoundApplied:
     applied: list[str] = field(default_factory=list)  # papers whose found values were made (all or some)
     gone: list[str] = field(default_factory=list)  # deleted meanwhile: left alone
     # edited since read: not applied; the changes the found record makes to the paper now
-    # (editor field → (ours, found)), empty when no record was given or it has nothing new
-    stale: dict[str, dict[str, tuple[str, str]]] = field(default_factory=dict)
+    # (editor field → (ours, found)), None when no record was given
+    stale: dict[str, dict[str, tuple[str, str]] | None] = field(default_factory=dict)
     problems: dict[str, list[str]] = field(default_factory=dict)  # paper → the values refused, in words
     cleaned: dict[str, list[str]] = field(default_factory=dict)  # paper → found fields controls were removed from
 
@@ -51,8 +51,8 @@ class FoundApplied:
         if paper_id in self.gone:
             return DELETED
         if paper_id in self.stale:
-            again = "; its changes are proposed again as it is now" if self.stale[paper_id] else ""
-            return f"{EDITED}{again or '; run it again'}"
+            again = self.stale[paper_id] is not None
+            return EDITED + ("; what was found is proposed again against it as it is now" if again else "; run it again")
         notes = []
         if paper_id in self.problems:
             taken = "not applied" if paper_id not in self.applied else "some values were not taken"
@@ -60,6 +60,23 @@ class FoundApplied:
         if paper_id in self.cleaned:
             notes.append(f"{CONTROLS_REMOVED} {', '.join(self.cleaned[paper_id])} of the found record")
         return ". ".join(n[:1].upper() + n[1:] for n in notes)
+
+    def settle(self, proposals: Iterable[Proposal]) -> None:
+        """Tell each proposal applied what happened: `applied`, and its note (a paper not
+        applied says why instead of what was found; a value cleaned or refused is added). A
+        paper edited meanwhile is proposed again as it is now: its changes become the new ones,
+        never automatic."""
+        for proposal in proposals:
+            pid = proposal.paper_id
+            proposal.applied = pid in self.applied
+            note = self.note(pid)
+            again = self.stale.get(pid)
+            if again is not None:
+                proposal.changes, proposal.automatic = again, False
+            if note.startswith("not applied"):
+                proposal.message = note
+            elif note:
+                proposal.message = f"{proposal.message} {note}.".strip()
 
 
 def apply_found(
@@ -95,10 +112,10 @@ def apply_found(
     return out
 
 
-def _proposed_again(lib: Library, paper_id: str, rec: FoundRecord | None) -> dict[str, tuple[str, str]]:
-    """The changes `rec` makes to the paper as it is now (none without a record)."""
+def _proposed_again(lib: Library, paper_id: str, rec: FoundRecord | None) -> dict[str, tuple[str, str]] | None:
+    """The changes `rec` makes to the paper as it is now (None without a record)."""
     if rec is None:
-        return {}
+        return None
     from ..online.lookup import changes_for
 
     return changes_for(lib.get(paper_id), rec)

@@ -66,6 +66,7 @@ class OnlineSession:
         self._cancelled = cancelled or (lambda: False)
         self._stop = threading.Event()
         self.http = Http(contact=contact, cancelled=self.is_cancelled, on_wait=on_wait)
+        self.result = LookupResult()  # the last look-up's, filled as it goes (kept if it is interrupted)
 
     def is_cancelled(self) -> bool:
         """Whether the batch was cancelled (by `cancel()` or the caller's flag)."""
@@ -131,7 +132,7 @@ class OnlineSession:
         the batch, the proposals so far kept. Read copies: the library may change meanwhile (the
         proposals are applied with `Library.apply_found`, which checks)."""
         todo = list(papers)
-        out = LookupResult()
+        out = self.result = LookupResult()
         reach = Reach()
         try:
             for proposal in lookup_many(self.http, todo, progress, reach=reach):
