@@ -326,7 +326,8 @@ def derived_papers(lib, n):
 
 
 def review_run(win, proposals):
-    from papershelf.gui.online_lookup import LookupResult, LookupRun
+    from papershelf.core.library import LookupResult
+    from papershelf.gui.online_lookup import LookupRun
 
     run = LookupRun(win.menus.online, [p.paper_id for p in proposals])
     run.show_results(LookupResult(proposals))
@@ -724,7 +725,8 @@ from papershelf.core.library import Library
 from papershelf.core.online.records import Proposal
 from papershelf.gui.app import configure_application
 from papershelf.gui.main_window import MainWindow
-from papershelf.gui.online_lookup import LookupResult, LookupRun
+from papershelf.core.library import LookupResult
+from papershelf.gui.online_lookup import LookupRun
 
 app = QApplication([])
 configure_application(app)

@@ -51,8 +51,8 @@ class FoundApplied:
         if paper_id in self.gone:
             return DELETED
         if paper_id in self.stale:
-            again = self.stale[paper_id] is not None
-            return EDITED + ("; what was found is proposed again against it as it is now" if again else "; run it again")
+            again = "; what was found is proposed again against it as it is now"
+            return EDITED + (again if self.stale[paper_id] is not None else "; run it again")
         notes = []
         if paper_id in self.problems:
             taken = "not applied" if paper_id not in self.applied else "some values were not taken"
