@@ -225,3 +225,30 @@ def test_a_service_that_answers_with_errors_is_not_given_up_on(replay, data_dir)
     assert len(results) == 5 and all("HTTP 500" in r["message"] for r in results), results
     assert len(replay.requests_to("/s2/graph/v1/paper/search")) == 5
     assert "check your internet connection; nothing was changed. arXiv" not in res.stderr
+
+
+def test_a_paper_edited_while_the_look_up_runs_is_proposed_again_as_it_is_now(replay, data_dir):
+    # issue 23: the window and the command line apply what was found by one rule
+    # (Library.apply_found): the edit wins, and what was found is proposed against the paper as
+    # it is now, not as it was read (the command line showed the stale changes)
+    from papershelf.core.library import Library
+
+    assert run_cli("import", str(SEEDS[0]), data_dir=data_dir).returncode == 0
+    before = _papers(data_dir)
+    pid = next(pid for pid in before if (_expected(before[pid]) or {}).get("outcome") == "auto")
+
+    def edit_meanwhile(_query) -> bool:
+        with Library.open(data_dir) as lib:
+            if lib.get(pid).title != "My Own Careful Title":
+                lib.set_title(pid, "My Own Careful Title")
+        return False
+
+    replay.route("/arxiv/api/query", b"", query=edit_meanwhile)
+    serve_seeds(replay)
+    res = run_cli("lookup", pid, "--apply", "--json", data_dir=data_dir, env=replay.env())
+    assert res.returncode == 0, res.stderr
+    (result,) = json.loads(res.stdout)
+    assert result["applied"] is False and result["automatic"] is False, result
+    assert result["changes"]["title"] == ["My Own Careful Title", _expected(before[pid])["title"]], result
+    assert "proposed again" in result["message"], result
+    assert _papers(data_dir)[pid]["title"] == "My Own Careful Title"

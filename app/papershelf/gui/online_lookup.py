@@ -216,7 +216,8 @@ class LookupRun(QObject):
         if automatic:
             applied, again = self._apply_sure(automatic)
             rest = again + rest
-            said.append(tr("Applied the published versions of %s found sure enough.") % n_papers(applied))
+            if applied:
+                said.append(tr("Applied the published versions of %s found sure enough.") % n_papers(applied))
         to_review = [p for p in rest if p.changes]
         if to_review:
             said.append(tr("%s to review.") % n_papers(len(to_review)))
@@ -236,6 +237,7 @@ class LookupRun(QObject):
             tr("Apply the published versions of %s") % n_papers(len(automatic)),
             expect=self.read_at,
             found={p.paper_id: p.candidate for p in automatic},
+            tell_stale=False,  # offered again in the review, which says why
         )
         done = self.applied.result
         done.settle(automatic)
@@ -282,21 +284,23 @@ class LookupRun(QObject):
         label: str,
         expect: Mapping[str, Any] | None = None,
         found: Mapping[str, FoundRecord | None] | None = None,
+        tell_stale: bool = True,
     ) -> ApplyFound:
-        """Make the edits one undoable step; a value the library refused, one cleaned and a paper
-        edited or deleted meanwhile are shown in words."""
+        """Make the edits one undoable step; a value the library refused, one cleaned and (if
+        `tell_stale`) a paper edited or deleted meanwhile are shown in words."""
         win = self.window
         cmd = ApplyFound(win.library, label, edits, expect, found)
         win.undo_stack.push(cmd)
         done = cmd.result
-        if done.problems or done.cleaned or done.stale or done.gone:
+        stale = [*done.stale, *done.gone] if tell_stale else []
+        if done.problems or done.cleaned or stale:
             lines = [f"{self._title(pid)}: {'; '.join(why)}" for pid, why in done.problems.items()]
             lines += [
                 f"{self._title(pid)}: {CONTROLS_REMOVED} {', '.join(names)} of the found record"
                 for pid, names in done.cleaned.items()
             ]
-            lines += [f"{self._title(pid)}: {done.note(pid)}" for pid in [*done.stale, *done.gone]]
-            title = tr("Some values were not taken") if done.problems or done.stale else tr("Some values were cleaned")
+            lines += [f"{self._title(pid)}: {done.note(pid)}" for pid in stale]
+            title = tr("Some values were not taken") if done.problems or stale else tr("Some values were cleaned")
             win.show_error(title, "\n".join(lines))
         return cmd
 
