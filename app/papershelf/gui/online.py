@@ -156,7 +156,7 @@ class OnlineActions(QObject):
         self.identifier_dialog: IdentifierDialog | None = None
         self.lookup: LookupRun | None = None
         self.message_box: QMessageBox | None = None
-        self.session: OnlineSession | None = None  # the running task's door online
+        self.session: OnlineSession | None = None  # the running task's door online (set from its worker thread)
         window.installEventFilter(self)  # a closing window stops what runs here first
         self.waiting.connect(self._show_waiting)  # queued: lands on the GUI thread
 
@@ -185,12 +185,16 @@ class OnlineActions(QObject):
         if self.identifier_dialog is not None and self.running():
             self.identifier_dialog.waiting(text)
 
-    def open_session(self, waiting: Callable[[str], None]) -> OnlineSession:
-        """The next task's door online, with the contact e-mail of the Preferences; `waiting`
-        is told what a long wait is for (from the worker thread)."""
+    def open_session(
+        self, contact: str, cancelled: Callable[[], bool], waiting: Callable[[str], None]
+    ) -> OnlineSession:
+        """The running task's door online, made on its worker thread (the HTTP client is imported
+        there, never on the GUI thread) with the contact e-mail read before. A cancel before this
+        is not lost: the session checks the task's flag (`cancelled`) too; `waiting` is told what
+        a long wait is for."""
         from ..core.library import OnlineSession
 
-        self.session = OnlineSession(contact=contact_email(), on_wait=waiting)
+        self.session = OnlineSession(contact=contact, cancelled=cancelled, on_wait=waiting)
         return self.session
 
     def say(self, text: str, ms: int = 8000) -> None:
@@ -216,6 +220,7 @@ class OnlineActions(QObject):
         name: str,
     ) -> Task:
         """Run `work` on a worker thread as this window's online task."""
+        self.session = None
         self.task = run_task(
             work, parent=self.window, name=name, on_done=on_done, on_error=on_error, on_progress=on_progress
         )
@@ -246,11 +251,11 @@ class OnlineActions(QObject):
     def _fetch(self, dialog: IdentifierDialog, idents: list[Identifier]) -> None:
         if self.busy():
             return
-        session = self.open_session(self.waiting.emit)
+        contact = contact_email()
         dialog.fetching(len(idents))
 
-        def fetch(progress: Callable[[int, int], None], _cancelled: Callable[[], bool]) -> Fetched:
-            with session:
+        def fetch(progress: Callable[[int, int], None], cancelled: Callable[[], bool]) -> Fetched:
+            with self.open_session(contact, cancelled, self.waiting.emit) as session:
                 return session.fetch(idents, progress)
 
         self.start(

@@ -25,16 +25,16 @@ from PySide6.QtGui import QUndoCommand
 from PySide6.QtWidgets import QMessageBox, QProgressDialog
 
 from ..core.errors import PapershelfError
-from ..core.library import FoundApplied, Library, LookupResult, Proposal
+from ..core.library import FoundApplied, Library, Proposal
 from ..core.limits import CONTROLS_REMOVED
 from ..core.paper import Paper
 from .commands import keep_later_keys
 from .feedback import n_papers
-from .online import tr
+from .online import contact_email, tr
 from .screen_fit import keep_on_screen
 
 if TYPE_CHECKING:
-    from ..core.library import FoundRecord
+    from ..core.library import FoundRecord, LookupResult
     from .online import OnlineActions
     from .review_dialog import ReviewDialog
 
@@ -149,10 +149,10 @@ class LookupRun(QObject):
         dialog.canceled.connect(self.cancel)
         self.waiting.connect(dialog.setLabelText)
         dialog.show()
-        session = self.online.open_session(self.waiting.emit)
+        contact = contact_email()
 
-        def look_up(progress: Callable[[int, int], None], _cancelled: Callable[[], bool]) -> LookupResult:
-            with session:
+        def look_up(progress: Callable[[int, int], None], cancelled: Callable[[], bool]) -> LookupResult:
+            with self.online.open_session(contact, cancelled, self.waiting.emit) as session:
                 return session.look_up(copies, progress)
 
         self.online.start(
