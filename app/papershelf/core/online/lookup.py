@@ -24,7 +24,7 @@ The policy of the changes (`changes_for`):
 - `Proposal.automatic` is True only when the candidate is at or above AUTO_CONFIDENCE and
   every change fills an empty field or replaces a derived title (none of them an arXiv
   record's venue or type), so a caller may apply all of `changes` at once with
-  Library.edit_record;
+  Library.apply_found (which checks the paper is still what was read);
 - the citation key and the abstract are never in the changes.
 
 A failure of one service (offline, timed out, a 5xx, a malformed answer) does not stop the
