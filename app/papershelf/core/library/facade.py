@@ -24,7 +24,7 @@ from ..paper import RATING_MAX, RATING_MIN, Paper, Status, normalize_tag, status
 from ..query import Answer, Query
 from ..store import Op, Store, now_iso
 from ..text import clean_text
-from . import discovering, editing, exporting, history, importing, local, merging, restoring, syncing, tagging
+from . import applying, discovering, editing, exporting, history, importing, local, merging, restoring, syncing, tagging
 from . import lists as reading_lists
 from . import saved as saving  # saved searches: a JSON file beside the store
 from .checks import closest, common_prefix, id_list, new_tags, new_text, status_arg, tag_list, text_arg
@@ -439,6 +439,7 @@ class Library:
     edit_record = editing.edit_record
     edit_scope = editing.edit_scope
     add_found = editing.add_found
+    apply_found = applying.apply_found
 
     # ---- undo support: put back exactly what was there (see restoring.py) --------
     UNDOABLE_FIELDS = restoring.UNDOABLE_FIELDS
