@@ -14,15 +14,13 @@ import html
 import re
 from collections.abc import Callable
 
+from .biblio.latex import blackboard, latex_to_text
 from .text import (
-    _BB,
-    _MATHBB_RE,
     _MD_CODE_RE,
     _MD_LINK_RE,
     _MD_STRONG,
     _TEX_SINGLE_QUOTE_RE,
     _URL_RE,
-    latex_to_text,
     link_end,
 )
 
@@ -123,7 +121,7 @@ def _bare_link(url: str, link: Callable[[str, str], str]) -> str:
 
 def _math_html(expr: str) -> str:
     """Math as Unicode text: symbols, blackboard letters, sub- and superscripts."""
-    expr = _MATHBB_RE.sub(lambda m: _BB.get(m.group(1), m.group(1)), expr)
+    expr = blackboard(expr)
     scripts: list[tuple[str, str]] = []
 
     def script(m: re.Match[str]) -> str:

@@ -12,61 +12,8 @@ import re
 import unicodedata
 from functools import lru_cache
 
-# Macros whose argument is the text itself (formatting only).
-_TEXT_MACROS = (
-    "textsc|textbf|textit|texttt|textrm|textsf|textmd|textup|textsl|emph|"
-    "underline|mbox|text|mathrm|mathbf|mathit|mathsf|mathtt|operatorname|"
-    "boldsymbol|bm|mathcal|mathscr|mathfrak|url|href|hbox|textnormal"
-)
-_TEXT_MACRO_RE = re.compile(r"\\(?:" + _TEXT_MACROS + r")\s*\{([^{}]*)\}")
-_HREF_RE = re.compile(r"\\href\s*\{([^{}]*)\}\s*\{([^{}]*)\}")
-_MATHBB_RE = re.compile(r"\\mathbb\s*\{\s*([A-Za-z])\s*\}")
-# \'e and \'{e}; the letter accents only as whole control words (\v{s}, \v s), so
-# \varepsilon and \vec stay themselves
-_ACCENT_RE = re.compile(r"""\\(['`^"~=.]|[uvHc](?![A-Za-z]))\s*(?:\{\s*([A-Za-z])\s*\}|([A-Za-z]))""")
-# fmt: off
-_ACCENTS = {"'": "\u0301", "`": "\u0300", "^": "\u0302", '"': "\u0308", "~": "\u0303",
-            "=": "\u0304", ".": "\u0307", "u": "\u0306", "v": "\u030c", "H": "\u030b",
-            "c": "\u0327"}
-# fmt: on
-_BB = {"R": "ℝ", "N": "ℕ", "Z": "ℤ", "Q": "ℚ", "C": "ℂ", "E": "𝔼", "P": "ℙ"}
+from .biblio.latex import blackboard, latex_to_text
 
-# fmt: off
-SYMBOLS = {
-    "alpha": "α", "beta": "β", "gamma": "γ", "delta": "δ", "epsilon": "ε",
-    "varepsilon": "ε", "zeta": "ζ", "eta": "η", "theta": "θ", "vartheta": "ϑ",
-    "iota": "ι", "kappa": "κ", "lambda": "λ", "mu": "μ", "nu": "ν", "xi": "ξ",
-    "pi": "π", "rho": "ρ", "sigma": "σ", "tau": "τ", "upsilon": "υ", "phi": "φ",
-    "varphi": "φ", "chi": "χ", "psi": "ψ", "omega": "ω", "Gamma": "Γ",
-    "Delta": "Δ", "Theta": "Θ", "Lambda": "Λ", "Xi": "Ξ", "Pi": "Π",
-    "Sigma": "Σ", "Upsilon": "Υ", "Phi": "Φ", "Psi": "Ψ", "Omega": "Ω",
-    "times": "×", "cdot": "·", "cdots": "⋯", "ldots": "…", "dots": "…",
-    "leq": "≤", "le": "≤", "geq": "≥", "ge": "≥", "neq": "≠", "ne": "≠",
-    "approx": "≈", "sim": "∼", "simeq": "≃", "equiv": "≡", "propto": "∝",
-    "infty": "∞", "pm": "±", "mp": "∓", "to": "→", "rightarrow": "→",
-    "leftarrow": "←", "Rightarrow": "⇒", "Leftarrow": "⇐", "mapsto": "↦",
-    "leftrightarrow": "↔", "in": "∈", "notin": "∉", "subset": "⊂",
-    "subseteq": "⊆", "cup": "∪", "cap": "∩", "forall": "∀", "exists": "∃",
-    "partial": "∂", "nabla": "∇", "sum": "∑", "prod": "∏", "int": "∫",
-    "sqrt": "√", "log": "log", "exp": "exp", "min": "min", "max": "max",
-    "ell": "ℓ", "circ": "∘", "star": "⋆", "ast": "∗", "emptyset": "∅",
-    "lfloor": "⌊", "rfloor": "⌋", "lceil": "⌈", "rceil": "⌉",
-    "langle": "⟨", "rangle": "⟩", "top": "⊤", "dagger": "†", "%": "%",
-    "&": "&", "_": "_", "#": "#", "$": "$", "{": "{", "}": "}", "textendash": "–",
-    "textemdash": "—", "ss": "ß", "ae": "æ", "o": "ø", "O": "Ø", "aa": "å",
-    "l": "ł", "L": "Ł", "i": "ı", "ie": "i.e.", "eg": "e.g.", "etal": "et al.",
-    # old-style font switches ({\\it x}, {\\sc x}) carry no text
-    "it": "", "em": "", "bf": "", "sc": "", "rm": "", "tt": "", "sl": "", "sf": "",
-    "quad": " ", "qquad": " ", "left": "", "right": "", "big": "", "Big": "",
-    # what the BibTeX exporter writes for characters LaTeX treats specially
-    "textbraceleft": "{", "textbraceright": "}", "textless": "<", "textgreater": ">", "textbar": "|",
-    "textbackslash": "\\",
-    "textasciitilde": "~", "textasciicircum": "^", "textunderscore": "_", "textdegree": "°",
-    "textbullet": "•", "texteuro": "€", "textcopyright": "©", "pounds": "£", "S": "§", "P": "¶",
-    "guillemotleft": "«", "guillemotright": "»",
-}
-# fmt: on
-_MACRO_RE = re.compile(r"\\([A-Za-z]+|[%&_#${}])")
 _MATH_RE = re.compile(r"(?<!\\)\$\$?(.+?)(?<!\\)\$\$?", re.S)
 # No "[" in a link's text or URL: each attempt then stops at the next "[", so
 # "[[[…](](](" costs linear time instead of one scan to the end per bracket.
@@ -84,30 +31,10 @@ _TEX_SINGLE_QUOTE_RE = re.compile(r"`([^\s`'\\](?:[^`'\\\n]{0,200}[^\s`'\\])?)'(
 
 
 def _math_to_text(expr: str) -> str:
-    expr = expr.strip()
-    expr = _MATHBB_RE.sub(lambda m: _BB.get(m.group(1), m.group(1)), expr)
-    expr = latex_to_text(expr)
+    expr = latex_to_text(blackboard(expr.strip()))
     # sub/superscripts and grouping braces carry no words
     expr = expr.replace("^", "").replace("_", "").replace("{", "").replace("}", "")
     return expr
-
-
-def latex_to_text(text: str) -> str:
-    """LaTeX text macros and symbols to Unicode; unknown macros keep their name."""
-    if "\\" not in text and "~" not in text:
-        return text
-    text = _HREF_RE.sub(r"\2", text)
-    for _ in range(4):  # nested \textbf{\emph{x}}
-        new = _TEXT_MACRO_RE.sub(r"\1", text)
-        if new == text:
-            break
-        text = new
-    text = _ACCENT_RE.sub(
-        lambda m: unicodedata.normalize("NFC", (m.group(2) or m.group(3)) + _ACCENTS[m.group(1)]), text
-    )
-
-    text = _MACRO_RE.sub(lambda m: SYMBOLS.get(m.group(1), m.group(1)), text)
-    return text.replace("~", "\u00a0")
 
 
 # Plain text of a field is asked for again and again: the index's document (and its title

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 
-from ..latex import piece_text, pieces
+from ..biblio.latex import piece_text, pieces
 
 # fmt: off
 # biber's driver source map (biblatex.def): BibTeX type → (BibLaTeX type, value of `type` it sets)

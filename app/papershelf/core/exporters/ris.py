@@ -18,10 +18,11 @@ import unicodedata
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
+from ..biblio.latex import decode, latex_text, piece_text, pieces
 from ..citation import TYPE_KEYS, record_keywords
 from ..citekeys import surname
 from ..importers.ris import BOOKS, candidate_of_lines, digest, ris_lines
-from ..latex import Name, decode, latex_text, parse_names, piece_text, pieces
+from ..latex import Name, parse_names
 from ..paper import Paper, normalize_tag
 from ..text import plain_text
 from .controls import RIS_EXPORTED, controls_note, holds_controls, without_controls

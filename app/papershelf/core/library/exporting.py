@@ -10,8 +10,8 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..biblio.latex import decode
 from ..errors import InvalidValueError, NothingToExportError, StoreWriteError
-from ..latex import decode
 from ..paper import Paper
 from .checks import id_list
 
