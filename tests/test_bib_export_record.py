@@ -19,7 +19,7 @@ from papershelf.core.exporters.bibtex import render
 from papershelf.core.importers.base import Candidate, ParsedFile
 from papershelf.core.library import Library
 from papershelf.core.paper import Paper, split_tags
-from papershelf.core.text import plain_text
+from papershelf.core.render import plain_text
 from test_bibtex import compile_bib, needs_tex, problems
 
 

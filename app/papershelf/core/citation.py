@@ -24,7 +24,8 @@ from urllib.parse import quote
 from .biblio.latex import MONTHS, decode, piece_text, pieces
 from .latex import parse_names
 from .paper import Paper, normalize_tag
-from .text import clean_doi, plain_text
+from .render import plain_text
+from .text import clean_doi
 
 
 class RecordLine(NamedTuple):

@@ -109,7 +109,7 @@ def latex_text(text: str) -> str:
         text = text.replace("~", " ")
     if "{" in text or "}" in text:
         text = text.replace("{", "").replace("}", "")
-    return _typography(" ".join(text.split()))
+    return typography(" ".join(text.split()))
 
 
 # accents of LaTeX's text mode, as Unicode combining characters: the one table of both readings
@@ -176,8 +176,8 @@ def _symbols() -> dict[str, str]:
     return out
 
 
-def _typography(text: str) -> str:
-    """TeX's ligatures for dashes and quotes, as pylatexenc makes them."""
+def typography(text: str) -> str:
+    """TeX's ligatures for dashes and quotes (`--` –, `---` —, ``` `` ``` “, `''` ”), as pylatexenc makes them."""
     if "--" in text:
         text = text.replace("---", "\u2014").replace("--", "\u2013")
     if "``" in text or "''" in text:

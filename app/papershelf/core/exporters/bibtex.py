@@ -39,7 +39,7 @@ from ..biblio.latex_writer import LatexWriter
 from ..citation import record_keywords
 from ..citekeys import surname
 from ..paper import RAW_SOURCES, Paper, join_tags, normalize_tag
-from ..text import plain_text
+from ..render import plain_text
 from .bibmaps import VENUE_FIELD, to_dialect, value_text
 from .controls import controls_note, unpinned_note, without_controls
 

@@ -24,7 +24,7 @@ from ..citekeys import surname
 from ..importers.ris import BOOKS, candidate_of_lines, digest, ris_lines
 from ..latex import Name, parse_names
 from ..paper import Paper, normalize_tag
-from ..text import plain_text
+from ..render import plain_text
 from .controls import RIS_EXPORTED, controls_note, holds_controls, without_controls
 
 EOL = "\r\n"
