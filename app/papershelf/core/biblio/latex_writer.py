@@ -338,3 +338,43 @@ def text_latex(text: str, protect_case: bool = False, protected: Iterable[str] =
         elif piece:
             out.append(text_to_latex(piece, protect_case and depth == 0))
     return "".join(out)
+
+
+# ---- writing: math ----
+
+# base LaTeX's math (no amssymb) that an abstract's $…$ may keep
+_SAFE_MATH_MACROS = frozenset(
+    """alpha beta gamma delta epsilon varepsilon zeta eta theta vartheta iota kappa
+lambda mu nu xi pi varpi rho varrho sigma varsigma tau upsilon phi varphi chi psi omega Gamma Delta Theta Lambda
+Xi Pi Sigma Upsilon Phi Psi Omega times cdot cdots ldots dots leq le geq ge neq ne approx sim simeq equiv propto
+infty pm mp to rightarrow leftarrow Rightarrow Leftarrow leftrightarrow mapsto in notin subset subseteq supset
+cup cap forall exists partial nabla sum prod int oint sqrt frac log ln exp min max sup inf lim arg det dim sin
+cos tan ell circ star ast emptyset top bot perp mid parallel langle rangle lfloor rfloor lceil rceil mathrm
+mathbf mathit mathsf mathtt mathcal quad qquad left right big Big prime hat bar tilde vec dot ddot overline
+underline widehat widetilde Pr neg wedge vee oplus otimes setminus colon""".split()
+)
+_SAFE_MATH_CHARS_RE = re.compile(r"^[A-Za-z0-9 \t\n+\-*/=<>()\[\],.;:!'|^_{}\\]*$", re.ASCII)
+_SCRIPT_ARG = r"(?:\{[^{}]*\}|\\[A-Za-z]+|[^\s{}\\])"
+# constructs LaTeX stops on: x_1_2, x^, x_}, \frac or \sqrt without an argument
+_BAD_MATH_RE = re.compile(
+    r"_" + _SCRIPT_ARG + r"\s*_|\^" + _SCRIPT_ARG + r"\s*\^|[_^]\s*(?:$|[_^}\])])"
+    r"|\\(?:frac|sqrt)(?![A-Za-z])\s*(?:$|[^{\[\sA-Za-z0-9\\])|\\frac\s*\{[^{}]*\}\s*(?:$|[^{\s])"
+)
+_MATHBB_RE = re.compile(r"\\mathbb\s*\{\s*([A-Za-z])\s*\}")
+
+
+def math_latex(expr: str) -> tuple[str, bool]:
+    """An abstract's math (between its `$`) as base LaTeX writes it (`\\mathbb` as `\\mathbf`:
+    base LaTeX has no blackboard bold), and whether LaTeX alone typesets it (not when it needs a
+    package or a repair: `x_1_2`, an unbalanced brace or `\\left`)."""
+    expr = _MATHBB_RE.sub(r"\\mathbf{\1}", expr).strip()
+    names = {m.group(1) for m in _ANY_MACRO_RE.finditer(expr)}
+    safe = (
+        bool(expr)
+        and braces_balanced(expr, escapes=True)
+        and bool(_SAFE_MATH_CHARS_RE.match(expr))
+        and not _BAD_MATH_RE.search(expr)
+        and expr.count("\\left") == expr.count("\\right")
+        and all(n in _SAFE_MATH_MACROS or n in ",;:! " for n in names)
+    )
+    return expr, safe

@@ -34,8 +34,8 @@ import re
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 
-from ..biblio.latex import braces_balanced, decode
-from ..biblio.latex_writer import LatexWriter
+from ..biblio.latex import decode
+from ..biblio.latex_writer import LatexWriter, math_latex
 from ..citation import record_keywords
 from ..citekeys import surname
 from ..paper import RAW_SOURCES, Paper, join_tags, normalize_tag
@@ -47,27 +47,8 @@ from .controls import controls_note, unpinned_note, without_controls
 DERIVED_NOTE = "Title derived from the abstract by Papershelf"
 
 _MARKUP_RE = re.compile(r"[\\{}$*_`\[~-]")
-_SAFE_MATH_MACROS = frozenset(
-    """alpha beta gamma delta epsilon varepsilon zeta eta theta vartheta iota kappa
-lambda mu nu xi pi varpi rho varrho sigma varsigma tau upsilon phi varphi chi psi omega Gamma Delta Theta Lambda
-Xi Pi Sigma Upsilon Phi Psi Omega times cdot cdots ldots dots leq le geq ge neq ne approx sim simeq equiv propto
-infty pm mp to rightarrow leftarrow Rightarrow Leftarrow leftrightarrow mapsto in notin subset subseteq supset
-cup cap forall exists partial nabla sum prod int oint sqrt frac log ln exp min max sup inf lim arg det dim sin
-cos tan ell circ star ast emptyset top bot perp mid parallel langle rangle lfloor rfloor lceil rceil mathrm
-mathbf mathit mathsf mathtt mathcal quad qquad left right big Big prime hat bar tilde vec dot ddot overline
-underline widehat widetilde Pr neg wedge vee oplus otimes setminus colon""".split()
-)
-_MACRO_NAME_RE = re.compile(r"\\([A-Za-z]+|.)")
-_SAFE_MATH_CHARS_RE = re.compile(r"^[A-Za-z0-9 \t\n+\-*/=<>()\[\],.;:!'|^_{}\\]*$", re.ASCII)
-_SCRIPT_ARG = r"(?:\{[^{}]*\}|\\[A-Za-z]+|[^\s{}\\])"
-# constructs LaTeX stops on: x_1_2, x^, x_}, \frac or \sqrt without an argument
-_BAD_MATH_RE = re.compile(
-    r"_" + _SCRIPT_ARG + r"\s*_|\^" + _SCRIPT_ARG + r"\s*\^|[_^]\s*(?:$|[_^}\])])"
-    r"|\\(?:frac|sqrt)(?![A-Za-z])\s*(?:$|[^{\[\sA-Za-z0-9\\])|\\frac\s*\{[^{}]*\}\s*(?:$|[^{\s])"
-)
 # $5 and $10 is money, not math: math opens on a non-space and does not close right before a digit
 _EXPORT_MATH_RE = re.compile(r"(?<!\\)\$(?!\s)([^$]+?)(?<![\s\\])\$(?!\d)")
-_MATHBB_RE = re.compile(r"\\mathbb\s*\{\s*([A-Za-z])\s*\}")
 # a word with a capital after its first letter; "[a-z]*[A-Z][a-z]*[A-Z0-9]" accepts what
 # "[A-Za-z]*[A-Z][A-Za-z0-9]*[A-Z0-9]" did, but a word that fails (a run of capitals
 # followed by "_" or "}") backtracks in linear time, not cubic
@@ -165,17 +146,8 @@ class _Encoder(LatexWriter):
         return lead + "".join(out) + trail
 
     def _math(self, expr: str, braced: bool = False) -> str:
-        expr = _MATHBB_RE.sub(r"\\mathbf{\1}", expr).strip()
-        names = {m.group(1) for m in _MACRO_NAME_RE.finditer(expr)}
-        safe = (
-            bool(expr)
-            and braces_balanced(expr, escapes=True)
-            and bool(_SAFE_MATH_CHARS_RE.match(expr))
-            and not _BAD_MATH_RE.search(expr)
-            and expr.count("\\left") == expr.count("\\right")
-            and all(n in _SAFE_MATH_MACROS or n in ",;:! " for n in names)
-        )
-        if safe:
+        expr, typesets = math_latex(expr)
+        if typesets:
             # braced in titles: the style must not lower-case it ($\Gamma$ -> $\gamma$)
             return f"{{${expr}$}}" if braced else f"${expr}$"
         # math LaTeX alone cannot typeset: as text
