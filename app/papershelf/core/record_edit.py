@@ -25,6 +25,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from .biblio.latex import MONTH_MACROS as _MONTHS
 from .biblio.latex import braces_balanced, decode
 from .biblio.latex_writer import text_latex, text_to_latex
 from .errors import InvalidValueError
@@ -96,7 +97,6 @@ _MULTILINE = frozenset({"note", "annotation", "addendum", "comment"})
 _FIELD_RE = re.compile(r"^[a-z][a-z0-9_.:+-]*$")
 _TYPE_RE = re.compile(r"^[a-z][a-z0-9_-]*$")
 _ARXIV_RE = re.compile(r"^(?:\d{4}\.\d{4,5}|[a-z][a-z.-]*(?:\.[A-Z]{2})?/\d{7})$", re.IGNORECASE)
-_MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
 _MONTH_NAMES = frozenset(
     [*_MONTHS, "january", "february", "march", "april", "june", "july", "august", "september", "october"]
     + ["november", "december", "sept"]

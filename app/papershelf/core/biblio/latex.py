@@ -32,6 +32,7 @@ MONTHS = {
     "nov": "November",
     "dec": "December",
 }
+MONTH_MACROS = tuple(MONTHS)  # jan … dec: month n is MONTH_MACROS[n - 1]
 
 
 def pieces(raw: str) -> list[str]:

@@ -14,6 +14,7 @@ from collections.abc import Callable
 
 import orjson
 
+from ..biblio.latex import MONTH_MACROS
 from ..biblio.latex_writer import text_to_latex
 from ..paper import Paper
 from ..text import clean_doi
@@ -48,7 +49,6 @@ _TYPE_NAMES: dict[str, str] = {
     "report": "techreport", "web page": "online", "electronic source": "online",
     "unpublished work": "unpublished", "generic": "misc",
 }
-_MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
 # fmt: on
 # a whole work: its title may be in BT, and it appears in nothing (T2 is its series)
 BOOKS = frozenset({"book", "collection", "proceedings", "periodical"})
@@ -366,7 +366,7 @@ def _date(value: str) -> tuple[str, str]:
     year = m.group(1) or "" if m else ""
     month = ""
     if m and m.group(2) and 1 <= int(m.group(2)) <= 12:
-        month = _MONTHS[int(m.group(2)) - 1]
+        month = MONTH_MACROS[int(m.group(2)) - 1]
     elif w := _MONTH_WORD_RE.search(value):
         month = w.group(1).lower()
     if not year and (y := _year(value)):
