@@ -291,7 +291,7 @@ _TEXT_MACROS = (
 )
 _TEXT_MACRO_RE = re.compile(r"\\(?:" + _TEXT_MACROS + r")\s*\{([^{}]*)\}")
 _HREF_RE = re.compile(r"\\href\s*\{([^{}]*)\}\s*\{([^{}]*)\}")
-_MATHBB_RE = re.compile(r"\\mathbb\s*\{\s*([A-Za-z])\s*\}")
+MATHBB_RE = re.compile(r"\\mathbb\s*\{\s*([A-Za-z])\s*\}")  # \\mathbb{R}: blackboard bold
 _BB = {"R": "ℝ", "N": "ℕ", "Z": "ℤ", "Q": "ℚ", "C": "ℂ", "E": "𝔼", "P": "ℙ"}
 
 # fmt: off
@@ -336,7 +336,7 @@ def blackboard(expr: str) -> str:
     """Math's blackboard letters as Unicode (`\\mathbb{R}` → ℝ; one without a character: the letter)."""
     if "mathbb" not in expr:
         return expr
-    return _MATHBB_RE.sub(lambda m: _BB.get(m.group(1), m.group(1)), expr)
+    return MATHBB_RE.sub(lambda m: _BB.get(m.group(1), m.group(1)), expr)
 
 
 def latex_to_text(text: str) -> str:

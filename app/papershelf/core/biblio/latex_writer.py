@@ -21,7 +21,7 @@ from functools import lru_cache
 from typing import Any
 
 from ..limits import strip_controls
-from .latex import SYMBOLS, braces_balanced
+from .latex import MATHBB_RE, SYMBOLS, braces_balanced
 
 # ---- writing: one character ----
 
@@ -360,14 +360,13 @@ _BAD_MATH_RE = re.compile(
     r"_" + _SCRIPT_ARG + r"\s*_|\^" + _SCRIPT_ARG + r"\s*\^|[_^]\s*(?:$|[_^}\])])"
     r"|\\(?:frac|sqrt)(?![A-Za-z])\s*(?:$|[^{\[\sA-Za-z0-9\\])|\\frac\s*\{[^{}]*\}\s*(?:$|[^{\s])"
 )
-_MATHBB_RE = re.compile(r"\\mathbb\s*\{\s*([A-Za-z])\s*\}")
 
 
 def math_latex(expr: str) -> tuple[str, bool]:
     """An abstract's math (between its `$`) as base LaTeX writes it (`\\mathbb` as `\\mathbf`:
     base LaTeX has no blackboard bold), and whether LaTeX alone typesets it (not when it needs a
     package or a repair: `x_1_2`, an unbalanced brace or `\\left`)."""
-    expr = _MATHBB_RE.sub(r"\\mathbf{\1}", expr).strip()
+    expr = MATHBB_RE.sub(r"\\mathbf{\1}", expr).strip()
     names = {m.group(1) for m in _ANY_MACRO_RE.finditer(expr)}
     safe = (
         bool(expr)
