@@ -291,7 +291,7 @@ _TEXT_MACROS = (
 )
 _TEXT_MACRO_RE = re.compile(r"\\(?:" + _TEXT_MACROS + r")\s*\{([^{}]*)\}")
 _HREF_RE = re.compile(r"\\href\s*\{([^{}]*)\}\s*\{([^{}]*)\}")
-MATHBB_RE = re.compile(r"\\mathbb\s*\{\s*([A-Za-z])\s*\}")  # \\mathbb{R}: blackboard bold
+MATHBB_RE = re.compile(r"\\mathbb\s*\{\s*([A-Za-z])\s*\}")  # \mathbb{R}: blackboard bold
 _BB = {"R": "ℝ", "N": "ℕ", "Z": "ℤ", "Q": "ℚ", "C": "ℂ", "E": "𝔼", "P": "ℙ"}
 
 # fmt: off
