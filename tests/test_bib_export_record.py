@@ -13,13 +13,13 @@ from pathlib import Path
 import pytest
 
 from conftest import run_cli
+from papershelf.core.biblio.latex_writer import latex_char
 from papershelf.core.exporters.bibmaps import to_dialect, value_text
 from papershelf.core.exporters.bibtex import render
-from papershelf.core.exporters.latexchars import latex_char
 from papershelf.core.importers.base import Candidate, ParsedFile
 from papershelf.core.library import Library
 from papershelf.core.paper import Paper, split_tags
-from papershelf.core.text import plain_text
+from papershelf.core.render import plain_text
 from test_bibtex import compile_bib, needs_tex, problems
 
 

@@ -21,9 +21,11 @@ from functools import lru_cache
 from typing import NamedTuple
 from urllib.parse import quote
 
-from .latex import MONTHS, decode, parse_names, piece_text, pieces
+from .biblio.latex import MONTHS, decode, piece_text, pieces
+from .latex import parse_names
 from .paper import Paper, normalize_tag
-from .text import clean_doi, plain_text
+from .render import plain_text
+from .text import clean_doi
 
 
 class RecordLine(NamedTuple):

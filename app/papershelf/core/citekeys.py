@@ -18,7 +18,7 @@ import unicodedata
 from collections.abc import Container, Iterable, Iterator
 
 from .paper import Paper
-from .text import plain_text
+from .render import plain_text
 
 _STOP = frozenset(
     """a an the of on in for and or to with from by at via towards toward into over under

@@ -21,15 +21,18 @@ change is not written at all. `citekey` is the facade's (it needs the whole libr
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from .biblio.latex import MONTH_MACROS as _MONTHS
+from .biblio.latex import braces_balanced, decode
+from .biblio.latex_writer import text_latex, text_to_latex
 from .errors import InvalidValueError
 from .exporters.bibmaps import VENUE_FIELD
 from .exporters.bibtex import _CORPORATE_RE, DERIVED_NOTE
-from .importers.ris import _verbatim, latex
-from .latex import Name, braces_balanced, decode, name_list_problem, parse_name, parse_names
+from .importers.ris import _verbatim
+from .latex import Name, name_list_problem, parse_name, parse_names
 from .paper import Paper, without_raw
 from .text import clean_doi, clean_text
 from .titles import derive_title
@@ -94,7 +97,6 @@ _MULTILINE = frozenset({"note", "annotation", "addendum", "comment"})
 _FIELD_RE = re.compile(r"^[a-z][a-z0-9_.:+-]*$")
 _TYPE_RE = re.compile(r"^[a-z][a-z0-9_-]*$")
 _ARXIV_RE = re.compile(r"^(?:\d{4}\.\d{4,5}|[a-z][a-z.-]*(?:\.[A-Z]{2})?/\d{7})$", re.IGNORECASE)
-_MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
 _MONTH_NAMES = frozenset(
     [*_MONTHS, "january", "february", "march", "april", "june", "july", "august", "september", "october"]
     + ["november", "december", "sept"]
@@ -336,7 +338,7 @@ def _escape_names(text: str) -> str:
             depth = max(0, depth - 1)
             out.append(piece)
         else:
-            out.append(latex(piece))
+            out.append(text_to_latex(piece))
     if depth:
         raise InvalidValueError("a brace in the names is not closed: a corporate name is written {Like This}")
     return "".join(out)
@@ -370,28 +372,6 @@ def _date_year(text: str) -> int:
             )
         years.append(int(m.group(1)))
     return years[0]
-
-
-def text_latex(text: str, protect_case: bool = False, protected: Iterable[str] = ()) -> str:
-    """Typed text as the LaTeX of a braced value: specials escaped (`& % $ # _ ~ ^ \\`), the
-    letters kept; braces that pair up are kept as BibTeX's groups (`{DNA}` keeps its case,
-    as in a .bib file), and with `protect_case` words with inner capitals and the `protected`
-    phrases (those the old value had braced) are braced."""
-    if not braces_balanced(text):
-        return latex(text, protect_case)
-    for phrase in sorted(set(protected), key=len, reverse=True):
-        if phrase and phrase in text:
-            text = re.sub(
-                r"(?<![\w{])" + re.escape(phrase) + r"(?![\w}])", "{" + phrase.replace("\\", "\\\\") + "}", text
-            )
-    out, depth = [], 0
-    for piece in re.split(r"([{}])", text):
-        if piece in ("{", "}"):
-            depth += 1 if piece == "{" else -1
-            out.append(piece)
-        elif piece:
-            out.append(latex(piece, protect_case and depth == 0))
-    return "".join(out)
 
 
 def braced_groups(raw: str) -> list[str]:

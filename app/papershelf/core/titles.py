@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from .text import plain_text
+from .render import plain_text
 
 MAX_TITLE = 90
 MIN_CUT = 35

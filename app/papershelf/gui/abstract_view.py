@@ -12,8 +12,7 @@ from PySide6.QtWidgets import QTextBrowser, QWidget
 
 from ..core.citation import authors_text, has_record, record_display
 from ..core.paper import Paper
-from ..core.render import abstract_html
-from ..core.text import plain_text
+from ..core.render import abstract_html, plain_text
 
 STYLE = """
 h2 { margin: 0 0 4px 0; }

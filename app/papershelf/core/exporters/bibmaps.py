@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 
-from ..latex import piece_text, pieces
+from ..biblio.latex import MONTH_MACROS, piece_text, pieces
 
 # fmt: off
 # biber's driver source map (biblatex.def): BibTeX type → (BibLaTeX type, value of `type` it sets)
@@ -67,7 +67,6 @@ EXCLUSIVE: dict[str, tuple[str, str]] = {"book": ("author", "editor"), "inbook":
 # biblatex's localisation keys in `type`: the classic type prints them itself, or needs words
 THESIS_TYPES = {"phdthesis": "phdthesis", "mathesis": "mastersthesis"}
 TYPE_WORDS = {"candthesis": "Candidate thesis", "habthesis": "Habilitation thesis", "resreport": "Research report"}
-MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
 # where a type wants the venue the reader typed (in BibTeX's names; the dialect map renames)
 VENUE_FIELD = {
     "article": "journal", "suppperiodical": "journal", "periodical": "title",
@@ -138,7 +137,7 @@ def to_bibtex(entrytype: str, fields: dict[str, str]) -> tuple[str, dict[str, st
                     continue
                 dated["year"] = "{" + m.group(1) + "}"
                 if m.group(2) and 1 <= int(m.group(2)) <= 12 and "month" not in out:
-                    dated["month"] = MONTHS[int(m.group(2)) - 1]
+                    dated["month"] = MONTH_MACROS[int(m.group(2)) - 1]
             out = dated
     month = out.get("month")
     # BibLaTeX's month = {3}: plain would print "3"; a BibTeX entry's own month = {6} is what its
@@ -149,7 +148,7 @@ def to_bibtex(entrytype: str, fields: dict[str, str]) -> tuple[str, dict[str, st
         and value_text(month).strip().isdecimal()
         and 1 <= int(value_text(month)) <= 12
     ):
-        out["month"] = MONTHS[int(value_text(month)) - 1]  # BibLaTeX's month = {3}: plain would print "3"
+        out["month"] = MONTH_MACROS[int(value_text(month)) - 1]  # BibLaTeX's month = {3}: plain would print "3"
     if kind != entrytype and (
         (kind in REQUIRED and not all(_has(out, want) for want in REQUIRED[kind]))
         or (kind in EXCLUSIVE and all(_has(out, name) for name in EXCLUSIVE[kind]))

@@ -31,97 +31,24 @@ library keeps the originals.
 from __future__ import annotations
 
 import re
-import unicodedata
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 
+from ..biblio.latex import decode
+from ..biblio.latex_writer import LatexWriter, math_latex
 from ..citation import record_keywords
 from ..citekeys import surname
-from ..latex import braces_balanced, decode
-from ..limits import strip_controls
 from ..paper import RAW_SOURCES, Paper, join_tags, normalize_tag
-from ..text import SYMBOLS, plain_text
+from ..render import plain_text
 from .bibmaps import VENUE_FIELD, to_dialect, value_text
 from .controls import controls_note, unpinned_note, without_controls
-from .latexchars import latex_char
 
-DIALECTS = ("bibtex", "biblatex")
 # the note that marks a title Papershelf derived (the importer reads it back)
 DERIVED_NOTE = "Title derived from the abstract by Papershelf"
 
-# fmt: off
-_SPECIALS = {
-    # \{ would still close a field for BibTeX, which counts braces without looking at backslashes
-    "\\": r"\textbackslash{}", "{": r"\textbraceleft{}", "}": r"\textbraceright{}", "$": r"\$", "&": r"\&", "%": r"\%",
-    "#": r"\#", "_": r"\_", "^": r"\textasciicircum{}", "~": r"\textasciitilde{}", "<": r"\textless{}",
-    ">": r"\textgreater{}", "|": r"\textbar{}",
-}
-# fmt: on
-_SPECIAL_RE = re.compile(r"[\\{}$&%#_^~<>|\x00-\x1f\x7f]")
-
-
-def _escape_special(m: re.Match[str]) -> str:
-    return _SPECIALS.get(m.group(), " ")  # control characters become spaces
-
-
 _MARKUP_RE = re.compile(r"[\\{}$*_`\[~-]")
-_NON_ASCII_RE = re.compile(r"[^\x00-\x7f]")
-# a letter with combining accents NFC has no single character for (q̃) goes as one piece; the
-# plain pattern is the one nearly every text needs, and much the faster
-_COMBINING_RE = re.compile(r"[\u0300-\u036f]")
-_NON_ASCII_MARKS_RE = re.compile(r"[A-Za-z]?[\u0300-\u036f]+|[^\x00-\x7f]")
-
-
-def _non_ascii(text: str) -> tuple[str, re.Pattern[str]]:
-    """`text` in NFC, and the pattern of its pieces outside ASCII."""
-    if not unicodedata.is_normalized("NFC", text):
-        text = unicodedata.normalize("NFC", text)
-    return text, (_NON_ASCII_MARKS_RE if _COMBINING_RE.search(text) else _NON_ASCII_RE)
-
-
-# fmt: off
-_PUNCT = {"\u201c": "``", "\u201d": "''", "\u2018": "`", "\u2019": "'", "\u2013": "--", "\u2014": "---",
-          "\u2026": r"{\ldots}", "\u00a0": "~", "\u2009": r"{\,}", "\u00ab": r"{\guillemotleft}",
-          "\u00bb": r"{\guillemotright}", "\u00a7": r"{\S}", "\u00b6": r"{\P}", "\u00a9": r"{\textcopyright}",
-          "\u00b0": r"{\textdegree}", "\u2022": r"{\textbullet}", "\u20ac": r"{\texteuro}", "\u00a3": r"{\pounds}"}
-# fmt: on
-_MATH_SYMBOLS = {
-    v: k
-    for k, v in SYMBOLS.items()
-    if len(v) == 1 and not v.isascii() and k.isalpha() and k not in ("ss", "ae", "o", "O", "aa", "l", "L", "i")
-}
-# fmt: off
-_MATH_SYMBOLS.update({"×": "times", "·": "cdot", "≤": "leq", "≥": "geq", "±": "pm", "→": "rightarrow",
-                      "∞": "infty", "≈": "approx", "≠": "neq", "∈": "in", "÷": "div", "√": "surd",
-                      "′": "prime", "−": "-"})
-# fmt: on
-# text-mode commands among them (\\textendash, \\pounds, \\S) are no math: _PUNCT or pylatexenc writes those
-_MATH_SYMBOLS = {
-    ch: name
-    for ch, name in _MATH_SYMBOLS.items()
-    if not name.startswith("text") and name not in ("pounds", "S", "P", "guillemotleft", "guillemotright")
-}
-_SAFE_MATH_MACROS = frozenset(
-    """alpha beta gamma delta epsilon varepsilon zeta eta theta vartheta iota kappa
-lambda mu nu xi pi varpi rho varrho sigma varsigma tau upsilon phi varphi chi psi omega Gamma Delta Theta Lambda
-Xi Pi Sigma Upsilon Phi Psi Omega times cdot cdots ldots dots leq le geq ge neq ne approx sim simeq equiv propto
-infty pm mp to rightarrow leftarrow Rightarrow Leftarrow leftrightarrow mapsto in notin subset subseteq supset
-cup cap forall exists partial nabla sum prod int oint sqrt frac log ln exp min max sup inf lim arg det dim sin
-cos tan ell circ star ast emptyset top bot perp mid parallel langle rangle lfloor rfloor lceil rceil mathrm
-mathbf mathit mathsf mathtt mathcal quad qquad left right big Big prime hat bar tilde vec dot ddot overline
-underline widehat widetilde Pr neg wedge vee oplus otimes setminus colon""".split()
-)
-_MACRO_NAME_RE = re.compile(r"\\([A-Za-z]+|.)")
-_SAFE_MATH_CHARS_RE = re.compile(r"^[A-Za-z0-9 \t\n+\-*/=<>()\[\],.;:!'|^_{}\\]*$", re.ASCII)
-_SCRIPT_ARG = r"(?:\{[^{}]*\}|\\[A-Za-z]+|[^\s{}\\])"
-# constructs LaTeX stops on: x_1_2, x^, x_}, \frac or \sqrt without an argument
-_BAD_MATH_RE = re.compile(
-    r"_" + _SCRIPT_ARG + r"\s*_|\^" + _SCRIPT_ARG + r"\s*\^|[_^]\s*(?:$|[_^}\])])"
-    r"|\\(?:frac|sqrt)(?![A-Za-z])\s*(?:$|[^{\[\sA-Za-z0-9\\])|\\frac\s*\{[^{}]*\}\s*(?:$|[^{\s])"
-)
 # $5 and $10 is money, not math: math opens on a non-space and does not close right before a digit
 _EXPORT_MATH_RE = re.compile(r"(?<!\\)\$(?!\s)([^$]+?)(?<![\s\\])\$(?!\d)")
-_MATHBB_RE = re.compile(r"\\mathbb\s*\{\s*([A-Za-z])\s*\}")
 # a word with a capital after its first letter; "[a-z]*[A-Z][a-z]*[A-Z0-9]" accepts what
 # "[A-Za-z]*[A-Z][A-Za-z0-9]*[A-Z0-9]" did, but a word that fails (a run of capitals
 # followed by "_" or "}") backtracks in linear time, not cubic
@@ -179,89 +106,9 @@ class ExportReport:
         return text
 
 
-class _Encoder:
-    """Text to one dialect's LaTeX; counts the characters it had to write as "?"."""
-
-    def __init__(self, dialect: str) -> None:
-        if dialect not in DIALECTS:
-            raise ValueError(f"unknown dialect {dialect!r}; use one of: {', '.join(DIALECTS)}")
-        self.dialect = dialect
-        self.replaced = 0
-        self.controls = 0  # values that held control characters (left out: core.limits)
-
-    def clean(self, value: str) -> str:
-        """`value` without control characters (core.limits), counted when it held some."""
-        out = strip_controls(value)
-        if out is not value and out != value:
-            self.controls += 1
-        return out
-
-    # ---- characters --------------------------------------------------------
-    def char(self, ch: str) -> str:
-        """One character outside plain ASCII text, as the dialect writes it."""
-        if ch in _SPECIALS:
-            return _SPECIALS[ch]
-        if ch.isascii():
-            return ch if ch.isprintable() else " "
-        if self.dialect == "biblatex" and (
-            ("\u00c0" <= ch <= "\u017f" and ch not in "\u00d7\u00f7") or ch in "\u2018\u2019\u201c\u201d\u2013\u2014"
-        ):
-            return ch  # Latin letters, quotes, dashes: UTF-8 for biber
-        if ch in _PUNCT:
-            return _PUNCT[ch]
-        if ch in _MATH_SYMBOLS:
-            name = _MATH_SYMBOLS[ch]
-            # braced: two in a row must not make "$$" (display math)
-            return "{$-$}" if name == "-" else f"{{$\\{name}$}}"
-        if len(ch) == 1 and unicodedata.category(ch).startswith("Z"):
-            return " "
-        if len(ch) > 4:
-            # a letter under more accents than any script stacks (a hostile run of combining
-            # marks): the letter alone, counted, instead of a conversion as long as the run
-            self.replaced += 1
-            return self.char(ch[0]) if not ch[0].isascii() else ch[0]
-        if len(ch) > 1 and self.dialect == "biblatex" and ch[0].isascii():
-            # a letter with an accent Unicode has no single character for: biber would turn
-            # its LaTeX back into a combining accent, which pdfLaTeX cannot typeset
-            self.replaced += 1
-            return ch[0]
-        latex = latex_char(ch)
-        if latex is not None:
-            return latex
-        compat = unicodedata.normalize("NFKC", ch)
-        if compat != ch and compat.isascii():
-            return self.text(compat)
-        self.replaced += 1
-        return "?"
-
-    def raw(self, value: str, as_written: bool = False) -> str:
-        """A record's value expression: as a .bib file wrote it (`as_written`) in both dialects;
-        a value made from text (a RIS record's) with its characters outside ASCII as the dialect
-        writes typed text (`char`: LaTeX for BibTeX; Latin letters kept for biber, the rest that
-        pdflatex cannot take as LaTeX), NFC first, the LaTeX already there untouched. Control
-        characters never (core.limits)."""
-        value = self.clean(value)
-        if as_written or value.isascii():
-            return value
-        value, pattern = _non_ascii(value)
-        return pattern.sub(lambda m: self._raw_char(m.group()), value)
-
-    def _raw_char(self, ch: str) -> str:
-        if ch in _MATH_SYMBOLS:  # \ensuremath: the file may have put it in math already
-            name = _MATH_SYMBOLS[ch]
-            return "{\\ensuremath{-}}" if name == "-" else f"{{\\ensuremath{{\\{name}}}}}"
-        return self.char(ch)
-
-    def text(self, text: str) -> str:
-        """Plain text with LaTeX's specials escaped and non-ASCII written as the dialect wants."""
-        # control characters out (core.limits), then specials, tabs and line ends through one
-        # C-level translate; only what is left outside ASCII goes through char() one by one
-        text = self.clean(text)
-        out = _SPECIAL_RE.sub(_escape_special, text) if _SPECIAL_RE.search(text) else text
-        if not out.isascii():
-            out, pattern = _non_ascii(out)
-            out = pattern.sub(lambda m: self.char(m.group()), out)
-        return out
+class _Encoder(LatexWriter):
+    """Text to one dialect's LaTeX (the writer's characters, see biblio.latex_writer), and the
+    fields a paper without a record exports: abstracts and titles, names."""
 
     # ---- fields ------------------------------------------------------------
     def rich(self, raw: str, protect_case: bool = False) -> str:
@@ -299,17 +146,8 @@ class _Encoder:
         return lead + "".join(out) + trail
 
     def _math(self, expr: str, braced: bool = False) -> str:
-        expr = _MATHBB_RE.sub(r"\\mathbf{\1}", expr).strip()
-        names = {m.group(1) for m in _MACRO_NAME_RE.finditer(expr)}
-        safe = (
-            bool(expr)
-            and braces_balanced(expr, escapes=True)
-            and bool(_SAFE_MATH_CHARS_RE.match(expr))
-            and not _BAD_MATH_RE.search(expr)
-            and expr.count("\\left") == expr.count("\\right")
-            and all(n in _SAFE_MATH_MACROS or n in ",;:! " for n in names)
-        )
-        if safe:
+        expr, typesets = math_latex(expr)
+        if typesets:
             # braced in titles: the style must not lower-case it ($\Gamma$ -> $\gamma$)
             return f"{{${expr}$}}" if braced else f"${expr}$"
         # math LaTeX alone cannot typeset: as text
@@ -431,7 +269,7 @@ def record_fields(paper: Paper, enc: _Encoder) -> dict[str, str]:
         if derived:  # words of the abstract: its math stays math
             out["title"] = _braced(enc.rich(paper.title, protect_case=True))
         else:  # typed: specials escaped, typed braces kept as groups, inner capitals braced
-            from ..record_edit import text_latex
+            from ..biblio.latex_writer import text_latex
 
             out["title"] = enc.raw(_braced(text_latex(paper.title, protect_case=True)), _latex_source(paper))
     # a .bib file's values go out byte for byte, UTF-8 included (its bibliography typesets as it

@@ -18,12 +18,13 @@ import unicodedata
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
+from ..biblio.latex import MONTH_MACROS, decode, latex_text, piece_text, pieces
 from ..citation import TYPE_KEYS, record_keywords
 from ..citekeys import surname
 from ..importers.ris import BOOKS, candidate_of_lines, digest, ris_lines
-from ..latex import Name, decode, latex_text, parse_names, piece_text, pieces
+from ..latex import Name, parse_names
 from ..paper import Paper, normalize_tag
-from ..text import plain_text
+from ..render import plain_text
 from .controls import RIS_EXPORTED, controls_note, holds_controls, without_controls
 
 EOL = "\r\n"
@@ -41,8 +42,6 @@ RIS_TYPE_OF: dict[str, str] = {
     "unpublished": "UNPB", "booklet": "PAMP", "manual": "GEN", "misc": "GEN",
     "patent": "PAT", "dataset": "DATA", "software": "COMP",
 }
-_MONTHS = {"jan": 1, "feb": 2, "mar": 3, "apr": 4, "may": 5, "jun": 6, "jul": 7, "aug": 8, "sep": 9,
-           "oct": 10, "nov": 11, "dec": 12}
 # fmt: on
 _PARTS = frozenset({"inproceedings", "conference", "incollection", "inbook", "bookinbook"})
 _BOOKS = frozenset({"book", "mvbook", "collection", "mvcollection", "proceedings", "mvproceedings"})
@@ -97,7 +96,7 @@ def month_number(raw: str) -> int:
     text = value_latex(raw).strip().lower().rstrip(".")
     if text.isdigit():
         return int(text) if 1 <= int(text) <= 12 else 0
-    return _MONTHS.get(text[:3], 0)
+    return MONTH_MACROS.index(text[:3]) + 1 if text[:3] in MONTH_MACROS else 0
 
 
 # ---- names -----------------------------------------------------------------------------------

@@ -22,9 +22,11 @@ import re
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from ..latex import decode, parse_names, piece_text, pieces
+from ..biblio.latex import decode, piece_text, pieces
+from ..latex import parse_names
 from ..limits import MAX_INHERITED_FILE_CHARS, MAX_MACRO_FILE_CHARS, MAX_MACRO_VALUE_CHARS
-from ..text import clean_doi, plain_text
+from ..render import plain_text
+from ..text import clean_doi
 from .base import Candidate, ParsedFile, Problem
 
 DERIVED_NOTE = "Title derived from the abstract by Papershelf"

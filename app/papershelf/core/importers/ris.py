@@ -14,7 +14,8 @@ from collections.abc import Callable
 
 import orjson
 
-from ..latex import braces_balanced
+from ..biblio.latex import MONTH_MACROS
+from ..biblio.latex_writer import text_to_latex
 from ..paper import Paper
 from ..text import clean_doi
 from .base import Candidate, ParsedFile, Problem
@@ -48,7 +49,6 @@ _TYPE_NAMES: dict[str, str] = {
     "report": "techreport", "web page": "online", "electronic source": "online",
     "unpublished work": "unpublished", "generic": "misc",
 }
-_MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
 # fmt: on
 # a whole work: its title may be in BT, and it appears in nothing (T2 is its series)
 BOOKS = frozenset({"book", "collection", "proceedings", "periodical"})
@@ -65,9 +65,7 @@ _ISBN_TYPES = frozenset({"book", "incollection", "inbook", "inproceedings", "boo
 _DOI_IN_URL_RE = re.compile(r"^https?://(?:dx\.)?doi\.org/(10\.\S+)$", re.I)
 _DATE_RE = re.compile(r"^\s*(\d{4})?(?:[/-](\d{1,2})?)?(?:[/-](\d{1,2})?)?")
 _MONTH_WORD_RE = re.compile(r"\b(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?(?![a-z])", re.I)
-_SPECIAL_RE = re.compile(r"[\\{}$&%#_^~]")
 # a word the style must not lower-case: a capital after its first letter (BERT, iPhone, LaTeX)
-_WORD_RE = re.compile(r"[^\W_]+(?:[-'][^\W_]+)*")
 
 
 def parse_ris(text: str, path: str) -> ParsedFile:
@@ -265,7 +263,7 @@ def _record(rec: dict[str, list[str]], entrytype: str, doi: str) -> dict[str, st
     def put(name: str, value: str, title: bool = False) -> None:
         value = " ".join(value.split())
         if value and name not in out:
-            out[name] = "{" + latex(value, protect_case=title) + "}"
+            out[name] = "{" + text_to_latex(value, protect_case=title) + "}"
 
     authors = rec.get("AU", []) + rec.get("A1", [])
     if authors:
@@ -330,44 +328,6 @@ def _record(rec: dict[str, list[str]], entrytype: str, doi: str) -> dict[str, st
     return out
 
 
-def latex(text: str, protect_case: bool = False) -> str:
-    """Plain text as the LaTeX of a braced BibTeX value: specials escaped, non-ASCII as it is;
-    with `protect_case`, words with a capital after their first letter are braced so that a
-    style lower-casing titles leaves them (BERT, iPhone)."""
-    balanced = braces_balanced(text)
-    if not protect_case:
-        return _escape(text, balanced)
-    out, pos = [], 0
-    for m in _WORD_RE.finditer(text):
-        word = m.group()
-        if any(ch.isupper() for ch in word[1:]):
-            out.append(_escape(text[pos : m.start()], balanced))
-            out.append("{" + _escape(word, balanced) + "}")
-            pos = m.end()
-    out.append(_escape(text[pos:], balanced))
-    return "".join(out)
-
-
-def _escape(text: str, balanced: bool) -> str:
-    if not _SPECIAL_RE.search(text):
-        return text
-
-    def one(m: re.Match[str]) -> str:
-        ch = m.group()
-        if ch == "\\":
-            return r"\textbackslash{}"
-        if ch in "{}":
-            # BibTeX counts braces without looking at backslashes: \{ only when they pair up
-            return "\\" + ch if balanced else (r"\textbraceleft{}" if ch == "{" else r"\textbraceright{}")
-        if ch == "^":
-            return r"\textasciicircum{}"
-        if ch == "~":
-            return r"\textasciitilde{}"
-        return "\\" + ch
-
-    return _SPECIAL_RE.sub(one, text)
-
-
 def _verbatim(value: str) -> str:
     """A DOI or URL as a .bib file holds it: as it is, without what would end the field."""
     return "".join(ch for ch in value if ch.isprintable() and ch not in '{}\\ "')
@@ -382,11 +342,11 @@ def bibtex_name(name: str) -> str:
         return f"{_name_part(parts[0])}, {_name_part(', '.join(parts[2:]))}, {_name_part(parts[1])}"
     if len(parts) == 2:
         return f"{_name_part(parts[0])}, {_name_part(parts[1])}"
-    return "{" + latex(parts[0]) + "}" if parts else ""
+    return "{" + text_to_latex(parts[0]) + "}" if parts else ""
 
 
 def _name_part(text: str) -> str:
-    out = latex(text)
+    out = text_to_latex(text)
     # " and " inside a part would split the name list
     return re.sub(r"(?i)\band\b", lambda m: "{" + m.group() + "}", out)
 
@@ -406,7 +366,7 @@ def _date(value: str) -> tuple[str, str]:
     year = m.group(1) or "" if m else ""
     month = ""
     if m and m.group(2) and 1 <= int(m.group(2)) <= 12:
-        month = _MONTHS[int(m.group(2)) - 1]
+        month = MONTH_MACROS[int(m.group(2)) - 1]
     elif w := _MONTH_WORD_RE.search(value):
         month = w.group(1).lower()
     if not year and (y := _year(value)):

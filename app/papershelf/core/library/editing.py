@@ -124,9 +124,9 @@ _NOT_FROM_EXTRA = frozenset(
 
 
 def _latex(text: str) -> str:
-    from ..importers.ris import latex
+    from ..biblio.latex_writer import text_to_latex
 
-    return "{" + latex(text) + "}"
+    return "{" + text_to_latex(text) + "}"
 
 
 def add_found(lib: Library, records: Iterable[FoundRecord]) -> FileReport:
@@ -167,9 +167,9 @@ def add_found(lib: Library, records: Iterable[FoundRecord]) -> FileReport:
         made = field_changes(blank, {k: v for k, v in typed.items() if v})
         bibfields = dict(made.get("bibfields", {}))
         if rec.title:
-            from ..importers.ris import latex
+            from ..biblio.latex_writer import text_to_latex
 
-            bibfields = {"title": "{" + latex(rec.title, True) + "}", **bibfields}
+            bibfields = {"title": "{" + text_to_latex(rec.title, True) + "}", **bibfields}
         if rec.venue and venue_field(kind) not in bibfields:
             bibfields[venue_field(kind)] = _latex(rec.venue)
         papers.append(

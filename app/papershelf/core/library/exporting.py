@@ -10,8 +10,9 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..biblio.latex import decode
+from ..biblio.latex_writer import DIALECTS
 from ..errors import InvalidValueError, NothingToExportError, StoreWriteError
-from ..latex import decode
 from ..paper import Paper
 from .checks import id_list
 
@@ -19,8 +20,6 @@ if TYPE_CHECKING:
     from ..exporters.bibtex import ExportReport
     from ..exporters.ris import RisExportReport as RisExportReport
     from .facade import Library
-
-DIALECTS = ("bibtex", "biblatex")
 
 
 _REFERENCES = ("crossref", "xdata")

@@ -46,7 +46,8 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING
 
 from ..record_edit import display_name, names_text
-from ..text import fold, plain_text
+from ..render import plain_text
+from ..text import fold
 from . import services as svc
 from .identifiers import parse_identifier
 from .matching import (

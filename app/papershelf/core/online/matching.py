@@ -30,7 +30,8 @@ from collections import Counter
 from difflib import SequenceMatcher
 from typing import TYPE_CHECKING
 
-from ..text import fold, plain_text
+from ..render import plain_text
+from ..text import fold
 
 if TYPE_CHECKING:
     from ..paper import Paper

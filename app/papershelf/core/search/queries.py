@@ -21,7 +21,7 @@ from whoosh import query as wquery
 
 from ..citation import record_keywords
 from ..paper import Paper
-from ..text import plain_text
+from ..render import plain_text
 from .schema import SEARCH_FIELDS, PaperAnalyzer
 
 MAX_QUERY_CHARS = 1000
