@@ -21,9 +21,10 @@ from bibtexparser import model
 
 from conftest import run_cli
 from papershelf.core import latex
+from papershelf.core.biblio.names import Name, parse_names
 from papershelf.core.importers.base import read_text
 from papershelf.core.importers.bibfile import parse_bib
-from papershelf.core.latex import Name, decode, parse_names
+from papershelf.core.latex import decode
 from papershelf.core.library import Library
 
 

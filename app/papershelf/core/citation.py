@@ -21,7 +21,8 @@ from functools import lru_cache
 from typing import NamedTuple
 from urllib.parse import quote
 
-from .latex import MONTHS, decode, parse_names, piece_text, pieces
+from .biblio.names import parse_names
+from .latex import MONTHS, decode, piece_text, pieces
 from .paper import Paper, normalize_tag
 from .text import clean_doi, plain_text
 

@@ -5,12 +5,13 @@ from __future__ import annotations
 import hashlib
 from typing import Any
 
+from .biblio.names import family_key
 from .importers.base import Candidate
 from .paper import RAW_SOURCES, Paper, Source
-from .text import fingerprint_text, fold
+from .text import fingerprint_text
 
 # Bump when fingerprint_text changes meaning: stored fingerprints are then recomputed.
-FINGERPRINT_VERSION = 4  # 4: Markdown link text holds no '[' (plain_text changed)
+FINGERPRINT_VERSION = 5  # 5: the first author's family name by names.family_key (was the last word)
 
 
 def fingerprint(
@@ -23,7 +24,7 @@ def fingerprint(
     """
     basis = fingerprint_text(abstract, plain)
     if not basis:
-        first = fold(authors[0].split()[-1]) if authors else ""
+        first = family_key(authors[0]) if authors else ""
         basis = f"t:{fingerprint_text(title)}:{first}:{year or ''}"
     return hashlib.blake2b(basis.encode("utf-8"), digest_size=16).hexdigest()
 

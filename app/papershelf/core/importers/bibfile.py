@@ -22,7 +22,8 @@ import re
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from ..latex import decode, parse_names, piece_text, pieces
+from ..biblio.names import parse_names
+from ..latex import decode, piece_text, pieces
 from ..limits import MAX_INHERITED_FILE_CHARS, MAX_MACRO_FILE_CHARS, MAX_MACRO_VALUE_CHARS
 from ..text import clean_doi, plain_text
 from .base import Candidate, ParsedFile, Problem
