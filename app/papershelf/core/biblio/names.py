@@ -139,7 +139,20 @@ def name_list_problem(text: str) -> str:
     say what to change; "" when it reads as BibTeX reads it. Caught: unbalanced braces, an "and"
     with no name on one side, a name that is only commas or has nothing before its comma, a
     name ending in a comma and one with more than two commas (BibTeX: "too many commas")."""
-    names: list[list[str]] = [[]]  # the words of each name, split at "and" outside braces
+    shown, problem = _typed_names(text)
+    if problem:
+        return problem
+    for n, name in enumerate(shown):
+        problem = _and_problem(shown, n) if not name and len(shown) > 1 else _commas_problem(name, n)
+        if problem:
+            return problem
+    return ""
+
+
+def _typed_names(text: str) -> tuple[list[str], str]:
+    """The names of a typed list, split at "and" outside braces (an empty one where an "and"
+    has no name on one side), or the problem of its braces."""
+    names: list[list[str]] = [[]]  # the words of each name
     word, depth = "", 0
     for i, ch in enumerate(text):
         if ch == "{":
@@ -147,33 +160,41 @@ def name_list_problem(text: str) -> str:
         elif ch == "}":
             depth -= 1
             if depth < 0:
-                return f"the brace at {text[: i + 1]!r} closes nothing: a corporate name is written {{Like This}}"
+                return [], f"the brace at {text[: i + 1]!r} closes nothing: a corporate name is written {{Like This}}"
         if ch.isspace() and depth == 0:
             _add_word(names, word)
             word = ""
         else:
             word += ch
     if depth > 0:
-        return "a brace is not closed: a corporate name is written {Like This}"
+        return [], "a brace is not closed: a corporate name is written {Like This}"
     _add_word(names, word)
-    shown = [" ".join(words) for words in names]
-    for n, name in enumerate(shown):
-        if not name and len(shown) > 1:
-            if n == 0:
-                return "the list starts with 'and': there is no name before it"
-            if n == len(shown) - 1:
-                return f"the list ends with 'and' after {shown[n - 1]!r}: remove it, or add the name that follows"
-            return f"'and and' after {shown[n - 1]!r}: there is no name between them"
-        commas = _top_level_commas(name)
-        parts = [p.strip() for p in _split_top_level(name, commas)]
-        if commas and not any(parts):
-            return f"name {n + 1} ({name!r}) is only a comma"
-        if commas and not parts[0]:
-            return f"the name {name!r} has nothing before its comma: write it Family, Given"
-        if commas and not parts[-1]:
-            return f"the name {name!r} ends with a comma: write it Family, Given"
-        if len(commas) > 2:
-            return f"the name {name!r} has {len(commas)} commas; a name has at most two (von Family, Jr, Given)"
+    return [" ".join(words) for words in names], ""
+
+
+def _and_problem(shown: list[str], n: int) -> str:
+    """What is wrong with the empty name `n` of a list: an "and" with no name on one side."""
+    if n == 0:
+        return "the list starts with 'and': there is no name before it"
+    if n == len(shown) - 1:
+        return f"the list ends with 'and' after {shown[n - 1]!r}: remove it, or add the name that follows"
+    return f"'and and' after {shown[n - 1]!r}: there is no name between them"
+
+
+def _commas_problem(name: str, n: int) -> str:
+    """What is wrong with the commas of name `n` ("" when nothing is)."""
+    commas = _top_level_commas(name)
+    if not commas:
+        return ""
+    parts = [p.strip() for p in _split_top_level(name, commas)]
+    if not any(parts):
+        return f"name {n + 1} ({name!r}) is only a comma"
+    if not parts[0]:
+        return f"the name {name!r} has nothing before its comma: write it Family, Given"
+    if not parts[-1]:
+        return f"the name {name!r} ends with a comma: write it Family, Given"
+    if len(commas) > 2:
+        return f"the name {name!r} has {len(commas)} commas; a name has at most two (von Family, Jr, Given)"
     return ""
 
 
