@@ -22,9 +22,9 @@ from bibtexparser import model
 from conftest import run_cli
 from papershelf.core.biblio import latex
 from papershelf.core.biblio.latex import decode
+from papershelf.core.biblio.names import Name, parse_names
 from papershelf.core.importers.base import read_text
 from papershelf.core.importers.bibfile import parse_bib
-from papershelf.core.latex import Name, parse_names
 from papershelf.core.library import Library
 
 

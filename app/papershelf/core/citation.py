@@ -22,7 +22,7 @@ from typing import NamedTuple
 from urllib.parse import quote
 
 from .biblio.latex import MONTHS, decode, piece_text, pieces
-from .latex import parse_names
+from .biblio.names import parse_names
 from .paper import Paper, normalize_tag
 from .render import plain_text
 from .text import clean_doi

@@ -28,11 +28,11 @@ from typing import Any
 from .biblio.latex import MONTH_MACROS as _MONTHS
 from .biblio.latex import braces_balanced, decode
 from .biblio.latex_writer import text_latex, text_to_latex
+from .biblio.names import Name, from_display, name_list_problem, parse_names
 from .errors import InvalidValueError
 from .exporters.bibmaps import VENUE_FIELD
-from .exporters.bibtex import _CORPORATE_RE, DERIVED_NOTE
+from .exporters.bibtex import DERIVED_NOTE
 from .importers.ris import _verbatim
-from .latex import Name, name_list_problem, parse_name, parse_names
 from .paper import Paper, without_raw
 from .text import clean_doi, clean_text
 from .titles import derive_title
@@ -172,63 +172,12 @@ def field_label(name: str, entrytype: str) -> str:
     return LABELS.get(name, name.capitalize())
 
 
-@dataclass(frozen=True)
-class EditorName:
-    """One name of a name list as the editor shows it: a person (family, given, and the rarer
-    von and Jr parts), or a corporate name in `literal`, which is never split."""
-
-    family: str = ""
-    given: str = ""
-    literal: str = ""
-    von: str = ""
-    jr: str = ""
-
-    def text(self) -> str:
-        """The name as BibTeX name-list text: "von Family, Jr, Given", or "{Literal}"."""
-        if self.literal:
-            return "{" + self.literal.strip() + "}"
-        family = " ".join(p for p in (self.von.strip(), self.family.strip()) if p)
-        parts = [family] + ([self.jr.strip()] if self.jr.strip() else []) + [self.given.strip()]
-        return ", ".join(parts) if self.given.strip() or self.jr.strip() else "{" + family + "}"
-
-
-def names_text(names: list[EditorName], others: bool = False) -> str:
+def names_text(names: list[Name], others: bool = False) -> str:
     """A name list as the "author" text an edit takes ("Family, Given and {Corporate}")."""
     out = [n.text() for n in names if n.text() not in ("", "{}")]
     if others:
         out.append("others")
     return " and ".join(out)
-
-
-def _editor_name(name: Name) -> EditorName:
-    if name.literal:
-        return EditorName(literal=decode("{" + name.literal + "}"))
-    return EditorName(
-        family=decode("{" + name.family + "}"),
-        given=decode("{" + name.given + "}"),
-        von=decode("{" + name.von + "}"),
-        jr=decode("{" + name.jr + "}"),
-    )
-
-
-_SUFFIX_RE = re.compile(r"^(.+?\S),?\s+(Jr\.?|Sr\.?|II|III|IV|V)$")
-
-
-def display_name(display: str) -> EditorName:
-    """A display name ("Donald E. Knuth", "The CGAL Project") as the editor's parts."""
-    if _CORPORATE_RE.search(display):
-        return EditorName(literal=display)
-    m = _SUFFIX_RE.match(display)
-    if m:  # "Martin Luther King, Jr.", "Harry Fletcher III": given family, jr
-        person = display_name(m.group(1))
-        return EditorName(family=person.family, given=person.given, von=person.von, jr=m.group(2))
-    if "," in display:
-        return _editor_name(parse_name(display))
-    words = display.split()
-    if len(words) == 1:
-        return EditorName(family=display)
-    name = parse_name(display)
-    return _editor_name(name) if name.family else EditorName(literal=display)
 
 
 @dataclass
@@ -237,7 +186,7 @@ class EditorView:
 
     entrytype: str
     citekey: str
-    authors: list[EditorName]
+    authors: list[Name]
     others: bool  # the list ends with "and others" (et al.)
     fields: dict[str, str] = field(default_factory=dict)
     title_derived: bool = False
@@ -266,7 +215,7 @@ def _text(name: str, raw: str) -> str:
             return "\n".join(decode("{" + line + "}") for line in lines).strip()
     if name in _NAME_FIELDS:
         names, others = parse_names(raw)
-        return names_text([_editor_name(n) for n in names], others)
+        return names_text([n.decoded() for n in names], others)
     from .citation import field_text
 
     return field_text(name, raw)
@@ -278,9 +227,9 @@ def editor_view(paper: Paper) -> EditorView:
     raw = paper.bibfields
     if "author" in raw:
         parsed, others = parse_names(raw["author"])
-        authors = [_editor_name(n) for n in parsed]
+        authors = [n.decoded() for n in parsed]
     else:
-        authors, others = [display_name(a) for a in paper.authors], False
+        authors, others = [from_display(a) for a in paper.authors], False
     fields: dict[str, str] = {"title": paper.title}
     if "date" in raw and "year" not in raw:
         fields["date"] = _text("date", raw["date"])

@@ -79,7 +79,7 @@ _DATE_RE = re.compile(r"^\s*(\d{4})(?:-(\d{1,2}))?")
 
 def value_text(expr: str) -> str:
     """The text of a value expression, LaTeX left in: ``{Proc. } # jan`` → ``Proc. January``
-    (core.latex's reading of the pieces, without its decoding)."""
+    (biblio.latex's reading of the pieces, without its decoding)."""
     return "".join(piece_text(p) for p in pieces(expr))
 
 

@@ -36,8 +36,8 @@ from dataclasses import dataclass, field
 
 from ..biblio.latex import decode
 from ..biblio.latex_writer import LatexWriter, math_latex
+from ..biblio.names import from_display
 from ..citation import record_keywords
-from ..citekeys import surname
 from ..paper import RAW_SOURCES, Paper, join_tags, normalize_tag
 from ..render import plain_text
 from .bibmaps import VENUE_FIELD, to_dialect, value_text
@@ -55,14 +55,6 @@ _EXPORT_MATH_RE = re.compile(r"(?<!\\)\$(?!\s)([^$]+?)(?<![\s\\])\$(?!\d)")
 _PROTECT_RE = re.compile(
     r"(?<![\w{])([a-z]*[A-Z][a-z]*[A-Z0-9][A-Za-z0-9]*|[A-Z]\d[\w]*|[a-z]+[A-Z]\w*)"
     r"(?:-[A-Za-z0-9]+)*(?![\w}])"
-)
-# a name typed as one corporate name ("Research and Development Team", "The CGAL Project"):
-# BibTeX must not take its last word for a surname
-_CORPORATE_RE = re.compile(
-    r"(?i:\band\b)|^The\s|\d|\b(?:Project|Team|Group|Consortium|Collaboration|Committee|Institute|University|"
-    r"Foundation|Association|Society|Laborator(?:y|ies)|Labs?|Organi[sz]ation|Council|Agency|Department|"
-    r"Cent(?:er|re)|Network|Initiative|Community|Corporation|Company|Inc|Ltd|LLC|GmbH|Contributors|Developers|"
-    r"Board|Office|Ministry|Alliance|Federation|Bureau|Commission|Working Group)\b\.?"
 )
 _ARXIV_RE = re.compile(r"^(\d{4}\.\d{4,5})(v\d+)?$|^([a-z\-]+(\.[A-Z]{2})?/\d{7})(v\d+)?$")
 
@@ -154,20 +146,19 @@ class _Encoder(LatexWriter):
         return self.text(" ".join(plain_text(f"${expr}$").split()))
 
     def name(self, name: str) -> str:
-        """One author as "Last, First"; a one-word or corporate name double-braced."""
+        """One author as "von Last, Jr, First" (its parts by `names.from_display`); a one-word
+        or corporate name double-braced."""
         name = " ".join((plain_text(name) if _MARKUP_RE.search(name) else name).split())
         if not name:
             return ""
-        if _CORPORATE_RE.search(name):  # one name, braced
-            return "{" + self.text(name) + "}"
-        if "," in name:
-            last, first = (x.strip() for x in name.split(",", 1))
-        else:
-            last = surname(name)
-            first = name[: len(name) - len(last)].strip()
-        if not first:
-            return "{" + self.text(last) + "}"
-        return f"{self.text(last)}, {self.text(first)}"
+        person = from_display(name)
+        if person.literal:  # one name, braced
+            return "{" + self.text(person.literal) + "}"
+        last = " ".join(p for p in (person.von, person.family) if p)
+        if not person.given:  # "Aristotle", "Fletcher III": one name
+            return "{" + self.text(" ".join(p for p in (last, person.jr) if p)) + "}"
+        parts = [last, *([person.jr] if person.jr else []), person.given]
+        return ", ".join(self.text(p) for p in parts)
 
 
 def _verbatim(value: str, dialect: str) -> str:

@@ -19,10 +19,9 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
 from ..biblio.latex import MONTH_MACROS, decode, latex_text, piece_text, pieces
+from ..biblio.names import Name, from_display, parse_names
 from ..citation import TYPE_KEYS, record_keywords
-from ..citekeys import surname
 from ..importers.ris import BOOKS, candidate_of_lines, digest, ris_lines
-from ..latex import Name, parse_names
 from ..paper import Paper, normalize_tag
 from ..render import plain_text
 from .controls import RIS_EXPORTED, controls_note, holds_controls, without_controls
@@ -110,7 +109,7 @@ def ris_names(raw: str) -> list[str]:
 
 
 def _from_name(name: Name) -> str:
-    """A `core.latex.Name` as a RIS name."""
+    """A `Name` read from a .bib name list as a RIS name."""
     if name.literal:
         return text_of(name.literal)
     family = text_of(" ".join(p for p in (name.von, name.family) if p))
@@ -125,9 +124,12 @@ def _display_name(name: str) -> str:
     name = " ".join(name.split())
     if "," in name or " " not in name:
         return name
-    family = surname(name)
-    given = name[: len(name) - len(family)].strip()
-    return f"{family}, {given}" if given else family
+    person = from_display(name)
+    if person.literal:
+        return name
+    family = " ".join(p for p in (person.von, person.family) if p)
+    parts = [family, person.given, person.jr]
+    return ", ".join(parts if person.jr else parts[:2]) if person.given else " ".join(p for p in parts if p)
 
 
 # ---- records ---------------------------------------------------------------------------------

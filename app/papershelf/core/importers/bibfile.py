@@ -4,7 +4,7 @@ Each entry keeps its whole record (see BIBLIOGRAPHIC RECORD in paper.py): its ty
 field as its value expression was written (the file's @string macros put in; month macros
 and macros the file does not define stay bare), and the file's @preamble. The display
 fields (title, authors, year, venue, DOI, arXiv id, tags) are the reader's text derived
-from it by `core.latex`, with `crossref`/`xdata` resolved within the file, so a child
+from it by `core.biblio.latex`, with `crossref`/`xdata` resolved within the file, so a child
 shows the year and venue of its parent and a child whose title comes from its parent
 imports. As BibTeX does: an entry without a key imports (the library gives it one), a
 field given twice keeps its first value (with a note), `@comment` is not bibliography.
@@ -23,7 +23,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from ..biblio.latex import decode, piece_text, pieces
-from ..latex import parse_names
+from ..biblio.names import parse_names
 from ..limits import MAX_INHERITED_FILE_CHARS, MAX_MACRO_FILE_CHARS, MAX_MACRO_VALUE_CHARS
 from ..render import plain_text
 from ..text import clean_doi

@@ -15,7 +15,6 @@ from .checks import text_arg
 
 if TYPE_CHECKING:
     from ..online.records import FoundRecord
-    from ..record_edit import EditorName
     from .facade import Library
     from .importing import FileReport
 
@@ -133,6 +132,7 @@ def add_found(lib: Library, records: Iterable[FoundRecord]) -> FileReport:
     """Add records found online (`Library.add_found`) as one import: a record of a paper
     already in the library (its DOI, arXiv id or abstract) merges into it, as an import's
     duplicate would. Returns the import's FileReport (undo it as an import)."""
+    from ..biblio.names import from_display
     from ..importers.base import Candidate, ParsedFile, Problem
     from ..limits import found_too_large
     from ..online.records import SERVICE_NAMES, FoundRecord
@@ -155,7 +155,7 @@ def add_found(lib: Library, records: Iterable[FoundRecord]) -> FileReport:
         # the record's fields as a record edit writes them (the same LaTeX from the same text)
         blank = Paper("", entrytype=kind)
         typed: dict[str, str | None] = {
-            "author": names_text([_name(a) for a in rec.authors]) if rec.authors else None,
+            "author": names_text([from_display(a) for a in rec.authors]) if rec.authors else None,
             "year": str(rec.year) if rec.year else None,
             "venue": rec.venue or None,
             "doi": rec.doi or None,
@@ -187,9 +187,3 @@ def add_found(lib: Library, records: Iterable[FoundRecord]) -> FileReport:
             )
         )
     return lib.import_parsed(ParsedFile(label, "online", papers, refused))
-
-
-def _name(display: str) -> EditorName:
-    from ..record_edit import display_name
-
-    return display_name(display)

@@ -14,7 +14,7 @@ from functools import wraps
 from typing import Any, ParamSpec, TypeVar
 
 from papershelf.core.biblio.latex import decode, latex_text
-from papershelf.core.latex import parse_names
+from papershelf.core.biblio.names import parse_names
 from papershelf.core.limits import MAX_FIELD_CHARS, MAX_TITLE_CHARS, field_limit
 from papershelf.core.online.identifiers import parse_identifier
 from papershelf.core.online.records import SERVICE_NAMES, BadResponse, FoundRecord, ServerError

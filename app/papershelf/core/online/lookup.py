@@ -45,7 +45,8 @@ import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING
 
-from ..record_edit import display_name, names_text
+from ..biblio.names import from_display
+from ..record_edit import names_text
 from ..render import plain_text
 from ..text import fold
 from . import services as svc
@@ -91,8 +92,8 @@ _PREPRINT_VENUES = frozenset({"arxiv", "arxiv.org", "corr", "arxiv preprint", "b
 def bibtex_names(names: Iterable[str]) -> str:
     """Display names ("Given Family") as the editor's "author" text, a BibTeX name list
     ("Family, Given and …", a corporate name braced whole: "{The CGAL Project}"), by the
-    editor's own rules (record_edit.display_name, names_text)."""
-    return names_text([display_name(n) for n in names if n.strip()])
+    editor's own rules (names.from_display, record_edit.names_text)."""
+    return names_text([from_display(n) for n in names if n.strip()])
 
 
 def _same_authors(ours: list[str], theirs: list[str]) -> bool:

@@ -30,6 +30,7 @@ from collections import Counter
 from difflib import SequenceMatcher
 from typing import TYPE_CHECKING
 
+from ..biblio.names import family_key
 from ..render import plain_text
 from ..text import fold
 
@@ -295,20 +296,10 @@ def search_text(paper: Paper, limit: int = 12) -> str:
     return " ".join(text.split()[:limit])
 
 
-def surname(name: str) -> str:
-    """A display name's family name, folded ("Donald E. Knuth" → "knuth"); a name already
-    in "Family, Given" form gives its first part."""
-    name = plain_text(name).strip()
-    if "," in name:
-        name = name.split(",", 1)[0]
-    parts = name.replace(".", " ").split()
-    return fold(parts[-1]) if parts else ""
-
-
 def author_overlap(ours: list[str], theirs: list[str]) -> float | None:
     """The share of our authors' surnames the candidate has (None when either has none)."""
-    a = {s for s in map(surname, ours) if s}
-    b = {s for s in map(surname, theirs) if s}
+    a = {s for s in (family_key(plain_text(n)) for n in ours) if s}
+    b = {s for s in (family_key(plain_text(n)) for n in theirs) if s}
     if not a or not b:
         return None
     return len(a & b) / len(a)
