@@ -1,8 +1,8 @@
 """Imports and exports from the window: file dialogs, drops, the work on a
 worker thread with progress and Cancel, and what the window says afterwards.
 
-Pasted text (File ▸ Import Pasted Text) is imported at once, on the GUI
-thread. One import or export runs at a time. While it runs, edits and Undo wait
+Pasted text (File ▸ Import Pasted Text) is imported on a worker too. One
+import or export runs at a time. While it runs, edits and Undo wait
 (the import becomes one undoable step, and the library must not change
 under it) and the tag panel is disabled. A file that only partly looks like
 a listing is held back and previewed (`preview`); files that could
@@ -153,7 +153,8 @@ class ImportExport(QObject):
         win.menus.update_undo()
 
     def import_clipboard(self) -> None:
-        """Import the text on the clipboard (a preview first if it only partly looks like a listing)."""
+        """Import the text on the clipboard on a worker (a preview first if it only partly
+        looks like a listing: what the worker read then is what Import imports)."""
         win = self.window
         if self.running():
             win.statusBar().showMessage(self.tr("Wait for the import to finish."), 3000)
@@ -167,29 +168,52 @@ class ImportExport(QObject):
         if only_identifiers(text):  # DOIs / arXiv ids: Add by Identifier, filled in (nothing sent before Add)
             win.menus.online.add_by_identifier(text)
             return
-        try:
-            report = win.library.import_text(text, keywords_as_tags=keywords_as_tags())
-        except UncertainListingError as exc:  # previewed, imported on Import
-            self.ask_about(
-                [FileReport.uncertain(PASTE_LABEL, exc)], [], lambda _paths: self._import_pasted_listing(text)
-            )
-            return
-        except PapershelfError as exc:
-            win.show_error(self.tr("The pasted text was not imported"), str(exc))
-            return
-        self.import_done([report])
+        lib, as_tags = win.library, keywords_as_tags()
+        self._import_pasted(lambda: lib.import_text(text, keywords_as_tags=as_tags))
 
-    def _import_pasted_listing(self, text: str) -> None:
+    def _import_pasted(self, read: Callable[[], FileReport]) -> None:
+        """Run `read` (an import of pasted text) on a worker, with a moving bar: one text is one
+        commit, so there is no Cancel (the bar shows while it runs)."""
         win = self.window
-        if self.running():
-            win.statusBar().showMessage(self.tr("Wait for the import to finish."), 3000)
-            return
-        try:
-            report = win.library.import_text(text, as_listing=True, keywords_as_tags=keywords_as_tags())
-        except PapershelfError as exc:
+
+        def work(progress: Callable[[int, int], None], cancelled: Callable[[], bool]) -> FileReport:
+            return read()
+
+        win.task_progress.busy(self.tr("Importing pasted text…"), cancellable=False)
+        win.search.wait_for_edits = False
+        win.menus.import_action.setEnabled(False)
+        win.tag_panel.setEnabled(False)
+        self.task = run_task(
+            work,
+            parent=win,
+            name="papershelf-import-paste",
+            on_done=lambda report: self.import_done([report]),
+            on_error=self._paste_refused,
+        )
+        win.menus.update_undo()
+
+    def _paste_refused(self, exc: BaseException) -> None:
+        """The pasted text was not imported: previewed if it partly looks like a listing (Import
+        then imports what was read, not read again), else said why."""
+        self._finished()
+        win = self.window
+        if isinstance(exc, UncertainListingError):
+            parsed, lib, as_tags = exc.parsed, win.library, keywords_as_tags()
+            self.ask_about(
+                [FileReport.uncertain(PASTE_LABEL, exc)],
+                [],
+                lambda _paths: self._confirmed_paste(lambda: lib.import_parsed(parsed, as_tags)),
+            )
+        elif isinstance(exc, PapershelfError):
             win.show_error(self.tr("The pasted text was not imported"), str(exc))
+        else:
+            raise exc  # a bug: the window's error reporter shows it
+
+    def _confirmed_paste(self, read: Callable[[], FileReport]) -> None:
+        if self.running():
+            self.window.statusBar().showMessage(self.tr("Wait for the import to finish."), 3000)
             return
-        self.import_done([report])
+        self._import_pasted(read)
 
     def imported_message(self, reports: list[FileReport]) -> str:
         """ "Imported 3 new papers, 1 merged with ones already here." """

@@ -178,6 +178,8 @@ class ListPane(QWidget):
         win.last_answer = answer
         if answer.error:
             win.statusBar().showMessage(self.tr("Search failed: %s") % answer.error, 8000)
+            if win.is_idle():
+                win.idle.emit()
             return
         selected = self.selected_ids()
         current = self.model.id_at(self.view.currentIndex().row())
@@ -198,7 +200,7 @@ class ListPane(QWidget):
         win.result_label.setToolTip(self.tr("Answered in %d ms") % round(elapsed))
         win.sidebar.update_counts(answer)
         self.update_empty_state()
-        win.searchAnswered.emit()
+        win.answer_shown()
 
     def keep_shown(self, ids: Iterable[str]) -> None:
         """Papers an edit changed keep their rows, if shown, until the query changes."""

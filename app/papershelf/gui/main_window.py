@@ -55,6 +55,7 @@ class MainWindow(QMainWindow):
     """The one window: sidebar, search box and paper list, abstract and tagging panels."""
 
     searchAnswered = Signal()  # the list now shows the answer to the current query
+    idle = Signal()  # ...and no search is due: what tests and scripts wait on (`is_idle`)
     indexReady = Signal()
     importFinished = Signal(list)  # the FileReports of an import
     exportFinished = Signal(object)  # the ExportReport of an export (None: failed or cancelled)
@@ -189,6 +190,21 @@ class MainWindow(QMainWindow):
     def refresh_soon(self) -> None:
         """Ask again once edits have had a moment to reach the search index."""
         self._refresh_timer.start()
+
+    def search_due(self) -> bool:
+        """A search is waiting to be asked for (typing, or a refresh after edits)."""
+        return self._search_timer.isActive() or self._refresh_timer.isActive()
+
+    def is_idle(self) -> bool:
+        """The list shows the answer to the current query and no search is due (`idle` says when)."""
+        answer = self.last_answer
+        return answer is not None and answer.query == self.query and not self.search_due()
+
+    def answer_shown(self) -> None:
+        """The list pane showed an answer: say so, and that the window is idle if it is."""
+        self.searchAnswered.emit()
+        if self.is_idle():
+            self.idle.emit()
 
     # ---- change events ---------------------------------------------------------
     @Slot(object)

@@ -107,19 +107,30 @@ class PaperMenu(QObject):
         menu.setObjectName("paperMenu")
         menu.setAccessibleName(tr("Paper actions"))
         menu.setToolTipsVisible(True)
+        self._tag_menu(menu, papers)
+        self._status_menu(menu)
+        self._rating_menu(menu, papers)
+        self._list_menu(menu)
+        self._record_items(menu, papers)
+        menu.addSeparator()
+        self._copy_items(menu, papers)
+        menu.addSeparator()
+        self._add_shared(menu, "exportSelectionAction", "deleteAction")
+        return menu
 
+    def _tag_menu(self, menu: QMenu, papers: list[Paper]) -> None:
+        """Tag: the number-key tags (checked where every paper has one), New Tag, keywords, Remove."""
+        win, edits = self.window, self.window.edits
         tag_menu = menu.addMenu(tr("&Tag"))
         tag_menu.setObjectName("paperMenuTags")
-        top = overview.top_tags(lib)
+        top = overview.top_tags(win.library)
         for n, tag in enumerate(top, 1):
             on_all = all(tag in p.tags for p in papers)
             action = self._add(
                 tag_menu,
                 f"&{n}  {tag}",
                 f"paperMenuTag{n}",
-                (lambda _=False, t=tag: win.edits.remove_tag(t))
-                if on_all
-                else (lambda _=False, t=tag: win.edits.add_tags([t])),
+                (lambda _=False, t=tag: edits.remove_tag(t)) if on_all else (lambda _=False, t=tag: edits.add_tags([t])),
             )
             action.setCheckable(True)
             action.setChecked(on_all)
@@ -128,7 +139,7 @@ class PaperMenu(QObject):
         self._add(tag_menu, tr("New Tag…"), "paperMenuNewTag", self.new_tag)
         # a record's keywords are not tags until the person asks (issue 20)
         keywords = self._add(
-            tag_menu, tr("Make Keywords Tags"), "paperMenuKeywordsTags", lambda _=False: win.edits.make_keywords_tags()
+            tag_menu, tr("Make Keywords Tags"), "paperMenuKeywordsTags", lambda _=False: edits.make_keywords_tags()
         )
         keywords.setEnabled(any(p.bibfields.get("keywords") for p in papers))
         keywords.setToolTip(tr("Tag each selected paper with its record's keywords (Ctrl+Z undoes)"))
@@ -136,44 +147,50 @@ class PaperMenu(QObject):
         if present:
             remove = tag_menu.addMenu(tr("Remove"))
             for tag in present:
-                remove.addAction(tag).triggered.connect(lambda _=False, t=tag: win.edits.remove_tag(t))
+                remove.addAction(tag).triggered.connect(lambda _=False, t=tag: edits.remove_tag(t))
 
+    def _status_menu(self, menu: QMenu) -> None:
+        """Status: the window's Mark As actions, shortcuts and all."""
         status_menu = menu.addMenu(tr("&Status"))
         status_menu.setObjectName("paperMenuStatus")
-        for n in range(1, 10):  # the window's Mark As actions, shortcuts and all
-            mark = win.findChild(QAction, f"status{n}Action")
+        for n in range(1, 10):
+            mark = self.window.findChild(QAction, f"status{n}Action")
             if mark is None:
                 break
             status_menu.addAction(mark)
 
+    def _rating_menu(self, menu: QMenu, papers: list[Paper]) -> None:
+        """Rating: the stars (checked where every paper has them), No Rating."""
+        edits = self.window.edits
         rating_menu = menu.addMenu(tr("&Rating"))
         rating_menu.setObjectName("paperMenuRating")
         ratings = {p.rating for p in papers}
         for stars in range(RATING_MAX, RATING_MIN - 1, -1):
             action = self._add(
-                rating_menu, "★" * stars, f"paperMenuRating{stars}", lambda _=False, r=stars: win.edits.set_rating(r)
+                rating_menu, "★" * stars, f"paperMenuRating{stars}", lambda _=False, r=stars: edits.set_rating(r)
             )
             action.setCheckable(True)
             action.setChecked(ratings == {stars})
-        self._add(rating_menu, tr("No Rating"), "paperMenuRating0", lambda: win.edits.set_rating(None))
+        self._add(rating_menu, tr("No Rating"), "paperMenuRating0", lambda: edits.set_rating(None))
 
+    def _list_menu(self, menu: QMenu) -> None:
+        """Add to Reading List: each list, then New Reading List."""
+        edits = self.window.edits
         list_menu = menu.addMenu(tr("Add to Reading &List"))
         list_menu.setObjectName("paperMenuLists")
-        names = sorted(lib.lists(), key=str.casefold)
+        names = sorted(self.window.library.lists(), key=str.casefold)
         for name in names:
-            list_menu.addAction(name).triggered.connect(lambda _=False, n=name: win.edits.add_to_list(n))
+            list_menu.addAction(name).triggered.connect(lambda _=False, n=name: edits.add_to_list(n))
         if names:
             list_menu.addSeparator()
-        self._add(list_menu, tr("New Reading List…"), "paperMenuNewList", lambda: win.edits.add_to_list(""))
+        self._add(list_menu, tr("New Reading List…"), "paperMenuNewList", lambda: edits.add_to_list(""))
 
+    def _record_items(self, menu: QMenu, papers: list[Paper]) -> None:
+        """Edit Title, the window's Edit Record and Find Published, and Suggest Papers for Tag."""
+        win = self.window
         title = self._add(menu, tr("Edit T&itle…"), "paperMenuEditTitle", self.edit_title)
-        title.setEnabled(len(ids) == 1)
-        record = win.findChild(QAction, "editRecordAction")  # the window's, F2 and all
-        if record is not None:
-            menu.addAction(record)
-        find_published = win.findChild(QAction, "findPublishedAction")  # the window's, on the selection
-        if find_published is not None:
-            menu.addAction(find_published)
+        title.setEnabled(len(papers) == 1)
+        self._add_shared(menu, "editRecordAction", "findPublishedAction")  # the window's, F2 and all
         # the selection's tags: each opens its suggestions (a tag needs 2 papers; the dialog says so)
         carried = sorted({t for p in papers for t in p.tags}, key=str.casefold)
         suggest_menu = menu.addMenu(tr("Su&ggest Papers for Tag"))
@@ -183,8 +200,9 @@ class PaperMenu(QObject):
         for n, tag in enumerate(carried[:20], 1):
             self._add(suggest_menu, tag, f"paperMenuSuggest{n}", lambda _=False, t=tag: suggest_for(win, tag=t))
 
-        menu.addSeparator()
-        one = len(ids) == 1
+    def _copy_items(self, menu: QMenu, papers: list[Paper]) -> None:
+        """The copies (keys, \\cite, BibTeX entries) and Open Link."""
+        one = len(papers) == 1
         copies = [
             self._add(
                 menu, tr("Copy Citation &Key") if one else tr("Copy Citation &Keys"), "paperMenuCopyKey", self.copy_keys
@@ -198,18 +216,18 @@ class PaperMenu(QObject):
             ),
         ]
         for copy_action in copies:  # copying fixes the keys: not while an import changes the library
-            copy_action.setEnabled(not win.transfers.running())
+            copy_action.setEnabled(not self.window.transfers.running())
         link = paper_link(papers[0]) if one else ""
         open_link = self._add(menu, tr("&Open Link"), "paperMenuOpenLink", lambda: self.open_link(link))
         open_link.setEnabled(bool(link))
         open_link.setToolTip(link or tr("This paper has no web link, DOI or arXiv id."))
 
-        menu.addSeparator()
-        for name in ("exportSelectionAction", "deleteAction"):  # the window's own, with their shortcuts
-            shared = win.findChild(QAction, name)
+    def _add_shared(self, menu: QMenu, *names: str) -> None:
+        """The window's own actions of these names (with their shortcuts), those it has."""
+        for name in names:
+            shared = self.window.findChild(QAction, name)
             if shared is not None:
                 menu.addAction(shared)
-        return menu
 
     @staticmethod
     def _add(menu: QMenu, text: str, name: str, slot: Callable[..., object]) -> QAction:
