@@ -84,7 +84,6 @@ def test_a_paste_that_is_no_listing_says_why_and_imports_nothing(window, qtbot):
 
 def test_a_paste_held_for_its_preview_is_read_once(window, qtbot, tmp_path, seeds, monkeypatch):
     from papershelf.core import importers
-
     from test_first_minutes import partly_a_listing
 
     reads = []

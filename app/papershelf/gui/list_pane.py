@@ -47,7 +47,6 @@ class ListPane(QWidget):
     def __init__(self, window: MainWindow) -> None:
         super().__init__()
         self.main = window  # not `window`: that is QWidget.window()
-        self.asked_at = 0.0  # when the answer on its way was asked for (perf_counter)
         self.kept: set[str] = set()  # edited while shown: they keep their rows until the query changes
         self.search_box = QLineEdit()
         self.search_box.setObjectName("searchBox")
@@ -178,8 +177,7 @@ class ListPane(QWidget):
         win.last_answer = answer
         if answer.error:
             win.statusBar().showMessage(self.tr("Search failed: %s") % answer.error, 8000)
-            if win.is_idle():
-                win.idle.emit()
+            win.state.shown()
             return
         selected = self.selected_ids()
         current = self.model.id_at(self.view.currentIndex().row())
@@ -188,7 +186,7 @@ class ListPane(QWidget):
         self.reselect(selected, current)
         if refreshed:  # the same query answered again after edits: nothing moves
             self.view.verticalScrollBar().setValue(scrolled)
-        elapsed = (time.perf_counter() - self.asked_at) * 1000
+        elapsed = (time.perf_counter() - win.state.asked_at) * 1000
         text = n_papers(answer.total)
         if not answer.total and answer.query.text.strip():
             text = no_results(answer.query.text, answer.suggestion)
@@ -200,7 +198,7 @@ class ListPane(QWidget):
         win.result_label.setToolTip(self.tr("Answered in %d ms") % round(elapsed))
         win.sidebar.update_counts(answer)
         self.update_empty_state()
-        win.answer_shown()
+        win.state.shown()
 
     def keep_shown(self, ids: Iterable[str]) -> None:
         """Papers an edit changed keep their rows, if shown, until the query changes."""

@@ -6,14 +6,15 @@ the sidebar (`FilterPanel`, with `SidebarController`), the list, its
 selection and the answers it shows (`ListPane`), the abstract and tagging
 panels, the menus (`WindowActions`), edits of the selection (`Edits`),
 imports and exports (`ImportExport`, with progress and Cancel from
-`TaskProgress`), the search index (`IndexController`). The window holds
-what they share: the library, the query and its latest answer, the undo
-stack, and the timers that run the search.
+`TaskProgress`), the search index (`IndexController`). The window builds
+what they share (the library, the query and its latest answer with the
+timers that run the search (`QueryState`), the undo stack, the status line
+(`StatusLine`)) and hands each controller the parts it needs: a controller
+is never given the window.
 """
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -38,16 +39,17 @@ from .list_pane import ListPane
 from .live import LiveChanges
 from .paper_menu import PaperMenu
 from .progress import TaskProgress
+from .query_state import QueryState
 from .related import RelatedPapers, viewer_split
+from .saved_searches import SavedSearches
 from .search import SearchService
 from .sidebar_controller import SidebarController
+from .status_line import StatusLine
 from .tag_panel import TagPanel
 
 if TYPE_CHECKING:  # the index module (Whoosh, numpy) loads on the worker that opens it
     from ..core.library import IndexStatus
 
-SEARCH_DELAY_MS = 10  # a burst of keys (a paste) becomes one request; the search thread keeps only the latest
-REFRESH_DELAY_MS = 300  # after edits land in the index, re-run the search once
 COUNTED_FIELDS = frozenset({"status", "tags", "area"})  # the sidebar counts these
 
 
@@ -66,21 +68,18 @@ class MainWindow(QMainWindow):
         self.setObjectName("mainWindow")
         self.setAcceptDrops(True)
         self.undo_stack = QUndoStack(self)
-        self.query = Query()
-        self.last_answer: Answer | None = None
         self.closing = False  # closeEvent has begun: nothing starts any more
         self.sidebar_fits = True  # a first start: the sidebar widens to its names (window_state.fit_sidebar)
 
         self.events = LibraryEvents(library, self)
         self.events.changed.connect(self._library_changed)
         self.search = SearchService(library, self)
-        self._search_timer = QTimer(self, singleShot=True, interval=SEARCH_DELAY_MS)
-        self._search_timer.timeout.connect(self.run_search)
-        self._refresh_timer = QTimer(self, singleShot=True, interval=REFRESH_DELAY_MS)
-        self._refresh_timer.timeout.connect(self.run_search)
+        self.state = QueryState(self.search, self)
+        self.state.answered.connect(self.searchAnswered)
+        self.state.idle.connect(self.idle)
+        self.status = StatusLine(self)
         self._assemble()
         self.paper_menu = PaperMenu(self)
-        self.last_import = LastImport(self)
         window_state.restore(self)
         self.sidebar.refresh_lists_and_tags()
         self.pane.update_empty_state()
@@ -129,12 +128,89 @@ class MainWindow(QMainWindow):
         # Cancel stops the import (or export) before the index: the one a person started
         self.task_progress = TaskProgress(self, lambda: (self.transfers.task, self.indexer.task))
         self.indexer = IndexController(self)
-        self.edits = Edits(self)
-        self.sidebar = SidebarController(self)
-        self.transfers = ImportExport(self)
+        self._assemble_controllers()
         self.live = LiveChanges(self)
         self.conflicts = ConflictsView(self, self.conflict_bar)
         self.menus = WindowActions(self)
+        self.edits.undo_action = self.menus.undo_action
+        self.transfers.identifiersPasted.connect(self.menus.online.add_by_identifier)
+        self.transfers.findPublishedRequested.connect(self.menus.online.find_published)
+
+    def _assemble_controllers(self) -> None:
+        """The controllers of imports, edits and the sidebar, each given the parts it works with."""
+        lib, pane, state, status = self.library, self.pane, self.state, self.status
+        self.last_import = LastImport(self)
+        transfers = self.transfers = ImportExport(lib, pane, state, status, self.task_progress, self.last_import, self)
+        transfers.started.connect(self._transfer_started)
+        transfers.finished.connect(self._transfer_finished)
+        transfers.importFinished.connect(self.importFinished)
+        transfers.exportFinished.connect(self.exportFinished)
+        saved = SavedSearches(self)
+        self.edits = Edits(
+            lib,
+            self.undo_stack,
+            pane,
+            self.tag_panel,
+            status,
+            importing=transfers.running,
+            closing=lambda: self.closing,
+            reload_saved=saved.reload,
+            parent=self,
+        )
+        self.sidebar = SidebarController(
+            self.filter_panel,
+            self.tag_panel,
+            lib,
+            state,
+            edits=self.edits,
+            saved=saved,
+            last_import=self.last_import,
+            transfers=transfers,
+            pane=pane,
+            parent=self,
+        )
+        self.sidebar.countsShown.connect(lambda: window_state.fit_sidebar(self))
+        transfers.imported.connect(self.sidebar.refresh_lists_and_tags)
+        self.edits.tagsChanged.connect(self.sidebar.refresh_lists_and_tags)
+
+    def _transfer_started(self, importing: bool) -> None:
+        """An import (or export) began: edits wait (the tag panel too), and an import's index
+        writer is not waited for by the searches."""
+        if importing:
+            self.search.wait_for_edits = False
+            self.menus.import_action.setEnabled(False)
+        self.tag_panel.setEnabled(False)
+        self.menus.update_undo()
+
+    def _transfer_finished(self) -> None:
+        self.search.wait_for_edits = True
+        self.menus.import_action.setEnabled(True)
+        self.tag_panel.setEnabled(True)
+        self.menus.update_undo()
+
+    # ---- what the controllers share, as the tests and the menus reach it --------------
+    @property
+    def query(self) -> Query:
+        """The query the list answers (`QueryState.query`)."""
+        return self.state.query
+
+    @query.setter
+    def query(self, query: Query) -> None:
+        self.state.query = query
+
+    @property
+    def last_answer(self) -> Answer | None:
+        """The answer the list shows (`QueryState.last_answer`)."""
+        return self.state.last_answer
+
+    @last_answer.setter
+    def last_answer(self, answer: Answer | None) -> None:
+        self.state.last_answer = answer
+
+    @property
+    def error_box(self) -> QMessageBox | None:
+        """The warning shown last (`show_error`)."""
+        return self.status.error_box
 
     @property
     def index(self) -> IndexStatus | None:
@@ -161,9 +237,8 @@ class MainWindow(QMainWindow):
         self.closing = True
         # nothing may start a timer once the application is gone (Qt warns at exit):
         # stop ours, and the index's writer thread stops calling back
-        self._search_timer.stop()
-        self._refresh_timer.stop()
-        self.statusBar().clearMessage()
+        self.state.stop()
+        self.status.clear()
         self.live.close()
         self.indexer.stop()
         for task in (self.indexer.task, self.transfers.task):
@@ -178,33 +253,23 @@ class MainWindow(QMainWindow):
     # ---- searching ---------------------------------------------------------
     def run_search(self) -> None:
         """Ask for the answer to the current query (the list shows it when it arrives)."""
-        self._search_timer.stop()
-        self._refresh_timer.stop()
-        self.pane.asked_at = time.perf_counter()
-        self.search.request(self.query)
+        self.state.run()
 
     def search_soon(self) -> None:
         """Ask for the answer to the query in a moment (a burst of keys becomes one request)."""
-        self._search_timer.start()
+        self.state.soon()
 
     def refresh_soon(self) -> None:
         """Ask again once edits have had a moment to reach the search index."""
-        self._refresh_timer.start()
+        self.state.refresh_soon()
 
     def search_due(self) -> bool:
         """A search is waiting to be asked for (typing, or a refresh after edits)."""
-        return self._search_timer.isActive() or self._refresh_timer.isActive()
+        return self.state.due()
 
     def is_idle(self) -> bool:
         """The list shows the answer to the current query and no search is due (`idle` says when)."""
-        answer = self.last_answer
-        return answer is not None and answer.query == self.query and not self.search_due()
-
-    def answer_shown(self) -> None:
-        """The list pane showed an answer: say so, and that the window is idle if it is."""
-        self.searchAnswered.emit()
-        if self.is_idle():
-            self.idle.emit()
+        return self.state.is_idle()
 
     # ---- change events ---------------------------------------------------------
     @Slot(object)
@@ -246,7 +311,4 @@ class MainWindow(QMainWindow):
 
     def show_error(self, title: str, text: str) -> None:
         """A warning a person must close (not modal: the window goes on)."""
-        box = QMessageBox(QMessageBox.Icon.Warning, title, text, QMessageBox.StandardButton.Ok, self)
-        box.setObjectName("errorDialog")
-        box.open()
-        self.error_box = box
+        self.status.error(title, text)

@@ -130,7 +130,9 @@ class PaperMenu(QObject):
                 tag_menu,
                 f"&{n}  {tag}",
                 f"paperMenuTag{n}",
-                (lambda _=False, t=tag: edits.remove_tag(t)) if on_all else (lambda _=False, t=tag: edits.add_tags([t])),
+                (lambda _=False, t=tag: edits.remove_tag(t))
+                if on_all
+                else (lambda _=False, t=tag: edits.add_tags([t])),
             )
             action.setCheckable(True)
             action.setChecked(on_all)
