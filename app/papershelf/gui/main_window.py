@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt, QTimer, Signal, Slot
-from PySide6.QtGui import QCloseEvent, QDragEnterEvent, QDropEvent, QUndoStack
+from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QUndoStack
 from PySide6.QtWidgets import QLabel, QMainWindow, QMessageBox, QSplitter, QVBoxLayout, QWidget
 
 from ..core.library import Answer, Change, Library, Query
@@ -40,11 +40,13 @@ from .live import LiveChanges
 from .paper_menu import PaperMenu
 from .progress import TaskProgress
 from .query_state import QueryState
+from .record_editor import edit_record
 from .related import RelatedPapers, viewer_split
 from .saved_searches import SavedSearches
 from .search import SearchService
 from .sidebar_controller import SidebarController
 from .status_line import StatusLine
+from .suggest_dialog import suggest_for
 from .tag_panel import TagPanel
 
 if TYPE_CHECKING:  # the index module (Whoosh, numpy) loads on the worker that opens it
@@ -79,7 +81,17 @@ class MainWindow(QMainWindow):
         self.state.idle.connect(self.idle)
         self.status = StatusLine(self)
         self._assemble()
-        self.paper_menu = PaperMenu(self)
+        self.paper_menu = PaperMenu(
+            library,
+            self.pane,
+            self.edits,
+            self.status,
+            importing=self.transfers.running,
+            shared=lambda name: self.findChild(QAction, name),
+            edit_record=lambda index: edit_record(self, index),
+            suggest=lambda tag: suggest_for(self, tag=tag),
+            parent=self,
+        )
         window_state.restore(self)
         self.sidebar.refresh_lists_and_tags()
         self.pane.update_empty_state()
@@ -139,7 +151,8 @@ class MainWindow(QMainWindow):
     def _assemble_controllers(self) -> None:
         """The controllers of imports, edits and the sidebar, each given the parts it works with."""
         lib, pane, state, status = self.library, self.pane, self.state, self.status
-        self.last_import = LastImport(self)
+        closing = self.is_closing
+        self.last_import = LastImport(lib, self.undo_stack, self.events, self.filter_panel, state, closing, self)
         transfers = self.transfers = ImportExport(lib, pane, state, status, self.task_progress, self.last_import, self)
         transfers.started.connect(self._transfer_started)
         transfers.finished.connect(self._transfer_finished)
@@ -153,7 +166,7 @@ class MainWindow(QMainWindow):
             self.tag_panel,
             status,
             importing=transfers.running,
-            closing=lambda: self.closing,
+            closing=closing,
             reload_saved=saved.reload,
             parent=self,
         )
@@ -187,6 +200,10 @@ class MainWindow(QMainWindow):
         self.menus.import_action.setEnabled(True)
         self.tag_panel.setEnabled(True)
         self.menus.update_undo()
+
+    def is_closing(self) -> bool:
+        """closeEvent has begun: nothing starts any more."""
+        return self.closing
 
     # ---- what the controllers share, as the tests and the menus reach it --------------
     @property
