@@ -103,13 +103,24 @@ class MainWindow(QMainWindow):
     # ---- assembling ----------------------------------------------------------
     def _assemble(self) -> None:
         self.filter_panel = FilterPanel()
-        pane = self.pane = ListPane(self)
+        self.abstract_view = AbstractView()
+        self.tag_panel = TagPanel()
+        self.result_label = QLabel()
+        self.result_label.setObjectName("resultLabel")
+        pane = self.pane = ListPane(
+            self.library,
+            self.state,
+            self.status,
+            tag_panel=self.tag_panel,
+            abstract_view=self.abstract_view,
+            result_label=self.result_label,
+            index_open=lambda: self.index is not None,
+            parent=self,
+        )
         # the list's parts, which the menus, the paper menu and the tests reach for
         self.search_box, self.paper_list, self.model = pane.search_box, pane.view, pane.model
         self.list_stack, self.columns = pane.stack, pane.columns
         self.search.answered.connect(pane.show_answer)
-        self.abstract_view = AbstractView()
-        self.tag_panel = TagPanel()
         self.related = RelatedPapers(self, self.abstract_view)
 
         self.conflict_bar = ConflictBar()  # over the abstract: what another device set at the same time
@@ -132,14 +143,13 @@ class MainWindow(QMainWindow):
         self.main_split.setSizes([200, 700, 360])
         self.main_split.setStretchFactor(1, 1)
         self.setCentralWidget(self.main_split)
-        self.result_label = QLabel()
-        self.result_label.setObjectName("resultLabel")
         self.statusBar().addWidget(self.result_label, 1)
         self.library_label = show_library(self, self.library.folder)
 
         # Cancel stops the import (or export) before the index: the one a person started
         self.task_progress = TaskProgress(self, lambda: (self.transfers.task, self.indexer.task))
         self.indexer = IndexController(self)
+        pane.indexDamaged.connect(self.indexer.reopen_if_damaged)
         self._assemble_controllers()
         self.live = LiveChanges(self)
         self.conflicts = ConflictsView(self, self.conflict_bar)
@@ -183,6 +193,7 @@ class MainWindow(QMainWindow):
             parent=self,
         )
         self.sidebar.countsShown.connect(lambda: window_state.fit_sidebar(self))
+        self.pane.countsDue.connect(self.sidebar.update_counts)
         transfers.imported.connect(self.sidebar.refresh_lists_and_tags)
         self.edits.tagsChanged.connect(self.sidebar.refresh_lists_and_tags)
 
