@@ -148,7 +148,8 @@ class MainWindow(QMainWindow):
 
         # Cancel stops the import (or export) before the index: the one a person started
         self.task_progress = TaskProgress(self, lambda: (self.transfers.task, self.indexer.task))
-        self.indexer = IndexController(self)
+        self.indexer = IndexController(self.library, self.task_progress, self.status, self.state, self.is_closing, self)
+        self.indexer.ready.connect(self.indexReady)
         pane.indexDamaged.connect(self.indexer.reopen_if_damaged)
         self._assemble_controllers()
         self.live = LiveChanges(self)
@@ -168,7 +169,17 @@ class MainWindow(QMainWindow):
         transfers.finished.connect(self._transfer_finished)
         transfers.importFinished.connect(self.importFinished)
         transfers.exportFinished.connect(self.exportFinished)
-        saved = SavedSearches(self)
+        saved = SavedSearches(
+            lib,
+            self.filter_panel,
+            pane.search_box,
+            state,
+            status,
+            export_ids=transfers.export_ids,
+            closing=closing,
+            parent=self,
+        )
+        self.indexer.ready.connect(saved.recount)
         self.edits = Edits(
             lib,
             self.undo_stack,
@@ -260,6 +271,7 @@ class MainWindow(QMainWindow):
 
     def closeEvent(self, event: QCloseEvent) -> None:
         """Keep notes and settings, then stop the timers, tasks, threads and the search index."""
+        self.sidebar.saved.stop()  # its count's thread ends before the library closes
         self.tag_panel.flush_notes()
         self.save_settings()
         self.closing = True
