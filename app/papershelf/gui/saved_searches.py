@@ -18,8 +18,7 @@ from PySide6.QtCore import QObject, QPoint, Qt
 from PySide6.QtWidgets import QInputDialog, QLineEdit, QMessageBox, QWidget
 
 from ..core.errors import PapershelfError
-from ..core.library import Library
-from ..core.library.saved import FILTER_KEYS, SavedSearch
+from ..core.library import FILTER_KEYS, Library, SavedSearch
 from ..core.query import Query
 from .tasks import Task, run_task
 

@@ -30,9 +30,28 @@ from ..changes import Change
 from ..query import Answer, Query
 from .facade import Library
 from .importing import PASTE_LABEL, FileReport
+from .merging import Merged, Pair
+from .saved import FILTER_KEYS, SavedSearch
 from .searching import IndexState, IndexStatus
 from .syncing import hold_lock_for_edits
+from .watching import stat_key, synced_paths, watched_paths
 
 hold_lock_for_edits(Library)  # edits read and apply under the store's lock (see syncing.EDITS)
 
-__all__ = ["PASTE_LABEL", "Answer", "Change", "FileReport", "IndexState", "IndexStatus", "Library", "Query"]
+__all__ = [
+    "FILTER_KEYS",
+    "PASTE_LABEL",
+    "Answer",
+    "Change",
+    "FileReport",
+    "IndexState",
+    "IndexStatus",
+    "Library",
+    "Merged",
+    "Pair",
+    "Query",
+    "SavedSearch",
+    "stat_key",
+    "synced_paths",
+    "watched_paths",
+]
