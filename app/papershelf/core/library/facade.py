@@ -320,11 +320,12 @@ class Library:
             raise InvalidValueError(f"pasted text must be text, not {type(text).__name__}")
         return importing.import_text(self, text, as_listing, keywords_as_tags)
 
-    def import_parsed(self, parsed: ParsedFile) -> FileReport:
-        """Import one already-parsed file (a paste, or another importer's output)."""
+    def import_parsed(self, parsed: ParsedFile, keywords_as_tags: bool = False) -> FileReport:
+        """Import one already-parsed file (a paste, another importer's output, or the
+        `parsed` of an UncertainListingError once the person confirmed it is a listing)."""
         if not isinstance(parsed, ParsedFile):
             raise InvalidValueError(f"import_parsed takes a parsed file, not {type(parsed).__name__}")
-        return importing.import_parsed(self, parsed)
+        return importing.import_parsed(self, parsed, keywords_as_tags)
 
     duplicates = property(merging.Duplicates, doc="Possible duplicates: list, merge, keep apart (merging.py).")
 
