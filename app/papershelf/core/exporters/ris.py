@@ -404,8 +404,6 @@ def kind_words(paper: Paper) -> str:
 def keywords(paper: Paper) -> list[str]:
     """The record's keywords as they came, then the user's tags that are not among them (so the
     tags reach the user's reference manager too)."""
-    from ..citation import record_keywords  # here: the rest of this module's imports are another change's
-
     written = record_keywords(paper.bibfields)
     folded = {normalize_tag(k) for k in written}
     return written + [t for t in paper.tags if t not in folded]

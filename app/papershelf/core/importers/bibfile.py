@@ -24,7 +24,7 @@ from typing import Any
 
 from ..latex import decode, parse_names, piece_text, pieces
 from ..limits import MAX_INHERITED_FILE_CHARS, MAX_MACRO_FILE_CHARS, MAX_MACRO_VALUE_CHARS
-from ..text import clean_doi, plain_text
+from ..text import clean_doi
 from .base import Candidate, ParsedFile, Problem
 
 DERIVED_NOTE = "Title derived from the abstract by Papershelf"
@@ -53,12 +53,8 @@ _SHOWN_FIELDS = frozenset(
 )
 
 
-def _text(value: str) -> str:
-    """A title, name or venue without BibTeX delimiters, as one line of plain text (RIS values)."""
-    return " ".join(plain_text(value).split())
-
-
-def _year(value: str) -> int | None:
+def year_in(value: str) -> int | None:
+    """The first year (1500-2999) the text names, or None."""
     m = _YEAR_RE.search(value or "")
     return int(m.group(1)) if m else None
 
@@ -372,7 +368,7 @@ def _candidate(
         line=line,
         title=title,
         authors=[a for a in (n.display() for n in names) if a],
-        year=_year(decode(shown.get("year", "") or shown.get("date", ""))),
+        year=year_in(decode(shown.get("year", "") or shown.get("date", ""))),
         venue=decode(_venue(entrytype, shown)),
         doi=clean_doi(decode(fields.get("doi", ""))),
         arxiv_id=arxiv,

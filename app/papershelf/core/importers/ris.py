@@ -16,9 +16,9 @@ import orjson
 
 from ..latex import braces_balanced
 from ..paper import Paper
-from ..text import clean_doi
+from ..text import clean_doi, plain_text
 from .base import Candidate, ParsedFile, Problem
-from .bibfile import _ARXIV_URL_RE, _text, _year
+from .bibfile import _ARXIV_URL_RE, year_in
 
 _RIS_LINE_RE = re.compile(r"^([A-Z][A-Z0-9])  -(?: (.*))?$")
 
@@ -165,7 +165,7 @@ def _ris_paper(
             line=line,
             title=title,
             authors=[a for a in (_display_name(n) for n in names) if a],
-            year=_year(first("PY", "Y1", "DA")),
+            year=year_in(first("PY", "Y1", "DA")),
             venue=_text(_venue(rec, entrytype)),
             doi=doi,
             arxiv_id=m.group(1) if m else "",
@@ -212,6 +212,11 @@ def digest(paper: Candidate | Paper) -> str:
     shown = (paper.entrytype, title, paper.authors, paper.year, paper.venue, paper.doi)
     data = orjson.dumps([*shown, paper.arxiv_id, paper.abstract, paper.bibfields], option=orjson.OPT_SORT_KEYS)
     return hashlib.blake2b(data, digest_size=12).hexdigest()
+
+
+def _text(value: str) -> str:
+    """A title, name or venue as one line of plain text."""
+    return " ".join(plain_text(value).split())
 
 
 def _first(rec: dict[str, list[str]]) -> Callable[..., str]:
@@ -449,7 +454,7 @@ def _date(value: str) -> tuple[str, str]:
         month = _MONTHS[int(m.group(2)) - 1]
     elif w := _MONTH_WORD_RE.search(value):
         month = w.group(1).lower()
-    if not year and (y := _year(value)):
+    if not year and (y := year_in(value)):
         year = str(y)
     return year, month
 
