@@ -42,6 +42,7 @@ from ..paper import RAW_SOURCES, Paper, join_tags, normalize_tag
 from ..render import plain_text
 from .bibmaps import VENUE_FIELD, to_dialect, value_text
 from .controls import controls_note, unpinned_note, without_controls
+from .crossrefs import export_order
 
 # the note that marks a title Papershelf derived (the importer reads it back)
 DERIVED_NOTE = "Title derived from the abstract by Papershelf"
@@ -172,42 +173,56 @@ def _verbatim(value: str, dialect: str) -> str:
 
 def entry(paper: Paper, key: str, enc: _Encoder) -> str:
     """One paper's BibTeX entry under `key` (@inproceedings with a venue and a year, else @misc)."""
-    dialect = enc.dialect
+    kind = "inproceedings" if paper.venue and paper.year else "misc"
+    fields = _listing_heading(paper, kind, enc) + _listing_links(paper, enc.dialect) + _listing_about(paper, key, enc)
+    width = max((len(n) for n, _ in fields), default=0)
+    body = ",\n".join(f"  {n.ljust(width)} = {{{v}}}" for n, v in fields if v)
+    return f"@{kind}{{{key},\n{body}\n}}\n"
+
+
+def _listing_heading(paper: Paper, kind: str, enc: _Encoder) -> list[tuple[str, str]]:
+    """A listing paper's author and title, where it appeared (an @inproceedings' booktitle, a
+    @misc's howpublished) and the year."""
     fields: list[tuple[str, str]] = []
     if paper.authors:
         fields.append(("author", " and ".join(n for n in (enc.name(a) for a in paper.authors) if n)))
     title = enc.rich(paper.title, protect_case=True) if paper.title else ""
     if title:
         fields.append(("title", title))
-    arxiv = paper.arxiv_id if paper.arxiv_id and _ARXIV_RE.match(paper.arxiv_id) else ""
-    if paper.venue and paper.year:
-        kind = "inproceedings"
-        fields.append(("booktitle", enc.rich(paper.venue)))
-    else:
-        kind = "misc"
-        if paper.venue:
-            fields.append(("howpublished", enc.rich(paper.venue)))
+    if paper.venue:
+        fields.append(("booktitle" if kind == "inproceedings" else "howpublished", enc.rich(paper.venue)))
     if paper.year:
         fields.append(("year", str(int(paper.year))))
-    if arxiv:
-        fields += [("eprint", arxiv), ("archiveprefix" if dialect == "bibtex" else "eprinttype", "arXiv")]
+    return fields
+
+
+def _listing_links(paper: Paper, dialect: str) -> list[tuple[str, str]]:
+    """The arXiv id (a valid one) as an e-print, the DOI and the first web link."""
+    fields: list[tuple[str, str]] = []
+    if paper.arxiv_id and _ARXIV_RE.match(paper.arxiv_id):
+        fields += [("eprint", paper.arxiv_id), ("archiveprefix" if dialect == "bibtex" else "eprinttype", "arXiv")]
     if paper.doi:
         fields.append(("doi", _verbatim(paper.doi, dialect)))
     url = next((u for u in paper.links if u.lower().startswith(("http://", "https://"))), "")
     if url:
         fields.append(("url", _verbatim(url, dialect)))
+    return fields
+
+
+def _listing_about(paper: Paper, key: str, enc: _Encoder) -> list[tuple[str, str]]:
+    """The tags (as keywords), the abstract, the note of a derived title and, for classic
+    styles, a sort `key` when there are no authors."""
+    fields: list[tuple[str, str]] = []
     if paper.tags:
         fields.append(("keywords", enc.text(join_tags(paper.tags))))
     if paper.abstract:
         fields.append(("abstract", enc.rich(paper.abstract)))
     if paper.title_derived:
         fields.append(("note", enc.text(DERIVED_NOTE)))
-    if not paper.authors and dialect == "bibtex":
+    if not paper.authors and enc.dialect == "bibtex":
         # classic styles sort by author, else by `key`: without either they warn
         fields.append(("key", enc.text(" ".join(plain_text(paper.title).split()[:6]) or key)))
-    width = max((len(n) for n, _ in fields), default=0)
-    body = ",\n".join(f"  {n.ljust(width)} = {{{v}}}" for n, v in fields if v)
-    return f"@{kind}{{{key},\n{body}\n}}\n"
+    return fields
 
 
 # fields the styles hand to \\url verbatim: outside ASCII they are percent-encoded (as a browser
@@ -250,6 +265,24 @@ def record_fields(paper: Paper, enc: _Encoder) -> dict[str, str]:
     raw = paper.bibfields
     # a child shows what it inherits from its crossref/xdata entries: not the reader's edit
     inherits = "crossref" in raw or "xdata" in raw
+    out = _edited_heading(paper, enc, inherits)
+    # a .bib file's values go out byte for byte, UTF-8 included (its bibliography typesets as it
+    # did, and nothing is lost to "?"); a RIS record's were text, spelt as LaTeX for classic BibTeX
+    written = _latex_source(paper)
+    for name, value in raw.items():
+        if name in _URL_FIELDS and enc.dialect == "bibtex" and not written:
+            out[name] = _ascii_url(value)
+        else:
+            out[name] = enc.raw(value, written)
+    if not inherits:
+        _add_edited_facts(out, paper, enc)
+    _add_about(out, paper, enc)
+    return out
+
+
+def _edited_heading(paper: Paper, enc: _Encoder, inherits: bool) -> dict[str, str]:
+    """The author and title fields of a paper whose record lost them to an edit."""
+    raw = paper.bibfields
     # a title derived from the abstract goes out with its note, as a listing paper's; a record
     # with neither title nor abstract (a @misc may have none) is named only for the reader
     derived = paper.title_derived
@@ -263,37 +296,37 @@ def record_fields(paper: Paper, enc: _Encoder) -> dict[str, str]:
             from ..biblio.latex_writer import text_latex
 
             out["title"] = enc.raw(_braced(text_latex(paper.title, protect_case=True)), _latex_source(paper))
-    # a .bib file's values go out byte for byte, UTF-8 included (its bibliography typesets as it
-    # did, and nothing is lost to "?"); a RIS record's were text, spelt as LaTeX for classic BibTeX
-    written = _latex_source(paper)
-    for name, value in raw.items():
-        if name in _URL_FIELDS and enc.dialect == "bibtex" and not written:
-            out[name] = _ascii_url(value)
-        else:
-            out[name] = enc.raw(value, written)
-    if not inherits:
-        if not ("year" in raw or "date" in raw) and paper.year:
-            out["year"] = _braced(str(int(paper.year)))
-        if paper.venue and not any(n in raw for n in RAW_SOURCES["venue"]):
-            target = VENUE_FIELD.get(paper.entrytype, "howpublished")
-            if target not in out:
-                out[target] = _braced(enc.rich(paper.venue))
-        if "doi" not in raw and paper.doi:
-            out["doi"] = _braced(_verbatim(paper.doi, enc.dialect))
-        arxiv = paper.arxiv_id if paper.arxiv_id and _ARXIV_RE.match(paper.arxiv_id) else ""
-        if arxiv and not any(n in raw for n in RAW_SOURCES["arxiv_id"]):
-            out["eprint"], out["archiveprefix"] = _braced(arxiv), "{arXiv}"
-    # the record's keywords as they came, then the user's tags not among them (so the tags
-    # reach the user's reference manager too)
+    return out
+
+
+def _add_edited_facts(out: dict[str, str], paper: Paper, enc: _Encoder) -> None:
+    """The year, venue, DOI and arXiv id of a paper whose record lacks them (or lost them to an edit)."""
+    raw = paper.bibfields
+    if not ("year" in raw or "date" in raw) and paper.year:
+        out["year"] = _braced(str(int(paper.year)))
+    if paper.venue and not any(n in raw for n in RAW_SOURCES["venue"]):
+        target = VENUE_FIELD.get(paper.entrytype, "howpublished")
+        if target not in out:
+            out[target] = _braced(enc.rich(paper.venue))
+    if "doi" not in raw and paper.doi:
+        out["doi"] = _braced(_verbatim(paper.doi, enc.dialect))
+    arxiv = paper.arxiv_id if paper.arxiv_id and _ARXIV_RE.match(paper.arxiv_id) else ""
+    if arxiv and not any(n in raw for n in RAW_SOURCES["arxiv_id"]):
+        out["eprint"], out["archiveprefix"] = _braced(arxiv), "{arXiv}"
+
+
+def _add_about(out: dict[str, str], paper: Paper, enc: _Encoder) -> None:
+    """The user's tags after the record's keywords (so they reach the user's reference manager
+    too), an abstract the record lacks, and the note of a derived title."""
+    raw = paper.bibfields
     have = {normalize_tag(k) for k in record_keywords(raw)}
     extra = [t for t in paper.tags if t not in have]
     if extra:
         out["keywords"] = _with_tags(out.get("keywords"), enc.text(join_tags(extra)))
     if "abstract" not in raw and paper.abstract:
         out["abstract"] = _braced(enc.rich(paper.abstract))
-    if "title" in out and derived and "title" not in raw and "note" not in out:
+    if "title" in out and paper.title_derived and "title" not in raw and "note" not in out:
         out["note"] = _braced(enc.text(DERIVED_NOTE))
-    return out
 
 
 def record_entry(paper: Paper, key: str, enc: _Encoder, xdata: Mapping[str, Paper] | None = None) -> str:
@@ -319,40 +352,6 @@ def record_entry(paper: Paper, key: str, enc: _Encoder, xdata: Mapping[str, Pape
 def any_entry(paper: Paper, key: str, enc: _Encoder, xdata: Mapping[str, Paper] | None = None) -> str:
     """A paper's entry: from its record when it has one, else from what the listing gave."""
     return record_entry(paper, key, enc, xdata) if paper.entrytype else entry(paper, key, enc)
-
-
-def parent_keys(paper: Paper) -> list[str]:
-    """The keys a paper's `crossref` and `xdata` name (the entries it takes fields from)."""
-    if not paper.entrytype:
-        return []
-    raw = paper.bibfields
-    keys = [k.strip() for k in value_text(raw.get("xdata", "")).split(",")]
-    keys.append(value_text(raw.get("crossref", "")).strip())
-    return [k for k in keys if k]
-
-
-def export_order(papers: Iterable[Paper], keys: dict[str, str]) -> list[Paper]:
-    """The papers sorted by key, except that an entry another one cross-references (crossref,
-    xdata) comes after it: BibTeX reads a crossref's parent only after the entries that name it."""
-    ordered = sorted(papers, key=lambda p: keys[p.id].casefold())
-    children = [p for p in ordered if parent_keys(p)]
-    if not children:  # the usual case: no key table to build
-        return ordered
-    by_key = {keys[p.id].casefold(): p for p in ordered}
-    depth: dict[str, int] = {}
-
-    def climb(paper: Paper, level: int, seen: set[str]) -> None:
-        for key in parent_keys(paper):
-            parent = by_key.get(key.casefold())
-            if parent is not None and parent.id not in seen and level < 16:  # loops and long chains end
-                depth[parent.id] = max(depth.get(parent.id, 0), level)
-                climb(parent, level + 1, seen | {parent.id})
-
-    for paper in children:
-        climb(paper, 1, {paper.id})
-    if not depth:
-        return ordered
-    return sorted(ordered, key=lambda p: depth.get(p.id, 0))  # stable: by key within a level
 
 
 def preambles(papers: Iterable[Paper], enc: _Encoder) -> list[str]:

@@ -124,7 +124,7 @@ def export_bibtex(
 def crossref_parents(papers: Mapping[str, Paper], keys: Mapping[str, str], ids: Iterable[str]) -> list[str]:
     """Ids of the papers that the exported ones cross-reference (crossref, xdata; and theirs) but
     that are not exported: BibTeX and biber need those entries in the same file."""
-    from ..exporters.bibtex import parent_keys
+    from ..exporters.crossrefs import parent_keys
 
     wanted = set(ids)
     if not any(parent_keys(papers[pid]) for pid in wanted):
