@@ -295,15 +295,7 @@ class Opened:
     def settle(self):
         """Wait until the list shows the answer to the current query."""
         w = self.win
-        self.qtbot.waitUntil(
-            lambda: (
-                w.last_answer is not None
-                and w.last_answer.query == w.query
-                and not w._search_timer.isActive()
-                and not w._refresh_timer.isActive()
-            ),
-            timeout=10_000,
-        )
+        self.qtbot.waitUntil(w.is_idle, timeout=10_000)
 
     def close(self):
         if self.win is not None:

@@ -13,13 +13,13 @@ from pathlib import Path
 import pytest
 
 from conftest import run_cli
+from papershelf.core.biblio.latex_writer import latex_char
 from papershelf.core.exporters.bibmaps import to_dialect, value_text
 from papershelf.core.exporters.bibtex import render
-from papershelf.core.exporters.latexchars import latex_char
 from papershelf.core.importers.base import Candidate, ParsedFile
 from papershelf.core.library import Library
 from papershelf.core.paper import Paper, split_tags
-from papershelf.core.text import plain_text
+from papershelf.core.render import plain_text
 from test_bibtex import compile_bib, needs_tex, problems
 
 
@@ -262,7 +262,7 @@ def test_a_bib_files_values_go_out_as_written_and_a_ris_records_text_is_spelt_as
 
 @needs_tex
 def test_every_character_pylatexenc_answers_for_compiles(tmp_path):
-    """The allow-list of commands in latexchars is what pdflatex really typesets."""
+    """The allow-list of commands in biblio/latex_writer.py is what pdflatex really typesets."""
     chars = [chr(c) for c in [*range(0xA0, 0x250), *range(0x370, 0x400), *range(0x2000, 0x2070)]]
     answered = [c for c in chars if latex_char(c) is not None]
     assert len(answered) > 300

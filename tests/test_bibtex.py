@@ -321,7 +321,7 @@ def test_export_then_import_round_trips_and_merges(seeded, tmp_path, data_dir, d
 
 
 def shown(title):
-    from papershelf.core.text import plain_text
+    from papershelf.core.render import plain_text
 
     return plain_text(title)
 
@@ -332,7 +332,7 @@ def plain_abstract(paper):
     amssymb (𝔼 goes out as \\mathbf{E})."""
     import unicodedata
 
-    from papershelf.core.text import plain_text
+    from papershelf.core.render import plain_text
 
     text = " ".join(plain_text(paper.abstract).split())
     return unicodedata.normalize("NFKC", text).translate({0x2019: "'", 0x2018: "'", 0x201C: '"', 0x201D: '"'})

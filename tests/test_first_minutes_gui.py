@@ -27,12 +27,7 @@ def empty_window(qtbot, tmp_path, settings):
 
 
 def _settled(win):
-    return (
-        win.last_answer is not None
-        and win.last_answer.query == win.query
-        and not win._search_timer.isActive()
-        and not win._refresh_timer.isActive()
-    )
+    return win.is_idle()
 
 
 def test_searching_an_empty_library_shows_no_error(empty_window, qtbot):

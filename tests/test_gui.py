@@ -100,7 +100,7 @@ def test_tagging_a_selection_from_the_keyboard_with_undo_and_redo(opened, qtbot)
     ids = win.selected_ids()
     assert len(ids) == 3
     assert all({"llm", "to-skim"} <= set(opened.lib.get(pid).tags) for pid in ids)
-    opened.win._refresh_timer.start()
+    opened.win.refresh_soon()
     qtbot.waitUntil(lambda: any(label.startswith("llm  (3)") for _, label in panel.entries("tag")), timeout=10_000)
     # "1" toggles the most used tag (llm ties with to-skim: alphabetical) while the list has focus
     table.setFocus()

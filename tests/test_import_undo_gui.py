@@ -329,8 +329,8 @@ def test_pasted_text_that_partly_looks_like_a_listing_is_previewed(window, qtbot
     qtbot.keyClick(
         win.paper_list, Qt.Key.Key_V, Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier
     )  # Ctrl+Shift+V
+    qtbot.waitUntil(lambda: win.transfers.preview is not None and win.transfers.preview.isVisible())
     box = win.transfers.preview
-    qtbot.waitUntil(box.isVisible)
     assert box.text().startswith("The pasted text has no listing header") and "gives 3 papers" in box.text()
     assert getattr(win, "error_box", None) is None and len(lib) == start
     with qtbot.waitSignal(win.importFinished, timeout=30_000):

@@ -225,3 +225,73 @@ def test_a_service_that_answers_with_errors_is_not_given_up_on(replay, data_dir)
     assert len(results) == 5 and all("HTTP 500" in r["message"] for r in results), results
     assert len(replay.requests_to("/s2/graph/v1/paper/search")) == 5
     assert "check your internet connection; nothing was changed. arXiv" not in res.stderr
+
+
+def test_a_paper_edited_while_the_look_up_runs_is_proposed_again_as_it_is_now(replay, data_dir):
+    # issue 23: the window and the command line apply what was found by one rule
+    # (Library.apply_found): the edit wins, and what was found is proposed against the paper as
+    # it is now, not as it was read (the command line showed the stale changes)
+    from papershelf.core.library import Library
+
+    assert run_cli("import", str(SEEDS[0]), data_dir=data_dir).returncode == 0
+    before = _papers(data_dir)
+    pid = next(pid for pid in before if (_expected(before[pid]) or {}).get("outcome") == "auto")
+
+    def edit_meanwhile(_query) -> bool:
+        with Library.open(data_dir) as lib:
+            if lib.get(pid).title != "My Own Careful Title":
+                lib.set_title(pid, "My Own Careful Title")
+        return False
+
+    replay.route("/arxiv/api/query", b"", query=edit_meanwhile)
+    serve_seeds(replay)
+    res = run_cli("lookup", pid, "--apply", "--json", data_dir=data_dir, env=replay.env())
+    assert res.returncode == 0, res.stderr
+    (result,) = json.loads(res.stdout)
+    assert result["applied"] is False and result["automatic"] is False, result
+    assert result["changes"]["title"] == ["My Own Careful Title", _expected(before[pid])["title"]], result
+    assert "proposed again" in result["message"], result
+    assert _papers(data_dir)[pid]["title"] == "My Own Careful Title"
+
+
+def test_a_found_value_the_library_refuses_is_left_out_and_the_others_are_applied(replay, data_dir, tmp_path):
+    # issue 23: the command line refused the whole paper for one bad value (the window kept the
+    # others); both now follow Library.apply_found: the others are applied, the refused one told
+    abstract = (
+        "We measure how often bibliographic records name an organisation as their author and how "
+        "reference managers keep such names intact when they are exported, edited and imported again. "
+        "Across twelve thousand records drawn from four publishers we find that braces guarding "
+        "corporate names are lost or doubled in one record out of nine, and we propose a repair that "
+        "restores the original grouping from the record's own history without asking the user."
+    )
+    doi = "10.5555/brace.2021.1"
+    bib = tmp_path / "one.bib"
+    bib.write_text(
+        "@article{brace2021,\n  title = {Keeping Corporate Author Names Whole},\n"
+        f"  doi = {{{doi}}},\n  abstract = {{{abstract}}}\n}}\n",
+        encoding="utf-8",
+    )
+    work = {
+        "status": "ok",
+        "message-type": "work",
+        "message": {
+            "DOI": doi,
+            "title": ["Keeping Corporate Author Names Whole"],
+            "abstract": f"<jats:p>{abstract}</jats:p>",
+            "author": [{"name": "The {Brace Consortium"}],  # a brace BibTeX cannot take as written
+            "issued": {"date-parts": [[2021, 5]]},
+            "volume": "7",
+            "type": "journal-article",
+        },
+    }
+    replay.route(f"/crossref/works/{doi}", json.dumps(work).encode())
+    assert run_cli("import", str(bib), data_dir=data_dir).returncode == 0
+    (pid,) = _papers(data_dir)
+    res = run_cli("lookup", pid, "--apply", "--accept", "--json", data_dir=data_dir, env=replay.env())
+    assert "Traceback" not in res.stderr
+    (result,) = json.loads(res.stdout)
+    assert "author" in result["changes"] and result["applied"] is True, result
+    assert "author: " in result["message"] and "brace" in result["message"], result
+    paper = _papers(data_dir)[pid]
+    assert paper["year"] == 2021 and paper["fields"]["volume"] == "7"  # the others were taken
+    assert paper["authors"] == []  # the refused one was not

@@ -25,7 +25,7 @@ from papershelf.core.online.matching import (
 )
 from papershelf.core.online.records import FoundRecord
 from papershelf.core.paper import Paper
-from papershelf.core.text import plain_text
+from papershelf.core.render import plain_text
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "metadata"
 RECORDED = FIXTURES / "recorded"

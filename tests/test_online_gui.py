@@ -326,7 +326,8 @@ def derived_papers(lib, n):
 
 
 def review_run(win, proposals):
-    from papershelf.gui.online_lookup import LookupResult, LookupRun
+    from papershelf.core.library import LookupResult
+    from papershelf.gui.online_lookup import LookupRun
 
     run = LookupRun(win.menus.online, [p.paper_id for p in proposals])
     run.show_results(LookupResult(proposals))
@@ -724,7 +725,8 @@ from papershelf.core.library import Library
 from papershelf.core.online.records import Proposal
 from papershelf.gui.app import configure_application
 from papershelf.gui.main_window import MainWindow
-from papershelf.gui.online_lookup import LookupResult, LookupRun
+from papershelf.core.library import LookupResult
+from papershelf.gui.online_lookup import LookupRun
 
 app = QApplication([])
 configure_application(app)
@@ -809,3 +811,41 @@ def test_a_found_value_with_control_characters_is_applied_without_them_and_told(
     assert not has_controls(json.dumps(lib.records([paper.id]), ensure_ascii=False))
     box = shown(qtbot, QMessageBox, "errorDialog")
     assert "control characters (such as terminal escapes or NUL) were removed from author" in box.text()
+
+
+# ---- issue 23: one door online, one rule for what was found ----------------------------------------
+def test_a_paper_edited_while_the_look_up_runs_is_not_overwritten_and_is_offered_again(window, qtbot, replay):
+    # the command line always refused such a paper; the window applied the sure answer over the edit
+    import threading
+
+    from papershelf.gui.review_dialog import PAPER_ROLE
+    from seed_replay import serve_seeds
+
+    win, lib = window, window.library
+    allow_online()
+    expected = by_abstract(lib)
+    pid = next(pid for pid, e in expected.items() if e["outcome"] == "auto")
+    asked, answer = threading.Event(), threading.Event()
+
+    def hold(_query) -> bool:  # the first request waits until the user has edited the paper
+        asked.set()
+        answer.wait(20)
+        return False  # not this route's request: the seed answers come next
+
+    replay.route(ARXIV_QUERY, b"", query=hold)
+    serve_seeds(replay)
+    select(win, [pid])
+    act(win, "findPublishedAction").trigger()
+    qtbot.waitUntil(asked.is_set, timeout=10_000)
+    lib.edit_record(pid, {"title": "My Own Careful Title"})  # the user's edit, while the look-up waits
+    answer.set()
+    dialog = shown(qtbot, QDialog, "reviewDialog")
+    assert lib.get(pid).title == "My Own Careful Title"  # never overwritten
+    assert win.undo_stack.count() == 0  # nothing was applied
+    rows = dialog.change_rows(pid)  # offered again, against the paper as it is now
+    assert rows["title"].data(Qt.ItemDataRole.UserRole + 3) == expected[pid]["title"]
+    assert rows["title"].checkState() == Qt.CheckState.Unchecked  # over the user's own title
+    (head,) = [
+        dialog.model.item(r) for r in range(dialog.model.rowCount()) if dialog.model.item(r).data(PAPER_ROLE) == pid
+    ]
+    assert "edited while the look-up ran" in head.toolTip()  # why it is offered again, where it is shown

@@ -39,3 +39,20 @@ def test_show_keeps_the_paragraphs_and_reads_math_and_links(data_dir, tmp_path):
     assert out.splitlines()[0] == "The Art of O(n^2) Sorting"
     assert "venue:    Journal of Algorithms" in out
     assert "We sort in O(n^2) time with bubbles; see the code (https://example.org/c).\n\nA second paragraph." in out
+
+
+def test_show_reads_every_accent_latex_knows_in_an_abstract(data_dir, tmp_path):
+    """An abstract's accents are read by the one accent table (biblio.latex.ACCENTS): the ring,
+    dot under, ogonek and bar under too, which the abstract's own reading once lacked (issue 23:
+    it printed "rAngstr\u00f6m" for \\r{A}ngstr\\"om)."""
+    ris = tmp_path / "films.ris"
+    ris.write_text(
+        "TY  - JOUR\nAU  - Smith, Jane\nTI  - Thin films\n"
+        'AB  - Layers of 5 \\r{A}ngstr\\"om, read by \\k{a}, \\d{s}, \\b{b} and \\v s marks.\n'
+        "PY  - 2020\nER  - \n"
+    )
+    assert run_cli("import", str(ris), data_dir=data_dir).returncode == 0
+    pid = json.loads(run_cli("list", "--json", data_dir=data_dir).stdout)[0]["id"]
+    shown = run_cli("show", pid, data_dir=data_dir)
+    assert shown.returncode == 0, shown.stderr
+    assert "Layers of 5 \u00c5ngstr\u00f6m, read by \u0105, \u1e63, \u1e07 and \u0161 marks." in shown.stdout

@@ -239,7 +239,7 @@ def test_the_viewer_shows_type_venue_pages_and_a_doi_link(record_window, qtbot, 
 
 
 def test_a_listing_paper_s_viewer_is_as_it_was(record_window, qtbot):
-    from papershelf.core.text import plain_text
+    from papershelf.core.render import plain_text
 
     win = record_window
     view = win.abstract_view

@@ -15,7 +15,8 @@ from papershelf.core import discovery
 from papershelf.core.errors import InvalidValueError, NotFoundError
 from papershelf.core.library import discovering
 from papershelf.core.paper import Paper
-from papershelf.core.text import fold, plain_text
+from papershelf.core.render import plain_text
+from papershelf.core.text import fold
 
 # The topic: the sample papers whose abstract speaks of diffusion models (generative
 # ones: "diffusion model(s)"), decided from the abstracts alone, before any ranking

@@ -6,7 +6,8 @@ import pytest
 
 from papershelf.core.dedupe import fingerprint
 from papershelf.core.importers import parse_file
-from papershelf.core.text import find_links, fold, plain_text
+from papershelf.core.render import find_links, plain_text
+from papershelf.core.text import fold
 from papershelf.core.titles import MAX_TITLE, derive_title
 
 
@@ -152,7 +153,7 @@ def test_a_markdown_link_whose_url_holds_brackets_is_still_a_link():
 
 
 def test_plain_text_of_an_abstract_is_computed_once_while_in_use(seeds):
-    from papershelf.core import text
+    from papershelf.core import render as text
 
     abstracts = [p.abstract for path in seeds for p in parse_file(path).papers]
     text._cached_plain_text.cache_clear()

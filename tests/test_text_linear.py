@@ -29,9 +29,9 @@ from papershelf.core.exporters.bibtex import render
 from papershelf.core.library import Library
 from papershelf.core.limits import MAX_FIELD_CHARS, MAX_TITLE_CHARS
 from papershelf.core.paper import Paper
-from papershelf.core.render import abstract_html
+from papershelf.core.render import abstract_html, find_links, plain_text
 from papershelf.core.search import PaperAnalyzer, make_snippet
-from papershelf.core.text import clean_text, find_links, plain_text
+from papershelf.core.text import clean_text
 from papershelf.core.titles import derive_title
 
 pytestmark = pytest.mark.slow  # half a minute in all, 510 cases

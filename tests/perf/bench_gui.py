@@ -156,7 +156,7 @@ def child_interact(lib_dir: str) -> dict:
     kinds: dict[str, list[float]] = {}
     for query in QUERIES:
         QTest.keyClick(box, Qt.Key.Key_Escape)
-        _spin(app, lambda: win.last_answer.query.text == "" and not win._search_timer.isActive(), 10)
+        _spin(app, lambda: win.last_answer.query.text == "" and not win.search_due(), 10)
         for ch in query:
             t = time.perf_counter()
             QTest.keyClick(box, ch)

@@ -241,8 +241,8 @@ def build_mix(lib, index_dir: Path, per_kind: int) -> list[dict]:
     from whoosh import index as windex
     from whoosh.analysis import STOP_WORDS
 
+    from papershelf.core.render import plain_text
     from papershelf.core.search import PaperAnalyzer
-    from papershelf.core.text import plain_text
 
     analyzer = PaperAnalyzer()
     papers = sorted(lib.papers(), key=lambda p: p.id)
@@ -434,7 +434,7 @@ def child_naive(lib_dir: str, work_dir: str, mix_file: str, repeat: int) -> dict
     from whoosh.qparser import FuzzyTermPlugin, MultifieldParser
 
     from papershelf.core.library import Library
-    from papershelf.core.text import plain_text
+    from papershelf.core.render import plain_text
 
     lib = Library.open(lib_dir, readonly=True)
     papers = list(lib.papers())

@@ -11,8 +11,7 @@ from __future__ import annotations
 
 import argparse
 
-from ..core.library import Library
-from ..core.library.discovering import Suggestion
+from ..core.library import Library, Suggestion
 from .commands import open_library
 from .output import EXIT_OK, UsageError, write_json
 

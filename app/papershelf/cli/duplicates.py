@@ -9,8 +9,7 @@ from __future__ import annotations
 
 import argparse
 
-from ..core.library import Library
-from ..core.library.merging import Pair
+from ..core.library import Library, Pair
 from ..core.paper import Paper
 from ..core.reports import pair_lines
 from .commands import open_library

@@ -9,13 +9,16 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from collections.abc import Iterable, Iterator
-from typing import Any
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
 
-from ..core.library import Library
-from ..core.online.records import SERVICE_NAMES, FoundRecord, OnlineError, Proposal
+from ..core.library import SERVICE_NAMES, FoundRecord, Library, Proposal
 from .commands import open_library, resolve_ids
 from .output import EXIT_FAILED, EXIT_OK, UsageError, plural, print_over, write_json
+
+if TYPE_CHECKING:
+    from ..core.biblio.identifiers import Identifier
+    from ..core.library import LookupResult, OnlineSession
 
 ENV_MAILTO = "PAPERSHELF_MAILTO"
 
@@ -104,10 +107,10 @@ def _waiting(text: str) -> None:
         pass
 
 
-def _http(args: argparse.Namespace) -> Any:
-    from ..core.online.http import Http
+def _session(args: argparse.Namespace) -> OnlineSession:
+    from ..core.library import OnlineSession
 
-    return Http(contact=args.mailto or os.environ.get(ENV_MAILTO, ""), on_wait=_waiting)
+    return OnlineSession(contact=args.mailto or os.environ.get(ENV_MAILTO, ""), on_wait=_waiting)
 
 
 def _record_line(rec: FoundRecord) -> str:
@@ -118,42 +121,28 @@ def _record_line(rec: FoundRecord) -> str:
 
 def cmd_add(args: argparse.Namespace) -> int:
     """`add IDENTIFIER...`: fetch each record (arXiv, Crossref, doi.org) and add it."""
-    from ..core.biblio.identifiers import find_identifiers, identifier_problem, parse_identifier
     from ..core.limits import found_too_large
-    from ..core.online.records import SERVICE_NAMES
-    from ..core.online.services import fetch
 
-    idents = []
-    for text in args.identifiers:
-        ident = parse_identifier(text)
-        if ident is None:
-            unusable = identifier_problem(text)
-            if unusable:  # refused before anything is asked of anyone
-                raise UsageError(f"{unusable}. Nothing was asked or changed; check the DOI.")
-            found = find_identifiers(text)
-            if not found:
-                raise UsageError(f"{text!r} is not a DOI or an arXiv id (such as 10.1000/xyz or arXiv:2401.01234)")
-            idents.extend(found)
-        else:
-            idents.append(ident)
+    idents = _identifiers(args.identifiers)
     records: list[FoundRecord] = []
     failed = 0
-    with _http(args) as http:
-        for ident in dict.fromkeys(idents):
-            try:
-                rec = fetch(http, ident)
-            except OnlineError as exc:
-                print(f"papershelf: {ident}: {exc}", file=sys.stderr)
-                failed += 1
-                continue
-            # more than a real paper holds: refused before it is shown or stored
-            if why := found_too_large(rec.title, rec.authors, rec.abstract, rec.venue, rec.extra):
-                service = SERVICE_NAMES.get(rec.service, rec.service)
-                print(f"papershelf: {ident}: {service}'s record was refused: {why}; it was not added", file=sys.stderr)
-                failed += 1
-                continue
-            records.append(rec)
-            print(f"{ident}: {_record_line(rec)}")
+
+    def each(ident: Identifier, got: FoundRecord | str) -> None:
+        nonlocal failed
+        if isinstance(got, str):
+            print(f"papershelf: {ident}: {got}", file=sys.stderr)
+            failed += 1
+        # more than a real paper holds: refused before it is shown or stored
+        elif why := found_too_large(got.title, got.authors, got.abstract, got.venue, got.extra):
+            service = SERVICE_NAMES.get(got.service, got.service)
+            print(f"papershelf: {ident}: {service}'s record was refused: {why}; it was not added", file=sys.stderr)
+            failed += 1
+        else:
+            records.append(got)
+            print(f"{ident}: {_record_line(got)}")
+
+    with _session(args) as session:
+        session.fetch(idents, each=each)
     if records:
         with open_library(args, write=True) as lib:
             report = lib.add_found(records)
@@ -170,6 +159,27 @@ def cmd_add(args: argparse.Namespace) -> int:
                 print(f"  note: {problem}")
                 failed += not problem.note
     return EXIT_FAILED if failed else EXIT_OK
+
+
+def _identifiers(texts: list[str]) -> list[Identifier]:
+    """The identifiers the user gave (a text may hold several); UsageError, before anything is
+    asked, for one that is not an identifier or cannot be used."""
+    from ..core.biblio.identifiers import find_identifiers, identifier_problem, parse_identifier
+
+    idents = []
+    for text in texts:
+        ident = parse_identifier(text)
+        if ident is None:
+            unusable = identifier_problem(text)
+            if unusable:  # refused before anything is asked of anyone
+                raise UsageError(f"{unusable}. Nothing was asked or changed; check the DOI.")
+            found = find_identifiers(text)
+            if not found:
+                raise UsageError(f"{text!r} is not a DOI or an arXiv id (such as 10.1000/xyz or arXiv:2401.01234)")
+            idents.extend(found)
+        else:
+            idents.append(ident)
+    return idents
 
 
 class _Progress:
@@ -215,13 +225,6 @@ class _Progress:
             self._say("")
 
 
-def _proposals(args: argparse.Namespace, lib_papers: list[Any], reach: Any) -> Iterator[Proposal]:
-    from ..core.online.lookup import lookup_many
-
-    with _http(args) as http:
-        yield from lookup_many(http, lib_papers, reach=reach)
-
-
 def cmd_lookup(args: argparse.Namespace) -> int:
     """`lookup [ID... | --derived] [--apply] [--json]`: find the published version of papers.
     A dry run unless --apply, which applies the confident ones (and with --accept, the
@@ -230,63 +233,66 @@ def cmd_lookup(args: argparse.Namespace) -> int:
         raise UsageError("name the papers to look up, or give --derived for every paper whose title is derived")
     if args.accept and not args.apply:
         raise UsageError("--accept goes with --apply")
-    with Library.open(_data_dir(args), readonly=True) as lib:
-        ids = resolve_ids(lib, args.ids) if args.ids else [p.id for p in lib.papers() if p.title_derived]
-        papers = [lib.get(pid) for pid in dict.fromkeys(ids)]
-        # what each paper was when read: an edit made while the network is asked wins
-        # (the whole record: `updated` counts seconds, and an edit can come within the same one)
-        read_at = lib.records([p.id for p in papers])
+    papers, read_at = _papers_to_look_up(args)
     if not papers:
         print("no paper has a derived title: nothing to look up")
         return EXIT_OK
-    from ..core.limits import CONTROLS_REMOVED, strip_found
-    from ..core.online.lookup import Reach
-
-    results: list[Proposal] = []
-    progress = _Progress(len(papers), quiet=args.json)
-    reach = Reach()
-    try:
-        for proposal in _proposals(args, papers, reach):
-            results.append(proposal)
-            progress.step(proposal, reach.stopped)
-    except KeyboardInterrupt:
-        print(f"\nstopped after {plural(len(results))}", file=sys.stderr)
-    progress.end()
-    stopped = reach.stopped
-    if stopped:  # none of the services can be reached: one message, not one per paper
-        print(f"papershelf: {stopped} Stopped after {reach.looked_up} of {plural(len(papers))}.", file=sys.stderr)
-    else:
-        for service, without in reach.skipped.items():
-            print(
-                f"papershelf: {reach.skipped_note(service)[:-1]}: skipped for {plural(len(without))}.", file=sys.stderr
-            )
+    result = _look_up(args, papers)
+    _say_stopped_or_skipped(result, len(papers))
     if args.apply:
-        wanted = [p for p in results if p.changes and (p.automatic or args.accept)]
-        if wanted:
-            with open_library(args, write=True) as lib:
-                for proposal in wanted:
-                    if proposal.paper_id not in lib:
-                        proposal.message = "not applied: the paper was deleted meanwhile"
-                        continue
-                    if lib.records([proposal.paper_id])[proposal.paper_id] != read_at[proposal.paper_id]:
-                        proposal.message = "not applied: the paper was edited while the look-up ran; run it again"
-                        continue
-                    changes, stripped = strip_found({name: new for name, (_old, new) in proposal.changes.items()})
-                    try:
-                        lib.edit_record(proposal.paper_id, changes)
-                        proposal.applied = True
-                        if stripped:  # the service's values are cleaned, and the user told
-                            said = f"{CONTROLS_REMOVED} {', '.join(stripped)} of the found record"
-                            proposal.message = f"{proposal.message} {said[:1].upper()}{said[1:]}.".strip()
-                    except ValueError as exc:
-                        proposal.message = f"not applied: {exc}"
+        _apply(args, result.proposals, read_at)
     if args.json:
-        write_json([_proposal_json(p) for p in results])
+        write_json([_proposal_json(p) for p in result.proposals])
     else:
-        shown = [p for p in results if not stopped or p.message != stopped]
-        if shown or not stopped:
+        shown = [p for p in result.proposals if not result.stopped or p.message != result.stopped]
+        if shown or not result.stopped:
             _print_proposals(shown, args.apply)
-    return EXIT_FAILED if any(p.failed for p in results) else EXIT_OK
+    return EXIT_FAILED if any(p.failed for p in result.proposals) else EXIT_OK
+
+
+def _papers_to_look_up(args: argparse.Namespace) -> tuple[list[Any], dict[str, Any]]:
+    """The papers named (or every one with a derived title), and each one's stored record as
+    read: an edit made while the network is asked wins (Library.apply_found checks it)."""
+    with Library.open(_data_dir(args), readonly=True) as lib:
+        ids = resolve_ids(lib, args.ids) if args.ids else [p.id for p in lib.papers() if p.title_derived]
+        papers = [lib.get(pid) for pid in dict.fromkeys(ids)]
+        return papers, lib.records([p.id for p in papers])
+
+
+def _look_up(args: argparse.Namespace, papers: list[Any]) -> LookupResult:
+    """Look the papers up, saying how far it is; ^C stops the batch, what was found kept."""
+    progress = _Progress(len(papers), quiet=args.json)
+    with _session(args) as session:
+        try:
+            result = session.look_up(papers, each=progress.step)
+        except KeyboardInterrupt:
+            result = session.result
+            print(f"\nstopped after {plural(len(result.proposals))}", file=sys.stderr)
+    progress.end()
+    return result
+
+
+def _say_stopped_or_skipped(result: LookupResult, total: int) -> None:
+    if result.stopped:  # none of the services can be reached: one message, not one per paper
+        print(f"papershelf: {result.stopped} Stopped after {result.looked_up} of {plural(total)}.", file=sys.stderr)
+        return
+    for service, note in result.skipped.items():
+        print(f"papershelf: {note[:-1]}: skipped for {plural(result.skipped_for[service])}.", file=sys.stderr)
+
+
+def _apply(args: argparse.Namespace, proposals: list[Proposal], read_at: dict[str, Any]) -> None:
+    """Apply the confident proposals (with --accept, the proposed ones too), by the library's
+    one rule for what was found (Library.apply_found)."""
+    wanted = [p for p in proposals if p.changes and (p.automatic or args.accept)]
+    if not wanted:
+        return
+    with open_library(args, write=True) as lib:
+        done = lib.apply_found(
+            {p.paper_id: {name: new for name, (_old, new) in p.changes.items()} for p in wanted},
+            expect=read_at,
+            found={p.paper_id: p.candidate for p in wanted},
+        )
+    done.settle(wanted)
 
 
 def _data_dir(args: argparse.Namespace) -> Any:

@@ -13,8 +13,7 @@ import time
 from collections.abc import Mapping
 
 from ..core.errors import ExportError, NothingToExportError, StoreLockedError, StoreWriteError
-from ..core.library import Answer, Library, Query
-from ..core.library.saved import SavedSearch
+from ..core.library import Answer, Library, Query, SavedSearch
 from .commands import open_library
 from .output import EXIT_OK, UsageError, plural, print_over, print_snippet, snippet_text, write_json, write_raw
 

@@ -7,7 +7,7 @@ import argparse
 import time
 
 from .. import paths
-from ..core.library import devices as library_devices
+from ..core.library import library_devices
 from ..core.paper import Status
 from .commands import open_library
 from .output import EXIT_OK, UsageError, plural
@@ -44,7 +44,7 @@ def cmd_devices(args: argparse.Namespace) -> int:
     folder = paths.data_dir(args.data_dir)
     if not folder.is_dir():
         raise UsageError(f"There is no library in {folder}; give the library folder with --data-dir.")
-    found = library_devices.devices(folder)
+    found = library_devices(folder)
     if not found:
         print(f"No device has written into the library in {folder} yet (it has no devices/ folder).")
         return EXIT_OK

@@ -21,10 +21,11 @@ from functools import lru_cache
 from typing import NamedTuple
 
 from .biblio.identifiers import arxiv_url, clean_doi, doi_url
+from .biblio.latex import MONTHS, decode, piece_text, pieces
+from .biblio.names import parse_names
 from .biblio.types import NAME_FIELDS, TYPE_KEYS, TYPE_NAMES
-from .latex import MONTHS, decode, parse_names, piece_text, pieces
 from .paper import Paper, normalize_tag
-from .text import plain_text
+from .render import plain_text
 
 
 class RecordLine(NamedTuple):
@@ -226,22 +227,32 @@ def record_view(paper: Paper, parent: Callable[[str], Paper | None] | None = Non
     known = [n for n in FIELD_LABELS if n in fields]
     others = [n for n in fields if n not in FIELD_LABELS and n not in _SHOWN_APART]
     for name in known + others:
-        text = shown_names(fields[name]) if name in NAME_FIELDS else field_text(name, fields[name])
-        if name == "type" and kind in _TYPED_ENTRIES and text.lower() in TYPE_KEYS:
-            continue  # said by the type line
-        if not text:
-            continue
-        label = FIELD_LABELS.get(name, name)
-        if name == "chapter" and kind in _TYPED_CHAPTERS and fields.get("type"):
-            label = field_text("type", fields["type"]) or label
-        elif name == "type" and kind in _TYPED_CHAPTERS and "chapter" in fields:
-            continue  # said by the chapter's label
-        elif name in ("crossref", "xref") and parent is not None:
-            found = parent(text)
-            if found is not None and found.title:
-                text = f"{plain_text(found.title)} [{text}]"
-        lines.append(RecordLine(name, label, text))
+        line = _field_line(name, kind, fields, parent)
+        if line is not None:
+            lines.append(line)
     return lines
+
+
+def _field_line(
+    name: str, kind: str, fields: Mapping[str, str], parent: Callable[[str], Paper | None] | None
+) -> RecordLine | None:
+    """The line of one field of a record of type `kind`, or None when it shows nothing: empty,
+    or said by the type line or by the chapter's label."""
+    text = shown_names(fields[name]) if name in NAME_FIELDS else field_text(name, fields[name])
+    if not text:
+        return None
+    if name == "type" and (
+        (kind in _TYPED_ENTRIES and text.lower() in TYPE_KEYS) or (kind in _TYPED_CHAPTERS and "chapter" in fields)
+    ):
+        return None  # said by the type line, or by the chapter's label
+    label = FIELD_LABELS.get(name, name)
+    if name == "chapter" and kind in _TYPED_CHAPTERS and fields.get("type"):
+        label = field_text("type", fields["type"]) or label
+    elif name in ("crossref", "xref") and parent is not None:
+        found = parent(text)
+        if found is not None and found.title:
+            text = f"{plain_text(found.title)} [{text}]"
+    return RecordLine(name, label, text)
 
 
 def _first(paper: Paper, *names: str, used: set[str] | None = None) -> str:
@@ -280,20 +291,41 @@ def record_display(paper: Paper, parent: Callable[[str], Paper | None] | None = 
     if not has_record(paper):
         return RecordDisplay([], [], [])
     used: set[str] = {"entrytype", "author"}
-    parts = [entry_type_text(paper)]
+    parts = [
+        _type_part(paper, used),
+        _venue_part(paper, used),
+        _where_part(paper, used),
+        _first(paper, "publisher", "school", "institution", "organization", used=used),
+        _year_part(paper, used),
+    ]
+    links = record_links(paper, used)
+    details = [line for line in record_view(paper, parent) if line.name not in used]
+    return RecordDisplay([p for p in parts if p], links, details)
+
+
+def _type_part(paper: Paper, used: set[str]) -> str:
+    """The entry type in words; a `type` field that names a known kind is said by it."""
     if raw_type := paper.bibfields.get("type"):
         if field_text("type", raw_type).lower() in TYPE_KEYS:
             used.add("type")  # said by the type
+    return entry_type_text(paper)
+
+
+def _venue_part(paper: Paper, used: set[str]) -> str:
+    """Where it appeared: the reader's text (and the raw field it came from, if one reads the
+    same, is used), else the first venue field the record has."""
     venue_fields = ("journal", "journaltitle", "booktitle", "howpublished")
     venue = paper.venue
-    if venue:  # the reader's text; the raw field it came from, if one reads the same
-        same = next((n for n in venue_fields if n in paper.bibfields and _first(paper, n) == venue), None)
-        if same:
-            used.add(same)
-    else:
-        venue = _first(paper, *venue_fields, used=used)
-    if venue:
-        parts.append(venue)
+    if not venue:
+        return _first(paper, *venue_fields, used=used)
+    same = next((n for n in venue_fields if n in paper.bibfields and _first(paper, n) == venue), None)
+    if same:
+        used.add(same)
+    return venue
+
+
+def _where_part(paper: Paper, used: set[str]) -> str:
+    """Volume(number) and pages: "vol. 12(3), pp. 1–9", "no. 4", "p. 7"."""
     volume = _first(paper, "volume", used=used)
     number = _first(paper, "number", "issue", used=used)
     pages = _first(paper, "pages", used=used)
@@ -304,21 +336,17 @@ def record_display(paper: Paper, parent: Callable[[str], Paper | None] | None = 
         where.append(f"no. {number}")
     if pages:
         where.append(("pp. " if "\u2013" in pages or "," in pages else "p. ") + pages)
-    if where:
-        parts.append(", ".join(where))
-    publisher = _first(paper, "publisher", "school", "institution", "organization", used=used)
-    if publisher:
-        parts.append(publisher)
-    if paper.year:
-        year = str(paper.year)
-        used.update(n for n in ("year", "date") if n in paper.bibfields and _first(paper, n) == year)
-    else:
-        year = _first(paper, "date", "year", used=used)
-    if year:
-        parts.append(year)
-    links = record_links(paper, used)
-    details = [line for line in record_view(paper, parent) if line.name not in used]
-    return RecordDisplay([p for p in parts if p], links, details)
+    return ", ".join(where)
+
+
+def _year_part(paper: Paper, used: set[str]) -> str:
+    """The year the reader sees (and the raw fields that read the same are used), else the
+    record's date or year."""
+    if not paper.year:
+        return _first(paper, "date", "year", used=used)
+    year = str(paper.year)
+    used.update(n for n in ("year", "date") if n in paper.bibfields and _first(paper, n) == year)
+    return year
 
 
 def record_summary(paper: Paper) -> list[str]:

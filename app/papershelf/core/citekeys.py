@@ -17,14 +17,14 @@ import re
 import unicodedata
 from collections.abc import Container, Iterable, Iterator
 
+from .biblio.names import key_word
 from .paper import Paper
-from .text import plain_text
+from .render import plain_text
 
 _STOP = frozenset(
     """a an the of on in for and or to with from by at via towards toward into over under
 is are be we our this that these those using use new novel what when how why do does can""".split()
 )
-_NAME_PARTICLES = frozenset("van von der den de del della di da du le la dos das ten ter".split())
 
 # What a key cannot hold, each found with the real tools (pdflatex + bibtex with
 # plain.bst, pdflatex + biber with biblatex): white space and "," end a key for
@@ -50,30 +50,13 @@ def ascii_fold(text: str) -> str:
     return unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode("ascii")
 
 
-def surname(name: str) -> str:
-    """The family name of "First Last", "Last, First" or "First van der Last"."""
-    name = " ".join(name.split())
-    if "," in name:
-        return name.split(",", 1)[0].strip()
-    parts = name.split(" ")
-    if len(parts) == 1:
-        return parts[0]
-    last = [parts[-1]]
-    for word in reversed(parts[:-1]):
-        if word.lower() in _NAME_PARTICLES:
-            last.insert(0, word)
-        else:
-            break
-    return " ".join(last)
-
-
 def _alnum(text: str) -> str:
     return re.sub(r"[^a-z0-9]", "", ascii_fold(text).lower())
 
 
 def base_key(paper: Paper) -> str:
     """The key a paper would get alone: first author's surname, year, first significant title word."""
-    author = _alnum(surname(paper.authors[0]).split(" ")[-1]) if paper.authors else ""
+    author = _alnum(key_word(paper.authors[0])) if paper.authors else ""
     words = []
     for w in plain_text(paper.title).split():  # only the first two significant words are used
         w = _alnum(w)

@@ -5,12 +5,13 @@ from __future__ import annotations
 import hashlib
 from typing import Any
 
+from .biblio.names import family_key
 from .importers.base import Candidate
 from .paper import RAW_SOURCES, Paper, Source
-from .text import fingerprint_text, fold
+from .text import fingerprint_text
 
 # Bump when fingerprint_text changes meaning: stored fingerprints are then recomputed.
-FINGERPRINT_VERSION = 4  # 4: Markdown link text holds no '[' (plain_text changed)
+FINGERPRINT_VERSION = 5  # 5: the first author's family name by names.family_key (was the last word)
 
 
 def fingerprint(
@@ -23,7 +24,7 @@ def fingerprint(
     """
     basis = fingerprint_text(abstract, plain)
     if not basis:
-        first = fold(authors[0].split()[-1]) if authors else ""
+        first = family_key(authors[0]) if authors else ""
         basis = f"t:{fingerprint_text(title)}:{first}:{year or ''}"
     return hashlib.blake2b(basis.encode("utf-8"), digest_size=16).hexdigest()
 
@@ -137,6 +138,16 @@ def combine(keep: Paper, other: Paper) -> dict[str, Any]:
     sources and links are the union; the user's state is kept (the further-on status, both
     notes, `keep`'s rating or else the other's, `keep`'s citation key or else the other's).
     Only fields that change are returned."""
+    out = _combined_record(keep, other)
+    out.update(_combined_collections(keep, other))
+    out.update(_combined_state(keep, other))
+    out["fingerprint"] = fingerprint(out["abstract"], out["title"], out["authors"], out["year"])
+    return {name: value for name, value in out.items() if getattr(keep, name) != value}
+
+
+def _combined_record(keep: Paper, other: Paper) -> dict[str, Any]:
+    """The merged paper's bibliographic part: the richer paper's record, its display fields'
+    gaps filled from the other, the better title, and the abstract and area."""
     rich, poor = (other, keep) if richness(other) > richness(keep) else (keep, other)
     out: dict[str, Any] = {name: getattr(rich, name) for name in _RECORD}
     for name in ("authors", "year", "venue", "doi", "arxiv_id"):
@@ -155,9 +166,23 @@ def combine(keep: Paper, other: Paper) -> dict[str, Any]:
         out[name] = getattr(keep, name) or getattr(other, name)
     if not keep.area and other.area:
         out["subarea"] = other.subarea
-    out["links"] = list(dict.fromkeys([*keep.links, *other.links]))
-    out["tags"] = sorted(set(keep.tags) | set(other.tags))
-    out["sources"] = [*keep.sources, *(s for s in other.sources if s not in keep.sources)]
+    return out
+
+
+def _combined_collections(keep: Paper, other: Paper) -> dict[str, Any]:
+    """The merged paper's links, tags and sources: the union, `keep`'s first."""
+    return {
+        "links": list(dict.fromkeys([*keep.links, *other.links])),
+        "tags": sorted(set(keep.tags) | set(other.tags)),
+        "sources": [*keep.sources, *(s for s in other.sources if s not in keep.sources)],
+    }
+
+
+def _combined_state(keep: Paper, other: Paper) -> dict[str, Any]:
+    """The user's state of the merged paper: the further-on status with its dates, both notes,
+    a rating and a key (`keep`'s, else the other's), the papers both were kept apart from,
+    the earlier date added."""
+    out: dict[str, Any] = {}
     # the dates of reading go with the status kept (paper.status_change): the further-on paper's
     ahead = _STATUS_RANK.get(other.status.value, 0) > _STATUS_RANK.get(keep.status.value, 0)
     dated = other if ahead or (other.status is keep.status and not keep.read_at + keep.reading_at) else keep
@@ -170,5 +195,4 @@ def combine(keep: Paper, other: Paper) -> dict[str, Any]:
     out["distinct"] = [i for i in dict.fromkeys([*keep.distinct, *other.distinct]) if i not in (keep.id, other.id)]
     if other.added and (not keep.added or other.added < keep.added):
         out["added"] = other.added
-    out["fingerprint"] = fingerprint(out["abstract"], out["title"], out["authors"], out["year"])
-    return {name: value for name, value in out.items() if getattr(keep, name) != value}
+    return out

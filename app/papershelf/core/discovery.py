@@ -39,7 +39,8 @@ import numpy.typing as npt
 
 from .discovery_types import Suggestion
 from .paper import Paper
-from .text import fold, plain_text
+from .render import plain_text
+from .text import fold
 
 __all__ = ["FeatureCache", "Features", "Suggestion", "rank"]
 

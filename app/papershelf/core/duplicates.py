@@ -35,9 +35,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol, TypeVar
 
 from .biblio.identifiers import clean_doi
+from .biblio.names import family_key
 from .biblio.types import LOOSE_TYPES, biblatex_type
 from .paper import RAW_SOURCES
-from .text import fingerprint_text, fold
+from .text import fingerprint_text
 
 if TYPE_CHECKING:
     from .changes import Change
@@ -125,13 +126,8 @@ def title_key(title: str) -> str:
     return fingerprint_text(title) if title else ""
 
 
-def _surname(authors: list[str]) -> str:
-    if not authors:
-        return ""
-    first = authors[0].strip()
-    # "Family, Given" or "Given Family"
-    name = first.split(",", 1)[0] if "," in first else (first.split() or [""])[-1]
-    return fold(name)
+def _first_family(authors: list[str]) -> str:
+    return family_key(authors[0]) if authors else ""
 
 
 def _type(entrytype: str) -> str:
@@ -168,7 +164,7 @@ def title_match(a: Copy, b: Copy) -> str:
     ka = title_key(a.title)
     if not ka or ka != title_key(b.title) or not _types_agree(a, b):
         return ""
-    sa, sb = _surname(a.authors), _surname(b.authors)
+    sa, sb = _first_family(a.authors), _first_family(b.authors)
     if sa and sb and sa != sb:
         return ""
     if a.year and b.year and a.year != b.year:

@@ -21,16 +21,17 @@ change is not written at all. `citekey` is the facade's (it needs the whole libr
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from .biblio.identifiers import clean_doi
+from .biblio.latex import MONTH_MACROS as _MONTHS
+from .biblio.latex import braces_balanced, decode
+from .biblio.latex_writer import text_latex, text_to_latex
+from .biblio.names import Name, from_display, name_list_problem, parse_names
 from .biblio.types import NAME_FIELDS, VENUE_SOURCES, venue_field, venue_raw, verbatim_value
 from .errors import InvalidValueError
-from .exporters.bibtex import _CORPORATE_RE
-from .importers.ris import latex
-from .latex import Name, braces_balanced, decode, name_list_problem, parse_name, parse_names
 from .paper import Paper, without_raw
 from .text import clean_text
 from .titles import DERIVED_NOTE, derive_title
@@ -47,7 +48,6 @@ _MULTILINE = frozenset({"note", "annotation", "addendum", "comment"})
 _FIELD_RE = re.compile(r"^[a-z][a-z0-9_.:+-]*$")
 _TYPE_RE = re.compile(r"^[a-z][a-z0-9_-]*$")
 _ARXIV_RE = re.compile(r"^(?:\d{4}\.\d{4,5}|[a-z][a-z.-]*(?:\.[A-Z]{2})?/\d{7})$", re.IGNORECASE)
-_MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
 _MONTH_NAMES = frozenset(
     [*_MONTHS, "january", "february", "march", "april", "june", "july", "august", "september", "october"]
     + ["november", "december", "sept"]
@@ -105,63 +105,12 @@ def field_label(name: str, entrytype: str) -> str:
     return LABELS.get(name, name.capitalize())
 
 
-@dataclass(frozen=True)
-class EditorName:
-    """One name of a name list as the editor shows it: a person (family, given, and the rarer
-    von and Jr parts), or a corporate name in `literal`, which is never split."""
-
-    family: str = ""
-    given: str = ""
-    literal: str = ""
-    von: str = ""
-    jr: str = ""
-
-    def text(self) -> str:
-        """The name as BibTeX name-list text: "von Family, Jr, Given", or "{Literal}"."""
-        if self.literal:
-            return "{" + self.literal.strip() + "}"
-        family = " ".join(p for p in (self.von.strip(), self.family.strip()) if p)
-        parts = [family] + ([self.jr.strip()] if self.jr.strip() else []) + [self.given.strip()]
-        return ", ".join(parts) if self.given.strip() or self.jr.strip() else "{" + family + "}"
-
-
-def names_text(names: list[EditorName], others: bool = False) -> str:
+def names_text(names: list[Name], others: bool = False) -> str:
     """A name list as the "author" text an edit takes ("Family, Given and {Corporate}")."""
     out = [n.text() for n in names if n.text() not in ("", "{}")]
     if others:
         out.append("others")
     return " and ".join(out)
-
-
-def _editor_name(name: Name) -> EditorName:
-    if name.literal:
-        return EditorName(literal=decode("{" + name.literal + "}"))
-    return EditorName(
-        family=decode("{" + name.family + "}"),
-        given=decode("{" + name.given + "}"),
-        von=decode("{" + name.von + "}"),
-        jr=decode("{" + name.jr + "}"),
-    )
-
-
-_SUFFIX_RE = re.compile(r"^(.+?\S),?\s+(Jr\.?|Sr\.?|II|III|IV|V)$")
-
-
-def display_name(display: str) -> EditorName:
-    """A display name ("Donald E. Knuth", "The CGAL Project") as the editor's parts."""
-    if _CORPORATE_RE.search(display):
-        return EditorName(literal=display)
-    m = _SUFFIX_RE.match(display)
-    if m:  # "Martin Luther King, Jr.", "Harry Fletcher III": given family, jr
-        person = display_name(m.group(1))
-        return EditorName(family=person.family, given=person.given, von=person.von, jr=m.group(2))
-    if "," in display:
-        return _editor_name(parse_name(display))
-    words = display.split()
-    if len(words) == 1:
-        return EditorName(family=display)
-    name = parse_name(display)
-    return _editor_name(name) if name.family else EditorName(literal=display)
 
 
 @dataclass
@@ -170,7 +119,7 @@ class EditorView:
 
     entrytype: str
     citekey: str
-    authors: list[EditorName]
+    authors: list[Name]
     others: bool  # the list ends with "and others" (et al.)
     fields: dict[str, str] = field(default_factory=dict)
     title_derived: bool = False
@@ -199,7 +148,7 @@ def _text(name: str, raw: str) -> str:
             return "\n".join(decode("{" + line + "}") for line in lines).strip()
     if name in NAME_FIELDS:
         names, others = parse_names(raw)
-        return names_text([_editor_name(n) for n in names], others)
+        return names_text([n.decoded() for n in names], others)
     from .citation import field_text
 
     return field_text(name, raw)
@@ -211,9 +160,9 @@ def editor_view(paper: Paper) -> EditorView:
     raw = paper.bibfields
     if "author" in raw:
         parsed, others = parse_names(raw["author"])
-        authors = [_editor_name(n) for n in parsed]
+        authors = [n.decoded() for n in parsed]
     else:
-        authors, others = [display_name(a) for a in paper.authors], False
+        authors, others = [from_display(a) for a in paper.authors], False
     fields: dict[str, str] = {"title": paper.title}
     if "date" in raw and "year" not in raw:
         fields["date"] = _text("date", raw["date"])
@@ -271,7 +220,7 @@ def _escape_names(text: str) -> str:
             depth = max(0, depth - 1)
             out.append(piece)
         else:
-            out.append(latex(piece))
+            out.append(text_to_latex(piece))
     if depth:
         raise InvalidValueError("a brace in the names is not closed: a corporate name is written {Like This}")
     return "".join(out)
@@ -305,28 +254,6 @@ def _date_year(text: str) -> int:
             )
         years.append(int(m.group(1)))
     return years[0]
-
-
-def text_latex(text: str, protect_case: bool = False, protected: Iterable[str] = ()) -> str:
-    """Typed text as the LaTeX of a braced value: specials escaped (`& % $ # _ ~ ^ \\`), the
-    letters kept; braces that pair up are kept as BibTeX's groups (`{DNA}` keeps its case,
-    as in a .bib file), and with `protect_case` words with inner capitals and the `protected`
-    phrases (those the old value had braced) are braced."""
-    if not braces_balanced(text):
-        return latex(text, protect_case)
-    for phrase in sorted(set(protected), key=len, reverse=True):
-        if phrase and phrase in text:
-            text = re.sub(
-                r"(?<![\w{])" + re.escape(phrase) + r"(?![\w}])", "{" + phrase.replace("\\", "\\\\") + "}", text
-            )
-    out, depth = [], 0
-    for piece in re.split(r"([{}])", text):
-        if piece in ("{", "}"):
-            depth += 1 if piece == "{" else -1
-            out.append(piece)
-        elif piece:
-            out.append(latex(piece, protect_case and depth == 0))
-    return "".join(out)
 
 
 def braced_groups(raw: str) -> list[str]:

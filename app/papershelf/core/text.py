@@ -1,168 +1,16 @@
-"""Abstract clean-up: LaTeX text macros, math, Markdown and links to plain text.
+"""Text as Papershelf compares and stores it: folded (case and accents), an abstract's
+fingerprint, text that UTF-8 JSON can hold, a DOI without its prefix.
 
-Abstracts arrive as pasted from web pages: a mix of LaTeX (`\\textsc{X}`,
-`$\\Delta$`), Markdown (`**bold**`, `[text](url)`) and bare specials (`%`,
-`&`, `_`). `plain_text` gives what a reader should see, for titles, search
-and fingerprints; the raw abstract is always kept as imported.
+(An abstract's markup, read as plain text, is render.py's.)
 """
 
 from __future__ import annotations
 
 import re
 import unicodedata
-from functools import lru_cache
 
-# Macros whose argument is the text itself (formatting only).
-_TEXT_MACROS = (
-    "textsc|textbf|textit|texttt|textrm|textsf|textmd|textup|textsl|emph|"
-    "underline|mbox|text|mathrm|mathbf|mathit|mathsf|mathtt|operatorname|"
-    "boldsymbol|bm|mathcal|mathscr|mathfrak|url|href|hbox|textnormal"
-)
-_TEXT_MACRO_RE = re.compile(r"\\(?:" + _TEXT_MACROS + r")\s*\{([^{}]*)\}")
-_HREF_RE = re.compile(r"\\href\s*\{([^{}]*)\}\s*\{([^{}]*)\}")
-_MATHBB_RE = re.compile(r"\\mathbb\s*\{\s*([A-Za-z])\s*\}")
-# \'e and \'{e}; the letter accents only as whole control words (\v{s}, \v s), so
-# \varepsilon and \vec stay themselves
-_ACCENT_RE = re.compile(r"""\\(['`^"~=.]|[uvHc](?![A-Za-z]))\s*(?:\{\s*([A-Za-z])\s*\}|([A-Za-z]))""")
-# fmt: off
-_ACCENTS = {"'": "\u0301", "`": "\u0300", "^": "\u0302", '"': "\u0308", "~": "\u0303",
-            "=": "\u0304", ".": "\u0307", "u": "\u0306", "v": "\u030c", "H": "\u030b",
-            "c": "\u0327"}
-# fmt: on
-_BB = {"R": "ℝ", "N": "ℕ", "Z": "ℤ", "Q": "ℚ", "C": "ℂ", "E": "𝔼", "P": "ℙ"}
+from .render import plain_text
 
-# fmt: off
-SYMBOLS = {
-    "alpha": "α", "beta": "β", "gamma": "γ", "delta": "δ", "epsilon": "ε",
-    "varepsilon": "ε", "zeta": "ζ", "eta": "η", "theta": "θ", "vartheta": "ϑ",
-    "iota": "ι", "kappa": "κ", "lambda": "λ", "mu": "μ", "nu": "ν", "xi": "ξ",
-    "pi": "π", "rho": "ρ", "sigma": "σ", "tau": "τ", "upsilon": "υ", "phi": "φ",
-    "varphi": "φ", "chi": "χ", "psi": "ψ", "omega": "ω", "Gamma": "Γ",
-    "Delta": "Δ", "Theta": "Θ", "Lambda": "Λ", "Xi": "Ξ", "Pi": "Π",
-    "Sigma": "Σ", "Upsilon": "Υ", "Phi": "Φ", "Psi": "Ψ", "Omega": "Ω",
-    "times": "×", "cdot": "·", "cdots": "⋯", "ldots": "…", "dots": "…",
-    "leq": "≤", "le": "≤", "geq": "≥", "ge": "≥", "neq": "≠", "ne": "≠",
-    "approx": "≈", "sim": "∼", "simeq": "≃", "equiv": "≡", "propto": "∝",
-    "infty": "∞", "pm": "±", "mp": "∓", "to": "→", "rightarrow": "→",
-    "leftarrow": "←", "Rightarrow": "⇒", "Leftarrow": "⇐", "mapsto": "↦",
-    "leftrightarrow": "↔", "in": "∈", "notin": "∉", "subset": "⊂",
-    "subseteq": "⊆", "cup": "∪", "cap": "∩", "forall": "∀", "exists": "∃",
-    "partial": "∂", "nabla": "∇", "sum": "∑", "prod": "∏", "int": "∫",
-    "sqrt": "√", "log": "log", "exp": "exp", "min": "min", "max": "max",
-    "ell": "ℓ", "circ": "∘", "star": "⋆", "ast": "∗", "emptyset": "∅",
-    "lfloor": "⌊", "rfloor": "⌋", "lceil": "⌈", "rceil": "⌉",
-    "langle": "⟨", "rangle": "⟩", "top": "⊤", "dagger": "†", "%": "%",
-    "&": "&", "_": "_", "#": "#", "$": "$", "{": "{", "}": "}", "textendash": "–",
-    "textemdash": "—", "ss": "ß", "ae": "æ", "o": "ø", "O": "Ø", "aa": "å",
-    "l": "ł", "L": "Ł", "i": "ı", "ie": "i.e.", "eg": "e.g.", "etal": "et al.",
-    # old-style font switches ({\\it x}, {\\sc x}) carry no text
-    "it": "", "em": "", "bf": "", "sc": "", "rm": "", "tt": "", "sl": "", "sf": "",
-    "quad": " ", "qquad": " ", "left": "", "right": "", "big": "", "Big": "",
-    # what the BibTeX exporter writes for characters LaTeX treats specially
-    "textbraceleft": "{", "textbraceright": "}", "textless": "<", "textgreater": ">", "textbar": "|",
-    "textbackslash": "\\",
-    "textasciitilde": "~", "textasciicircum": "^", "textunderscore": "_", "textdegree": "°",
-    "textbullet": "•", "texteuro": "€", "textcopyright": "©", "pounds": "£", "S": "§", "P": "¶",
-    "guillemotleft": "«", "guillemotright": "»",
-}
-# fmt: on
-_MACRO_RE = re.compile(r"\\([A-Za-z]+|[%&_#${}])")
-_MATH_RE = re.compile(r"(?<!\\)\$\$?(.+?)(?<!\\)\$\$?", re.S)
-# No "[" in a link's text or URL: each attempt then stops at the next "[", so
-# "[[[…](](](" costs linear time instead of one scan to the end per bracket.
-# A URL may hold balanced [brackets] (".../a[1]"); it stops at "(", which every link
-# start has, so no start rescans past the next one (linear on hostile text).
-_MD_LINK_RE = re.compile(r"!?\[([^\[\]\n]*)\]\((https?://(?:[^()\s\[\]]|\[[^\[\]\s()]*\])+)\)")
-# Bold content holds no "**" (or "__"), for the same reason: "**a **a **a…" is linear.
-_MD_STRONG = r"\*\*(?=\S)((?:[^*\n]|\*(?!\*))+?)(?<=\S)\*\*|__(?=\S)((?:[^_\n]|_(?!_))+?)(?<=\S)__"
-_MD_EMPH_RE = re.compile(_MD_STRONG + r"|(?<![\w*])\*(?=\S)([^*\n]+?)(?<=\S)\*(?![\w*])")
-_MD_CODE_RE = re.compile(r"`([^`\n]+)`")
-_URL_RE = re.compile(r"https?://[^\s<>\"'`\]\[{}|\\^]+", re.I)
-_SPACE_RE = re.compile(r"\s+")
-# TeX single quotes: `like this'
-_TEX_SINGLE_QUOTE_RE = re.compile(r"`([^\s`'\\](?:[^`'\\\n]{0,200}[^\s`'\\])?)'(?!\w)")
-
-
-def _math_to_text(expr: str) -> str:
-    expr = expr.strip()
-    expr = _MATHBB_RE.sub(lambda m: _BB.get(m.group(1), m.group(1)), expr)
-    expr = latex_to_text(expr)
-    # sub/superscripts and grouping braces carry no words
-    expr = expr.replace("^", "").replace("_", "").replace("{", "").replace("}", "")
-    return expr
-
-
-def latex_to_text(text: str) -> str:
-    """LaTeX text macros and symbols to Unicode; unknown macros keep their name."""
-    if "\\" not in text and "~" not in text:
-        return text
-    text = _HREF_RE.sub(r"\2", text)
-    for _ in range(4):  # nested \textbf{\emph{x}}
-        new = _TEXT_MACRO_RE.sub(r"\1", text)
-        if new == text:
-            break
-        text = new
-    text = _ACCENT_RE.sub(
-        lambda m: unicodedata.normalize("NFC", (m.group(2) or m.group(3)) + _ACCENTS[m.group(1)]), text
-    )
-
-    text = _MACRO_RE.sub(lambda m: SYMBOLS.get(m.group(1), m.group(1)), text)
-    return text.replace("~", "\u00a0")
-
-
-# Plain text of a field is asked for again and again: the index's document (and its title
-# sort key), the snippets of every search, the similar-papers query and the export all start
-# from it, and the index reads each paper an import has just read. A bounded cache computes
-# each abstract once while it is in use. 10,000 seed abstracts (2026-12-02, best of 5):
-# 146 ms computed and 159 ms through the cache the first time (hashing and storing), 277 ms
-# against 153 ms when each is asked for twice, and 100 searches' snippets of the same 100
-# abstracts 176 ms against 3.5 ms. Short texts (titles, names) cost less to compute than to
-# look up, and long ones are no abstracts and would only crowd the cache: only lengths in
-# between are cached. It holds the plain texts (the raw ones are the papers' own strings):
-# about 1.5 MB for 1024 ordinary abstracts.
-PLAIN_TEXT_CACHE_SIZE = 1024
-PLAIN_TEXT_CACHED_LENGTHS = range(160, 6000)
-
-
-def plain_text(raw: str) -> str:
-    """What a reader should see: no LaTeX macros, no Markdown markup, one line.
-
-    Abstract-sized texts are cached (see PLAIN_TEXT_CACHE_SIZE): computed once while in use.
-    """
-    if len(raw) in PLAIN_TEXT_CACHED_LENGTHS:
-        return _cached_plain_text(raw)
-    return _plain_text(raw)
-
-
-def _plain_text(raw: str) -> str:
-    text = raw
-    # each step only runs when its trigger character is there: most abstracts
-    # need two or three of them, and imports run this on every paper
-    if "``" in text or "''" in text:
-        text = text.replace("``", "\u201c").replace("''", "\u201d")
-    if "--" in text:
-        text = text.replace("---", "\u2014").replace("--", "\u2013")
-    if "`" in text:
-        text = _TEX_SINGLE_QUOTE_RE.sub("\u2018\\1\u2019", text)
-    if "](" in text:
-        text = _MD_LINK_RE.sub(lambda m: m.group(1) or m.group(2), text)
-    if "$" in text:
-        text = _MATH_RE.sub(lambda m: _math_to_text(m.group(1)), text)
-    text = latex_to_text(text)
-    if "`" in text:
-        text = _MD_CODE_RE.sub(r"\1", text)
-    if "*" in text or "__" in text:
-        text = _MD_EMPH_RE.sub(lambda m: m.group(1) or m.group(2) or m.group(3), text)
-    if "{" in text or "}" in text:
-        # grouping braces that survive ({BayeSQP} in BibTeX style) are markup too
-        text = _BRACE_RE.sub("", text)
-    if not text.isascii() or "  " in text or not text.isprintable():
-        return " ".join(text.split())
-    return text.strip()
-
-
-_BRACE_RE = re.compile(r"(?<!\\)[{}]")
-_cached_plain_text = lru_cache(maxsize=PLAIN_TEXT_CACHE_SIZE)(_plain_text)
 _COMBINING_RE = re.compile(r"[\u0300-\u036f\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\ufe20-\ufe2f]+")
 _NOT_ALNUM_RE = re.compile(r"[\W_]+")
 _ASCII_NOT_ALNUM = bytes(b for b in range(128) if not chr(b).isalnum())
@@ -201,28 +49,3 @@ def fingerprint_text(raw: str, plain: str | None = None) -> str:
     if not text.isascii():
         text = _NOT_ALNUM_RE.sub("", text)
     return text
-
-
-def link_end(url: str, trail: str) -> int:
-    """Where a link found in running text ends: trailing `trail` characters are
-    punctuation after it, and so is each trailing ")" that opened nothing in it.
-
-    Counted once, not once per character dropped (quadratic in "http://x))))…").
-    """
-    kept = len(url.rstrip(")" + trail))
-    unmatched = max(0, url.count(")") - url.count("("))
-    parens = [i for i in range(kept, len(url)) if url[i] == ")"]
-    return kept if len(parens) <= unmatched else parens[-unmatched - 1] + 1
-
-
-def find_links(raw: str) -> list[str]:
-    """http(s) links in an abstract, in order, without trailing punctuation."""
-    if "http" not in raw and "HTTP" not in raw:
-        return []
-    seen: dict[str, None] = {}
-    for m in _URL_RE.finditer(raw):
-        url = m.group(0).rstrip(".,;:!?*_'\"")
-        url = url[: link_end(url, ".,;:!?*_")]
-        if len(url) > len("https://x"):
-            seen.setdefault(url, None)
-    return list(seen)

@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from .text import plain_text
+from .render import plain_text
 
 MAX_TITLE = 90
 # the note that marks a derived title in an export: the BibTeX and RIS imports read it back

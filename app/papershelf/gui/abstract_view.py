@@ -11,10 +11,9 @@ from PySide6.QtGui import QDesktopServices
 from PySide6.QtWidgets import QTextBrowser, QWidget
 
 from ..core.biblio.identifiers import arxiv_url, doi_url
-from ..core.citation import authors_text, has_record, record_display
+from ..core.citation import RecordDisplay, authors_text, has_record, record_display
 from ..core.paper import Paper
-from ..core.render import abstract_html
-from ..core.text import plain_text
+from ..core.render import abstract_html, plain_text
 
 STYLE = """
 h2 { margin: 0 0 4px 0; }
@@ -92,49 +91,13 @@ class AbstractView(QTextBrowser):
         A paper with a bibliographic record shows it too: type, venue, volume and pages,
         publisher and year under the authors, DOI/arXiv/URL links, the other fields after
         the abstract (`parent` finds a crossref's parent by citation key, to name it)."""
-        esc = lambda s: html.escape(s, quote=False)  # noqa: E731
         record = has_record(paper)
-        parts = [f"<h2>{esc(plain_text(paper.title))}</h2>"]
-        if paper.title_derived:
-            parts.append(f"<p class='derived'>{esc(self.tr('Title derived from the abstract'))}</p>")
-        authors = authors_text(paper) if record else ", ".join(paper.authors)
-        if authors:
-            parts.append(f"<p>{esc(authors)}</p>")
-        area = " · ".join(y for y in (paper.area, paper.subarea) if y)
-        record_shown = record_display(paper, parent) if record else None
-        if record_shown:
-            meta = [x for x in (area, " · ".join(record_shown.summary)) if x]
-        else:
-            meta = [x for x in (area, str(paper.year or ""), paper.venue) if x]
-        if meta:
-            parts.append(f"<p class='meta'>{esc(' — '.join(meta))}</p>")
-        shown: set[str] = set()
-        if record_shown and record_shown.links:
-            shown = {link.url for link in record_shown.links}
-            linked = " · ".join(
-                f'{esc(link.label)} <a href="{html.escape(link.url, quote=True)}">{esc(link.text)}</a>'
-                for link in record_shown.links
-            )
-            parts.append(f"<p class='meta'>{linked}</p>")
+        shown = record_display(paper, parent) if record else None
+        parts = [*self._heading(paper, record), *_meta(paper, shown), *_record_links(shown)]
         parts.append(f"<p class='abstract'>{abstract_html(paper.abstract, terms, normal)}</p>")
-        if record_shown and record_shown.details:
-            rows = "".join(
-                f"<tr><td class='label'>{esc(line.label)}</td><td>{esc(line.text)}</td></tr>"
-                for line in record_shown.details
-            )
-            parts.append(f"<table class='record'>{rows}</table>")
-        links = [u for u in paper.links if u.lower().startswith(("http://", "https://")) and u not in shown]
-        if paper.doi and not record:
-            links.append(doi_url(paper.doi))
-        if paper.arxiv_id and not record:
-            links.append(arxiv_url(paper.arxiv_id))
-        if links:
-            # double quotes: Qt's rich text decodes entities (&amp;) only in double-quoted attributes
-            items = "".join(f'<li><a href="{html.escape(u, quote=True)}">{esc(u)}</a></li>' for u in links)
-            parts.append(f"<p class='meta'>{esc(self.tr('Links'))}</p><ul>{items}</ul>")
-        sources = sorted({Path(s.file).name for s in paper.sources})
-        if sources:
-            parts.append(f"<p class='meta'>{esc(self.tr('From'))}: {esc(', '.join(sources))}</p>")
+        parts += _record_details(shown)
+        parts += self._links(paper, record, {link.url for link in shown.links} if shown else set())
+        parts += self._sources(paper)
         # the same paper again (an edit, here or on another device): the reader's place stays
         scroll = self.verticalScrollBar().value() if paper.id == self._shown else 0
         self.setHtml("".join(parts))
@@ -142,7 +105,73 @@ class AbstractView(QTextBrowser):
         self._shown = paper.id
         self.paperShown.emit(paper.id)
 
+    def _heading(self, paper: Paper, record: bool) -> list[str]:
+        """The title (and whether it was derived), then the authors."""
+        parts = [f"<h2>{_esc(plain_text(paper.title))}</h2>"]
+        if paper.title_derived:
+            parts.append(f"<p class='derived'>{_esc(self.tr('Title derived from the abstract'))}</p>")
+        authors = authors_text(paper) if record else ", ".join(paper.authors)
+        if authors:
+            parts.append(f"<p>{_esc(authors)}</p>")
+        return parts
+
+    def _links(self, paper: Paper, record: bool, shown: set[str]) -> list[str]:
+        """The paper's web links not shown with its record yet (its DOI and arXiv pages too,
+        for a paper without a record, whose record lines would have linked them)."""
+        links = [u for u in paper.links if u.lower().startswith(("http://", "https://")) and u not in shown]
+        if paper.doi and not record:
+            links.append(doi_url(paper.doi))
+        if paper.arxiv_id and not record:
+            links.append(arxiv_url(paper.arxiv_id))
+        if not links:
+            return []
+        # double quotes: Qt's rich text decodes entities (&amp;) only in double-quoted attributes
+        items = "".join(f'<li><a href="{html.escape(u, quote=True)}">{_esc(u)}</a></li>' for u in links)
+        return [f"<p class='meta'>{_esc(self.tr('Links'))}</p><ul>{items}</ul>"]
+
+    def _sources(self, paper: Paper) -> list[str]:
+        """The files the paper was imported from."""
+        sources = sorted({Path(s.file).name for s in paper.sources})
+        if not sources:
+            return []
+        return [f"<p class='meta'>{_esc(self.tr('From'))}: {_esc(', '.join(sources))}</p>"]
+
     def _open_link(self, url: QUrl) -> None:
         if url.scheme() in ("http", "https"):
             self.opened_links.append(url.toString())
             QDesktopServices.openUrl(url)
+
+
+def _esc(text: str) -> str:
+    return html.escape(text, quote=False)
+
+
+def _meta(paper: Paper, shown: RecordDisplay | None) -> list[str]:
+    """The line under the authors: area, then the record's summary (or the year and venue)."""
+    area = " · ".join(y for y in (paper.area, paper.subarea) if y)
+    if shown:
+        meta = [x for x in (area, " · ".join(shown.summary)) if x]
+    else:
+        meta = [x for x in (area, str(paper.year or ""), paper.venue) if x]
+    return [f"<p class='meta'>{_esc(' — '.join(meta))}</p>"] if meta else []
+
+
+def _record_links(shown: RecordDisplay | None) -> list[str]:
+    """The record's DOI, arXiv and URL lines, each a link."""
+    if not shown or not shown.links:
+        return []
+    linked = " · ".join(
+        f'{_esc(link.label)} <a href="{html.escape(link.url, quote=True)}">{_esc(link.text)}</a>'
+        for link in shown.links
+    )
+    return [f"<p class='meta'>{linked}</p>"]
+
+
+def _record_details(shown: RecordDisplay | None) -> list[str]:
+    """The record's other fields, after the abstract."""
+    if not shown or not shown.details:
+        return []
+    rows = "".join(
+        f"<tr><td class='label'>{_esc(line.label)}</td><td>{_esc(line.text)}</td></tr>" for line in shown.details
+    )
+    return [f"<table class='record'>{rows}</table>"]

@@ -39,7 +39,7 @@ from .commands import OwnStep
 from .tasks import Task, run_task
 
 if TYPE_CHECKING:
-    from ..core.library.merging import Merged, Pair
+    from ..core.library import Merged, Pair
     from .main_window import MainWindow
 
 AnyIndex = QModelIndex | QPersistentModelIndex

@@ -1,8 +1,8 @@
 """Imports and exports from the window: file dialogs, drops, the work on a
 worker thread with progress and Cancel, and what the window says afterwards.
 
-Pasted text (File ▸ Import Pasted Text) is imported at once, on the GUI
-thread. One import or export runs at a time. While it runs, edits and Undo wait
+Pasted text (File ▸ Import Pasted Text) is imported on a worker too. One
+import or export runs at a time. While it runs, edits and Undo wait
 (the import becomes one undoable step, and the library must not change
 under it) and the tag panel is disabled. A file that only partly looks like
 a listing is held back and previewed (`preview`); files that could
@@ -15,21 +15,25 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
-from PySide6.QtCore import QMimeData, QObject, QSettings
+from PySide6.QtCore import QMimeData, QObject, QSettings, Signal
 from PySide6.QtGui import QDropEvent
-from PySide6.QtWidgets import QApplication, QFileDialog, QMessageBox, QPushButton
+from PySide6.QtWidgets import QApplication, QFileDialog, QMessageBox, QPushButton, QWidget
 
 from .. import paths
 from ..core import overview
 from ..core import reports as import_reports
 from ..core.citation import fragments
 from ..core.errors import PapershelfError, UncertainListingError
-from ..core.library import PASTE_LABEL, FileReport
+from ..core.library import PASTE_LABEL, FileReport, Library
 from .feedback import n_papers
 from .tasks import Task, run_task
 
 if TYPE_CHECKING:
-    from .main_window import MainWindow
+    from .last_import import LastImport
+    from .list_pane import ListPane
+    from .progress import TaskProgress
+    from .query_state import QueryState
+    from .status_line import StatusLine
 
 IMPORTABLE = "Listings and bibliographies (*.txt *.md *.bib *.ris);;All files (*)"
 EXPORT_FILTERS = {"bibtex": "BibTeX, for bibtex (*.bib)", "biblatex": "BibLaTeX, for biber (*.bib)"}
@@ -69,39 +73,52 @@ def dropped_files(mime: QMimeData) -> list[Path]:
 
 
 class ImportExport(QObject):
-    """Runs `window`'s imports and exports; `task` is the one running or run last."""
+    """Runs the imports into `library` and the exports from it, with `progress` in the status bar;
+    `task` is the one running or run last. An import becomes a step of `last_import`, and the list
+    (`pane`) shows the answer to the query (`state`) again."""
 
-    def __init__(self, window: MainWindow) -> None:
-        super().__init__(window)
-        self.window = window
+    started = Signal(bool)  # an import (True) or an export (False) began: edits and Undo wait
+    finished = Signal()  # it ended, however
+    imported = Signal()  # an import ended that may have added papers, tags and lists
+    importFinished = Signal(list)  # the FileReports of an import ([]: cancelled or failed)
+    exportFinished = Signal(object)  # the ExportReport of an export (None: failed or cancelled)
+    identifiersPasted = Signal(str)  # the paste is DOIs or arXiv ids: Add by Identifier takes them
+    findPublishedRequested = Signal(list)  # ids of papers that would export as fragments
+
+    def __init__(
+        self,
+        library: Library,
+        pane: ListPane,
+        state: QueryState,
+        status: StatusLine,
+        progress: TaskProgress,
+        last_import: LastImport,
+        parent: QWidget,
+    ) -> None:
+        super().__init__(parent)
+        self.library, self.pane, self.state, self.status = library, pane, state, status
+        self.progress, self.last_import = progress, last_import
+        self.dialog_parent = parent  # the dialogs it opens sit over it
         self.task: Task | None = None
         self.preview: QMessageBox | None = None  # the last preview of a file held back
         self.report: QMessageBox | None = None  # the last "finished with problems"
         self.fragments_box: QMessageBox | None = None  # the last "would export as fragments"
-        window.pane.samples_button.clicked.connect(self.import_samples)  # the empty library's page
-        window.pane.import_button.clicked.connect(self.choose_files)
+        pane.samples_button.clicked.connect(self.import_samples)  # the empty library's page
+        pane.import_button.clicked.connect(self.choose_files)
 
     def running(self) -> bool:
         """An import (or an export) is running: the library must not change under it."""
         return self.task is not None and not self.task.finished
 
-    def _start(self, text: str) -> None:
-        self.window.task_progress.busy(text)
-        self.window.tag_panel.setEnabled(False)
-
     def _finished(self) -> None:
-        win = self.window
-        win.task_progress.idle()
-        win.search.wait_for_edits = True
-        win.menus.import_action.setEnabled(True)
-        win.tag_panel.setEnabled(True)
-        win.menus.update_undo()
+        self.progress.idle()
+        self.finished.emit()
 
     # ---- importing ---------------------------------------------------------------------
     def choose_files(self) -> None:
         """Ask for files and import them."""
         files, _ = QFileDialog.getOpenFileNames(
-            self.window, self.tr("Import listings"), str(Path.home()), self.tr(IMPORTABLE)
+            self.dialog_parent, self.tr("Import listings"), str(Path.home()), self.tr(IMPORTABLE)
         )
         if files:
             self.import_files([Path(f) for f in files])
@@ -110,7 +127,7 @@ class ImportExport(QObject):
         """Import the sample listings that come with the application."""
         samples = paths.sample_listings()
         if not samples:
-            self.window.show_error(
+            self.status.error(
                 self.tr("No sample library"), self.tr("The sample listings are missing from this installation.")
             )
             return
@@ -121,11 +138,10 @@ class ImportExport(QObject):
     ) -> None:
         """Import files on a worker thread. `completes`: the reports of the import
         these files were held back from (for a preview); both then make one undoable step."""
-        win = self.window
         if self.running():
-            win.statusBar().showMessage(self.tr("An import is already running."), 4000)
+            self.status.say(self.tr("An import is already running."), 4000)
             return
-        lib = win.library
+        lib = self.library
 
         as_tags = keywords_as_tags()
 
@@ -138,58 +154,73 @@ class ImportExport(QObject):
                 keywords_as_tags=as_tags,
             )
 
-        win.task_progress.busy(self.tr("Importing…"))
-        win.search.wait_for_edits = False
-        win.menus.import_action.setEnabled(False)
-        win.tag_panel.setEnabled(False)
+        self.progress.busy(self.tr("Importing…"))
         self.task = run_task(
             work,
-            parent=win,
+            parent=self.dialog_parent,
             name="papershelf-import",
             on_done=lambda reports: self.import_done(reports, completes),
             on_error=self._import_failed,
-            on_progress=lambda n, total: win.task_progress.step(n, total, self.tr("Importing")),
+            on_progress=lambda n, total: self.progress.step(n, total, self.tr("Importing")),
         )
-        win.menus.update_undo()
+        self.started.emit(True)
 
     def import_clipboard(self) -> None:
-        """Import the text on the clipboard (a preview first if it only partly looks like a listing)."""
-        win = self.window
+        """Import the text on the clipboard on a worker (a preview first if it only partly
+        looks like a listing: what the worker read then is what Import imports)."""
         if self.running():
-            win.statusBar().showMessage(self.tr("Wait for the import to finish."), 3000)
+            self.status.say(self.tr("Wait for the import to finish."), 3000)
             return
         text = QApplication.clipboard().text()
         if not text.strip():
-            win.statusBar().showMessage(self.tr("The clipboard holds no text to import."), 4000)
+            self.status.say(self.tr("The clipboard holds no text to import."), 4000)
             return
         from .online import only_identifiers
 
         if only_identifiers(text):  # DOIs / arXiv ids: Add by Identifier, filled in (nothing sent before Add)
-            win.menus.online.add_by_identifier(text)
+            self.identifiersPasted.emit(text)
             return
-        try:
-            report = win.library.import_text(text, keywords_as_tags=keywords_as_tags())
-        except UncertainListingError as exc:  # previewed, imported on Import
-            self.ask_about(
-                [FileReport.uncertain(PASTE_LABEL, exc)], [], lambda _paths: self._import_pasted_listing(text)
-            )
-            return
-        except PapershelfError as exc:
-            win.show_error(self.tr("The pasted text was not imported"), str(exc))
-            return
-        self.import_done([report])
+        lib, as_tags = self.library, keywords_as_tags()
+        self._import_pasted(lambda: lib.import_text(text, keywords_as_tags=as_tags))
 
-    def _import_pasted_listing(self, text: str) -> None:
-        win = self.window
+    def _import_pasted(self, read: Callable[[], FileReport]) -> None:
+        """Run `read` (an import of pasted text) on a worker, with a moving bar: one text is one
+        commit, so there is no Cancel (the bar shows while it runs)."""
+
+        def work(progress: Callable[[int, int], None], cancelled: Callable[[], bool]) -> FileReport:
+            return read()
+
+        self.progress.busy(self.tr("Importing pasted text…"), cancellable=False)
+        self.task = run_task(
+            work,
+            parent=self.dialog_parent,
+            name="papershelf-import-paste",
+            on_done=lambda report: self.import_done([report]),
+            on_error=self._paste_refused,
+        )
+        self.started.emit(True)
+
+    def _paste_refused(self, exc: BaseException) -> None:
+        """The pasted text was not imported: previewed if it partly looks like a listing (Import
+        then imports what was read, not read again), else said why."""
+        self._finished()
+        if isinstance(exc, UncertainListingError):
+            parsed, lib, as_tags = exc.parsed, self.library, keywords_as_tags()
+            self.ask_about(
+                [FileReport.uncertain(PASTE_LABEL, exc)],
+                [],
+                lambda _paths: self._confirmed_paste(lambda: lib.import_parsed(parsed, as_tags)),
+            )
+        elif isinstance(exc, PapershelfError):
+            self.status.error(self.tr("The pasted text was not imported"), str(exc))
+        else:
+            raise exc  # a bug: the window's error reporter shows it
+
+    def _confirmed_paste(self, read: Callable[[], FileReport]) -> None:
         if self.running():
-            win.statusBar().showMessage(self.tr("Wait for the import to finish."), 3000)
+            self.status.say(self.tr("Wait for the import to finish."), 3000)
             return
-        try:
-            report = win.library.import_text(text, as_listing=True, keywords_as_tags=keywords_as_tags())
-        except PapershelfError as exc:
-            win.show_error(self.tr("The pasted text was not imported"), str(exc))
-            return
-        self.import_done([report])
+        self._import_pasted(read)
 
     def imported_message(self, reports: list[FileReport]) -> str:
         """ "Imported 3 new papers, 1 merged with ones already here." """
@@ -203,37 +234,33 @@ class ImportExport(QObject):
         """Show the preview of files held back; say so in the status bar until it is answered."""
         from .import_preview import ask_to_import_as_listing, shown_name
 
-        win = self.window
         names = ", ".join(shown_name(r.path) for r in unsure)
         waiting = self.tr("%s waits for your answer.") % names
-        win.statusBar().showMessage(f"{self.imported_message(sure)} {waiting}" if sure else waiting)
-        box = self.preview = ask_to_import_as_listing(win, unsure, accept)
+        self.status.say(f"{self.imported_message(sure)} {waiting}" if sure else waiting)
+        box = self.preview = ask_to_import_as_listing(self.dialog_parent, unsure, accept)
 
         def answered() -> None:
             if box.clickedButton() is not box.findChild(QPushButton, "importPreviewImport"):
                 not_imported = (
                     self.tr("%s was not imported.") if len(unsure) == 1 else self.tr("%s were not imported.")
                 ) % names
-                win.statusBar().showMessage(
-                    f"{self.imported_message(sure)} {not_imported}" if sure else not_imported, 8000
-                )
+                self.status.say(f"{self.imported_message(sure)} {not_imported}" if sure else not_imported, 8000)
 
         box.finished.connect(answered)
 
     def import_done(self, reports: list[FileReport], completes: list[FileReport] | None = None) -> None:
         """An import ended (no reports: cancelled): record it as an undoable step and say what it did."""
-        win = self.window
         self._finished()
         if not reports:
-            win.statusBar().showMessage(self.tr("Import cancelled; the library is unchanged."), 5000)
-            win.importFinished.emit([])
+            self.status.say(self.tr("Import cancelled; the library is unchanged."), 5000)
+            self.importFinished.emit([])
             return
-        win.last_import.record(reports, completes)
+        self.last_import.record(reports, completes)
         unsure, sure = import_reports.held_back(reports)  # shown with a preview, imported on Import
         if unsure:
             self.ask_about(unsure, sure, lambda files: self.import_files(files, as_listing=True, completes=reports))
         else:
-            win.statusBar().showMessage(self.imported_message([*(completes or []), *reports]), 8000)
+            self.status.say(self.imported_message([*(completes or []), *reports]), 8000)
         if import_reports.had_trouble(reports):
             self._show_report(
                 sure,
@@ -251,14 +278,14 @@ class ImportExport(QObject):
                     "citation key another paper already had: the details say which, and what they became."
                 ),
             )
-        win.sidebar.refresh_lists_and_tags()
-        win.pane.update_empty_state()
-        win.run_search()
-        win.importFinished.emit(reports)
+        self.imported.emit()
+        self.pane.update_empty_state()
+        self.state.run()
+        self.importFinished.emit(reports)
 
     def _show_report(self, reports: list[FileReport], icon: QMessageBox.Icon, title: str, text: str) -> None:
         """The import's report box, its details each file's summary and problems or notes."""
-        box = QMessageBox(icon, title, text, QMessageBox.StandardButton.Ok, self.window)
+        box = QMessageBox(icon, title, text, QMessageBox.StandardButton.Ok, self.dialog_parent)
         box.setObjectName("importReport")
         box.setDetailedText(import_reports.problem_details(reports))
         box.open()
@@ -266,8 +293,8 @@ class ImportExport(QObject):
 
     def _import_failed(self, exc: BaseException) -> None:
         self._finished()
-        self.window.show_error(self.tr("Nothing was imported"), str(exc))
-        self.window.importFinished.emit([])
+        self.status.error(self.tr("Nothing was imported"), str(exc))
+        self.importFinished.emit([])
 
     def drag_entered(self, event: QDropEvent) -> None:
         """Take a drag that holds local files."""
@@ -284,43 +311,42 @@ class ImportExport(QObject):
     # ---- exporting ---------------------------------------------------------------------
     def export_selection(self) -> None:
         """Export the selected papers."""
-        self.export_ids(self.window.selected_ids(), self.tr("selection"))
+        self.export_ids(self.pane.selected_ids(), self.tr("selection"))
 
     def export_shown(self) -> None:
         """Export the papers the list shows, in its order."""
-        win = self.window
-        self.export_ids(win.model.ids(), win.query.list_name or win.query.tag or self.tr("papers"))
+        query = self.state.query
+        self.export_ids(self.pane.model.ids(), query.list_name or query.tag or self.tr("papers"))
 
     def export_ids(self, ids: list[str], name: str) -> None:
         """Export these papers to a .bib or .ris file named after `name`: first, on a worker, find
         those that would export as fragments (no real title, authors or year) and offer to find
         their published versions; then ask where to (`choose_and_export`)."""
-        win = self.window
         if not ids:
-            win.statusBar().showMessage(self.tr("Nothing to export: no papers."), 4000)
+            self.status.say(self.tr("Nothing to export: no papers."), 4000)
             return
         if self.running():
-            win.statusBar().showMessage(self.tr("Wait for the import to finish."), 3000)
+            self.status.say(self.tr("Wait for the import to finish."), 3000)
             return
-        lib = win.library
+        lib = self.library
 
         def work(progress: Callable[[int, int], None], cancelled: Callable[[], bool]) -> list[str]:
             return fragments(lib.get(pid) for pid in ids)  # 100,000 papers take longer than a frame
 
-        def failed(exc: BaseException) -> None:
-            self._finished()
-            win.show_error(self.tr("Nothing was exported"), str(exc))
-            win.exportFinished.emit(None)
-
-        self._start(self.tr("Exporting…"))
+        self.progress.busy(self.tr("Exporting…"))
         self.task = run_task(
             work,
-            parent=win,
+            parent=self.dialog_parent,
             name="papershelf-export-check",
             on_done=lambda found: self._checked(ids, name, found),
-            on_error=failed,
+            on_error=self._export_failed,
         )
-        win.menus.update_undo()
+        self.started.emit(False)
+
+    def _export_failed(self, exc: BaseException) -> None:
+        self._finished()
+        self.status.error(self.tr("Nothing was exported"), str(exc))
+        self.exportFinished.emit(None)
 
     def _checked(self, ids: list[str], name: str, found: list[str]) -> None:
         """The fragments are known: none, export; some, ask first."""
@@ -328,7 +354,6 @@ class ImportExport(QObject):
         if not found:
             self.choose_and_export(ids, name)
             return
-        win = self.window
         if len(ids) == 1:
             text = self.tr("The paper has no real title, authors or year: it would export as a fragment.")
         else:
@@ -336,7 +361,9 @@ class ImportExport(QObject):
                 f"{len(found):,}",
                 n_papers(len(ids)),
             )
-        box = QMessageBox(QMessageBox.Icon.Warning, self.tr("Export"), text, QMessageBox.StandardButton.NoButton, win)
+        box = QMessageBox(
+            QMessageBox.Icon.Warning, self.tr("Export"), text, QMessageBox.StandardButton.NoButton, self.dialog_parent
+        )
         box.setObjectName("exportFragments")
         box.setInformativeText(
             self.tr(
@@ -356,11 +383,11 @@ class ImportExport(QObject):
         def answered() -> None:
             clicked = box.clickedButton()
             if clicked is find:
-                win.menus.online.find_published(found)
+                self.findPublishedRequested.emit(found)
             elif clicked is anyway:
                 self.choose_and_export(ids, name)
             else:
-                win.statusBar().showMessage(self.tr("Nothing was exported."), 4000)
+                self.status.say(self.tr("Nothing was exported."), 4000)
 
         box.finished.connect(answered)
         box.open()
@@ -369,9 +396,8 @@ class ImportExport(QObject):
     def choose_and_export(self, ids: list[str], name: str) -> None:
         """Ask where to, then export these papers (in the folder and format used last time, the
         dialect the export dialog chose last unless Preferences' default changed since)."""
-        win = self.window
         if self.running():
-            win.statusBar().showMessage(self.tr("Wait for the import to finish."), 3000)
+            self.status.say(self.tr("Wait for the import to finish."), 3000)
             return
         s = QSettings()
         folder = s.value("export/folder", str(Path.home()), str)
@@ -381,7 +407,7 @@ class ImportExport(QObject):
             dialect = default if default in EXPORT_FILTERS else "bibtex"
         ris = s.value("export/format", "bibtex", str) == "ris"
         path, chosen = QFileDialog.getSaveFileName(
-            win,
+            self.dialog_parent,
             self.tr("Export %s") % n_papers(len(ids)),
             str(Path(str(folder)) / f"{overview.export_file_stem(name)}.{'ris' if ris else 'bib'}"),
             ";;".join([*EXPORT_FILTERS.values(), RIS_FILTER]),
@@ -400,7 +426,7 @@ class ImportExport(QObject):
         if not ris:
             s.setValue(LAST_DIALECT, dialect)
             s.setValue(LAST_DIALECT_OVER, default)
-        lib = win.library
+        lib = self.library
 
         def work(progress: Callable[[int, int], None], cancelled: Callable[[], bool]) -> ExportReport:
             if ris:
@@ -409,14 +435,11 @@ class ImportExport(QObject):
 
         def done(report: ExportReport) -> None:
             self._finished()
-            win.statusBar().showMessage(report.summary(), 10000)
-            win.exportFinished.emit(report)
+            self.status.say(report.summary(), 10000)
+            self.exportFinished.emit(report)
 
-        def failed(exc: BaseException) -> None:
-            self._finished()
-            win.show_error(self.tr("Nothing was exported"), str(exc))
-            win.exportFinished.emit(None)
-
-        self._start(self.tr("Exporting…"))
-        self.task = run_task(work, parent=win, name="papershelf-export", on_done=done, on_error=failed)
-        win.menus.update_undo()
+        self.progress.busy(self.tr("Exporting…"))
+        self.task = run_task(
+            work, parent=self.dialog_parent, name="papershelf-export", on_done=done, on_error=self._export_failed
+        )
+        self.started.emit(False)

@@ -13,21 +13,41 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, Signal, Slot
 
+from ..core.library import Library
 from .tasks import Task, run_task
 
 if TYPE_CHECKING:  # the index module (Whoosh, numpy) loads on the worker that opens it
     from ..core.library import IndexStatus
-    from .main_window import MainWindow
+    from .progress import TaskProgress
+    from .query_state import QueryState
+    from .status_line import StatusLine
 
 
 class IndexController(QObject):
-    """Opens `window`'s search index and keeps its answers following the index's commits."""
+    """Opens `library`'s search index (with `progress`) and keeps the list's answers (`state`)
+    following the index's commits; `closing()`: the window closes (an index opened then is closed)."""
 
+    ready = Signal()  # the index is open and this window uses it
     _committed = Signal()  # from the index writer thread
 
-    def __init__(self, window: MainWindow) -> None:
-        super().__init__(window)
-        self.window = window
+    def __init__(
+        self,
+        library: Library,
+        progress: TaskProgress,
+        status: StatusLine,
+        state: QueryState,
+        closing: Callable[[], bool],
+        parent: QObject,
+    ) -> None:
+        super().__init__(parent)
+        self.library, self.progress, self.status_line, self.state, self.closing = (
+            library,
+            progress,
+            status,
+            state,
+            closing,
+        )
+        self.task_parent = parent
         self.task: Task | None = None  # the opening running (or run last)
         self.taken = False  # the library's index is open and this window uses it (see `status`)
         self._unwatch: Callable[[], None] | None = None  # stops the index's commits calling back
@@ -37,13 +57,13 @@ class IndexController(QObject):
     def status(self) -> IndexStatus | None:
         """The search index's state once this window has taken the opened index
         up (None before that, while it is opened again, and after closing)."""
-        return self.window.library.index_status if self.taken else None
+        return self.library.index_status if self.taken else None
 
     def open(self, rebuild: bool = False) -> None:
         """Open (or build) the search index in the background."""
         if self.task is not None and not self.task.finished:
             return
-        win, lib = self.window, self.window.library
+        lib, progress = self.library, self.progress
         if self.taken:
             self.taken = False
             lib.close_index()  # searches match titles until it is open again
@@ -51,14 +71,14 @@ class IndexController(QObject):
         def work(progress: Callable[[int, int], None], cancelled: Callable[[], bool]) -> bool:
             return lib.open_index(progress, cancelled, rebuild=rebuild)
 
-        win.task_progress.busy(self.tr("Opening the search index…"))
+        progress.busy(self.tr("Opening the search index…"))
         self.task = run_task(
             work,
-            parent=win,
+            parent=self.task_parent,
             name="papershelf-index-open",
             on_done=self._opened,
             on_error=self._failed,
-            on_progress=lambda n, total: win.task_progress.step(n, total, self.tr("Indexing")),
+            on_progress=lambda n, total: progress.step(n, total, self.tr("Indexing")),
         )
 
     def reopen_if_damaged(self, damaged: bool) -> None:
@@ -68,28 +88,28 @@ class IndexController(QObject):
             self.open()
 
     def _opened(self, opened: bool) -> None:
-        win = self.window
-        win.task_progress.idle()
+        lib = self.library
+        self.progress.idle()
         if not opened:
-            win.statusBar().showMessage(self.tr("Indexing cancelled; searching titles only."), 5000)
+            self.status_line.say(self.tr("Indexing cancelled; searching titles only."), 5000)
             return
-        if win.closing:
-            win.library.close_index()
+        if self.closing():
+            lib.close_index()
             return
         self.taken = True
         if self._unwatch is None:
-            self._unwatch = win.library.on_index_committed(self._committed_elsewhere)
-        rebuilt_because = win.library.index_status.rebuilt_because
-        if win.library.index_status.first_build:  # nothing was wrong: nothing to explain
-            win.statusBar().showMessage(self.tr("Full-text search is ready."), 8000)
+            self._unwatch = lib.on_index_committed(self._committed_elsewhere)
+        rebuilt_because = lib.index_status.rebuilt_because
+        if lib.index_status.first_build:  # nothing was wrong: nothing to explain
+            self.status_line.say(self.tr("Full-text search is ready."), 8000)
         elif rebuilt_because:
-            win.statusBar().showMessage(self.tr("Search index rebuilt: %s.") % rebuilt_because, 8000)
-        win.run_search()
-        win.indexReady.emit()
+            self.status_line.say(self.tr("Search index rebuilt: %s.") % rebuilt_because, 8000)
+        self.state.run()
+        self.ready.emit()
 
     def _failed(self, exc: BaseException) -> None:
-        self.window.task_progress.idle()
-        self.window.show_error(self.tr("Search is limited to titles"), str(exc))
+        self.progress.idle()
+        self.status_line.error(self.tr("Search is limited to titles"), str(exc))
 
     def _committed_elsewhere(self) -> None:
         # called on the index writer thread: hop to the GUI thread
@@ -97,7 +117,7 @@ class IndexController(QObject):
 
     @Slot()
     def _after_commit(self) -> None:
-        self.window.refresh_soon()
+        self.state.refresh_soon()
 
     def stop(self) -> None:
         """The window closes: the index's writer thread stops calling back."""
@@ -108,4 +128,4 @@ class IndexController(QObject):
     def close(self) -> None:
         """Close the search index (after the search thread has stopped)."""
         self.taken = False
-        self.window.library.close_index()
+        self.library.close_index()

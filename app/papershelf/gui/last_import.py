@@ -9,17 +9,21 @@ are not listed: deleting them would lose more than the import brought.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import shiboken6
 from PySide6.QtCore import QCoreApplication, QObject, QTimer
+from PySide6.QtGui import QUndoStack
 
-from ..core.library import Change, FileReport
+from ..core.library import Change, FileReport, Library
 from .commands import ImportPapers
 
 if TYPE_CHECKING:
-    from .main_window import MainWindow
+    from .events import LibraryEvents
+    from .filters import FilterPanel
+    from .query_state import QueryState
 
 
 def tr(text: str) -> str:
@@ -34,26 +38,37 @@ def _file_label(path: str) -> str:
 
 
 class LastImport(QObject):
-    """The undoable import steps and the sidebar entry of the latest one (see the module)."""
+    """The undoable import steps (on `undo_stack`) and the entry of the latest one in the sidebar
+    (`panel`), which filters the list's query (`state`) while chosen (see the module)."""
 
-    def __init__(self, window: MainWindow) -> None:
-        super().__init__(window)
-        self.window = window
+    def __init__(
+        self,
+        library: Library,
+        undo_stack: QUndoStack,
+        events: LibraryEvents,
+        panel: FilterPanel,
+        state: QueryState,
+        closing: Callable[[], bool],
+        parent: QObject,
+    ) -> None:
+        super().__init__(parent)
+        self.library, self.undo_stack, self.closing = library, undo_stack, closing
+        self.panel, self.state = panel, state
         self.ids: frozenset[str] = frozenset()
         # the newest step and its reports (those of the import it completes, once merged)
         self._latest: tuple[ImportPapers, list[FileReport] | None] | None = None
         # a change arrives while an undo runs, before the stack has moved: look once it has
         self._later = QTimer(self, singleShot=True, interval=0)
         self._later.timeout.connect(self.refresh)
-        window.undo_stack.indexChanged.connect(self._stack_moved)
-        window.events.changed.connect(self._library_changed)
+        undo_stack.indexChanged.connect(self._stack_moved)
+        events.changed.connect(self._library_changed)
 
     def record(self, reports: list[FileReport], completes: list[FileReport] | None = None) -> None:
         """Make a finished import one undoable step (nothing to undo: no step).
         `completes`: the reports of the import this one finishes (the rest of the
         same drop, imported while a file waited for its preview); if that import
         is still the newest step, the two become one."""
-        stack = self.window.undo_stack
+        stack = self.undo_stack
         follows = None
         if (
             completes is not None
@@ -75,7 +90,7 @@ class LastImport(QObject):
             label = tr("Import of %s (%d papers)") % (files, added)
         else:
             label = tr("Import of %s (%d merged)") % (files, merged)
-        cmd = ImportPapers(self.window.library, reports, label)
+        cmd = ImportPapers(self.library, reports, label)
         cmd.follows = follows
         self._latest = (follows or cmd, reports if follows is None else completes)
         stack.push(cmd)
@@ -84,7 +99,7 @@ class LastImport(QObject):
 
     def command(self) -> ImportPapers | None:
         """The newest import step the undo stack still applies, if any."""
-        stack = self.window.undo_stack
+        stack = self.undo_stack
         for n in range(stack.index() - 1, -1, -1):
             cmd = stack.command(n)
             if isinstance(cmd, ImportPapers):
@@ -93,28 +108,27 @@ class LastImport(QObject):
 
     def refresh(self) -> None:
         """Show the papers the latest applied import added and that are still here (or hide the entry)."""
-        win = self.window
         cmd = self.command()
-        ids = win.library.present(cmd.added_ids) if cmd is not None else []
+        ids = self.library.present(cmd.added_ids) if cmd is not None else []
         self.ids = frozenset(ids)
-        panel = win.filter_panel
+        panel, state = self.panel, self.state
         if ids and cmd is not None:
             files = [_file_label(f) for f in cmd.files]
             panel.set_last_import(tr("Last import"), len(ids), tr("Papers added by importing %s") % ", ".join(files))
         else:
             panel.set_last_import("", 0, "")
         active = panel.active.get("import")
-        if active and win.query.only_ids != (self.ids or None):
+        if active and state.query.only_ids != (self.ids or None):
             if not ids:
                 panel.clear_filter("import")
-            win.query = win.query.with_(only_ids=self.ids or None)
-            win.run_search()
+            state.query = state.query.with_(only_ids=self.ids or None)
+            state.run()
 
     def _stack_moved(self, _index: int) -> None:
         # the stack clears itself (and says so) while the window is being destroyed
-        if not self.window.closing and shiboken6.isValid(self.window.undo_stack):
+        if not self.closing() and shiboken6.isValid(self.undo_stack):
             self.refresh()
 
     def _library_changed(self, change: Change) -> None:
-        if change.kind in ("papers-added", "papers-removed") and not self.window.closing:
+        if change.kind in ("papers-added", "papers-removed") and not self.closing():
             self._later.start()

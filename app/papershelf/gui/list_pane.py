@@ -16,7 +16,7 @@ import time
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QItemSelectionModel, Qt, QTimer, Slot
+from PySide6.QtCore import QItemSelectionModel, Qt, QTimer, Signal, Slot
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QHeaderView,
@@ -29,6 +29,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from ..core.library import Library
 from ..core.query import Answer, Query
 from .columns import ColumnChooser
 from .dialogs import search_as_you_type
@@ -36,18 +37,38 @@ from .feedback import n_papers, no_results
 from .paper_model import PaperTableModel
 
 if TYPE_CHECKING:
-    from .main_window import MainWindow
+    from .abstract_view import AbstractView
+    from .query_state import QueryState
+    from .status_line import StatusLine
+    from .tag_panel import TagPanel
 
 RESELECT_LIMIT = 2000  # a larger selection is not carried over to the next answer
 
 
 class ListPane(QWidget):
-    """The search box, the paper list (`view`, over `model`) and the empty-library page."""
+    """The search box, the paper list (`view`, over `model`) and the empty-library page.
+    It asks `state` for the answer to the query the box and headers make, shows the answer
+    (its count in `result_label`), and the selection in `tag_panel` and `abstract_view`;
+    `index_open()`: the search index is open (its words are marked in the abstract)."""
 
-    def __init__(self, window: MainWindow) -> None:
+    indexDamaged = Signal(bool)  # an answer said whether the search index was found damaged
+    countsDue = Signal(object)  # an answer shown: the sidebar's counts are those of this Answer
+
+    def __init__(
+        self,
+        library: Library,
+        state: QueryState,
+        status: StatusLine,
+        *,
+        tag_panel: TagPanel,
+        abstract_view: AbstractView,
+        result_label: QLabel,
+        index_open: Callable[[], bool],
+        parent: QWidget,
+    ) -> None:
         super().__init__()
-        self.main = window  # not `window`: that is QWidget.window()
-        self.asked_at = 0.0  # when the answer on its way was asked for (perf_counter)
+        self.library, self.state, self.status, self.result_label = library, state, status, result_label
+        self.tag_panel, self.abstract_view, self.index_open = tag_panel, abstract_view, index_open
         self.kept: set[str] = set()  # edited while shown: they keep their rows until the query changes
         self.search_box = QLineEdit()
         self.search_box.setObjectName("searchBox")
@@ -55,9 +76,9 @@ class ListPane(QWidget):
         self.search_box.setPlaceholderText(self.tr("Search titles, abstracts, authors…  (Ctrl+F)"))
         self.search_box.setClearButtonEnabled(True)
         self.search_box.textEdited.connect(self.query_typed)
-        self.search_box.returnPressed.connect(window.run_search)
+        self.search_box.returnPressed.connect(state.run)
 
-        self.model = PaperTableModel(window.library, window)
+        self.model = PaperTableModel(library, parent)
         self.model.sortRequested.connect(self.sort_requested)
         view = self.view = QTableView()
         view.setObjectName("paperList")
@@ -75,7 +96,7 @@ class ListPane(QWidget):
         view.setShowGrid(False)
         view.verticalHeader().hide()
         view.verticalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
-        view.verticalHeader().setDefaultSectionSize(window.fontMetrics().height() + 8)
+        view.verticalHeader().setDefaultSectionSize(parent.fontMetrics().height() + 8)
         self.columns = ColumnChooser(view)
         view.selectionModel().selectionChanged.connect(self.selection_changed)
 
@@ -112,15 +133,15 @@ class ListPane(QWidget):
 
     def update_empty_state(self) -> None:
         """The list, or for an empty library the page that offers the samples."""
-        self.stack.setCurrentIndex(1 if len(self.main.library) == 0 else 0)
+        self.stack.setCurrentIndex(1 if len(self.library) == 0 else 0)
 
     # ---- the query -----------------------------------------------------------------------
     def query_typed(self, text: str) -> None:
         """New words in the search box: search as they are typed (if so set), or on Enter."""
-        win = self.main
-        win.query = win.query.with_(text=text)
+        state = self.state
+        state.query = state.query.with_(text=text)
         if search_as_you_type() or not text:
-            win.search_soon()
+            state.soon()
 
     def focus_search(self) -> None:
         """Put the cursor in the search box, its words selected (Ctrl+F)."""
@@ -129,55 +150,56 @@ class ListPane(QWidget):
 
     def clear_search(self) -> None:
         """Empty the search box and show what the filters alone show (Esc)."""
-        win = self.main
+        state = self.state
         if self.search_box.text():
             self.search_box.clear()
-            win.query = win.query.with_(text="")
-            win.run_search()
+            state.query = state.query.with_(text="")
+            state.run()
 
     def sort_requested(self, column: str, descending: bool) -> None:
         """A click on a column header: sort the answer by it."""
-        win = self.main
-        win.query = win.query.with_(sort=column, descending=descending)
-        win.run_search()
+        state = self.state
+        state.query = state.query.with_(sort=column, descending=descending)
+        state.run()
 
     def show_library_now(self) -> None:
         """The first rows without waiting for any thread: the whole library,
         newest first (the order the index gives an empty query). Counts follow
         a moment later, sorted views and filters go through the search."""
-        win = self.main
-        query = win.query
+        state = self.state
+        query = state.query
         if query != Query(sort=query.sort, descending=query.descending) or query.sort != "relevance":
-            win.run_search()
+            state.run()
             return
-        ids = win.library.ids()
+        ids = self.library.ids()
         ids.reverse()
-        win.last_answer = Answer(query, ids, len(ids), indexed=False)
+        state.last_answer = Answer(query, ids, len(ids), indexed=False)
         self.model.set_ids(ids)
-        win.result_label.setText(n_papers(len(ids)))
+        self.result_label.setText(n_papers(len(ids)))
         self.update_empty_state()
         QTimer.singleShot(0, self._count_first_rows)
 
     def _count_first_rows(self) -> None:
         # the answer shown by now: the index may have answered already, with its counts
-        answer = self.main.last_answer
+        answer = self.state.last_answer
         if answer is not None and answer.facets == {}:
-            self.main.sidebar.update_counts(answer)
+            self.countsDue.emit(answer)
 
     @Slot(object)
     def show_answer(self, answer: Answer) -> None:
         """Show the search thread's answer, if it is still to the current query;
         keep the selection where its papers are still shown."""
-        win = self.main
-        win.indexer.reopen_if_damaged(answer.index_damaged)
-        if answer.query != win.query:
+        state = self.state
+        self.indexDamaged.emit(answer.index_damaged)
+        if answer.query != state.query:
             return  # a newer request is on its way
-        refreshed = win.last_answer is not None and win.last_answer.query == answer.query
+        refreshed = state.last_answer is not None and state.last_answer.query == answer.query
         if not refreshed:
             self.kept.clear()
-        win.last_answer = answer
+        state.last_answer = answer
         if answer.error:
-            win.statusBar().showMessage(self.tr("Search failed: %s") % answer.error, 8000)
+            self.status.say(self.tr("Search failed: %s") % answer.error, 8000)
+            state.shown()
             return
         selected = self.selected_ids()
         current = self.model.id_at(self.view.currentIndex().row())
@@ -186,7 +208,7 @@ class ListPane(QWidget):
         self.reselect(selected, current)
         if refreshed:  # the same query answered again after edits: nothing moves
             self.view.verticalScrollBar().setValue(scrolled)
-        elapsed = (time.perf_counter() - self.asked_at) * 1000
+        elapsed = (time.perf_counter() - state.asked_at) * 1000
         text = n_papers(answer.total)
         if not answer.total and answer.query.text.strip():
             text = no_results(answer.query.text, answer.suggestion)
@@ -194,11 +216,11 @@ class ListPane(QWidget):
             text += "  " + self.tr("(search index not ready: matching titles only)")
         elif answer.fallback:
             text += "  " + self.tr("(query not understood; searched its words)")
-        win.result_label.setText(text)
-        win.result_label.setToolTip(self.tr("Answered in %d ms") % round(elapsed))
-        win.sidebar.update_counts(answer)
+        self.result_label.setText(text)
+        self.result_label.setToolTip(self.tr("Answered in %d ms") % round(elapsed))
+        self.countsDue.emit(answer)
         self.update_empty_state()
-        win.searchAnswered.emit()
+        state.shown()
 
     def keep_shown(self, ids: Iterable[str]) -> None:
         """Papers an edit changed keep their rows, if shown, until the query changes."""
@@ -207,7 +229,7 @@ class ListPane(QWidget):
     def with_kept(self, ids: list[str]) -> list[str]:
         """The refreshed answer `ids` with each kept paper at the row it has now,
         whether or not it still matches (one deleted meanwhile is gone)."""
-        library, model = self.main.library, self.model
+        library, model = self.library, self.model
         rows = sorted((model.row_of(pid), pid) for pid in self.kept if pid in library and model.row_of(pid) >= 0)
         kept = {pid for _, pid in rows}
         rest = iter([pid for pid in ids if pid not in kept])
@@ -226,22 +248,21 @@ class ListPane(QWidget):
 
     def selection_changed(self, *_args: object) -> None:
         """Show the selected papers in the tagging panel, and one of them in the abstract view."""
-        win, lib = self.main, self.main.library
+        lib = self.library
         papers = [lib.get(pid) for pid in self.selected_ids()[:5000] if pid in lib]
-        win.tag_panel.show_selection(papers)
+        self.tag_panel.show_selection(papers)
         if len(papers) == 1:
             terms, normal = self.highlight_terms()
-            win.abstract_view.show_paper(papers[0], terms, normal)
+            self.abstract_view.show_paper(papers[0], terms, normal)
         else:
-            win.abstract_view.show_nothing(len(papers))
+            self.abstract_view.show_nothing(len(papers))
 
     def highlight_terms(self) -> tuple[set[str], Callable[[str], str]] | tuple[None, None]:
         """The words to mark in the abstract, and how the index holds a word (None, None: none to mark)."""
         # worked out on the search thread with the answer: the GUI thread never
         # waits for the index's lock
-        win = self.main
-        answer, normal = win.last_answer, win.library.index_normal
-        if win.index is None or normal is None or answer is None or not answer.terms:
+        answer, normal = self.state.last_answer, self.library.index_normal
+        if not self.index_open() or normal is None or answer is None or not answer.terms:
             return None, None
         return answer.terms, normal
 

@@ -34,8 +34,7 @@ from typing import TYPE_CHECKING, Any
 from PySide6.QtCore import QFileSystemWatcher, QObject, QTimer, Signal, Slot
 
 from ..core.errors import PapershelfError
-from ..core.library import Change
-from ..core.library.watching import stat_key, synced_paths, watched_paths
+from ..core.library import Change, stat_key, synced_paths, watched_paths
 from ..core.overview import top_tags
 from .commands import DoneStep
 

@@ -6,19 +6,20 @@ the sidebar (`FilterPanel`, with `SidebarController`), the list, its
 selection and the answers it shows (`ListPane`), the abstract and tagging
 panels, the menus (`WindowActions`), edits of the selection (`Edits`),
 imports and exports (`ImportExport`, with progress and Cancel from
-`TaskProgress`), the search index (`IndexController`). The window holds
-what they share: the library, the query and its latest answer, the undo
-stack, and the timers that run the search.
+`TaskProgress`), the search index (`IndexController`). The window builds
+what they share (the library, the query and its latest answer with the
+timers that run the search (`QueryState`), the undo stack, the status line
+(`StatusLine`)) and hands each controller the parts it needs: a controller
+is never given the window.
 """
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt, QTimer, Signal, Slot
-from PySide6.QtGui import QCloseEvent, QDragEnterEvent, QDropEvent, QUndoStack
+from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QUndoStack
 from PySide6.QtWidgets import QLabel, QMainWindow, QMessageBox, QSplitter, QVBoxLayout, QWidget
 
 from ..core.library import Answer, Change, Library, Query
@@ -38,16 +39,19 @@ from .list_pane import ListPane
 from .live import LiveChanges
 from .paper_menu import PaperMenu
 from .progress import TaskProgress
+from .query_state import QueryState
+from .record_editor import edit_record
 from .related import RelatedPapers, viewer_split
+from .saved_searches import SavedSearches
 from .search import SearchService
 from .sidebar_controller import SidebarController
+from .status_line import StatusLine
+from .suggest_dialog import suggest_for
 from .tag_panel import TagPanel
 
 if TYPE_CHECKING:  # the index module (Whoosh, numpy) loads on the worker that opens it
     from ..core.library import IndexStatus
 
-SEARCH_DELAY_MS = 10  # a burst of keys (a paste) becomes one request; the search thread keeps only the latest
-REFRESH_DELAY_MS = 300  # after edits land in the index, re-run the search once
 COUNTED_FIELDS = frozenset({"status", "tags", "area"})  # the sidebar counts these
 
 
@@ -55,6 +59,7 @@ class MainWindow(QMainWindow):
     """The one window: sidebar, search box and paper list, abstract and tagging panels."""
 
     searchAnswered = Signal()  # the list now shows the answer to the current query
+    idle = Signal()  # ...and no search is due: what tests and scripts wait on (`is_idle`)
     indexReady = Signal()
     importFinished = Signal(list)  # the FileReports of an import
     exportFinished = Signal(object)  # the ExportReport of an export (None: failed or cancelled)
@@ -65,21 +70,28 @@ class MainWindow(QMainWindow):
         self.setObjectName("mainWindow")
         self.setAcceptDrops(True)
         self.undo_stack = QUndoStack(self)
-        self.query = Query()
-        self.last_answer: Answer | None = None
         self.closing = False  # closeEvent has begun: nothing starts any more
         self.sidebar_fits = True  # a first start: the sidebar widens to its names (window_state.fit_sidebar)
 
         self.events = LibraryEvents(library, self)
         self.events.changed.connect(self._library_changed)
         self.search = SearchService(library, self)
-        self._search_timer = QTimer(self, singleShot=True, interval=SEARCH_DELAY_MS)
-        self._search_timer.timeout.connect(self.run_search)
-        self._refresh_timer = QTimer(self, singleShot=True, interval=REFRESH_DELAY_MS)
-        self._refresh_timer.timeout.connect(self.run_search)
+        self.state = QueryState(self.search, self)
+        self.state.answered.connect(self.searchAnswered)
+        self.state.idle.connect(self.idle)
+        self.status = StatusLine(self)
         self._assemble()
-        self.paper_menu = PaperMenu(self)
-        self.last_import = LastImport(self)
+        self.paper_menu = PaperMenu(
+            library,
+            self.pane,
+            self.edits,
+            self.status,
+            importing=self.transfers.running,
+            shared=lambda name: self.findChild(QAction, name),
+            edit_record=lambda index: edit_record(self, index),
+            suggest=lambda tag: suggest_for(self, tag=tag),
+            parent=self,
+        )
         window_state.restore(self)
         self.sidebar.refresh_lists_and_tags()
         self.pane.update_empty_state()
@@ -91,13 +103,24 @@ class MainWindow(QMainWindow):
     # ---- assembling ----------------------------------------------------------
     def _assemble(self) -> None:
         self.filter_panel = FilterPanel()
-        pane = self.pane = ListPane(self)
+        self.abstract_view = AbstractView()
+        self.tag_panel = TagPanel()
+        self.result_label = QLabel()
+        self.result_label.setObjectName("resultLabel")
+        pane = self.pane = ListPane(
+            self.library,
+            self.state,
+            self.status,
+            tag_panel=self.tag_panel,
+            abstract_view=self.abstract_view,
+            result_label=self.result_label,
+            index_open=lambda: self.index is not None,
+            parent=self,
+        )
         # the list's parts, which the menus, the paper menu and the tests reach for
         self.search_box, self.paper_list, self.model = pane.search_box, pane.view, pane.model
         self.list_stack, self.columns = pane.stack, pane.columns
         self.search.answered.connect(pane.show_answer)
-        self.abstract_view = AbstractView()
-        self.tag_panel = TagPanel()
         self.related = RelatedPapers(self, self.abstract_view)
 
         self.conflict_bar = ConflictBar()  # over the abstract: what another device set at the same time
@@ -120,20 +143,113 @@ class MainWindow(QMainWindow):
         self.main_split.setSizes([200, 700, 360])
         self.main_split.setStretchFactor(1, 1)
         self.setCentralWidget(self.main_split)
-        self.result_label = QLabel()
-        self.result_label.setObjectName("resultLabel")
         self.statusBar().addWidget(self.result_label, 1)
         self.library_label = show_library(self, self.library.folder)
 
         # Cancel stops the import (or export) before the index: the one a person started
         self.task_progress = TaskProgress(self, lambda: (self.transfers.task, self.indexer.task))
-        self.indexer = IndexController(self)
-        self.edits = Edits(self)
-        self.sidebar = SidebarController(self)
-        self.transfers = ImportExport(self)
+        self.indexer = IndexController(self.library, self.task_progress, self.status, self.state, self.is_closing, self)
+        self.indexer.ready.connect(self.indexReady)
+        pane.indexDamaged.connect(self.indexer.reopen_if_damaged)
+        self._assemble_controllers()
         self.live = LiveChanges(self)
         self.conflicts = ConflictsView(self, self.conflict_bar)
         self.menus = WindowActions(self)
+        self.edits.undo_action = self.menus.undo_action
+        self.transfers.identifiersPasted.connect(self.menus.online.add_by_identifier)
+        self.transfers.findPublishedRequested.connect(self.menus.online.find_published)
+
+    def _assemble_controllers(self) -> None:
+        """The controllers of imports, edits and the sidebar, each given the parts it works with."""
+        lib, pane, state, status = self.library, self.pane, self.state, self.status
+        closing = self.is_closing
+        self.last_import = LastImport(lib, self.undo_stack, self.events, self.filter_panel, state, closing, self)
+        transfers = self.transfers = ImportExport(lib, pane, state, status, self.task_progress, self.last_import, self)
+        transfers.started.connect(self._transfer_started)
+        transfers.finished.connect(self._transfer_finished)
+        transfers.importFinished.connect(self.importFinished)
+        transfers.exportFinished.connect(self.exportFinished)
+        saved = SavedSearches(
+            lib,
+            self.filter_panel,
+            pane.search_box,
+            state,
+            status,
+            export_ids=transfers.export_ids,
+            closing=closing,
+            parent=self,
+        )
+        self.indexer.ready.connect(saved.recount)
+        self.edits = Edits(
+            lib,
+            self.undo_stack,
+            pane,
+            self.tag_panel,
+            status,
+            importing=transfers.running,
+            closing=closing,
+            reload_saved=saved.reload,
+            parent=self,
+        )
+        self.sidebar = SidebarController(
+            self.filter_panel,
+            self.tag_panel,
+            lib,
+            state,
+            edits=self.edits,
+            saved=saved,
+            last_import=self.last_import,
+            transfers=transfers,
+            pane=pane,
+            parent=self,
+        )
+        self.sidebar.countsShown.connect(lambda: window_state.fit_sidebar(self))
+        self.pane.countsDue.connect(self.sidebar.update_counts)
+        transfers.imported.connect(self.sidebar.refresh_lists_and_tags)
+        self.edits.tagsChanged.connect(self.sidebar.refresh_lists_and_tags)
+
+    def _transfer_started(self, importing: bool) -> None:
+        """An import (or export) began: edits wait (the tag panel too), and an import's index
+        writer is not waited for by the searches."""
+        if importing:
+            self.search.wait_for_edits = False
+            self.menus.import_action.setEnabled(False)
+        self.tag_panel.setEnabled(False)
+        self.menus.update_undo()
+
+    def _transfer_finished(self) -> None:
+        self.search.wait_for_edits = True
+        self.menus.import_action.setEnabled(True)
+        self.tag_panel.setEnabled(True)
+        self.menus.update_undo()
+
+    def is_closing(self) -> bool:
+        """closeEvent has begun: nothing starts any more."""
+        return self.closing
+
+    # ---- what the controllers share, as the tests and the menus reach it --------------
+    @property
+    def query(self) -> Query:
+        """The query the list answers (`QueryState.query`)."""
+        return self.state.query
+
+    @query.setter
+    def query(self, query: Query) -> None:
+        self.state.query = query
+
+    @property
+    def last_answer(self) -> Answer | None:
+        """The answer the list shows (`QueryState.last_answer`)."""
+        return self.state.last_answer
+
+    @last_answer.setter
+    def last_answer(self, answer: Answer | None) -> None:
+        self.state.last_answer = answer
+
+    @property
+    def error_box(self) -> QMessageBox | None:
+        """The warning shown last (`show_error`)."""
+        return self.status.error_box
 
     @property
     def index(self) -> IndexStatus | None:
@@ -155,14 +271,14 @@ class MainWindow(QMainWindow):
 
     def closeEvent(self, event: QCloseEvent) -> None:
         """Keep notes and settings, then stop the timers, tasks, threads and the search index."""
+        self.sidebar.saved.stop()  # its count's thread ends before the library closes
         self.tag_panel.flush_notes()
         self.save_settings()
         self.closing = True
         # nothing may start a timer once the application is gone (Qt warns at exit):
         # stop ours, and the index's writer thread stops calling back
-        self._search_timer.stop()
-        self._refresh_timer.stop()
-        self.statusBar().clearMessage()
+        self.state.stop()
+        self.status.clear()
         self.live.close()
         self.indexer.stop()
         for task in (self.indexer.task, self.transfers.task):
@@ -177,18 +293,23 @@ class MainWindow(QMainWindow):
     # ---- searching ---------------------------------------------------------
     def run_search(self) -> None:
         """Ask for the answer to the current query (the list shows it when it arrives)."""
-        self._search_timer.stop()
-        self._refresh_timer.stop()
-        self.pane.asked_at = time.perf_counter()
-        self.search.request(self.query)
+        self.state.run()
 
     def search_soon(self) -> None:
         """Ask for the answer to the query in a moment (a burst of keys becomes one request)."""
-        self._search_timer.start()
+        self.state.soon()
 
     def refresh_soon(self) -> None:
         """Ask again once edits have had a moment to reach the search index."""
-        self._refresh_timer.start()
+        self.state.refresh_soon()
+
+    def search_due(self) -> bool:
+        """A search is waiting to be asked for (typing, or a refresh after edits)."""
+        return self.state.due()
+
+    def is_idle(self) -> bool:
+        """The list shows the answer to the current query and no search is due (`idle` says when)."""
+        return self.state.is_idle()
 
     # ---- change events ---------------------------------------------------------
     @Slot(object)
@@ -230,7 +351,4 @@ class MainWindow(QMainWindow):
 
     def show_error(self, title: str, text: str) -> None:
         """A warning a person must close (not modal: the window goes on)."""
-        box = QMessageBox(QMessageBox.Icon.Warning, title, text, QMessageBox.StandardButton.Ok, self)
-        box.setObjectName("errorDialog")
-        box.open()
-        self.error_box = box
+        self.status.error(title, text)

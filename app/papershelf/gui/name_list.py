@@ -30,7 +30,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from ..core.record_edit import EditorName
+from ..core.biblio.names import Name
 
 _NO_PARENT = QModelIndex()
 NAME, GIVEN, ORGANISATION = range(3)
@@ -41,7 +41,7 @@ class _Row:
     name: str  # the family name (with its von and Jr parts), or the organisation's whole name
     given: str
     organisation: bool
-    origin: EditorName | None = None  # the record's own name, given back while the row is untouched
+    origin: Name | None = None  # the record's own name, given back while the row is untouched
 
     def shown(self) -> tuple[str, str, bool]:
         return self.name, self.given, self.organisation
@@ -49,17 +49,17 @@ class _Row:
     def joined(self) -> str:
         return " ".join(x for x in (self.given.strip(), self.name.strip()) if x)
 
-    def editor_name(self) -> EditorName:
+    def editor_name(self) -> Name:
         if self.origin is not None and _row(self.origin).shown() == self.shown():
             return self.origin  # exactly as the record had it: an unchanged list sends nothing
         if self.organisation:
-            return EditorName(literal=self.name.strip())
+            return Name(literal=self.name.strip())
         # "Family, Jr" in the family box: BibTeX's three-part form "Family, Jr, Given"
         family, _, jr = self.name.partition(",")
-        return EditorName(family=family.strip(), given=self.given.strip(), jr=jr.strip())
+        return Name(family=family.strip(), given=self.given.strip(), jr=jr.strip())
 
 
-def _row(name: EditorName) -> _Row:
+def _row(name: Name) -> _Row:
     if name.literal:
         return _Row(name.literal, "", True, name)
     family = " ".join(p for p in (name.von, name.family) if p) + (", " + name.jr if name.jr else "")
@@ -75,13 +75,13 @@ class NameListModel(QAbstractTableModel):
         self._headers = [self.tr("Family name or organisation"), self.tr("Given names"), self.tr("Organisation")]
 
     # ---- reading and writing the whole list ----------------------------------------
-    def set_names(self, names: list[EditorName]) -> None:
+    def set_names(self, names: list[Name]) -> None:
         """Show these names (the record's, in its order)."""
         self.beginResetModel()
         self._rows = [_row(n) for n in names]
         self.endResetModel()
 
-    def names(self) -> list[EditorName]:
+    def names(self) -> list[Name]:
         """The names as edited, in order; rows left blank are not names."""
         return [r.editor_name() for r in self._rows if r.name.strip() or r.given.strip()]
 
@@ -283,13 +283,13 @@ class NameList(QWidget):
         self.down_button.setEnabled(0 <= row < count - 1)
 
     # ---- the list -----------------------------------------------------------------
-    def set_names(self, names: list[EditorName]) -> None:
+    def set_names(self, names: list[Name]) -> None:
         """Show these names."""
         self.model.set_names(names)
         if names:
             self._select(0, edit=False)
 
-    def names(self) -> list[EditorName]:
+    def names(self) -> list[Name]:
         """The names as edited, in order (blank rows left out)."""
         return self.model.names()
 

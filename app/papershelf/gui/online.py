@@ -6,26 +6,26 @@ QSettings (`online/allowed`: unset = not asked yet). Preferences can turn it
 on or off and hold a contact e-mail (`online/email`) for Crossref's and
 OpenAlex's polite pools.
 
-Every request runs on a worker thread (`tasks.run_task`) with its own
-`Http`, whose `cancelled` is the task's flag; Cancel (and closing the window)
-also calls `Http.cancel()`, which abandons the request in flight: nothing on
-the GUI thread ever waits for the network, the worker ends on its own and its
-result is dropped. What the services found reaches the library on the GUI
-thread, as one undoable step. Finding published versions is in `online_lookup.py`.
+Every batch is one `OnlineSession` (the core's one door online, built here with
+the contact e-mail) run on a worker thread (`tasks.run_task`); Cancel (and
+closing the window) calls `OnlineSession.cancel()`, which abandons the request
+in flight: nothing on the GUI thread ever waits for the network, the worker
+ends on its own and its result is dropped. What the services found reaches the
+library on the GUI thread, as one undoable step. Finding published versions is
+in `online_lookup.py`.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QCoreApplication, QEvent, QItemSelectionModel, QObject, QSettings, Signal
 from PySide6.QtWidgets import QMessageBox, QWidget
 
 from ..core.errors import PapershelfError
-from ..core.online.records import Cancelled, FoundRecord, OnlineError
+from ..core.library import FoundRecord
 from ..core.paper import Paper
 from .commands import ImportPapers
 from .feedback import n_papers
@@ -33,7 +33,7 @@ from .tasks import Task, run_task
 
 if TYPE_CHECKING:
     from ..core.biblio.identifiers import Identifier
-    from ..core.online.http import Http
+    from ..core.library import Fetched, OnlineSession
     from .identifier_dialog import IdentifierDialog
     from .main_window import MainWindow
     from .online_lookup import LookupRun
@@ -127,47 +127,6 @@ def with_consent(parent: QWidget, go: Callable[[], None], refused: Callable[[str
 
 
 # ---- the window's online actions --------------------------------------------------------------
-@dataclass
-class Fetched:
-    """What fetching a batch of identifiers gave: the records found, and the failures in words."""
-
-    found: list[tuple[Identifier, FoundRecord]] = field(default_factory=list)
-    failed: list[tuple[Identifier, str]] = field(default_factory=list)
-    cancelled: bool = False
-
-
-def fetch_all(
-    idents: list[Identifier],
-    contact: str,
-    progress: Callable[[int, int], None],
-    cancelled: Callable[[], bool],
-    opened: Callable[[Http], None] | None = None,
-    waiting: Callable[[str], None] | None = None,
-) -> Fetched:
-    """Fetch each identifier's record (on a worker thread); a failure is kept in words and the
-    rest still fetched; Cancel stops at once. `opened` gets the Http (its `cancel` may be
-    called from the GUI thread); `waiting` is told what a long wait is for (from this thread)."""
-    from ..core.online.http import Http
-    from ..core.online.services import fetch
-
-    out = Fetched()
-    with Http(contact=contact, cancelled=cancelled, on_wait=waiting) as http:
-        if opened is not None:
-            opened(http)
-        for n, ident in enumerate(idents):
-            progress(n, len(idents))
-            try:
-                out.found.append((ident, fetch(http, ident)))
-            except Cancelled:
-                out.cancelled = True
-                break
-            except OnlineError as exc:
-                out.failed.append((ident, str(exc)))
-        else:
-            progress(len(idents), len(idents))
-    return out
-
-
 def only_identifiers(text: str) -> bool:
     """Whether `text` is nothing but DOIs, arXiv ids and their links (separated by spaces,
     commas, semicolons or lines): a paste that Add by Identifier should take, not the importer.
@@ -188,7 +147,7 @@ class OnlineActions(QObject):
     """The window's online actions: Add by Identifier here, Find Published Version in
     `online_lookup.LookupRun`. One online task runs at a time."""
 
-    waiting = Signal(str)  # Add by Identifier's Http waits (emitted on its worker thread)
+    waiting = Signal(str)  # Add by Identifier's session waits (emitted on its worker thread)
 
     def __init__(self, window: MainWindow) -> None:
         super().__init__(window)
@@ -197,7 +156,7 @@ class OnlineActions(QObject):
         self.identifier_dialog: IdentifierDialog | None = None
         self.lookup: LookupRun | None = None
         self.message_box: QMessageBox | None = None
-        self.http: Http | None = None  # the running task's client (set from its worker thread)
+        self.session: OnlineSession | None = None  # the running task's door online (set from its worker thread)
         window.installEventFilter(self)  # a closing window stops what runs here first
         self.waiting.connect(self._show_waiting)  # queued: lands on the GUI thread
 
@@ -214,23 +173,29 @@ class OnlineActions(QObject):
 
     def cancel_task(self) -> None:
         """Stop the running online task at once, from the GUI thread: its flag for the next
-        request, `Http.cancel()` for the one in flight. Nothing is waited for."""
+        request, `OnlineSession.cancel()` for the one in flight. Nothing is waited for."""
         if not self.running():
             return
         assert self.task is not None
         self.task.cancel()
-        http = self.http
-        if http is not None:
-            http.cancel()
+        if self.session is not None:
+            self.session.cancel()
 
     def _show_waiting(self, text: str) -> None:
         if self.identifier_dialog is not None and self.running():
             self.identifier_dialog.waiting(text)
 
-    def opened(self, http: Http) -> None:
-        """The running task's worker made its client (called on the worker thread). A cancel
-        before this is not lost: the client checks the task's flag too."""
-        self.http = http
+    def open_session(
+        self, contact: str, cancelled: Callable[[], bool], waiting: Callable[[str], None]
+    ) -> OnlineSession:
+        """The running task's door online, made on its worker thread (the HTTP client is imported
+        there, never on the GUI thread) with the contact e-mail read before. A cancel before this
+        is not lost: the session checks the task's flag (`cancelled`) too; `waiting` is told what
+        a long wait is for."""
+        from ..core.library import OnlineSession
+
+        self.session = OnlineSession(contact=contact, cancelled=cancelled, on_wait=waiting)
+        return self.session
 
     def say(self, text: str, ms: int = 8000) -> None:
         """A line in the window's status bar."""
@@ -255,7 +220,7 @@ class OnlineActions(QObject):
         name: str,
     ) -> Task:
         """Run `work` on a worker thread as this window's online task."""
-        self.http = None
+        self.session = None
         self.task = run_task(
             work, parent=self.window, name=name, on_done=on_done, on_error=on_error, on_progress=on_progress
         )
@@ -288,8 +253,13 @@ class OnlineActions(QObject):
             return
         contact = contact_email()
         dialog.fetching(len(idents))
+
+        def fetch(progress: Callable[[int, int], None], cancelled: Callable[[], bool]) -> Fetched:
+            with self.open_session(contact, cancelled, self.waiting.emit) as session:
+                return session.fetch(idents, progress)
+
         self.start(
-            lambda progress, cancelled: fetch_all(idents, contact, progress, cancelled, self.opened, self.waiting.emit),
+            fetch,
             on_done=lambda result: self._fetched(dialog, result),  # type: ignore[arg-type]
             on_error=lambda exc: self._fetch_failed(dialog, exc),
             on_progress=dialog.step,

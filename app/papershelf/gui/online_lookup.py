@@ -1,11 +1,14 @@
 """Find Published Version: the look-up on a worker thread, then applying what it found.
 
-`LookupRun` runs `lookup_many` for some papers on a worker thread, with a
-progress dialog whose Cancel sets the task's flag and cancels the `Http`
-(the request in flight is abandoned): the batch stops at once, and what was
-found so far is still offered.
+`LookupRun` runs an `OnlineSession`'s look-up of some papers on a worker
+thread, with a progress dialog whose Cancel cancels the session (the request
+in flight is abandoned): the batch stops at once, and what was found so far is
+still offered.
 Proposals sure enough (`automatic`) are applied at once, as one undoable
-step; the others go to the review dialog, whose Apply is one more step.
+step; the others go to the review dialog, whose Apply is one more step. Both
+apply through `Library.apply_found`, the command line's rule too: a paper
+edited while the look-up ran (or the review was open) is never overwritten, and
+what was found is offered again in the review against the paper as it is now.
 Papers where nothing was found, or that failed, are listed with the reason; a
 reason many papers share ("Cannot reach arXiv, …", when the batch stopped
 because no service could be reached) is said once, with their count.
@@ -15,17 +18,15 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtGui import QUndoCommand
 from PySide6.QtWidgets import QMessageBox, QProgressDialog
 
 from ..core.errors import PapershelfError
-from ..core.library import Library
-from ..core.limits import CONTROLS_REMOVED, strip_found
-from ..core.online.records import Cancelled, Proposal
+from ..core.library import FoundApplied, Library, Proposal
+from ..core.limits import CONTROLS_REMOVED
 from ..core.paper import Paper
 from .commands import keep_later_keys
 from .feedback import n_papers
@@ -33,40 +34,29 @@ from .online import contact_email, tr
 from .screen_fit import keep_on_screen
 
 if TYPE_CHECKING:
-    from ..core.online.http import Http
+    from ..core.library import FoundRecord, LookupResult
     from .online import OnlineActions
     from .review_dialog import ReviewDialog
 
 
-def apply_changes(library: Library, paper_id: str, changes: Mapping[str, str]) -> list[str]:
-    """Make the changes to one paper; a value the library refuses is left out (its words
-    returned) and the others still made."""
-    if paper_id not in library or not changes:
-        return []
-    try:
-        library.edit_record(paper_id, dict(changes))
-        return []
-    except (PapershelfError, ValueError):
-        pass  # one bad value refuses the whole edit: make the others one by one
-    problems = []
-    for name, value in changes.items():
-        try:
-            library.edit_record(paper_id, {name: value})
-        except (PapershelfError, ValueError) as exc:
-            problems.append(f"{name}: {exc}")
-    return problems
-
-
 class ApplyFound(QUndoCommand):
-    """Changes found online, to several papers, as one step: undo puts every paper the edits
-    touched (and the children whose crossref followed a new key) back as it was."""
+    """Changes found online, to several papers, as one step (made by `Library.apply_found`):
+    undo puts every paper the edits touched (and the children whose crossref followed a new
+    key) back as it was."""
 
-    def __init__(self, library: Library, label: str, edits: Mapping[str, Mapping[str, str]]) -> None:
+    def __init__(
+        self,
+        library: Library,
+        label: str,
+        edits: Mapping[str, Mapping[str, str]],
+        expect: Mapping[str, Any] | None = None,
+        found: Mapping[str, FoundRecord | None] | None = None,
+    ) -> None:
         super().__init__(label)
         self.library = library
         self.edits = {pid: dict(changes) for pid, changes in edits.items() if changes}
-        self.problems: dict[str, list[str]] = {}
-        self.cleaned: dict[str, list[str]] = {}  # a paper → the found fields control characters were removed from
+        self.expect, self.found = expect, found
+        self.result = FoundApplied()
         self.before: dict[str, dict] = {}
         self.after: dict[str, dict] = {}
         self._done = False
@@ -79,13 +69,10 @@ class ApplyFound(QUndoCommand):
             return
         scope = list(dict.fromkeys(i for pid in self.edits if pid in lib for i in lib.edit_scope(pid)))
         self.before = lib.records(scope)
-        for pid, found in self.edits.items():
-            changes, stripped = strip_found(found)  # a service's values are cleaned (and told), not refused
-            if stripped:
-                self.cleaned[pid] = stripped
-            problems = apply_changes(lib, pid, changes)
-            if problems:
-                self.problems[pid] = problems
+        try:
+            self.result = lib.apply_found(self.edits, expect=self.expect, found=self.found)
+        except PapershelfError as exc:  # the library could not save: said, nothing more tried
+            self.result.problems.update({pid: [str(exc)] for pid in self.edits})
         self.after = lib.records(scope)
         self._done = True
         if self.before == self.after:
@@ -98,47 +85,6 @@ class ApplyFound(QUndoCommand):
     def changed(self) -> int:
         """How many of the papers edited changed."""
         return sum(1 for pid in self.edits if self.before.get(pid) != self.after.get(pid))
-
-
-@dataclass
-class LookupResult:
-    """What a look-up batch gave: a proposal per paper done, and whether it was cancelled."""
-
-    proposals: list[Proposal] = field(default_factory=list)
-    cancelled: bool = False
-    stopped: str = ""  # why the batch stopped early: no service could be reached
-    skipped: dict[str, str] = field(default_factory=dict)  # service → why it was skipped (unreachable)
-
-
-def look_up(
-    papers: list[Paper],
-    contact: str,
-    progress: Callable[[int, int], None],
-    cancelled: Callable[[], bool],
-    waiting: Callable[[str], None],
-    opened: Callable[[Http], None] | None = None,
-) -> LookupResult:
-    """Look each paper up (on a worker thread); Cancel stops the batch, the proposals so far
-    kept. `opened` gets the Http (its `cancel` may be called from the GUI thread)."""
-    from ..core.online.http import Http
-    from ..core.online.lookup import Reach, lookup_many
-
-    out = LookupResult()
-    reach = Reach()
-    with Http(contact=contact, cancelled=cancelled, on_wait=waiting) as http:
-        if opened is not None:
-            opened(http)
-        try:
-            for proposal in lookup_many(http, papers, progress, reach=reach):
-                out.proposals.append(proposal)
-                if cancelled():
-                    out.cancelled = len(out.proposals) < len(papers)
-                    break
-        except Cancelled:
-            out.cancelled = True
-    out.stopped = reach.stopped
-    out.skipped = {service: reach.skipped_note(service) for service in reach.skipped}
-    return out
 
 
 def said_once(lines: Iterable[tuple[str, str]]) -> tuple[list[str], list[str]]:
@@ -168,7 +114,7 @@ def _clip(line: str, limit: int = 300) -> str:
 class LookupRun(QObject):
     """One Find Published Version: progress, then applying and reviewing what was found."""
 
-    waiting = Signal(str)  # the Http waits (a rate limit, a Retry-After): shown in the progress dialog
+    waiting = Signal(str)  # the session waits (a rate limit, a Retry-After): shown in the progress dialog
     finished = Signal()  # the results were handled (applied, and the review or the report is open)
 
     def __init__(self, online: OnlineActions, ids: Iterable[str]) -> None:
@@ -177,11 +123,15 @@ class LookupRun(QObject):
         self.window = online.window
         lib = self.window.library
         self.papers = {pid: lib.get(pid) for pid in lib.present(ids)}
+        # what each paper was when read: an edit made meanwhile wins (Library.apply_found)
+        self.read_at = lib.records(self.papers)
+        self.review_read: dict[str, Any] = {}  # the same, for the papers the review shows
         self.progress: QProgressDialog | None = None
         self.review: ReviewDialog | None = None
         self.report: QMessageBox | None = None
         self.result: LookupResult | None = None
         self.applied: ApplyFound | None = None
+        self.review_found: dict[str, FoundRecord | None] = {}
 
     def start(self) -> None:
         """Show the progress dialog and start the look-ups on a worker thread."""
@@ -200,10 +150,13 @@ class LookupRun(QObject):
         self.waiting.connect(dialog.setLabelText)
         dialog.show()
         contact = contact_email()
+
+        def look_up(progress: Callable[[int, int], None], cancelled: Callable[[], bool]) -> LookupResult:
+            with self.online.open_session(contact, cancelled, self.waiting.emit) as session:
+                return session.look_up(copies, progress)
+
         self.online.start(
-            lambda progress, cancelled: look_up(
-                copies, contact, progress, cancelled, self.waiting.emit, self.online.opened
-            ),
+            look_up,
             on_done=self._done,  # type: ignore[arg-type]
             on_error=self._failed,
             on_progress=self._step,
@@ -257,34 +210,50 @@ class LookupRun(QObject):
         why nothing was found."""
         self.result = result
         win = self.window
-        automatic = [p for p in result.proposals if p.automatic and p.changes and p.paper_id in win.library]
-        auto_ids = {id(p) for p in automatic}
-        rest = [p for p in result.proposals if id(p) not in auto_ids]
-        said = []
+        automatic = [p for p in result.proposals if p.automatic and p.changes]
+        rest = [p for p in result.proposals if not (p.automatic and p.changes)]
+        said, applied = [], 0
         if automatic:
-            self.applied = self.apply(
-                {p.paper_id: {f: new for f, (_old, new) in p.changes.items()} for p in automatic},
-                tr("Apply the published versions of %s") % n_papers(len(automatic)),
-            )
-            for p in automatic:
-                p.applied = p.paper_id not in self.applied.problems
-            said.append(tr("Applied the published versions of %s found sure enough.") % n_papers(len(automatic)))
+            applied, again = self._apply_sure(automatic)
+            rest = again + rest
+            if applied:
+                said.append(tr("Applied the published versions of %s found sure enough.") % n_papers(applied))
         to_review = [p for p in rest if p.changes]
         if to_review:
             said.append(tr("%s to review.") % n_papers(len(to_review)))
+        said = self._why_it_ended(result, said, bool(automatic or to_review))
+        win.statusBar().showMessage(" ".join(said), 10000)
+        if to_review:
+            self.open_review(rest, applied=applied)
+        elif [p for p in rest if p.message]:
+            self.show_report(rest, " ".join(said))
+        self.finished.emit()
+
+    def _apply_sure(self, automatic: list[Proposal]) -> tuple[int, list[Proposal]]:
+        """Apply the sure proposals as one step; how many were applied, and the ones not applied
+        that still say something (a paper edited meanwhile, proposed again; one deleted)."""
+        self.applied = self.apply(
+            {p.paper_id: {f: new for f, (_old, new) in p.changes.items()} for p in automatic},
+            tr("Apply the published versions of %s") % n_papers(len(automatic)),
+            expect=self.read_at,
+            found={p.paper_id: p.candidate for p in automatic},
+            tell_stale=False,  # offered again in the review, which says why
+        )
+        done = self.applied.result
+        done.settle(automatic)
+        again = [p for p in automatic if p.paper_id in done.stale or p.paper_id in done.gone]
+        return sum(1 for p in automatic if p.applied), again
+
+    @staticmethod
+    def _why_it_ended(result: LookupResult, said: list[str], found: bool) -> list[str]:
+        """The status line's words on how the batch ended (cancelled, stopped, skipped)."""
         if result.cancelled:
             said.insert(0, tr("Cancelled after %s.") % n_papers(len(result.proposals)))
         if result.stopped:
             said.insert(0, tr("Stopped: none of the services could be reached."))
-        elif not automatic and not to_review:
+        elif not found:
             said.append(tr("Nothing to change was found."))
-        said += list(result.skipped.values()) if not result.stopped else []
-        win.statusBar().showMessage(" ".join(said), 10000)
-        if to_review:
-            self.open_review(rest, applied=len(automatic))
-        elif [p for p in rest if p.message]:
-            self.show_report(rest, " ".join(said))
-        self.finished.emit()
+        return said + (list(result.skipped.values()) if not result.stopped else [])
 
     def open_review(self, proposals: list[Proposal], applied: int = 0) -> None:
         """The review dialog of these proposals (window-modal, opened without blocking);
@@ -293,6 +262,8 @@ class LookupRun(QObject):
 
         lib = self.window.library
         papers = {p.paper_id: lib.get(p.paper_id) for p in proposals if p.paper_id in lib}
+        self.review_read = lib.records(papers)
+        self.review_found = {p.paper_id: p.candidate for p in proposals}
         dialog = self.review = ReviewDialog(proposals, papers, self.window, applied)
         dialog.applyRequested.connect(self.apply_reviewed)
         dialog.open()
@@ -303,21 +274,33 @@ class LookupRun(QObject):
         if not edits:
             self.window.statusBar().showMessage(tr("Nothing was checked: nothing changed."), 6000)
             return
-        cmd = self.apply(edits, tr("Apply the published versions of %s") % n_papers(len(edits)))
+        label = tr("Apply the published versions of %s") % n_papers(len(edits))
+        cmd = self.apply(edits, label, expect=self.review_read, found=self.review_found)
         self.window.statusBar().showMessage(tr("Changed %s.") % n_papers(cmd.changed()), 8000)
 
-    def apply(self, edits: dict[str, dict[str, str]], label: str) -> ApplyFound:
-        """Make the edits one undoable step; a value the library refused is shown in words."""
+    def apply(
+        self,
+        edits: dict[str, dict[str, str]],
+        label: str,
+        expect: Mapping[str, Any] | None = None,
+        found: Mapping[str, FoundRecord | None] | None = None,
+        tell_stale: bool = True,
+    ) -> ApplyFound:
+        """Make the edits one undoable step; a value the library refused, one cleaned and (if
+        `tell_stale`) a paper edited or deleted meanwhile are shown in words."""
         win = self.window
-        cmd = ApplyFound(win.library, label, edits)
+        cmd = ApplyFound(win.library, label, edits, expect, found)
         win.undo_stack.push(cmd)
-        if cmd.problems or cmd.cleaned:
-            lines = [f"{self._title(pid)}: {'; '.join(why)}" for pid, why in cmd.problems.items()]
+        done = cmd.result
+        stale = [*done.stale, *done.gone] if tell_stale else []
+        if done.problems or done.cleaned or stale:
+            lines = [f"{self._title(pid)}: {'; '.join(why)}" for pid, why in done.problems.items()]
             lines += [
                 f"{self._title(pid)}: {CONTROLS_REMOVED} {', '.join(names)} of the found record"
-                for pid, names in cmd.cleaned.items()
+                for pid, names in done.cleaned.items()
             ]
-            title = tr("Some values were not taken") if cmd.problems else tr("Some values were cleaned")
+            lines += [f"{self._title(pid)}: {done.note(pid)}" for pid in stale]
+            title = tr("Some values were not taken") if done.problems or stale else tr("Some values were cleaned")
             win.show_error(title, "\n".join(lines))
         return cmd
 

@@ -12,19 +12,20 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QCoreApplication, QEvent, QItemSelectionModel, QObject, QPoint, Qt, QUrl
+from PySide6.QtCore import QCoreApplication, QEvent, QItemSelectionModel, QModelIndex, QObject, QPoint, Qt, QUrl
 from PySide6.QtGui import QAction, QContextMenuEvent, QDesktopServices, QGuiApplication
-from PySide6.QtWidgets import QInputDialog, QMenu
+from PySide6.QtWidgets import QInputDialog, QMenu, QWidget
 
 from ..core import overview
 from ..core.biblio.identifiers import arxiv_url, doi_url
 from ..core.errors import PapershelfError
+from ..core.library import Library
 from ..core.paper import RATING_MAX, RATING_MIN, Paper, split_tags
-from .record_editor import edit_record
-from .suggest_dialog import suggest_for
 
 if TYPE_CHECKING:
-    from .main_window import MainWindow
+    from .edits import Edits
+    from .list_pane import ListPane
+    from .status_line import StatusLine
 
 
 def tr(text: str) -> str:
@@ -45,26 +46,43 @@ def paper_link(paper: Paper) -> str:
 
 
 class PaperMenu(QObject):
-    """Shows the context menu of the window's paper list; `menu` is the one open last."""
+    """Shows the context menu of the paper list (`pane`'s); `menu` is the one open last.
+    Its edits go to `edits`; `shared(name)` is the window's own action of that name (Mark As,
+    Edit Record…, with their shortcuts); `edit_record(index)` and `suggest(tag)` open those
+    dialogs; `importing()`: an import runs (copies wait)."""
 
-    def __init__(self, window: MainWindow) -> None:
-        super().__init__(window)
-        self.window = window
+    def __init__(
+        self,
+        library: Library,
+        pane: ListPane,
+        edits: Edits,
+        status: StatusLine,
+        *,
+        importing: Callable[[], bool],
+        shared: Callable[[str], QAction | None],
+        edit_record: Callable[[QModelIndex], object],
+        suggest: Callable[[str], object],
+        parent: QWidget,
+    ) -> None:
+        super().__init__(parent)
+        self.library, self.pane, self.edits, self.status = library, pane, edits, status
+        self.importing, self.shared, self.suggest = importing, shared, suggest
+        self.dialog_parent = parent  # the menu and the questions sit over it
         self.menu: QMenu | None = None
-        view = window.paper_list
+        view = self.view = pane.view
         view.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
         view.customContextMenuRequested.connect(self.show_at)
         view.installEventFilter(self)  # the Menu key: the selection as it is, at the current row
-        view.doubleClicked.connect(lambda index: edit_record(window, index))  # the list is not edited in place
+        view.doubleClicked.connect(edit_record)  # the list is not edited in place
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
         """The Menu key on the list opens the menu at the current row."""
         if (
             isinstance(event, QContextMenuEvent)
-            and watched is self.window.paper_list
+            and watched is self.view
             and event.reason() == QContextMenuEvent.Reason.Keyboard
         ):
-            view = self.window.paper_list
+            view = self.view
             current = view.currentIndex()
             area = view.viewport().rect()
             row = view.visualRect(current).center() if current.isValid() else area.center()
@@ -80,7 +98,7 @@ class PaperMenu(QObject):
     # ---- building ----------------------------------------------------------
     def show_at(self, pos: QPoint) -> None:
         """`pos` in the list's viewport, as customContextMenuRequested gives it."""
-        view = self.window.paper_list
+        view = self.view
         index = view.indexAt(pos)
         sel = view.selectionModel()
         if index.isValid() and not sel.isRowSelected(index.row(), index.parent()):
@@ -90,8 +108,8 @@ class PaperMenu(QObject):
         self._popup(pos)
 
     def _popup(self, pos: QPoint) -> None:
-        win, view = self.window, self.window.paper_list
-        ids = win.selected_ids()
+        view = self.view
+        ids = self.pane.selected_ids()
         if not ids:
             return
         if self.menu is not None:
@@ -102,25 +120,38 @@ class PaperMenu(QObject):
 
     def build(self, ids: list[str]) -> QMenu:
         """The menu for these papers (the selection)."""
-        win, lib = self.window, self.window.library
+        lib = self.library
         papers = [lib.get(pid) for pid in ids]
-        menu = QMenu(win)
+        menu = QMenu(self.dialog_parent)
         menu.setObjectName("paperMenu")
         menu.setAccessibleName(tr("Paper actions"))
         menu.setToolTipsVisible(True)
+        self._tag_menu(menu, papers)
+        self._status_menu(menu)
+        self._rating_menu(menu, papers)
+        self._list_menu(menu)
+        self._record_items(menu, papers)
+        menu.addSeparator()
+        self._copy_items(menu, papers)
+        menu.addSeparator()
+        self._add_shared(menu, "exportSelectionAction", "deleteAction")
+        return menu
 
+    def _tag_menu(self, menu: QMenu, papers: list[Paper]) -> None:
+        """Tag: the number-key tags (checked where every paper has one), New Tag, keywords, Remove."""
+        edits = self.edits
         tag_menu = menu.addMenu(tr("&Tag"))
         tag_menu.setObjectName("paperMenuTags")
-        top = overview.top_tags(lib)
+        top = overview.top_tags(self.library)
         for n, tag in enumerate(top, 1):
             on_all = all(tag in p.tags for p in papers)
             action = self._add(
                 tag_menu,
                 f"&{n}  {tag}",
                 f"paperMenuTag{n}",
-                (lambda _=False, t=tag: win.edits.remove_tag(t))
+                (lambda _=False, t=tag: edits.remove_tag(t))
                 if on_all
-                else (lambda _=False, t=tag: win.edits.add_tags([t])),
+                else (lambda _=False, t=tag: edits.add_tags([t])),
             )
             action.setCheckable(True)
             action.setChecked(on_all)
@@ -129,7 +160,7 @@ class PaperMenu(QObject):
         self._add(tag_menu, tr("New Tag…"), "paperMenuNewTag", self.new_tag)
         # a record's keywords are not tags until the person asks (issue 20)
         keywords = self._add(
-            tag_menu, tr("Make Keywords Tags"), "paperMenuKeywordsTags", lambda _=False: win.edits.make_keywords_tags()
+            tag_menu, tr("Make Keywords Tags"), "paperMenuKeywordsTags", lambda _=False: edits.make_keywords_tags()
         )
         keywords.setEnabled(any(p.bibfields.get("keywords") for p in papers))
         keywords.setToolTip(tr("Tag each selected paper with its record's keywords (Ctrl+Z undoes)"))
@@ -137,44 +168,50 @@ class PaperMenu(QObject):
         if present:
             remove = tag_menu.addMenu(tr("Remove"))
             for tag in present:
-                remove.addAction(tag).triggered.connect(lambda _=False, t=tag: win.edits.remove_tag(t))
+                remove.addAction(tag).triggered.connect(lambda _=False, t=tag: edits.remove_tag(t))
 
+    def _status_menu(self, menu: QMenu) -> None:
+        """Status: the window's Mark As actions, shortcuts and all."""
         status_menu = menu.addMenu(tr("&Status"))
         status_menu.setObjectName("paperMenuStatus")
-        for n in range(1, 10):  # the window's Mark As actions, shortcuts and all
-            mark = win.findChild(QAction, f"status{n}Action")
+        for n in range(1, 10):
+            mark = self.shared(f"status{n}Action")
             if mark is None:
                 break
             status_menu.addAction(mark)
 
+    def _rating_menu(self, menu: QMenu, papers: list[Paper]) -> None:
+        """Rating: the stars (checked where every paper has them), No Rating."""
+        edits = self.edits
         rating_menu = menu.addMenu(tr("&Rating"))
         rating_menu.setObjectName("paperMenuRating")
         ratings = {p.rating for p in papers}
         for stars in range(RATING_MAX, RATING_MIN - 1, -1):
             action = self._add(
-                rating_menu, "★" * stars, f"paperMenuRating{stars}", lambda _=False, r=stars: win.edits.set_rating(r)
+                rating_menu, "★" * stars, f"paperMenuRating{stars}", lambda _=False, r=stars: edits.set_rating(r)
             )
             action.setCheckable(True)
             action.setChecked(ratings == {stars})
-        self._add(rating_menu, tr("No Rating"), "paperMenuRating0", lambda: win.edits.set_rating(None))
+        self._add(rating_menu, tr("No Rating"), "paperMenuRating0", lambda: edits.set_rating(None))
 
+    def _list_menu(self, menu: QMenu) -> None:
+        """Add to Reading List: each list, then New Reading List."""
+        edits = self.edits
         list_menu = menu.addMenu(tr("Add to Reading &List"))
         list_menu.setObjectName("paperMenuLists")
-        names = sorted(lib.lists(), key=str.casefold)
+        names = sorted(self.library.lists(), key=str.casefold)
         for name in names:
-            list_menu.addAction(name).triggered.connect(lambda _=False, n=name: win.edits.add_to_list(n))
+            list_menu.addAction(name).triggered.connect(lambda _=False, n=name: edits.add_to_list(n))
         if names:
             list_menu.addSeparator()
-        self._add(list_menu, tr("New Reading List…"), "paperMenuNewList", lambda: win.edits.add_to_list(""))
+        self._add(list_menu, tr("New Reading List…"), "paperMenuNewList", lambda: edits.add_to_list(""))
 
+    def _record_items(self, menu: QMenu, papers: list[Paper]) -> None:
+        """Edit Title, the window's Edit Record and Find Published, and Suggest Papers for Tag."""
+        suggest = self.suggest
         title = self._add(menu, tr("Edit T&itle…"), "paperMenuEditTitle", self.edit_title)
-        title.setEnabled(len(ids) == 1)
-        record = win.findChild(QAction, "editRecordAction")  # the window's, F2 and all
-        if record is not None:
-            menu.addAction(record)
-        find_published = win.findChild(QAction, "findPublishedAction")  # the window's, on the selection
-        if find_published is not None:
-            menu.addAction(find_published)
+        title.setEnabled(len(papers) == 1)
+        self._add_shared(menu, "editRecordAction", "findPublishedAction")  # the window's, F2 and all
         # the selection's tags: each opens its suggestions (a tag needs 2 papers; the dialog says so)
         carried = sorted({t for p in papers for t in p.tags}, key=str.casefold)
         suggest_menu = menu.addMenu(tr("Su&ggest Papers for Tag"))
@@ -182,10 +219,11 @@ class PaperMenu(QObject):
         suggest_menu.setEnabled(bool(carried))
         suggest_menu.setToolTip(tr("Papers like the ones carrying a tag, ranked by what they have in common"))
         for n, tag in enumerate(carried[:20], 1):
-            self._add(suggest_menu, tag, f"paperMenuSuggest{n}", lambda _=False, t=tag: suggest_for(win, tag=t))
+            self._add(suggest_menu, tag, f"paperMenuSuggest{n}", lambda _=False, t=tag: suggest(t))
 
-        menu.addSeparator()
-        one = len(ids) == 1
+    def _copy_items(self, menu: QMenu, papers: list[Paper]) -> None:
+        """The copies (keys, \\cite, BibTeX entries) and Open Link."""
+        one = len(papers) == 1
         copies = [
             self._add(
                 menu, tr("Copy Citation &Key") if one else tr("Copy Citation &Keys"), "paperMenuCopyKey", self.copy_keys
@@ -199,18 +237,18 @@ class PaperMenu(QObject):
             ),
         ]
         for copy_action in copies:  # copying fixes the keys: not while an import changes the library
-            copy_action.setEnabled(not win.transfers.running())
+            copy_action.setEnabled(not self.importing())
         link = paper_link(papers[0]) if one else ""
         open_link = self._add(menu, tr("&Open Link"), "paperMenuOpenLink", lambda: self.open_link(link))
         open_link.setEnabled(bool(link))
         open_link.setToolTip(link or tr("This paper has no web link, DOI or arXiv id."))
 
-        menu.addSeparator()
-        for name in ("exportSelectionAction", "deleteAction"):  # the window's own, with their shortcuts
-            shared = win.findChild(QAction, name)
+    def _add_shared(self, menu: QMenu, *names: str) -> None:
+        """The window's own actions of these names (with their shortcuts), those it has."""
+        for name in names:
+            shared = self.shared(name)
             if shared is not None:
                 menu.addAction(shared)
-        return menu
 
     @staticmethod
     def _add(menu: QMenu, text: str, name: str, slot: Callable[..., object]) -> QAction:
@@ -222,48 +260,49 @@ class PaperMenu(QObject):
     # ---- actions -------------------------------------------------------------
     def new_tag(self) -> None:
         """Ask for tags (comma-separated) and add them to the selection."""
-        text, ok = QInputDialog.getText(self.window, tr("Tag papers"), tr("Tags (comma-separated):"))
+        text, ok = QInputDialog.getText(self.dialog_parent, tr("Tag papers"), tr("Tags (comma-separated):"))
         tags = split_tags(text) if ok else []
         if tags:
-            self.window.edits.add_tags(tags)
+            self.edits.add_tags(tags)
 
     def edit_title(self) -> None:
         """Ask for the selected paper's title (empty: derive one from the abstract)."""
-        win = self.window
-        ids = win.selected_ids()
+        lib, ids = self.library, self.pane.selected_ids()
         if len(ids) != 1:
             return
         pid = ids[0]
-        paper = win.library.get(pid)
+        paper = lib.get(pid)
         title, ok = QInputDialog.getText(
-            win, tr("Edit title"), tr("Title (leave it empty to derive one from the abstract):"), text=paper.title
+            self.dialog_parent,
+            tr("Edit title"),
+            tr("Title (leave it empty to derive one from the abstract):"),
+            text=paper.title,
         )
         if not ok or (" ".join(title.split()) == paper.title and not paper.title_derived):
             return
-        win.edits.edit(tr("Edit title"), [pid], lambda: win.library.set_title(pid, title))
+        self.edits.edit(tr("Edit title"), [pid], lambda: lib.set_title(pid, title))
 
     def _wait_for_import(self) -> bool:
-        if self.window.transfers.running():
-            self.window.statusBar().showMessage(tr("Wait for the import to finish."), 3000)
+        if self.importing():
+            self.status.say(tr("Wait for the import to finish."), 3000)
             return True
         return False
 
     def _keys(self) -> list[str]:
-        win = self.window
         if self._wait_for_import():
             return []
-        ids = win.selected_ids()
+        ids = self.pane.selected_ids()
         try:
-            return list(win.library.citation_keys(ids).values())
+            return list(self.library.citation_keys(ids).values())
         except PapershelfError as exc:
-            win.show_error(tr("Nothing was copied"), str(exc))
+            self.status.error(tr("Nothing was copied"), str(exc))
             return []
 
     def _copy(self, text: str, what: str) -> None:
         if not text:
             return
         QGuiApplication.clipboard().setText(text)
-        self.window.statusBar().showMessage(what, 4000)
+        self.status.say(what, 4000)
 
     def copy_keys(self) -> None:
         """Copy the selection's citation keys, comma-separated."""
@@ -281,14 +320,13 @@ class PaperMenu(QObject):
 
     def copy_bibtex(self) -> None:
         """Copy the selection's BibTeX entries, with the keys an export would give."""
-        win = self.window
         if self._wait_for_import():
             return
-        ids = win.selected_ids()
+        ids = self.pane.selected_ids()
         try:
-            text = win.library.bibtex_entries(ids)
+            text = self.library.bibtex_entries(ids)
         except PapershelfError as exc:
-            win.show_error(tr("Nothing was copied"), str(exc))
+            self.status.error(tr("Nothing was copied"), str(exc))
             return
         self._copy(text, tr("Copied the BibTeX entry") if len(ids) == 1 else tr("Copied %d BibTeX entries") % len(ids))
 

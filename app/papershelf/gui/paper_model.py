@@ -12,7 +12,7 @@ from PySide6.QtGui import QBrush, QColor
 
 from ..core.library import Change, Library
 from ..core.paper import Paper, Status
-from ..core.text import plain_text
+from ..core.render import plain_text
 
 PaperIdRole = Qt.ItemDataRole.UserRole + 1
 

@@ -38,12 +38,13 @@ class TaskProgress(QObject):
     def _running(self) -> list[Task]:
         return [t for t in self._tasks() if t is not None and not t.finished]
 
-    def busy(self, text: str) -> None:
-        """Show a task starting: a moving bar with `text` until it says how far it is."""
+    def busy(self, text: str, cancellable: bool = True) -> None:
+        """Show a task starting: a moving bar with `text` until it says how far it is (and
+        Cancel, unless the task cannot stop part way)."""
         self.bar.setRange(0, 0)
         self.bar.setFormat(text)
         self.bar.show()
-        self.cancel_button.show()
+        self.cancel_button.setVisible(cancellable)
 
     def step(self, done: int, total: int, label: str) -> None:
         """Show `done` of `total` (nothing while the total is unknown)."""

@@ -367,46 +367,11 @@ class RecordEditor(QDialog):
         """Group the fields as the chosen type names them; values typed so far are kept."""
         kind = self.entrytype()
         self.required_fields = self._required(kind)
-        required = [f for f in self.required_fields if f not in SHOWN_APART and f not in IDENTIFIERS]
-        optional = [
-            f for f in types.optional(kind) if f not in SHOWN_APART and f not in IDENTIFIERS and f not in required
-        ]
-        named = set(required) | set(optional) | set(IDENTIFIERS)
-        have = list(dict.fromkeys([*self.original_fields, *self.rows, *sorted(self.added)]))
-        other = [
-            f
-            for f in have
-            if f not in named
-            and f not in SHOWN_APART
-            and f not in self.removed
-            and (
-                # the view's empty display fields (venue, year…) are not the record's: shown where named
-                (f in self.original_fields and (self.original_fields[f] or f not in DISPLAY_FIELDS))
-                or f in self.added
-                or (f in self.rows and self.rows[f].text())
-            )
-        ]
+        grouped = self._grouped(kind)
         labels: list[QLabel] = []
-        for (box, form), names in zip(self.groups.values(), (required, IDENTIFIERS, optional, other), strict=True):
-            while form.rowCount():  # the rows go back to the pool (self.rows); their labels go
-                taken = form.takeRow(0)
-                for item in (taken.labelItem, taken.fieldItem):
-                    widget = item.widget() if item is not None else None
-                    if isinstance(widget, FieldRow):
-                        widget.hide()
-                    elif widget is not None:  # hidden now: not painted under the new label until it goes
-                        widget.hide()
-                        widget.deleteLater()
-            for field in names:
-                row = self._row(field, removable=form is self.groups["otherGroup"][1])
-                row.set_required(field in required)
-                label = QLabel(field_label(field, kind) + ":")
-                row.edit.setAccessibleName(field_label(field, kind))
-                label.setToolTip(tr("BibTeX field: %s") % field)
-                form.addRow(label, row)
-                labels.append(label)
-                label.show()  # at once, not when the layout's queued show comes: a grab or a test sees it
-                row.show()
+        for (box, form), names in zip(self.groups.values(), grouped, strict=True):
+            self._empty_form(form)
+            labels += self._fill_form(form, names, kind, grouped[0])
             box.setVisible(bool(names) or box is self.groups["otherGroup"][0])
         # one label column for every group, so the boxes line up
         width = max((label.sizeHint().width() for label in labels), default=0)
@@ -414,8 +379,49 @@ class RecordEditor(QDialog):
             label.setMinimumWidth(width)
         self.groups["requiredGroup"][0].setTitle(tr("Required for @%s") % kind)
         self.groups["optionalGroup"][0].setTitle(tr("Optional for @%s") % kind)
-        self.shown_fields = [*required, *IDENTIFIERS, *optional, *other]
+        self.shown_fields = [field for names in grouped for field in names]
         self.validate()
+
+    def _grouped(self, kind: str) -> tuple[list[str], list[str], list[str], list[str]]:
+        """The fields of each group: required, identifiers, optional (as the type names them), other."""
+        apart = {*SHOWN_APART, *IDENTIFIERS}
+        required = [f for f in self.required_fields if f not in apart]
+        optional = [f for f in types.optional(kind) if f not in apart and f not in required]
+        named = {*required, *optional, *IDENTIFIERS, *SHOWN_APART, *self.removed}
+        have = dict.fromkeys([*self.original_fields, *self.rows, *sorted(self.added)])
+        return required, list(IDENTIFIERS), optional, [f for f in have if f not in named and self._has_other(f)]
+
+    def _has_other(self, field: str) -> bool:
+        """A field no group names shows under Other: the record's own, added, or typed into."""
+        if field in self.original_fields and (self.original_fields[field] or field not in DISPLAY_FIELDS):
+            return True  # the view's empty display fields (venue, year…) are not the record's
+        return field in self.added or (field in self.rows and bool(self.rows[field].text()))
+
+    @staticmethod
+    def _empty_form(form: QFormLayout) -> None:
+        """Take a group's rows out: the field rows go back to the pool (hidden), their labels go."""
+        while form.rowCount():
+            taken = form.takeRow(0)
+            for item in (taken.labelItem, taken.fieldItem):
+                if item is not None and (widget := item.widget()) is not None:
+                    widget.hide()  # at once: not painted under the new label until it goes
+                    if not isinstance(widget, FieldRow):
+                        widget.deleteLater()
+
+    def _fill_form(self, form: QFormLayout, names: list[str], kind: str, required: list[str]) -> list[QLabel]:
+        """Put these fields' rows (from the pool, self.rows) into a group's form; their labels."""
+        labels: list[QLabel] = []
+        for field in names:
+            row = self._row(field, removable=form is self.groups["otherGroup"][1])
+            row.set_required(field in required)
+            label = QLabel(field_label(field, kind) + ":")
+            row.edit.setAccessibleName(field_label(field, kind))
+            label.setToolTip(tr("BibTeX field: %s") % field)
+            form.addRow(label, row)
+            labels.append(label)
+            label.show()  # at once, not when the layout's queued show comes: a grab or a test sees it
+            row.show()
+        return labels
 
     def _required(self, kind: str) -> list[str]:
         """The fields the type requires; a record dated by `date` (BibLaTeX's full date, and no

@@ -21,7 +21,7 @@ from PySide6.QtWidgets import QLabel, QListView, QSplitter, QStackedWidget, QVBo
 
 from ..core.errors import NotFoundError, SearchIndexError
 from ..core.library import Library, Query
-from ..core.text import plain_text
+from ..core.render import plain_text
 from .tasks import Task, run_task
 
 if TYPE_CHECKING:

@@ -28,7 +28,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from ..core.online.records import SERVICE_NAMES, Proposal
+from ..core.library import SERVICE_NAMES, Proposal
 from ..core.paper import Paper
 from .screen_fit import fit_size, keep_on_screen
 
@@ -53,7 +53,7 @@ _FROM_PREPRINT = {"venue", "entrytype"}
 def auto_confidence() -> float:
     """The confidence at which a match is applied without asking (the look-up's threshold)."""
     try:
-        from ..core.online.lookup import AUTO_CONFIDENCE
+        from ..core.library import AUTO_CONFIDENCE
     except ImportError:  # the matching is not installed: nothing counts as sure
         return 1.01
     return float(AUTO_CONFIDENCE)

@@ -11,18 +11,21 @@ has answered (by then the index has the edits), and when the index opens.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QEvent, QObject, QPoint, Qt
-from PySide6.QtWidgets import QInputDialog, QMessageBox
+from PySide6.QtCore import QObject, QPoint, Qt
+from PySide6.QtWidgets import QInputDialog, QLineEdit, QMessageBox, QWidget
 
 from ..core.errors import PapershelfError
-from ..core.library.saved import FILTER_KEYS, SavedSearch
+from ..core.library import FILTER_KEYS, Library, SavedSearch
 from ..core.query import Query
 from .tasks import Task, run_task
 
 if TYPE_CHECKING:
-    from .main_window import MainWindow
+    from .filters import FilterPanel
+    from .query_state import QueryState
+    from .status_line import StatusLine
 
 # the sidebar's group for each filter a saved search keeps
 PANEL_KINDS = {"status": "status", "tag": "tag", "area": "area", "list_name": "list"}
@@ -44,11 +47,27 @@ def counting_query(search: SavedSearch) -> Query:
 
 
 class SavedSearches(QObject):
-    """The window's saved searches: the sidebar's entries, their counts and their requests."""
+    """The saved searches: the sidebar's (`panel`'s) entries, their counts and their requests.
+    Applying one sets the search box and the list's query (`state`); `export_ids(ids, name)`
+    exports the papers one finds; `closing()`: the window closes (a count ending then is dropped).
+    The window calls `stop` before it closes its library."""
 
-    def __init__(self, window: MainWindow) -> None:
-        super().__init__(window)
-        self.window = window
+    def __init__(
+        self,
+        library: Library,
+        panel: FilterPanel,
+        search_box: QLineEdit,
+        state: QueryState,
+        status: StatusLine,
+        *,
+        export_ids: Callable[[list[str], str], None],
+        closing: Callable[[], bool],
+        parent: QWidget,
+    ) -> None:
+        super().__init__(parent)
+        self.library, self.panel, self.search_box, self.state, self.status = library, panel, search_box, state, status
+        self.export_ids, self.closing = export_ids, closing
+        self.dialog_parent = parent  # the questions it asks sit over it
         self.counts: dict[str, int | None] = {}  # name → papers found (None: not counted yet or failed)
         self.errors: dict[str, str] = {}  # name → why it could not be counted
         self.searches: dict[str, SavedSearch] = {}
@@ -56,29 +75,25 @@ class SavedSearches(QObject):
         self._export: Task | None = None
         self._again = False  # a recount was asked for while one ran
         self._counted_at: tuple[int, int] | None = None  # the library's generation the counts are of
-        panel = window.filter_panel
         panel.renameSavedRequested.connect(self.rename)
         panel.deleteSavedRequested.connect(self.delete)
         panel.saveSearchRequested.connect(self.save_current)
-        window.searchAnswered.connect(self._answered)
-        window.indexReady.connect(self.recount)
-        box = window.search_box
-        box.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
-        box.customContextMenuRequested.connect(self._search_box_menu)
-        window.installEventFilter(self)  # the window's close: the count's thread ends first
+        state.answered.connect(self._answered)
+        search_box.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
+        search_box.customContextMenuRequested.connect(self._search_box_menu)
         self.reload()
 
     # ---- what the sidebar shows -----------------------------------------------------------
     def reload(self) -> None:
         """Read the saved searches again, show them and count them."""
-        self.searches = self.window.library.saved_searches()
+        self.searches = self.library.saved_searches()
         self.counts = {name: self.counts.get(name) for name in self.searches}
         self.show()
         self.recount()
 
     def show(self) -> None:
         """Fill the sidebar's saved searches, with the counts known so far."""
-        panel = self.window.filter_panel
+        panel = self.panel
         if panel.active.get("saved") not in self.searches:
             panel.active["saved"] = None
         rows = []
@@ -91,12 +106,12 @@ class SavedSearches(QObject):
 
     def recount(self) -> None:
         """Count each saved search's papers in the background (once the running count ends)."""
-        if self.window.closing or not self.searches:
+        if self.closing() or not self.searches:
             return
         if self._task is not None:
             self._again = True
             return
-        lib, queries = self.window.library, {name: counting_query(s) for name, s in self.searches.items()}
+        lib, queries = self.library, {name: counting_query(s) for name, s in self.searches.items()}
         generation = lib.generation
 
         def count(_progress, cancelled) -> tuple[dict[str, int | None], dict[str, str]]:
@@ -113,7 +128,7 @@ class SavedSearches(QObject):
 
         def done(result: tuple[dict[str, int | None], dict[str, str]]) -> None:
             self._task = None
-            if self.window.closing:
+            if self.closing():
                 return
             self._counted_at = generation
             counts, self.errors = result
@@ -131,28 +146,26 @@ class SavedSearches(QObject):
 
     def _answered(self) -> None:
         # the window's search answered: the index has the edits made before it
-        win = self.window
-        active = win.filter_panel.active.get("saved")
-        if active and (active not in self.searches or not applies(self.searches[active], win.query)):
-            win.filter_panel.active["saved"] = None  # words or filters changed since it was applied
+        panel = self.panel
+        active = panel.active.get("saved")
+        if active and (active not in self.searches or not applies(self.searches[active], self.state.query)):
+            panel.active["saved"] = None  # words or filters changed since it was applied
             self.show()
-        if self._counted_at != win.library.generation:
+        if self._counted_at != self.library.generation:
             self.recount()
 
-    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+    def stop(self) -> None:
         """Before the window closes (and its library with it), the count under way stops."""
-        if watched is self.window and event.type() == QEvent.Type.Close:
-            for task in (self._task, self._export):
-                if task is not None and not task.finished:
-                    task.cancel()
-                    task.wait(30)
-        return False
+        for task in (self._task, self._export):
+            if task is not None and not task.finished:
+                task.cancel()
+                task.wait(30)
 
     # ---- the requests -----------------------------------------------------------------------
     def apply(self, name: str | None) -> None:
         """Show what a saved search finds: its words in the search box, its filters in
         the sidebar (None: a second click on it shows every paper again)."""
-        win, panel = self.window, self.window.filter_panel
+        panel, state = self.panel, self.state
         search = self.searches.get(name) if name else None
         if name and search is None:
             return
@@ -162,104 +175,103 @@ class SavedSearches(QObject):
             panel.active[kind] = filters.get(key)
         panel.active["import"] = None
         panel.active["saved"] = name
-        win.search_box.setText(text)
-        win.query = win.query.with_(text=text, only_ids=None, **{key: filters.get(key) for key in FILTER_KEYS})
+        self.search_box.setText(text)
+        state.query = state.query.with_(text=text, only_ids=None, **{key: filters.get(key) for key in FILTER_KEYS})
         self.show()
-        win.run_search()
+        state.run()
 
     def save_current(self) -> None:
         """Ask for a name and save the search box's words and the sidebar's filters under it."""
-        win = self.window
-        query = win.query.with_(text=win.search_box.text())
+        query = self.state.query.with_(text=self.search_box.text())
         filters = query_filters(query)
         if not query.text.strip() and not filters:
-            win.statusBar().showMessage(
-                self.tr("Type some words or choose a filter first: that is what is saved."), 5000
-            )
+            self.status.say(self.tr("Type some words or choose a filter first: that is what is saved."), 5000)
             return
         suggested = query.text.strip() or " ".join(filters.values())
         name, ok = QInputDialog.getText(
-            win, self.tr("Save Search"), self.tr("Name for this search (its words and filters):"), text=suggested
+            self.dialog_parent,
+            self.tr("Save Search"),
+            self.tr("Name for this search (its words and filters):"),
+            text=suggested,
         )
         if not ok or not name.strip():
             return
         taken = next((n for n in self.searches if n.casefold() == " ".join(name.split()).casefold()), None)
         if taken is not None:
             answer = QMessageBox.question(
-                win, self.tr("Save Search"), self.tr("Replace the saved search “%s”?") % taken
+                self.dialog_parent, self.tr("Save Search"), self.tr("Replace the saved search “%s”?") % taken
             )
             if answer != QMessageBox.StandardButton.Yes:
                 return
         try:
-            saved = win.library.save_search(name, query.text, filters)
+            saved = self.library.save_search(name, query.text, filters)
         except PapershelfError as exc:
-            win.show_error(self.tr("Could not save the search"), str(exc))
+            self.status.error(self.tr("Could not save the search"), str(exc))
             return
         self.counts.pop(saved, None)
-        win.filter_panel.active["saved"] = saved
+        self.panel.active["saved"] = saved
         self.reload()
-        win.statusBar().showMessage(self.tr("Saved the search “%s”.") % saved, 4000)
+        self.status.say(self.tr("Saved the search “%s”.") % saved, 4000)
 
     def rename(self, name: str) -> None:
         """Ask for a saved search's new name and rename it."""
-        win = self.window
-        new, ok = QInputDialog.getText(win, self.tr("Rename saved search"), self.tr("New name:"), text=name)
+        new, ok = QInputDialog.getText(
+            self.dialog_parent, self.tr("Rename saved search"), self.tr("New name:"), text=name
+        )
         if not ok or not new.strip() or new.strip() == name:
             return
         try:
-            new = win.library.rename_saved_search(name, new)
+            new = self.library.rename_saved_search(name, new)
         except PapershelfError as exc:
-            win.show_error(self.tr("Could not rename the saved search"), str(exc))
+            self.status.error(self.tr("Could not rename the saved search"), str(exc))
             return
         if name in self.counts:
             self.counts[new] = self.counts.pop(name)
-        if win.filter_panel.active.get("saved") == name:
-            win.filter_panel.active["saved"] = new
+        if self.panel.active.get("saved") == name:
+            self.panel.active["saved"] = new
         self.reload()
 
     def delete(self, name: str) -> None:
         """Forget a saved search, after asking (the papers it finds stay)."""
-        win = self.window
         answer = QMessageBox.question(
-            win,
+            self.dialog_parent,
             self.tr("Delete saved search"),
             self.tr("Delete the saved search “%s”? The papers it finds stay in the library.") % name,
         )
         if answer != QMessageBox.StandardButton.Yes:
             return
         try:
-            win.library.delete_saved_search(name)
+            self.library.delete_saved_search(name)
         except PapershelfError as exc:
-            win.show_error(self.tr("Could not delete the saved search"), str(exc))
+            self.status.error(self.tr("Could not delete the saved search"), str(exc))
             return
         self.reload()
 
     def export(self, name: str) -> None:
         """Export the papers a saved search finds now, in its order, as a reading list is exported."""
-        win = self.window
         search = self.searches.get(name)
         if search is None:
             return
-        lib, query = win.library, search.query(facets=False, highlight=False, suggest=False)
+        lib, query = self.library, search.query(facets=False, highlight=False, suggest=False)
 
         def find(_progress, _cancelled) -> list[str]:
             return lib.search(query).ids
 
         def found(ids: list[str]) -> None:
             self._export = None
-            if not win.closing:
-                win.transfers.export_ids(ids, name)
+            if not self.closing():
+                self.export_ids(ids, name)
 
         def failed(exc: BaseException) -> None:
             self._export = None
-            if not win.closing:
-                win.show_error(self.tr("Could not export the saved search"), str(exc))
+            if not self.closing():
+                self.status.error(self.tr("Could not export the saved search"), str(exc))
 
         if self._export is None:
             self._export = run_task(find, parent=self, name="papershelf-saved-export", on_done=found, on_error=failed)
 
     def _search_box_menu(self, pos: QPoint) -> None:
-        box = self.window.search_box
+        box = self.search_box
         menu = box.createStandardContextMenu()
         menu.addSeparator()
         action = menu.addAction(self.tr("Save Search…"), self.save_current)

@@ -11,20 +11,25 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QObject
+from PySide6.QtCore import QObject, Signal
 from PySide6.QtGui import QColor
-from PySide6.QtWidgets import QColorDialog, QInputDialog, QMessageBox
+from PySide6.QtWidgets import QColorDialog, QInputDialog, QMessageBox, QWidget
 
 from ..core import overview
+from ..core.library import Library
 from ..core.paper import normalize_tag
 from ..core.query import Answer, Query
-from . import window_state
 from .feedback import n_papers, quoted
-from .filters import set_tag_color, tag_color
-from .saved_searches import SavedSearches
+from .filters import FilterPanel, set_tag_color, tag_color
 
 if TYPE_CHECKING:
-    from .main_window import MainWindow
+    from .edits import Edits
+    from .import_export import ImportExport
+    from .last_import import LastImport
+    from .list_pane import ListPane
+    from .query_state import QueryState
+    from .saved_searches import SavedSearches
+    from .tag_panel import TagPanel
 
 
 def shows_everything(query: Query) -> bool:
@@ -35,12 +40,30 @@ def shows_everything(query: Query) -> bool:
 
 
 class SidebarController(QObject):
-    """Answers `window.filter_panel`'s requests, and fills its counts and the tag panel's lists."""
+    """Answers the sidebar's (`panel`'s) requests, and fills its counts and the tag panel's lists.
+    A filter chosen changes the list's query (`state`); a tag or list renamed or deleted is an
+    undoable step of `edits`; an export goes to `transfers`."""
 
-    def __init__(self, window: MainWindow) -> None:
-        super().__init__(window)
-        self.window = window
-        panel = window.filter_panel
+    countsShown = Signal()  # the sidebar's counts changed: its width may follow its names
+
+    def __init__(
+        self,
+        panel: FilterPanel,
+        tag_panel: TagPanel,
+        library: Library,
+        state: QueryState,
+        *,
+        edits: Edits,
+        saved: SavedSearches,
+        last_import: LastImport,
+        transfers: ImportExport,
+        pane: ListPane,
+        parent: QWidget,
+    ) -> None:
+        super().__init__(parent)
+        self.panel, self.tag_panel, self.library, self.state = panel, tag_panel, library, state
+        self.edits, self.saved, self.last_import, self.transfers, self.pane = edits, saved, last_import, transfers, pane
+        self.dialog_parent = parent  # the questions it asks sit over it
         panel.filterChosen.connect(self.filter_chosen)
         panel.renameTagRequested.connect(self.rename_tag)
         panel.deleteTagRequested.connect(self.delete_tag)
@@ -48,42 +71,41 @@ class SidebarController(QObject):
         panel.renameListRequested.connect(self.rename_list)
         panel.deleteListRequested.connect(self.delete_list)
         panel.exportRequested.connect(self.export)
-        self.saved = SavedSearches(window)
 
     def filter_chosen(self, kind: str, value: object) -> None:
         """Show the papers of a sidebar entry (value None: the entry's group unfiltered)."""
-        win = self.window
+        state = self.state
         if kind == "saved":
             self.saved.apply(value if isinstance(value, str) else None)
             return
         if kind == "import":
-            win.query = win.query.with_(only_ids=win.last_import.ids if value else None)
+            state.query = state.query.with_(only_ids=self.last_import.ids if value else None)
         else:
             field = {"status": "status", "tag": "tag", "area": "area", "list": "list_name"}[kind]
-            win.query = win.query.with_(**{field: value})
-        win.run_search()
+            state.query = state.query.with_(**{field: value})
+        state.run()
 
     # ---- tags -------------------------------------------------------------------------
     def rename_tag(self, tag: str) -> None:
         """Ask for a tag's new name and rename it on every paper (onto an existing tag: merge)."""
-        win = self.window
+        lib, state = self.library, self.state
         new, ok = QInputDialog.getText(
-            win,
+            self.dialog_parent,
             self.tr("Rename tag"),
             self.tr("New name for “%s” (an existing tag's name merges the two):") % tag,
             text=tag,
         )
         if not ok or not new.strip() or new.strip() == tag:
             return
-        ids = overview.tag_rename_ids(win.library, tag)
+        ids = overview.tag_rename_ids(lib, tag)
         # the saved searches that use it follow the new name (and go back with Undo)
-        rename = win.edits.edit(
-            self.tr("Rename tag %s") % tag, ids, lambda: win.library.rename_tag(tag, new), touches_saved=True
+        rename = self.edits.edit(
+            self.tr("Rename tag %s") % tag, ids, lambda: lib.rename_tag(tag, new), touches_saved=True
         )
         if rename is not None:
-            if win.filter_panel.active["tag"] == tag:
-                win.filter_panel.active["tag"] = None
-                win.query = win.query.with_(tag=None)
+            if self.panel.active["tag"] == tag:
+                self.panel.active["tag"] = None
+                state.query = state.query.with_(tag=None)
             color, renamed = tag_color(tag), normalize_tag(new)  # the colour goes with the name
             if color and not tag_color(renamed):
                 set_tag_color(renamed, color)
@@ -93,14 +115,14 @@ class SidebarController(QObject):
     def delete_tag(self, tag: str) -> None:
         """Take a tag off every paper, after asking with how many papers and which saved
         searches use it (Undo puts it back)."""
-        win = self.window
-        ids = overview.tag_rename_ids(win.library, tag)
-        using = win.library.saved_searches_using(tag)
+        lib, state = self.library, self.state
+        ids = overview.tag_rename_ids(lib, tag)
+        using = lib.saved_searches_using(tag)
         text = self.tr("Delete the tag “%s” from %s? The papers stay in the library.") % (tag, n_papers(len(ids)))
         if using:
             text += "\n\n" + self.tr("These saved searches use it and will find nothing by it: %s.") % quoted(using)
         answer = QMessageBox.question(
-            win,
+            self.dialog_parent,
             self.tr("Delete tag"),
             text + "\n\n" + self.tr("Edit ▸ Undo brings it back."),
             QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.Cancel,
@@ -108,36 +130,39 @@ class SidebarController(QObject):
         )
         if answer != QMessageBox.StandardButton.Yes:
             return
-        n = win.edits.edit(self.tr("Delete tag %s") % tag, ids, lambda: win.library.delete_tag(tag))
-        win.edits.say_edited("deletetag", n, quoted([tag]))
-        if n is not None and win.filter_panel.active["tag"] == tag:
-            win.filter_panel.active["tag"] = None
-            win.query = win.query.with_(tag=None)
+        n = self.edits.edit(self.tr("Delete tag %s") % tag, ids, lambda: lib.delete_tag(tag))
+        self.edits.say_edited("deletetag", n, quoted([tag]))
+        if n is not None and self.panel.active["tag"] == tag:
+            self.panel.active["tag"] = None
+            state.query = state.query.with_(tag=None)
         self.refresh_lists_and_tags()
-        win.run_search()
+        state.run()
 
     def color_tag(self, tag: str) -> None:
         """Let the person pick the colour the tag's chips and entry show."""
-        win = self.window
-        color = QColorDialog.getColor(QColor(tag_color(tag) or "#ddf4ff"), win, self.tr("Colour of %s") % tag)
+        color = QColorDialog.getColor(
+            QColor(tag_color(tag) or "#ddf4ff"), self.dialog_parent, self.tr("Colour of %s") % tag
+        )
         if color.isValid():
             set_tag_color(tag, color.name())
-            win.run_search()
-            win.pane.selection_changed()
+            self.state.run()
+            self.pane.selection_changed()
 
     # ---- reading lists ------------------------------------------------------------------
     def rename_list(self, name: str) -> None:
         """Ask for a reading list's new name and rename it."""
-        win = self.window
-        new, ok = QInputDialog.getText(win, self.tr("Rename reading list"), self.tr("New name:"), text=name)
+        lib = self.library
+        new, ok = QInputDialog.getText(
+            self.dialog_parent, self.tr("Rename reading list"), self.tr("New name:"), text=name
+        )
         if not ok or not new.strip() or new.strip() == name:
             return
-        members = win.library.list_ids(name)
+        members = lib.list_ids(name)
         if (
-            win.edits.edit(
+            self.edits.edit(
                 self.tr("Rename list %s") % name,
                 members or [name],
-                lambda: win.library.rename_list(name, new),
+                lambda: lib.rename_list(name, new),
                 touches_lists=True,
             )
             is not None
@@ -146,20 +171,20 @@ class SidebarController(QObject):
 
     def delete_list(self, name: str) -> None:
         """Delete a reading list, after asking; its papers stay in the library."""
-        win = self.window
+        lib = self.library
         answer = QMessageBox.question(
-            win,
+            self.dialog_parent,
             self.tr("Delete reading list"),
             self.tr("Delete the reading list “%s”? The papers stay in the library.") % name,
         )
         if answer != QMessageBox.StandardButton.Yes:
             return
-        members = win.library.list_ids(name)
+        members = lib.list_ids(name)
         if (
-            win.edits.edit(
+            self.edits.edit(
                 self.tr("Delete list %s") % name,
                 members or [name],
-                lambda: win.library.delete_list(name),
+                lambda: lib.delete_list(name),
                 touches_lists=True,
             )
             is not None
@@ -167,36 +192,35 @@ class SidebarController(QObject):
             self._list_gone(name)
 
     def _list_gone(self, name: str) -> None:
-        win = self.window
-        if win.query.list_name == name:
-            win.filter_panel.active["list"] = None
-            win.query = win.query.with_(list_name=None)
+        state = self.state
+        if state.query.list_name == name:
+            self.panel.active["list"] = None
+            state.query = state.query.with_(list_name=None)
         self.refresh_lists_and_tags()
-        win.run_search()
+        state.run()
 
     def export(self, kind: str, value: str) -> None:
         """Export the papers of a sidebar entry (a reading list, a tag, a status or a saved search)."""
-        win = self.window
         if kind == "saved":
             self.saved.export(value)
             return
-        win.transfers.export_ids(overview.sidebar_export_ids(win.library, kind, value), value)
+        self.transfers.export_ids(overview.sidebar_export_ids(self.library, kind, value), value)
 
     def refresh_lists_and_tags(self) -> None:
         """The tag panel's completions, number-key tags and reading-list menu, as the library has them now."""
-        win, lib = self.window, self.window.library
-        win.tag_panel.set_known_tags(sorted(lib.tag_counts()))
-        win.tag_panel.set_key_tags(overview.top_tags(lib))
-        win.tag_panel.set_lists(sorted(lib.lists(), key=str.casefold))
+        panel, lib = self.tag_panel, self.library
+        panel.set_known_tags(sorted(lib.tag_counts()))
+        panel.set_key_tags(overview.top_tags(lib))
+        panel.set_lists(sorted(lib.lists(), key=str.casefold))
 
     # ---- counts -------------------------------------------------------------------------
     def _show(self, counts: overview.Counts) -> None:
-        self.window.filter_panel.set_counts(counts.status, counts.tags, counts.area, counts.lists, counts.total)
-        window_state.fit_sidebar(self.window)
+        self.panel.set_counts(counts.status, counts.tags, counts.area, counts.lists, counts.total)
+        self.countsShown.emit()
 
     def update_counts(self, answer: Answer) -> None:
         """The counts of the papers an answer shows: the index's, or the library's while it has none."""
-        lib = self.window.library
+        lib = self.library
         shown = None if shows_everything(answer.query) else answer.ids
         if answer.facets:
             facets = answer.facets
@@ -214,8 +238,7 @@ class SidebarController(QObject):
 
     def recount_shown(self) -> None:
         """Counts of the papers shown, from the library, right after an edit."""
-        win = self.window
-        ids = win.model.ids()
-        if win.last_answer is None or len(ids) > overview.RECOUNT_LIMIT:
+        ids, state = self.pane.model.ids(), self.state
+        if state.last_answer is None or len(ids) > overview.RECOUNT_LIMIT:
             return  # the index's next answer brings them, a moment later
-        self._show(overview.shown_counts(win.library, None if shows_everything(win.query) else ids))
+        self._show(overview.shown_counts(self.library, None if shows_everything(state.query) else ids))

@@ -32,7 +32,7 @@ from PySide6.QtWidgets import (
 from ..core.discovery_types import Suggestion
 from ..core.errors import PapershelfError
 from ..core.library import Library
-from ..core.text import plain_text
+from ..core.render import plain_text
 from .feedback import n_papers, quoted
 from .tasks import Task, run_task
 

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..paper import Paper, Status
-from ..text import plain_text
+from ..render import plain_text
 
 TITLE_SORT_CHARS = 200  # what the index stores of a title's key
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import re
 
+from ..biblio.latex import MONTH_MACROS, piece_text, pieces
 from ..biblio.types import (
     BIBTEX_REQUIRED,
     BIBTEX_TYPES,
@@ -28,16 +29,13 @@ from ..biblio.types import (
     TYPES_TO_BIBLATEX,
     TYPES_TO_BIBTEX,
 )
-from ..latex import piece_text, pieces
-
-MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
 
 _DATE_RE = re.compile(r"^\s*(\d{4})(?:-(\d{1,2}))?")
 
 
 def value_text(expr: str) -> str:
     """The text of a value expression, LaTeX left in: ``{Proc. } # jan`` → ``Proc. January``
-    (core.latex's reading of the pieces, without its decoding)."""
+    (biblio.latex's reading of the pieces, without its decoding)."""
     return "".join(piece_text(p) for p in pieces(expr))
 
 
@@ -82,7 +80,7 @@ def to_bibtex(entrytype: str, fields: dict[str, str]) -> tuple[str, dict[str, st
     if "year" not in out and "date" in out:
         out = _dated(out)
     if (kind != entrytype or "date" in fields) and (month := _month_number(out.get("month"))):
-        out["month"] = MONTHS[month - 1]  # BibLaTeX's month = {3}: plain would print "3"
+        out["month"] = MONTH_MACROS[month - 1]  # BibLaTeX's month = {3}: plain would print "3"
     if kind != entrytype and _classic_would_warn(kind, out):
         kind = "misc"  # what the classic type would warn about: misc prints it without a warning
     return kind, out
@@ -110,7 +108,7 @@ def _dated(out: dict[str, str]) -> dict[str, str]:
             continue
         dated["year"] = "{" + m.group(1) + "}"
         if m.group(2) and 1 <= int(m.group(2)) <= 12 and "month" not in out:
-            dated["month"] = MONTHS[int(m.group(2)) - 1]
+            dated["month"] = MONTH_MACROS[int(m.group(2)) - 1]
     return dated
 
 

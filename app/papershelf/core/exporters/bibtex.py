@@ -31,111 +31,30 @@ library keeps the originals.
 from __future__ import annotations
 
 import re
-import unicodedata
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 
+from ..biblio.latex import decode
+from ..biblio.latex_writer import LatexWriter, math_latex
+from ..biblio.names import from_display
 from ..biblio.types import VENUE_FIELD, verbatim_value
 from ..citation import record_keywords
-from ..citekeys import surname
-from ..latex import braces_balanced, decode
-from ..limits import strip_controls
 from ..paper import RAW_SOURCES, Paper, join_tags, normalize_tag
-from ..text import SYMBOLS, plain_text
+from ..render import plain_text
 from ..titles import DERIVED_NOTE
 from .bibmaps import to_dialect, value_text
 from .controls import controls_note, unpinned_note, without_controls
-from .latexchars import latex_char
-
-DIALECTS = ("bibtex", "biblatex")
-
-# fmt: off
-_SPECIALS = {
-    # \{ would still close a field for BibTeX, which counts braces without looking at backslashes
-    "\\": r"\textbackslash{}", "{": r"\textbraceleft{}", "}": r"\textbraceright{}", "$": r"\$", "&": r"\&", "%": r"\%",
-    "#": r"\#", "_": r"\_", "^": r"\textasciicircum{}", "~": r"\textasciitilde{}", "<": r"\textless{}",
-    ">": r"\textgreater{}", "|": r"\textbar{}",
-}
-# fmt: on
-_SPECIAL_RE = re.compile(r"[\\{}$&%#_^~<>|\x00-\x1f\x7f]")
-
-
-def _escape_special(m: re.Match[str]) -> str:
-    return _SPECIALS.get(m.group(), " ")  # control characters become spaces
-
+from .crossrefs import export_order
 
 _MARKUP_RE = re.compile(r"[\\{}$*_`\[~-]")
-_NON_ASCII_RE = re.compile(r"[^\x00-\x7f]")
-# a letter with combining accents NFC has no single character for (q̃) goes as one piece; the
-# plain pattern is the one nearly every text needs, and much the faster
-_COMBINING_RE = re.compile(r"[\u0300-\u036f]")
-_NON_ASCII_MARKS_RE = re.compile(r"[A-Za-z]?[\u0300-\u036f]+|[^\x00-\x7f]")
-
-
-def _non_ascii(text: str) -> tuple[str, re.Pattern[str]]:
-    """`text` in NFC, and the pattern of its pieces outside ASCII."""
-    if not unicodedata.is_normalized("NFC", text):
-        text = unicodedata.normalize("NFC", text)
-    return text, (_NON_ASCII_MARKS_RE if _COMBINING_RE.search(text) else _NON_ASCII_RE)
-
-
-# fmt: off
-_PUNCT = {"\u201c": "``", "\u201d": "''", "\u2018": "`", "\u2019": "'", "\u2013": "--", "\u2014": "---",
-          "\u2026": r"{\ldots}", "\u00a0": "~", "\u2009": r"{\,}", "\u00ab": r"{\guillemotleft}",
-          "\u00bb": r"{\guillemotright}", "\u00a7": r"{\S}", "\u00b6": r"{\P}", "\u00a9": r"{\textcopyright}",
-          "\u00b0": r"{\textdegree}", "\u2022": r"{\textbullet}", "\u20ac": r"{\texteuro}", "\u00a3": r"{\pounds}"}
-# fmt: on
-_MATH_SYMBOLS = {
-    v: k
-    for k, v in SYMBOLS.items()
-    if len(v) == 1 and not v.isascii() and k.isalpha() and k not in ("ss", "ae", "o", "O", "aa", "l", "L", "i")
-}
-# fmt: off
-_MATH_SYMBOLS.update({"×": "times", "·": "cdot", "≤": "leq", "≥": "geq", "±": "pm", "→": "rightarrow",
-                      "∞": "infty", "≈": "approx", "≠": "neq", "∈": "in", "÷": "div", "√": "surd",
-                      "′": "prime", "−": "-"})
-# fmt: on
-# text-mode commands among them (\\textendash, \\pounds, \\S) are no math: _PUNCT or pylatexenc writes those
-_MATH_SYMBOLS = {
-    ch: name
-    for ch, name in _MATH_SYMBOLS.items()
-    if not name.startswith("text") and name not in ("pounds", "S", "P", "guillemotleft", "guillemotright")
-}
-_SAFE_MATH_MACROS = frozenset(
-    """alpha beta gamma delta epsilon varepsilon zeta eta theta vartheta iota kappa
-lambda mu nu xi pi varpi rho varrho sigma varsigma tau upsilon phi varphi chi psi omega Gamma Delta Theta Lambda
-Xi Pi Sigma Upsilon Phi Psi Omega times cdot cdots ldots dots leq le geq ge neq ne approx sim simeq equiv propto
-infty pm mp to rightarrow leftarrow Rightarrow Leftarrow leftrightarrow mapsto in notin subset subseteq supset
-cup cap forall exists partial nabla sum prod int oint sqrt frac log ln exp min max sup inf lim arg det dim sin
-cos tan ell circ star ast emptyset top bot perp mid parallel langle rangle lfloor rfloor lceil rceil mathrm
-mathbf mathit mathsf mathtt mathcal quad qquad left right big Big prime hat bar tilde vec dot ddot overline
-underline widehat widetilde Pr neg wedge vee oplus otimes setminus colon""".split()
-)
-_MACRO_NAME_RE = re.compile(r"\\([A-Za-z]+|.)")
-_SAFE_MATH_CHARS_RE = re.compile(r"^[A-Za-z0-9 \t\n+\-*/=<>()\[\],.;:!'|^_{}\\]*$", re.ASCII)
-_SCRIPT_ARG = r"(?:\{[^{}]*\}|\\[A-Za-z]+|[^\s{}\\])"
-# constructs LaTeX stops on: x_1_2, x^, x_}, \frac or \sqrt without an argument
-_BAD_MATH_RE = re.compile(
-    r"_" + _SCRIPT_ARG + r"\s*_|\^" + _SCRIPT_ARG + r"\s*\^|[_^]\s*(?:$|[_^}\])])"
-    r"|\\(?:frac|sqrt)(?![A-Za-z])\s*(?:$|[^{\[\sA-Za-z0-9\\])|\\frac\s*\{[^{}]*\}\s*(?:$|[^{\s])"
-)
 # $5 and $10 is money, not math: math opens on a non-space and does not close right before a digit
 _EXPORT_MATH_RE = re.compile(r"(?<!\\)\$(?!\s)([^$]+?)(?<![\s\\])\$(?!\d)")
-_MATHBB_RE = re.compile(r"\\mathbb\s*\{\s*([A-Za-z])\s*\}")
 # a word with a capital after its first letter; "[a-z]*[A-Z][a-z]*[A-Z0-9]" accepts what
 # "[A-Za-z]*[A-Z][A-Za-z0-9]*[A-Z0-9]" did, but a word that fails (a run of capitals
 # followed by "_" or "}") backtracks in linear time, not cubic
 _PROTECT_RE = re.compile(
     r"(?<![\w{])([a-z]*[A-Z][a-z]*[A-Z0-9][A-Za-z0-9]*|[A-Z]\d[\w]*|[a-z]+[A-Z]\w*)"
     r"(?:-[A-Za-z0-9]+)*(?![\w}])"
-)
-# a name typed as one corporate name ("Research and Development Team", "The CGAL Project"):
-# BibTeX must not take its last word for a surname
-_CORPORATE_RE = re.compile(
-    r"(?i:\band\b)|^The\s|\d|\b(?:Project|Team|Group|Consortium|Collaboration|Committee|Institute|University|"
-    r"Foundation|Association|Society|Laborator(?:y|ies)|Labs?|Organi[sz]ation|Council|Agency|Department|"
-    r"Cent(?:er|re)|Network|Initiative|Community|Corporation|Company|Inc|Ltd|LLC|GmbH|Contributors|Developers|"
-    r"Board|Office|Ministry|Alliance|Federation|Bureau|Commission|Working Group)\b\.?"
 )
 _ARXIV_RE = re.compile(r"^(\d{4}\.\d{4,5})(v\d+)?$|^([a-z\-]+(\.[A-Z]{2})?/\d{7})(v\d+)?$")
 
@@ -179,89 +98,9 @@ class ExportReport:
         return text
 
 
-class _Encoder:
-    """Text to one dialect's LaTeX; counts the characters it had to write as "?"."""
-
-    def __init__(self, dialect: str) -> None:
-        if dialect not in DIALECTS:
-            raise ValueError(f"unknown dialect {dialect!r}; use one of: {', '.join(DIALECTS)}")
-        self.dialect = dialect
-        self.replaced = 0
-        self.controls = 0  # values that held control characters (left out: core.limits)
-
-    def clean(self, value: str) -> str:
-        """`value` without control characters (core.limits), counted when it held some."""
-        out = strip_controls(value)
-        if out is not value and out != value:
-            self.controls += 1
-        return out
-
-    # ---- characters --------------------------------------------------------
-    def char(self, ch: str) -> str:
-        """One character outside plain ASCII text, as the dialect writes it."""
-        if ch in _SPECIALS:
-            return _SPECIALS[ch]
-        if ch.isascii():
-            return ch if ch.isprintable() else " "
-        if self.dialect == "biblatex" and (
-            ("\u00c0" <= ch <= "\u017f" and ch not in "\u00d7\u00f7") or ch in "\u2018\u2019\u201c\u201d\u2013\u2014"
-        ):
-            return ch  # Latin letters, quotes, dashes: UTF-8 for biber
-        if ch in _PUNCT:
-            return _PUNCT[ch]
-        if ch in _MATH_SYMBOLS:
-            name = _MATH_SYMBOLS[ch]
-            # braced: two in a row must not make "$$" (display math)
-            return "{$-$}" if name == "-" else f"{{$\\{name}$}}"
-        if len(ch) == 1 and unicodedata.category(ch).startswith("Z"):
-            return " "
-        if len(ch) > 4:
-            # a letter under more accents than any script stacks (a hostile run of combining
-            # marks): the letter alone, counted, instead of a conversion as long as the run
-            self.replaced += 1
-            return self.char(ch[0]) if not ch[0].isascii() else ch[0]
-        if len(ch) > 1 and self.dialect == "biblatex" and ch[0].isascii():
-            # a letter with an accent Unicode has no single character for: biber would turn
-            # its LaTeX back into a combining accent, which pdfLaTeX cannot typeset
-            self.replaced += 1
-            return ch[0]
-        latex = latex_char(ch)
-        if latex is not None:
-            return latex
-        compat = unicodedata.normalize("NFKC", ch)
-        if compat != ch and compat.isascii():
-            return self.text(compat)
-        self.replaced += 1
-        return "?"
-
-    def raw(self, value: str, as_written: bool = False) -> str:
-        """A record's value expression: as a .bib file wrote it (`as_written`) in both dialects;
-        a value made from text (a RIS record's) with its characters outside ASCII as the dialect
-        writes typed text (`char`: LaTeX for BibTeX; Latin letters kept for biber, the rest that
-        pdflatex cannot take as LaTeX), NFC first, the LaTeX already there untouched. Control
-        characters never (core.limits)."""
-        value = self.clean(value)
-        if as_written or value.isascii():
-            return value
-        value, pattern = _non_ascii(value)
-        return pattern.sub(lambda m: self._raw_char(m.group()), value)
-
-    def _raw_char(self, ch: str) -> str:
-        if ch in _MATH_SYMBOLS:  # \ensuremath: the file may have put it in math already
-            name = _MATH_SYMBOLS[ch]
-            return "{\\ensuremath{-}}" if name == "-" else f"{{\\ensuremath{{\\{name}}}}}"
-        return self.char(ch)
-
-    def text(self, text: str) -> str:
-        """Plain text with LaTeX's specials escaped and non-ASCII written as the dialect wants."""
-        # control characters out (core.limits), then specials, tabs and line ends through one
-        # C-level translate; only what is left outside ASCII goes through char() one by one
-        text = self.clean(text)
-        out = _SPECIAL_RE.sub(_escape_special, text) if _SPECIAL_RE.search(text) else text
-        if not out.isascii():
-            out, pattern = _non_ascii(out)
-            out = pattern.sub(lambda m: self.char(m.group()), out)
-        return out
+class _Encoder(LatexWriter):
+    """Text to one dialect's LaTeX (the writer's characters, see biblio.latex_writer), and the
+    fields a paper without a record exports: abstracts and titles, names."""
 
     # ---- fields ------------------------------------------------------------
     def rich(self, raw: str, protect_case: bool = False) -> str:
@@ -299,37 +138,27 @@ class _Encoder:
         return lead + "".join(out) + trail
 
     def _math(self, expr: str, braced: bool = False) -> str:
-        expr = _MATHBB_RE.sub(r"\\mathbf{\1}", expr).strip()
-        names = {m.group(1) for m in _MACRO_NAME_RE.finditer(expr)}
-        safe = (
-            bool(expr)
-            and braces_balanced(expr, escapes=True)
-            and bool(_SAFE_MATH_CHARS_RE.match(expr))
-            and not _BAD_MATH_RE.search(expr)
-            and expr.count("\\left") == expr.count("\\right")
-            and all(n in _SAFE_MATH_MACROS or n in ",;:! " for n in names)
-        )
-        if safe:
+        expr, typesets = math_latex(expr)
+        if typesets:
             # braced in titles: the style must not lower-case it ($\Gamma$ -> $\gamma$)
             return f"{{${expr}$}}" if braced else f"${expr}$"
         # math LaTeX alone cannot typeset: as text
         return self.text(" ".join(plain_text(f"${expr}$").split()))
 
     def name(self, name: str) -> str:
-        """One author as "Last, First"; a one-word or corporate name double-braced."""
+        """One author as "von Last, Jr, First" (its parts by `names.from_display`); a one-word
+        or corporate name double-braced."""
         name = " ".join((plain_text(name) if _MARKUP_RE.search(name) else name).split())
         if not name:
             return ""
-        if _CORPORATE_RE.search(name):  # one name, braced
-            return "{" + self.text(name) + "}"
-        if "," in name:
-            last, first = (x.strip() for x in name.split(",", 1))
-        else:
-            last = surname(name)
-            first = name[: len(name) - len(last)].strip()
-        if not first:
-            return "{" + self.text(last) + "}"
-        return f"{self.text(last)}, {self.text(first)}"
+        person = from_display(name)
+        if person.literal:  # one name, braced
+            return "{" + self.text(person.literal) + "}"
+        last = " ".join(p for p in (person.von, person.family) if p)
+        if not person.given:  # "Aristotle", "Fletcher III": one name
+            return "{" + self.text(" ".join(p for p in (last, person.jr) if p)) + "}"
+        parts = [last, *([person.jr] if person.jr else []), person.given]
+        return ", ".join(self.text(p) for p in parts)
 
 
 def _verbatim(value: str, dialect: str) -> str:
@@ -343,42 +172,56 @@ def _verbatim(value: str, dialect: str) -> str:
 
 def entry(paper: Paper, key: str, enc: _Encoder) -> str:
     """One paper's BibTeX entry under `key` (@inproceedings with a venue and a year, else @misc)."""
-    dialect = enc.dialect
+    kind = "inproceedings" if paper.venue and paper.year else "misc"
+    fields = _listing_heading(paper, kind, enc) + _listing_links(paper, enc.dialect) + _listing_about(paper, key, enc)
+    width = max((len(n) for n, _ in fields), default=0)
+    body = ",\n".join(f"  {n.ljust(width)} = {{{v}}}" for n, v in fields if v)
+    return f"@{kind}{{{key},\n{body}\n}}\n"
+
+
+def _listing_heading(paper: Paper, kind: str, enc: _Encoder) -> list[tuple[str, str]]:
+    """A listing paper's author and title, where it appeared (an @inproceedings' booktitle, a
+    @misc's howpublished) and the year."""
     fields: list[tuple[str, str]] = []
     if paper.authors:
         fields.append(("author", " and ".join(n for n in (enc.name(a) for a in paper.authors) if n)))
     title = enc.rich(paper.title, protect_case=True) if paper.title else ""
     if title:
         fields.append(("title", title))
-    arxiv = paper.arxiv_id if paper.arxiv_id and _ARXIV_RE.match(paper.arxiv_id) else ""
-    if paper.venue and paper.year:
-        kind = "inproceedings"
-        fields.append(("booktitle", enc.rich(paper.venue)))
-    else:
-        kind = "misc"
-        if paper.venue:
-            fields.append(("howpublished", enc.rich(paper.venue)))
+    if paper.venue:
+        fields.append(("booktitle" if kind == "inproceedings" else "howpublished", enc.rich(paper.venue)))
     if paper.year:
         fields.append(("year", str(int(paper.year))))
-    if arxiv:
-        fields += [("eprint", arxiv), ("archiveprefix" if dialect == "bibtex" else "eprinttype", "arXiv")]
+    return fields
+
+
+def _listing_links(paper: Paper, dialect: str) -> list[tuple[str, str]]:
+    """The arXiv id (a valid one) as an e-print, the DOI and the first web link."""
+    fields: list[tuple[str, str]] = []
+    if paper.arxiv_id and _ARXIV_RE.match(paper.arxiv_id):
+        fields += [("eprint", paper.arxiv_id), ("archiveprefix" if dialect == "bibtex" else "eprinttype", "arXiv")]
     if paper.doi:
         fields.append(("doi", _verbatim(paper.doi, dialect)))
     url = next((u for u in paper.links if u.lower().startswith(("http://", "https://"))), "")
     if url:
         fields.append(("url", _verbatim(url, dialect)))
+    return fields
+
+
+def _listing_about(paper: Paper, key: str, enc: _Encoder) -> list[tuple[str, str]]:
+    """The tags (as keywords), the abstract, the note of a derived title and, for classic
+    styles, a sort `key` when there are no authors."""
+    fields: list[tuple[str, str]] = []
     if paper.tags:
         fields.append(("keywords", enc.text(join_tags(paper.tags))))
     if paper.abstract:
         fields.append(("abstract", enc.rich(paper.abstract)))
     if paper.title_derived:
         fields.append(("note", enc.text(DERIVED_NOTE)))
-    if not paper.authors and dialect == "bibtex":
+    if not paper.authors and enc.dialect == "bibtex":
         # classic styles sort by author, else by `key`: without either they warn
         fields.append(("key", enc.text(" ".join(plain_text(paper.title).split()[:6]) or key)))
-    width = max((len(n) for n, _ in fields), default=0)
-    body = ",\n".join(f"  {n.ljust(width)} = {{{v}}}" for n, v in fields if v)
-    return f"@{kind}{{{key},\n{body}\n}}\n"
+    return fields
 
 
 # fields the styles hand to \\url verbatim: outside ASCII they are percent-encoded (as a browser
@@ -421,6 +264,24 @@ def record_fields(paper: Paper, enc: _Encoder) -> dict[str, str]:
     raw = paper.bibfields
     # a child shows what it inherits from its crossref/xdata entries: not the reader's edit
     inherits = "crossref" in raw or "xdata" in raw
+    out = _edited_heading(paper, enc, inherits)
+    # a .bib file's values go out byte for byte, UTF-8 included (its bibliography typesets as it
+    # did, and nothing is lost to "?"); a RIS record's were text, spelt as LaTeX for classic BibTeX
+    written = _latex_source(paper)
+    for name, value in raw.items():
+        if name in _URL_FIELDS and enc.dialect == "bibtex" and not written:
+            out[name] = _ascii_url(value)
+        else:
+            out[name] = enc.raw(value, written)
+    if not inherits:
+        _add_edited_facts(out, paper, enc)
+    _add_about(out, paper, enc)
+    return out
+
+
+def _edited_heading(paper: Paper, enc: _Encoder, inherits: bool) -> dict[str, str]:
+    """The author and title fields of a paper whose record lost them to an edit."""
+    raw = paper.bibfields
     # a title derived from the abstract goes out with its note, as a listing paper's; a record
     # with neither title nor abstract (a @misc may have none) is named only for the reader
     derived = paper.title_derived
@@ -431,40 +292,40 @@ def record_fields(paper: Paper, enc: _Encoder) -> dict[str, str]:
         if derived:  # words of the abstract: its math stays math
             out["title"] = _braced(enc.rich(paper.title, protect_case=True))
         else:  # typed: specials escaped, typed braces kept as groups, inner capitals braced
-            from ..record_edit import text_latex
+            from ..biblio.latex_writer import text_latex
 
             out["title"] = enc.raw(_braced(text_latex(paper.title, protect_case=True)), _latex_source(paper))
-    # a .bib file's values go out byte for byte, UTF-8 included (its bibliography typesets as it
-    # did, and nothing is lost to "?"); a RIS record's were text, spelt as LaTeX for classic BibTeX
-    written = _latex_source(paper)
-    for name, value in raw.items():
-        if name in _URL_FIELDS and enc.dialect == "bibtex" and not written:
-            out[name] = _ascii_url(value)
-        else:
-            out[name] = enc.raw(value, written)
-    if not inherits:
-        if not ("year" in raw or "date" in raw) and paper.year:
-            out["year"] = _braced(str(int(paper.year)))
-        if paper.venue and not any(n in raw for n in RAW_SOURCES["venue"]):
-            target = VENUE_FIELD.get(paper.entrytype, "howpublished")
-            if target not in out:
-                out[target] = _braced(enc.rich(paper.venue))
-        if "doi" not in raw and paper.doi:
-            out["doi"] = _braced(_verbatim(paper.doi, enc.dialect))
-        arxiv = paper.arxiv_id if paper.arxiv_id and _ARXIV_RE.match(paper.arxiv_id) else ""
-        if arxiv and not any(n in raw for n in RAW_SOURCES["arxiv_id"]):
-            out["eprint"], out["archiveprefix"] = _braced(arxiv), "{arXiv}"
-    # the record's keywords as they came, then the user's tags not among them (so the tags
-    # reach the user's reference manager too)
+    return out
+
+
+def _add_edited_facts(out: dict[str, str], paper: Paper, enc: _Encoder) -> None:
+    """The year, venue, DOI and arXiv id of a paper whose record lacks them (or lost them to an edit)."""
+    raw = paper.bibfields
+    if not ("year" in raw or "date" in raw) and paper.year:
+        out["year"] = _braced(str(int(paper.year)))
+    if paper.venue and not any(n in raw for n in RAW_SOURCES["venue"]):
+        target = VENUE_FIELD.get(paper.entrytype, "howpublished")
+        if target not in out:
+            out[target] = _braced(enc.rich(paper.venue))
+    if "doi" not in raw and paper.doi:
+        out["doi"] = _braced(_verbatim(paper.doi, enc.dialect))
+    arxiv = paper.arxiv_id if paper.arxiv_id and _ARXIV_RE.match(paper.arxiv_id) else ""
+    if arxiv and not any(n in raw for n in RAW_SOURCES["arxiv_id"]):
+        out["eprint"], out["archiveprefix"] = _braced(arxiv), "{arXiv}"
+
+
+def _add_about(out: dict[str, str], paper: Paper, enc: _Encoder) -> None:
+    """The user's tags after the record's keywords (so they reach the user's reference manager
+    too), an abstract the record lacks, and the note of a derived title."""
+    raw = paper.bibfields
     have = {normalize_tag(k) for k in record_keywords(raw)}
     extra = [t for t in paper.tags if t not in have]
     if extra:
         out["keywords"] = _with_tags(out.get("keywords"), enc.text(join_tags(extra)))
     if "abstract" not in raw and paper.abstract:
         out["abstract"] = _braced(enc.rich(paper.abstract))
-    if "title" in out and derived and "title" not in raw and "note" not in out:
+    if "title" in out and paper.title_derived and "title" not in raw and "note" not in out:
         out["note"] = _braced(enc.text(DERIVED_NOTE))
-    return out
 
 
 def record_entry(paper: Paper, key: str, enc: _Encoder, xdata: Mapping[str, Paper] | None = None) -> str:
@@ -490,40 +351,6 @@ def record_entry(paper: Paper, key: str, enc: _Encoder, xdata: Mapping[str, Pape
 def any_entry(paper: Paper, key: str, enc: _Encoder, xdata: Mapping[str, Paper] | None = None) -> str:
     """A paper's entry: from its record when it has one, else from what the listing gave."""
     return record_entry(paper, key, enc, xdata) if paper.entrytype else entry(paper, key, enc)
-
-
-def parent_keys(paper: Paper) -> list[str]:
-    """The keys a paper's `crossref` and `xdata` name (the entries it takes fields from)."""
-    if not paper.entrytype:
-        return []
-    raw = paper.bibfields
-    keys = [k.strip() for k in value_text(raw.get("xdata", "")).split(",")]
-    keys.append(value_text(raw.get("crossref", "")).strip())
-    return [k for k in keys if k]
-
-
-def export_order(papers: Iterable[Paper], keys: dict[str, str]) -> list[Paper]:
-    """The papers sorted by key, except that an entry another one cross-references (crossref,
-    xdata) comes after it: BibTeX reads a crossref's parent only after the entries that name it."""
-    ordered = sorted(papers, key=lambda p: keys[p.id].casefold())
-    children = [p for p in ordered if parent_keys(p)]
-    if not children:  # the usual case: no key table to build
-        return ordered
-    by_key = {keys[p.id].casefold(): p for p in ordered}
-    depth: dict[str, int] = {}
-
-    def climb(paper: Paper, level: int, seen: set[str]) -> None:
-        for key in parent_keys(paper):
-            parent = by_key.get(key.casefold())
-            if parent is not None and parent.id not in seen and level < 16:  # loops and long chains end
-                depth[parent.id] = max(depth.get(parent.id, 0), level)
-                climb(parent, level + 1, seen | {parent.id})
-
-    for paper in children:
-        climb(paper, 1, {paper.id})
-    if not depth:
-        return ordered
-    return sorted(ordered, key=lambda p: depth.get(p.id, 0))  # stable: by key within a level
 
 
 def preambles(papers: Iterable[Paper], enc: _Encoder) -> list[str]:

@@ -18,13 +18,13 @@ import unicodedata
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
+from ..biblio.latex import MONTH_MACROS, decode, latex_text, piece_text, pieces
+from ..biblio.names import Name, from_display, parse_names
 from ..biblio.types import TYPE_KEYS
 from ..citation import record_keywords
-from ..citekeys import surname
 from ..importers.ris import BOOKS, candidate_of_lines, digest, ris_lines
-from ..latex import Name, decode, latex_text, parse_names, piece_text, pieces
 from ..paper import Paper, normalize_tag
-from ..text import plain_text
+from ..render import plain_text
 from .controls import RIS_EXPORTED, controls_note, holds_controls, without_controls
 
 EOL = "\r\n"
@@ -42,8 +42,6 @@ RIS_TYPE_OF: dict[str, str] = {
     "unpublished": "UNPB", "booklet": "PAMP", "manual": "GEN", "misc": "GEN",
     "patent": "PAT", "dataset": "DATA", "software": "COMP",
 }
-_MONTHS = {"jan": 1, "feb": 2, "mar": 3, "apr": 4, "may": 5, "jun": 6, "jul": 7, "aug": 8, "sep": 9,
-           "oct": 10, "nov": 11, "dec": 12}
 # fmt: on
 _PARTS = frozenset({"inproceedings", "conference", "incollection", "inbook", "bookinbook"})
 _BOOKS = frozenset({"book", "mvbook", "collection", "mvcollection", "proceedings", "mvproceedings"})
@@ -98,7 +96,7 @@ def month_number(raw: str) -> int:
     text = value_latex(raw).strip().lower().rstrip(".")
     if text.isdigit():
         return int(text) if 1 <= int(text) <= 12 else 0
-    return _MONTHS.get(text[:3], 0)
+    return MONTH_MACROS.index(text[:3]) + 1 if text[:3] in MONTH_MACROS else 0
 
 
 # ---- names -----------------------------------------------------------------------------------
@@ -112,7 +110,7 @@ def ris_names(raw: str) -> list[str]:
 
 
 def _from_name(name: Name) -> str:
-    """A `core.latex.Name` as a RIS name."""
+    """A `Name` read from a .bib name list as a RIS name."""
     if name.literal:
         return text_of(name.literal)
     family = text_of(" ".join(p for p in (name.von, name.family) if p))
@@ -127,9 +125,12 @@ def _display_name(name: str) -> str:
     name = " ".join(name.split())
     if "," in name or " " not in name:
         return name
-    family = surname(name)
-    given = name[: len(name) - len(family)].strip()
-    return f"{family}, {given}" if given else family
+    person = from_display(name)
+    if person.literal:
+        return name
+    family = " ".join(p for p in (person.von, person.family) if p)
+    parts = [family, person.given, person.jr]
+    return ", ".join(parts if person.jr else parts[:2]) if person.given else " ".join(p for p in parts if p)
 
 
 # ---- records ---------------------------------------------------------------------------------
@@ -152,67 +153,114 @@ def record(paper: Paper) -> str:
 
 def _generated(paper: Paper) -> list[tuple[str, str]]:
     """The lines Papershelf writes for a paper, each with its group (see `_TAG_GROUP`), before ER."""
-    kind = paper.entrytype
-    raw = paper.bibfields
-    ty = RIS_TYPE_OF.get(kind, "GEN")
-    lines = [("TY", _line("TY", ty))]
+    lines = [("TY", _line("TY", RIS_TYPE_OF.get(paper.entrytype, "GEN")))]
     if paper.citekey:
         lines.append(("ID", _line("ID", paper.citekey)))
-    # authors: the record's names keep family and given apart; an edit drops them (then the
-    # names the library shows are split as they read)
+    stages = (_name_lines, _title_lines, _date_lines, _numbering_lines, _publisher_lines, _link_lines, _about_lines)
+    for stage in stages:
+        lines += stage(paper)
+    return [(group, text) for group, text in lines if text]
+
+
+def _name_lines(paper: Paper) -> list[tuple[str, str]]:
+    """AU, A2 and A4: the record's names keep family and given apart; an edit drops them
+    (then the names the library shows are split as they read)."""
+    raw = paper.bibfields
     authors = ris_names(raw["author"]) if raw.get("author") else [_display_name(a) for a in paper.authors]
-    lines += [("AU", _line("AU", a)) for a in authors]
+    lines = [("AU", _line("AU", a)) for a in authors]
     if raw.get("editor"):
         lines += [("A2", _line("A2", a)) for a in ris_names(raw["editor"])]
     if raw.get("translator"):
         lines += [("A4", _line("A4", a)) for a in ris_names(raw["translator"])]
+    return lines
+
+
+def _title_lines(paper: Paper) -> list[tuple[str, str]]:
+    """TI, ST, and where it appeared (T2, J2) and its series (T3); a whole book appears in nothing."""
+    raw = paper.bibfields
     # the record's title when nobody edited it (an edit drops it): the display title lost
     # what plain text it took for markup; one Papershelf made up from the abstract is no title
     title = field_text(raw, "title") or ("" if paper.title_derived else paper.title)
-    lines.append(("TI", _line("TI", title)))
-    lines.append(("ST", _line("ST", field_text(raw, "shorttitle"))))
-    if kind in _BOOKS:
-        lines.append(("T3", _line("T3", field_text(raw, "series"))))
-    else:
+    lines = [("TI", _line("TI", title)), ("ST", _line("ST", field_text(raw, "shorttitle")))]
+    if paper.entrytype not in _BOOKS:
         lines.append(("T2", _line("T2", paper.venue)))
         lines.append(("J2", _line("J2", field_text(raw, "shortjournal"))))
-        lines.append(("T3", _line("T3", field_text(raw, "series"))))
-    if paper.year:
-        lines.append(("PY", _line("PY", str(paper.year))))
-        month = month_number(raw["month"]) if raw.get("month") else 0
-        if not month and (m := re.match(r"\s*\{?\d{4}-(\d\d)", raw.get("date", ""))):
-            month = int(m.group(1)) if 1 <= int(m.group(1)) <= 12 else 0  # BibLaTeX's date = {2019-05-12}
-        if month:
-            lines.append(("PY", _line("DA", f"{paper.year}/{month:02d}//")))
-    lines.append(("VL", _line("VL", field_text(raw, "volume"))))
-    lines.append(("NV", _line("NV", field_text(raw, "volumes"))))
-    lines.append(("IS", _line("IS", field_text(raw, "number", "issue"))))
-    pages = field_text(raw, "pages")
-    if m := _PAGES_RE.match(pages):
+    lines.append(("T3", _line("T3", field_text(raw, "series"))))
+    return lines
+
+
+def _date_lines(paper: Paper) -> list[tuple[str, str]]:
+    """PY, and DA when the record gives the month."""
+    if not paper.year:
+        return []
+    lines = [("PY", _line("PY", str(paper.year)))]
+    month = _month(paper.bibfields)
+    if month:
+        lines.append(("PY", _line("DA", f"{paper.year}/{month:02d}//")))
+    return lines
+
+
+def _month(raw: dict[str, str]) -> int:
+    """The month the record gives: its `month` field, else the month of BibLaTeX's `date` = {2019-05-12}; or 0."""
+    month = month_number(raw["month"]) if raw.get("month") else 0
+    if not month and (m := re.match(r"\s*\{?\d{4}-(\d\d)", raw.get("date", ""))):
+        month = int(m.group(1)) if 1 <= int(m.group(1)) <= 12 else 0
+    return month
+
+
+def _numbering_lines(paper: Paper) -> list[tuple[str, str]]:
+    """VL, NV, IS, the pages as SP and EP, and SE (the chapter)."""
+    raw = paper.bibfields
+    lines = [
+        ("VL", _line("VL", field_text(raw, "volume"))),
+        ("NV", _line("NV", field_text(raw, "volumes"))),
+        ("IS", _line("IS", field_text(raw, "number", "issue"))),
+    ]
+    if m := _PAGES_RE.match(field_text(raw, "pages")):
         lines += [("SP", _line("SP", m.group(1))), ("SP", _line("EP", m.group(2) or ""))]
     lines.append(("SE", _line("SE", field_text(raw, "chapter"))))
-    lines.append(("PB", _line("PB", field_text(raw, "publisher", "school", "institution", "organization"))))
-    lines.append(("M3", _line("M3", kind_words(paper))))
-    lines.append(("CY", _line("CY", field_text(raw, "address", "location"))))
-    lines.append(("ET", _line("ET", field_text(raw, "edition"))))
+    return lines
+
+
+def _publisher_lines(paper: Paper) -> list[tuple[str, str]]:
+    """PB, M3 (the kind of document), CY, ET and the SN lines."""
+    raw = paper.bibfields
+    lines = [
+        ("PB", _line("PB", field_text(raw, "publisher", "school", "institution", "organization"))),
+        ("M3", _line("M3", kind_words(paper))),
+        ("CY", _line("CY", field_text(raw, "address", "location"))),
+        ("ET", _line("ET", field_text(raw, "edition"))),
+    ]
     for name in ("isbn", "issn"):
         lines += [("SN", _line("SN", sn)) for sn in field_text(raw, name).split(", ")]
-    lines.append(("DO", _line("DO", paper.doi)))
+    return lines
+
+
+def _link_lines(paper: Paper) -> list[tuple[str, str]]:
+    """DO, UR (the record's URL or the paper's first web link, then the arXiv abs link) and Y2."""
+    raw = paper.bibfields
     url = value_latex(raw["url"]).strip() if raw.get("url") else ""
     url = url or next((u for u in paper.links if u.lower().startswith(("http://", "https://"))), "")
-    lines.append(("UR", _line("UR", url)))
+    lines = [("DO", _line("DO", paper.doi)), ("UR", _line("UR", url))]
     # the arXiv id goes out as its own abs link (the import reads the id from it): one named in
     # another URL (a list of links, a PDF's) is not always read back, so only that exact link will do
     arxiv = f"https://arxiv.org/abs/{paper.arxiv_id}"
     if paper.arxiv_id and url != arxiv:
         lines.append(("UR", _line("UR", arxiv)))
     lines.append(("Y2", _line("Y2", field_text(raw, "urldate").replace("-", "/"))))
+    return lines
+
+
+def _about_lines(paper: Paper) -> list[tuple[str, str]]:
+    """AB, KW, N1 and LA: the abstract as the reader sees it, the keywords and tags, the
+    record's note (the user's notes stay private) and its language."""
+    raw = paper.bibfields
     # abstracts are kept as pasted (LaTeX, Markdown): RIS readers get what the reader sees
-    lines.append(("AB", _line("AB", plain_text(paper.abstract) if paper.abstract else "")))
+    lines = [("AB", _line("AB", plain_text(paper.abstract) if paper.abstract else ""))]
     lines += [("KW", _line("KW", keyword)) for keyword in keywords(paper)]
-    lines.append(("N1", _line("N1", field_text(raw, "note"))))  # the record's note; the user's notes stay private
+    lines.append(("N1", _line("N1", field_text(raw, "note"))))
     lines.append(("LA", _line("LA", field_text(raw, "language"))))
-    return [(group, text) for group, text in lines if text]
+    return lines
 
 
 # ---- a RIS record written back as it came ----------------------------------------------------
@@ -289,13 +337,34 @@ def _kept_record(paper: Paper, kept: list[tuple[str, str]]) -> str:
     first line was (a group the record did not have goes before ER); the user's tags that no KW
     line names follow the KW lines."""
     changed, book = changed_groups(paper, kept)
+    written = _rewritten(paper, changed)
+    out, placed, after_keywords, end = _merged(kept, _BOOK_TAG_GROUP if book else _TAG_GROUP, changed, written)
+    if "KW" not in changed and paper.tags:
+        at = after_keywords if after_keywords >= 0 else len(out)
+        out[at:at] = _unnamed_tags(paper, kept)
+    for group, texts in written.items():
+        if group not in placed:
+            out += texts
+    return "".join(out) + end
+
+
+def _rewritten(paper: Paper, changed: set[str]) -> dict[str, list[str]]:
+    """The lines written anew for each changed group; a key given since alone is its ID line,
+    without writing the rest."""
     written: dict[str, list[str]] = {}
-    if changed == {"ID"}:  # only the key (given since): its line alone, without writing the rest
+    if changed == {"ID"}:
         written["ID"] = [_line("ID", paper.citekey)] if paper.citekey else []
     for group, text in _generated(paper) if changed - {"ID"} else ():
         if group in changed:
             written.setdefault(group, []).append(text)
-    kinds = _BOOK_TAG_GROUP if book else _TAG_GROUP
+    return written
+
+
+def _merged(
+    kept: list[tuple[str, str]], kinds: dict[str, str], changed: set[str], written: dict[str, list[str]]
+) -> tuple[list[str], set[str], int, str]:
+    """The kept lines with each changed group's written lines where its first line was: the
+    lines, the groups placed, where the last KW line ends (-1 without one) and the ER line."""
     out: list[str] = []
     placed: set[str] = set()
     after_keywords = -1
@@ -313,17 +382,15 @@ def _kept_record(paper: Paper, kept: list[tuple[str, str]]) -> str:
             out.append(_kept_line(tag, value))
         if tag == "KW":
             after_keywords = len(out)
-    if "KW" not in changed and paper.tags:
-        # a KW line may hold several keywords ("Optim; stuff"): a tag made of any of them is named
-        named = {normalize_tag(value) for tag, value in kept if tag == "KW"}
-        named |= {normalize_tag(k) for k in record_keywords(paper.bibfields)}
-        extra = [_line("KW", tag) for tag in paper.tags if tag not in named]
-        at = after_keywords if after_keywords >= 0 else len(out)
-        out[at:at] = extra
-    for group, texts in written.items():
-        if group not in placed:
-            out += texts
-    return "".join(out) + end
+    return out, placed, after_keywords, end
+
+
+def _unnamed_tags(paper: Paper, kept: list[tuple[str, str]]) -> list[str]:
+    """KW lines for the user's tags that neither a kept KW line nor the record's keywords name
+    (a KW line may hold several keywords, "Optim; stuff": a tag made of any of them is named)."""
+    named = {normalize_tag(value) for tag, value in kept if tag == "KW"}
+    named |= {normalize_tag(k) for k in record_keywords(paper.bibfields)}
+    return [_line("KW", tag) for tag in paper.tags if tag not in named]
 
 
 def kind_words(paper: Paper) -> str:
@@ -339,8 +406,6 @@ def kind_words(paper: Paper) -> str:
 def keywords(paper: Paper) -> list[str]:
     """The record's keywords as they came, then the user's tags that are not among them (so the
     tags reach the user's reference manager too)."""
-    from ..citation import record_keywords  # here: the rest of this module's imports are another change's
-
     written = record_keywords(paper.bibfields)
     folded = {normalize_tag(k) for k in written}
     return written + [t for t in paper.tags if t not in folded]

@@ -4,7 +4,7 @@ Each entry keeps its whole record (see BIBLIOGRAPHIC RECORD in paper.py): its ty
 field as its value expression was written (the file's @string macros put in; month macros
 and macros the file does not define stay bare), and the file's @preamble. The display
 fields (title, authors, year, venue, DOI, arXiv id, tags) are the reader's text derived
-from it by `core.latex`, with `crossref`/`xdata` resolved within the file, so a child
+from it by `core.biblio.latex`, with `crossref`/`xdata` resolved within the file, so a child
 shows the year and venue of its parent and a child whose title comes from its parent
 imports. As BibTeX does: an entry without a key imports (the library gives it one), a
 field given twice keeps its first value (with a note), `@comment` is not bibliography.
@@ -23,10 +23,10 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from ..biblio.identifiers import ARXIV_URL_RE, clean_doi
+from ..biblio.latex import decode, piece_text, pieces
+from ..biblio.names import parse_names
 from ..biblio.types import IN_TYPES, venue_raw
-from ..latex import decode, parse_names, piece_text, pieces
 from ..limits import MAX_INHERITED_FILE_CHARS, MAX_MACRO_FILE_CHARS, MAX_MACRO_VALUE_CHARS
-from ..text import plain_text
 from ..titles import DERIVED_NOTE
 from .base import Candidate, ParsedFile, Problem
 
@@ -44,12 +44,8 @@ _SHOWN_FIELDS = frozenset(
 )
 
 
-def _text(value: str) -> str:
-    """A title, name or venue without BibTeX delimiters, as one line of plain text (RIS values)."""
-    return " ".join(plain_text(value).split())
-
-
-def _year(value: str) -> int | None:
+def year_in(value: str) -> int | None:
+    """The first year (1500-2999) the text names, or None."""
     m = _YEAR_RE.search(value or "")
     return int(m.group(1)) if m else None
 
@@ -134,7 +130,6 @@ def parse_bib(text: str, path: str) -> ParsedFile:
     """The entries of a BibTeX file as candidates, each with its full record; an entry that
     does not parse is a problem with its line, and the others still import."""
     import bibtexparser
-    from bibtexparser import model
 
     problems: list[Problem] = []
     logging.getLogger("bibtexparser").setLevel(logging.CRITICAL)  # failures are reported below instead
@@ -143,24 +138,32 @@ def parse_bib(text: str, path: str) -> ParsedFile:
     # a large real file puts in more than a small bomb may (100,000 entries naming their journal,
     # publisher and its address by macros: some 16,000,000 characters): the file's own size is added
     macros = Macros(MAX_MACRO_FILE_CHARS + len(text))
+    preambles, entries = _blocks(library.blocks, macros, path, problems)
+    preamble = _preamble(preambles, macros, path, problems)
+    records, by_key = _records(entries, macros, path, problems)
+    # what children take from their crossref/xdata parents: a parent's long author list shared
+    # by thousands of one-line children would be copied into each of them (a bomb like the
+    # macros'); the file may put in MAX_INHERITED_FILE_CHARS beyond its own size
+    papers = _candidates(records, by_key, preamble, MAX_INHERITED_FILE_CHARS + len(text), path, problems)
+    if not papers and not problems:
+        problems.append(Problem(path, 0, "no BibTeX entries were found in it"))
+    return ParsedFile(path=path, format="bibtex", papers=papers, problems=problems)
+
+
+def _blocks(blocks: list[Any], macros: Macros, path: str, problems: list[Problem]) -> tuple[list[str], list[Any]]:
+    """The file's blocks read in order: its @string macros defined (into `macros`), its
+    @preamble values and its entries returned; a block that does not parse is a problem.
+    @comment and text between entries are not bibliography."""
+    from bibtexparser import model
+
     preambles: list[str] = []
     entries: list[Any] = []
-    for block in library.blocks:
+    for block in blocks:
         if isinstance(block, model.DuplicateBlockKeyBlock) and isinstance(block.ignore_error_block, model.String):
             # a macro defined again (concatenated files repeat their abbreviations): the later wins
             block = block.ignore_error_block
         if isinstance(block, model.String):
-            try:
-                macros.define(block.key, block.value.strip(), (block.start_line or 0) + 1)
-            except MacroError as exc:
-                problems.append(
-                    Problem(
-                        path,
-                        (block.start_line or 0) + 1,
-                        f"the @string macro {block.key.strip()!r} was not defined: {exc}; "
-                        "entries that use it are not imported",
-                    )
-                )
+            _define(block, macros, path, problems)
         elif isinstance(block, model.Preamble):
             preambles.append(block.value.strip())
         elif isinstance(block, model.Entry):
@@ -170,19 +173,44 @@ def parse_bib(text: str, path: str) -> ParsedFile:
             # the clash and gives the paper another key): the entry is read whole all the same
             entries.append(block.ignore_error_block)
         elif isinstance(block, model.ParsingFailedBlock):
-            line = (block.start_line or 0) + 1
             error = block.error
             reason = str(error).splitlines()[0] if error and str(error) else "it is not valid BibTeX"
-            problems.append(Problem(path, line, f"this entry could not be read ({reason}); it was skipped"))
-        # @comment and text between entries are not bibliography
+            problems.append(
+                Problem(path, (block.start_line or 0) + 1, f"this entry could not be read ({reason}); it was skipped")
+            )
+    return preambles, entries
+
+
+def _define(block: Any, macros: Macros, path: str, problems: list[Problem]) -> None:
+    """Define an @string macro; one refused is a problem (and the entries using it are not imported)."""
+    try:
+        macros.define(block.key, block.value.strip(), (block.start_line or 0) + 1)
+    except MacroError as exc:
+        problems.append(
+            Problem(
+                path,
+                (block.start_line or 0) + 1,
+                f"the @string macro {block.key.strip()!r} was not defined: {exc}; entries that use it are not imported",
+            )
+        )
+
+
+def _preamble(preambles: list[str], macros: Macros, path: str, problems: list[Problem]) -> str:
+    """The file's @preamble values, macros put in, as one value; one refused is left out (a problem)."""
     resolved: list[str] = []
     for value in preambles:
         try:
             resolved.append(macros.resolve(value))
         except MacroError as exc:
             problems.append(Problem(path, 0, f"the file's @preamble was left out: {exc}"))
-    preamble = " # ".join(p for p in resolved if p)
+    return " # ".join(p for p in resolved if p)
 
+
+def _records(
+    entries: list[Any], macros: Macros, path: str, problems: list[Problem]
+) -> tuple[list[tuple[Any, str, dict[str, str]]], dict[str, dict[str, str]]]:
+    """Each entry with its type and fields (an entry whose macros are refused is a problem and
+    left out), and the fields by key (the first entry of a key), for crossref and xdata."""
     records: list[tuple[Any, str, dict[str, str]]] = []
     by_key: dict[str, dict[str, str]] = {}
     for entry in entries:
@@ -193,12 +221,20 @@ def parse_bib(text: str, path: str) -> ParsedFile:
             continue
         records.append((entry, entry.entry_type.strip().lower(), fields))
         by_key.setdefault(entry.key.strip().lower(), fields)
+    return records, by_key
 
+
+def _candidates(
+    records: list[tuple[Any, str, dict[str, str]]],
+    by_key: Mapping[str, dict[str, str]],
+    preamble: str,
+    inherit_budget: int,
+    path: str,
+    problems: list[Problem],
+) -> list[Candidate]:
+    """The paper of each entry, with what it inherits; an entry whose inherited text would
+    pass the file's budget (`inherit_budget` characters) is a problem and not imported."""
     papers = []
-    # what children take from their crossref/xdata parents: a parent's long author list shared
-    # by thousands of one-line children would be copied into each of them (a bomb like the
-    # macros'); the file may put in MAX_INHERITED_FILE_CHARS beyond its own size
-    inherit_budget = MAX_INHERITED_FILE_CHARS + len(text)
     for entry, entrytype, fields in records:
         line = (entry.start_line or 0) + 1
         shown = _inherited(entrytype, fields, by_key)
@@ -229,9 +265,7 @@ def parse_bib(text: str, path: str) -> ParsedFile:
                 )
             )
         papers.append(cand)
-    if not papers and not problems:
-        problems.append(Problem(path, 0, "no BibTeX entries were found in it"))
-    return ParsedFile(path=path, format="bibtex", papers=papers, problems=problems)
+    return papers
 
 
 def _fields(entry: Any, macros: Macros, path: str, problems: list[Problem]) -> dict[str, str]:
@@ -325,7 +359,7 @@ def _candidate(
         line=line,
         title=title,
         authors=[a for a in (n.display() for n in names) if a],
-        year=_year(decode(shown.get("year", "") or shown.get("date", ""))),
+        year=year_in(decode(shown.get("year", "") or shown.get("date", ""))),
         venue=decode(venue_raw(entrytype, shown)),
         doi=clean_doi(decode(fields.get("doi", ""))),
         arxiv_id=arxiv,

@@ -80,11 +80,7 @@ def _title_like(text: str) -> bool:
 def split_authors(line: str) -> list[str] | None:
     """The names on an author line, or None if the line is not one."""
     line = line.strip()
-    if not line or len(line) > 5000 or _PROSE_RE.search(line):
-        return None  # sentence words: the cheap way to rule out an abstract
-    if line.endswith((".", ":", "?", "!")) and not _ends_with_initial(line):
-        return None
-    if any(ch in line for ch in "·•()[]{}$\\=<>@#%/|"):
+    if not _could_be_author_line(line):
         return None
     parts = [p.strip() for p in re.split(r",|;|\band\b|&", line)]
     names = [p for p in parts if p]
@@ -92,22 +88,33 @@ def split_authors(line: str) -> list[str] | None:
         return None
     if len(names) == 1 and len(names[0].split()) < 2:
         return None  # one word: a name alone is too ambiguous ("Optimization")
-    for name in names:
-        tokens = name.split()
-        if not 1 <= len(tokens) <= 6:
-            return None
-        capitals = 0
-        for tok in tokens:
-            if tok.casefold() in _PARTICLES:
-                continue
-            if not _NAME_TOKEN_RE.match(tok):
-                return None
-            if tok[0].islower():
-                return None
-            capitals += 1
-        if capitals == 0:
-            return None
-    return names
+    return names if all(_reads_as_name(name) for name in names) else None
+
+
+def _could_be_author_line(line: str) -> bool:
+    """What rules a line out before it is split into names: empty or too long, sentence words
+    (the cheap way to rule out an abstract), a sentence's end, characters no name list holds."""
+    if not line or len(line) > 5000 or _PROSE_RE.search(line):
+        return False
+    if line.endswith((".", ":", "?", "!")) and not _ends_with_initial(line):
+        return False
+    return not any(ch in line for ch in "·•()[]{}$\\=<>@#%/|")
+
+
+def _reads_as_name(name: str) -> bool:
+    """One to six words, each (but the particles: van, de, al …) a capitalised name token, at
+    least one of them."""
+    tokens = name.split()
+    if not 1 <= len(tokens) <= 6:
+        return False
+    capitals = 0
+    for tok in tokens:
+        if tok.casefold() in _PARTICLES:
+            continue
+        if not _NAME_TOKEN_RE.match(tok) or tok[0].islower():
+            return False
+        capitals += 1
+    return capitals > 0
 
 
 def _ends_with_initial(line: str) -> bool:
@@ -182,85 +189,103 @@ def parse_listing(text: str, path: str) -> ParsedFile:
     """The papers of a paper-search or Daily Papers listing (with or without its header
     line); each line that is none of area, authors or abstract is a problem with its line."""
     lines = text.split("\n")
-    problems: list[Problem] = []
-    fmt = ""
-    start = 0
+    fmt, start = _header(lines)
+    reader = _Reader(path)
+    for unit in _units(lines, start, path, reader.problems):
+        reader.read(unit)
+    reader.finish()
+    if not fmt:
+        fmt = "paper-search" if reader.saw_area or any(p.authors for p in reader.papers) else "daily-papers"
+    return ParsedFile(path=path, format=fmt, papers=reader.papers, problems=reader.problems)
+
+
+def _header(lines: list[str]) -> tuple[str, int]:
+    """The format the header line names ("" without one) and the index of the first line after it."""
     for i, raw in enumerate(lines):
         if raw.strip():
             fmt = HEADERS.get(raw.strip().casefold(), "")
-            start = i + 1 if fmt else i
-            break
+            return fmt, i + 1 if fmt else i
+    return "", 0
 
-    papers: list[Candidate] = []
-    area: _Unit | None = None
-    authors: _Unit | None = None
-    saw_area = False
 
-    def dangling(reason: str) -> None:
-        for unit in (area, authors):
+class _Reader:
+    """The papers of a listing, unit by unit: an area line and an author line wait for the
+    abstract they belong to; a line that is none of them is a problem with its line."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.papers: list[Candidate] = []
+        self.problems: list[Problem] = []
+        self.area: _Unit | None = None
+        self.authors: _Unit | None = None
+        self.saw_area = False
+
+    def read(self, unit: _Unit) -> None:
+        """Take the next unit of the listing."""
+        if unit.kind == "area":
+            self._area(unit)
+        elif unit.kind == "authors":
+            self._authors(unit)
+        elif unit.kind == "text":
+            self._abstract(unit)
+        else:
+            self._problem(unit.line, f"not an area, author line or abstract, skipped: “{_short(unit.text)}”")
+
+    def _problem(self, line: int, message: str) -> None:
+        self.problems.append(Problem(self.path, line, message))
+
+    def _dangling(self, reason: str) -> None:
+        """The area and author lines waiting for an abstract are not used: say so."""
+        for unit in (self.area, self.authors):
             if unit is not None:
                 what = "area" if unit.kind == "area" else "author"
-                problems.append(
-                    Problem(path, unit.line, f"{what} line “{_short(unit.text)}” {reason}; it was not used")
-                )
+                self._problem(unit.line, f"{what} line “{_short(unit.text)}” {reason}; it was not used")
 
-    for unit in _units(lines, start, path, problems):
-        if unit.kind == "area":
-            if area is not None or authors is not None:
-                dangling("has no abstract after it")
-                authors = None
-            area = unit
-            saw_area = True
-            assert unit.area is not None
-            if not unit.area[2]:
-                problems.append(Problem(path, unit.line, f"unfamiliar area “{unit.area[0]}”; kept as the paper's area"))
-        elif unit.kind == "authors":
-            if authors is not None:
-                problems.append(
-                    Problem(
-                        path,
-                        authors.line,
-                        f"author line “{_short(authors.text)}” has no abstract after it; it was not used",
-                    )
-                )
-            authors = unit
-        elif unit.kind == "text":
-            abstract = unit.text
-            if len(abstract) > MAX_FIELD_CHARS:
-                problems.append(
-                    Problem(
-                        path,
-                        unit.line,
-                        f"a paragraph of {len(abstract):,} characters is too long to be an abstract; skipped",
-                    )
-                )
-                area = authors = None
-                continue
-            first = area or authors or unit
-            cand = Candidate(abstract=abstract, line=first.line)
-            if area is not None and area.area is not None:
-                cand.area, cand.subarea = area.area[0], area.area[1]
-            if authors is not None and authors.names is not None:
-                cand.authors = list(authors.names)
-            papers.append(cand)
-            area = authors = None
-        else:
-            problems.append(
-                Problem(path, unit.line, f"not an area, author line or abstract, skipped: “{_short(unit.text)}”")
+    def _area(self, unit: _Unit) -> None:
+        if self.area is not None or self.authors is not None:
+            self._dangling("has no abstract after it")
+            self.authors = None
+        self.area = unit
+        self.saw_area = True
+        assert unit.area is not None
+        if not unit.area[2]:
+            self._problem(unit.line, f"unfamiliar area “{unit.area[0]}”; kept as the paper's area")
+
+    def _authors(self, unit: _Unit) -> None:
+        if self.authors is not None:
+            self._problem(
+                self.authors.line,
+                f"author line “{_short(self.authors.text)}” has no abstract after it; it was not used",
             )
-    if area is not None or authors is not None:
-        dangling("ends the file with no abstract after it (the listing seems cut off)")
-    elif papers and not _ends_complete(papers[-1].abstract):
-        problems.append(
-            Problem(
-                path,
-                papers[-1].line,
+        self.authors = unit
+
+    def _abstract(self, unit: _Unit) -> None:
+        """A paper: the abstract with the area and author lines before it."""
+        area, authors = self.area, self.authors
+        self.area = self.authors = None
+        abstract = unit.text
+        if len(abstract) > MAX_FIELD_CHARS:
+            self._problem(
+                unit.line, f"a paragraph of {len(abstract):,} characters is too long to be an abstract; skipped"
+            )
+            return
+        cand = Candidate(abstract=abstract, line=(area or authors or unit).line)
+        if area is not None and area.area is not None:
+            cand.area, cand.subarea = area.area[0], area.area[1]
+        if authors is not None and authors.names is not None:
+            cand.authors = list(authors.names)
+        self.papers.append(cand)
+
+    def finish(self) -> None:
+        """The end of the listing: lines still waiting for an abstract, or a last abstract that
+        stops mid-sentence, mean it may be cut off."""
+        if self.area is not None or self.authors is not None:
+            self._dangling("ends the file with no abstract after it (the listing seems cut off)")
+        elif self.papers and not _ends_complete(self.papers[-1].abstract):
+            self._problem(
+                self.papers[-1].line,
                 "the last abstract stops mid-sentence; the listing may be cut off (the paper was imported as it is)",
             )
-        )
-    if not fmt:
-        fmt = "paper-search" if saw_area or any(p.authors for p in papers) else "daily-papers"
-    return ParsedFile(path=path, format=fmt, papers=papers, problems=problems)
 
 
 # ---- telling a header-less listing from any other text ------------------------

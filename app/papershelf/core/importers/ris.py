@@ -15,11 +15,13 @@ from collections.abc import Callable
 import orjson
 
 from ..biblio.identifiers import ARXIV_URL_RE, clean_doi, doi_of_link
+from ..biblio.latex import MONTH_MACROS
+from ..biblio.latex_writer import text_to_latex
 from ..biblio.types import verbatim_value
-from ..latex import braces_balanced
 from ..paper import Paper
+from ..render import plain_text
 from .base import Candidate, ParsedFile, Problem
-from .bibfile import _text, _year
+from .bibfile import year_in
 
 _RIS_LINE_RE = re.compile(r"^([A-Z][A-Z0-9])  -(?: (.*))?$")
 
@@ -49,7 +51,6 @@ _TYPE_NAMES: dict[str, str] = {
     "report": "techreport", "web page": "online", "electronic source": "online",
     "unpublished work": "unpublished", "generic": "misc",
 }
-_MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
 # fmt: on
 # a whole work: its title may be in BT, and it appears in nothing (T2 is its series)
 BOOKS = frozenset({"book", "collection", "proceedings", "periodical"})
@@ -65,9 +66,7 @@ _PARTS = frozenset({"inproceedings", "incollection", "inbook"})
 _ISBN_TYPES = frozenset({"book", "incollection", "inbook", "inproceedings", "booklet"})
 _DATE_RE = re.compile(r"^\s*(\d{4})?(?:[/-](\d{1,2})?)?(?:[/-](\d{1,2})?)?")
 _MONTH_WORD_RE = re.compile(r"\b(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?(?![a-z])", re.I)
-_SPECIAL_RE = re.compile(r"[\\{}$&%#_^~]")
 # a word the style must not lower-case: a capital after its first letter (BERT, iPhone, LaTeX)
-_WORD_RE = re.compile(r"[^\W_]+(?:[-'][^\W_]+)*")
 
 
 def parse_ris(text: str, path: str) -> ParsedFile:
@@ -164,7 +163,7 @@ def _ris_paper(
             line=line,
             title=title,
             authors=[a for a in (_display_name(n) for n in names) if a],
-            year=_year(first("PY", "Y1", "DA")),
+            year=year_in(first("PY", "Y1", "DA")),
             venue=_text(_venue(rec, entrytype)),
             doi=doi,
             arxiv_id=m.group(1) if m else "",
@@ -213,6 +212,11 @@ def digest(paper: Candidate | Paper) -> str:
     return hashlib.blake2b(data, digest_size=12).hexdigest()
 
 
+def _text(value: str) -> str:
+    """A title, name or venue as one line of plain text."""
+    return " ".join(plain_text(value).split())
+
+
 def _first(rec: dict[str, list[str]]) -> Callable[..., str]:
     def first(*tags: str) -> str:
         for t in tags:
@@ -257,35 +261,69 @@ def _venue(rec: dict[str, list[str]], entrytype: str) -> str:
 
 
 def _record(rec: dict[str, list[str]], entrytype: str, doi: str) -> dict[str, str]:
-    """The BibTeX fields of one RIS record, as BibTeX value expressions."""
+    """The BibTeX fields of one RIS record, as BibTeX value expressions, in the order written:
+    names, titles and venue, date, numbering, publisher, standard numbers, links, the rest."""
     first = _first(rec)
     out: dict[str, str] = {}
+    _put_names(out, rec)
+    _put_titles(out, rec, entrytype)
+    _put_date(out, rec)
+    _put_numbering(out, rec, entrytype)
+    _put_publisher(out, rec, entrytype)
+    _put_standard_numbers(out, rec, entrytype)
+    if doi:
+        out["doi"] = "{" + verbatim_value(doi) + "}"
+    if url := first("UR"):
+        out["url"] = "{" + verbatim_value(url) + "}"
+    _put(out, "abstract", first("AB", "N2"))
+    _put(out, "keywords", ", ".join(rec.get("KW", [])))
+    _put(out, "note", "; ".join(rec.get("N1", [])))
+    _put(out, "language", first("LA"))
+    return out
 
-    def put(name: str, value: str, title: bool = False) -> None:
-        value = " ".join(value.split())
-        if value and name not in out:
-            out[name] = "{" + latex(value, protect_case=title) + "}"
 
-    authors = rec.get("AU", []) + rec.get("A1", [])
-    if authors:
-        out["author"] = "{" + " and ".join(bibtex_name(a) for a in authors) + "}"
-    editors = rec.get("ED", []) or rec.get("A2", [])
-    if editors:
-        out["editor"] = "{" + " and ".join(bibtex_name(a) for a in editors) + "}"
-    if rec.get("A4"):
-        out["translator"] = "{" + " and ".join(bibtex_name(a) for a in rec["A4"]) + "}"
-    put("title", _title(rec, entrytype), title=True)
-    put("shorttitle", first("ST"), title=True)
+def _put(out: dict[str, str], name: str, value: str, title: bool = False) -> None:
+    """Add a text field (one line of it, LaTeX's specials escaped; a title's inner capitals
+    braced) unless it is empty or the field is there already."""
+    value = " ".join(value.split())
+    if value and name not in out:
+        out[name] = "{" + text_to_latex(value, protect_case=title) + "}"
+
+
+def _put_names(out: dict[str, str], rec: dict[str, list[str]]) -> None:
+    """The author, editor and translator lists (AU/A1, ED/A2, A4) as BibTeX name lists."""
+    lists = (
+        ("author", rec.get("AU", []) + rec.get("A1", [])),
+        ("editor", rec.get("ED", []) or rec.get("A2", [])),
+        ("translator", rec.get("A4", [])),
+    )
+    for name, names in lists:
+        if names:
+            out[name] = "{" + " and ".join(bibtex_name(a) for a in names) + "}"
+
+
+def _put_titles(out: dict[str, str], rec: dict[str, list[str]], entrytype: str) -> None:
+    """The title and short title, where the work appeared (the field the entry type names it
+    in) and the series."""
+    first = _first(rec)
+    _put(out, "title", _title(rec, entrytype), title=True)
+    _put(out, "shorttitle", first("ST"), title=True)
     venue = _venue(rec, entrytype)
     if entrytype == "article":
-        put("journal", venue)
+        _put(out, "journal", venue)
         short = next((v for t in ("JA", "J2", "J1") for v in rec.get(t, []) if v != venue), "")
-        put("shortjournal", short)
+        _put(out, "shortjournal", short)
     elif entrytype in _PARTS:
-        put("booktitle", venue)
+        _put(out, "booktitle", venue)
     elif entrytype not in BOOKS:
-        put("howpublished", venue)
-    put("series", first("T3") or (first("T2") if entrytype in BOOKS else ""))
+        _put(out, "howpublished", venue)
+    _put(out, "series", first("T3") or (first("T2") if entrytype in BOOKS else ""))
+
+
+def _put_date(out: dict[str, str], rec: dict[str, list[str]]) -> None:
+    """The year and month (the month of any date line when the first gives none), and the
+    date the record was visited."""
+    first = _first(rec)
     year, month = _date(first("PY", "Y1", "DA"))
     if not month:
         month = next((m for t in ("DA", "Y1", "PY") for v in rec.get(t, []) if (m := _date(v)[1])), "")
@@ -293,78 +331,46 @@ def _record(rec: dict[str, list[str]], entrytype: str, doi: str) -> dict[str, st
         out["year"] = year
     if month:
         out["month"] = month  # the macro: every style prints it in its own language
-    put("urldate", _iso_date(first("Y2")))
-    put("volume", first("VL", "VO"))
-    put("volumes", first("NV"))
-    put("number", first("IS", "CP") or (first("M1") if entrytype == "techreport" else ""))
-    put("pages", _pages(first("SP"), first("EP")))
+    _put(out, "urldate", _iso_date(first("Y2")))
+
+
+def _put_numbering(out: dict[str, str], rec: dict[str, list[str]], entrytype: str) -> None:
+    """Volume, volumes, number (a report's may be in M1), pages and a chapter's number."""
+    first = _first(rec)
+    _put(out, "volume", first("VL", "VO"))
+    _put(out, "volumes", first("NV"))
+    _put(out, "number", first("IS", "CP") or (first("M1") if entrytype == "techreport" else ""))
+    _put(out, "pages", _pages(first("SP"), first("EP")))
     if entrytype == "incollection" and first("SE"):
-        put("chapter", first("SE"))
+        _put(out, "chapter", first("SE"))
+
+
+def _put_publisher(out: dict[str, str], rec: dict[str, list[str]], entrytype: str) -> None:
+    """Who published it (a thesis's school, a report's institution) and the kind of thesis or
+    report, then the place and the edition."""
+    first = _first(rec)
     publisher = first("PB")
     if entrytype in ("phdthesis", "mastersthesis"):
-        put("school", publisher)
+        _put(out, "school", publisher)
         kind = first("M3")
         if re.sub(r"[^a-z ]", "", kind.lower()) not in _PLAIN_THESIS[entrytype]:
-            put("type", kind)  # "Diploma Thesis": what the bibliography prints instead
+            _put(out, "type", kind)  # "Diploma Thesis": what the bibliography prints instead
     elif entrytype == "techreport":
-        put("institution", publisher)
-        put("type", first("M3"))
+        _put(out, "institution", publisher)
+        _put(out, "type", first("M3"))
     else:
-        put("publisher", publisher)
-    put("address", first("CY", "PP"))
-    put("edition", first("ET"))
-    numbers: dict[str, list[str]] = {}  # a book in a series has an ISBN and an ISSN
+        _put(out, "publisher", publisher)
+    _put(out, "address", first("CY", "PP"))
+    _put(out, "edition", first("ET"))
+
+
+def _put_standard_numbers(out: dict[str, str], rec: dict[str, list[str]], entrytype: str) -> None:
+    """The SN lines as the ISBN and the ISSN (a book in a series has both)."""
+    numbers: dict[str, list[str]] = {}
     for sn in rec.get("SN", []):
         numbers.setdefault(_sn_field(sn, entrytype), []).append(sn)
     for name in ("isbn", "issn"):
-        put(name, ", ".join(numbers.get(name, [])))
-    if doi:
-        out["doi"] = "{" + verbatim_value(doi) + "}"
-    if url := first("UR"):
-        out["url"] = "{" + verbatim_value(url) + "}"
-    put("abstract", first("AB", "N2"))
-    put("keywords", ", ".join(rec.get("KW", [])))
-    put("note", "; ".join(rec.get("N1", [])))
-    put("language", first("LA"))
-    return out
-
-
-def latex(text: str, protect_case: bool = False) -> str:
-    """Plain text as the LaTeX of a braced BibTeX value: specials escaped, non-ASCII as it is;
-    with `protect_case`, words with a capital after their first letter are braced so that a
-    style lower-casing titles leaves them (BERT, iPhone)."""
-    balanced = braces_balanced(text)
-    if not protect_case:
-        return _escape(text, balanced)
-    out, pos = [], 0
-    for m in _WORD_RE.finditer(text):
-        word = m.group()
-        if any(ch.isupper() for ch in word[1:]):
-            out.append(_escape(text[pos : m.start()], balanced))
-            out.append("{" + _escape(word, balanced) + "}")
-            pos = m.end()
-    out.append(_escape(text[pos:], balanced))
-    return "".join(out)
-
-
-def _escape(text: str, balanced: bool) -> str:
-    if not _SPECIAL_RE.search(text):
-        return text
-
-    def one(m: re.Match[str]) -> str:
-        ch = m.group()
-        if ch == "\\":
-            return r"\textbackslash{}"
-        if ch in "{}":
-            # BibTeX counts braces without looking at backslashes: \{ only when they pair up
-            return "\\" + ch if balanced else (r"\textbraceleft{}" if ch == "{" else r"\textbraceright{}")
-        if ch == "^":
-            return r"\textasciicircum{}"
-        if ch == "~":
-            return r"\textasciitilde{}"
-        return "\\" + ch
-
-    return _SPECIAL_RE.sub(one, text)
+        _put(out, name, ", ".join(numbers.get(name, [])))
 
 
 def bibtex_name(name: str) -> str:
@@ -376,11 +382,11 @@ def bibtex_name(name: str) -> str:
         return f"{_name_part(parts[0])}, {_name_part(', '.join(parts[2:]))}, {_name_part(parts[1])}"
     if len(parts) == 2:
         return f"{_name_part(parts[0])}, {_name_part(parts[1])}"
-    return "{" + latex(parts[0]) + "}" if parts else ""
+    return "{" + text_to_latex(parts[0]) + "}" if parts else ""
 
 
 def _name_part(text: str) -> str:
-    out = latex(text)
+    out = text_to_latex(text)
     # " and " inside a part would split the name list
     return re.sub(r"(?i)\band\b", lambda m: "{" + m.group() + "}", out)
 
@@ -400,10 +406,10 @@ def _date(value: str) -> tuple[str, str]:
     year = m.group(1) or "" if m else ""
     month = ""
     if m and m.group(2) and 1 <= int(m.group(2)) <= 12:
-        month = _MONTHS[int(m.group(2)) - 1]
+        month = MONTH_MACROS[int(m.group(2)) - 1]
     elif w := _MONTH_WORD_RE.search(value):
         month = w.group(1).lower()
-    if not year and (y := _year(value)):
+    if not year and (y := year_in(value)):
         year = str(y)
     return year, month
 

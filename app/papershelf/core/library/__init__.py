@@ -22,17 +22,75 @@ library's private parts, and nothing else in the core imports them.
     restoring.py  put back exactly what was there (the window's steps when they cannot undo
                   through the library)
     checks.py     what callers hand the facade, and the words of its errors
+    applying.py   what was found online, applied under one rule (Library.apply_found)
+
+The online door is exported here too (`OnlineSession`, what it gives, and the words the callers
+show), so the window and the command line import nothing from core/online; it is imported when
+first asked for: a command that never goes online never loads the HTTP client.
 """
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from ..changes import Change
+from ..online.records import SERVICE_NAMES, Cancelled, FoundRecord, OnlineError, Proposal
 from ..query import Answer, Query
+from .applying import FoundApplied
+from .devices import devices as library_devices
+from .discovering import Suggestion
 from .facade import Library
 from .importing import PASTE_LABEL, FileReport
+from .merging import Merged, Pair
+from .saved import FILTER_KEYS, SavedSearch
 from .searching import IndexState, IndexStatus
 from .syncing import hold_lock_for_edits
+from .watching import stat_key, synced_paths, watched_paths
 
 hold_lock_for_edits(Library)  # edits read and apply under the store's lock (see syncing.EDITS)
 
-__all__ = ["PASTE_LABEL", "Answer", "Change", "FileReport", "IndexState", "IndexStatus", "Library", "Query"]
+if TYPE_CHECKING:
+    from ..online.matching import AUTO_CONFIDENCE
+    from ..online.session import Fetched, LookupResult, OnlineSession
+
+# what the GUI and the CLI may import (tests/test_code_health.py holds them to this list)
+__all__ = [
+    "AUTO_CONFIDENCE",
+    "FILTER_KEYS",
+    "PASTE_LABEL",
+    "SERVICE_NAMES",
+    "Answer",
+    "Cancelled",
+    "Change",
+    "Fetched",
+    "FileReport",
+    "FoundApplied",
+    "FoundRecord",
+    "IndexState",
+    "IndexStatus",
+    "Library",
+    "LookupResult",
+    "Merged",
+    "OnlineError",
+    "OnlineSession",
+    "Pair",
+    "Proposal",
+    "Query",
+    "SavedSearch",
+    "Suggestion",
+    "library_devices",
+    "stat_key",
+    "synced_paths",
+    "watched_paths",
+]
+
+_ONLINE = {"OnlineSession": "session", "Fetched": "session", "LookupResult": "session", "AUTO_CONFIDENCE": "matching"}
+
+
+def __getattr__(name: str) -> Any:
+    """The online door's names, imported when first asked for (see the docstring)."""
+    if name not in _ONLINE:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
+
+    return getattr(importlib.import_module(f"..online.{_ONLINE[name]}", __name__), name)

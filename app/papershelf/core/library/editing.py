@@ -15,7 +15,6 @@ from .checks import text_arg
 
 if TYPE_CHECKING:
     from ..online.records import FoundRecord
-    from ..record_edit import EditorName
     from .facade import Library
     from .importing import FileReport
 
@@ -124,15 +123,16 @@ _NOT_FROM_EXTRA = frozenset(
 
 
 def _latex(text: str) -> str:
-    from ..importers.ris import latex
+    from ..biblio.latex_writer import text_to_latex
 
-    return "{" + latex(text) + "}"
+    return "{" + text_to_latex(text) + "}"
 
 
 def add_found(lib: Library, records: Iterable[FoundRecord]) -> FileReport:
     """Add records found online (`Library.add_found`) as one import: a record of a paper
     already in the library (its DOI, arXiv id or abstract) merges into it, as an import's
     duplicate would. Returns the import's FileReport (undo it as an import)."""
+    from ..biblio.names import from_display
     from ..biblio.types import venue_field
     from ..importers.base import Candidate, ParsedFile, Problem
     from ..limits import found_too_large
@@ -156,7 +156,7 @@ def add_found(lib: Library, records: Iterable[FoundRecord]) -> FileReport:
         # the record's fields as a record edit writes them (the same LaTeX from the same text)
         blank = Paper("", entrytype=kind)
         typed: dict[str, str | None] = {
-            "author": names_text([_name(a) for a in rec.authors]) if rec.authors else None,
+            "author": names_text([from_display(a) for a in rec.authors]) if rec.authors else None,
             "year": str(rec.year) if rec.year else None,
             "venue": rec.venue or None,
             "doi": rec.doi or None,
@@ -168,9 +168,9 @@ def add_found(lib: Library, records: Iterable[FoundRecord]) -> FileReport:
         made = field_changes(blank, {k: v for k, v in typed.items() if v})
         bibfields = dict(made.get("bibfields", {}))
         if rec.title:
-            from ..importers.ris import latex
+            from ..biblio.latex_writer import text_to_latex
 
-            bibfields = {"title": "{" + latex(rec.title, True) + "}", **bibfields}
+            bibfields = {"title": "{" + text_to_latex(rec.title, True) + "}", **bibfields}
         if rec.venue and venue_field(kind) not in bibfields:
             bibfields[venue_field(kind)] = _latex(rec.venue)
         papers.append(
@@ -188,9 +188,3 @@ def add_found(lib: Library, records: Iterable[FoundRecord]) -> FileReport:
             )
         )
     return lib.import_parsed(ParsedFile(label, "online", papers, refused))
-
-
-def _name(display: str) -> EditorName:
-    from ..record_edit import display_name
-
-    return display_name(display)

@@ -10,8 +10,9 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..biblio.latex import decode
+from ..biblio.latex_writer import DIALECTS
 from ..errors import InvalidValueError, NothingToExportError, StoreWriteError
-from ..latex import decode
 from ..paper import Paper
 from .checks import id_list
 
@@ -19,8 +20,6 @@ if TYPE_CHECKING:
     from ..exporters.bibtex import ExportReport
     from ..exporters.ris import RisExportReport as RisExportReport
     from .facade import Library
-
-DIALECTS = ("bibtex", "biblatex")
 
 
 _REFERENCES = ("crossref", "xdata")
@@ -125,7 +124,7 @@ def export_bibtex(
 def crossref_parents(papers: Mapping[str, Paper], keys: Mapping[str, str], ids: Iterable[str]) -> list[str]:
     """Ids of the papers that the exported ones cross-reference (crossref, xdata; and theirs) but
     that are not exported: BibTeX and biber need those entries in the same file."""
-    from ..exporters.bibtex import parent_keys
+    from ..exporters.crossrefs import parent_keys
 
     wanted = set(ids)
     if not any(parent_keys(papers[pid]) for pid in wanted):

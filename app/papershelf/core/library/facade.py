@@ -24,7 +24,7 @@ from ..paper import RATING_MAX, RATING_MIN, Paper, Status, normalize_tag, status
 from ..query import Answer, Query
 from ..store import Op, Store, now_iso
 from ..text import clean_text
-from . import discovering, editing, exporting, history, importing, local, merging, restoring, syncing, tagging
+from . import applying, discovering, editing, exporting, history, importing, local, merging, restoring, syncing, tagging
 from . import lists as reading_lists
 from . import saved as saving  # saved searches: a JSON file beside the store
 from .checks import closest, common_prefix, id_list, new_tags, new_text, status_arg, tag_list, text_arg
@@ -320,11 +320,12 @@ class Library:
             raise InvalidValueError(f"pasted text must be text, not {type(text).__name__}")
         return importing.import_text(self, text, as_listing, keywords_as_tags)
 
-    def import_parsed(self, parsed: ParsedFile) -> FileReport:
-        """Import one already-parsed file (a paste, or another importer's output)."""
+    def import_parsed(self, parsed: ParsedFile, keywords_as_tags: bool = False) -> FileReport:
+        """Import one already-parsed file (a paste, another importer's output, or the
+        `parsed` of an UncertainListingError once the person confirmed it is a listing)."""
         if not isinstance(parsed, ParsedFile):
             raise InvalidValueError(f"import_parsed takes a parsed file, not {type(parsed).__name__}")
-        return importing.import_parsed(self, parsed)
+        return importing.import_parsed(self, parsed, keywords_as_tags)
 
     duplicates = property(merging.Duplicates, doc="Possible duplicates: list, merge, keep apart (merging.py).")
 
@@ -439,6 +440,7 @@ class Library:
     edit_record = editing.edit_record
     edit_scope = editing.edit_scope
     add_found = editing.add_found
+    apply_found = applying.apply_found
 
     # ---- undo support: put back exactly what was there (see restoring.py) --------
     UNDOABLE_FIELDS = restoring.UNDOABLE_FIELDS

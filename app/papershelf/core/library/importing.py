@@ -26,8 +26,9 @@ from ..importers import PASTE_LABEL
 from ..importers.base import Candidate, ParsedFile, Problem
 from ..importers.gate import admit
 from ..paper import FIELDS, Paper, Source, normalize_tag
+from ..render import find_links, plain_text
 from ..store import Op, gc_paused, now_iso
-from ..text import clean_text, find_links, plain_text
+from ..text import clean_text
 from ..titles import derive_title
 from .exporting import references_renamed
 

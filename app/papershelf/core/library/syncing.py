@@ -133,7 +133,7 @@ def deleted_record(lib: Library, pid: str) -> dict[str, object]:
 # were before the merge (the store turns "tags = [...]" into per-tag adds and removes).
 EDITS = (
     "set_status remove_tags set_tags set_notes set_rating set_title delete_papers add_tags rename_tag "
-    "delete_tag make_keywords_tags drop_keyword_tags set_citekey edit_record add_found restore_fields "
+    "delete_tag make_keywords_tags drop_keyword_tags set_citekey edit_record add_found apply_found restore_fields "
     "restore_lists restore_papers put_records swap_fields create_list add_to_list remove_from_list "
     "reorder_list rename_list delete_list take_conflict undo redo citation_keys bibtex_entries "
     "export_bibtex"

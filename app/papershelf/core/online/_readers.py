@@ -14,7 +14,8 @@ from functools import wraps
 from typing import Any, ParamSpec, TypeVar
 
 from papershelf.core.biblio.identifiers import ARXIV_DOI_RE, clean_doi, parse_identifier
-from papershelf.core.latex import decode, latex_text, parse_names
+from papershelf.core.biblio.latex import decode, latex_text
+from papershelf.core.biblio.names import parse_names
 from papershelf.core.limits import MAX_FIELD_CHARS, MAX_TITLE_CHARS, field_limit
 from papershelf.core.online.records import SERVICE_NAMES, BadResponse, FoundRecord, ServerError
 
@@ -361,21 +362,49 @@ def read_crossref_work(item: dict[str, Any]) -> FoundRecord:
         raise bad("crossref", "a work that is not an object")
     titles = item.get("title") or []
     title = markup_text(titles[0]) if isinstance(titles, list) and titles and isinstance(titles[0], str) else ""
+    containers = item.get("container-title") or []
+    venue = _str(containers[0]) if isinstance(containers, list) and containers else ""
+    doi = bare_doi(item.get("DOI"))
+    abstract = item.get("abstract")
+    return FoundRecord(
+        service="crossref",
+        ident=doi,
+        title=title,
+        authors=[a for a in _crossref_authors(item) if a],
+        year=_crossref_year(item),
+        venue=markup_text(venue),
+        doi=doi,
+        entrytype=CROSSREF_TYPES.get(_str(item.get("type")), "misc"),
+        abstract=markup_text(abstract) if isinstance(abstract, str) else "",
+        url=_str(item.get("URL")),
+        extra=_crossref_extra(item),
+    )
+
+
+def _crossref_authors(item: dict[str, Any]) -> list[str]:
+    """A Crossref work's authors as display names ("Given Family", or a group's name)."""
     authors = []
     for person in _list(item.get("author")):
         if not isinstance(person, dict):
             continue
         name = " ".join(_str(person.get(k)) for k in ("given", "family") if _str(person.get(k)))
         authors.append(name or _str(person.get("name")))
-    year = None
+    return authors
+
+
+def _crossref_year(item: dict[str, Any]) -> int | None:
+    """A Crossref work's year: the first of its dates that has one, issued first."""
     for key in ("issued", "published", "published-print", "published-online"):
         parts = _obj(item.get(key)).get("date-parts")
         if isinstance(parts, list) and parts and isinstance(parts[0], list) and parts[0]:
             year = _year(parts[0][0])
             if year is not None:
-                break
-    containers = item.get("container-title") or []
-    venue = _str(containers[0]) if isinstance(containers, list) and containers else ""
+                return year
+    return None
+
+
+def _crossref_extra(item: dict[str, Any]) -> dict[str, str]:
+    """A Crossref work's plain BibTeX fields: volume, number, pages, publisher, subtitle."""
     extra = {}
     for source, name in (("volume", "volume"), ("issue", "number"), ("page", "pages"), ("publisher", "publisher")):
         value = _str(item.get(source))
@@ -384,21 +413,7 @@ def read_crossref_work(item: dict[str, Any]) -> FoundRecord:
     subtitles = item.get("subtitle") or []
     if isinstance(subtitles, list) and subtitles and isinstance(subtitles[0], str) and subtitles[0].strip():
         extra["subtitle"] = markup_text(subtitles[0])
-    doi = bare_doi(item.get("DOI"))
-    abstract = item.get("abstract")
-    return FoundRecord(
-        service="crossref",
-        ident=doi,
-        title=title,
-        authors=[a for a in authors if a],
-        year=year,
-        venue=markup_text(venue),
-        doi=doi,
-        entrytype=CROSSREF_TYPES.get(_str(item.get("type")), "misc"),
-        abstract=markup_text(abstract) if isinstance(abstract, str) else "",
-        url=_str(item.get("URL")),
-        extra=extra,
-    )
+    return extra
 
 
 def inverted_abstract(index: object) -> str:

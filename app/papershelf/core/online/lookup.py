@@ -24,7 +24,7 @@ The policy of the changes (`changes_for`):
 - `Proposal.automatic` is True only when the candidate is at or above AUTO_CONFIDENCE and
   every change fills an empty field or replaces a derived title (none of them an arXiv
   record's venue or type), so a caller may apply all of `changes` at once with
-  Library.edit_record;
+  Library.apply_found (which checks the paper is still what was read);
 - the citation key and the abstract are never in the changes.
 
 A failure of one service (offline, timed out, a 5xx, a malformed answer) does not stop the
@@ -46,9 +46,11 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING
 
 from ..biblio.identifiers import parse_identifier
+from ..biblio.names import from_display
 from ..biblio.types import PUBLISHED_TYPES
-from ..record_edit import display_name, names_text
-from ..text import fold, plain_text
+from ..record_edit import names_text
+from ..render import plain_text
+from ..text import fold
 from . import services as svc
 from .matching import (
     ABSTRACT_MATCH,
@@ -89,8 +91,8 @@ _PREPRINT_VENUES = frozenset({"arxiv", "arxiv.org", "corr", "arxiv preprint", "b
 def bibtex_names(names: Iterable[str]) -> str:
     """Display names ("Given Family") as the editor's "author" text, a BibTeX name list
     ("Family, Given and …", a corporate name braced whole: "{The CGAL Project}"), by the
-    editor's own rules (record_edit.display_name, names_text)."""
-    return names_text([display_name(n) for n in names if n.strip()])
+    editor's own rules (names.from_display, record_edit.names_text)."""
+    return names_text([from_display(n) for n in names if n.strip()])
 
 
 def _same_authors(ours: list[str], theirs: list[str]) -> bool:
@@ -132,22 +134,38 @@ def changes_for(paper: Paper, rec: FoundRecord) -> dict[str, tuple[str, str]]:
         changes["author"] = (bibtex_names(paper.authors), bibtex_names(rec.authors))
     if rec.year and rec.year != paper.year:
         changes["year"] = (str(paper.year) if paper.year else "", str(rec.year))
-    # an arXiv journal_ref taken whole can end in its year: "Journal (2026)", "Journal (": no
-    # venue ends so
-    venue = _TRAILING_YEAR_RE.sub("", " ".join(rec.venue.split())).rstrip(" ,;:([")
-    if venue and not _is_preprint_venue(venue) and fold(venue) != fold(paper.venue):
+    venue = _venue(rec)
+    if venue and fold(venue) != fold(paper.venue):
         changes["venue"] = (paper.venue, venue)
     if rec.doi and rec.doi.lower() != paper.doi.lower():
         changes["doi"] = (paper.doi, rec.doi)
     if rec.arxiv_id and rec.arxiv_id != paper.arxiv_id:
-        eprint = own_eprint(paper)
-        # over an eprint of another archive the arXiv id says what it is (record_edit replaces
-        # that eprint only when told so)
-        changes["eprint"] = (eprint, rec.arxiv_id if paper.arxiv_id or not eprint else "arXiv:" + rec.arxiv_id)
-    published = rec.entrytype in PUBLISHED_TYPES and venue and not _is_preprint_venue(venue)
-    if published and rec.entrytype != paper.entrytype:
+        changes["eprint"] = _eprint_change(paper, rec.arxiv_id)
+    # the type of a published version only (an arXiv preprint's "misc" fills nothing)
+    if rec.entrytype in PUBLISHED_TYPES and venue and rec.entrytype != paper.entrytype:
         changes["entrytype"] = (paper.entrytype, rec.entrytype)
+    return changes | _extra_changes(paper, rec)
+
+
+def _venue(rec: FoundRecord) -> str:
+    """The record's venue, "" for a preprint server's. An arXiv journal_ref taken whole can end
+    in its year: "Journal (2026)", "Journal (": no venue ends so."""
+    venue = _TRAILING_YEAR_RE.sub("", " ".join(rec.venue.split())).rstrip(" ,;:([")
+    return "" if not venue or _is_preprint_venue(venue) else venue
+
+
+def _eprint_change(paper: Paper, arxiv_id: str) -> tuple[str, str]:
+    """The eprint change to a found arXiv id: over an eprint of another archive the arXiv id says
+    what it is (record_edit replaces that eprint only when told so)."""
+    eprint = own_eprint(paper)
+    return eprint, arxiv_id if paper.arxiv_id or not eprint else "arXiv:" + arxiv_id
+
+
+def _extra_changes(paper: Paper, rec: FoundRecord) -> dict[str, tuple[str, str]]:
+    """The plain BibTeX fields the record has (volume, number, pages, publisher) that say
+    otherwise than ours (page ranges compared with their dashes alike)."""
     ours = paper.bibfields
+    changes = {}
     for name in EXTRA_FIELDS:
         value = rec.extra.get(name, "").strip()
         if value and not _same_text(plain_text(ours.get(name, "")), value):
@@ -312,83 +330,134 @@ def lookup(
         return _lookup(http, paper, services, reach if reach is not None else Reach(services))
 
 
+@dataclasses.dataclass
+class _Asked:
+    """What asking the services about one paper gave so far."""
+
+    best: tuple[float, FoundRecord, list[str]] | None = None  # (confidence, record, reasons)
+    failures: list[str] = dataclasses.field(default_factory=list)  # what went wrong, a sentence each
+    failed_here: set[str] = dataclasses.field(default_factory=set)  # the services that failed for it
+    rejected: int = 0  # look-alikes rejected (their abstracts are other papers')
+    notes: list[str] = dataclasses.field(default_factory=list)  # about the published version
+
+    @property
+    def sure(self) -> bool:
+        return self.best is not None and self.best[0] >= AUTO_CONFIDENCE
+
+    def weigh(self, paper: Paper, found: Iterable[FoundRecord]) -> None:
+        """Score what a service found; keep the best."""
+        for rec in found:
+            conf, reasons = score(paper, rec)
+            if any("rejected" in r for r in reasons):
+                self.rejected += 1
+            if self.best is None or conf > self.best[0]:
+                self.best = (conf, rec, reasons)
+
+
+def _searchable(paper: Paper) -> bool:
+    return bool(
+        real_abstract(paper.abstract) or paper.doi or paper.arxiv_id or (paper.title and not paper.title_derived)
+    )
+
+
 def _lookup(http: Http, paper: Paper, services: Sequence[str], reach: Reach) -> Proposal:
-    if not (real_abstract(paper.abstract) or paper.doi or paper.arxiv_id or (paper.title and not paper.title_derived)):
+    if not _searchable(paper):
         return Proposal(paper.id, message="Nothing to search with: the paper has no abstract, title, DOI or arXiv id.")
-    failures: list[str] = []
-    failed_here: set[str] = set()
-    best: tuple[float, FoundRecord, list[str]] | None = None
-    rejected = 0
-    # the identifiers the paper has come first: one request each, no search
-    steps = [("doi", paper.doi)] if paper.doi else []
-    steps += [("arxiv-id", paper.arxiv_id)] if paper.arxiv_id else []
-    for service in [*steps, *((s, "") for s in services)]:
-        # the DOI goes to Crossref first, the arXiv id to arXiv
-        asked = {"doi": "crossref", "arxiv-id": "arxiv"}.get(service[0], service[0]) if service[1] else service[0]
+    asked = _ask_services(http, paper, services, reach)
+    # a failed service makes the look-up a failed one unless a confident candidate had been
+    # found all the same (a later service could not have changed the outcome)
+    failed = bool(asked.failures) and not asked.sure
+    failed = _prefer_published(http, paper, asked, reach) or failed
+    unanswered = ("Not every service answered: " + " ".join(asked.failures)) if asked.failures else ""
+    if asked.best is None or asked.best[0] < PROPOSE_CONFIDENCE:
+        return _no_match(paper, asked, unanswered, failed)
+    return _proposal(paper, asked.best, asked.notes, unanswered, failed)
+
+
+def _steps(paper: Paper, services: Sequence[str]) -> list[tuple[str, str, str]]:
+    """What to ask, in order: (kind, identifier or "" for a search, the service asked). The
+    identifiers the paper has come first, one request each, no search: the DOI goes to
+    Crossref, the arXiv id to arXiv."""
+    steps = [("doi", paper.doi, "crossref")] if paper.doi else []
+    steps += [("arxiv-id", paper.arxiv_id, "arxiv")] if paper.arxiv_id else []
+    return steps + [(s, "", s) for s in services]
+
+
+def _ask_services(http: Http, paper: Paper, services: Sequence[str], reach: Reach) -> _Asked:
+    """Ask each step in turn until a candidate is sure enough, the paper's time is up or none is
+    left; a service the batch gave up on is skipped (said once a paper)."""
+    out = _Asked()
+    for kind, value, asked in _steps(paper, services):
         if reach.skip(asked, paper.id):
-            if service[1] == "" and asked not in failed_here:  # said once a paper
-                failures.append(reach.skipped_note(asked))
+            if value == "" and asked not in out.failed_here:  # said once a paper
+                out.failures.append(reach.skipped_note(asked))
             continue
         try:
-            found = _identified(http, *service) if service[1] else _search(http, service[0], paper)
+            found = _identified(http, kind, value) if value else _search(http, kind, paper)
         except Cancelled:
             raise
         except OnlineError as error:
-            failures.append(_failure(error.service or asked, error))
-            failed_here.add(error.service or asked)
+            out.failures.append(_failure(error.service or asked, error))
+            out.failed_here.add(error.service or asked)
             reach.failed(error.service or asked, error)
             if isinstance(error, OutOfTime):  # the paper's time is up: the others are not asked
                 break
             continue
         reach.answered(asked)
-        for rec in found:
-            conf, reasons = score(paper, rec)
-            if any("rejected" in r for r in reasons):
-                rejected += 1
-            if best is None or conf > best[0]:
-                best = (conf, rec, reasons)
-        if best is not None and best[0] >= AUTO_CONFIDENCE:
+        out.weigh(paper, found)
+        if out.sure:
             break
+    return out
 
-    # a failed service makes the look-up a failed one unless a confident candidate had been
-    # found all the same (a later service could not have changed the outcome)
-    failed = bool(failures) and (best is None or best[0] < AUTO_CONFIDENCE)
-    notes: list[str] = []
+
+def _prefer_published(http: Http, paper: Paper, asked: _Asked, reach: Reach) -> bool:
+    """When the best is an arXiv record naming the DOI of its published version, prefer that
+    version (Crossref's record) if it is the same work. Returns True when the published version
+    could not be read (the look-up failed)."""
+    best = asked.best
     # arXiv's own DOIs (10.48550/arXiv.…) name the preprint, not a published version
-    arxiv_doi = best is not None and best[1].doi.lower().startswith("10.48550/")
     if (
-        best is not None
-        and best[1].service == "arxiv"
-        and best[1].doi
-        and not arxiv_doi
-        and best[0] >= PROPOSE_CONFIDENCE
+        best is None
+        or best[1].service != "arxiv"
+        or not best[1].doi
+        or best[1].doi.lower().startswith("10.48550/")
+        or best[0] < PROPOSE_CONFIDENCE
     ):
-        try:
-            if reach.skip("crossref", paper.id):
-                notes.append(f"the published version ({best[1].doi}) was not read: {reach.skipped_note('crossref')}")
-                raise _PublishedUnread
-            published = _published(http, paper, best[1], best[0], notes, reach)
-        except _PublishedUnread:
-            failed = True
-        else:
-            if published is not None:
-                best = (published[1], published[0], published[2])
+        return False
+    try:
+        if reach.skip("crossref", paper.id):
+            asked.notes.append(f"the published version ({best[1].doi}) was not read: {reach.skipped_note('crossref')}")
+            raise _PublishedUnread
+        published = _published(http, paper, best[1], best[0], asked.notes, reach)
+    except _PublishedUnread:
+        return True
+    if published is not None:
+        asked.best = (published[1], published[0], published[2])
+    return False
 
-    unanswered = ("Not every service answered: " + " ".join(failures)) if failures else ""
-    if best is None or best[0] < PROPOSE_CONFIDENCE:
-        if best is None:
-            what = "Nothing found."
-        elif rejected:
-            what = f"No match: {rejected} look-alike(s) rejected (their abstracts are other papers')."
-        else:
-            what = f"No match: the closest candidate ({best[1].title[:60]!r}) is another paper."
-        return Proposal(
-            paper.id,
-            confidence=best[0] if best else 0.0,
-            message=" ".join(filter(None, [what, unanswered])),
-            failed=failed,
-        )
 
+def _no_match(paper: Paper, asked: _Asked, unanswered: str, failed: bool) -> Proposal:
+    """Nothing sure enough to propose: why, in words."""
+    best = asked.best
+    if best is None:
+        what = "Nothing found."
+    elif asked.rejected:
+        what = f"No match: {asked.rejected} look-alike(s) rejected (their abstracts are other papers')."
+    else:
+        what = f"No match: the closest candidate ({best[1].title[:60]!r}) is another paper."
+    return Proposal(
+        paper.id,
+        confidence=best[0] if best else 0.0,
+        message=" ".join(filter(None, [what, unanswered])),
+        failed=failed,
+    )
+
+
+def _proposal(
+    paper: Paper, best: tuple[float, FoundRecord, list[str]], notes: list[str], unanswered: str, failed: bool
+) -> Proposal:
+    """The changes the best candidate makes, whether they may be applied without asking, and
+    why, in words."""
     conf, rec, reasons = best
     changes = changes_for(paper, rec)
     automatic = (

@@ -30,7 +30,9 @@ from collections import Counter
 from difflib import SequenceMatcher
 from typing import TYPE_CHECKING
 
-from ..text import fold, plain_text
+from ..biblio.names import family_key
+from ..render import plain_text
+from ..text import fold
 
 if TYPE_CHECKING:
     from ..paper import Paper
@@ -294,20 +296,10 @@ def search_text(paper: Paper, limit: int = 12) -> str:
     return " ".join(text.split()[:limit])
 
 
-def surname(name: str) -> str:
-    """A display name's family name, folded ("Donald E. Knuth" → "knuth"); a name already
-    in "Family, Given" form gives its first part."""
-    name = plain_text(name).strip()
-    if "," in name:
-        name = name.split(",", 1)[0]
-    parts = name.replace(".", " ").split()
-    return fold(parts[-1]) if parts else ""
-
-
 def author_overlap(ours: list[str], theirs: list[str]) -> float | None:
     """The share of our authors' surnames the candidate has (None when either has none)."""
-    a = {s for s in map(surname, ours) if s}
-    b = {s for s in map(surname, theirs) if s}
+    a = {s for s in (family_key(plain_text(n)) for n in ours) if s}
+    b = {s for s in (family_key(plain_text(n)) for n in theirs) if s}
     if not a or not b:
         return None
     return len(a & b) / len(a)
@@ -329,72 +321,19 @@ def score(paper: Paper, rec: FoundRecord) -> tuple[float, list[str]]:
     if paper.title and not paper.title_derived and rec.title:
         title_sim = title_similarity(paper.title, rec.title)
     authors = author_overlap(paper.authors, rec.authors)
-    year_gap = abs(paper.year - rec.year) if paper.year and rec.year else None
-
-    abs_sim: float | None = None
     ours_abstract, their_abstract = real_abstract(paper.abstract), real_abstract(rec.abstract)
-    partial = ""
-    if ours_abstract and their_abstract:
-        abs_sim = abstract_similarity(ours_abstract, their_abstract)
-        shared, longer_covered = abstract_overlap(ours_abstract, their_abstract)
-        if abs_sim >= ABSTRACT_MATCH and shared < SHARED_FOR_AUTO:
-            partial = "the abstracts are too short to be sure"
-        elif abs_sim >= ABSTRACT_MATCH and longer_covered < LONGER_COVERED_FOR_AUTO:
-            partial = f"only {longer_covered:.0%} of the longer abstract is in the other (a short or cut abstract)"
-
+    abs_sim = abstract_similarity(ours_abstract, their_abstract) if ours_abstract and their_abstract else None
     decoy = False
     if abs_sim is not None:
-        if abs_sim >= ABSTRACT_MATCH:
-            conf = 0.8 + 0.2 * (abs_sim - ABSTRACT_MATCH) / (1 - ABSTRACT_MATCH)
-            reasons.append(f"the abstract matches ({abs_sim:.0%})")
-        elif abs_sim >= ABSTRACT_DIFFERENT:
-            conf = 0.45 + 0.3 * (abs_sim - ABSTRACT_DIFFERENT) / (ABSTRACT_MATCH - ABSTRACT_DIFFERENT)
-            reasons.append(f"the abstract is only partly alike ({abs_sim:.0%})")
-        else:
-            conf = 0.1
-            reasons.append(f"the abstract is a different paper's ({abs_sim:.0%} alike)")
-            decoy = (title_sim is not None and title_sim >= TITLE_MATCH) or (authors is not None and authors >= 0.5)
+        conf, decoy = _by_abstract(abs_sim, title_sim, authors, reasons)
     else:
-        reasons.append("no abstract to compare")
-        conf = 0.3
-        title_ok = title_sim is not None and title_sim >= TITLE_MATCH
-        if title_sim is None and paper.title_derived and ours_abstract and rec.title:
-            # our title is made from the abstract: the candidate's title must be told by it
-            told = title_in_abstract(rec.title, ours_abstract)
-            if told >= 0.8:
-                reasons.append(f"the title's words are in our abstract ({told:.0%})")
-                title_ok = True
-        if title_ok and authors is not None and authors >= 0.5:
-            conf = 0.55 + 0.1 * authors
-        elif title_ok:
-            conf = 0.4
-
-    if title_sim is not None:
-        if title_sim >= TITLE_MATCH:
-            reasons.append("the title agrees")
-            conf += 0.03
-        elif title_sim < 0.5:
-            reasons.append("the title differs")
-            conf -= 0.15
-    if authors is not None:
-        if authors >= 0.5:
-            reasons.append(f"authors agree ({authors:.0%} of ours)")
-            conf += 0.05
-        elif authors == 0:
-            reasons.append("no author in common")
-            conf -= 0.3
-        else:
-            reasons.append(f"few authors in common ({authors:.0%} of ours)")
-            conf -= 0.1
-    if year_gap is not None:
-        if year_gap <= 1:
-            conf += 0.02
-        else:
-            reasons.append(f"the year differs ({rec.year} against our {paper.year})")
-            conf -= 0.1 if year_gap <= 3 else 0.25
-
+        conf = _without_abstract(paper, rec, title_sim, authors, reasons)
+    conf += _title_weight(title_sim, reasons)  # one by one, in this order: the same sums to the last bit
+    conf += _authors_weight(authors, reasons)
+    conf += _year_weight(paper, rec, reasons)
     if abs_sim is None:
         conf = min(conf, AUTO_CONFIDENCE - 0.05)  # without an abstract: proposed, never automatic
+    partial = _partial_match(ours_abstract, their_abstract, abs_sim)
     if partial:
         reasons.append(partial + ": review it")
         conf = min(conf, AUTO_CONFIDENCE - 0.05)
@@ -402,3 +341,87 @@ def score(paper: Paper, rec: FoundRecord) -> tuple[float, list[str]]:
         reasons.append("a different paper that looks like ours: rejected")
         conf = min(conf, PROPOSE_CONFIDENCE - 0.2)
     return max(0.0, min(1.0, conf)), reasons
+
+
+def _partial_match(ours: str, theirs: str, abs_sim: float | None) -> str:
+    """Why abstracts that match are still not sure enough ("" when they are, or do not match)."""
+    if abs_sim is None or abs_sim < ABSTRACT_MATCH:
+        return ""
+    shared, longer_covered = abstract_overlap(ours, theirs)
+    if shared < SHARED_FOR_AUTO:
+        return "the abstracts are too short to be sure"
+    if longer_covered < LONGER_COVERED_FOR_AUTO:
+        return f"only {longer_covered:.0%} of the longer abstract is in the other (a short or cut abstract)"
+    return ""
+
+
+def _by_abstract(
+    abs_sim: float, title_sim: float | None, authors: float | None, reasons: list[str]
+) -> tuple[float, bool]:
+    """The confidence the abstracts give, and whether the candidate is a decoy (another
+    paper's abstract under our title or our authors)."""
+    if abs_sim >= ABSTRACT_MATCH:
+        reasons.append(f"the abstract matches ({abs_sim:.0%})")
+        return 0.8 + 0.2 * (abs_sim - ABSTRACT_MATCH) / (1 - ABSTRACT_MATCH), False
+    if abs_sim >= ABSTRACT_DIFFERENT:
+        reasons.append(f"the abstract is only partly alike ({abs_sim:.0%})")
+        return 0.45 + 0.3 * (abs_sim - ABSTRACT_DIFFERENT) / (ABSTRACT_MATCH - ABSTRACT_DIFFERENT), False
+    reasons.append(f"the abstract is a different paper's ({abs_sim:.0%} alike)")
+    decoy = (title_sim is not None and title_sim >= TITLE_MATCH) or (authors is not None and authors >= 0.5)
+    return 0.1, decoy
+
+
+def _without_abstract(
+    paper: Paper, rec: FoundRecord, title_sim: float | None, authors: float | None, reasons: list[str]
+) -> float:
+    """The confidence without two abstracts to compare: the title and the authors must agree."""
+    reasons.append("no abstract to compare")
+    title_ok = title_sim is not None and title_sim >= TITLE_MATCH
+    ours_abstract = real_abstract(paper.abstract)
+    if title_sim is None and paper.title_derived and ours_abstract and rec.title:
+        # our title is made from the abstract: the candidate's title must be told by it
+        told = title_in_abstract(rec.title, ours_abstract)
+        if told >= 0.8:
+            reasons.append(f"the title's words are in our abstract ({told:.0%})")
+            title_ok = True
+    if title_ok and authors is not None and authors >= 0.5:
+        return 0.55 + 0.1 * authors
+    return 0.4 if title_ok else 0.3
+
+
+def _title_weight(title_sim: float | None, reasons: list[str]) -> float:
+    """What our (real) title's agreement adds or takes away."""
+    if title_sim is None:
+        return 0.0
+    if title_sim >= TITLE_MATCH:
+        reasons.append("the title agrees")
+        return 0.03
+    if title_sim < 0.5:
+        reasons.append("the title differs")
+        return -0.15
+    return 0.0
+
+
+def _authors_weight(authors: float | None, reasons: list[str]) -> float:
+    """What the authors' agreement (the share of our surnames the candidate has) adds or takes away."""
+    if authors is None:
+        return 0.0
+    if authors >= 0.5:
+        reasons.append(f"authors agree ({authors:.0%} of ours)")
+        return 0.05
+    if authors == 0:
+        reasons.append("no author in common")
+        return -0.3
+    reasons.append(f"few authors in common ({authors:.0%} of ours)")
+    return -0.1
+
+
+def _year_weight(paper: Paper, rec: FoundRecord, reasons: list[str]) -> float:
+    """What the years' agreement adds or takes away."""
+    if not (paper.year and rec.year):
+        return 0.0
+    gap = abs(paper.year - rec.year)
+    if gap <= 1:
+        return 0.02
+    reasons.append(f"the year differs ({rec.year} against our {paper.year})")
+    return -0.1 if gap <= 3 else -0.25

@@ -28,7 +28,7 @@ from whoosh import query as wquery
 
 from ..errors import SearchIndexError
 from ..paper import Status, keyword_tag, normalize_tag, tag_keyword
-from ..text import plain_text
+from ..render import plain_text
 from . import internals
 from .evaluator import Evaluator, SegmentData, top
 from .internals import Ids

@@ -19,9 +19,10 @@ from typing import Any
 from whoosh import qparser
 from whoosh import query as wquery
 
+from ..biblio.names import key_word
 from ..citation import record_keywords
 from ..paper import Paper
-from ..text import plain_text
+from ..render import plain_text
 from .schema import SEARCH_FIELDS, PaperAnalyzer
 
 MAX_QUERY_CHARS = 1000
@@ -225,7 +226,6 @@ def like_query(paper: Paper, analyzer: PaperAnalyzer, frequency: Callable[[str, 
 
 
 def _surname(name: str) -> str:
-    """An author's family name as the index holds it ("Smith, J." and "J. Smith": "smith")."""
-    name = plain_text(name).strip()
-    last = name.split(",")[0] if "," in name else (name.split() or [""])[-1]
-    return _FOLD._normal(last.strip())
+    """An author's family name as the index holds it ("Smith, J." and "J. Smith": "smith"; the
+    last word of a family name of several, "Fletcher" of "Harry Fletcher III")."""
+    return _FOLD._normal(key_word(plain_text(name)))

@@ -23,7 +23,7 @@ from whoosh.lang.porter import stem as porter_stem
 from ..biblio.sorting import TITLE_SORT_CHARS, title_key
 from ..citation import record_keywords
 from ..paper import Paper, tag_keyword
-from ..text import plain_text
+from ..render import plain_text
 
 INDEX_VERSION = 5  # bump when the schema or the analysis changes: forces a rebuild
 SEARCH_FIELDS = ("title", "authors", "abstract", "notes", "area")

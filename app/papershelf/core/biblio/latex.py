@@ -1,19 +1,19 @@
-"""BibTeX values and names as the reader's text.
+"""LaTeX → the reader's text: the one LaTeX reader (its writer is latex_writer.py).
 
 A field of a .bib file is kept as its BibTeX value expression (`{The {CGAL} Project}`,
-`"Ann"`, `jan`, `1995`, `{Proc. } # jan`; see BIBLIOGRAPHIC RECORD in paper.py). `decode`
-turns one into a line of text the way BibTeX and LaTeX would print it: pieces joined,
-month macros spelled out, braces gone, LaTeX decoded by pylatexenc (a maintained decoder,
-rather than a table of our own). `parse_names` splits a name list by BibTeX's rules with
-bibtexparser's name splitting, keeping corporate names whole and `and others`.
+`"Ann"`, `jan`, `1995`, `{Proc. } # jan`; see BIBLIOGRAPHIC RECORD in paper.py). `decode` turns
+one into a line of text the way BibTeX and LaTeX would print it: pieces joined, month macros
+spelled out, braces gone, LaTeX decoded by pylatexenc (a maintained decoder, rather than a table
+of our own) behind fast paths (`latex_text`). An abstract pasted from a web page mixes a little
+LaTeX into prose (`\\textsc{X}`, `\\alpha`, `\\"u`): `latex_to_text` reads its macros by a table
+(every abstract of an import goes through it, too many for pylatexenc), its unknown macros by
+their names. Both read accents by one table (ACCENTS).
 """
 
 from __future__ import annotations
 
-import itertools
 import re
 import unicodedata
-from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
@@ -32,6 +32,7 @@ MONTHS = {
     "nov": "November",
     "dec": "December",
 }
+MONTH_MACROS = tuple(MONTHS)  # jan … dec: month n is MONTH_MACROS[n - 1]
 
 
 def pieces(raw: str) -> list[str]:
@@ -109,19 +110,18 @@ def latex_text(text: str) -> str:
         text = text.replace("~", " ")
     if "{" in text or "}" in text:
         text = text.replace("{", "").replace("}", "")
-    return _typography(" ".join(text.split()))
+    return typography(" ".join(text.split()))
 
 
-# accents of LaTeX's text mode, as Unicode combining characters
-_ACCENTS = {
+# accents of LaTeX's text mode, as Unicode combining characters: the one table of both readings
+ACCENTS = {
     "`": "\u0300", "'": "\u0301", "^": "\u0302", "~": "\u0303", "=": "\u0304", "u": "\u0306",
     ".": "\u0307", '"': "\u0308", "r": "\u030a", "H": "\u030b", "v": "\u030c", "d": "\u0323",
     "c": "\u0327", "k": "\u0328", "b": "\u0331",
 }  # fmt: skip
-# \'e, \'{e}, \c{c}, \c c: an accent on one ASCII letter (\'\i and the like go to pylatexenc)
-_ACCENT_RE = re.compile(
-    r"\\([`'^~=.\"])\s*(?:\{([A-Za-z])\}|([A-Za-z]))|\\([uvHrdckb])(?:\s*\{([A-Za-z])\}|\s+([A-Za-z]))"
-)
+# an accent on one ASCII letter: \'e, \'{e}, \'{ e }, \c{c}, \c c; the letter accents only as whole
+# control words, so \varepsilon and \bar stay themselves (\'\i and the like go to pylatexenc)
+_ACCENT_RE = re.compile(r"""\\(['`^"~=.]|[uvHrdckb](?![A-Za-z]))\s*(?:\{\s*([A-Za-z])\s*\}|([A-Za-z]))""")
 # a control word eats the spaces after it (and an empty group ends it); a control symbol does not
 _SYMBOL_RE = re.compile(r"\\(?:([A-Za-z]+)(?:\{\}|\s*)|([^A-Za-z]))")
 
@@ -152,9 +152,8 @@ def _simple_macros(text: str) -> str | None:
 
 
 def _accented(m: re.Match[str]) -> str:
-    accent = m.group(1) or m.group(4)
-    letter = m.group(2) or m.group(3) or m.group(5) or m.group(6)
-    return letter + _ACCENTS[accent]
+    """The letter of an _ACCENT_RE match with its accent as a combining character."""
+    return (m.group(2) or m.group(3)) + ACCENTS[m.group(1)]
 
 
 @lru_cache(maxsize=1)
@@ -178,8 +177,8 @@ def _symbols() -> dict[str, str]:
     return out
 
 
-def _typography(text: str) -> str:
-    """TeX's ligatures for dashes and quotes, as pylatexenc makes them."""
+def typography(text: str) -> str:
+    """TeX's ligatures for dashes and quotes (`--` –, `---` —, ``` `` ``` “, `''` ”), as pylatexenc makes them."""
     if "--" in text:
         text = text.replace("---", "\u2014").replace("--", "\u2013")
     if "``" in text or "''" in text:
@@ -282,149 +281,74 @@ _FONT_SWITCHES = (
 )  # fmt: skip
 
 
-# ---- names ----
+# ---- an abstract's macros ----
+
+# Macros whose argument is the text itself (formatting only).
+_TEXT_MACROS = (
+    "textsc|textbf|textit|texttt|textrm|textsf|textmd|textup|textsl|emph|"
+    "underline|mbox|text|mathrm|mathbf|mathit|mathsf|mathtt|operatorname|"
+    "boldsymbol|bm|mathcal|mathscr|mathfrak|url|href|hbox|textnormal"
+)
+_TEXT_MACRO_RE = re.compile(r"\\(?:" + _TEXT_MACROS + r")\s*\{([^{}]*)\}")
+_HREF_RE = re.compile(r"\\href\s*\{([^{}]*)\}\s*\{([^{}]*)\}")
+MATHBB_RE = re.compile(r"\\mathbb\s*\{\s*([A-Za-z])\s*\}")  # \mathbb{R}: blackboard bold
+_BB = {"R": "ℝ", "N": "ℕ", "Z": "ℤ", "Q": "ℚ", "C": "ℂ", "E": "𝔼", "P": "ℙ"}
+
+# fmt: off
+SYMBOLS = {
+    "alpha": "α", "beta": "β", "gamma": "γ", "delta": "δ", "epsilon": "ε",
+    "varepsilon": "ε", "zeta": "ζ", "eta": "η", "theta": "θ", "vartheta": "ϑ",
+    "iota": "ι", "kappa": "κ", "lambda": "λ", "mu": "μ", "nu": "ν", "xi": "ξ",
+    "pi": "π", "rho": "ρ", "sigma": "σ", "tau": "τ", "upsilon": "υ", "phi": "φ",
+    "varphi": "φ", "chi": "χ", "psi": "ψ", "omega": "ω", "Gamma": "Γ",
+    "Delta": "Δ", "Theta": "Θ", "Lambda": "Λ", "Xi": "Ξ", "Pi": "Π",
+    "Sigma": "Σ", "Upsilon": "Υ", "Phi": "Φ", "Psi": "Ψ", "Omega": "Ω",
+    "times": "×", "cdot": "·", "cdots": "⋯", "ldots": "…", "dots": "…",
+    "leq": "≤", "le": "≤", "geq": "≥", "ge": "≥", "neq": "≠", "ne": "≠",
+    "approx": "≈", "sim": "∼", "simeq": "≃", "equiv": "≡", "propto": "∝",
+    "infty": "∞", "pm": "±", "mp": "∓", "to": "→", "rightarrow": "→",
+    "leftarrow": "←", "Rightarrow": "⇒", "Leftarrow": "⇐", "mapsto": "↦",
+    "leftrightarrow": "↔", "in": "∈", "notin": "∉", "subset": "⊂",
+    "subseteq": "⊆", "cup": "∪", "cap": "∩", "forall": "∀", "exists": "∃",
+    "partial": "∂", "nabla": "∇", "sum": "∑", "prod": "∏", "int": "∫",
+    "sqrt": "√", "log": "log", "exp": "exp", "min": "min", "max": "max",
+    "ell": "ℓ", "circ": "∘", "star": "⋆", "ast": "∗", "emptyset": "∅",
+    "lfloor": "⌊", "rfloor": "⌋", "lceil": "⌈", "rceil": "⌉",
+    "langle": "⟨", "rangle": "⟩", "top": "⊤", "dagger": "†", "%": "%",
+    "&": "&", "_": "_", "#": "#", "$": "$", "{": "{", "}": "}", "textendash": "–",
+    "textemdash": "—", "ss": "ß", "ae": "æ", "o": "ø", "O": "Ø", "aa": "å",
+    "l": "ł", "L": "Ł", "i": "ı", "ie": "i.e.", "eg": "e.g.", "etal": "et al.",
+    # old-style font switches ({\\it x}, {\\sc x}) carry no text
+    "it": "", "em": "", "bf": "", "sc": "", "rm": "", "tt": "", "sl": "", "sf": "",
+    "quad": " ", "qquad": " ", "left": "", "right": "", "big": "", "Big": "",
+    # what the BibTeX exporter writes for characters LaTeX treats specially
+    "textbraceleft": "{", "textbraceright": "}", "textless": "<", "textgreater": ">", "textbar": "|",
+    "textbackslash": "\\",
+    "textasciitilde": "~", "textasciicircum": "^", "textunderscore": "_", "textdegree": "°",
+    "textbullet": "•", "texteuro": "€", "textcopyright": "©", "pounds": "£", "S": "§", "P": "¶",
+    "guillemotleft": "«", "guillemotright": "»",
+}
+# fmt: on
+_MACRO_RE = re.compile(r"\\([A-Za-z]+|[%&_#${}])")
 
 
-@dataclass(frozen=True, slots=True)
-class Name:
-    """One name of a BibTeX name list, its parts as LaTeX (BibTeX's First, von, Last, Jr).
-
-    `literal` is a name given as one braced group (`{The CGAL Project}`, `{Rumble, Jr.}`):
-    a corporate name, never split, and then the other parts are empty.
-    """
-
-    family: str = ""
-    given: str = ""
-    von: str = ""
-    jr: str = ""
-    literal: str = ""
-
-    def display(self) -> str:
-        """The name as a reader writes it: "Harry George Fletcher III", "Ludwig van Beethoven",
-        "The CGAL Project"."""
-        if self.literal:
-            return decode("{" + self.literal + "}")
-        words = " ".join(p for p in (self.given, self.von, self.family) if p)
-        if self.jr:
-            # "Fletcher III", but "Martin Luther King, Jr."
-            words += (", " if self.jr[-1:] == "." else " ") + self.jr
-        return decode("{" + words + "}")
+def blackboard(expr: str) -> str:
+    """Math's blackboard letters as Unicode (`\\mathbb{R}` → ℝ; one without a character: the letter)."""
+    if "mathbb" not in expr:
+        return expr
+    return MATHBB_RE.sub(lambda m: _BB.get(m.group(1), m.group(1)), expr)
 
 
-def _is_one_group(name: str) -> bool:
-    """Whether the whole name is a single braced group, `{...}`."""
-    if len(name) < 2 or name[0] != "{" or name[-1] != "}":
-        return False
-    depth = 0
-    for i, ch in enumerate(name):
-        if ch == "{":
-            depth += 1
-        elif ch == "}":
-            depth -= 1
-            if depth == 0 and i != len(name) - 1:
-                return False
-    return True
-
-
-def parse_names(raw: str) -> tuple[list[Name], bool]:
-    """The names of a name field (author, editor…) as written in the file, and whether the
-    list ends with `and others` (the reader's "et al.")."""
-    text = "".join(piece_text(p) for p in pieces(raw))
-    names: list[Name] = []
-    others = False
-    # imported here: opening a library (and `papershelf --help`) must not load bibtexparser
-    from bibtexparser.middlewares.names import split_multiple_persons_names
-
-    for one in split_multiple_persons_names(text):
-        one = one.strip()
-        if not one:
-            continue
-        if one.lower() == "others":
-            others = True
-            continue
-        others = False  # "others" only counts at the end
-        names.append(parse_name(one))
-    return names, others
-
-
-@lru_cache(maxsize=8192)
-def parse_name(one: str) -> Name:
-    """One name by BibTeX's rules ("von Last, Jr, First", "First von Last", `{Literal}`)."""
-    if _is_one_group(one):
-        return Name(literal=one[1:-1].strip())
-    from bibtexparser.middlewares.names import InvalidNameError, parse_single_name_into_parts
-
-    try:
-        parts = parse_single_name_into_parts(one, strict=False)
-    except InvalidNameError:
-        return Name(literal=one)
-    return Name(
-        family=" ".join(parts.last),
-        given=" ".join(parts.first),
-        von=" ".join(parts.von),
-        jr=" ".join(parts.jr),
-    )
-
-
-def name_list_problem(text: str) -> str:
-    """Where a typed name list ("Knuth, Donald and {Barnes and Noble}") breaks, in words that
-    say what to change; "" when it reads as BibTeX reads it. Caught: unbalanced braces, an "and"
-    with no name on one side, a name that is only commas or has nothing before its comma, a
-    name ending in a comma and one with more than two commas (BibTeX: "too many commas")."""
-    names: list[list[str]] = [[]]  # the words of each name, split at "and" outside braces
-    word, depth = "", 0
-    for i, ch in enumerate(text):
-        if ch == "{":
-            depth += 1
-        elif ch == "}":
-            depth -= 1
-            if depth < 0:
-                return f"the brace at {text[: i + 1]!r} closes nothing: a corporate name is written {{Like This}}"
-        if ch.isspace() and depth == 0:
-            _add_word(names, word)
-            word = ""
-        else:
-            word += ch
-    if depth > 0:
-        return "a brace is not closed: a corporate name is written {Like This}"
-    _add_word(names, word)
-    shown = [" ".join(words) for words in names]
-    for n, name in enumerate(shown):
-        if not name and len(shown) > 1:
-            if n == 0:
-                return "the list starts with 'and': there is no name before it"
-            if n == len(shown) - 1:
-                return f"the list ends with 'and' after {shown[n - 1]!r}: remove it, or add the name that follows"
-            return f"'and and' after {shown[n - 1]!r}: there is no name between them"
-        commas = _top_level_commas(name)
-        parts = [p.strip() for p in _split_top_level(name, commas)]
-        if commas and not any(parts):
-            return f"name {n + 1} ({name!r}) is only a comma"
-        if commas and not parts[0]:
-            return f"the name {name!r} has nothing before its comma: write it Family, Given"
-        if commas and not parts[-1]:
-            return f"the name {name!r} ends with a comma: write it Family, Given"
-        if len(commas) > 2:
-            return f"the name {name!r} has {len(commas)} commas; a name has at most two (von Family, Jr, Given)"
-    return ""
-
-
-def _add_word(names: list[list[str]], word: str) -> None:
-    if word.lower() == "and":
-        names.append([])
-    elif word:
-        names[-1].append(word)
-
-
-def _top_level_commas(name: str) -> list[int]:
-    out, depth = [], 0
-    for i, ch in enumerate(name):
-        depth += (ch == "{") - (ch == "}")
-        if ch == "," and depth == 0:
-            out.append(i)
-    return out
-
-
-def _split_top_level(name: str, commas: list[int]) -> list[str]:
-    bounds = [-1, *commas, len(name)]
-    return [name[a + 1 : b] for a, b in itertools.pairwise(bounds)]
+def latex_to_text(text: str) -> str:
+    """An abstract's LaTeX text macros and symbols as Unicode; unknown macros keep their name."""
+    if "\\" not in text and "~" not in text:
+        return text
+    text = _HREF_RE.sub(r"\2", text)
+    for _ in range(4):  # nested \textbf{\emph{x}}
+        new = _TEXT_MACRO_RE.sub(r"\1", text)
+        if new == text:
+            break
+        text = new
+    text = _ACCENT_RE.sub(lambda m: unicodedata.normalize("NFC", _accented(m)), text)
+    text = _MACRO_RE.sub(lambda m: SYMBOLS.get(m.group(1), m.group(1)), text)
+    return text.replace("~", "\u00a0")
