@@ -353,6 +353,17 @@ class ImportBatch:
             return False, f'key {key!r} is already used {where} ("{paper.title[:80]}")'
         return True, ""
 
+    def _keep_key(self, paper: Paper, cand: Candidate, path: str, report: FileReport) -> None:
+        """A new paper keeps its entry's key if it can; if not, it is given one once every
+        file of the batch is read (`_generate_keys`), and its file's report says so."""
+        ok, reason = self._free_key(cand.citekey)
+        if ok:
+            paper.citekey = cand.citekey  # exactly as written
+            self._taken()[cand.citekey.casefold()] = paper.id
+        else:
+            problem = Problem(path, cand.line, reason, note=True)
+            self.unkeyed.append((paper, report, problem, cand.citekey))
+
     def _generate_keys(self) -> None:
         """Give each new paper whose file's key could not be kept a generated `authorYEARword`
         key, free in the library and the whole batch, and tell it in its file's report."""
@@ -490,13 +501,7 @@ class _FileMerge:
         batch, report = self.batch, self.report
         paper = _new_paper(batch.lib, cand, fp, source, batch.now, batch.new, plain, batch.suffixes)
         if keyed:
-            ok, reason = batch._free_key(cand.citekey)
-            if ok:
-                paper.citekey = cand.citekey  # exactly as written
-                batch._taken()[cand.citekey.casefold()] = paper.id
-            else:
-                problem = Problem(self.parsed.path, cand.line, reason, note=True)
-                batch.unkeyed.append((paper, report, problem, cand.citekey))
+            batch._keep_key(paper, cand, self.parsed.path, report)
         batch.new[paper.id] = paper
         self.matcher.add(paper)  # later files of the batch find it
         self.identical[ident_hash] = (cand, fp, paper.id)
