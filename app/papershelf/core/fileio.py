@@ -137,25 +137,75 @@ def write_atomically(path: Path | str, text: str | Iterable[str]) -> None:
     """
     shown = Path(path)
     target = write_target(path)
+    st = _stat_as_given(path, shown)
+    if st is not None and _written_directly(st, target, shown, text):
+        return
+    remove_stale_temp_files(target.parent)
+    temp = _temp_beside(target, shown)
+    try:
+        _give_owner_and_mode(temp.fd, st)
+        with os.fdopen(temp.fd, "w", encoding="utf-8", newline="\n") as f:
+            temp.fd = -1
+            _write(f, text)
+            f.flush()
+            os.fsync(f.fileno())
+        _put_in_place(temp, target, st, shown)
+        _fsync_dir(target.parent)
+    except BaseException as exc:
+        temp.discard()
+        if isinstance(exc, OSError):
+            raise write_error(exc, shown, existed=st is not None) from exc
+        raise
+
+
+def _stat_as_given(path: Path | str, shown: Path) -> os.stat_result | None:
+    """What `path` is now (None: nothing yet)."""
     try:
         # the name as given: /dev/stdout resolves to "pipe:[…]", which only the kernel can open
-        st: os.stat_result | None = os.stat(path)
+        return os.stat(path)
     except FileNotFoundError:
-        st = None
+        return None
     except OSError as exc:
         raise write_error(exc, shown) from exc
-    if st is not None and stat.S_ISDIR(st.st_mode):
+
+
+def _written_directly(st: os.stat_result, target: Path, shown: Path, text: str | Iterable[str]) -> bool:
+    """Write `text` into what is not a regular file reached by its own name (True), where
+    a temporary file renamed over it would be wrong; a folder is refused."""
+    if stat.S_ISDIR(st.st_mode):
         raise write_error(IsADirectoryError(errno.EISDIR, "Is a directory"), shown)
-    if st is not None and not stat.S_ISREG(st.st_mode):
+    if not stat.S_ISREG(st.st_mode):
         _write_directly(shown, text, shown)  # /dev/null, a pipe: renaming over it would be wrong
-        return
-    if st is not None and not _same_file(st, target):
+        return True
+    if not _same_file(st, target):
         # a file reached through /proc (/dev/stdout redirected to a file, /dev/fd/N): the name
         # that resolves is not that file, so write the file the name opens
         _write_directly(shown, text, shown, truncate=True)
-        return
+        return True
+    return False
 
-    remove_stale_temp_files(target.parent)
+
+class _Temp:
+    """The temporary file a write goes to: its descriptor (-1 once handed on) and its
+    path ("" once it is in place, or kept)."""
+
+    def __init__(self, fd: int, path: str) -> None:
+        self.fd = fd
+        self.path = path
+
+    def discard(self) -> None:
+        """After a failure: no temporary file stays."""
+        if self.fd >= 0:
+            os.close(self.fd)
+        if self.path:
+            try:
+                os.unlink(self.path)
+            except OSError:
+                pass
+
+
+def _temp_beside(target: Path, shown: Path) -> _Temp:
+    """A new temporary file in `target`'s folder, or ExportError saying why there is none."""
     try:
         fd, tmp = tempfile.mkstemp(prefix=f".{target.name}{TEMP_MARK}", suffix=".tmp", dir=target.parent)
     except OSError as exc:
@@ -168,54 +218,45 @@ def write_atomically(path: Path | str, text: str | Iterable[str]) -> None:
                 shown,
             ) from exc
         raise write_error(exc, shown) from exc
-    try:
-        if st is not None and (st.st_uid, st.st_gid) != (os.geteuid(), os.getegid()):
-            try:
-                os.fchown(fd, st.st_uid, st.st_gid)  # before chmod: chown clears set-id bits
-            except PermissionError:
-                pass  # not ours to give away: we own the new file
+    return _Temp(fd, tmp)
+
+
+def _give_owner_and_mode(fd: int, st: os.stat_result | None) -> None:
+    """The replaced file's owner (where permitted) and mode, or a new file's mode."""
+    if st is not None and (st.st_uid, st.st_gid) != (os.geteuid(), os.getegid()):
         try:
-            os.fchmod(fd, 0o666 & ~current_umask() if st is None else stat.S_IMODE(st.st_mode))
+            os.fchown(fd, st.st_uid, st.st_gid)  # before chmod: chown clears set-id bits
         except PermissionError:
-            pass  # FAT and the like refuse modes they cannot store; theirs applies
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
-            fd = -1
-            _write(f, text)
-            f.flush()
-            os.fsync(f.fileno())
-        if st is not None and st.st_nlink > 1:
-            # hard links: a rename would leave the other names on the old text; all of the new
-            # text is on disk now, so copy it into the file itself
-            try:
-                _copy_into(tmp, target)
-            except _PartlyWritten as exc:
-                kept, tmp = tmp, ""  # the only whole copy of the export now: keep it
-                cause = exc.__cause__
-                reason = str(cause)
-                if isinstance(cause, OSError):
-                    reason = _REASONS.get(cause.errno or 0, cause.strerror or reason)
-                raise ExportError(
-                    f"Could not write {shown} in place: {reason}. It (and every name linked to it) may now hold "
-                    f"part of the export; the whole export is in {kept}: copy it over {shown} (it is removed "
-                    "after 15 minutes), or export again.",
-                    shown,
-                ) from cause
-            os.unlink(tmp)
-        else:
-            os.replace(tmp, target)
-        tmp = ""
-        _fsync_dir(target.parent)
-    except BaseException as exc:
-        if fd >= 0:
-            os.close(fd)
-        if tmp:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
-        if isinstance(exc, OSError):
-            raise write_error(exc, shown, existed=st is not None) from exc
-        raise
+            pass  # not ours to give away: we own the new file
+    try:
+        os.fchmod(fd, 0o666 & ~current_umask() if st is None else stat.S_IMODE(st.st_mode))
+    except PermissionError:
+        pass  # FAT and the like refuse modes they cannot store; theirs applies
+
+
+def _put_in_place(temp: _Temp, target: Path, st: os.stat_result | None, shown: Path) -> None:
+    """The whole new text, on disk in the temporary file, becomes `target`'s."""
+    if st is not None and st.st_nlink > 1:
+        # hard links: a rename would leave the other names on the old text; all of the new
+        # text is on disk now, so copy it into the file itself
+        try:
+            _copy_into(temp.path, target)
+        except _PartlyWritten as exc:
+            kept, temp.path = temp.path, ""  # the only whole copy of the export now: keep it
+            cause = exc.__cause__
+            reason = str(cause)
+            if isinstance(cause, OSError):
+                reason = _REASONS.get(cause.errno or 0, cause.strerror or reason)
+            raise ExportError(
+                f"Could not write {shown} in place: {reason}. It (and every name linked to it) may now hold "
+                f"part of the export; the whole export is in {kept}: copy it over {shown} (it is removed "
+                "after 15 minutes), or export again.",
+                shown,
+            ) from cause
+        os.unlink(temp.path)
+    else:
+        os.replace(temp.path, target)
+    temp.path = ""
 
 
 def _write(f: IO[str], text: str | Iterable[str]) -> None:

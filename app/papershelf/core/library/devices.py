@@ -66,6 +66,14 @@ def _look(folder: Path, me: str) -> Device:
     except OSError as exc:
         device.problems.append(f"its folder cannot be read ({exc.strerror or exc})")
         return device
+    _look_at_files(device, folder, names)
+    _look_at_lines(device, folder, names)
+    _look_at_json(device, folder, names)
+    return device
+
+
+def _look_at_files(device: Device, folder: Path, names: list[str]) -> None:
+    """When the device's files last changed, and which are still being copied in."""
     times = []
     for name in names:
         path = folder / name
@@ -78,6 +86,10 @@ def _look(folder: Path, me: str) -> Device:
         if name.startswith(_PARTIAL) or (name.startswith(".") and name.endswith(".tmp")):
             device.problems.append(f"a file is still being copied in ({name})")
     device.changed = max(times, default=None)
+
+
+def _look_at_lines(device: Device, folder: Path, names: list[str]) -> None:
+    """The edits its journal holds, and whether its journal and library file end whole."""
     for name in (JOURNAL, SNAPSHOT):
         if name not in names:
             continue
@@ -90,6 +102,10 @@ def _look(folder: Path, me: str) -> Device:
             device.edits = count
         if not whole:
             device.problems.append(f"{name} ends mid-line (still being copied?)")
+
+
+def _look_at_json(device: Device, folder: Path, names: list[str]) -> None:
+    """Whether its JSON files read whole; its machine, from its device.json."""
     for name in names:
         if not name.endswith(".json") or ".damaged-" in name:  # a damaged file set aside is kept, not awaited
             continue
@@ -106,7 +122,6 @@ def _look(folder: Path, me: str) -> Device:
             device.host = host if isinstance(host, str) and host else None
             if data.get("id") not in (None, folder.name):
                 device.problems.append(f"its {DEVICE_FILE} names another device ({data.get('id')!r})")
-    return device
 
 
 def devices(folder: Path) -> list[Device]:

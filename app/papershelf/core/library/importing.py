@@ -298,7 +298,6 @@ class ImportBatch:
 
     def add(self, parsed: ParsedFile) -> FileReport:
         """Merge one parsed file into the batch; what it would add and merge."""
-        lib = self.lib
         # the door: a record over a limit is refused, control characters are removed (told)
         parsed = admit(parsed)
         report = FileReport(path=parsed.path, format=parsed.format, problems=list(parsed.problems))
@@ -309,109 +308,13 @@ class ImportBatch:
                 else ""
             )
             return report
-        if parsed.path.startswith("<"):  # a paste, not a file: no path to resolve
-            file_key = parsed.path
-        else:
-            try:
-                file_key = clean_text(str(Path(parsed.path).resolve()))
-            except OSError:
-                file_key = clean_text(parsed.path)
-        merged: set[str] = set()
-        self.before_reported.append(report.merged_before)
-        matcher = self._matcher()
-        # entries of one file are distinct unless identical: a paper one entry of the file
-        # made or merged into is no other entry's, and identical entries are one. Two passes:
-        # first every entry takes the paper that is the entry itself (its record, or its key
-        # and title), then the others look by DOI, title or abstract among the papers left;
-        # so an entry added above an unchanged one cannot take that one's paper by its title
-        reads = [self._read(cand, matcher) for cand in parsed.papers]
-        own = _own_papers([found for _plain, _fp, found in reads])
-        claimed: set[str] = {pid for pid, _why in own.values()}
-        # an entry's identity by its hash → (the entry, its fingerprint, the paper it is):
-        # a hit is checked against that entry, and no identity is kept (it holds every field)
-        identical: dict[int, tuple[Candidate, str, str]] = {}
-        # a .bib file's entries each have a key (perhaps empty): every one is kept or the change is
-        # told; a RIS record's ID line is its key (an export's), but RIS needs none: no ID, no note
-        bibtex = parsed.format == "bibtex"
+        run = _FileMerge(self, parsed, report)
         if self.keywords_as_tags:
             for cand in parsed.papers:
                 cand.tags = [*cand.tags, *record_keywords(cand.bibfields)]
         for n, cand in enumerate(parsed.papers):
-            keyed = bibtex or bool(cand.citekey)
-            source = Source(file=file_key, format=parsed.format, line=cand.line)
-            plain, fp, found = reads[n]
-            ident = _identity(cand, fp, keyed)
-            ident_hash = hash(ident)
-            twin = identical.get(ident_hash)
-            if twin is not None and _identity(twin[0], twin[1], keyed) != ident:
-                twin = None  # only the hashes agree
-            if n not in own and found is not None and found[0] in claimed:
-                # taken by another entry of the file: the best of the papers left (a paper
-                # not taken is still this entry's best, as taking others only narrows the choice)
-                found = matcher.find(cand, fp, self._get, claimed.__contains__, self._key_holder)
-            # the entry itself (its record, or its key and title) first: an export coming back
-            # finds each twin of one title its own paper; then an identical entry before it
-            pid: str | None = None
-            if n in own:
-                pid, why = own[n]
-            elif found is not None and found[1] in _SAME_ENTRY:
-                pid, why = found
-            elif twin is not None:
-                pid, why = twin[2], "it is identical to an entry before it in the file"
-            elif found is not None:
-                pid, why = found
-            if pid is None:
-                paper = _new_paper(lib, cand, fp, source, self.now, self.new, plain, self.suffixes)
-                if keyed:
-                    ok, reason = self._free_key(cand.citekey)
-                    if ok:
-                        paper.citekey = cand.citekey  # exactly as written
-                        self._taken()[cand.citekey.casefold()] = paper.id
-                    else:
-                        problem = Problem(parsed.path, cand.line, reason, note=True)
-                        self.unkeyed.append((paper, report, problem, cand.citekey))
-                self.new[paper.id] = paper
-                matcher.add(paper)  # later files of the batch find it
-                identical[ident_hash] = (cand, fp, paper.id)
-                claimed.add(paper.id)
-                report.added += 1
-                report.added_ids.append(paper.id)
-                continue
-            claimed.add(pid)
-            identical.setdefault(ident_hash, (cand, fp, pid))
-            is_new = pid in self.new
-            target = self.new[pid] if is_new else self.views.get(pid)
-            if target is None:
-                stored = lib.get(pid)
-                self.before[pid] = dict(stored.raw())  # values are replaced on change, never mutated
-                target = self.views[pid] = copy.copy(stored)
-            same_file = next((s for s in target.sources if s.file == file_key and s.format == parsed.format), None)
-            changes = merge_into(
-                target, cand, same_file or source, derive_title(cand.abstract, plain=plain) if cand.abstract else ""
-            )
-            # a duplicate's key: the paper keeps its own, and the merge note names both. A paper
-            # without a key does not take the entry's either: undoing the import would take it
-            # away again, after the user may have copied it (a merge's fields are undone one by
-            # one). The note is a MergeNote, which the window lists without stopping the user
-            # (the entry itself coming back, an export re-imported, is no judgement to tell)
-            same_key = cand.citekey == target.citekey
-            if (changes and not (same_key and why in _SAME_ENTRY)) or (cand.citekey and not same_key):
-                report.merges.append(_merge_note(parsed, cand, target, why))
-            if not changes:
-                if not is_new:
-                    report.unchanged += 1
-                continue
-            for name, value in changes.items():
-                setattr(target, name, value)
-            matcher.add(target)  # under the keys the merge gave it
-            if is_new:
-                report.merged += 1  # a second copy within this import
-            else:
-                self.pending.setdefault(pid, {}).update(changes)
-                merged.add(pid)
-                if not any(pid in r for r in self.before_reported):
-                    report.merged_before[pid] = self.before[pid]
-        report.merged += len(merged)
+            run.entry(n, cand)
+        report.merged += len(run.merged)
         return report
 
     def _read(self, cand: Candidate, matcher: Matcher) -> tuple[str, str, tuple[str, str] | None]:
@@ -450,6 +353,17 @@ class ImportBatch:
             where = "by an entry imported before it" if holder in self.new else "by another paper in the library"
             return False, f'key {key!r} is already used {where} ("{paper.title[:80]}")'
         return True, ""
+
+    def _keep_key(self, paper: Paper, cand: Candidate, path: str, report: FileReport) -> None:
+        """A new paper keeps its entry's key if it can; if not, it is given one once every
+        file of the batch is read (`_generate_keys`), and its file's report says so."""
+        ok, reason = self._free_key(cand.citekey)
+        if ok:
+            paper.citekey = cand.citekey  # exactly as written
+            self._taken()[cand.citekey.casefold()] = paper.id
+        else:
+            problem = Problem(path, cand.line, reason, note=True)
+            self.unkeyed.append((paper, report, problem, cand.citekey))
 
     def _generate_keys(self) -> None:
         """Give each new paper whose file's key could not be kept a generated `authorYEARword`
@@ -499,3 +413,143 @@ class ImportBatch:
         """Forget the papers this batch would have added (the matcher skips ids it cannot find)."""
         self.new.clear()
         self.views.clear()
+
+
+def _file_key(path: str) -> str:
+    """The file a parsed file came from, as its papers' sources name it."""
+    if path.startswith("<"):  # a paste, not a file: no path to resolve
+        return path
+    try:
+        return clean_text(str(Path(path).resolve()))
+    except OSError:
+        return clean_text(path)
+
+
+class _FileMerge:
+    """One parsed file merged into an `ImportBatch`, entry by entry (`ImportBatch.add`).
+
+    Entries of one file are distinct unless identical: a paper one entry of the file
+    made or merged into is no other entry's, and identical entries are one. Two passes:
+    first every entry takes the paper that is the entry itself (its record, or its key
+    and title), then the others look by DOI, title or abstract among the papers left;
+    so an entry added above an unchanged one cannot take that one's paper by its title.
+    """
+
+    def __init__(self, batch: ImportBatch, parsed: ParsedFile, report: FileReport) -> None:
+        self.batch = batch
+        self.parsed = parsed
+        self.report = report
+        self.file_key = _file_key(parsed.path)
+        self.merged: set[str] = set()  # papers of the library this file merged into
+        batch.before_reported.append(report.merged_before)
+        self.matcher = batch._matcher()
+        self.reads = [batch._read(cand, self.matcher) for cand in parsed.papers]
+        self.own = _own_papers([found for _plain, _fp, found in self.reads])
+        self.claimed: set[str] = {pid for pid, _why in self.own.values()}
+        # an entry's identity by its hash → (the entry, its fingerprint, the paper it is):
+        # a hit is checked against that entry, and no identity is kept (it holds every field)
+        self.identical: dict[int, tuple[Candidate, str, str]] = {}
+        # a .bib file's entries each have a key (perhaps empty): every one is kept or the change is
+        # told; a RIS record's ID line is its key (an export's), but RIS needs none: no ID, no note
+        self.bibtex = parsed.format == "bibtex"
+
+    def entry(self, n: int, cand: Candidate) -> None:
+        """Entry `n` of the file: a new paper, or merged into the paper it is a copy of."""
+        keyed = self.bibtex or bool(cand.citekey)
+        source = Source(file=self.file_key, format=self.parsed.format, line=cand.line)
+        plain, fp, found = self.reads[n]
+        ident = _identity(cand, fp, keyed)
+        ident_hash = hash(ident)
+        twin = self.identical.get(ident_hash)
+        if twin is not None and _identity(twin[0], twin[1], keyed) != ident:
+            twin = None  # only the hashes agree
+        pid, why = self._paper_of(n, cand, fp, found, twin)
+        if pid is None:
+            self._add_new(cand, fp, source, plain, keyed, ident_hash)
+            return
+        self.claimed.add(pid)
+        self.identical.setdefault(ident_hash, (cand, fp, pid))
+        self._merge(pid, why, cand, source, plain)
+
+    def _paper_of(
+        self,
+        n: int,
+        cand: Candidate,
+        fp: str,
+        found: tuple[str, str] | None,
+        twin: tuple[Candidate, str, str] | None,
+    ) -> tuple[str | None, str]:
+        """The paper entry `n` is (None: a new one), and why."""
+        if n not in self.own and found is not None and found[0] in self.claimed:
+            # taken by another entry of the file: the best of the papers left (a paper
+            # not taken is still this entry's best, as taking others only narrows the choice)
+            batch = self.batch
+            found = self.matcher.find(cand, fp, batch._get, self.claimed.__contains__, batch._key_holder)
+        # the entry itself (its record, or its key and title) first: an export coming back
+        # finds each twin of one title its own paper; then an identical entry before it
+        if n in self.own:
+            return self.own[n]
+        if found is not None and found[1] in _SAME_ENTRY:
+            return found
+        if twin is not None:
+            return twin[2], "it is identical to an entry before it in the file"
+        if found is not None:
+            return found
+        return None, ""
+
+    def _add_new(self, cand: Candidate, fp: str, source: Source, plain: str, keyed: bool, ident_hash: int) -> None:
+        """The entry is a new paper."""
+        batch, report = self.batch, self.report
+        paper = _new_paper(batch.lib, cand, fp, source, batch.now, batch.new, plain, batch.suffixes)
+        if keyed:
+            batch._keep_key(paper, cand, self.parsed.path, report)
+        batch.new[paper.id] = paper
+        self.matcher.add(paper)  # later files of the batch find it
+        self.identical[ident_hash] = (cand, fp, paper.id)
+        self.claimed.add(paper.id)
+        report.added += 1
+        report.added_ids.append(paper.id)
+
+    def _merge(self, pid: str, why: str, cand: Candidate, source: Source, plain: str) -> None:
+        """The entry is paper `pid` (new in this batch, or the library's): merged into it."""
+        batch, report = self.batch, self.report
+        is_new = pid in batch.new
+        target = batch.new[pid] if is_new else self._view(pid)
+        same_file = next(
+            (s for s in target.sources if s.file == self.file_key and s.format == self.parsed.format), None
+        )
+        changes = merge_into(
+            target, cand, same_file or source, derive_title(cand.abstract, plain=plain) if cand.abstract else ""
+        )
+        # a duplicate's key: the paper keeps its own, and the merge note names both. A paper
+        # without a key does not take the entry's either: undoing the import would take it
+        # away again, after the user may have copied it (a merge's fields are undone one by
+        # one). The note is a MergeNote, which the window lists without stopping the user
+        # (the entry itself coming back, an export re-imported, is no judgement to tell)
+        same_key = cand.citekey == target.citekey
+        if (changes and not (same_key and why in _SAME_ENTRY)) or (cand.citekey and not same_key):
+            report.merges.append(_merge_note(self.parsed, cand, target, why))
+        if not changes:
+            if not is_new:
+                report.unchanged += 1
+            return
+        for name, value in changes.items():
+            setattr(target, name, value)
+        self.matcher.add(target)  # under the keys the merge gave it
+        if is_new:
+            report.merged += 1  # a second copy within this import
+            return
+        batch.pending.setdefault(pid, {}).update(changes)
+        self.merged.add(pid)
+        if not any(pid in r for r in batch.before_reported):
+            report.merged_before[pid] = batch.before[pid]
+
+    def _view(self, pid: str) -> Paper:
+        """The library's paper `pid` with this batch's changes so far (its stored record kept)."""
+        batch = self.batch
+        target = batch.views.get(pid)
+        if target is None:
+            stored = batch.lib.get(pid)
+            batch.before[pid] = dict(stored.raw())  # values are replaced on change, never mutated
+            target = batch.views[pid] = copy.copy(stored)
+        return target

@@ -113,36 +113,9 @@ def put_records(lib: Library, records: Mapping[str, Record], remove: Iterable[st
         _check_record(pid, record)
         _check_types(pid, record, papers.get(pid))
     gone = [pid for pid in dict.fromkeys(remove) if pid in papers and pid not in records]
-    ops: list[Op] = [Op("del", pid) for pid in gone]
-    touched_lists = []
-    if gone:
-        gone_set = set(gone)
-        for name, members in lib._store.lists.items():
-            if gone_set.intersection(members):
-                ops.append(Op("list", name, [i for i in members if i not in gone_set]))
-                touched_lists.append(name)
-    added: list[str] = []
-    changed: list[str] = []
-    fields: set[str] = set()
-    now = now_iso()
-    for pid, record in records.items():
-        current = papers.get(pid)
-        if current is None:
-            ops.append(Op("add", pid, Paper.from_dict({**record, "id": pid})))
-            added.append(pid)
-            continue
-        raw = current.raw()
-        diff = {
-            k: record.get(k, FIELDS[k])
-            for k in set(raw) | set(record)
-            if k not in ("id", "updated") and raw.get(k, FIELDS[k]) != record.get(k, FIELDS[k])
-        }
-        if diff:
-            # `updated` moves on, as after any undo (the index catches up by digests, not by it)
-            diff["updated"] = now
-            ops.append(Op("set", pid, diff))
-            changed.append(pid)
-            fields.update(diff)
+    ops, touched_lists = _removal_ops(lib, gone)
+    record_ops, added, changed, fields = _record_ops(papers, records, now_iso())
+    ops += record_ops
     old_fps = [papers[pid].fingerprint for pid in gone + changed]
     events = []
     if gone:
@@ -161,6 +134,49 @@ def put_records(lib: Library, records: Mapping[str, Record], remove: Iterable[st
             fp = papers[pid].fingerprint
             if fp:
                 lib._fp_index[fp] = pid
+
+
+def _removal_ops(lib: Library, gone: list[str]) -> tuple[list[Op], list[str]]:
+    """The ops that delete papers `gone` and take them off every list; the lists' names."""
+    ops: list[Op] = [Op("del", pid) for pid in gone]
+    touched_lists: list[str] = []
+    if gone:
+        gone_set = set(gone)
+        for name, members in lib._store.lists.items():
+            if gone_set.intersection(members):
+                ops.append(Op("list", name, [i for i in members if i not in gone_set]))
+                touched_lists.append(name)
+    return ops, touched_lists
+
+
+def _record_ops(
+    papers: Mapping[str, Paper], records: Mapping[str, Record], now: str
+) -> tuple[list[Op], list[str], list[str], set[str]]:
+    """The ops that make each paper's record the one given (a paper not there is added):
+    the ops, the papers added, those changed, and the fields changed."""
+    ops: list[Op] = []
+    added: list[str] = []
+    changed: list[str] = []
+    fields: set[str] = set()
+    for pid, record in records.items():
+        current = papers.get(pid)
+        if current is None:
+            ops.append(Op("add", pid, Paper.from_dict({**record, "id": pid})))
+            added.append(pid)
+            continue
+        raw = current.raw()
+        diff = {
+            k: record.get(k, FIELDS[k])
+            for k in set(raw) | set(record)
+            if k not in ("id", "updated") and raw.get(k, FIELDS[k]) != record.get(k, FIELDS[k])
+        }
+        if diff:
+            # `updated` moves on, as after any undo (the index catches up by digests, not by it)
+            diff["updated"] = now
+            ops.append(Op("set", pid, diff))
+            changed.append(pid)
+            fields.update(diff)
+    return ops, added, changed, fields
 
 
 def swap_fields(

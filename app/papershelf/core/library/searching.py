@@ -17,7 +17,7 @@ from __future__ import annotations
 import enum
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -28,6 +28,7 @@ from ..query import INDEX_SORTS, RELEVANCE, Answer, Query, Vocabulary, sort_ids,
 from .checks import status_arg
 
 if TYPE_CHECKING:  # the search package loads Whoosh and numpy: imported only when an index opens
+    from ..paper import Paper
     from ..search import SearchIndex
     from .facade import Library
 
@@ -45,6 +46,19 @@ def _new_index(library: Library) -> SearchIndex:
     from ..search import SearchIndex
 
     return SearchIndex(library)
+
+
+@dataclass(slots=True)
+class _Hits:
+    """What a search found before the query's own narrowing and order."""
+
+    ids: list[str]
+    facets: dict[str, dict[str, int]] = field(default_factory=dict)
+    indexed: bool = False  # False: matched on titles, the index not being ready
+    fallback: bool = False
+    terms: set[str] = field(default_factory=set)
+    scores: dict[str, float] = field(default_factory=dict)
+    total: int | None = None  # every match, when the index was asked for the first `limit` only
 
 
 class IndexState(str, enum.Enum):
@@ -189,44 +203,72 @@ class IndexKeeper:
         index = self._ready()
         with self._lock:
             damaged = self._state is IndexState.DAMAGED
-        limit = None
-        if index is not None:
-            # an edit not yet in the index would be answered from before it (the
-            # sidebar already counts it): wait the moment its commit takes
-            if wait:
-                index.flush(FLUSH_WAIT_S)
-            if query.index_order:
-                sort, limit = query.sort, (query.limit if query.only_ids is None else None)
-            else:
-                sort = RELEVANCE if query.sort == RELEVANCE else "added"
-            try:
-                res = index.search(
-                    query.text,
-                    status=query.status,
-                    tag=query.tag,
-                    area=query.area,
-                    list_name=query.list_name,
-                    limit=limit,
-                    facets=query.facets,
-                    sort=sort,
-                )
-            except SearchIndexDamagedError:  # answered from titles until it is rebuilt
-                self._found_damaged(index)
-                index, damaged, limit = None, True, None
-        if index is not None:
-            ids, facets, fallback, indexed, scores = res.ids, res.facets, res.fallback, True, res.scores
-            # papers removed since the index last committed (a delete, an undone import) are not shown
-            ids = [pid for pid in ids if pid in papers]
-            terms = index.highlight_terms(query.text) if query.highlight and query.text.strip() else set()
-        else:
-            ids = [
-                p.id for p in lib.query(status=query.status, tag=query.tag, area=query.area, list_name=query.list_name)
-            ]
-            ids = title_matches(ids, papers.get, query.text)
-            facets, fallback, indexed, terms, scores = {}, False, False, set(), {}
+        hits = self._from_index(index, query, wait, papers) if index is not None else None
+        if hits is None:
+            damaged = damaged or index is not None  # answered from titles until it is rebuilt
+            hits = self._from_titles(query, papers)
+        ids, facets = hits.ids, hits.facets
         if query.only_ids is not None:
             ids = [pid for pid in ids if pid in query.only_ids]
             facets = lib.facet_counts(ids) if query.facets else {}  # the index counted every match
+        ids = self._ordered(ids, query, hits.indexed, papers)
+        total = hits.total if hits.total is not None else len(ids)
+        if query.limit is not None:
+            ids = ids[: query.limit]
+        suggestion = self._vocabulary.suggest(query.text) if query.suggest and not ids and query.text.strip() else ""
+        return Answer(
+            query,
+            ids,
+            total,
+            facets,
+            (time.perf_counter() - started) * 1000,
+            hits.indexed,
+            hits.fallback,
+            terms=hits.terms,
+            index_damaged=damaged,
+            suggestion=suggestion,
+            scores=hits.scores,
+        )
+
+    def _from_index(self, index: SearchIndex, query: Query, wait: bool, papers: Mapping[str, Paper]) -> _Hits | None:
+        """What the index finds (None: it was found damaged)."""
+        # an edit not yet in the index would be answered from before it (the
+        # sidebar already counts it): wait the moment its commit takes
+        if wait:
+            index.flush(FLUSH_WAIT_S)
+        limit = None
+        if query.index_order:
+            sort, limit = query.sort, (query.limit if query.only_ids is None else None)
+        else:
+            sort = RELEVANCE if query.sort == RELEVANCE else "added"
+        try:
+            res = index.search(
+                query.text,
+                status=query.status,
+                tag=query.tag,
+                area=query.area,
+                list_name=query.list_name,
+                limit=limit,
+                facets=query.facets,
+                sort=sort,
+            )
+        except SearchIndexDamagedError:
+            self._found_damaged(index)
+            return None
+        # papers removed since the index last committed (a delete, an undone import) are not shown
+        ids = [pid for pid in res.ids if pid in papers]
+        terms = index.highlight_terms(query.text) if query.highlight and query.text.strip() else set()
+        return _Hits(ids, res.facets, True, res.fallback, terms, res.scores, res.total if limit is not None else None)
+
+    def _from_titles(self, query: Query, papers: Mapping[str, Paper]) -> _Hits:
+        """The library's own filters, and the query's words in titles (no index)."""
+        lib = self._library
+        ids = [p.id for p in lib.query(status=query.status, tag=query.tag, area=query.area, list_name=query.list_name)]
+        return _Hits(title_matches(ids, papers.get, query.text))
+
+    def _ordered(self, ids: list[str], query: Query, indexed: bool, papers: Mapping[str, Paper]) -> list[str]:
+        """The ids in the order the query asks (the index's own orders come sorted from it)."""
+        lib = self._library
         if not query.index_order:
             if query.list_name and not query.text.strip() and query.sort == RELEVANCE:
                 wanted = set(ids)  # a reading list keeps its own order
@@ -237,23 +279,7 @@ class IndexKeeper:
                 ids.reverse()
         elif not indexed and query.sort != RELEVANCE:  # the index's orders, from the papers meanwhile
             ids = sort_ids(ids, papers.get, query.sort, descending=query.sort == "added")
-        total = res.total if limit is not None else len(ids)
-        if query.limit is not None:
-            ids = ids[: query.limit]
-        suggestion = self._vocabulary.suggest(query.text) if query.suggest and not ids and query.text.strip() else ""
-        return Answer(
-            query,
-            ids,
-            total,
-            facets,
-            (time.perf_counter() - started) * 1000,
-            indexed,
-            fallback,
-            terms=terms,
-            index_damaged=damaged,
-            suggestion=suggestion,
-            scores=scores,
-        )
+        return ids
 
     def _found_damaged(self, index: SearchIndex) -> None:
         with self._lock:

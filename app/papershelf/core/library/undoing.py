@@ -107,67 +107,90 @@ class Undone:
 
 def diff(lib: Library, ops: list[Op]) -> Diff:
     """What `ops` will change, read from the library before they are applied."""
-    papers = lib._papers
-    lists = lib._store.lists
-    out = Diff()
-    view: dict[str, list[str] | None] = {}  # lists as the ops so far left them
+    reading = _DiffReader(lib._papers, lib._store.lists)
+    for op in ops:
+        reading.take(op)
+    return reading.result()
 
-    def members(name: str) -> list[str] | None:
-        if name in view:
-            return view[name]
-        cur = lists.get(name)
+
+class _DiffReader:
+    """A `Diff` read op by op, from the state before the ops."""
+
+    def __init__(self, papers: Mapping[str, Paper], lists: Mapping[str, list[str]]) -> None:
+        self.papers = papers
+        self.lists = lists
+        self.out = Diff()
+        self.view: dict[str, list[str] | None] = {}  # lists as the ops so far left them
+
+    def take(self, op: Op) -> None:
+        """What one op changes."""
+        if op.kind == "set":
+            self._set(op.key, op.value)
+        elif op.kind == "add":
+            self._deleted(op.key)
+            self.out.added[op.key] = ""
+        elif op.kind == "del":
+            if op.key in self.out.added:
+                del self.out.added[op.key]
+            else:
+                self._deleted(op.key)
+        elif op.kind == "list":
+            self._set_list(op.key, op.value)
+        elif op.kind == "rename":
+            moved = self._members(op.key)
+            if moved is not None:
+                self._set_list(op.value, moved)
+                self._set_list(op.key, None)
+                self.out.renames.append([op.key, op.value])
+
+    def _set(self, pid: str, values: Mapping[str, Any]) -> None:
+        out = self.out
+        if pid in out.added:
+            return  # added by this action: its digest is taken after
+        paper = self.papers.get(pid)
+        if paper is None or pid in out.deleted:
+            return
+        raw = paper.raw()
+        f = out.fields.setdefault(pid, {})
+        for name, value in values.items():
+            if name in _SKIP:
+                continue
+            if name in f:
+                f[name][1] = copy.deepcopy(value)
+            else:
+                f[name] = [copy.deepcopy(raw.get(name, FIELDS.get(name))), copy.deepcopy(value)]
+        if not f:
+            del out.fields[pid]
+
+    def _deleted(self, pid: str) -> None:
+        """A paper the op replaces or deletes: its record as it was before the action."""
+        out = self.out
+        if pid in self.papers and pid not in out.deleted:
+            out.deleted[pid] = _before(self.papers[pid].raw(), out.fields.pop(pid, {}))
+
+    def _members(self, name: str) -> list[str] | None:
+        if name in self.view:
+            return self.view[name]
+        cur = self.lists.get(name)
         return list(cur) if cur is not None else None
 
-    def set_list(name: str, value: list[str] | None) -> None:
-        before = out.lists[name][0] if name in out.lists else members(name)
-        view[name] = list(value) if value is not None else None
-        out.lists[name] = [before, view[name]]
+    def _set_list(self, name: str, value: list[str] | None) -> None:
+        out = self.out
+        before = out.lists[name][0] if name in out.lists else self._members(name)
+        self.view[name] = list(value) if value is not None else None
+        out.lists[name] = [before, self.view[name]]
 
-    for op in ops:
-        pid = op.key
-        if op.kind == "set":
-            if pid in out.added:
-                continue  # added by this action: its digest is taken after
-            paper = papers.get(pid)
-            if paper is None or pid in out.deleted:
-                continue
-            raw = paper.raw()
-            f = out.fields.setdefault(pid, {})
-            for name, value in op.value.items():
-                if name in _SKIP:
-                    continue
-                if name in f:
-                    f[name][1] = copy.deepcopy(value)
-                else:
-                    f[name] = [copy.deepcopy(raw.get(name, FIELDS.get(name))), copy.deepcopy(value)]
-            if not f:
+    def result(self) -> Diff:
+        """The diff, less what the action set back to what it was (no change)."""
+        out = self.out
+        for pid in list(out.fields):
+            f = {k: v for k, v in out.fields[pid].items() if v[0] != v[1]}
+            if f:
+                out.fields[pid] = f
+            else:
                 del out.fields[pid]
-        elif op.kind == "add":
-            if pid in papers and pid not in out.deleted:
-                out.deleted[pid] = _before(papers[pid].raw(), out.fields.pop(pid, {}))
-            out.added[pid] = ""
-        elif op.kind == "del":
-            if pid in out.added:
-                del out.added[pid]
-            elif pid in papers and pid not in out.deleted:
-                out.deleted[pid] = _before(papers[pid].raw(), out.fields.pop(pid, {}))
-        elif op.kind == "list":
-            set_list(pid, op.value)
-        elif op.kind == "rename":
-            moved = members(pid)
-            if moved is not None:
-                set_list(op.value, moved)
-                set_list(pid, None)
-                out.renames.append([pid, op.value])
-    # a field set back to what it was in the same action is no change
-    for pid in list(out.fields):
-        f = {k: v for k, v in out.fields[pid].items() if v[0] != v[1]}
-        if f:
-            out.fields[pid] = f
-        else:
-            del out.fields[pid]
-    out.lists = {k: v for k, v in out.lists.items() if v[0] != v[1]}
-    return out
+        out.lists = {k: v for k, v in out.lists.items() if v[0] != v[1]}
+        return out
 
 
 def _before(raw: Mapping[str, Any], olds: Mapping[str, list[Any]]) -> dict[str, Any]:
@@ -196,70 +219,110 @@ def inverse(lib: Library, d: Diff) -> tuple[list[Op], list[Change], int]:
     how many parts were left alone because they had changed since."""
     papers = lib._papers
     lists = lib._store.lists
-    ops: list[Op] = []
-    kept = 0
     now = now_iso()
-    removed: set[str] = set()
+    ops, removed, kept = _remove_added(lib, d)
+    back = [pid for pid in d.deleted if pid not in papers or pid in removed]
+    ops += [Op("add", pid, Paper.from_dict(copy.deepcopy(d.deleted[pid]))) for pid in back]
+    kept += sum(1 for pid in d.deleted if pid in papers and pid not in removed)
+    field_ops, fields_changed, fields_kept = _fields_back(d, papers, removed, now)
+    ops += field_ops
+    kept += fields_kept
+    changed = {op.key for op in field_ops}
+    alive = (set(papers) - removed) | set(back)
+    list_ops, touched, names, list_kept = _lists_back(d, lists, alive)
+    ops += list_ops
+    kept += list_kept
+    ops += _off_other_lists(lists, names, removed)
+    touched -= removed | set(back)
+    ops += [Op.set_fields(pid, {"updated": now}) for pid in touched if pid in papers and pid not in changed]
+    return ops, _undo_changes(removed, back, changed, fields_changed, names, touched), kept
+
+
+def _remove_added(lib: Library, d: Diff) -> tuple[list[Op], set[str], int]:
+    """The papers the action added, deleted again unless changed since (or imported on another
+    device too: that import stays): the ops, their ids, and how many were kept."""
+    papers = lib._papers
     added_elsewhere = _added_by_others(lib)
+    ops: list[Op] = []
+    removed: set[str] = set()
+    kept = 0
     for pid, dg in d.added.items():
         paper = papers.get(pid)
         if paper is None:
             continue
         if digest(paper.raw()) != dg or added_elsewhere(pid):
-            kept += 1  # changed since, or imported on another device too: that import stays
+            kept += 1
             continue
         ops.append(Op("del", pid))
         removed.add(pid)
-    back = [pid for pid in d.deleted if pid not in papers or pid in removed]
-    for pid in back:
-        ops.append(Op("add", pid, Paper.from_dict(copy.deepcopy(d.deleted[pid]))))
-    kept += sum(1 for pid in d.deleted if pid in papers and pid not in removed)
-    changed: set[str] = set()
+    return ops, removed, kept
+
+
+def _fields_back(d: Diff, papers: Mapping[str, Paper], removed: set[str], now: str) -> tuple[list[Op], set[str], int]:
+    """The fields the action set, set back where they are still as it left them: the ops
+    (one per paper), the fields they set, and how many were kept (changed since)."""
+    ops: list[Op] = []
     fields_changed: set[str] = set()
+    kept = 0
     for pid, f in d.fields.items():
         paper = papers.get(pid)
         if paper is None or pid in removed:
             kept += 1 if paper is None else 0
             continue
-        raw = paper.raw()
-        out: dict[str, Any] = {}
-        for name, (old, new) in f.items():
-            cur = raw.get(name, FIELDS.get(name))
-            if name == "tags" and isinstance(cur, list) and isinstance(old, list) and isinstance(new, list):
-                plus, minus = set(new) - set(old), set(old) - set(new)
-                tags = sorted((set(cur) - plus) | minus)
-                if tags != sorted(cur):
-                    out[name] = tags
-            elif cur == new:
-                out[name] = copy.deepcopy(old)
-            elif cur != old:
-                kept += 1
+        out, paper_kept = _paper_fields_back(paper.raw(), f)
+        kept += paper_kept
         if out:
             out["updated"] = now
             ops.append(Op("set", pid, out))
-            changed.add(pid)
             fields_changed.update(out)
-    alive = (set(papers) - removed) | set(back)
-    list_ops, touched, names, list_kept = _lists_back(d, lists, alive)
-    ops += list_ops
-    kept += list_kept
-    if removed:  # papers the undo removes come off the other lists too
-        for name, members in lists.items():
-            if name not in names and removed.intersection(members):
-                ops.append(Op("list", name, [i for i in members if i not in removed]))
-                names.add(name)
-    touched -= removed | set(back)
-    ops += [Op.set_fields(pid, {"updated": now}) for pid in touched if pid in papers and pid not in changed]
+    return ops, fields_changed, kept
+
+
+def _paper_fields_back(raw: Mapping[str, Any], f: Mapping[str, list[Any]]) -> tuple[dict[str, Any], int]:
+    """One paper's fields set back (tags one by one), and how many were changed since."""
+    out: dict[str, Any] = {}
+    kept = 0
+    for name, (old, new) in f.items():
+        cur = raw.get(name, FIELDS.get(name))
+        if name == "tags" and isinstance(cur, list) and isinstance(old, list) and isinstance(new, list):
+            plus, minus = set(new) - set(old), set(old) - set(new)
+            tags = sorted((set(cur) - plus) | minus)
+            if tags != sorted(cur):
+                out[name] = tags
+        elif cur == new:
+            out[name] = copy.deepcopy(old)
+        elif cur != old:
+            kept += 1
+    return out, kept
+
+
+def _off_other_lists(lists: Mapping[str, list[str]], names: set[str], removed: set[str]) -> list[Op]:
+    """Papers the undo removes come off the lists the undo does not set already (their
+    names are added to `names`)."""
+    ops: list[Op] = []
+    if not removed:
+        return ops
+    for name, members in lists.items():
+        if name not in names and removed.intersection(members):
+            ops.append(Op("list", name, [i for i in members if i not in removed]))
+            names.add(name)
+    return ops
+
+
+def _undo_changes(
+    removed: set[str], back: list[str], changed: set[str], fields: set[str], names: set[str], touched: set[str]
+) -> list[Change]:
+    """What an undo changes, for the library's listeners."""
     events: list[Change] = []
     if removed:
         events.append(Change("papers-removed", ids=frozenset(removed)))
     if back:
         events.append(Change("papers-added", ids=frozenset(back)))
     if changed:
-        events.append(Change("papers-changed", ids=frozenset(changed), fields=frozenset(fields_changed)))
+        events.append(Change("papers-changed", ids=frozenset(changed), fields=frozenset(fields)))
     if names:
         events.append(Change("lists-changed", ids=frozenset(touched), lists=frozenset(names)))
-    return ops, events, kept
+    return events
 
 
 def _added_by_others(lib: Library) -> Any:
@@ -280,50 +343,73 @@ def _added_by_others(lib: Library) -> Any:
 
 
 def _lists_back(d: Diff, lists: Mapping[str, list[str]], alive: set[str]) -> tuple[list[Op], set[str], set[str], int]:
-    ops: list[Op] = []
-    touched: set[str] = set()
-    names: set[str] = set()
+    """The reading lists the action changed, set back where they still hold its change:
+    the ops, the papers they touch, the lists' names, and how many were kept."""
+    ops, touched, names = _renames_back(d, lists)
+    done = set(names)
     kept = 0
-    done: set[str] = set()
-    for old, new in reversed(d.renames):
-        # a rename still as it was: renamed back (the list keeps its place among the lists)
-        if new in lists and old not in lists and d.lists.get(new, [None, None])[1] == lists[new]:
-            if d.lists.get(old, [None, None])[0] == lists[new]:
-                ops.append(Op("rename", new, old))
-                touched |= set(lists[new])
-                names |= {old, new}
-                done |= {old, new}
     for name, (before, after) in d.lists.items():
         if name in done:
             continue
         cur = lists.get(name)
-        if cur == after:
-            target = [i for i in before if i in alive] if before is not None else None
-        elif cur is None:
-            kept += 1  # deleted since
+        target, changed_since = _list_back(before, after, cur, alive)
+        if changed_since:
+            kept += 1
             continue
-        else:
-            has = set(after or ())
-            plus = has - set(before or ())
-            minus = [i for i in (before or ()) if i not in has]  # (sets made once, not per paper)
-            target = [i for i in cur if i not in plus]
-            placed = set(target)
-            where = {pid: n for n, pid in enumerate(before or ())}
-            for i in minus:
-                if i in alive and i not in placed:
-                    target.insert(min(where[i], len(target)), i)
-                    placed.add(i)
-            if target == cur:
-                kept += 1  # only the order changed since, or nothing of the action is left
-                continue
-            if before is None and not target:
-                target = None
         if target == cur:
             continue
         ops.append(Op("list", name, target))
         touched |= set(cur or ()) ^ set(target or ())
         names.add(name)
     return ops, touched, names, kept
+
+
+def _renames_back(d: Diff, lists: Mapping[str, list[str]]) -> tuple[list[Op], set[str], set[str]]:
+    """A rename still as it was: renamed back (the list keeps its place among the lists).
+    The ops, the papers they touch, and the names of the lists (both names of each)."""
+    ops: list[Op] = []
+    touched: set[str] = set()
+    names: set[str] = set()
+    for old, new in reversed(d.renames):
+        if new in lists and old not in lists and d.lists.get(new, [None, None])[1] == lists[new]:
+            if d.lists.get(old, [None, None])[0] == lists[new]:
+                ops.append(Op("rename", new, old))
+                touched |= set(lists[new])
+                names |= {old, new}
+    return ops, touched, names
+
+
+def _list_back(
+    before: list[str] | None, after: list[str] | None, cur: list[str] | None, alive: set[str]
+) -> tuple[list[str] | None, bool]:
+    """A list's members with the action taken back, and whether it was changed since so
+    that nothing is left to take back (deleted since, or only its order changed)."""
+    if cur == after:
+        return ([i for i in before if i in alive] if before is not None else None), False
+    if cur is None:
+        return None, True  # deleted since
+    target = _members_back(before, after, cur, alive)
+    if target == cur:
+        return target, True  # only the order changed since, or nothing of the action is left
+    if before is None and not target:
+        return None, False
+    return target, False
+
+
+def _members_back(before: list[str] | None, after: list[str] | None, cur: list[str], alive: set[str]) -> list[str]:
+    """A list changed since the action: the members it added taken off, those it removed
+    put back near their old places; the rest as it is now."""
+    has = set(after or ())
+    plus = has - set(before or ())
+    minus = [i for i in (before or ()) if i not in has]  # (sets made once, not per paper)
+    target = [i for i in cur if i not in plus]
+    placed = set(target)
+    where = {pid: n for n, pid in enumerate(before or ())}
+    for i in minus:
+        if i in alive and i not in placed:
+            target.insert(min(where[i], len(target)), i)
+            placed.add(i)
+    return target
 
 
 # ---- labels -----------------------------------------------------------------------------

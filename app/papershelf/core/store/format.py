@@ -191,102 +191,132 @@ def read_snapshot(path: Path, backup_dir: Path | None = None, what: str = "libra
 
 
 def _read_snapshot(path: Path, backup_dir: Path | None, what: str) -> Snapshot:
+    corrupt = partial(_corrupt_error, path, backup_dir, what)
+    with _open_snapshot(path, what) as f:
+        header = _read_header_line(f, path, corrupt)
+        papers, lists, end = _read_records(f, header, corrupt)
+        if end is None:
+            raise corrupt(f"it ends after {len(papers)} papers without its end mark (it was cut short)")
+        if end.get("papers") != len(papers) or end.get("lists") != len(lists):
+            raise corrupt(f"it holds {len(papers)} papers but says {end.get('papers')}")
+    return papers, lists, header
 
-    def corrupt(detail: str) -> StoreCorruptError:
-        # imported here, on the error path only: backups reads library files with this module
-        from .backups import latest_good_backup
 
-        backup = latest_good_backup(backup_dir) if backup_dir else None
-        advice = (
-            f" Run 'papershelf recover': it keeps every intact line of the file, takes what is "
-            f"missing from the latest good backup ({backup}) and replays the journal on top."
-            if backup
-            else " Run 'papershelf recover' to keep every intact line of it (no backup that can be read was found)."
-        )
-        return StoreCorruptError(
-            f"The {what} {path} cannot be read: {detail}. Papershelf has not changed it.{advice}", path, backup
-        )
+def _corrupt_error(path: Path, backup_dir: Path | None, what: str, detail: str) -> StoreCorruptError:
+    """The error for a damaged library file (or backup), with what `recover` would do."""
+    # imported here, on the error path only: backups reads library files with this module
+    from .backups import latest_good_backup
 
+    backup = latest_good_backup(backup_dir) if backup_dir else None
+    advice = (
+        f" Run 'papershelf recover': it keeps every intact line of the file, takes what is "
+        f"missing from the latest good backup ({backup}) and replays the journal on top."
+        if backup
+        else " Run 'papershelf recover' to keep every intact line of it (no backup that can be read was found)."
+    )
+    return StoreCorruptError(
+        f"The {what} {path} cannot be read: {detail}. Papershelf has not changed it.{advice}", path, backup
+    )
+
+
+def _open_snapshot(path: Path, what: str) -> BinaryIO:
     try:
-        f = open_store_reader(path, what, LIBRARY_FILE_MAX_BYTES)
+        return open_store_reader(path, what, LIBRARY_FILE_MAX_BYTES)
     except OSError as exc:
         raise StoreUnreadableError(
             f"Papershelf cannot read the {what} {path}: {exc.strerror or exc}. The file was not "
             "changed; check its permissions, or whether another program holds it.",
             path,
         ) from exc
-    with f:
-        # every line read with a bound: a file of zeros (no newline) is not read whole into memory
-        first = f.readline(LINE_MAX_BYTES + 1)
-        header = _parse_header(first)
-        if header is None:
-            raise corrupt(
-                "line 1 is damaged: it is not a whole Papershelf header with a matching "
-                "checksum (the file is damaged or not a library)"
-            )
-        version = header["schema_version"]
-        if version > SCHEMA_VERSION:
-            raise StoreVersionError(
-                f"The library file {path} was written by a newer Papershelf (schema {version}; this one "
-                f"reads up to {SCHEMA_VERSION}). Update Papershelf to open it; nothing was changed.",
-                path,
-            )
-        sealed = version >= 2
-        papers: dict[str, Paper] = {}
-        lists: dict[str, list[str]] = {}
-        end: dict[str, Any] | None = None
-        sync_lines: list[dict[str, Any]] = []
-        header[SYNC_LINES] = sync_lines
-        migrations = [MIGRATIONS[v] for v in range(version, SCHEMA_VERSION) if v in MIGRATIONS]
-        wrap = Paper.wrap_trusted
-        statuses = STATUS_VALUES
-        loads = orjson.loads
-        crc32 = zlib.crc32
-        lineno = 1
-        # the hot loop of every start: 100,000 iterations, kept lean on purpose (a bounded
-        # readline through partial costs what `for line in f` does; a lambda cost 0.1 s more)
-        for line in iter(partial(f.readline, LINE_MAX_BYTES + 1), b""):
-            lineno += 1
-            if len(line) > LINE_MAX_BYTES:
-                raise corrupt(f"line {lineno} is longer than any Papershelf record ({LINE_MAX_BYTES // 2**20} MB)")
-            if end is not None:
-                if line.strip():
-                    raise corrupt(f"there is data after the end mark (line {lineno})")
+
+
+def _read_header_line(f: BinaryIO, path: Path, corrupt: Callable[[str], StoreCorruptError]) -> dict[str, Any]:
+    """The file's header, of a schema this Papershelf reads."""
+    # every line read with a bound: a file of zeros (no newline) is not read whole into memory
+    header = _parse_header(f.readline(LINE_MAX_BYTES + 1))
+    if header is None:
+        raise corrupt(
+            "line 1 is damaged: it is not a whole Papershelf header with a matching "
+            "checksum (the file is damaged or not a library)"
+        )
+    version = header["schema_version"]
+    if version > SCHEMA_VERSION:
+        raise StoreVersionError(
+            f"The library file {path} was written by a newer Papershelf (schema {version}; this one "
+            f"reads up to {SCHEMA_VERSION}). Update Papershelf to open it; nothing was changed.",
+            path,
+        )
+    return header
+
+
+def _read_records(
+    f: BinaryIO, header: dict[str, Any], corrupt: Callable[[str], StoreCorruptError]
+) -> tuple[dict[str, Paper], dict[str, list[str]], dict[str, Any] | None]:
+    """The papers, lists and end line after the header (a device's merge-state lines go
+    into the header, under SYNC_LINES)."""
+    version = header["schema_version"]
+    sealed = version >= 2
+    papers: dict[str, Paper] = {}
+    lists: dict[str, list[str]] = {}
+    end: dict[str, Any] | None = None
+    sync_lines: list[dict[str, Any]] = []
+    header[SYNC_LINES] = sync_lines
+    migrations = [MIGRATIONS[v] for v in range(version, SCHEMA_VERSION) if v in MIGRATIONS]
+    wrap = Paper.wrap_trusted
+    statuses = STATUS_VALUES
+    loads = orjson.loads
+    crc32 = zlib.crc32
+    lineno = 1
+    # the hot loop of every start: 100,000 iterations, kept lean on purpose (a bounded
+    # readline through partial costs what `for line in f` does; a lambda cost 0.1 s more)
+    for line in iter(partial(f.readline, LINE_MAX_BYTES + 1), b""):
+        lineno += 1
+        if len(line) > LINE_MAX_BYTES:
+            raise corrupt(f"line {lineno} is longer than any Papershelf record ({LINE_MAX_BYTES // 2**20} MB)")
+        if end is not None:
+            if line.strip():
+                raise corrupt(f"there is data after the end mark (line {lineno})")
+            continue
+        if sealed:
+            # inline unseal: a checksum per line finds a flipped bit in any field
+            body = memoryview(line)[:-10]  # no copy of the line
+            if len(line) < 11 or line[-1] != 10 or line[-10] != 9 or b"%08x" % crc32(body) != line[-9:-1]:
+                raise corrupt(
+                    f"line {lineno} is damaged (its checksum does not match"
+                    + (")" if line.endswith(b"\n") else "; the file was cut short there)")
+                )
+            line = body  # type: ignore[assignment]  # orjson reads a memoryview as it reads bytes
+        try:
+            rec = loads(line)
+            if migrations:
+                for migrate in migrations:
+                    rec = migrate(rec)
+            pid = rec.get("id")
+            if pid is None:
+                end = _other_record(rec, lists, sync_lines)
                 continue
-            if sealed:
-                # inline unseal: a checksum per line finds a flipped bit in any field
-                body = memoryview(line)[:-10]  # no copy of the line
-                if len(line) < 11 or line[-1] != 10 or line[-10] != 9 or b"%08x" % crc32(body) != line[-9:-1]:
-                    raise corrupt(
-                        f"line {lineno} is damaged (its checksum does not match"
-                        + (")" if line.endswith(b"\n") else "; the file was cut short there)")
-                    )
-                line = body  # type: ignore[assignment]  # orjson reads a memoryview as it reads bytes
-            try:
-                rec = loads(line)
-                if migrations:
-                    for migrate in migrations:
-                        rec = migrate(rec)
-                pid = rec.get("id")
-                if pid is not None:
-                    if pid.__class__ is not str or rec.get("status", "unread") not in statuses:
-                        raise ValueError("a paper record needs a string id and a known status")
-                    papers[pid] = wrap(rec)
-                elif "list" in rec:
-                    lists[_check_list_name(rec["list"])] = _check_ids(rec["ids"])
-                elif rec.get("end"):
-                    end = rec
-                elif SYNC_KEYS.intersection(rec):
-                    sync_lines.append(rec)  # a device's merge state (replica.py)
-                else:
-                    raise ValueError("unknown record")
-            except (ValueError, TypeError, KeyError, AttributeError) as exc:
-                raise corrupt(f"line {lineno} is damaged ({exc})") from exc
-        if end is None:
-            raise corrupt(f"it ends after {len(papers)} papers without its end mark (it was cut short)")
-        if end.get("papers") != len(papers) or end.get("lists") != len(lists):
-            raise corrupt(f"it holds {len(papers)} papers but says {end.get('papers')}")
-    return papers, lists, header
+            if pid.__class__ is not str or rec.get("status", "unread") not in statuses:
+                raise ValueError("a paper record needs a string id and a known status")
+            papers[pid] = wrap(rec)
+        except (ValueError, TypeError, KeyError, AttributeError) as exc:
+            raise corrupt(f"line {lineno} is damaged ({exc})") from exc
+    return papers, lists, end
+
+
+def _other_record(
+    rec: dict[str, Any], lists: dict[str, list[str]], sync_lines: list[dict[str, Any]]
+) -> dict[str, Any] | None:
+    """A line of the library file that is not a paper: a reading list (into `lists`), a
+    device's merge state (into `sync_lines`), or the end line (returned; else None)."""
+    if "list" in rec:
+        lists[_check_list_name(rec["list"])] = _check_ids(rec["ids"])
+    elif rec.get("end"):
+        return rec
+    elif SYNC_KEYS.intersection(rec):
+        sync_lines.append(rec)  # a device's merge state (replica.py)
+    else:
+        raise ValueError("unknown record")
+    return None
 
 
 def _parse_header(line: bytes) -> dict[str, Any] | None:

@@ -172,84 +172,142 @@ def replay_journal(store: Store, salvage: JournalSalvage | None = None) -> bool:
     good and whose base still applies is replayed, and the rest are
     written down in `salvage`.
     """
-    path = store.journal_path
     store._valid_journal_len = 0
     store._journal_bytes = 0
     store._journal_fix_newline = False
     store.dropped_torn_line = False
+    data = _read_journal(store.journal_path)
+    if data is None:
+        return True
+    lines, tail = _journal_lines(store, data)
+    store._journal_current_lines = 0
+    replay = _Replay(store, salvage, len(lines))
+    numbered = list(enumerate(lines, start=1))
+    if salvage is not None:
+        numbered = _split_merged_lines(numbered)
+    for lineno, line in numbered:
+        if not replay.line(lineno, line):
+            return False
+    replay.settle_damaged_at_end()
+    if tail:
+        store.dropped_torn_line = True  # a write cut short by a crash: never acknowledged
+        log.info(
+            "the unfinished last line of %s (%d bytes) was a save cut short; dropped", store.journal_path, len(tail)
+        )
+    pos = replay.pos
+    if store._journal_fix_newline:
+        pos -= 1  # the newline still has to be written
+    store._valid_journal_len = pos
+    store._journal_bytes = pos
+    return True
+
+
+def _read_journal(path: Path) -> bytes | None:
+    """The journal's bytes (None: there is no journal)."""
     try:
         with open_store_reader(path, "journal", JOURNAL_MAX_BYTES) as f:
-            data = f.read()
+            data: bytes = f.read()
+            return data
     except FileNotFoundError:
-        return True
+        return None
     except OSError as exc:
         raise StoreUnreadableError(
             f"Papershelf cannot read the journal {path} ({exc.strerror}); it was not changed. Check its permissions.",
             path,
         ) from exc
+
+
+def _journal_lines(store: Store, data: bytes) -> tuple[list[bytes], bytes]:
+    """The journal's newline-ended lines, and what follows the last newline (b"" for a
+    whole file). A whole edit whose newline alone is missing or damaged is kept as a
+    line, and the store told to write its newline."""
     lines = data.split(b"\n")
-    tail = lines.pop()  # after the last newline: b"" for a whole file
+    tail = lines.pop()
     if tail:
         whole = tail if parse_journal_line(tail) is not None else tail[:-1]
         if parse_journal_line(whole) is not None:
-            # a whole edit whose newline alone is missing or damaged: keep it
             lines.append(whole)
             store._journal_fix_newline = True
             tail = b""
-    pos = 0
-    store._journal_current_lines = 0
-    # A damaged line before the first line of the current generation may be
-    # one already folded into the library file (a compaction stopped before
-    # it emptied the journal): harmless if no edit of this generation is
-    # missing, which the next intact line (or journal.last) tells.
-    doubtful: list[tuple[int, bytes, str]] = []
-    numbered = list(enumerate(lines, start=1))
-    if salvage is not None:
-        numbered = _split_merged_lines(numbered)
-    for lineno, line in numbered:
-        record = parse_journal_line(line)
-        problem = None
-        if record is None:
-            problem = "its checksum does not match"
-        else:
-            try:
-                _check_record(record)
-                ops = decode_line(record)
-            except (KeyError, TypeError, ValueError) as exc:
-                problem = f"Papershelf cannot read its edit ({exc})"
-        if problem is not None:
+    return lines, tail
+
+
+def _read_line(line: bytes) -> tuple[dict[str, Any], list[Op]] | str:
+    """A journal line's record and ops, or what is wrong with it, in words."""
+    record = parse_journal_line(line)
+    if record is None:
+        return "its checksum does not match"
+    try:
+        _check_record(record)
+        return record, decode_line(record)
+    except (KeyError, TypeError, ValueError) as exc:
+        return f"Papershelf cannot read its edit ({exc})"
+
+
+class _Replay:
+    """One replay of a journal's lines onto a store, line by line."""
+
+    def __init__(self, store: Store, salvage: JournalSalvage | None, count: int) -> None:
+        self.store = store
+        self.salvage = salvage
+        self.count = count  # the journal's lines, for messages
+        self.pos = 0  # the bytes of the journal read and good
+        # A damaged line before the first line of the current generation may be
+        # one already folded into the library file (a compaction stopped before
+        # it emptied the journal): harmless if no edit of this generation is
+        # missing, which the next intact line (or journal.last) tells.
+        self.doubtful: list[tuple[int, bytes, str]] = []
+
+    def line(self, lineno: int, line: bytes) -> bool:
+        """Replay journal line `lineno`; False if it is an edit of a newer library file
+        (and there is no salvage to note it in)."""
+        store = self.store
+        read = _read_line(line)
+        if isinstance(read, str):
             if not store._journal_current_lines:
-                doubtful.append((lineno, line, problem))
-                continue
-            _journal_damage(store, salvage, len(lines), lineno, line, problem)
-            continue
-        assert record is not None  # for the type checker: problem is set whenever it is None
+                self.doubtful.append((lineno, line, read))
+            else:
+                _journal_damage(store, self.salvage, self.count, lineno, line, read)
+            return True
+        record, ops = read
         gen = record.get("gen", 0)
         seq = record["seq"]
-        if doubtful:
-            if gen < store.generation or (gen == store.generation and seq == store.seq + 1):
-                log.info(
-                    "journal lines %s were damaged but already folded into the library file", [d[0] for d in doubtful]
-                )
-            else:
-                for args in doubtful:
-                    _journal_damage(store, salvage, len(lines), *args)
-            doubtful = []
+        self._settle_doubtful(gen, seq)
         if gen < store.generation or (gen == store.generation and seq <= store.seq):
-            pos += len(line) + 1  # already folded into the library file
-            continue
+            self.pos += len(line) + 1  # already folded into the library file
+            return True
         if gen > store.generation:
-            if salvage is not None:
-                salvage.other_generation(lineno, seq)
-                continue
-            return False
+            if self.salvage is None:
+                return False
+            self.salvage.other_generation(lineno, seq)
+            return True
+        self._apply(lineno, seq, ops)
+        self.pos += len(line) + 1
+        return True
+
+    def _settle_doubtful(self, gen: int, seq: int) -> None:
+        """An intact line after damaged ones: they were folded into the library file if it
+        is of an older generation or the next edit of the current one; else damage."""
+        if not self.doubtful:
+            return
+        store = self.store
+        if gen < store.generation or (gen == store.generation and seq == store.seq + 1):
+            log.info("journal lines %s were damaged but already folded into the library file", self._doubtful_lines())
+        else:
+            self._damage_doubtful()
+        self.doubtful = []
+
+    def _apply(self, lineno: int, seq: int, ops: list[Op]) -> None:
+        """Apply edit `seq` of the current generation (a gap before it stops the load, or is
+        noted when salvaging)."""
+        store, salvage = self.store, self.salvage
         if seq != store.seq + 1:
             if salvage is None:
                 raise StoreCorruptError(
-                    f"The journal {path} skips from edit {store.seq} to {seq} at line {lineno}. "
+                    f"The journal {store.journal_path} skips from edit {store.seq} to {seq} at line {lineno}. "
                     "Nothing was changed. Run 'papershelf recover' to keep every readable edit "
                     "and be told which were lost.",
-                    path,
+                    store.journal_path,
                 )
             salvage.gap(store.seq, seq)
         if salvage is not None:
@@ -259,24 +317,25 @@ def replay_journal(store: Store, salvage: JournalSalvage | None = None) -> bool:
                 store._apply_in_memory(op)
         store.seq = seq
         store._journal_current_lines += 1
-        pos += len(line) + 1
-    if doubtful:
-        # damaged lines at the end and none of this generation: harmless only if
-        # journal.last says no edit of this generation was saved
+
+    def settle_damaged_at_end(self) -> None:
+        """Damaged lines at the end and none of this generation: harmless only if
+        journal.last says no edit of this generation was saved."""
+        if not self.doubtful:
+            return
+        store = self.store
         mark = store._read_mark()
         if mark is None or (mark[0] == store.generation and mark[1] > store.seq) or mark[0] > store.generation:
-            for args in doubtful:
-                _journal_damage(store, salvage, len(lines), *args)
+            self._damage_doubtful()
         else:
-            log.info("journal lines %s were damaged but already folded into the library file", [d[0] for d in doubtful])
-    if tail:
-        store.dropped_torn_line = True  # a write cut short by a crash: never acknowledged
-        log.info("the unfinished last line of %s (%d bytes) was a save cut short; dropped", path, len(tail))
-    if store._journal_fix_newline:
-        pos -= 1  # the newline still has to be written
-    store._valid_journal_len = pos
-    store._journal_bytes = pos
-    return True
+            log.info("journal lines %s were damaged but already folded into the library file", self._doubtful_lines())
+
+    def _doubtful_lines(self) -> list[int]:
+        return [d[0] for d in self.doubtful]
+
+    def _damage_doubtful(self) -> None:
+        for args in self.doubtful:
+            _journal_damage(self.store, self.salvage, self.count, *args)
 
 
 def _split_merged_lines(numbered: list[tuple[int, bytes]]) -> list[tuple[int, bytes]]:

@@ -130,30 +130,16 @@ class Replica:
         return out
 
     def _list_ops(self, name: str, ids: list[str] | None, fresh: bool = False) -> list[list[Any]]:
+        """The fine operations that make list `name` hold `ids` (None: delete it); `fresh`:
+        as a new list, whatever a list of that name held."""
         meta = self.list_meta(name) if name in self.lists or name in self.list_metas else None
         old = [] if fresh or meta is None else list(meta.order())
-        out: list[list[Any]] = []
         if ids is None:
-            out.append(["L", name, False])
-            out += [["m", name, pid, False, meta.members[pid][3] if meta else 0.0] for pid in old]
-            return out
-        if name not in self.lists:
-            out.append(["L", name, True])
+            return [["L", name, False], *_members_off(name, old, meta)]
+        out: list[list[Any]] = [] if name in self.lists else [["L", name, True]]
         wanted = set(ids)
-        out += [["m", name, pid, False, meta.members[pid][3] if meta else 0.0] for pid in old if pid not in wanted]
-        kept = [pid for pid in old if pid in wanted]
-        kept_set = set(kept)
-        if [pid for pid in ids if pid in kept_set] == kept and ids[: len(kept)] == kept:
-            # only appended: the old places stay, the new ones go after the last
-            last = max((meta.members[p][3] for p in kept), default=-1.0) if meta else -1.0
-            for pid in ids[len(kept) :]:
-                last += 1.0
-                out.append(["m", name, pid, True, last])
-        else:
-            for i, pid in enumerate(ids):
-                place = meta.members.get(pid) if meta else None
-                if place is None or not place[2] or place[3] != float(i):
-                    out.append(["m", name, pid, True, float(i)])
+        out += _members_off(name, [pid for pid in old if pid not in wanted], meta)
+        out += _members_on(name, ids, [pid for pid in old if pid in wanted], meta)
         return out
 
     # ---- applying ----------------------------------------------------------------
@@ -477,6 +463,30 @@ _SHAPES: dict[str, tuple[type | tuple[type, ...], ...]] = {
     "m": (str, str, bool, (int, float)),
 }
 _STATUSES = frozenset(s.value for s in Status)
+
+
+def _members_off(name: str, ids: list[str], meta: ListMeta | None) -> list[list[Any]]:
+    """The operations that take `ids` off list `name` (at the places they had)."""
+    return [["m", name, pid, False, meta.members[pid][3] if meta else 0.0] for pid in ids]
+
+
+def _members_on(name: str, ids: list[str], kept: list[str], meta: ListMeta | None) -> list[list[Any]]:
+    """The operations that put `ids` on list `name` in their order; `kept`: the members
+    it held already, in its order."""
+    kept_set = set(kept)
+    out: list[list[Any]] = []
+    if [pid for pid in ids if pid in kept_set] == kept and ids[: len(kept)] == kept:
+        # only appended: the old places stay, the new ones go after the last
+        last = max((meta.members[p][3] for p in kept), default=-1.0) if meta else -1.0
+        for pid in ids[len(kept) :]:
+            last += 1.0
+            out.append(["m", name, pid, True, last])
+        return out
+    for i, pid in enumerate(ids):
+        place = meta.members.get(pid) if meta else None
+        if place is None or not place[2] or place[3] != float(i):
+            out.append(["m", name, pid, True, float(i)])
+    return out
 
 
 def _value_ok(name: str, value: Any) -> bool:
