@@ -462,7 +462,8 @@ def test_many_entries_of_one_fingerprint_import_and_reimport_in_linear_time(tmp_
         assert (report.added, again.added, again.unchanged) == (n, 0, n)
         lib.close()
         print(
-            f"\n{title or 'no title'}: {n} entries {first_s:.2f} s, {first} pairs weighed; again {second_s:.2f} s, {second}"
+            f"\n{title or 'no title'}: {n} entries {first_s:.2f} s, {first} pairs weighed; "
+            f"again {second_s:.2f} s, {second}"
         )
         return first, second
 
