@@ -91,3 +91,34 @@ def test_a_name_with_a_suffix_is_exported_and_keyed_by_its_family_name(data_dir,
     _ok("import", str(out), data_dir=again)
     (paper,) = _papers(again)
     assert paper["authors"] == ["Harry Fletcher III"]
+
+
+PARTICLES_LISTING = """Theory · Generative Models
+
+Valentin De Bortoli, Guy Van den Broeck, Ludwig van Beethoven
+
+We study when diffusion models reproduce their training data and what can be done about it,
+with bounds that hold for score estimates learned from finite samples of the data distribution.
+"""
+
+
+def test_a_capitalised_particle_stays_with_the_family_name_in_the_export(data_dir, tmp_path):
+    # BibTeX's rule takes only lower-case words as "von": the one name rule first read "Valentin
+    # De Bortoli" as family "Bortoli", given "Valentin De" (the export before it wrote "De Bortoli")
+    listing = tmp_path / "listing.txt"
+    listing.write_text(PARTICLES_LISTING, encoding="utf-8")
+    _ok("import", str(listing), data_dir=data_dir)
+    out = tmp_path / "out.bib"
+    _ok("export", "--force", "-o", str(out), data_dir=data_dir)
+    text = out.read_text(encoding="utf-8")
+    assert re.search(
+        r"author\s*=\s*\{De Bortoli, Valentin and Van den Broeck, Guy and van Beethoven, Ludwig\}", text
+    ), text
+    ris = tmp_path / "out.ris"
+    _ok("export", "--format", "ris", "--force", "-o", str(ris), data_dir=data_dir)
+    assert "AU  - De Bortoli, Valentin" in ris.read_text(encoding="utf-8")
+    # and it comes back as the same names
+    again = tmp_path / "again"
+    _ok("import", str(out), data_dir=again)
+    (paper,) = _papers(again)
+    assert paper["authors"] == ["Valentin De Bortoli", "Guy Van den Broeck", "Ludwig van Beethoven"]

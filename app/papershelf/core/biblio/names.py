@@ -222,6 +222,10 @@ def _split_top_level(name: str, commas: list[int]) -> list[str]:
 # ---- display names: one rule ----
 
 _SUFFIXES = frozenset({"Jr", "Sr", "II", "III", "IV", "V"})
+# the particles a family name starts with however they are written: BibTeX takes only lower-case
+# words as "von", so "Valentin De Bortoli" would be given "Valentin De"; a display name's
+# capitalised particle before the family name is its von part ("De Bortoli, Valentin")
+PARTICLES = frozenset("van von der den de del della di da du le la dos das ten ter".split())
 _SUFFIX_RE = re.compile(r"^(.+?\S),?\s+(Jr\.?|Sr\.?|II|III|IV|V)$")
 
 
@@ -242,11 +246,24 @@ def from_display(display: str) -> Name:
     if " " not in display and "," not in display:
         return Name(family=display)
     if (plain := _plain_person(display)) is not None:
-        return plain
+        return _capital_particles(plain)
     if "," in display:
         return parse_name(display).decoded()
     name = parse_name(display)
-    return name.decoded() if name.family else Name(literal=display)
+    return _capital_particles(name.decoded()) if name.family else Name(literal=display)
+
+
+def _capital_particles(name: Name) -> Name:
+    """A "Given Family" name whose given part ends with capitalised particles ("Valentin De",
+    "Guy Van den"): those words are its von part, as readers and the export before the one name
+    rule took them ("De Bortoli, Valentin", "Van den Broeck, Guy")."""
+    given = name.given.split()
+    moved: list[str] = []
+    while len(given) > 1 and given[-1].lower() in PARTICLES:
+        moved.insert(0, given.pop())
+    if not moved:
+        return name
+    return Name(family=name.family, given=" ".join(given), von=" ".join([*moved, name.von]).strip(), jr=name.jr)
 
 
 # what BibTeX's name rules or the LaTeX decoder would read otherwise than the fast path does
