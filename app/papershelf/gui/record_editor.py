@@ -60,7 +60,6 @@ ARXIV = re.compile(r"(?:arxiv:)?(?:\d{4}\.\d{4,5}|[a-z][a-z.-]*(?:\.[a-z]{2})?/\
 ARXIV_URL = re.compile(r"https?://arxiv\.org/(?:abs|pdf)/", re.IGNORECASE)
 URL = re.compile(r"[a-z][a-z0-9+.-]*://\S+\Z", re.IGNORECASE)
 LINE_BREAKS = str.maketrans({"\u2029": "\n", "\u2028": "\n"})  # a box's paragraph ends, Shift+Return's breaks
-TYPE_ALIASES = {"conference": "inproceedings", "electronic": "online", "www": "online"}
 
 
 def tr(text: str) -> str:
@@ -92,8 +91,8 @@ def type_label(entrytype: str) -> str:
     """How the type combo names a type off the short list: BibLaTeX's own as it is, an alias
     with the type BibLaTeX reads it as, and one the data model does not know as such."""
     kind = entrytype.lower()
-    if kind in TYPE_ALIASES:
-        return tr("%s (BibLaTeX reads it as %s)") % (entrytype, TYPE_ALIASES[kind])
+    if kind in types.ALIASES:
+        return tr("%s (BibLaTeX reads it as %s)") % (entrytype, types.ALIASES[kind])
     if kind in types.KNOWN_TYPES:
         return entrytype
     return tr("%s (not a BibLaTeX type)") % entrytype

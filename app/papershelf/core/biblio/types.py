@@ -110,6 +110,9 @@ TYPES_TO_BIBLATEX: dict[str, tuple[str, str]] = {
     "mastersthesis": ("thesis", "mathesis"), "phdthesis": ("thesis", "phdthesis"),
     "techreport": ("report", "techreport"),
 }
+# the BibTeX types BibLaTeX reads as another type of its own, nothing else set (conference is
+# inproceedings); the theses and reports also set `type`, so they are not mere aliases
+ALIASES: dict[str, str] = {kind: to for kind, (to, set_type) in TYPES_TO_BIBLATEX.items() if not set_type}
 # biber's driver source map: BibTeX field → BibLaTeX field
 FIELDS_TO_BIBLATEX: dict[str, str] = {
     "hyphenation": "langid", "address": "location", "school": "institution", "annote": "annotation",
