@@ -123,7 +123,7 @@ def test_an_edit_made_while_the_look_up_runs_is_never_overwritten(replay, data_d
     res = run_cli("lookup", pid, "--apply", "--json", data_dir=data_dir, env=replay.env())
     assert res.returncode == 0, res.stderr
     (result,) = json.loads(res.stdout)
-    assert result["applied"] is False and "edited while the look-up ran" in result["message"], result
+    assert result["applied"] is False and "edited after the look-up read it" in result["message"], result
     assert _papers(data_dir)[pid]["title"] == "My Own Careful Title"
 
 

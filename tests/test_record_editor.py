@@ -551,3 +551,17 @@ def test_undo_does_not_give_back_a_key_another_paper_has_been_given_since(window
     assert lib.get(a).citekey == "mine" and lib.get(b).citekey == key  # not two papers under one key
     undo(qtbot, win, redo=True)
     assert lib.get(a).citekey == "mine" and lib.get(b).citekey == key
+
+
+def test_a_doi_link_the_library_takes_is_taken_by_the_editor_too(xampl_window, qtbot):
+    # the editor had its own DOI pattern: it refused a www.doi.org link the one DOI rule reads
+    win, lib = xampl_window, xampl_window.library
+    pid = by_key(lib, "book-full")
+    select_paper(win, pid)
+    dialog = open_editor(win, qtbot)
+    qtbot.keyClicks(field(dialog, "doi"), "https://www.doi.org/10.1000/xyz123")
+    assert not dialog.findChild(QLabel, "fieldProblem_doi").isVisible()
+    assert dialog.ok_button.isEnabled()
+    qtbot.mouseClick(dialog.ok_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: not dialog.isVisible())
+    assert lib.get(pid).doi == "10.1000/xyz123"

@@ -295,10 +295,6 @@ class MainWindow(QMainWindow):
         """Ask for the answer to the current query (the list shows it when it arrives)."""
         self.state.run()
 
-    def search_soon(self) -> None:
-        """Ask for the answer to the query in a moment (a burst of keys becomes one request)."""
-        self.state.soon()
-
     def refresh_soon(self) -> None:
         """Ask again once edits have had a moment to reach the search index."""
         self.state.refresh_soon()

@@ -131,7 +131,6 @@ class LookupRun(QObject):
         self.report: QMessageBox | None = None
         self.result: LookupResult | None = None
         self.applied: ApplyFound | None = None
-        self.review_found: dict[str, FoundRecord | None] = {}
 
     def start(self) -> None:
         """Show the progress dialog and start the look-ups on a worker thread."""
@@ -263,7 +262,6 @@ class LookupRun(QObject):
         lib = self.window.library
         papers = {p.paper_id: lib.get(p.paper_id) for p in proposals if p.paper_id in lib}
         self.review_read = lib.records(papers)
-        self.review_found = {p.paper_id: p.candidate for p in proposals}
         dialog = self.review = ReviewDialog(proposals, papers, self.window, applied)
         dialog.applyRequested.connect(self.apply_reviewed)
         dialog.open()
@@ -275,7 +273,9 @@ class LookupRun(QObject):
             self.window.statusBar().showMessage(tr("Nothing was checked: nothing changed."), 6000)
             return
         label = tr("Apply the published versions of %s") % n_papers(len(edits))
-        cmd = self.apply(edits, label, expect=self.review_read, found=self.review_found)
+        # a paper edited while the review was open is refused, and not proposed again: the
+        # review is over (its note says to run the look-up again)
+        cmd = self.apply(edits, label, expect=self.review_read)
         self.window.statusBar().showMessage(tr("Changed %s.") % n_papers(cmd.changed()), 8000)
 
     def apply(

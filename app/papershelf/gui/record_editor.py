@@ -40,7 +40,7 @@ from PySide6.QtWidgets import (
 )
 
 from ..core import record_edit
-from ..core.biblio import types
+from ..core.biblio import identifiers, types
 from ..core.errors import PapershelfError
 from ..core.library import Library
 from ..core.paper import Record
@@ -55,7 +55,8 @@ SHOWN_APART = frozenset({"title", "author", "entrytype", "citekey", *record_edit
 DISPLAY_FIELDS = frozenset({"year", "date", "venue", "doi", "eprint", "url"})  # editor_view has them always
 LONG_FIELDS = frozenset({"note", "annotation", "annote", "addendum", "comment"})
 FIELD_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_:.+-]*\Z")
-DOI = re.compile(r"(?:doi:\s*|https?://(?:dx\.)?doi\.org/)?10\.\d{3,9}/\S+\Z", re.IGNORECASE)
+# a light check as typed: what is left once the one DOI rule took off a resolver or doi: prefix
+DOI = re.compile(r"10\.\d{3,9}/\S+\Z", re.IGNORECASE)
 ARXIV = re.compile(r"(?:arxiv:)?(?:\d{4}\.\d{4,5}|[a-z][a-z.-]*(?:\.[a-z]{2})?/\d{7})(?:v\d+)?\Z", re.IGNORECASE)
 ARXIV_URL = re.compile(r"https?://arxiv\.org/(?:abs|pdf)/", re.IGNORECASE)
 URL = re.compile(r"[a-z][a-z0-9+.-]*://\S+\Z", re.IGNORECASE)
@@ -77,7 +78,7 @@ def identifier_problem(name: str, value: str, eprint_type: str = "") -> str:
     value = value.strip()
     if not value:
         return ""
-    if name == "doi" and not DOI.match(value):
+    if name == "doi" and not DOI.match(identifiers.clean_doi(value)):
         return tr("A DOI starts with 10. and a slash follows its prefix, as in 10.1145/3290605.3300520.")
     arxiv = ARXIV_URL.sub("", value).removesuffix(".pdf")
     if name == "eprint" and eprint_type.strip().lower() in ("", "arxiv") and not ARXIV.match(arxiv):

@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 __all__ = ["FoundApplied", "apply_found"]
 
 DELETED = "not applied: the paper was deleted meanwhile"
-EDITED = "not applied: the paper was edited while the look-up ran"
+EDITED = "not applied: the paper was edited after the look-up read it"
 
 
 @dataclass
@@ -51,15 +51,21 @@ class FoundApplied:
         if paper_id in self.gone:
             return DELETED
         if paper_id in self.stale:
-            again = "; what was found is proposed again against it as it is now"
-            return EDITED + (again if self.stale[paper_id] is not None else "; run it again")
+            again = self.stale[paper_id]
+            if again is None:
+                return EDITED + "; run it again"
+            if not again:  # the paper already says what was found (another device applied it)
+                return EDITED + "; it already says what was found"
+            return EDITED + "; what was found is proposed again against it as it is now"
         notes = []
         if paper_id in self.problems:
             taken = "not applied" if paper_id not in self.applied else "some values were not taken"
             notes.append(f"{taken}: {'; '.join(self.problems[paper_id])}")
         if paper_id in self.cleaned:
             notes.append(f"{CONTROLS_REMOVED} {', '.join(self.cleaned[paper_id])} of the found record")
-        return ". ".join(n[:1].upper() + n[1:] for n in notes)
+        # the first note as it is ("not applied: …", which the callers show after the paper's
+        # id), the ones after it as sentences
+        return ". ".join(n if i == 0 else n[:1].upper() + n[1:] for i, n in enumerate(notes))
 
     def settle(self, proposals: Iterable[Proposal]) -> None:
         """Tell each proposal applied what happened: `applied`, and its note (a paper not
@@ -73,8 +79,8 @@ class FoundApplied:
             again = self.stale.get(pid)
             if again is not None:
                 proposal.changes, proposal.automatic = again, False
-            if note.startswith("not applied"):
-                proposal.message = note
+            if pid not in self.applied and (pid in self.gone or pid in self.stale or pid in self.problems):
+                proposal.message = note  # why nothing was made, instead of what was found
             elif note:
                 proposal.message = f"{proposal.message} {note}.".strip()
 
