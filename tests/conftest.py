@@ -7,6 +7,8 @@ import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -224,6 +226,23 @@ def tmpfs(tmp_path):
     if os.name != "posix" or shutil.which("mount") is None:
         pytest.skip("needs mount(8)")
     return lambda size="4m": Mount(tmp_path / f"mnt-{size}", size)
+
+
+@contextmanager
+def read_only_seeded(tmpfs, monkeypatch) -> Iterator[Library]:
+    """The first sample listing (20 papers) imported on a small disk that also holds this
+    machine's state folder (where the index lives); then the disk turns read-only and the
+    library is opened read-only."""
+    if os.geteuid() != 0:
+        pytest.skip("needs a read-only mount (root)")
+    with tmpfs("8m") as mount:
+        monkeypatch.setenv("PAPERSHELF_STATE_DIR", str(mount.path / "state"))
+        folder = mount.path / "library"
+        with Library.open(folder) as lib:
+            lib.import_files(SEEDS[:1])
+        mount.remount_readonly()
+        with Library.open(folder, readonly=True) as lib:
+            yield lib
 
 
 @pytest.fixture
