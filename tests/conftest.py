@@ -167,6 +167,25 @@ def listed_papers(data_dir: Path) -> list[dict]:
     return json.loads(res.stdout)
 
 
+def cli_ok(*args: str, data_dir: Path) -> subprocess.CompletedProcess:
+    """`run_cli`, which must succeed (and without a traceback)."""
+    res = run_cli(*args, data_dir=data_dir)
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert "Traceback" not in res.stderr
+    return res
+
+
+def import_in_turn(data_dir: Path, files: dict[Path, str]) -> subprocess.CompletedProcess:
+    """Write each of `files` (a path and its text) and import it, one after the other, with the
+    installed command; the last import's output."""
+    res = None
+    for path, text in files.items():
+        path.write_text(text, encoding="utf-8")
+        res = cli_ok("import", str(path), data_dir=data_dir)
+    assert res is not None, "no file to import"
+    return res
+
+
 def run_window_probe(
     probe: str, tmp_path: Path, *args: str, platform: str = "offscreen", x11: bool = False, timeout: int = 120
 ) -> subprocess.CompletedProcess:
