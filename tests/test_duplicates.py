@@ -368,12 +368,11 @@ def test_reimporting_a_file_with_an_entry_added_above_an_unchanged_one_keeps_bot
 
 def test_reimporting_the_source_after_fixing_a_title_typo_adds_nothing(data_dir, tmp_path):
     src = tmp_path / "r.bib"
-    src.write_text(
+    entry = (
         "@article{knuth84, title={Literate Programing}, author={Knuth, Donald E.}, journal={Comput. J.}, year=1984,"
-        " number=2}\n",
-        encoding="utf-8",
+        " number=2}\n"
     )
-    cli_ok("import", str(src), data_dir=data_dir)
+    import_in_turn(data_dir, {src: entry})
     (paper,) = listed_papers(data_dir)
     cli_ok("title", paper["id"], "Literate Programming", data_dir=data_dir)
     res = cli_ok("import", str(src), data_dir=data_dir)
@@ -381,20 +380,17 @@ def test_reimporting_the_source_after_fixing_a_title_typo_adds_nothing(data_dir,
     (again,) = listed_papers(data_dir)
     assert (again["citekey"], again["title"]) == ("knuth84", "Literate Programming")
     # and an entry of that key whose other fields differ is another paper, its key told
-    other = tmp_path / "other.bib"
-    other.write_text(src.read_text(encoding="utf-8").replace("number=2", "number=5"), encoding="utf-8")
-    res = cli_ok("import", str(other), data_dir=data_dir)
+    res = import_in_turn(data_dir, {tmp_path / "other.bib": entry.replace("number=2", "number=5")})
     assert "1 added" in res.stdout and "'knuth84' is already used" in res.stdout, res.stdout
 
 
 def test_a_merge_by_hand_keeps_the_typed_title_and_fills_the_record_from_the_other(data_dir, tmp_path):
     bib = tmp_path / "a.bib"
-    bib.write_text(
+    entries = (
         "@article{a1, title={Deep Lerning}, author={Lee, Ann}, year=2020, doi={10.1/x}}\n"
-        "@article{a2, title={Deep Learning}, author={Lee, Ann}, year=2020, doi={10.1/x}, journal={J}, volume=3}\n",
-        encoding="utf-8",
+        "@article{a2, title={Deep Learning}, author={Lee, Ann}, year=2020, doi={10.1/x}, journal={J}, volume=3}\n"
     )
-    cli_ok("import", str(bib), data_dir=data_dir)
+    import_in_turn(data_dir, {bib: entries})
     by_key = {p["citekey"]: p for p in listed_papers(data_dir)}
     a1, a2 = by_key["a1"]["id"], by_key["a2"]["id"]
     cli_ok("title", a1, "Deep Learning (corrected by me)", data_dir=data_dir)
