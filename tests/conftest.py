@@ -7,6 +7,8 @@ import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -165,6 +167,25 @@ def listed_papers(data_dir: Path) -> list[dict]:
     return json.loads(res.stdout)
 
 
+def cli_ok(*args: str, data_dir: Path) -> subprocess.CompletedProcess:
+    """`run_cli`, which must succeed (and without a traceback)."""
+    res = run_cli(*args, data_dir=data_dir)
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert "Traceback" not in res.stderr
+    return res
+
+
+def import_in_turn(data_dir: Path, files: dict[Path, str]) -> subprocess.CompletedProcess:
+    """Write each of `files` (a path and its text) and import it, one after the other, with the
+    installed command; the last import's output."""
+    res = None
+    for path, text in files.items():
+        path.write_text(text, encoding="utf-8")
+        res = cli_ok("import", str(path), data_dir=data_dir)
+    assert res is not None, "no file to import"
+    return res
+
+
 def run_window_probe(
     probe: str, tmp_path: Path, *args: str, platform: str = "offscreen", x11: bool = False, timeout: int = 120
 ) -> subprocess.CompletedProcess:
@@ -224,6 +245,23 @@ def tmpfs(tmp_path):
     if os.name != "posix" or shutil.which("mount") is None:
         pytest.skip("needs mount(8)")
     return lambda size="4m": Mount(tmp_path / f"mnt-{size}", size)
+
+
+@contextmanager
+def read_only_seeded(tmpfs, monkeypatch) -> Iterator[Library]:
+    """The first sample listing (20 papers) imported on a small disk that also holds this
+    machine's state folder (where the index lives); then the disk turns read-only and the
+    library is opened read-only."""
+    if os.geteuid() != 0:
+        pytest.skip("needs a read-only mount (root)")
+    with tmpfs("8m") as mount:
+        monkeypatch.setenv("PAPERSHELF_STATE_DIR", str(mount.path / "state"))
+        folder = mount.path / "library"
+        with Library.open(folder) as lib:
+            lib.import_files(SEEDS[:1])
+        mount.remount_readonly()
+        with Library.open(folder, readonly=True) as lib:
+            yield lib
 
 
 @pytest.fixture

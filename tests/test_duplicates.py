@@ -12,7 +12,7 @@ import time
 import pytest
 from PySide6.QtCore import Qt
 
-from conftest import run_cli
+from conftest import cli_ok, import_in_turn, listed_papers, run_cli
 from test_citekeys_kept import xampl
 
 # ---- files of our own for the issue's cases ----------------------------------------------
@@ -66,22 +66,10 @@ def abstract_bib(key: str, title: str, year: int, doi: str) -> str:
 """
 
 
-def papers(data_dir) -> list[dict]:
-    res = run_cli("list", "--json", data_dir=data_dir)
-    assert res.returncode == 0, res.stderr
-    return json.loads(res.stdout)
-
-
 def pairs(data_dir) -> list[dict]:
     res = run_cli("duplicates", "--json", data_dir=data_dir)
     assert res.returncode == 0, res.stderr
     return json.loads(res.stdout)
-
-
-def ok(*args, data_dir):
-    res = run_cli(*args, data_dir=data_dir)
-    assert res.returncode == 0, res.stdout + res.stderr
-    return res
 
 
 # ---- the rule, through the command line ------------------------------------------------------
@@ -89,28 +77,28 @@ def ok(*args, data_dir):
 
 def test_xampl_twins_are_different_entries_of_one_file_and_only_offered_as_duplicates(data_dir):
     source = xampl()
-    res = ok("import", str(source), data_dir=data_dir)
+    res = cli_ok("import", str(source), data_dir=data_dir)
     assert "0 merged" in res.stdout and "merged:" not in res.stdout, res.stdout
-    keys = {p["citekey"] for p in papers(data_dir)}
+    keys = {p["citekey"] for p in listed_papers(data_dir)}
     for kind in "article inbook book incollection mastersthesis inproceedings phdthesis techreport".split():
         assert {f"{kind}-minimal", f"{kind}-full"} <= keys, kind
     # the twins share a title: offered, side by side, never merged by themselves
     offered = {frozenset((p["a"]["citekey"], p["b"]["citekey"])) for p in pairs(data_dir)}
     assert frozenset(("article-minimal", "article-full")) in offered
     # importing the file again adds nothing and merges nothing
-    again = ok("import", str(source), data_dir=data_dir)
+    again = cli_ok("import", str(source), data_dir=data_dir)
     assert "nothing changed" in again.stdout and "merged:" not in again.stdout, again.stdout
-    assert {p["citekey"] for p in papers(data_dir)} == keys
+    assert {p["citekey"] for p in listed_papers(data_dir)} == keys
 
 
 def test_an_export_imported_back_adds_nothing_and_each_entry_finds_its_own_paper(data_dir, tmp_path):
-    ok("import", str(xampl()), data_dir=data_dir)
+    cli_ok("import", str(xampl()), data_dir=data_dir)
     out = tmp_path / "out.bib"
-    ok("export", "-o", str(out), data_dir=data_dir)
-    before = papers(data_dir)
-    res = ok("import", str(out), data_dir=data_dir)
+    cli_ok("export", "-o", str(out), data_dir=data_dir)
+    before = listed_papers(data_dir)
+    res = cli_ok("import", str(out), data_dir=data_dir)
     assert "0 added" in res.stdout and "merged:" not in res.stdout, res.stdout  # keys agree: nothing to tell
-    after = papers(data_dir)
+    after = listed_papers(data_dir)
     assert len(after) == len(before)
     # the twins of one title each take their own entry back, not the other's
     lines = {
@@ -124,12 +112,8 @@ def test_an_export_imported_back_adds_nothing_and_each_entry_finds_its_own_paper
 
 
 def test_a_bib_and_an_ris_of_the_same_doi_are_one_paper_and_the_merge_names_both_keys(data_dir, tmp_path):
-    bib, ris = tmp_path / "shelf.bib", tmp_path / "shelf.ris"
-    bib.write_text(DOI_BIB, encoding="utf-8")
-    ris.write_text(DOI_RIS, encoding="utf-8")
-    ok("import", str(bib), data_dir=data_dir)
-    res = ok("import", str(ris), data_dir=data_dir)
-    (paper,) = papers(data_dir)
+    res = import_in_turn(data_dir, {tmp_path / "shelf.bib": DOI_BIB, tmp_path / "shelf.ris": DOI_RIS})
+    (paper,) = listed_papers(data_dir)
     assert "0 added, 1 merged" in res.stdout
     (line,) = [ln for ln in res.stdout.splitlines() if "merged:" in ln]
     assert paper["id"] in line and "'shelf2020'" in line and "the same DOI" in line
@@ -137,11 +121,8 @@ def test_a_bib_and_an_ris_of_the_same_doi_are_one_paper_and_the_merge_names_both
 
 
 def test_a_bib_entry_merged_into_a_keyed_paper_tells_both_keys(data_dir, tmp_path):
-    first, second = tmp_path / "first.bib", tmp_path / "second.bib"
-    first.write_text(DOI_BIB, encoding="utf-8")
-    second.write_text(DOI_BIB.replace("shelf2020", "smithDeep20").replace("{2020}", "{2020},\n  pages = {1--9}"))
-    ok("import", str(first), data_dir=data_dir)
-    res = ok("import", str(second), data_dir=data_dir)
+    second = DOI_BIB.replace("shelf2020", "smithDeep20").replace("{2020}", "{2020},\n  pages = {1--9}")
+    res = import_in_turn(data_dir, {tmp_path / "first.bib": DOI_BIB, tmp_path / "second.bib": second})
     (line,) = [ln for ln in res.stdout.splitlines() if "merged:" in ln]
     assert "entry 'smithDeep20'" in line and "key 'shelf2020'" in line, line
     assert re.search(r"second\.bib:1\b", line)
@@ -150,9 +131,9 @@ def test_a_bib_entry_merged_into_a_keyed_paper_tells_both_keys(data_dir, tmp_pat
 def test_three_anonymous_1995_entries_of_one_file_stay_three(data_dir, tmp_path):
     bib = tmp_path / "anon.bib"
     bib.write_text(ANONYMOUS, encoding="utf-8")
-    res = ok("import", str(bib), data_dir=data_dir)
+    res = cli_ok("import", str(bib), data_dir=data_dir)
     assert "3 added, 0 merged" in res.stdout
-    assert sorted(p["citekey"] for p in papers(data_dir)) == ["anon1", "anon2", "anon3"]
+    assert sorted(p["citekey"] for p in listed_papers(data_dir)) == ["anon1", "anon2", "anon3"]
     assert len(pairs(data_dir)) == 3  # offered, each with each
 
 
@@ -161,10 +142,10 @@ def test_an_inproceedings_is_not_folded_into_a_techreport_of_the_same_title_auth
     fields = "  title = {Shelving at Scale},\n  author = {Roe, Richard},\n  year = {1999},\n"
     one.write_text("@TechReport{roe99tr,\n" + fields + "  institution = {Shelf Lab}\n}\n", encoding="utf-8")
     two.write_text("@InProceedings{roe99,\n" + fields + "  booktitle = {Proc. Shelving}\n}\n", encoding="utf-8")
-    ok("import", str(one), data_dir=data_dir)
-    res = ok("import", str(two), data_dir=data_dir)
+    cli_ok("import", str(one), data_dir=data_dir)
+    res = cli_ok("import", str(two), data_dir=data_dir)
     assert "1 added, 0 merged" in res.stdout
-    assert sorted((p["citekey"], p["entrytype"]) for p in papers(data_dir)) == [
+    assert sorted((p["citekey"], p["entrytype"]) for p in listed_papers(data_dir)) == [
         ("roe99", "inproceedings"),
         ("roe99tr", "techreport"),
     ]
@@ -177,19 +158,19 @@ def test_different_titles_years_and_dois_are_two_papers_whatever_their_abstracts
     one, two = tmp_path / "one.bib", tmp_path / "two.bib"
     one.write_text(abstract_bib("lee2019", "Finding Shelved Papers", 2019, "10.1/one"), encoding="utf-8")
     two.write_text(abstract_bib("lee2021", "Readers Return to Shelves", 2021, "10.1/two"), encoding="utf-8")
-    ok("import", str(one), data_dir=data_dir)
-    res = ok("import", str(two), data_dir=data_dir)
+    cli_ok("import", str(one), data_dir=data_dir)
+    res = cli_ok("import", str(two), data_dir=data_dir)
     assert "1 added, 0 merged" in res.stdout
-    assert len(papers(data_dir)) == 2 and pairs(data_dir) == []
+    assert len(listed_papers(data_dir)) == 2 and pairs(data_dir) == []
 
 
 def test_a_listing_paper_is_recognised_by_its_abstract(data_dir, tmp_path):
     listing, bib = tmp_path / "daily.txt", tmp_path / "one.bib"
     listing.write_text("Daily Papers\n\n" + SAME_ABSTRACT + "\n", encoding="utf-8")
     bib.write_text(abstract_bib("lee2019", "Finding Shelved Papers", 2019, "10.1/one"), encoding="utf-8")
-    ok("import", str(listing), data_dir=data_dir)
-    res = ok("import", str(bib), data_dir=data_dir)
-    (paper,) = papers(data_dir)
+    cli_ok("import", str(listing), data_dir=data_dir)
+    res = cli_ok("import", str(bib), data_dir=data_dir)
+    (paper,) = listed_papers(data_dir)
     assert paper["title"] == "Finding Shelved Papers"
     assert "the same abstract" in res.stdout and "entry 'lee2019'" in res.stdout
 
@@ -202,20 +183,20 @@ def test_a_year_off_by_one_is_offered_then_merged_by_hand_with_the_lost_key_told
         "  author = {Jane Smith},\n  year = {2021},\n  booktitle = {Shelving Workshop}\n}\n",
         encoding="utf-8",
     )
-    ok("import", str(one), str(two), data_dir=data_dir)
-    first, second = papers(data_dir)
+    cli_ok("import", str(one), str(two), data_dir=data_dir)
+    first, second = listed_papers(data_dir)
     (pair,) = pairs(data_dir)
     assert pair["reason"] == "the same title" and {pair["a"]["id"], pair["b"]["id"]} == {first["id"], second["id"]}
-    listed = ok("duplicates", data_dir=data_dir).stdout
+    listed = cli_ok("duplicates", data_dir=data_dir).stdout
     assert "1 pair of possible duplicates" in listed and "2020" in listed and "2021" in listed
 
-    ok("tag", second["id"], "--add", "workshop", data_dir=data_dir)
-    ok("status", second["id"], "reading", data_dir=data_dir)
-    ok("list-add", "to cite", second["id"], data_dir=data_dir)
-    ok("tag", first["id"], "--add", "journal", data_dir=data_dir)
-    merged = ok("duplicates", "--merge", first["id"][:6], second["id"][:6], data_dir=data_dir)
+    cli_ok("tag", second["id"], "--add", "workshop", data_dir=data_dir)
+    cli_ok("status", second["id"], "reading", data_dir=data_dir)
+    cli_ok("list-add", "to cite", second["id"], data_dir=data_dir)
+    cli_ok("tag", first["id"], "--add", "journal", data_dir=data_dir)
+    merged = cli_ok("duplicates", "--merge", first["id"][:6], second["id"][:6], data_dir=data_dir)
     assert "'smith2021shelf' is gone" in merged.stdout and "'shelf2020'" in merged.stdout, merged.stdout
-    (paper,) = papers(data_dir)
+    (paper,) = listed_papers(data_dir)
     assert paper["id"] == first["id"] and paper["citekey"] == "shelf2020"
     assert paper["tags"] == ["journal", "workshop"] and paper["status"] == "reading"
     assert paper["lists"] == ["to cite"] and paper["doi"] == "10.1234/shelf.2020"
@@ -226,14 +207,14 @@ def test_a_year_off_by_one_is_offered_then_merged_by_hand_with_the_lost_key_told
 def test_keep_apart_is_remembered_across_starts(data_dir, tmp_path):
     bib = tmp_path / "anon.bib"
     bib.write_text(ANONYMOUS, encoding="utf-8")
-    ok("import", str(bib), data_dir=data_dir)
+    cli_ok("import", str(bib), data_dir=data_dir)
     first = pairs(data_dir)[0]
-    res = ok("duplicates", "--keep-apart", first["a"]["id"], first["b"]["id"], data_dir=data_dir)
+    res = cli_ok("duplicates", "--keep-apart", first["a"]["id"], first["b"]["id"], data_dir=data_dir)
     assert "kept apart" in res.stdout
     left = pairs(data_dir)  # a new process: read back from the library folder
     assert len(left) == 2
     assert {first["a"]["id"], first["b"]["id"]} not in [{p["a"]["id"], p["b"]["id"]} for p in left]
-    again = ok("duplicates", "--keep-apart", first["b"]["id"], first["a"]["id"], data_dir=data_dir)
+    again = cli_ok("duplicates", "--keep-apart", first["b"]["id"], first["a"]["id"], data_dir=data_dir)
     assert "already kept apart" in again.stdout
 
 
@@ -248,12 +229,12 @@ def test_keep_apart_is_remembered_across_starts(data_dir, tmp_path):
 def test_bad_duplicates_arguments_say_what_is_wrong(data_dir, tmp_path, args, message):
     bib = tmp_path / "anon.bib"
     bib.write_text(ANONYMOUS, encoding="utf-8")
-    ok("import", str(bib), data_dir=data_dir)
-    pid = papers(data_dir)[0]["id"]
+    cli_ok("import", str(bib), data_dir=data_dir)
+    pid = listed_papers(data_dir)[0]["id"]
     res = run_cli("duplicates", *(pid if a == "ID" else a for a in args), data_dir=data_dir)
     assert res.returncode == 2 and message in res.stderr, res.stderr
     assert "Traceback" not in res.stderr
-    assert len(papers(data_dir)) == 3
+    assert len(listed_papers(data_dir)) == 3
 
 
 # ---- the rule where the record decides (the entry type), in the core -------------------------
@@ -324,16 +305,16 @@ def test_in_a_migrated_library_a_titled_paper_is_not_merged_by_its_abstract_alon
     data_dir.mkdir()
     for name in ("library.jsonl", "journal.jsonl", "journal.last"):
         shutil.copy2(OLD / name, data_dir / name)
-    before = len(papers(data_dir))
+    before = len(listed_papers(data_dir))
     thesis = tmp_path / "thesis.bib"
     thesis.write_text(
         "@phdthesis{other2019, title={A Completely Different Thesis}, author={Other, Olga}, "
         "school={Uni}, year=2019, abstract={" + VASWANI_ABSTRACT + "}}\n",
         encoding="utf-8",
     )
-    res = ok("import", str(thesis), data_dir=data_dir)
+    res = cli_ok("import", str(thesis), data_dir=data_dir)
     assert "1 added, 0 merged" in res.stdout, res.stdout
-    after = {p["id"]: p for p in papers(data_dir)}
+    after = {p["id"]: p for p in listed_papers(data_dir)}
     assert len(after) == before + 1
     vaswani = after["d659721c2d"]  # a paper of the old library: a title, no record
     assert vaswani["title"] == "Attention is all you need" and vaswani.get("entrytype", "") != "phdthesis"
@@ -354,14 +335,14 @@ def test_editorials_of_one_year_are_one_paper_only_in_one_journal_and_volume(dat
     out = {}
     for name, text in files.items():
         (tmp_path / name).write_text(text, encoding="utf-8")
-        out[name] = ok("import", str(tmp_path / name), data_dir=data_dir).stdout
+        out[name] = cli_ok("import", str(tmp_path / name), data_dir=data_dir).stdout
     for name in ("science.bib", "nature-581.bib"):
         assert "1 added, 0 merged" in out[name], out[name]
     # no author anywhere: the same title, year, journal and volume is what makes one paper
     (line,) = [ln for ln in out["nature-again.bib"].splitlines() if "merged:" in ln]
     assert "entry 'natureEd20'" in line and "key 'ed-nature'" in line, line
     assert "the same title, year and venue" in line and "authors" not in line, line
-    assert sorted(p["citekey"] for p in papers(data_dir)) == ["ed-nature", "ed-nature-581", "ed-science"]
+    assert sorted(p["citekey"] for p in listed_papers(data_dir)) == ["ed-nature", "ed-nature-581", "ed-science"]
     assert {p["reason"] for p in pairs(data_dir)} == {"the same title"}  # offered side by side
 
 
@@ -375,52 +356,48 @@ PRE = (
 def test_reimporting_a_file_with_an_entry_added_above_an_unchanged_one_keeps_both_keys(data_dir, tmp_path):
     refs = tmp_path / "refs.bib"
     refs.write_text(ART, encoding="utf-8")
-    ok("import", str(refs), data_dir=data_dir)
-    (first,) = papers(data_dir)
+    cli_ok("import", str(refs), data_dir=data_dir)
+    (first,) = listed_papers(data_dir)
     refs.write_text(PRE + ART, encoding="utf-8")  # the preprint added above the article
-    res = ok("import", str(refs), data_dir=data_dir)
+    res = cli_ok("import", str(refs), data_dir=data_dir)
     assert "1 added, 0 merged" in res.stdout and "already used" not in res.stdout, res.stdout
-    by_key = {p["citekey"]: p for p in papers(data_dir)}
+    by_key = {p["citekey"]: p for p in listed_papers(data_dir)}
     assert sorted(by_key) == ["smith2020", "smith2020arxiv"]
     assert by_key["smith2020"]["id"] == first["id"] and by_key["smith2020arxiv"]["entrytype"] == "misc"
 
 
 def test_reimporting_the_source_after_fixing_a_title_typo_adds_nothing(data_dir, tmp_path):
     src = tmp_path / "r.bib"
-    src.write_text(
+    entry = (
         "@article{knuth84, title={Literate Programing}, author={Knuth, Donald E.}, journal={Comput. J.}, year=1984,"
-        " number=2}\n",
-        encoding="utf-8",
+        " number=2}\n"
     )
-    ok("import", str(src), data_dir=data_dir)
-    (paper,) = papers(data_dir)
-    ok("title", paper["id"], "Literate Programming", data_dir=data_dir)
-    res = ok("import", str(src), data_dir=data_dir)
+    import_in_turn(data_dir, {src: entry})
+    (paper,) = listed_papers(data_dir)
+    cli_ok("title", paper["id"], "Literate Programming", data_dir=data_dir)
+    res = cli_ok("import", str(src), data_dir=data_dir)
     assert "nothing changed" in res.stdout and "merged:" not in res.stdout, res.stdout
-    (again,) = papers(data_dir)
+    (again,) = listed_papers(data_dir)
     assert (again["citekey"], again["title"]) == ("knuth84", "Literate Programming")
     # and an entry of that key whose other fields differ is another paper, its key told
-    other = tmp_path / "other.bib"
-    other.write_text(src.read_text(encoding="utf-8").replace("number=2", "number=5"), encoding="utf-8")
-    res = ok("import", str(other), data_dir=data_dir)
+    res = import_in_turn(data_dir, {tmp_path / "other.bib": entry.replace("number=2", "number=5")})
     assert "1 added" in res.stdout and "'knuth84' is already used" in res.stdout, res.stdout
 
 
 def test_a_merge_by_hand_keeps_the_typed_title_and_fills_the_record_from_the_other(data_dir, tmp_path):
     bib = tmp_path / "a.bib"
-    bib.write_text(
+    entries = (
         "@article{a1, title={Deep Lerning}, author={Lee, Ann}, year=2020, doi={10.1/x}}\n"
-        "@article{a2, title={Deep Learning}, author={Lee, Ann}, year=2020, doi={10.1/x}, journal={J}, volume=3}\n",
-        encoding="utf-8",
+        "@article{a2, title={Deep Learning}, author={Lee, Ann}, year=2020, doi={10.1/x}, journal={J}, volume=3}\n"
     )
-    ok("import", str(bib), data_dir=data_dir)
-    by_key = {p["citekey"]: p for p in papers(data_dir)}
+    import_in_turn(data_dir, {bib: entries})
+    by_key = {p["citekey"]: p for p in listed_papers(data_dir)}
     a1, a2 = by_key["a1"]["id"], by_key["a2"]["id"]
-    ok("title", a1, "Deep Learning (corrected by me)", data_dir=data_dir)
-    ok("duplicates", "--merge", a1, a2, data_dir=data_dir)
-    (merged,) = papers(data_dir)
+    cli_ok("title", a1, "Deep Learning (corrected by me)", data_dir=data_dir)
+    cli_ok("duplicates", "--merge", a1, a2, data_dir=data_dir)
+    (merged,) = listed_papers(data_dir)
     assert (merged["citekey"], merged["title"]) == ("a1", "Deep Learning (corrected by me)")
-    entry = ok("show", "--bibtex", a1, data_dir=data_dir).stdout
+    entry = cli_ok("show", "--bibtex", a1, data_dir=data_dir).stdout
     assert "Deep Learning (corrected by me)" in entry and "Lerning" not in entry, entry
     assert re.search(r"volume\s*=\s*3", entry) and re.search(r"journal\s*=\s*\{J\}", entry), entry
 

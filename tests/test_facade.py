@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, SEEDS, copy_seeded, seeded_index, snapshot_files
+from conftest import ROOT, SEEDS, copy_seeded, read_only_seeded, seeded_index, snapshot_files
 from papershelf.core.biblio.sorting import SORT_KEYS
 from papershelf.core.errors import (
     InvalidValueError,
@@ -461,23 +461,13 @@ def test_a_closed_library_opens_no_index(indexed_dir, tmp_path):
 
 
 def test_an_index_that_cannot_be_written_says_so(tmpfs, monkeypatch):
-    import os
-
-    if os.geteuid() != 0:
-        pytest.skip("needs a read-only mount (root)")
-    with tmpfs("8m") as mount:
-        # this machine's state folder (where the index lives) on the disk that turns read-only
-        monkeypatch.setenv("PAPERSHELF_STATE_DIR", str(mount.path / "state"))
-        folder = mount.path / "library"
-        with Library.open(folder) as lib:
-            lib.import_files(SEEDS[:1])
-        mount.remount_readonly()
-        with Library.open(folder, readonly=True) as lib:
-            with pytest.raises(SearchIndexError, match=r"could not be built.*library is unaffected") as caught:
-                lib.open_index()
-            status = lib.index_status
-            assert status.state is IndexState.CLOSED and status.error == str(caught.value)
-            assert len(lib) == 20 and not lib.search(Query("learning")).indexed
+    # this machine's state folder (where the index lives) on the disk that turns read-only
+    with read_only_seeded(tmpfs, monkeypatch) as lib:
+        with pytest.raises(SearchIndexError, match=r"could not be built.*library is unaffected") as caught:
+            lib.open_index()
+        status = lib.index_status
+        assert status.state is IndexState.CLOSED and status.error == str(caught.value)
+        assert len(lib) == 20 and not lib.search(Query("learning")).indexed
 
 
 # ---- one door: what the GUI may import and read ------------------------------------------------

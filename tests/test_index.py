@@ -7,7 +7,7 @@ import shutil
 
 import pytest
 
-from conftest import copy_library, index_dir, local_dir
+from conftest import copy_library, index_dir, local_dir, read_only_seeded
 from papershelf.core.library import Library
 from papershelf.core.search import STATE_FILE, SearchIndex
 
@@ -285,24 +285,14 @@ def test_list_changes_made_elsewhere_reach_the_index(lib_dir):
         assert ix.search("", list_name="journal club").ids == []
 
 
-def test_read_only_folder_gives_a_clear_error_and_leaves_the_library(seeds, tmpfs, monkeypatch):
+def test_read_only_folder_gives_a_clear_error_and_leaves_the_library(tmpfs, monkeypatch):
     """The index's own folder (this machine's state folder) read-only: a clear error."""
-    import os
-
     from papershelf.core.errors import SearchIndexError
 
-    if os.geteuid() != 0:
-        pytest.skip("needs a read-only mount (root)")
-    with tmpfs("8m") as mount:
-        monkeypatch.setenv("PAPERSHELF_STATE_DIR", str(mount.path / "state"))
-        folder = mount.path / "library"
-        with Library.open(folder) as lib:
-            lib.import_files(seeds[:1])
-        mount.remount_readonly()
-        with Library.open(folder, readonly=True) as lib:
-            with pytest.raises(SearchIndexError, match=r"could not be built.*library is unaffected"):
-                SearchIndex(lib).open()
-            assert len(lib) == 20
+    with read_only_seeded(tmpfs, monkeypatch) as lib:
+        with pytest.raises(SearchIndexError, match=r"could not be built.*library is unaffected"):
+            SearchIndex(lib).open()
+        assert len(lib) == 20
 
 
 def test_a_library_on_a_read_only_disk_is_searched_with_an_index_of_this_machines(seeds, tmpfs):

@@ -103,7 +103,9 @@ def test_naming_no_paper_is_a_usage_error(data_dir):
     assert res.returncode == 2 and "--accept goes with --apply" in res.stderr
 
 
-def test_an_edit_made_while_the_look_up_runs_is_never_overwritten(replay, data_dir):
+def _look_up_while_the_title_is_edited(replay, data_dir) -> tuple[dict, str, dict]:
+    """Import the first seed file and look up a paper found with confidence, while the user
+    types a title in the window: the papers before, its id and the command's result."""
     from papershelf.core.library import Library
 
     assert run_cli("import", str(SEEDS[0]), data_dir=data_dir).returncode == 0
@@ -123,6 +125,11 @@ def test_an_edit_made_while_the_look_up_runs_is_never_overwritten(replay, data_d
     res = run_cli("lookup", pid, "--apply", "--json", data_dir=data_dir, env=replay.env())
     assert res.returncode == 0, res.stderr
     (result,) = json.loads(res.stdout)
+    return before, pid, result
+
+
+def test_an_edit_made_while_the_look_up_runs_is_never_overwritten(replay, data_dir):
+    _before, pid, result = _look_up_while_the_title_is_edited(replay, data_dir)
     assert result["applied"] is False and "edited after the look-up read it" in result["message"], result
     assert _papers(data_dir)[pid]["title"] == "My Own Careful Title"
 
@@ -231,23 +238,7 @@ def test_a_paper_edited_while_the_look_up_runs_is_proposed_again_as_it_is_now(re
     # issue 23: the window and the command line apply what was found by one rule
     # (Library.apply_found): the edit wins, and what was found is proposed against the paper as
     # it is now, not as it was read (the command line showed the stale changes)
-    from papershelf.core.library import Library
-
-    assert run_cli("import", str(SEEDS[0]), data_dir=data_dir).returncode == 0
-    before = _papers(data_dir)
-    pid = next(pid for pid in before if (_expected(before[pid]) or {}).get("outcome") == "auto")
-
-    def edit_meanwhile(_query) -> bool:
-        with Library.open(data_dir) as lib:
-            if lib.get(pid).title != "My Own Careful Title":
-                lib.set_title(pid, "My Own Careful Title")
-        return False
-
-    replay.route("/arxiv/api/query", b"", query=edit_meanwhile)
-    serve_seeds(replay)
-    res = run_cli("lookup", pid, "--apply", "--json", data_dir=data_dir, env=replay.env())
-    assert res.returncode == 0, res.stderr
-    (result,) = json.loads(res.stdout)
+    before, pid, result = _look_up_while_the_title_is_edited(replay, data_dir)
     assert result["applied"] is False and result["automatic"] is False, result
     assert result["changes"]["title"] == ["My Own Careful Title", _expected(before[pid])["title"]], result
     assert "proposed again" in result["message"], result

@@ -4,10 +4,9 @@ each got wrong, through the installed command."""
 
 from __future__ import annotations
 
-import json
 import re
 
-from conftest import run_cli
+from conftest import cli_ok, import_in_turn, listed_papers
 
 # one paper of a junior, as a .bib writes it ("von Last, Jr, First") and as RIS does (AU Last,
 # First, Suffix); no DOI, no abstract: only the title, first author and year can tell
@@ -35,28 +34,13 @@ Hessian approximations that are cheap to store and invert, and we test them on b
 """
 
 
-def _ok(*args, data_dir):
-    res = run_cli(*args, data_dir=data_dir)
-    assert res.returncode == 0, res.stdout + res.stderr
-    assert "Traceback" not in res.stderr
-    return res
-
-
-def _papers(data_dir) -> list[dict]:
-    return json.loads(_ok("list", "--json", data_dir=data_dir).stdout)
-
-
 def test_a_junior_from_a_bib_and_from_an_ris_is_one_paper(data_dir, tmp_path):
     # the .bib shows "Martin Luther King, Jr.", the RIS "Martin Luther King": duplicates.py took
     # the part before the comma ("martin luther king") for the first's family name, "king" for
     # the second's, and kept two papers
-    bib, ris = tmp_path / "king.bib", tmp_path / "king.ris"
-    bib.write_text(JUNIOR_BIB, encoding="utf-8")
-    ris.write_text(JUNIOR_RIS, encoding="utf-8")
-    _ok("import", str(bib), data_dir=data_dir)
-    res = _ok("import", str(ris), data_dir=data_dir)
+    res = import_in_turn(data_dir, {tmp_path / "king.bib": JUNIOR_BIB, tmp_path / "king.ris": JUNIOR_RIS})
     assert "0 added, 1 merged" in res.stdout
-    (paper,) = _papers(data_dir)
+    (paper,) = listed_papers(data_dir)
     assert paper["authors"] == ["Martin Luther King, Jr."]
 
 
@@ -68,9 +52,9 @@ def test_one_paper_gets_one_id_in_any_library_whatever_the_form_of_its_authors_n
     bib.write_text(JUNIOR_BIB, encoding="utf-8")
     ris.write_text(JUNIOR_RIS, encoding="utf-8")
     one, two = tmp_path / "one", tmp_path / "two"
-    _ok("import", str(bib), data_dir=one)
-    _ok("import", str(ris), data_dir=two)
-    (a,), (b,) = _papers(one), _papers(two)
+    cli_ok("import", str(bib), data_dir=one)
+    cli_ok("import", str(ris), data_dir=two)
+    (a,), (b,) = listed_papers(one), listed_papers(two)
     assert a["authors"] != b["authors"]  # the two files show the name differently
     assert a["id"] == b["id"]
 
@@ -80,16 +64,16 @@ def test_a_name_with_a_suffix_is_exported_and_keyed_by_its_family_name(data_dir,
     # "III, Harry Fletcher" (family "III") and the key began "iii"
     listing = tmp_path / "listing.txt"
     listing.write_text(LISTING, encoding="utf-8")
-    _ok("import", str(listing), data_dir=data_dir)
+    cli_ok("import", str(listing), data_dir=data_dir)
     out = tmp_path / "out.bib"
-    _ok("export", "--force", "-o", str(out), data_dir=data_dir)
+    cli_ok("export", "--force", "-o", str(out), data_dir=data_dir)
     text = out.read_text(encoding="utf-8")
     assert re.search(r"author\s*=\s*\{Fletcher, III, Harry\}", text), text
     assert re.search(r"@\w+\{fletcher", text), text
     # and it comes back as the same name
     again = tmp_path / "again"
-    _ok("import", str(out), data_dir=again)
-    (paper,) = _papers(again)
+    cli_ok("import", str(out), data_dir=again)
+    (paper,) = listed_papers(again)
     assert paper["authors"] == ["Harry Fletcher III"]
 
 
@@ -107,18 +91,18 @@ def test_a_capitalised_particle_stays_with_the_family_name_in_the_export(data_di
     # De Bortoli" as family "Bortoli", given "Valentin De" (the export before it wrote "De Bortoli")
     listing = tmp_path / "listing.txt"
     listing.write_text(PARTICLES_LISTING, encoding="utf-8")
-    _ok("import", str(listing), data_dir=data_dir)
+    cli_ok("import", str(listing), data_dir=data_dir)
     out = tmp_path / "out.bib"
-    _ok("export", "--force", "-o", str(out), data_dir=data_dir)
+    cli_ok("export", "--force", "-o", str(out), data_dir=data_dir)
     text = out.read_text(encoding="utf-8")
     assert re.search(
         r"author\s*=\s*\{De Bortoli, Valentin and Van den Broeck, Guy and van Beethoven, Ludwig\}", text
     ), text
     ris = tmp_path / "out.ris"
-    _ok("export", "--format", "ris", "--force", "-o", str(ris), data_dir=data_dir)
+    cli_ok("export", "--format", "ris", "--force", "-o", str(ris), data_dir=data_dir)
     assert "AU  - De Bortoli, Valentin" in ris.read_text(encoding="utf-8")
     # and it comes back as the same names
     again = tmp_path / "again"
-    _ok("import", str(out), data_dir=again)
-    (paper,) = _papers(again)
+    cli_ok("import", str(out), data_dir=again)
+    (paper,) = listed_papers(again)
     assert paper["authors"] == ["Valentin De Bortoli", "Guy Van den Broeck", "Ludwig van Beethoven"]

@@ -36,11 +36,7 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve()
-ROOT = HERE.parents[2]
-if str(ROOT / "app") not in sys.path:
-    sys.path.insert(0, str(ROOT / "app"))
-if str(HERE.parent) not in sys.path:
-    sys.path.insert(0, str(HERE.parent))
+# bench_store, beside this script (sys.path[0] when it runs), puts app/ on the path
 
 from bench_store import (
     child_requested,

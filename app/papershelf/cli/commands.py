@@ -17,7 +17,17 @@ from ..core.errors import ListingError
 from ..core.library import PASTE_LABEL, FileReport, Library
 from ..core.paper import normalize_tag
 from ..core.query import sort_ids
-from .output import EXIT_FAILED, EXIT_OK, UsageError, paper_json, plural, print_paper, print_table, write_json
+from .output import (
+    EXIT_FAILED,
+    EXIT_OK,
+    UsageError,
+    paper_json,
+    plural,
+    print_named,
+    print_paper,
+    print_table,
+    write_json,
+)
 from .parser import parse_status
 
 
@@ -159,11 +169,11 @@ def cmd_tags(args: argparse.Namespace) -> int:
             gone = len(set(before) - set(lib.tag_counts()))
             print(f"Took keyword tags off {plural(n)}; {plural(gone, 'tag')} no paper has any more.")
         else:
-            counts = lib.tag_counts()
-            if not counts:
-                print("No tags yet. Tag papers with 'papershelf tag ID... --add TAG'.")
-            for name, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])):
-                print(f"{name}  ({plural(n)})")
+            by_use = sorted(lib.tag_counts().items(), key=lambda kv: (-kv[1], kv[0]))
+            print_named(
+                ((name, plural(n)) for name, n in by_use),
+                "No tags yet. Tag papers with 'papershelf tag ID... --add TAG'.",
+            )
     return EXIT_OK
 
 
@@ -233,11 +243,10 @@ def cmd_rate(args: argparse.Namespace) -> int:
 def cmd_lists(args: argparse.Namespace) -> int:
     """`lists`: the reading lists and their sizes."""
     with open_library(args, write=False) as lib:
-        lists = lib.lists()
-        if not lists:
-            print("No reading lists yet. Make one with 'papershelf list-add NAME ID...'.")
-        for name, ids in lists.items():
-            print(f"{name}  ({plural(len(ids))})")
+        print_named(
+            ((name, plural(len(ids))) for name, ids in lib.lists().items()),
+            "No reading lists yet. Make one with 'papershelf list-add NAME ID...'.",
+        )
     return EXIT_OK
 
 

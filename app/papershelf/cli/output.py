@@ -20,7 +20,7 @@ import os
 import re
 import shutil
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import IO, Any
 
 import orjson
@@ -113,6 +113,17 @@ def guarded(handler: Callable[[argparse.Namespace], int], args: argparse.Namespa
 def plural(n: int, word: str = "paper") -> str:
     """ "1 paper", "2 papers" """
     return f"{n} {word}" if n == 1 else f"{n} {word}s"
+
+
+def print_named(described: Iterable[tuple[str, str]], none_yet: str) -> None:
+    """Named things (tags, reading lists, saved searches), a line each: `name  (what it is)`;
+    `none_yet` where there are none."""
+    printed = False
+    for name, what in described:
+        print(f"{name}  ({what})")
+        printed = True
+    if not printed:
+        print(none_yet)
 
 
 def paper_json(paper: Paper, lists: list[str]) -> dict[str, Any]:

@@ -10,7 +10,7 @@ from .. import paths
 from ..core.library import library_devices
 from ..core.paper import Status
 from .commands import open_library
-from .output import EXIT_OK, UsageError, plural
+from .output import EXIT_OK, UsageError, plural, print_named
 
 
 def cmd_searches(args: argparse.Namespace) -> int:
@@ -31,11 +31,10 @@ def cmd_searches(args: argparse.Namespace) -> int:
             lib.delete_saved_search(name)
             print(f"Deleted the saved search {name!r}.")
         else:
-            saved = lib.saved_searches()
-            if not saved:
-                print("No saved searches yet. Save one with 'papershelf searches --save NAME WORDS...'.")
-            for name, search in saved.items():
-                print(f"{name}  ({search.describe()})")
+            print_named(
+                ((name, search.describe()) for name, search in lib.saved_searches().items()),
+                "No saved searches yet. Save one with 'papershelf searches --save NAME WORDS...'.",
+            )
     return EXIT_OK
 
 

@@ -21,6 +21,12 @@ class Change:
     lists: frozenset[str] = frozenset()  # for lists-changed: which list names
 
 
+def announced(*changes: Change) -> list[Change]:
+    """Of `changes`, in their order, those that touched something (papers, or for
+    lists-changed lists): what an operation announces to its subscribers."""
+    return [c for c in changes if (c.lists if c.kind == "lists-changed" else c.ids)]
+
+
 Subscriber = Callable[[Change], None]
 
 Record = dict[str, Any]

@@ -286,28 +286,7 @@ class Library:
         return out
 
     # ---- importing ---------------------------------------------------------
-    def import_files(
-        self,
-        paths: Iterable[Path | str],
-        progress: Callable[[int, int, str], None] | None = None,
-        cancelled: Callable[[], bool] | None = None,
-        as_listing: bool = False,
-        keywords_as_tags: bool = False,
-    ) -> list[FileReport]:
-        """Import files as one change: all the papers they hold, or (cancelled) none.
-
-        A file that cannot be read is reported and the others still import.
-        One commit for the lot means one library write however many files,
-        and an import is never left half done. Text that only partly looks
-        like a listing is reported with `unconfirmed` titles and not imported,
-        unless `as_listing` says to read every file as a listing. A record's keywords
-        stay its keywords (`keyword:`); `keywords_as_tags` also makes them the new papers' tags.
-        """
-        if isinstance(paths, (str, Path)):
-            raise InvalidValueError(
-                f"import_files takes a list of files, not one path ({str(paths)!r}); put it in a list"
-            )
-        return importing.import_files(self, paths, progress, cancelled, as_listing, keywords_as_tags)
+    import_files = importing.import_files  # files as one change: all their papers, or (cancelled) none
 
     def import_text(self, text: str | bytes, as_listing: bool = False, keywords_as_tags: bool = False) -> FileReport:
         """Import pasted text (bytes: in whatever encoding it came), labelled `PASTE_LABEL`.

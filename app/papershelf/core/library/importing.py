@@ -21,7 +21,7 @@ from ..citation import record_keywords
 from ..citekeys import generated_key, key_problem
 from ..dedupe import fingerprint, merge_into
 from ..duplicates import Matcher, matcher_for, record_key
-from ..errors import ListingError, UncertainListingError
+from ..errors import InvalidValueError, ListingError, UncertainListingError
 from ..importers import PASTE_LABEL
 from ..importers.base import Candidate, ParsedFile, Problem
 from ..importers.gate import admit
@@ -163,7 +163,18 @@ def import_files(
     as_listing: bool = False,
     keywords_as_tags: bool = False,
 ) -> list[FileReport]:
-    """What `Library.import_files` does (see there)."""
+    """`Library.import_files`: import files as one change: all the papers they hold, or
+    (cancelled) none.
+
+    A file that cannot be read is reported and the others still import.
+    One commit for the lot means one library write however many files,
+    and an import is never left half done. Text that only partly looks
+    like a listing is reported with `unconfirmed` titles and not imported,
+    unless `as_listing` says to read every file as a listing. A record's keywords
+    stay its keywords (`keyword:`); `keywords_as_tags` also makes them the new papers' tags.
+    """
+    if isinstance(paths, (str, Path)):
+        raise InvalidValueError(f"import_files takes a list of files, not one path ({str(paths)!r}); put it in a list")
     files = [Path(p) for p in paths]
     batch = ImportBatch(lib, keywords_as_tags)
     reports: list[FileReport] = []

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING
 
-from ..changes import Change, Record
+from ..changes import Change, Record, announced
 from ..errors import InvalidValueError
 from ..paper import FIELDS, RATING_MAX, RATING_MIN, STATUS_VALUES, Paper, Status
 from ..store import Op, now_iso
@@ -117,15 +117,12 @@ def put_records(lib: Library, records: Mapping[str, Record], remove: Iterable[st
     record_ops, added, changed, fields = _record_ops(papers, records, now_iso())
     ops += record_ops
     old_fps = [papers[pid].fingerprint for pid in gone + changed]
-    events = []
-    if gone:
-        events.append(Change("papers-removed", ids=frozenset(gone)))
-    if touched_lists:
-        events.append(Change("lists-changed", lists=frozenset(touched_lists)))
-    if added:
-        events.append(Change("papers-added", ids=frozenset(added)))
-    if changed:
-        events.append(Change("papers-changed", ids=frozenset(changed), fields=frozenset(fields)))
+    events = announced(
+        Change("papers-removed", ids=frozenset(gone)),
+        Change("lists-changed", lists=frozenset(touched_lists)),
+        Change("papers-added", ids=frozenset(added)),
+        Change("papers-changed", ids=frozenset(changed), fields=frozenset(fields)),
+    )
     lib._commit(ops, events)
     if lib._fp_index is not None:
         for fp in old_fps:

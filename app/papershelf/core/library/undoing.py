@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from ..changes import Change
+from ..changes import Change, announced
 from ..paper import FIELDS, Paper
 from ..store import Op, now_iso
 
@@ -313,16 +313,12 @@ def _undo_changes(
     removed: set[str], back: list[str], changed: set[str], fields: set[str], names: set[str], touched: set[str]
 ) -> list[Change]:
     """What an undo changes, for the library's listeners."""
-    events: list[Change] = []
-    if removed:
-        events.append(Change("papers-removed", ids=frozenset(removed)))
-    if back:
-        events.append(Change("papers-added", ids=frozenset(back)))
-    if changed:
-        events.append(Change("papers-changed", ids=frozenset(changed), fields=frozenset(fields)))
-    if names:
-        events.append(Change("lists-changed", ids=frozenset(touched), lists=frozenset(names)))
-    return events
+    return announced(
+        Change("papers-removed", ids=frozenset(removed)),
+        Change("papers-added", ids=frozenset(back)),
+        Change("papers-changed", ids=frozenset(changed), fields=frozenset(fields)),
+        Change("lists-changed", ids=frozenset(touched), lists=frozenset(names)),
+    )
 
 
 def _added_by_others(lib: Library) -> Any:
