@@ -37,7 +37,9 @@ from sync.workload import (
 )
 
 # these need the multi-device store (issue 22's core): today they show the data loss
-pytestmark = pytest.mark.sync
+# no_cover: traced, these workloads ran ×30 slower and their waits ran out (the engines are
+# subprocesses either way; the store code they drive is covered by the store and merge tests)
+pytestmark = [pytest.mark.sync, pytest.mark.no_cover]
 
 
 def _pool(tmp_path) -> tuple[dict[str, list[str]], list[str]]:
