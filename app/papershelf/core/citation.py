@@ -7,7 +7,7 @@ order (venue, volume, number, pages, publisher, …; unknown fields after, by th
 name), pages with an en dash, month macros as month names, the DOI, URL and arXiv id as
 links. A paper from a listing has no record: every function here gives nothing for it.
 
-Values are decoded by `core/latex.py` (pylatexenc behind fast paths); values without
+Values are decoded by `core/biblio/latex.py` (pylatexenc behind fast paths); values without
 markup skip the decoder altogether (most are: numbers,
 `{Addison-Wesley}`), and every field's text is cached, because the viewer renders the
 record on each selection.
