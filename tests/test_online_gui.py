@@ -849,25 +849,3 @@ def test_a_paper_edited_while_the_look_up_runs_is_not_overwritten_and_is_offered
         dialog.model.item(r) for r in range(dialog.model.rowCount()) if dialog.model.item(r).data(PAPER_ROLE) == pid
     ]
     assert "edited after the look-up read it" in head.toolTip()  # why it is offered again, where it is shown
-
-
-def test_a_paper_edited_while_the_review_is_open_is_refused_with_words_that_say_to_look_it_up_again(window, qtbot):
-    # the review had applied over the edit (before the one door), then refused it saying "proposed
-    # again" when nothing was offered again: the review is over
-    from papershelf.core.library import FoundRecord
-
-    win, lib = window, window.library
-    (paper,) = derived_papers(lib, 1)
-    found = FoundRecord(service="crossref", ident="10.1/x", title="A Reviewed Title", authors=[], year=2021)
-    change = {"title": (paper.title, "A Reviewed Title")}
-    review_run(win, [Proposal(paper.id, "crossref", 0.95, change, candidate=found)])
-    dialog = shown(qtbot, QDialog, "reviewDialog")
-    if dialog.change_rows(paper.id)["title"].checkState() != Qt.CheckState.Checked:
-        toggle(qtbot, dialog, paper.id, "title")  # (which papers start checked is not this test's)
-    assert dialog.change_rows(paper.id)["title"].checkState() == Qt.CheckState.Checked
-    lib.edit_record(paper.id, {"year": "1999"})  # another edit, while the review is open
-    dialog.findChild(QPushButton, "reviewApplyButton").click()
-    box = shown(qtbot, QMessageBox, "errorDialog")
-    assert "edited after the look-up read it; run it again" in box.text(), box.text()
-    assert "proposed again" not in box.text()
-    assert lib.get(paper.id).title == paper.title and lib.get(paper.id).year == 1999

@@ -63,9 +63,11 @@ class FoundApplied:
             notes.append(f"{taken}: {'; '.join(self.problems[paper_id])}")
         if paper_id in self.cleaned:
             notes.append(f"{CONTROLS_REMOVED} {', '.join(self.cleaned[paper_id])} of the found record")
-        # the first note as it is ("not applied: …", which the callers show after the paper's
-        # id), the ones after it as sentences
-        return ". ".join(n if i == 0 else n[:1].upper() + n[1:] for i, n in enumerate(notes))
+        # each note a sentence, except a leading "not applied: …", which the callers show after
+        # the paper's id (and settle() replaces the found message with)
+        return ". ".join(
+            n if i == 0 and n.startswith("not applied") else n[:1].upper() + n[1:] for i, n in enumerate(notes)
+        )
 
     def settle(self, proposals: Iterable[Proposal]) -> None:
         """Tell each proposal applied what happened: `applied`, and its note (a paper not
