@@ -66,7 +66,7 @@ def test_the_first_edit_brings_the_library_forward_and_keeps_the_old_file_as_a_b
     assert res.returncode == 0, res.stderr
     # brought forward to a shared library: this device's library file is of the current schema,
     # and the old library file is kept, byte for byte, in the upgrade's backup folder
-    assert _header(store_dir(old_library))["schema_version"] == SCHEMA_VERSION == 4
+    assert _header(store_dir(old_library))["schema_version"] == SCHEMA_VERSION == 5
     [aside] = old_library.glob("pre-sync-backup-*")
     kept = [p for p in aside.rglob("*.jsonl") if p.read_bytes() == (OLD / "library.jsonl").read_bytes()]
     assert kept and b'"schema_version":2' in kept[0].read_bytes()[:300], sorted(aside.rglob("*"))

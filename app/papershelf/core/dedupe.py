@@ -170,8 +170,11 @@ def _combined_record(keep: Paper, other: Paper) -> dict[str, Any]:
 
 
 def _combined_collections(keep: Paper, other: Paper) -> dict[str, Any]:
-    """The merged paper's links, tags and sources: the union, `keep`'s first."""
+    """The merged paper's links, tags, sources and files: the union, `keep`'s first (a file
+    both hold, by path, once)."""
+    paths = {f.get("path") for f in keep.files}
     return {
+        "files": [*keep.files, *(f for f in other.files if f.get("path") not in paths)],
         "links": list(dict.fromkeys([*keep.links, *other.links])),
         "tags": sorted(set(keep.tags) | set(other.tags)),
         "sources": [*keep.sources, *(s for s in other.sources if s not in keep.sources)],
@@ -193,6 +196,7 @@ def _combined_state(keep: Paper, other: Paper) -> dict[str, Any]:
     out["citekey"] = keep.citekey or other.citekey
     # the papers either was kept apart from stay apart from the merged one
     out["distinct"] = [i for i in dict.fromkeys([*keep.distinct, *other.distinct]) if i not in (keep.id, other.id)]
+    out["opened_at"] = max(keep.opened_at, other.opened_at)
     if other.added and (not keep.added or other.added < keep.added):
         out["added"] = other.added
     return out

@@ -135,6 +135,8 @@ FIELDS: dict[str, object] = {
     "reading_at": "", "read_at": "",
     # ids of papers the user said are different papers (never offered as duplicates again)
     "distinct": [],
+    # the paper's files (PDFs…): one dict each, see ATTACHED FILES below; when one was last opened
+    "files": [], "opened_at": "",
 }
 # fmt: on
 EDITABLE_FIELDS = frozenset(FIELDS) - {"id"}
@@ -157,6 +159,13 @@ RAW_SOURCES: dict[str, tuple[str, ...]] = {
     "doi": ("doi",),
     "arxiv_id": ("eprint", "eprinttype", "archiveprefix"),
 }
+
+# ATTACHED FILES. `files` lists the paper's files in the user's order (the paper first, then a
+# supplement, slides…), each {"path": str, "sha256": hex, "size": bytes, "pages": int (0 when not
+# known), "label": str ("" none), "added": ISO time, "linked": true only for a file left where it
+# was}. A copied file's path is relative to the library folder with "/" separators
+# ("files/<key>/name.pdf"), so it travels with the library; a linked file's path is absolute.
+# `opened_at` is when one of them was last opened (core/attachments.py holds the rules).
 
 # RIS RECORD. A paper imported from a .ris file also keeps that record as it came: `ris` is
 # {"lines": the record's lines from TY to ER joined by "\n" (each tag line "XX  - value", a
@@ -288,6 +297,8 @@ class Paper:
     reading_at: Field[str, str] = _field("reading_at")
     read_at: Field[str, str] = _field("read_at")
     distinct: Field[list[str], StrList] = _field("distinct")
+    files: Field[list[dict[str, Any]], list[dict[str, Any]]] = _field("files")
+    opened_at: Field[str, str] = _field("opened_at")
 
     def __init__(self, id: str, **values: Any):
         unknown = set(values) - EDITABLE_FIELDS

@@ -34,6 +34,8 @@ UNDOABLE_FIELDS = (
     "bibfields",
     "reading_at",
     "read_at",
+    "files",
+    "opened_at",
 )
 
 
@@ -238,6 +240,8 @@ def _well_typed(name: str, value: object) -> bool:
             and type(s.get("line")) is int
             for s in value
         )
+    if name == "files":
+        return isinstance(value, list) and all(isinstance(f, dict) and isinstance(f.get("path"), str) for f in value)
     if name == "bibfields":
         return isinstance(value, dict) and all(isinstance(k, str) and isinstance(v, str) for k, v in value.items())
     if name == "rating":

@@ -37,7 +37,8 @@ from .files import LIBRARY_FILE_MAX_BYTES, LINE_MAX_BYTES, open_store_reader
 # 4: a paper may carry when it became Reading and Read (reading_at, read_at); absent means
 #    unknown, so again no conversion, and the same rewrite at the first open for writing (a
 #    schema-3 Papershelf would call a journal edit of them damage and offer to recover it away)
-SCHEMA_VERSION = 4
+# 5: a paper may carry its files and when one was last opened (files, opened_at); as for 4
+SCHEMA_VERSION = 5
 SNAPSHOT = "library.jsonl"
 JOURNAL = "journal.jsonl"
 LOCK = "library.lock"

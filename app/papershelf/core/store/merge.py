@@ -41,7 +41,7 @@ from ..paper import FIELDS, Paper, normalize_tag
 
 # fields the store keeps for itself: the latest value wins, no conflict is kept
 NO_CONFLICT = frozenset(
-    {"updated", "fingerprint", "sources", "added", "reading_at", "read_at", "title_derived", "distinct"}
+    {"updated", "fingerprint", "sources", "added", "reading_at", "read_at", "title_derived", "distinct", "opened_at"}
 )
 
 Stamp = tuple[int, str]  # (hlc, device): the total order of actions

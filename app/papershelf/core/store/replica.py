@@ -499,7 +499,7 @@ def _value_ok(name: str, value: Any) -> bool:
     if default is None:
         return value is None or (isinstance(value, int) and not isinstance(value, bool))
     if isinstance(default, list):
-        if name in ("sources",):
+        if name in ("sources", "files"):
             return isinstance(value, list) and all(isinstance(x, dict) for x in value)
         return isinstance(value, list) and all(isinstance(x, str) for x in value)
     return isinstance(value, type(default))

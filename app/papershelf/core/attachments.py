@@ -1,0 +1,117 @@
+"""A paper's files (PDFs, supplements, slides): what is recorded of each, where it lives,
+whether it is there. The one home of these rules; `Paper.files` holds the records
+(see ATTACHED FILES in paper.py)."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import unicodedata
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+FILES_FOLDER = "files"
+"""The folder, inside the library folder, that holds the copied files (one folder per paper)."""
+PDF_MAGIC = b"%PDF-"
+"""How a PDF starts (a PDF may have up to 1024 bytes of junk before it: `looks_like_pdf`)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Attachment:
+    """One file of a paper, as recorded in `Paper.files`."""
+
+    path: str
+    sha256: str = ""
+    size: int = 0
+    pages: int = 0
+    label: str = ""
+    added: str = ""
+    linked: bool = False
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> Attachment:
+        """The attachment of one `Paper.files` entry (missing or mistyped values at their default)."""
+
+        def get(name: str, kind: type, default: Any) -> Any:
+            value = d.get(name, default)
+            return value if type(value) is kind else default
+
+        return cls(
+            path=get("path", str, ""),
+            sha256=get("sha256", str, ""),
+            size=get("size", int, 0),
+            pages=get("pages", int, 0),
+            label=get("label", str, ""),
+            added=get("added", str, ""),
+            linked=get("linked", bool, False),
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON form kept in `Paper.files` (defaults left out, like a paper's fields)."""
+        out: dict[str, Any] = {"path": self.path, "sha256": self.sha256, "size": self.size}
+        if self.pages:
+            out["pages"] = self.pages
+        if self.label:
+            out["label"] = self.label
+        if self.added:
+            out["added"] = self.added
+        if self.linked:
+            out["linked"] = True
+        return out
+
+    @property
+    def name(self) -> str:
+        """The file's name, as shown."""
+        return PurePosixPath(self.path.replace("\\", "/")).name if not self.linked else Path(self.path).name
+
+    def location(self, library_folder: Path | str) -> Path:
+        """Where the file is on this machine: a copied file inside the library folder, a linked one where it was."""
+        if self.linked:
+            return Path(self.path)
+        return Path(library_folder).joinpath(*PurePosixPath(self.path).parts)
+
+    def is_pdf(self) -> bool:
+        """Whether its name says PDF."""
+        return self.path.lower().endswith(".pdf")
+
+
+def attachments(files: list[dict[str, Any]]) -> list[Attachment]:
+    """The attachments of a paper's `files`."""
+    return [Attachment.from_dict(f) for f in files if isinstance(f, Mapping)]
+
+
+def file_sha256(path: Path | str, chunk: int = 1 << 20) -> str:
+    """The SHA-256 of a file's content, read in chunks (a 500 MB file never held whole)."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(chunk), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def looks_like_pdf(head: bytes) -> bool:
+    """Whether the first bytes of a file are a PDF's (its header within the first 1024 bytes)."""
+    return PDF_MAGIC in head[:1024]
+
+
+_UNSAFE = re.compile(r'[\x00-\x1f\x7f/\\:*?"<>|]+')
+
+
+def safe_name(name: str, fallback: str = "file") -> str:
+    """A file or folder name that every system and sync tool takes: no separators or
+    characters Windows refuses, no leading dot, at most 120 characters (its extension kept)."""
+    name = unicodedata.normalize("NFC", name)
+    name = _UNSAFE.sub("_", name).strip(" .")
+    if not name:
+        return fallback
+    if len(name) > 120:
+        stem, dot, ext = name.rpartition(".")
+        name = (stem[: 120 - len(ext) - 1] + "." + ext) if dot and len(ext) <= 10 else name[:120]
+    return name
+
+
+def paper_folder(citekey: str, paper_id: str) -> str:
+    """The folder, relative to the library folder, that holds a paper's copied files."""
+    return f"{FILES_FOLDER}/{safe_name(citekey or paper_id, paper_id)}"
