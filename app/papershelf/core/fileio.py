@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import hashlib
 import os
 import re
 import shutil
@@ -427,6 +428,41 @@ def write_bytes_atomically(path: Path, data: bytes) -> None:
             remove_quietly(tmp)
         raise
     fsync_dir(path.parent)
+
+
+def write_stream_atomically(path: Path, chunks: Iterable[bytes]) -> tuple[int, str]:
+    """Replace `path` by a file holding the bytes of `chunks`, all or nothing, durably (as
+    `write_bytes_atomically`, for a file too large to hold: a PDF copied or downloaded). Returns
+    its size and SHA-256. An exception from `chunks` (a cancel, a cap) leaves no file behind."""
+    path = Path(path)
+    digest, size = hashlib.sha256(), 0
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}{TEMP_MARK}", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            fd = -1
+            for chunk in chunks:
+                f.write(chunk)
+                digest.update(chunk)
+                size += len(chunk)
+            f.flush()
+            os.fsync(f.fileno())
+        os.chmod(tmp, 0o666 & ~current_umask())
+        os.replace(tmp, path)
+        tmp = ""
+    except BaseException:
+        if fd >= 0:
+            os.close(fd)
+        if tmp:
+            remove_quietly(tmp)
+        raise
+    fsync_dir(path.parent)
+    return size, digest.hexdigest()
+
+
+def file_chunks(path: Path | str, chunk: int = 1 << 20) -> Iterator[bytes]:
+    """A file's bytes, a chunk at a time."""
+    with open(path, "rb") as f:
+        yield from iter(lambda: f.read(chunk), b"")
 
 
 # ---- locks ---------------------------------------------------------------

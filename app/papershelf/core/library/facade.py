@@ -24,7 +24,20 @@ from ..paper import RATING_MAX, RATING_MIN, Paper, Status, normalize_tag, status
 from ..query import Answer, Query
 from ..store import Op, Store, now_iso
 from ..text import clean_text
-from . import applying, discovering, editing, exporting, history, importing, local, merging, restoring, syncing, tagging
+from . import (
+    applying,
+    attaching,
+    discovering,
+    editing,
+    exporting,
+    history,
+    importing,
+    local,
+    merging,
+    restoring,
+    syncing,
+    tagging,
+)
 from . import lists as reading_lists
 from . import saved as saving  # saved searches: a JSON file beside the store
 from .checks import closest, common_prefix, id_list, new_tags, new_text, status_arg, tag_list, text_arg
@@ -359,6 +372,23 @@ class Library:
         """A title the user typed; an empty one goes back to the record's title, or the derived one."""
         title = " ".join(new_text(clean_text(text_arg(title, "a title")), "the title", MAX_TITLE_CHARS).split())
         return self._set_many([paper_id], lambda p: exporting.title_change(p, title))
+
+    # ---- a paper's files (attaching.py) ---------------------------------------
+    def attach_files(
+        self, paper_id: str, paths: Iterable[Path | str], link: bool = False, label: str = ""
+    ) -> attaching.Attached:
+        """Attach files to a paper: copied into the library folder (files/<key>/), or with
+        `link` left where they are; a file whose content the paper has already is not added
+        twice. A file that cannot be read is named in the answer, never an exception."""
+        return attaching.attach_files(self, paper_id, paths, link, label)
+
+    def paper_files(self, paper_id: str) -> list[tuple[Any, Path, bool]]:
+        """A paper's files (`Attachment`), each with where it is here and whether it is there."""
+        return attaching.paper_files(self, paper_id)
+
+    def mark_opened(self, paper_id: str) -> None:
+        """One of the paper's files was opened now (feeds the read dates and the statistics)."""
+        attaching.mark_opened(self, paper_id)
 
     def delete_papers(self, ids: Iterable[str]) -> int:
         """Remove papers (and their places on reading lists); returns how many."""

@@ -463,11 +463,22 @@ def _fields_label(fields: Mapping[str, Mapping[str, list[Any]]], them: Any) -> s
         values = {f["rating"][1] for f in fields.values()}
         value = values.pop() if len(values) == 1 else "?"
         return f"Clear the rating of {them(ids)}" if value is None else f"Rate {them(ids)} {value} stars"
+    if names == {"files"}:
+        return _files_label(fields, them(ids))
     words = {"notes": "the notes", "title": "the title", "citekey": "the citation key"}
     main = [n for n in ("notes", "title", "citekey") if n in names]
     if main:
         return f"Edit {words[main[0]]} of {them(ids)}"
     return f"Edit {them(ids)}"
+
+
+def _files_label(fields: Mapping[str, Mapping[str, list[Any]]], them: str) -> str:
+    counts = [len(f["files"][1]) - len(f["files"][0]) for f in fields.values()]
+    if all(c > 0 for c in counts):
+        return f"Attach {sum(counts)} file(s) to {them}"
+    if all(c < 0 for c in counts):
+        return f"Remove {-sum(counts)} file(s) from {them}"
+    return f"Change the files of {them}"
 
 
 def _quoted(tags: set[str]) -> str:

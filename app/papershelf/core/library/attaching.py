@@ -1,0 +1,151 @@
+"""A paper's files: attached (copied into the library folder, or linked where they are),
+found on this machine, opened. The rules of the records are in core/attachments.py."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ..attachments import Attachment, attachments, file_sha256, looks_like_pdf, paper_folder, safe_name
+from ..errors import InvalidValueError, ReadOnlyLibraryError
+from ..fileio import file_chunks, remove_quietly, write_stream_atomically
+from ..pdf import PdfProblem, pdf_info
+from ..store import now_iso
+
+if TYPE_CHECKING:
+    from .facade import Library
+
+
+@dataclass(slots=True)
+class Attached:
+    """What attaching files to a paper did: the files added, the ones the paper had already
+    (same content), and the ones that could not be attached, in words."""
+
+    paper_id: str
+    added: list[Attachment] = field(default_factory=list)
+    already: list[str] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+
+def location(lib: Library, item: Attachment) -> Path:
+    """Where an attached file is on this machine."""
+    return item.location(lib.folder)
+
+
+def _check_writable(lib: Library, what: str) -> None:
+    if lib.readonly:
+        raise ReadOnlyLibraryError(f"The library in {lib.folder} was opened read-only; {what}", lib.folder)
+
+
+def _free_target(folder: Path, name: str, sha256: str) -> tuple[Path, bool]:
+    """Where a copy named `name` goes in `folder`: the name itself, or "name (2).pdf"… when
+    another file has it; (path, True) when a file of the same content is there already."""
+    stem, dot, ext = name.rpartition(".")
+    if not dot:
+        stem, ext = name, ""
+    n = 1
+    while True:
+        candidate = folder / (name if n == 1 else f"{stem} ({n}){dot}{ext}")
+        if not candidate.exists():
+            return candidate, False
+        if candidate.is_file() and file_sha256(candidate) == sha256:
+            return candidate, True
+        n += 1
+
+
+def _pages(path: Path) -> tuple[int, str]:
+    """A PDF's page count, or 0 and the problem in words."""
+    try:
+        with open(path, "rb") as f:
+            if not looks_like_pdf(f.read(1024)):
+                return 0, ""
+        return pdf_info(path).pages, ""
+    except PdfProblem as exc:
+        return 0, str(exc)
+    except OSError as exc:
+        return 0, f"{path}: {exc.strerror or exc}"
+
+
+def _attach_one(
+    lib: Library, paper_id: str, source: Path, link: bool, label: str, out: Attached, known: set[str]
+) -> None:
+    if not source.is_file():
+        out.problems.append(f"{source}: no such file" if not source.exists() else f"{source} is not a file")
+        return
+    sha = file_sha256(source)
+    if sha in known:
+        out.already.append(str(source))
+        return
+    pages, problem = _pages(source)
+    if problem:
+        out.notes.append(problem)
+    if link:
+        item = Attachment(str(source.resolve()), sha, source.stat().st_size, pages, label, now_iso(), True)
+    else:
+        paper = lib.get(paper_id)
+        rel = paper_folder(paper.citekey, paper.id)
+        folder = lib.folder.joinpath(*rel.split("/"))
+        folder.mkdir(parents=True, exist_ok=True)
+        target, same = _free_target(folder, safe_name(source.name), sha)
+        size = source.stat().st_size
+        if not same:
+            size, sha = write_stream_atomically(target, file_chunks(source))
+        item = Attachment(f"{rel}/{target.name}", sha, size, pages, label, now_iso(), False)
+    known.add(sha)
+    out.added.append(item)
+
+
+def attach_files(
+    lib: Library, paper_id: str, paths: Iterable[Path | str], link: bool = False, label: str = ""
+) -> Attached:
+    """See `Library.attach_files`."""
+    _check_writable(lib, "no file was attached.")
+    paper = lib.get(paper_id)
+    out = Attached(paper.id)
+    known = {a.sha256 for a in attachments(paper.files) if a.sha256}
+    for raw in paths:
+        try:
+            _attach_one(lib, paper.id, Path(os.path.expanduser(str(raw))), link, label, out, known)
+        except OSError as exc:
+            out.problems.append(f"{raw}: {exc.strerror or exc} (it was not attached)")
+    if out.added:
+        new = [*paper.files, *(a.to_dict() for a in out.added)]
+        try:
+            lib._set_many([paper.id], lambda p: {"files": new})
+        except BaseException:
+            for item in out.added:
+                if not item.linked:
+                    remove_quietly(item.location(lib.folder))
+            raise
+    return out
+
+
+def paper_files(lib: Library, paper_id: str) -> list[tuple[Attachment, Path, bool]]:
+    """A paper's files: each with where it is on this machine and whether it is there."""
+    out = []
+    for item in attachments(lib.get(paper_id).files):
+        where = item.location(lib.folder)
+        out.append((item, where, where.is_file()))
+    return out
+
+
+def mark_opened(lib: Library, paper_id: str) -> None:
+    """Record that one of the paper's files was opened now (the reading statistics read it)."""
+    if lib.readonly:
+        return
+    now = now_iso()
+    with lib._history.unrecorded():  # not an action to undo
+        lib._set_many([paper_id], lambda p: {"opened_at": now})
+
+
+def check_index(lib: Library, paper_id: str, index: int) -> Attachment:
+    """The paper's file number `index` (0-based); InvalidValueError naming how many it has."""
+    items = attachments(lib.get(paper_id).files)
+    if not 0 <= index < len(items):
+        have = f"{len(items)} file(s)" if items else "no file"
+        raise InvalidValueError(f"paper {paper_id} has {have}; there is no file number {index + 1}")
+    return items[index]
