@@ -37,6 +37,7 @@ from ..changes import Change
 from ..online.records import SERVICE_NAMES, Cancelled, FoundRecord, OnlineError, Proposal
 from ..query import Answer, Query
 from .applying import FoundApplied
+from .attaching import Attached
 from .devices import devices as library_devices
 from .discovering import Suggestion
 from .facade import Library
@@ -60,6 +61,7 @@ __all__ = [
     "PASTE_LABEL",
     "SERVICE_NAMES",
     "Answer",
+    "Attached",
     "Cancelled",
     "Change",
     "Fetched",

@@ -3,7 +3,8 @@ page. PDFium (pypdfium2) reads them; see docs/DESIGN.md, "PDFs". No Qt, no libra
 
     pdf_info(path)     PdfInfo: pages, title, DOI, arXiv id, or the problem in words
     page_texts(path)   the text of each page (PdfProblem when the file cannot be read)
-    fulltext.py        TextCache: each PDF's text, once per content, on this machine
+    extract_text(path) PdfText: every page's text, or why there is none (never raises for a bad PDF)
+    fulltext.py        PdfText, TextCache: each PDF's text, once per content, on this machine
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from pathlib import Path
 from ..biblio.identifiers import find_identifiers
 from ..errors import PapershelfError
 from ..limits import strip_controls
+from .fulltext import PdfText
 
 
 class PdfProblem(PapershelfError):
@@ -83,3 +85,15 @@ def pdf_info(path: Path | str) -> PdfInfo:
         doi=doi,
         arxiv_id=arxiv,
     )
+
+
+def extract_text(path: Path | str) -> PdfText:
+    """Every page's text, or why there is none (encrypted, damaged, image-only): never raises
+    for a bad PDF (OSError when the file cannot be read at all)."""
+    try:
+        pages = page_texts(path)
+    except PdfProblem as exc:
+        return PdfText([], str(exc))
+    if not any(p.strip() for p in pages):
+        return PdfText(pages, f"{path} has no text to search (scanned pages without OCR?)")
+    return PdfText(pages)
