@@ -18,7 +18,7 @@ from PySide6.QtWidgets import QMenu, QMessageBox
 
 from ..core.paper import Status
 from .import_export import keywords_as_tags, set_keywords_as_tags
-from .keys import PREFERENCES, REDO, keys
+from .keys import OPEN_PDF, PREFERENCES, REDO, keys
 from .online import OnlineActions
 from .paper_model import STATUS_LABELS
 from .record_editor import edit_record
@@ -157,6 +157,15 @@ class WindowActions(QObject):
         self._action(
             edit, self.tr("&Preferences…"), self.preferences, QKeySequence.StandardKey.Preferences, "preferencesAction"
         ).setShortcuts(keys(*PREFERENCES))
+
+        # a paper's files (issue 24; gui/files_panel.py): they act on the current paper, so they are
+        # the Paper menu's, not File's (whose actions all work on the library as a whole)
+        paper_menu = self.paper_menu = w.menuBar().addMenu(self.tr("&Paper"))
+        paper_menu.setObjectName("paperBarMenu")
+        self._action(paper_menu, self.tr("&Open PDF"), w.files.open_pdf, None, "openPdfAction").setShortcuts(
+            keys(*OPEN_PDF)
+        )
+        self._action(paper_menu, self.tr("&Attach Files…"), w.files.choose_and_attach, None, "attachFilesAction")
 
         help_menu = w.menuBar().addMenu(self.tr("&Help"))
         self._action(
