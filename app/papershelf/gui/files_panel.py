@@ -32,7 +32,7 @@ from PySide6.QtCore import (
     Signal,
 )
 from PySide6.QtGui import QDesktopServices, QDropEvent, QKeySequence, QPalette
-from PySide6.QtWidgets import QFileDialog, QLabel, QListView, QStyle, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QFileDialog, QLabel, QListView, QVBoxLayout, QWidget
 
 from ..core.attachments import Attachment
 from ..core.errors import PapershelfError
@@ -169,8 +169,8 @@ class FilesPanel(QWidget):
         self.list.setUniformItemSizes(True)
         self.list.setTextElideMode(Qt.TextElideMode.ElideMiddle)  # the name's start and its details stay
         self.list.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        # Enter, or a double click (a single one where the desktop opens items so)
         self.list.activated.connect(lambda index: self.openRequested.emit(index.row()))
-        self.list.doubleClicked.connect(self._double_clicked)
         self.heading.setBuddy(self.list)
         self.hint = QLabel()
         self.hint.setObjectName("filesHint")
@@ -183,13 +183,6 @@ class FilesPanel(QWidget):
         box.addWidget(self.list)
         box.addWidget(self.hint)
         self.show_paper("")
-
-    def _double_clicked(self, index: QModelIndex) -> None:
-        # `activated` follows the style (a double click on most, a single click on some): a double
-        # click opens whatever the style says, once
-        if not self.style().styleHint(QStyle.StyleHint.SH_ItemView_ActivateItemOnSingleClick):
-            return  # activated has fired for it
-        self.openRequested.emit(index.row())
 
     def show_paper(self, paper_id: str) -> None:
         """Show the files of this paper ("": none or several selected: the panel hides)."""
