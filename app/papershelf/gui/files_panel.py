@@ -358,7 +358,8 @@ class PaperFiles(QObject):
         def work(_progress: Callable[[int, int], None], _cancelled: Callable[[], bool]) -> Attached:
             return lib.attach_files(paper_id, paths)
 
-        def done(result: Attached) -> None:
+        def done(result: object) -> None:
+            assert isinstance(result, Attached)
             self._attached(result, title, before)
             if then is not None:
                 then()

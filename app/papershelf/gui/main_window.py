@@ -64,6 +64,11 @@ class MainWindow(QMainWindow):
     indexReady = Signal()
     importFinished = Signal(list)  # the FileReports of an import
     exportFinished = Signal(object)  # the ExportReport of an export (None: failed or cancelled)
+    # built in _assemble; declared here so that the parts that reach them (the menus) type-check
+    files: PaperFiles
+    menus: WindowActions
+    live: LiveChanges
+    conflicts: ConflictsView
 
     def __init__(self, library: Library, open_index: bool = True, parent: QWidget | None = None) -> None:
         super().__init__(parent)
