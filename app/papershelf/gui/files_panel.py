@@ -16,6 +16,7 @@ for it as they wait for an import, and it is one undoable step (the library's ow
 
 from __future__ import annotations
 
+import datetime as _dt
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -90,15 +91,12 @@ def first_pdf(rows: list[FileRow]) -> FileRow | None:
     return next((r for r in rows if r[0].is_pdf()), rows[0] if rows else None)
 
 
-def opened_text(stamp: str) -> str:
-    """ "Opened 3 Dec" (this year) or "Opened 3 Dec 2025"; "" when never opened."""
+def short_date(stamp: str) -> str:
+    """A stored time's local day: "3 Dec" this year, "3 Dec 2025" another; "" for none."""
     day = local_date(stamp)
     if day is None:
         return ""
-    import datetime as _dt
-
-    shown = f"{day.day} {day.strftime('%b')}" + ("" if day.year == _dt.date.today().year else f" {day.year}")
-    return f"Opened {shown}"
+    return f"{day.day} {day.strftime('%b')}" + ("" if day.year == _dt.date.today().year else f" {day.year}")
 
 
 class FilesModel(QAbstractListModel):
@@ -202,7 +200,8 @@ class FilesPanel(QWidget):
             return
         rows = self.library.paper_files(pid)
         self.model.set_rows(rows)
-        opened = opened_text(self.library.get(pid).opened_at)
+        day = short_date(self.library.get(pid).opened_at)
+        opened = self.tr("Opened %s") % day if day else ""
         missing = sum(1 for _, _, exists in rows if not exists)
         if rows:
             head = self.tr("&Files (%d)") % len(rows)
@@ -381,9 +380,7 @@ class PaperFiles(QObject):
             what = self.tr("Attached %s to ‘%s’") % (self.tr("1 file") if n == 1 else self.tr("%d files") % n, title)
             token = lib.undo_token()
             if token is not None and token is not before:
-                step = DoneStep(lib, what, token)
-                step.said = what  # type: ignore[attr-defined]  # what Undo says it took back
-                self.undo_stack.push(step)
+                self.undo_stack.push(DoneStep(lib, what, token))  # Undo says "Undid: Attached…"
             action = self.undo_action()
             key = action.shortcut().toString(QKeySequence.SequenceFormat.NativeText) if action is not None else ""
             said.append(what + (" — " + self.tr("%s undoes") % key if key else ""))
