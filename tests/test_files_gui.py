@@ -105,6 +105,12 @@ def test_the_viewer_lists_name_size_pages_and_a_missing_file_muted(window, qtbot
     muted = QPalette().brush(QPalette.ColorGroup.Disabled, QPalette.ColorRole.Text).color()
     assert missing.data(Qt.ItemDataRole.ForegroundRole).color() == muted
     assert panel.heading.text().replace("&", "") == "Files (2) · 1 missing"
+    # a file attached by another part of the program (the command line, another device): the list follows
+    notes = tmp_path / "supplement.txt"
+    notes.write_text("tables", encoding="utf-8")
+    lib.attach_files(pid, [notes], label="supplement")
+    qtbot.waitUntil(lambda: panel.list.model().rowCount() == 3)
+    assert rows_shown(win)[2][1] == "6 bytes · supplement"
 
     # another paper without files: a line says how to attach one; several selected: no panel
     pick(win, 1)
