@@ -73,8 +73,14 @@ def _starts_like_pdf(path: Path | str) -> bool:
         return True  # the open's own message says more
 
 
-def _page_text(doc: Any, i: int) -> str:
-    page = doc[i]
+def _page_text(doc: Any, i: int) -> str | None:
+    """Page i's text, None when PDFium cannot load that page (a damaged page tree or content)."""
+    import pypdfium2 as pdfium
+
+    try:
+        page = doc[i]
+    except pdfium.PdfiumError:
+        return None
     try:
         textpage = page.get_textpage()
         try:
@@ -98,8 +104,12 @@ def read_pages(path: Path | str, first: int = 0, last: int | None = None) -> Pag
             notes.append(f"only the first {MAX_PAGES:,} of its {count:,} pages were read")
         texts: list[str] = []
         kept = 0
+        damaged = []
         for i in range(max(first, 0), end):
             text = _page_text(doc, i)
+            if text is None:
+                damaged.append(i + 1)
+                text = ""
             if len(text) > MAX_PAGE_CHARS:
                 text = text[:MAX_PAGE_CHARS]
                 if not any("per page" in n for n in notes):
@@ -110,6 +120,11 @@ def read_pages(path: Path | str, first: int = 0, last: int | None = None) -> Pag
                 break
             kept += len(text)
             texts.append(text)
+        if damaged and len(damaged) == len(texts):
+            raise PdfProblem(f"{path} is damaged: none of its {count:,} pages can be read", path)
+        if damaged:
+            shown = ", ".join(map(str, damaged[:10])) + (" …" if len(damaged) > 10 else "")
+            notes.append(f"{len(damaged):,} damaged page(s) could not be read: {shown}")
         return Pages(texts, "; ".join(notes))
     finally:
         doc.close()
@@ -142,11 +157,15 @@ def _upright(angle: float) -> bool:
 def largest_text(doc: Any, page_index: int = 0) -> str:
     """The text set in the largest type on a page, its lines top first (upright text only: the
     arXiv stamp in the margin is rotated). "" when the page has no text."""
+    import pypdfium2 as pdfium
     import pypdfium2.raw as raw
 
     if len(doc) <= page_index:
         return ""
-    page = doc[page_index]
+    try:
+        page = doc[page_index]
+    except pdfium.PdfiumError:
+        return ""
     textpage = page.get_textpage()
     try:
         tp = textpage.raw
@@ -207,7 +226,7 @@ def read_info(path: Path | str) -> PdfInfo:
     try:
         pages = len(doc)
         meta = doc.get_metadata_dict()
-        texts = [_page_text(doc, i)[:MAX_PAGE_CHARS] for i in range(min(INFO_PAGES, pages))]
+        texts = [(_page_text(doc, i) or "")[:MAX_PAGE_CHARS] for i in range(min(INFO_PAGES, pages))]
         title = re.sub(r"\s+", " ", strip_controls(meta.get("Title", ""))).strip()[:MAX_TITLE_CHARS]
         if not plausible_title(title, path):
             title = largest_text(doc, 0)

@@ -62,6 +62,8 @@ def answer(request: dict[str, Any]) -> dict[str, Any]:
         return {"ok": False, "problem": f"{path} needs more than {mb:,} MB of memory to read; skipped", "fatal": True}
     except OSError as exc:
         return {"ok": False, "problem": f"{path} cannot be read: {exc.strerror or exc}"}
+    except Exception as exc:  # noqa: BLE001 - PDFium's and pypdfium2's failures on a hostile file, in words
+        return {"ok": False, "problem": f"{path} is not a readable PDF (damaged: {exc or type(exc).__name__})"}
 
 
 def main() -> int:
