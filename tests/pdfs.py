@@ -216,9 +216,7 @@ def junk_title_paper(folder: Path, name: str = "junk-title.pdf") -> Path:
 def cited_doi_paper(folder: Path, name: str = "cited-doi.pdf") -> Path:
     """A paper whose own DOI is broken at a line end on page 1 and followed by a full stop, and
     whose references on page 2 cite another paper's DOI."""
-    first = (
-        "\\noindent This article is available as doi:10.5555/jphys.\\\\2024.00417. Please cite it so.\\par\n"
-    )
+    first = "\\noindent This article is available as doi:10.5555/jphys.\\\\2024.00417. Please cite it so.\\par\n"
     return paper_pdf(
         folder,
         name,

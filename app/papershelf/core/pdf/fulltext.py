@@ -72,4 +72,6 @@ class TextCache:
         """Keep a PDF's text (atomically: a killed process leaves the old entry or none)."""
         path = self._path(sha256)
         path.parent.mkdir(parents=True, exist_ok=True)
-        write_bytes_atomically(path, orjson.dumps({"v": CACHE_VERSION, "pages": text.pages, "problem": text.problem, "note": text.note}))
+        write_bytes_atomically(
+            path, orjson.dumps({"v": CACHE_VERSION, "pages": text.pages, "problem": text.problem, "note": text.note})
+        )

@@ -44,8 +44,12 @@ class Cancelled(Exception):
 
 
 def _pump(stream: IO[bytes], lines: queue.Queue[bytes | None]) -> None:
-    for line in stream:
-        lines.put(line)
+    """Hand the worker's answers over one line at a time (a thread: a wait can then time out)."""
+    try:
+        for line in stream:
+            lines.put(line)
+    except (OSError, ValueError):  # the pipe was closed under us: the worker was killed
+        pass
     lines.put(None)  # the worker is gone
 
 
@@ -53,11 +57,16 @@ class PdfWorker:
     """One worker process at a time, started on the first request and after a kill or crash."""
 
     def __init__(self, seconds: float | None = None) -> None:
-        self.seconds = timeout() if seconds is None else seconds
+        self._seconds = seconds
         self._proc: subprocess.Popen[bytes] | None = None
         self._lines: queue.Queue[bytes | None] = queue.Queue()
         self._lock = threading.Lock()
         self.starts = 0  # how many processes were started (the benchmark reports it)
+
+    @property
+    def seconds(self) -> float:
+        """Seconds one file may take: as given, else TIMEOUT_ENV's (read at each file)."""
+        return timeout() if self._seconds is None else self._seconds
 
     def _start(self) -> subprocess.Popen[bytes]:
         env = dict(os.environ)
@@ -88,11 +97,14 @@ class PdfWorker:
             proc.stdin.close()
             proc.wait(timeout=1)
         except (OSError, subprocess.TimeoutExpired):
-            self._kill(proc)
+            pass
+        self._kill(proc)
 
     @staticmethod
     def _kill(proc: subprocess.Popen[bytes]) -> None:
-        proc.kill()
+        """Stop the process if it still runs, reap it and close its pipes."""
+        if proc.poll() is None:
+            proc.kill()
         proc.wait()
         for stream in (proc.stdin, proc.stdout):
             if stream is not None:
@@ -108,7 +120,12 @@ class PdfWorker:
         self.close()
 
     def request(
-        self, op: str, path: Path | str, first: int = 0, last: int | None = None, cancelled: Callable[[], bool] | None = None
+        self,
+        op: str,
+        path: Path | str,
+        first: int = 0,
+        last: int | None = None,
+        cancelled: Callable[[], bool] | None = None,
     ) -> dict[str, Any]:
         """The worker's answer about `path`: {"ok": True, …} or {"ok": False, "problem": words}
         when the file could not be read, took too long or crashed the worker. Cancelled when
@@ -128,14 +145,17 @@ class PdfWorker:
                 proc.stdin.flush()
             return self._wait(proc, path, cancelled)
 
-    def _wait(self, proc: subprocess.Popen[bytes], path: Path | str, cancelled: Callable[[], bool] | None) -> dict[str, Any]:
-        deadline = time.monotonic() + self.seconds
+    def _wait(
+        self, proc: subprocess.Popen[bytes], path: Path | str, cancelled: Callable[[], bool] | None
+    ) -> dict[str, Any]:
+        seconds = self.seconds
+        deadline = time.monotonic() + seconds
         while True:
             left = deadline - time.monotonic()
             if left <= 0:
                 self._kill(proc)
                 self._proc = None
-                return {"ok": False, "problem": f"{path} took longer than {self.seconds:g} s to read; skipped"}
+                return {"ok": False, "problem": f"{path} took longer than {seconds:g} s to read; skipped"}
             if cancelled is not None and cancelled():
                 self._kill(proc)
                 self._proc = None
@@ -145,7 +165,8 @@ class PdfWorker:
             except queue.Empty:
                 continue
             if line is None:
-                code = proc.wait()
+                self._kill(proc)
+                code = proc.returncode
                 self._proc = None
                 return {"ok": False, "problem": _crash_words(path, code)}
             reply: dict[str, Any] = orjson.loads(line)

@@ -14,8 +14,8 @@ kills it when a file takes longer than its timeout and starts another for the ne
 from __future__ import annotations
 
 import os
-from dataclasses import asdict
 import sys
+from dataclasses import asdict
 from typing import Any
 
 import orjson
@@ -38,7 +38,7 @@ def limit_memory(cap: int) -> None:
         import resource
     except ImportError:  # not on Windows: the timeout still applies
         return
-    soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+    _soft, hard = resource.getrlimit(resource.RLIMIT_AS)
     if hard != resource.RLIM_INFINITY:
         cap = min(cap, hard)
     resource.setrlimit(resource.RLIMIT_AS, (cap, hard))
@@ -62,7 +62,7 @@ def answer(request: dict[str, Any]) -> dict[str, Any]:
         return {"ok": False, "problem": f"{path} needs more than {mb:,} MB of memory to read; skipped", "fatal": True}
     except OSError as exc:
         return {"ok": False, "problem": f"{path} cannot be read: {exc.strerror or exc}"}
-    except Exception as exc:  # noqa: BLE001 - PDFium's and pypdfium2's failures on a hostile file, in words
+    except Exception as exc:
         return {"ok": False, "problem": f"{path} is not a readable PDF (damaged: {exc or type(exc).__name__})"}
 
 
