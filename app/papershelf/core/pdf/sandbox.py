@@ -64,6 +64,11 @@ class PdfWorker:
         self.starts = 0  # how many processes were started (the benchmark reports it)
 
     @property
+    def pid(self) -> int | None:
+        """The running worker's process id (None when none runs)."""
+        return self._proc.pid if self._proc is not None and self._proc.poll() is None else None
+
+    @property
     def seconds(self) -> float:
         """Seconds one file may take: as given, else TIMEOUT_ENV's (read at each file)."""
         return timeout() if self._seconds is None else self._seconds
