@@ -191,13 +191,13 @@ def _raw_pdf(pages: list[bytes]) -> bytes:
     return bytes(out)
 
 
-def text_bomb_pdf(folder: Path, name: str = "bomb.pdf", chars: int = 3_000_000) -> Path:
-    """A hostile PDF: a file of a few kilobytes whose one page holds `chars` characters once its
-    content is inflated (the reader's memory and time grow with them)."""
+def text_bomb_pdf(folder: Path, name: str = "bomb.pdf", chars: int = 3_000_000, pages: int = 1) -> Path:
+    """A hostile PDF: a file of a few kilobytes each of whose `pages` holds `chars` characters
+    once its content is inflated (the reader's memory and time grow with them)."""
     line = b"(" + b"A" * 1000 + b") Tj 0 -1 Td\n"
     content = b"BT /F1 1 Tf 10 780 Td\n" + line * (chars // 1000) + b"ET\n"
     out = folder / name
-    out.write_bytes(_raw_pdf([content]))
+    out.write_bytes(_raw_pdf([content] * pages))
     return out
 
 

@@ -9,6 +9,10 @@ by pypdf and pikepdf."""
 from __future__ import annotations
 
 import shutil
+import subprocess
+import sys
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -133,9 +137,12 @@ def test_a_missing_file_is_a_problem_not_a_crash(tmp_path: Path) -> None:
     assert text.pages == [] and str(tmp_path / "gone.pdf") in text.problem
 
 
-def test_long_pdfs_read_whole_page_by_page(tmp_path: Path) -> None:
-    for pages in (300, 500):
-        text = extract_text(long_pdf(tmp_path, pages=pages, name=f"long{pages}.pdf"))
+def test_long_pdfs_read_whole_page_by_page_in_little_memory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PAPERSHELF_PDF_MEMORY", str(128 << 20))  # an eighth of the usual cap
+    files = {pages: long_pdf(tmp_path, pages=pages, name=f"long{pages}.pdf") for pages in (300, 500)}
+    texts = extract_many(files.values())
+    for pages, pdf in files.items():
+        text = texts[pdf]
         assert len(text.pages) == pages and text.problem == "" and text.note == ""
         assert "Page 250 of the long report" in text.pages[249]
         assert text.page_of(text.joined().index(f"Page {pages} of")) == pages
@@ -270,3 +277,39 @@ def test_real_pdf_libreoffice_encrypted() -> None:
 def test_real_pdf_fuzzed_page_is_damaged_in_words() -> None:
     pdf = REAL / "pikepdf-fuzz-378014596.pdf"
     assert extract_text(pdf).problem == f"{pdf} is damaged: none of its 1 pages can be read"
+
+
+def _running(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            return not any(line.startswith("State:") and "Z" in line for line in f)
+    except FileNotFoundError:
+        return False
+
+
+@pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="reads /proc to follow the worker")
+def test_a_worker_busy_in_a_file_ends_when_the_app_is_killed(tmp_path: Path) -> None:
+    # 60 pages of two million characters (50 read before the file cap): PDFium works on it for a
+    # minute or more, and its
+    # answer's broken pipe would end the worker only then
+    bomb = text_bomb_pdf(tmp_path, chars=2_000_000, pages=60)
+    script = (
+        "import sys, threading\n"
+        "from papershelf.core.pdf import PdfWorker\n"
+        "w = PdfWorker(seconds=600)\n"
+        "threading.Thread(target=w.request, args=('text', sys.argv[1])).start()\n"
+        "while w.pid is None: pass\n"
+        "print(w.pid, flush=True)\n"
+        "threading.Event().wait()\n"
+    )
+    app = subprocess.Popen([sys.executable, "-c", script, str(bomb)], stdout=subprocess.PIPE, text=True)
+    assert app.stdout is not None
+    worker_pid = int(app.stdout.readline())
+    assert _running(worker_pid)
+    app.kill()
+    app.wait()
+    app.stdout.close()
+    deadline = time.monotonic() + 20
+    while _running(worker_pid) and time.monotonic() < deadline:
+        threading.Event().wait(0.05)
+    assert not _running(worker_pid)

@@ -23,12 +23,13 @@ import orjson
 import papershelf
 
 from .fulltext import PdfText
-from .worker import MEMORY_ENV, memory_cap
+from .worker import MEMORY_ENV, PARENT_ENV, READY, memory_cap
 
 WORKER_MODULE = "papershelf.core.pdf.worker"
 TIMEOUT_ENV = "PAPERSHELF_PDF_TIMEOUT"
 DEFAULT_TIMEOUT = 60.0
 POLL = 0.1  # how often a wait looks at `cancelled`
+START_TIMEOUT = 30.0  # a worker's start (Python, pypdfium2) is not counted in a file's time
 
 
 def timeout() -> float:
@@ -74,10 +75,12 @@ class PdfWorker:
         return timeout() if self._seconds is None else self._seconds
 
     def _start(self) -> subprocess.Popen[bytes]:
+        """A new worker, once it says it is ready (OSError when it does not start)."""
         env = dict(os.environ)
         source_root = str(Path(papershelf.__file__).resolve().parent.parent)
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [source_root, env.get("PYTHONPATH")]))
         env[MEMORY_ENV] = str(memory_cap())
+        env[PARENT_ENV] = str(os.getpid())  # gone before the worker looks: the worker ends at once
         proc = subprocess.Popen(
             [sys.executable, "-m", WORKER_MODULE],
             stdin=subprocess.PIPE,
@@ -88,8 +91,15 @@ class PdfWorker:
         self._lines = queue.Queue()
         assert proc.stdout is not None
         threading.Thread(target=_pump, args=(proc.stdout, self._lines), daemon=True).start()
-        self._proc = proc
         self.starts += 1
+        try:
+            line = self._lines.get(timeout=START_TIMEOUT)
+        except queue.Empty:
+            line = None
+        if line is None or line.strip() != READY:
+            self._kill(proc)
+            raise OSError(f"the PDF reader did not start (exit status {proc.returncode})")
+        self._proc = proc
         return proc
 
     def close(self) -> None:
@@ -135,19 +145,22 @@ class PdfWorker:
         """The worker's answer about `path`: {"ok": True, …} or {"ok": False, "problem": words}
         when the file could not be read, took too long or crashed the worker. Cancelled when
         `cancelled()` turns true meanwhile (the worker is killed: it may be stuck in that file)."""
+        message = orjson.dumps({"op": op, "path": str(path), "first": first, "last": last}) + b"\n"
         with self._lock:
-            proc = self._proc if self._proc is not None and self._proc.poll() is None else self._start()
-            message = orjson.dumps({"op": op, "path": str(path), "first": first, "last": last}) + b"\n"
             try:
-                assert proc.stdin is not None
-                proc.stdin.write(message)
-                proc.stdin.flush()
-            except OSError:  # it died between two files: once more with a new one
-                self._kill(proc)
-                proc = self._start()
-                assert proc.stdin is not None
-                proc.stdin.write(message)
-                proc.stdin.flush()
+                proc = self._proc if self._proc is not None and self._proc.poll() is None else self._start()
+                try:
+                    assert proc.stdin is not None
+                    proc.stdin.write(message)
+                    proc.stdin.flush()
+                except OSError:  # it died between two files: once more with a new one
+                    self._kill(proc)
+                    proc = self._start()
+                    assert proc.stdin is not None
+                    proc.stdin.write(message)
+                    proc.stdin.flush()
+            except OSError as exc:
+                return {"ok": False, "problem": f"{path} was not read: {exc}"}
             return self._wait(proc, path, cancelled)
 
     def _wait(

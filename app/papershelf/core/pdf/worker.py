@@ -7,7 +7,8 @@ loop or crash, and none of that should reach the window or the command line.
 It caps its own address space first (RLIMIT_AS, MEMORY_ENV bytes, 1 GiB by default), then reads
 one request a line on stdin, JSON {"op": "text"|"pages"|"info", "path": …, "first": …, "last": …},
 and answers each with one JSON line on stdout: {"ok": true, …} or {"ok": false, "problem": "…"}.
-It stops at the end of stdin (its parent closed the pipe or is gone). The parent (`sandbox.py`)
+It stops at the end of stdin (its parent closed the pipe), and within a second of its parent's
+death even when stuck in a file. The parent (`sandbox.py`)
 kills it when a file takes longer than its timeout and starts another for the next file.
 """
 
@@ -21,6 +22,8 @@ from typing import Any
 import orjson
 
 MEMORY_ENV = "PAPERSHELF_PDF_MEMORY"
+READY = b'{"ready": true}'
+PARENT_ENV = "PAPERSHELF_PDF_PARENT"  # the parent's pid: the worker ends when it is gone
 DEFAULT_MEMORY = 1 << 30
 
 
@@ -66,10 +69,30 @@ def answer(request: dict[str, Any]) -> dict[str, Any]:
         return {"ok": False, "problem": f"{path} is not a readable PDF (damaged: {exc or type(exc).__name__})"}
 
 
+def _orphan_watch(parent: int) -> None:
+    """End this process when its parent is gone, even while PDFium is busy in a file."""
+    import time
+
+    while os.getppid() == parent:
+        time.sleep(1)
+    os._exit(4)
+
+
 def main() -> int:
-    """Answer requests until stdin ends."""
+    """Answer requests until stdin ends (or the parent is gone)."""
+    import threading
+
     limit_memory(memory_cap())
+    try:
+        parent = int(os.environ.get(PARENT_ENV, "") or os.getppid())
+    except ValueError:
+        parent = os.getppid()
+    threading.Thread(target=_orphan_watch, args=(parent,), daemon=True).start()
+    from . import reading  # noqa: F401 - loaded before the first file's clock starts
+
     out = sys.stdout.buffer
+    out.write(READY + b"\n")
+    out.flush()
     for line in sys.stdin.buffer:
         try:
             request = orjson.loads(line)
