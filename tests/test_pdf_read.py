@@ -39,6 +39,7 @@ from pdfs import (
     junk_title_paper,
     long_pdf,
     not_a_pdf,
+    paper_pdf,
     text_bomb_pdf,
     truncated_pdf,
 )
@@ -73,6 +74,13 @@ def test_the_papers_own_doi_cut_at_a_line_end_wins_over_a_cited_one(tmp_path: Pa
     pdf = cited_doi_paper(tmp_path)
     assert "10.5555/jphys.\n2024.00417." in page_texts(pdf, 0, 1)[0]  # as PDFium gives it: cut, then a full stop
     assert pdf_info(pdf).doi == "10.5555/jphys.2024.00417"
+
+
+def test_a_doi_only_in_the_references_is_not_the_papers(tmp_path: Path) -> None:
+    pdf = paper_pdf(tmp_path, pages=["References\n\n[1] A. Author, Earlier work, doi:10.1000/cited.1999.12."])
+    assert "10.1000/cited.1999.12" in page_texts(pdf)[1]
+    info = pdf_info(pdf)
+    assert (info.title, info.doi) == ("A Rare Study of Things", "")
 
 
 @pytest.mark.parametrize(

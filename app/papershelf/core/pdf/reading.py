@@ -199,21 +199,26 @@ def largest_text(doc: Any, page_index: int = 0) -> str:
         page.close()
 
 
+# where a paper's references start: the DOIs and arXiv ids after it are other papers'
+_REFERENCES = re.compile(r"^\s*(?:\d+\.?\s*)?(?:references|bibliography|literature cited|works cited)\b", re.I | re.M)
 _DOI_AT_LINE_END = re.compile(r"(10\.\d{4,9}/\S*[-./_])[ \t]*\n[ \t]*(?=[\w.-])", re.I)
 
 
 def identifiers(*texts: str) -> tuple[str, str]:
     """The first DOI and the first arXiv id in `texts`, in order (the metadata, page 1, page 2…):
-    a DOI on page 1 wins over one cited in the references. A DOI broken at a line end after a
-    "-", ".", "/" or "_" is joined again."""
+    a DOI on page 1 wins over one cited later, and none is taken from the references (from a
+    "References" heading on). A DOI broken at a line end after a "-", ".", "/" or "_" is joined again."""
     doi = arxiv = ""
     for text in texts:
+        refs = _REFERENCES.search(text)
+        if refs:
+            text = text[: refs.start()]
         for ident in find_identifiers(_DOI_AT_LINE_END.sub(r"\1", text)):
             if ident.kind == "doi" and not doi:
                 doi = ident.value
             elif ident.kind == "arxiv" and not arxiv:
                 arxiv = ident.value
-        if doi and arxiv:
+        if (doi and arxiv) or refs:
             break
     return doi, arxiv
 
