@@ -241,6 +241,14 @@ def test_cancel_stops_inside_a_slow_file_and_keeps_what_was_done(tmp_path: Path)
         assert worker.request("text", good)["ok"]  # a new worker after the kill
 
 
+def test_cancel_while_the_worker_starts_stops_it(tmp_path: Path) -> None:
+    good = doi_paper(tmp_path)
+    looks = iter([False, True])  # the batch's look before the file, then the start's first
+    with PdfWorker() as worker:
+        assert extract_many([good], cancelled=lambda: next(looks, True), worker=worker) == {}
+        assert worker.starts == 1 and worker.pid is None
+
+
 # --- the cache keeps the note ----------------------------------------------------------------
 
 

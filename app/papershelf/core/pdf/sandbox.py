@@ -74,7 +74,7 @@ class PdfWorker:
         """Seconds one file may take: as given, else TIMEOUT_ENV's (read at each file)."""
         return timeout() if self._seconds is None else self._seconds
 
-    def _start(self) -> subprocess.Popen[bytes]:
+    def _start(self, cancelled: Callable[[], bool] | None = None) -> subprocess.Popen[bytes]:
         """A new worker, once it says it is ready (OSError when it does not start)."""
         env = dict(os.environ)
         source_root = str(Path(papershelf.__file__).resolve().parent.parent)
@@ -92,10 +92,16 @@ class PdfWorker:
         assert proc.stdout is not None
         threading.Thread(target=_pump, args=(proc.stdout, self._lines), daemon=True).start()
         self.starts += 1
-        try:
-            line = self._lines.get(timeout=START_TIMEOUT)
-        except queue.Empty:
-            line = None
+        deadline = time.monotonic() + START_TIMEOUT
+        line: bytes | None = b""
+        while line == b"" and time.monotonic() < deadline:
+            if cancelled is not None and cancelled():
+                self._kill(proc)
+                raise Cancelled("while the PDF reader started")
+            try:
+                line = self._lines.get(timeout=POLL)
+            except queue.Empty:
+                pass
         if line is None or line.strip() != READY:
             self._kill(proc)
             raise OSError(f"the PDF reader did not start (exit status {proc.returncode})")
@@ -148,14 +154,14 @@ class PdfWorker:
         message = orjson.dumps({"op": op, "path": str(path), "first": first, "last": last}) + b"\n"
         with self._lock:
             try:
-                proc = self._proc if self._proc is not None and self._proc.poll() is None else self._start()
+                proc = self._proc if self._proc is not None and self._proc.poll() is None else self._start(cancelled)
                 try:
                     assert proc.stdin is not None
                     proc.stdin.write(message)
                     proc.stdin.flush()
                 except OSError:  # it died between two files: once more with a new one
                     self._kill(proc)
-                    proc = self._start()
+                    proc = self._start(cancelled)
                     assert proc.stdin is not None
                     proc.stdin.write(message)
                     proc.stdin.flush()
