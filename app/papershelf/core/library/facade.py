@@ -34,6 +34,7 @@ from . import (
     importing,
     local,
     merging,
+    pdf_import,
     restoring,
     syncing,
     tagging,
@@ -389,6 +390,23 @@ class Library:
     def mark_opened(self, paper_id: str) -> None:
         """One of the paper's files was opened now (feeds the read dates and the statistics)."""
         attaching.mark_opened(self, paper_id)
+
+    def detach_file(self, paper_id: str, index: int) -> Any:
+        """Take file number `index` (0-based, as `paper_files` lists them) off a paper; the
+        `Attachment` taken. The file itself stays on disk (a copy in files/ too) so that Undo
+        ("Remove 1 file(s) from …") brings the attachment back whole."""
+        return attaching.detach_file(self, paper_id, index)
+
+    def import_pdfs(
+        self,
+        paths: Iterable[Path | str],
+        progress: Callable[[int, int, str], None] | None = None,
+        cancelled: Callable[[], bool] | None = None,
+    ) -> pdf_import.PdfImportReport:
+        """Import PDF files and folders (walked for *.pdf) as papers, one per PDF, its file copied
+        and attached: one change (one Undo), a `FileReport` per PDF. A PDF attached already is not
+        added twice; one whose DOI or arXiv id is a paper's is attached to that paper. See pdf_import.py."""
+        return pdf_import.import_pdfs(self, paths, progress, cancelled)
 
     def delete_papers(self, ids: Iterable[str]) -> int:
         """Remove papers (and their places on reading lists); returns how many."""

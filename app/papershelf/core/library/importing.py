@@ -306,6 +306,7 @@ class ImportBatch:
         # new papers whose file's key could not be kept, given a generated key once every file
         # of the batch is read: a generated key must not take a key a later entry or file brings
         self.unkeyed: list[tuple[Paper, FileReport, Problem, str]] = []  # ..., the file's own key
+        self.placed: list[str] = []  # the paper each entry went into (new or the library's), in order
 
     def add(self, parsed: ParsedFile) -> FileReport:
         """Merge one parsed file into the batch; what it would add and merge."""
@@ -478,6 +479,7 @@ class _FileMerge:
         if pid is None:
             self._add_new(cand, fp, source, plain, keyed, ident_hash)
             return
+        self.batch.placed.append(pid)
         self.claimed.add(pid)
         self.identical.setdefault(ident_hash, (cand, fp, pid))
         self._merge(pid, why, cand, source, plain)
@@ -515,6 +517,7 @@ class _FileMerge:
         if keyed:
             batch._keep_key(paper, cand, self.parsed.path, report)
         batch.new[paper.id] = paper
+        batch.placed.append(paper.id)
         self.matcher.add(paper)  # later files of the batch find it
         self.identical[ident_hash] = (cand, fp, paper.id)
         self.claimed.add(paper.id)
