@@ -245,7 +245,9 @@ def import_pdfs(
     if isinstance(paths, (str, Path)):
         raise InvalidValueError(f"import_pdfs takes a list of files and folders, not one path ({str(paths)!r})")
     if lib.readonly:
-        raise ReadOnlyLibraryError(f"The library in {lib.folder} was opened read-only; nothing was imported.", lib.folder)
+        raise ReadOnlyLibraryError(
+            f"The library in {lib.folder} was opened read-only; nothing was imported.", lib.folder
+        )
     files, missing = pdf_files(paths)
     run = _Run(lib)
     out = run.out
