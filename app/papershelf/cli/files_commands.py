@@ -15,12 +15,11 @@ import shlex
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
 
 from .. import paths
 from ..core.attachments import looks_like_pdf
 from ..core.errors import PapershelfError
-from ..core.library import Library, PdfImportReport
+from ..core.library import SERVICE_NAMES, Library, PdfImportReport
 from .commands import open_library, resolve_ids
 from .output import EXIT_FAILED, EXIT_OK, UsageError, plural, print_over
 
@@ -206,44 +205,31 @@ def import_pdf_paths(lib: Library, targets: list[Path]) -> PdfImportReport:
 
 
 def complete_online(args: argparse.Namespace, ids: list[str]) -> int:
-    """`import --online`: look up the new papers that have a DOI or arXiv id and apply the confident
-    findings, as `lookup --apply` does (Library.apply_found). 1 when a look-up failed."""
+    """`import --online`: fetch the record of each new paper's own DOI or arXiv id (as `add` does)
+    and apply it whole (`Library.complete_found`); the library is not held open while the network
+    is asked. 1 when a record could not be fetched."""
     from ..core.library import OnlineSession
     from .records import ENV_MAILTO
 
     with Library.open(paths.data_dir(args.data_dir), readonly=True) as lib:
-        papers = [p for p in (lib.find(pid) for pid in ids) if p is not None and (p.doi or p.arxiv_id)]
-        read_at = lib.records([p.id for p in papers])
-    if not papers:
+        idents = lib.own_identifiers(ids)
+        read_at = lib.records(list(idents))
+    if not idents:
         return EXIT_OK
-    print(f"Looking up {plural(len(papers))} online (by DOI or arXiv id)…")
+    print(f"Fetching the records of {plural(len(idents))} by DOI or arXiv id…")
     with OnlineSession(contact=getattr(args, "mailto", None) or os.environ.get(ENV_MAILTO, "")) as session:
-        try:
-            result = session.look_up(papers)
-        except KeyboardInterrupt:
-            result = session.result
-    if result.stopped:
-        print(f"papershelf: {result.stopped} The records stay as the PDFs gave them.", file=sys.stderr)
-    wanted = [p for p in result.proposals if p.changes and p.automatic]
-    if wanted:
+        fetched = session.fetch(list(idents.values()))
+    by_ident = dict(fetched.found)
+    found = {pid: by_ident[ident] for pid, ident in idents.items() if ident in by_ident}
+    for ident, why in fetched.failed:
+        print(f"papershelf: {ident}: {why} (the paper keeps what its PDF said)", file=sys.stderr)
+    if found:
         with open_library(args, write=True) as lib:
-            done = lib.apply_found(
-                {p.paper_id: {name: new for name, (_old, new) in p.changes.items()} for p in wanted},
-                expect=read_at,
-                found={p.paper_id: p.candidate for p in wanted},
-            )
-        done.settle(wanted)
-    _print_completed(result.proposals)
-    return EXIT_FAILED if any(p.failed for p in result.proposals) else EXIT_OK
-
-
-def _print_completed(proposals: list[Any]) -> None:
-    for p in proposals:
-        if p.applied:
-            print(f"{p.paper_id}: completed: " + ", ".join(sorted(p.changes)))
-        elif p.changes:
-            print(
-                f"{p.paper_id}: a record was found, not applied (not confident): see 'papershelf lookup {p.paper_id}'"
-            )
-        else:
-            print(f"{p.paper_id}: {p.message or 'nothing found'}")
+            done, changed = lib.complete_found(found, expect=read_at)
+        for pid in found:
+            if pid in done.applied:
+                service = by_ident[idents[pid]].service
+                print(f"{pid}: completed from {SERVICE_NAMES.get(service, service)}: " + ", ".join(changed[pid]))
+            else:
+                print(f"{pid}: not completed: {done.note(pid) or 'the record adds nothing'}")
+    return EXIT_FAILED if fetched.failed else EXIT_OK

@@ -408,6 +408,19 @@ class Library:
         added twice; one whose DOI or arXiv id is a paper's is attached to that paper. See pdf_import.py."""
         return pdf_import.import_pdfs(self, paths, progress, cancelled)
 
+    def own_identifiers(self, ids: Iterable[str]) -> dict[str, Any]:
+        """Each paper's own identifier (`Identifier`: its DOI, else its arXiv id), for the papers
+        that have one: what `OnlineSession.fetch` takes to complete them (import --online)."""
+        return pdf_import.identifiers(self, ids)
+
+    def complete_found(
+        self, found: Mapping[str, Any], expect: Mapping[str, Record] | None = None
+    ) -> tuple[applying.FoundApplied, dict[str, list[str]]]:
+        """Apply the records fetched by the papers' own identifiers (a PDF's DOI or arXiv id) whole:
+        every field they give, a title read from the PDF replaced too, by `apply_found`'s rules
+        (`expect`: an edit made meanwhile wins). What was applied, and each paper's fields changed."""
+        return pdf_import.complete_found(self, found, expect)
+
     def delete_papers(self, ids: Iterable[str]) -> int:
         """Remove papers (and their places on reading lists); returns how many."""
         ids = [self.get(pid).id for pid in dict.fromkeys(id_list(ids))]

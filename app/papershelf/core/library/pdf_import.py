@@ -15,7 +15,7 @@ from __future__ import annotations
 import copy
 import os
 import re
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -31,6 +31,10 @@ from .attaching import copy_in
 from .importing import FileReport, ImportBatch
 
 if TYPE_CHECKING:
+    from ..biblio.identifiers import Identifier
+    from ..changes import Record
+    from ..online.records import FoundRecord
+    from .applying import FoundApplied
     from .facade import Library
 
 PDF_FORMAT = "pdf"
@@ -277,3 +281,38 @@ def import_pdfs(
     if progress:
         progress(len(files), len(files), "")
     return out
+
+
+# ---- completing the new papers online (import --online) -----------------------------------------
+
+
+def identifiers(lib: Library, ids: Iterable[str]) -> dict[str, Identifier]:
+    """See `Library.own_identifiers`."""
+    from ..biblio.identifiers import Identifier
+
+    out: dict[str, Identifier] = {}
+    for pid in ids:
+        paper = lib.find(pid)
+        if paper is None:
+            continue
+        if paper.doi:
+            out[paper.id] = Identifier("doi", paper.doi)
+        elif paper.arxiv_id:
+            out[paper.id] = Identifier("arxiv", paper.arxiv_id)
+    return out
+
+
+def complete_found(
+    lib: Library, found: Mapping[str, FoundRecord], expect: Mapping[str, Record] | None = None
+) -> tuple[FoundApplied, dict[str, list[str]]]:
+    """See `Library.complete_found`."""
+    from ..online.lookup import changes_for
+    from .applying import apply_found
+
+    changes: dict[str, dict[str, str]] = {}
+    for pid, rec in found.items():
+        paper = lib.find(pid)
+        if paper is not None:
+            changes[pid] = {name: new for name, (_old, new) in changes_for(paper, rec).items()}
+    done = apply_found(lib, changes, expect=expect, found=dict(found))
+    return done, {pid: sorted(names) for pid, names in changes.items() if pid in done.applied}
