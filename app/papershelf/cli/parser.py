@@ -226,6 +226,11 @@ def build_parser(data_dir: str | None = None) -> argparse.ArgumentParser:
     c.add_argument(
         "--force", action="store_true", help="replace FILE even if Papershelf did not write it or it changed since"
     )
+    c.add_argument(
+        "--files",
+        action="store_true",
+        help="BibTeX: write each paper's attached files as a file field (JabRef's form, absolute paths)",
+    )
 
     sub.add_parser("lists", help="show the reading lists")
 

@@ -57,7 +57,7 @@ def _free_target(folder: Path, name: str, sha256: str) -> tuple[Path, bool]:
         n += 1
 
 
-def _pages(path: Path) -> tuple[int, str]:
+def pdf_pages(path: Path) -> tuple[int, str]:
     """A PDF's page count, or 0 and the problem in words."""
     try:
         with open(path, "rb") as f:
@@ -80,7 +80,7 @@ def _attach_one(
     if sha in known:
         out.already.append(str(source))
         return
-    pages, problem = _pages(source)
+    pages, problem = pdf_pages(source)
     if problem:
         out.notes.append(problem)
     if link:

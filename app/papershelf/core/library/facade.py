@@ -448,12 +448,15 @@ class Library:
     restore_hand_tags = tagging.restore_hand_tags
 
     # ---- export (see exporting.py) ------------------------------------------
-    def export_bibtex(self, ids: Iterable[str], path: Path | str, dialect: str = "bibtex") -> tuple[ExportReport, str]:
+    def export_bibtex(
+        self, ids: Iterable[str], path: Path | str, dialect: str = "bibtex", files: bool = False
+    ) -> tuple[ExportReport, str]:
         """Write these papers to a .bib file (atomically; "-" returns the text
-        without writing) and pin the citation keys they were given.
+        without writing) and pin the citation keys they were given. `files` writes each
+        paper's files as a `file` field (JabRef's form, absolute paths on this machine).
 
         Returns (ExportReport, text); the text only for "-", a file is written piece by piece."""
-        return exporting.export_bibtex(self, ids, path, dialect)
+        return exporting.export_bibtex(self, ids, path, dialect, files)
 
     def citation_keys(self, ids: Iterable[str], pin: bool = True) -> dict[str, str]:
         """paper id → the key an export gives it, in the order given. `pin`

@@ -24,10 +24,11 @@ from ..attachments import Attachment, attachments, file_sha256, looks_like_pdf, 
 from ..errors import InvalidValueError, ReadOnlyLibraryError
 from ..fileio import remove_quietly
 from ..importers.base import Candidate, ParsedFile, Problem
+from ..paper import Paper
 from ..pdf import PdfInfo, PdfProblem, pdf_info
 from ..store import gc_paused
 from ..text import clean_text
-from .attaching import copy_in
+from .attaching import copy_in, linked_record, pdf_pages
 from .importing import FileReport, ImportBatch
 
 if TYPE_CHECKING:
@@ -188,7 +189,7 @@ class _Run:
         if note:
             report.problems.append(Problem(shown, 0, note, note=True))
             self.out.notes.append(note)
-        pid = batch.placed[-1]
+        pid = batch.placed[-1][1]
         if pid in batch.new:
             paper = batch.new[pid]
             if not title:
@@ -207,18 +208,10 @@ class _Run:
     ) -> None:
         """The PDF is a paper already in the library (its DOI or arXiv id, or the duplicates rules):
         its file is attached to that paper, as a change of this import (undone with it)."""
-        batch = self.batch
-        view = batch.views.get(pid)
-        if view is None:
-            stored = self.lib.get(pid)
-            batch.before[pid] = dict(stored.raw())
-            view = batch.views[pid] = copy.copy(stored)
+        view = batch_view(self.batch, pid)
         item: Attachment = copy_in(self.lib, paper_folder(view.citekey, pid), path, sha, info.pages)
         self.copied.append(item.location(self.lib.folder))
-        view.files = [*view.files, item.to_dict()]
-        batch.pending.setdefault(pid, {})["files"] = view.files
-        if not any(pid in r for r in batch.before_reported):
-            report.merged_before[pid] = batch.before[pid]
+        give_file(self.batch, report, pid, item)
         if report.unchanged:
             report.unchanged -= 1
             report.merged += 1
@@ -237,6 +230,65 @@ class _Run:
         for path in self.copied:
             remove_quietly(path)
         self.copied = []
+
+
+def batch_view(batch: ImportBatch, pid: str) -> Paper:
+    """Paper `pid` as the batch will write it (new in it, or the library's with its changes so far)."""
+    if pid in batch.new:
+        return batch.new[pid]
+    view = batch.views.get(pid)
+    if view is None:
+        stored = batch.lib.get(pid)
+        batch.before[pid] = dict(stored.raw())  # values are replaced on change, never mutated
+        view = batch.views[pid] = copy.copy(stored)
+    return view
+
+
+def give_file(batch: ImportBatch, report: FileReport, pid: str, item: Attachment) -> None:
+    """Attach `item` to paper `pid` within the batch: written with it, undone with it (a paper
+    of the library's is restored from `report.merged_before`)."""
+    view = batch_view(batch, pid)
+    view.files = [*view.files, item.to_dict()]
+    if pid in batch.new:
+        return
+    batch.pending.setdefault(pid, {})["files"] = view.files
+    if not any(pid in r for r in batch.before_reported):
+        report.merged_before[pid] = batch.before[pid]
+
+
+def attach_named_files(
+    batch: ImportBatch, report: FileReport, placed: list[tuple[Candidate, str]], folder: Path
+) -> None:
+    """A .bib file's `file` fields (JabRef, Zotero/BBT, Mendeley: importers/filefield.py): each
+    file there, relative to the .bib's `folder`, attached to its entry's paper, linked where it is
+    (the user's JabRef or Zotero folder is their store); the files not found named in the report."""
+    from ..importers.filefield import named_files
+
+    missing: list[str] = []
+    for cand, pid in placed:
+        value = cand.bibfields.get("file", "")
+        if not value:
+            continue
+        have = {a.sha256 for a in attachments(batch_view(batch, pid).files)}
+        for raw, where in named_files(value, folder):
+            try:
+                if not where.is_file():
+                    missing.append(raw)
+                    continue
+                sha = file_sha256(where)
+                if sha in have:
+                    continue
+                pages, _problem = pdf_pages(where)
+                item = linked_record(where, sha, pages)
+            except OSError:
+                missing.append(raw)
+                continue
+            have.add(sha)
+            give_file(batch, report, pid, item)
+    if missing:
+        shown = ", ".join(missing[:10]) + (f" and {len(missing) - 10} more" if len(missing) > 10 else "")
+        said = f"{len(missing)} file(s) named in the .bib were not found: {shown}"
+        report.problems.append(Problem(report.path, 0, said, note=True))
 
 
 def import_pdfs(
