@@ -321,8 +321,8 @@ def import_pdfs(
                     progress(n, len(files), str(path))
                 try:
                     run.one(path)
-                except OSError as exc:  # the library's files/ folder could not take the copy
-                    run._skip(str(path), f"{path}: it could not be copied into the library ({exc.strerror or exc})")
+                except OSError as exc:  # read while importing, or the library's files/ folder refused the copy
+                    run._skip(str(path), f"{path}: {exc.strerror or exc}; it was not imported")
             if cancelled and cancelled():
                 run.forget()
                 return PdfImportReport(cancelled=True, found=len(files))
