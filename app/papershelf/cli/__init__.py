@@ -14,6 +14,7 @@ whether a start opens the window or runs a command here. Run on its own,
     search_commands.py  search, reindex and export (whose --query searches)
     discover.py         suggest: papers for a tag or a list (core/discovery.py's model)
     duplicates.py       possible duplicates: list, merge, keep apart
+    files_commands.py   a paper's files: attach, detach, files, open; PDFs and folders for import
     records.py          completing records: set (edit fields), add (by identifier), lookup (online)
     sync_commands.py    searches (the saved searches), devices (who writes into a synced library)
     output.py           exit codes, errors as one line, tables, JSON; control characters escaped
@@ -49,6 +50,7 @@ from .commands import (
 from .conflicts import cmd_conflicts
 from .discover import cmd_suggest
 from .duplicates import cmd_duplicates
+from .files_commands import cmd_attach, cmd_detach, cmd_files, cmd_open
 from .output import (
     EXIT_FAILED,
     EXIT_INTERRUPTED,
@@ -113,6 +115,11 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "redo": cmd_redo,
     "searches": cmd_searches,
     "devices": cmd_devices,
+    # a paper's files
+    "attach": cmd_attach,
+    "detach": cmd_detach,
+    "files": cmd_files,
+    "open": cmd_open,
 }
 
 

@@ -53,10 +53,17 @@ def cmd_import(args: argparse.Namespace) -> int:
     if not files and not paste:
         raise UsageError("name at least one FILE to import (or --samples, or - for standard input)")
     as_listing = args.as_format == "listing"
+    from .files_commands import complete_online, import_pdf_paths, is_pdf_target  # PDFs and folders: one paper each
+
+    pdfs = [f for f in files if is_pdf_target(f)]
+    files = [f for f in files if f not in pdfs]
+    pdf_report = None
     with open_library(args, write=True) as lib:
         reports = []
         if paste:
             reports.append(import_paste(lib, sys.stdin.buffer.read(), as_listing, args.keywords_as_tags))
+        if pdfs:
+            pdf_report = import_pdf_paths(lib, pdfs)
         reports += lib.import_files(files, as_listing=as_listing, keywords_as_tags=args.keywords_as_tags)
         for report in reports:
             print(report.summary())
@@ -69,7 +76,10 @@ def cmd_import(args: argparse.Namespace) -> int:
                     f"  it would add {plural(len(report.unconfirmed))}, the first: " + "; ".join(report.unconfirmed[:3])
                 )
         print(f"The library now holds {plural(len(lib))}.")
-    return EXIT_FAILED if any(not r.ok for r in reports) else EXIT_OK
+    failed = any(not r.ok for r in reports) or (pdf_report is not None and not pdf_report.ok)
+    if pdf_report is not None and args.online and pdf_report.added:
+        failed = complete_online(args, pdf_report.added) != EXIT_OK or failed
+    return EXIT_FAILED if failed else EXIT_OK
 
 
 def import_paste(lib: Library, data: bytes, as_listing: bool, keywords_as_tags: bool = False) -> FileReport:
@@ -120,6 +130,9 @@ def cmd_show(args: argparse.Namespace) -> int:
             write_json(paper_json(paper, lists))
         else:
             print_paper(paper, lists, parent=lambda key: find_by_key(lib.papers(), key))
+            from .files_commands import print_files
+
+            print_files(lib, paper.id, heading=True)
     return EXIT_OK
 
 

@@ -41,6 +41,11 @@ COMMAND_NAMES = (
     "redo",
     "searches",
     "devices",
+    # a paper's files (files_commands.py)
+    "attach",
+    "detach",
+    "files",
+    "open",
 )
 
 
@@ -72,8 +77,15 @@ def build_parser(data_dir: str | None = None) -> argparse.ArgumentParser:
     )
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
 
-    c = sub.add_parser("import", help="import paper listings (paper-search or Daily Papers text)")
-    c.add_argument("files", nargs="*", metavar="FILE", help="'-' reads a pasted listing from standard input")
+    c = sub.add_parser(
+        "import", help="import paper listings, .bib/.ris files, or PDFs and folders of PDFs (a paper each)"
+    )
+    c.add_argument(
+        "files",
+        nargs="*",
+        metavar="FILE",
+        help="a file, a PDF or a folder of PDFs; '-' reads a pasted listing from standard input",
+    )
     c.add_argument("--samples", action="store_true", help="import the sample listings shipped with Papershelf")
     c.add_argument(
         "--as",
@@ -87,6 +99,12 @@ def build_parser(data_dir: str | None = None) -> argparse.ArgumentParser:
         help="also tag the new papers with their records' keywords (a record's keywords are always "
         "kept and searchable as keyword:)",
     )
+    c.add_argument(
+        "--online",
+        action="store_true",
+        help="for PDFs: complete the new papers that have a DOI or arXiv id online (as lookup --apply does)",
+    )
+    c.add_argument("--mailto", metavar="EMAIL", help="with --online: a contact e-mail for Crossref and OpenAlex")
 
     c = sub.add_parser("list", help="list papers")
     c.add_argument("--json", action="store_true", help="print a JSON array")
@@ -208,6 +226,11 @@ def build_parser(data_dir: str | None = None) -> argparse.ArgumentParser:
     c.add_argument(
         "--force", action="store_true", help="replace FILE even if Papershelf did not write it or it changed since"
     )
+    c.add_argument(
+        "--files",
+        action="store_true",
+        help="BibTeX: write each paper's attached files as a file field (JabRef's form, absolute paths)",
+    )
 
     sub.add_parser("lists", help="show the reading lists")
 
@@ -255,7 +278,28 @@ def build_parser(data_dir: str | None = None) -> argparse.ArgumentParser:
     c.add_argument("--mailto", metavar="EMAIL", help=mailto)
     _add_delete(sub)
     _add_sync(sub)
+    _add_files(sub)
     return p
+
+
+def _add_files(sub: argparse._SubParsersAction[_Parser]) -> None:
+    """A paper's files: attach, detach, files, open (cli/files_commands.py)."""
+    c = sub.add_parser("attach", help="attach files (PDFs, supplements, slides) to a paper: copied into the library")
+    c.add_argument("id", metavar="ID")
+    c.add_argument("files", nargs="+", metavar="FILE")
+    c.add_argument("--link", action="store_true", help="link the files where they are instead of copying them")
+    c.add_argument("--label", metavar="TEXT", help="a label for the files, e.g. 'supplement' or 'slides'")
+
+    c = sub.add_parser("detach", help="take file N off a paper (a copied file stays on disk; undo brings it back)")
+    c.add_argument("id", metavar="ID")
+    c.add_argument("number", type=_positive_int, metavar="N", help="the file's number, as 'files ID' shows it")
+
+    c = sub.add_parser("files", help="a paper's files: number, name, size, pages; missing ones said")
+    c.add_argument("id", metavar="ID")
+
+    c = sub.add_parser("open", help="open a paper's file in the system's viewer")
+    c.add_argument("id", metavar="ID")
+    c.add_argument("number", type=_positive_int, nargs="?", default=1, metavar="N", help="which file (default: 1)")
 
 
 def _add_delete(sub: argparse._SubParsersAction[_Parser]) -> None:

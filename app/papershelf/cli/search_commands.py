@@ -174,6 +174,8 @@ def export_format(args: argparse.Namespace) -> str:
 def cmd_export(args: argparse.Namespace) -> int:
     """`export -o FILE`: all papers, or a tag, a list, a status, a search or ids, as BibTeX, BibLaTeX or RIS."""
     fmt = export_format(args)  # a wrong option before the library is touched
+    if fmt == "ris" and args.files:
+        raise UsageError("--files is for BibTeX output (RIS has no file field Papershelf writes)")
     with _library_to_export(args) as lib:
         if args.ids:
             ids = [lib.resolve(ref) for ref in args.ids]
@@ -205,7 +207,7 @@ def cmd_export(args: argparse.Namespace) -> int:
             ris_report, text = lib.export_ris(ids, args.output)
             summary = ris_report.summary()
         else:
-            report, text = lib.export_bibtex(ids, args.output, fmt)
+            report, text = lib.export_bibtex(ids, args.output, fmt, files=args.files)
             summary = report.summary()
         warning = _fragments_warning(lib, ids)
     if args.output == "-":

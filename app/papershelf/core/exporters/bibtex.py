@@ -30,6 +30,7 @@ library keeps the originals.
 
 from __future__ import annotations
 
+import copy
 import re
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -373,8 +374,15 @@ class Rendering:
     (parents of a crossref after their children); `replaced` counts the characters written as
     "?" once it has been iterated."""
 
-    def __init__(self, papers: Iterable[Paper], keys: dict[str, str], dialect: str = "bibtex") -> None:
+    def __init__(
+        self,
+        papers: Iterable[Paper],
+        keys: dict[str, str],
+        dialect: str = "bibtex",
+        files: Mapping[str, str] | None = None,
+    ) -> None:
         self.enc = _Encoder(dialect)
+        self.files = files or {}  # paper id → a `file` field written for it (export --files)
         self.papers = export_order(papers, keys)
         self.records = [p for p in self.papers if p.entrytype]
         # BibTeX knows no xdata: the dialect writes their fields into the entries that name them
@@ -394,7 +402,13 @@ class Rendering:
     def _entry(self, paper: Paper) -> str:
         key = self.keys[paper.id]
         before = self.enc.controls
+        file_value = self.files.get(paper.id)
+        if file_value is not None and "file" in paper.bibfields:  # the paper's files now, not the field it came with
+            paper = copy.copy(paper)
+            paper.bibfields = {k: v for k, v in paper.bibfields.items() if k != "file"}
         text = any_entry(paper, key, self.enc, self.xdata)
+        if file_value is not None:
+            text = with_file_field(text, file_value)
         out = without_controls(text)
         if self.enc.controls != before or (out is not text and out != text):
             self.controls_removed.append(key)
@@ -411,6 +425,16 @@ class Rendering:
             yield without_controls("".join(blocks)) + "\n"
         for n, p in enumerate(self.papers):
             yield ("\n" if n else "") + self._entry(p)
+
+
+def with_file_field(entry_text: str, value: str) -> str:
+    """An entry with a `file = {value}` field added last (JabRef's form, see importers/filefield.py)."""
+    body = entry_text.rstrip()
+    if not body.endswith("}"):
+        return entry_text
+    body = body[:-1].rstrip()
+    sep = "" if body.endswith(",") else ","
+    return f"{body}{sep}\n  file = {{{value}}},\n}}\n"
 
 
 def render(papers: Iterable[Paper], keys: dict[str, str], dialect: str = "bibtex") -> tuple[str, int]:

@@ -43,6 +43,7 @@ from .discovering import Suggestion
 from .facade import Library
 from .importing import PASTE_LABEL, FileReport
 from .merging import Merged, Pair
+from .pdf_import import PdfImportReport
 from .saved import FILTER_KEYS, SavedSearch
 from .searching import IndexState, IndexStatus
 from .syncing import hold_lock_for_edits
@@ -76,6 +77,7 @@ __all__ = [
     "OnlineError",
     "OnlineSession",
     "Pair",
+    "PdfImportReport",
     "Proposal",
     "Query",
     "SavedSearch",

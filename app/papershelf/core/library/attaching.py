@@ -57,7 +57,7 @@ def _free_target(folder: Path, name: str, sha256: str) -> tuple[Path, bool]:
         n += 1
 
 
-def _pages(path: Path) -> tuple[int, str]:
+def pdf_pages(path: Path) -> tuple[int, str]:
     """A PDF's page count, or 0 and the problem in words."""
     try:
         with open(path, "rb") as f:
@@ -80,23 +80,34 @@ def _attach_one(
     if sha in known:
         out.already.append(str(source))
         return
-    pages, problem = _pages(source)
+    pages, problem = pdf_pages(source)
     if problem:
         out.notes.append(problem)
     if link:
-        item = Attachment(str(source.resolve()), sha, source.stat().st_size, pages, label, now_iso(), True)
+        item = linked_record(source, sha, pages, label)
     else:
         paper = lib.get(paper_id)
-        rel = paper_folder(paper.citekey, paper.id)
-        folder = lib.folder.joinpath(*rel.split("/"))
-        folder.mkdir(parents=True, exist_ok=True)
-        target, same = _free_target(folder, safe_name(source.name), sha)
-        size = source.stat().st_size
-        if not same:
-            size, sha = write_stream_atomically(target, file_chunks(source))
-        item = Attachment(f"{rel}/{target.name}", sha, size, pages, label, now_iso(), False)
+        item = copy_in(lib, paper_folder(paper.citekey, paper.id), source, sha, pages, label)
     known.add(sha)
     out.added.append(item)
+
+
+def linked_record(source: Path, sha: str, pages: int, label: str = "") -> Attachment:
+    """The record of a file linked where it is (its absolute path)."""
+    return Attachment(str(source.resolve()), sha, source.stat().st_size, pages, label, now_iso(), True)
+
+
+def copy_in(lib: Library, rel: str, source: Path, sha: str, pages: int, label: str = "") -> Attachment:
+    """Copy `source` (content `sha`) into the library's folder `rel` (files/<key or id>),
+    atomically, under a free name ("x (2).pdf" beside another x.pdf; a file of the same content
+    there already is reused); the record of the copy. OSError when it cannot be written."""
+    folder = lib.folder.joinpath(*rel.split("/"))
+    folder.mkdir(parents=True, exist_ok=True)
+    target, same = _free_target(folder, safe_name(source.name), sha)
+    size = source.stat().st_size
+    if not same:
+        size, sha = write_stream_atomically(target, file_chunks(source))
+    return Attachment(f"{rel}/{target.name}", sha, size, pages, label, now_iso(), False)
 
 
 def attach_files(
@@ -149,3 +160,14 @@ def check_index(lib: Library, paper_id: str, index: int) -> Attachment:
         have = f"{len(items)} file(s)" if items else "no file"
         raise InvalidValueError(f"paper {paper_id} has {have}; there is no file number {index + 1}")
     return items[index]
+
+
+def detach_file(lib: Library, paper_id: str, index: int) -> Attachment:
+    """See `Library.detach_file`: the record goes; the file itself stays on disk (a copied one in
+    the library's files/ folder too), so that Undo brings the attachment back whole."""
+    _check_writable(lib, "no file was removed.")
+    pid = lib.get(paper_id).id
+    item = check_index(lib, pid, index)
+    files = [f for n, f in enumerate(f for f in lib.get(pid).files if isinstance(f, dict)) if n != index]
+    lib._set_many([pid], lambda p: {"files": files})
+    return item

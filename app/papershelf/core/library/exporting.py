@@ -6,6 +6,7 @@ is pinned, so the same paper keeps it in every later export.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -85,7 +86,7 @@ def _check_dialect(dialect: str) -> None:
 
 
 def export_bibtex(
-    lib: Library, ids: Iterable[str], path: Path | str, dialect: str = "bibtex"
+    lib: Library, ids: Iterable[str], path: Path | str, dialect: str = "bibtex", files: bool = False
 ) -> tuple[ExportReport, str]:
     """See `Library.export_bibtex`."""
     from ..citekeys import assign_keys
@@ -97,7 +98,7 @@ def export_bibtex(
     keys = assign_keys(papers.values())
     parents = crossref_parents(papers, keys, ids)
     ids += parents
-    rendering = Rendering([papers[pid] for pid in ids], keys, dialect)
+    rendering = Rendering([papers[pid] for pid in ids], keys, dialect, file_fields(lib, ids) if files else None)
     text = ""
     report = ExportReport(path=str(path), entries=len(ids), added_parents=[keys[pid] for pid in parents])
     if str(path) == "-":
@@ -119,6 +120,20 @@ def export_bibtex(
         else:
             report.new_keys = new_keys
     return report, text
+
+
+def file_fields(lib: Library, ids: Iterable[str]) -> dict[str, str]:
+    """paper id → its `file` field (JabRef's form, absolute paths on this machine), for the papers
+    with files (export --files)."""
+    from ..attachments import attachments
+    from ..importers.filefield import file_field
+
+    out = {}
+    for pid in ids:
+        items = attachments(lib.get(pid).files)
+        if items:
+            out[pid] = file_field((a.label, Path(os.path.abspath(a.location(lib.folder)))) for a in items)
+    return out
 
 
 def crossref_parents(papers: Mapping[str, Paper], keys: Mapping[str, str], ids: Iterable[str]) -> list[str]:

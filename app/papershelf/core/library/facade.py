@@ -34,6 +34,7 @@ from . import (
     importing,
     local,
     merging,
+    pdf_import,
     restoring,
     syncing,
     tagging,
@@ -390,6 +391,36 @@ class Library:
         """One of the paper's files was opened now (feeds the read dates and the statistics)."""
         attaching.mark_opened(self, paper_id)
 
+    def detach_file(self, paper_id: str, index: int) -> Any:
+        """Take file number `index` (0-based, as `paper_files` lists them) off a paper; the
+        `Attachment` taken. The file itself stays on disk (a copy in files/ too) so that Undo
+        ("Remove 1 file(s) from …") brings the attachment back whole."""
+        return attaching.detach_file(self, paper_id, index)
+
+    def import_pdfs(
+        self,
+        paths: Iterable[Path | str],
+        progress: Callable[[int, int, str], None] | None = None,
+        cancelled: Callable[[], bool] | None = None,
+    ) -> pdf_import.PdfImportReport:
+        """Import PDF files and folders (walked for *.pdf) as papers, one per PDF, its file copied
+        and attached: one change (one Undo), a `FileReport` per PDF. A PDF attached already is not
+        added twice; one whose DOI or arXiv id is a paper's is attached to that paper. See pdf_import.py."""
+        return pdf_import.import_pdfs(self, paths, progress, cancelled)
+
+    def own_identifiers(self, ids: Iterable[str]) -> dict[str, Any]:
+        """Each paper's own identifier (`Identifier`: its DOI, else its arXiv id), for the papers
+        that have one: what `OnlineSession.fetch` takes to complete them (import --online)."""
+        return pdf_import.identifiers(self, ids)
+
+    def complete_found(
+        self, found: Mapping[str, Any], expect: Mapping[str, Record] | None = None
+    ) -> tuple[applying.FoundApplied, dict[str, list[str]]]:
+        """Apply the records fetched by the papers' own identifiers (a PDF's DOI or arXiv id) whole:
+        every field they give, a title read from the PDF replaced too, by `apply_found`'s rules
+        (`expect`: an edit made meanwhile wins). What was applied, and each paper's fields changed."""
+        return pdf_import.complete_found(self, found, expect)
+
     def delete_papers(self, ids: Iterable[str]) -> int:
         """Remove papers (and their places on reading lists); returns how many."""
         ids = [self.get(pid).id for pid in dict.fromkeys(id_list(ids))]
@@ -417,12 +448,15 @@ class Library:
     restore_hand_tags = tagging.restore_hand_tags
 
     # ---- export (see exporting.py) ------------------------------------------
-    def export_bibtex(self, ids: Iterable[str], path: Path | str, dialect: str = "bibtex") -> tuple[ExportReport, str]:
+    def export_bibtex(
+        self, ids: Iterable[str], path: Path | str, dialect: str = "bibtex", files: bool = False
+    ) -> tuple[ExportReport, str]:
         """Write these papers to a .bib file (atomically; "-" returns the text
-        without writing) and pin the citation keys they were given.
+        without writing) and pin the citation keys they were given. `files` writes each
+        paper's files as a `file` field (JabRef's form, absolute paths on this machine).
 
         Returns (ExportReport, text); the text only for "-", a file is written piece by piece."""
-        return exporting.export_bibtex(self, ids, path, dialect)
+        return exporting.export_bibtex(self, ids, path, dialect, files)
 
     def citation_keys(self, ids: Iterable[str], pin: bool = True) -> dict[str, str]:
         """paper id → the key an export gives it, in the order given. `pin`

@@ -193,7 +193,12 @@ def import_files(
             except ListingError as exc:
                 reports.append(FileReport(path=clean_text(str(path)), error=str(exc)))
                 continue
+            start = len(batch.placed)
             reports.append(batch.add(parsed))
+            if parsed.format == "bibtex":  # its `file` fields: the files there are attached (linked)
+                from .pdf_import import attach_named_files
+
+                attach_named_files(batch, reports[-1], batch.placed[start:], path.parent)
         if cancelled and cancelled():
             batch.abandon()
             return []
@@ -306,6 +311,8 @@ class ImportBatch:
         # new papers whose file's key could not be kept, given a generated key once every file
         # of the batch is read: a generated key must not take a key a later entry or file brings
         self.unkeyed: list[tuple[Paper, FileReport, Problem, str]] = []  # ..., the file's own key
+        # each entry (as admitted) and the paper it went into (new or the library's), in order
+        self.placed: list[tuple[Candidate, str]] = []
 
     def add(self, parsed: ParsedFile) -> FileReport:
         """Merge one parsed file into the batch; what it would add and merge."""
@@ -478,6 +485,7 @@ class _FileMerge:
         if pid is None:
             self._add_new(cand, fp, source, plain, keyed, ident_hash)
             return
+        self.batch.placed.append((cand, pid))
         self.claimed.add(pid)
         self.identical.setdefault(ident_hash, (cand, fp, pid))
         self._merge(pid, why, cand, source, plain)
@@ -515,6 +523,7 @@ class _FileMerge:
         if keyed:
             batch._keep_key(paper, cand, self.parsed.path, report)
         batch.new[paper.id] = paper
+        batch.placed.append((cand, paper.id))
         self.matcher.add(paper)  # later files of the batch find it
         self.identical[ident_hash] = (cand, fp, paper.id)
         self.claimed.add(paper.id)
