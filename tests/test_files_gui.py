@@ -335,3 +335,44 @@ def test_reading_statistics_count_the_papers_opened_this_week(window, qtbot, mad
     assert drawn(dialog.opened_chart) == weeks
     assert dialog.opened_chart.caption.text().endswith(f"2 of {len(lib)} papers ever opened.")
     dialog.close()
+
+
+def test_a_folder_of_pdfs_dropped_on_the_window_becomes_papers_and_one_undo_takes_them_back(
+    window, qtbot, made, tmp_path
+):
+    """PDFs dropped outside a row are imported as papers (Library.import_pdfs), the file attached,
+    named by the PDF's own title; a non-PDF beside them still goes through the usual import."""
+    win, lib = window, window.library
+    folder = tmp_path / "downloads"
+    (folder / "sub").mkdir(parents=True)
+    shutil.copy(made["arxiv"], folder / "sub" / "sparse.pdf")
+    shutil.copy(made["doi"], folder / "priors.pdf")
+    (folder / "notes.pdf").write_text("<html>not a pdf</html>", "utf-8")
+    before = len(lib)
+    mime = QMimeData()
+    mime.setUrls([QUrl.fromLocalFile(str(folder))])
+    with warnings.catch_warnings():  # PySide flags the only constructor Qt 6 has
+        warnings.simplefilter("ignore", DeprecationWarning)
+        enter = QDragEnterEvent(
+            QPoint(50, 50), Qt.DropAction.CopyAction, mime, Qt.MouseButton.NoButton, Qt.KeyboardModifier.NoModifier
+        )
+    QApplication.sendEvent(win, enter)
+    assert enter.isAccepted()
+    with qtbot.waitSignal(win.importFinished, timeout=60_000) as blocker:
+        drop = QDropEvent(
+            QPointF(50, 50), Qt.DropAction.CopyAction, mime, Qt.MouseButton.NoButton, Qt.KeyboardModifier.NoModifier
+        )
+        QApplication.sendEvent(win, drop)
+    assert sum(r.added for r in blocker.args[0]) == 2
+    assert len(lib) == before + 2
+    titles = {p.title: [Path(f["path"]).name for f in p.files] for p in lib.papers() if p.files}
+    assert titles == {
+        "Priors for Diffusion in Sparse Graphs": ["priors.pdf"],
+        "Scaling Sparse Attention to Long Documents": ["sparse.pdf"],
+    }
+    report = win.findChild(QMessageBox, "importReport")
+    assert report is not None and "notes.pdf" in report.detailedText()  # not a PDF: named, not imported
+    report.close()
+    assert win.undo_stack.undoText().startswith("Import of ")
+    win.undo_stack.undo()
+    assert len(lib) == before and not any(p.files for p in lib.papers())

@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     from .query_state import QueryState
     from .status_line import StatusLine
 
-IMPORTABLE = "Listings and bibliographies (*.txt *.md *.bib *.ris);;All files (*)"
+IMPORTABLE = "Listings, bibliographies and PDFs (*.txt *.md *.bib *.ris *.pdf);;All files (*)"
 EXPORT_FILTERS = {"bibtex": "BibTeX, for bibtex (*.bib)", "biblatex": "BibLaTeX, for biber (*.bib)"}
 # RIS is a format of its own, not a BibTeX dialect: the choice is kept apart ("export/format"),
 # so the preferences' BibTeX dialect stays what the user set
@@ -145,14 +145,23 @@ class ImportExport(QObject):
 
         as_tags = keywords_as_tags()
 
+        # PDFs, and folders (walked for PDFs), become one paper each with the file attached
+        pdfs = [f for f in files if f.is_dir() or f.suffix.lower() == ".pdf"]
+        others = [f for f in files if f not in pdfs]
+
         def work(progress: Callable[[int, int], None], cancelled: Callable[[], bool]) -> list[FileReport]:
-            return lib.import_files(
-                files,
-                progress=lambda n, total, _path: progress(n, total),
-                cancelled=cancelled,
-                as_listing=as_listing,
-                keywords_as_tags=as_tags,
-            )
+            reports: list[FileReport] = []
+            if pdfs:
+                reports += lib.import_pdfs(pdfs, lambda n, total, _path: progress(n, total), cancelled).reports
+            if others and not cancelled():
+                reports += lib.import_files(
+                    others,
+                    progress=lambda n, total, _path: progress(n, total),
+                    cancelled=cancelled,
+                    as_listing=as_listing,
+                    keywords_as_tags=as_tags,
+                )
+            return reports
 
         self.progress.busy(self.tr("Importing…"))
         self.task = run_task(
