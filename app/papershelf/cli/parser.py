@@ -36,6 +36,7 @@ COMMAND_NAMES = (
     "conflicts",
     "add",
     "lookup",
+    "fetch-pdf",
     "delete",
     "undo",
     "redo",
@@ -255,7 +256,24 @@ def build_parser(data_dir: str | None = None) -> argparse.ArgumentParser:
     c.add_argument("--mailto", metavar="EMAIL", help=mailto)
     _add_delete(sub)
     _add_sync(sub)
+    _add_fetch(sub)
     return p
+
+
+def _add_fetch(sub: argparse._SubParsersAction[_Parser]) -> None:
+    """Fetching PDFs (issue 24): the command's own block."""
+    c = sub.add_parser(
+        "fetch-pdf",
+        help="download papers' PDFs (arXiv's, or an open-access PDF their record names) and attach them",
+        description="Download each paper's PDF and attach it: arXiv's PDF for a paper with an arXiv id, else an "
+        "open-access PDF its record names (a pdf field, or a url field or link ending in .pdf). Nothing else is "
+        "guessed. arXiv is asked once every 3 s. A download that is not a PDF (a web page), is over 100 MB, or "
+        "takes over 5 minutes is refused and nothing is kept. Exits with 1 when some could not be fetched.",
+    )
+    c.add_argument("ids", nargs="*", metavar="ID", help="ids or unique id prefixes")
+    c.add_argument(
+        "--all-missing", action="store_true", help="every paper without a PDF attached (papers with one are skipped)"
+    )
 
 
 def _add_delete(sub: argparse._SubParsersAction[_Parser]) -> None:

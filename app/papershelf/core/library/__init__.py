@@ -52,7 +52,7 @@ hold_lock_for_edits(Library)  # edits read and apply under the store's lock (see
 
 if TYPE_CHECKING:
     from ..online.matching import AUTO_CONFIDENCE
-    from ..online.session import Fetched, LookupResult, OnlineSession
+    from ..online.session import Fetched, LookupResult, OnlineSession, PdfFetch, PdfFetches
 
 # what the GUI and the CLI may import (tests/test_code_health.py holds them to this list)
 __all__ = [
@@ -76,6 +76,8 @@ __all__ = [
     "OnlineError",
     "OnlineSession",
     "Pair",
+    "PdfFetch",
+    "PdfFetches",
     "Proposal",
     "Query",
     "SavedSearch",
@@ -86,7 +88,14 @@ __all__ = [
     "watched_paths",
 ]
 
-_ONLINE = {"OnlineSession": "session", "Fetched": "session", "LookupResult": "session", "AUTO_CONFIDENCE": "matching"}
+_ONLINE = {
+    "OnlineSession": "session",
+    "Fetched": "session",
+    "LookupResult": "session",
+    "PdfFetch": "session",
+    "PdfFetches": "session",
+    "AUTO_CONFIDENCE": "matching",
+}
 
 
 def __getattr__(name: str) -> Any:
