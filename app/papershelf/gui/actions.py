@@ -21,6 +21,7 @@ from .import_export import keywords_as_tags, set_keywords_as_tags
 from .keys import PREFERENCES, REDO, keys
 from .online import OnlineActions
 from .paper_model import STATUS_LABELS
+from .pdf_fetch import get_pdfs
 from .record_editor import edit_record
 from .stats import ReadingStatsView
 from .suggest_dialog import choose_and_suggest
@@ -157,6 +158,10 @@ class WindowActions(QObject):
         self._action(
             edit, self.tr("&Preferences…"), self.preferences, QKeySequence.StandardKey.Preferences, "preferencesAction"
         ).setShortcuts(keys(*PREFERENCES))
+
+        paper_menu = w.menuBar().addMenu(self.tr("&Paper"))  # the selected papers' files (issue 24)
+        paper_menu.setObjectName("paperMenuBar")
+        self._action(paper_menu, self.tr("Get &PDF"), lambda: get_pdfs(online), None, "getPdfAction")
 
         help_menu = w.menuBar().addMenu(self.tr("&Help"))
         self._action(
