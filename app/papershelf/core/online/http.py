@@ -17,7 +17,9 @@ never an httpx exception, never a traceback. On the way it
   a byte now and then never resets it) and at a size cap,
 - within `paper()` (one paper's look-up or fetch), keeps the paper's own deadline (PAPER_SECONDS):
   no request and no wait goes past it, and a Retry-After that would is not waited for,
-- says what it waits for (`on_wait`): a rate limit, a Retry-After, a request still unanswered.
+- says what it waits for (`on_wait`): a rate limit, a Retry-After, a request still unanswered,
+- downloads a file (`download`, a paper's PDF, issue 24) with the same turns, retries and cancel:
+  its body streamed to disk under a cap, redirects followed by hand to http(s) only (_stream.py).
 """
 
 from __future__ import annotations
