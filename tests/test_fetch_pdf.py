@@ -8,6 +8,11 @@ failure (no file in the library's files/ folder nor in the download folder), the
 from __future__ import annotations
 
 import json
+import os
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -36,6 +41,7 @@ BIB = """@article{withArxiv,
   title = {A Paper With Nothing To Fetch},
   author = {Poe, Edgar},
   year = {2022},
+  url = {http://127.0.0.1:9/a/landing-page},
 }
 """
 
@@ -202,3 +208,27 @@ def test_a_503_that_keeps_on_fails_in_words(shelf, replay, data_dir):
 def test_the_command_needs_ids_or_all_missing(data_dir):
     res = run_cli("fetch-pdf", data_dir=data_dir)
     assert res.returncode == 2 and "--all-missing" in res.stderr
+
+
+def test_ctrl_c_stops_a_download_cleanly(shelf, replay, data_dir):
+    endless = Reply(b"%PDF-1.5\n", 200, {"Content-Type": "application/pdf"}, trickle=0.05, endless=60)
+    replay.route(f"/arxiv/pdf/{ARXIV_ID}", endless)
+    pid = shelf["ids"]["withArxiv"]
+    cmd = [sys.executable, "-m", "papershelf", "--data-dir", str(data_dir), "fetch-pdf", pid]
+    proc = subprocess.Popen(
+        cmd, env={**os.environ, **shelf["env"]}, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while not replay.requests_to(f"/arxiv/pdf/{ARXIV_ID}") and time.monotonic() < deadline:
+            time.sleep(0.05)  # polling the server's record of requests: the download has begun
+        assert replay.requests_to(f"/arxiv/pdf/{ARXIV_ID}"), "the download never began"
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130 and "Traceback" not in err, err
+    assert "0 PDFs attached" in out
+    assert files_of(data_dir, pid) == []
+    nothing_kept(data_dir, shelf)
