@@ -64,11 +64,13 @@ def paper_pdf(
     metadata_title: bool = True,
     first_page_extra: str = "",
     preamble: str = "",
+    meta_title: str = "",
 ) -> Path:
     """A paper: its title set large on page 1 (and in the PDF's metadata unless
-    `metadata_title` is False), the authors, an optional DOI line, then one page per item of
-    `pages` (plain text)."""
-    meta = f"\\hypersetup{{pdftitle={{{_escape(title)}}},pdfauthor={{{_escape(authors)}}}}}" if metadata_title else ""
+    `metadata_title` is False; `meta_title` there instead when given), the authors, an optional
+    DOI line, then one page per item of `pages` (plain text)."""
+    shown = _escape(meta_title or title)
+    meta = f"\\hypersetup{{pdftitle={{{shown}}},pdfauthor={{{_escape(authors)}}}}}" if metadata_title else ""
     extra = preamble
     preamble = extra + "\n\\usepackage{hyperref}\n" + meta
     if not metadata_title:
@@ -158,3 +160,67 @@ def not_a_pdf(folder: Path, name: str = "page.pdf") -> Path:
     out = folder / name
     out.write_text("<!DOCTYPE html><html><body><h1>403 Forbidden</h1></body></html>", "utf-8")
     return out
+
+
+def _raw_pdf(pages: list[bytes]) -> bytes:
+    """A PDF written by hand: one page per content stream (Flate-compressed), Helvetica text."""
+    import zlib
+
+    n = len(pages)
+    objs = [
+        b"<< /Type /Catalog /Pages 2 0 R >>",
+        b"<< /Type /Pages /Kids [" + b" ".join(b"%d 0 R" % (4 + 2 * i) for i in range(n)) + b"] /Count %d >>" % n,
+        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
+    ]
+    for i, content in enumerate(pages):
+        objs.append(
+            b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 3 0 R >> >> "
+            b"/Contents %d 0 R >>" % (5 + 2 * i)
+        )
+        packed = zlib.compress(content, 9)
+        objs.append(b"<< /Length %d /Filter /FlateDecode >>\nstream\n" % len(packed) + packed + b"\nendstream")
+    out = bytearray(b"%PDF-1.4\n%\xe2\xe3\xcf\xd3\n")
+    offsets = []
+    for k, obj in enumerate(objs, 1):
+        offsets.append(len(out))
+        out += b"%d 0 obj\n" % k + obj + b"\nendobj\n"
+    xref = len(out)
+    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objs) + 1)
+    out += b"".join(b"%010d 00000 n \n" % o for o in offsets)
+    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objs) + 1, xref)
+    return bytes(out)
+
+
+def text_bomb_pdf(folder: Path, name: str = "bomb.pdf", chars: int = 3_000_000, pages: int = 1) -> Path:
+    """A hostile PDF: a file of a few kilobytes each of whose `pages` holds `chars` characters
+    once its content is inflated (the reader's memory and time grow with them)."""
+    line = b"(" + b"A" * 1000 + b") Tj 0 -1 Td\n"
+    content = b"BT /F1 1 Tf 10 780 Td\n" + line * (chars // 1000) + b"ET\n"
+    out = folder / name
+    out.write_bytes(_raw_pdf([content] * pages))
+    return out
+
+
+def junk_title_paper(folder: Path, name: str = "junk-title.pdf") -> Path:
+    """A paper whose metadata title is what a word processor wrote ("Microsoft Word - draft3.docx"):
+    the real title is the largest text on page 1."""
+    return paper_pdf(
+        folder,
+        name,
+        title="Gradient Noise in Shallow Networks",
+        authors="Emmy Noether",
+        meta_title="Microsoft Word - draft3.docx",
+    )
+
+
+def cited_doi_paper(folder: Path, name: str = "cited-doi.pdf") -> Path:
+    """A paper whose own DOI is broken at a line end on page 1 and followed by a full stop, and
+    whose references on page 2 cite another paper's DOI."""
+    first = "\\noindent This article is available as doi:10.5555/jphys.\\\\2024.00417. Please cite it so.\\par\n"
+    return paper_pdf(
+        folder,
+        name,
+        title="Friction in Granular Media",
+        first_page_extra=first,
+        pages=["References: [1] A. Author, Earlier work, doi:10.1000/cited.1999.12."],
+    )

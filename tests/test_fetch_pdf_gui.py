@@ -74,7 +74,7 @@ def test_get_pdf_asks_first_then_attaches_the_pdf_as_one_step(fetching, qtbot, r
     # in the paper list's context menu too, and in the menu bar's Paper menu
     names = [a.objectName() for a in win.paper_menu.build([pid]).actions()]
     assert "getPdfAction" in names
-    paper_bar = win.menuBar().findChild(QMenu, "paperMenuBar")
+    paper_bar = win.menuBar().findChild(QMenu, "paperBarMenu")
     assert paper_bar is not None and "getPdfAction" in [a.objectName() for a in paper_bar.actions()]
     get_pdf(win)
     box = next(

@@ -246,7 +246,19 @@ def test_columns_are_chosen_on_the_header_menu_and_remembered(opened, qtbot):
     menu = win.findChild(QMenu, "columnMenu")
     qtbot.waitUntil(lambda: menu is not None and menu.isVisible())
     labels = {a.text(): a for a in menu.actions() if a.isCheckable()}
-    assert list(labels) == ["Title", "Authors", "Year", "Venue", "Area", "Status", "Rating", "Tags", "Added", "Read on"]
+    assert list(labels) == [
+        "Title",
+        "Authors",
+        "Year",
+        "Venue",
+        "Area",
+        "Status",
+        "Rating",
+        "Tags",
+        "Added",
+        "Read on",
+        "Opened",
+    ]
     assert not labels["Title"].isEnabled()  # the title is always there
     labels["Rating"].trigger()
     labels["Tags"].trigger()

@@ -19,7 +19,7 @@ pytestmark = pytest.mark.gui
 
 # The menus as the window had them before the split (commit 147ffdd), read offscreen; since
 # then the exports also write RIS (their names no longer say BibTeX) and Edit has Possible
-# Duplicates (issue 13), Reading Statistics and Suggest Papers (issue 15).
+# Duplicates (issue 13), Reading Statistics and Suggest Papers (issue 15); Paper (issue 24).
 MENUS = [
     (
         "&File",
@@ -59,6 +59,7 @@ MENUS = [
             "&Preferences…",
         ],
     ),
+    ("&Paper", ["&Open PDF", "&Attach Files…", "Get &PDF"]),
     ("&Help", ["&Keyboard Shortcuts", "&About Papershelf"]),
 ]
 KEYS = {
@@ -74,6 +75,7 @@ KEYS = {
     "deleteAction": "Del",
     "preferencesAction": "Ctrl+,",
     "shortcutsAction": "F1",
+    "openPdfAction": "Ctrl+Shift+O",
     **{f"status{n}Action": f"Alt+{n}" for n in range(1, 6)},
 }
 

@@ -13,7 +13,10 @@ is marked Read and selected. Writes to resources/screenshots/ (or --out):
 
 * main-window.png: the window, light;
 * columns-1366x768.png: the same, sorted by Year (newest first);
-* main-window-dark.png: Preferences ▸ Appearance: Dark, the Read paper still selected.
+* main-window-dark.png: Preferences ▸ Appearance: Dark, the Read paper still selected;
+* viewer-files.png: light again, another paper selected whose Files list shows a PDF copied
+  into the library, a supplement, and a linked PDF moved away since (missing, muted). Its PDFs
+  are made by pdflatex (tests/pdfs.py). `--files` shoots only this one.
 
 Prints what it measured: the screen, the window, each column's width and whether its
 heading and the sidebar's names are shown whole.
@@ -36,6 +39,7 @@ BIB = ROOT / "tests" / "fixtures" / "public" / "bib" / "bibtexparser-random-mend
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", type=Path, default=ROOT / "resources" / "screenshots")
+    parser.add_argument("--files", action="store_true", help="only viewer-files.png")
     args = parser.parse_args()
     if not os.environ.get("DISPLAY"):
         print("No X display: run under xvfb-run -s '-screen 0 1366x768x24'", file=sys.stderr)
@@ -61,6 +65,7 @@ def main() -> int:
         newest = next(p for p in reversed(lib.ids()) if lib.get(p).year)  # at the top of the first list
         lib.set_status([newest], "read")
         lib.add_tags([newest], ["to-cite"])
+        with_files = _attach_files(lib, work, newest)
     qapp = QApplication([sys.argv[0]])
     args.out.mkdir(parents=True, exist_ok=True)
     seen: dict[str, object] = {}
@@ -116,6 +121,9 @@ def main() -> int:
         )
 
     def light(win: MainWindow) -> None:
+        if args.files:
+            files(win)
+            return
         row = win.model.row_of(newest)
         win.paper_list.selectRow(row)
         win.paper_list.setFocus()
@@ -138,11 +146,52 @@ def main() -> int:
 
     def dark(win: MainWindow) -> None:
         shoot("main-window-dark.png")
+        apply_theme("light")
+        QTimer.singleShot(300, lambda: files(win))
+
+    def files(win: MainWindow) -> None:
+        from PySide6.QtWidgets import QAbstractItemView
+
+        view = win.paper_list
+        row = win.model.row_of(with_files)
+        view.selectRow(row)
+        view.scrollTo(view.model().index(row, 0), QAbstractItemView.ScrollHint.PositionAtCenter)
+        QTimer.singleShot(300, lambda: files_shot(win))
+
+    def files_shot(win: MainWindow) -> None:
+        panel = win.files_panel
+        seen["files panel"] = {
+            "heading": panel.heading.text(),
+            "rows": [panel.model.index(r, 0).data() for r in range(panel.model.rowCount())],
+            "size": panel.size().toTuple(),
+        }
+        shoot("viewer-files.png")
         print(json.dumps(seen, indent=1))
         win.close()
 
     QTimer.singleShot(0, first)
     return gui_app.main(data_dir=str(folder))
+
+
+def _attach_files(lib, work: Path, newest: str) -> str:
+    """The paper next to `newest` gets three files: a PDF copied into the library, a
+    supplement, and a linked PDF that is then moved away (missing); one was opened. Its id."""
+    sys.path.insert(0, str(ROOT / "tests"))
+    from pdfs import doi_paper, latex_pdf, paper_pdf
+
+    pdfs = work / "pdfs"
+    pdfs.mkdir()
+    ids = lib.ids()
+    pid = ids[ids.index(newest) - 1]
+    paper = doi_paper(pdfs, name="priors-for-diffusion.pdf")
+    appendix = latex_pdf(pdfs, "supplementary.pdf", "\\newpage ".join(f"Appendix {c}." for c in "ABCDEFG"))
+    slides = paper_pdf(pdfs, "talk-slides.pdf", pages=["Slide two.", "Slide three."])
+    lib.attach_files(pid, [paper])
+    lib.attach_files(pid, [appendix], label="supplement")
+    lib.attach_files(pid, [slides], link=True, label="slides")
+    slides.unlink()  # moved away since it was linked: missing on this machine
+    lib.mark_opened(pid)
+    return pid
 
 
 if __name__ == "__main__":

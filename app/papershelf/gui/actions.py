@@ -18,7 +18,7 @@ from PySide6.QtWidgets import QMenu, QMessageBox
 
 from ..core.paper import Status
 from .import_export import keywords_as_tags, set_keywords_as_tags
-from .keys import PREFERENCES, REDO, keys
+from .keys import OPEN_PDF, PREFERENCES, REDO, keys
 from .online import OnlineActions
 from .paper_model import STATUS_LABELS
 from .pdf_fetch import get_pdfs
@@ -159,9 +159,15 @@ class WindowActions(QObject):
             edit, self.tr("&Preferences…"), self.preferences, QKeySequence.StandardKey.Preferences, "preferencesAction"
         ).setShortcuts(keys(*PREFERENCES))
 
-        paper_menu = w.menuBar().addMenu(self.tr("&Paper"))  # the selected papers' files (issue 24)
-        paper_menu.setObjectName("paperMenuBar")
-        self._action(paper_menu, self.tr("Get &PDF"), lambda: get_pdfs(online), None, "getPdfAction")
+        # a paper's files (issue 24; gui/files_panel.py): they act on the current paper, so they are
+        # the Paper menu's, not File's (whose actions all work on the library as a whole)
+        paper_menu = self.paper_menu = w.menuBar().addMenu(self.tr("&Paper"))
+        paper_menu.setObjectName("paperBarMenu")
+        self._action(paper_menu, self.tr("&Open PDF"), w.files.open_pdf, None, "openPdfAction").setShortcuts(
+            keys(*OPEN_PDF)
+        )
+        self._action(paper_menu, self.tr("&Attach Files…"), w.files.choose_and_attach, None, "attachFilesAction")
+        self._action(paper_menu, self.tr("Get &PDF"), lambda: get_pdfs(online), None, "getPdfAction")  # online
 
         help_menu = w.menuBar().addMenu(self.tr("&Help"))
         self._action(

@@ -179,6 +179,7 @@ SHORTCUTS = [
     ("Ctrl+Z", "Undo"),
     ("Ctrl+Shift+Z or Ctrl+Y", "Redo"),
     ("Ctrl+O", "Import files"),
+    ("Ctrl+Shift+O", "Open the current paper's PDF in the system's viewer"),
     ("Ctrl+Shift+V", "Import a listing from the clipboard"),
     ("Ctrl+E", "Export the selection (BibTeX, BibLaTeX or RIS)"),
     ("Ctrl+Shift+E", "Export the shown papers (BibTeX, BibLaTeX or RIS)"),

@@ -308,6 +308,34 @@ class ImportExport(QObject):
             event.acceptProposedAction()
             self.import_files(files)
 
+    # ---- work that changes the library as an import does (attaching files: files_panel.py) ----
+    def run_like_import(
+        self,
+        work: Callable[[Callable[[int, int], None], Callable[[], bool]], object],
+        text: str,
+        name: str,
+        on_done: Callable[[object], None],
+        on_error: Callable[[BaseException], None],
+    ) -> Task | None:
+        """Run `work` on a worker in the import's slot: edits and Undo wait for it as for an
+        import, the bar shows `text` (no Cancel: it is one step). None if an import runs."""
+        if self.running():
+            self.status.say(self.tr("Wait for the import to finish."), 3000)
+            return None
+
+        def done(result: object) -> None:
+            self._finished()
+            on_done(result)
+
+        def failed(exc: BaseException) -> None:
+            self._finished()
+            on_error(exc)
+
+        self.progress.busy(text, cancellable=False)
+        self.task = run_task(work, parent=self.dialog_parent, name=name, on_done=done, on_error=failed)
+        self.started.emit(True)
+        return self.task
+
     # ---- exporting ---------------------------------------------------------------------
     def export_selection(self) -> None:
         """Export the selected papers."""

@@ -26,3 +26,4 @@ def keys(*wanted: QKeySequence.StandardKey | str) -> list[QKeySequence]:
 
 REDO = (QKeySequence.StandardKey.Redo, "Ctrl+Shift+Z", "Ctrl+Y")
 PREFERENCES = (QKeySequence.StandardKey.Preferences, "Ctrl+,")
+OPEN_PDF = ("Ctrl+Shift+O",)  # Paper ▸ Open PDF: Ctrl+O imports, so the PDF takes Shift

@@ -30,6 +30,7 @@ from .actions import WindowActions
 from .conflicts import ConflictBar, ConflictsView
 from .edits import Edits
 from .events import LibraryEvents
+from .files_panel import FilesPanel, PaperFiles
 from .filters import FilterPanel
 from .import_export import ImportExport
 from .index_controller import IndexController
@@ -63,6 +64,11 @@ class MainWindow(QMainWindow):
     indexReady = Signal()
     importFinished = Signal(list)  # the FileReports of an import
     exportFinished = Signal(object)  # the ExportReport of an export (None: failed or cancelled)
+    # built in _assemble; declared here so that the parts that reach them (the menus) type-check
+    files: PaperFiles
+    menus: WindowActions
+    live: LiveChanges
+    conflicts: ConflictsView
 
     def __init__(self, library: Library, open_index: bool = True, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -129,6 +135,11 @@ class MainWindow(QMainWindow):
         column.setContentsMargins(0, 0, 0, 0)
         column.setSpacing(2)
         column.addWidget(self.conflict_bar)
+        # the paper's files over its abstract (issue 24): what a reader opens first
+        self.files_panel = FilesPanel(self.library)
+        self.abstract_view.paperShown.connect(self.files_panel.show_paper)
+        self.events.changed.connect(self.files_panel.changed)
+        column.addWidget(self.files_panel)
         column.addWidget(viewer_split(self.abstract_view, self.related), 1)
         self.right_split = QSplitter(Qt.Orientation.Vertical)
         self.right_split.setObjectName("rightSplitter")
@@ -155,6 +166,16 @@ class MainWindow(QMainWindow):
         self.indexer.ready.connect(self.indexReady)
         pane.indexDamaged.connect(self.indexer.reopen_if_damaged)
         self._assemble_controllers()
+        self.files = PaperFiles(  # Open PDF, Attach Files…, files dropped on a row
+            self.library,
+            self.files_panel,
+            pane,
+            self.transfers,
+            self.status,
+            self.undo_stack,
+            undo_action=lambda: self.menus.undo_action,
+            parent=self,
+        )
         self.live = LiveChanges(self)
         self.conflicts = ConflictsView(self, self.conflict_bar)
         self.menus = WindowActions(self)

@@ -134,6 +134,7 @@ class PaperMenu(QObject):
         menu.addSeparator()
         self._copy_items(menu, papers)
         menu.addSeparator()
+        self._add_shared(menu, "openPdfAction", "attachFilesAction")  # a paper's files (files_panel.py)
         self._add_shared(menu, "exportSelectionAction", "deleteAction")
         return menu
 

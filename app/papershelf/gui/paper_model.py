@@ -60,6 +60,7 @@ COLUMN_LIST = (
     Column("tags", "Tags", lambda p: ", ".join(p.tags), 12),
     Column("added", "Added", lambda p: added_short(p.added), 11, shown=False),
     Column("read", "Read on", lambda p: added_short(p.read_at) if p.read_at else "", 11, shown=False),
+    Column("opened", "Opened", lambda p: added_short(p.opened_at) if p.opened_at else "", 11, shown=False),
 )
 COLUMNS = tuple(c.name for c in COLUMN_LIST)
 HEADERS = {c.name: c.header for c in COLUMN_LIST}

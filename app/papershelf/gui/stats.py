@@ -1,6 +1,6 @@
-"""Reading statistics: a dialog of four charts over the library (Edit ▸ Reading Statistics…).
+"""Reading statistics: a dialog of five charts over the library (Edit ▸ Reading Statistics…).
 
-Papers by status, papers read per week, the most used tags and the most
+Papers by status, papers read per week, papers opened per week, the most used tags and the most
 common areas, drawn with pyqtgraph (see docs/DESIGN.md, "Dependencies", for
 why pyqtgraph and not QtCharts or matplotlib). pyqtgraph is imported when the
 dialog is first built, never at start-up: it costs about 0.4 s to import.
@@ -8,6 +8,9 @@ dialog is first built, never at start-up: it costs about 0.4 s to import.
 The numbers are one pass over `Library.papers()`, done on a worker thread
 (0.12 s at 100,000 papers, more than a frame). The dialog follows the
 library while it is open.
+
+"Opened per week" (issue 24): the papers by the week one of their files was last opened
+(`Paper.opened_at`, which keeps the last opening only: a paper opened again moves to that week).
 
 "Read per week": the papers marked Read now, by the week they became Read
 (`Paper.read_at`). Papers marked Read before Papershelf kept that date have
@@ -64,6 +67,8 @@ class ReadingStats:
     tagged: int = 0  # papers with at least one tag
     with_area: int = 0  # papers with an area
     undated: int = 0  # papers read with no read date, counted by their last change
+    opened_weeks: list[tuple[_dt.date, int]] | None = None  # as `weeks`, by when a file was last opened
+    opened: int = 0  # papers whose file was ever opened
 
 
 def reading_stats(papers: Iterable[Paper], today: _dt.date | None = None) -> ReadingStats:
@@ -76,6 +81,7 @@ def reading_stats(papers: Iterable[Paper], today: _dt.date | None = None) -> Rea
     areas: Counter[str] = Counter()
     spelling: dict[str, str] = {}  # case-folded area → the first spelling met, to show
     read_days: Counter[str] = Counter()  # when the papers read became Read → how many (a bulk edit shares one)
+    opened_days: Counter[str] = Counter()  # when a file of a paper was last opened → how many
     total = tagged = with_area = undated = 0
     for p in papers:
         total += 1
@@ -95,23 +101,33 @@ def reading_stats(papers: Iterable[Paper], today: _dt.date | None = None) -> Rea
                 stamp, undated = p.updated, undated + 1
             if stamp:
                 read_days[stamp] += 1
-    weeks: Counter[_dt.date] = Counter()
-    for stamp, n in read_days.items():
-        try:  # stored in UTC; the week is the reader's
-            day = _dt.datetime.fromisoformat(stamp).astimezone().date()
-        except (ValueError, OverflowError, TypeError):  # a hand-edited store: counted by status only
-            continue
-        weeks[day - _dt.timedelta(days=day.weekday())] += n
+        if p.opened_at:
+            opened_days[p.opened_at] += 1
+    weeks, opened = _by_week(read_days), _by_week(opened_days)
     return ReadingStats(
         total=total,
         status=[(s.value, status[s]) for s in Status],
         weeks=[(first + _dt.timedelta(weeks=i), weeks[first + _dt.timedelta(weeks=i)]) for i in range(WEEKS)],
+        opened_weeks=[(first + _dt.timedelta(weeks=i), opened[first + _dt.timedelta(weeks=i)]) for i in range(WEEKS)],
+        opened=sum(opened_days.values()),
         tags=_top(tags),
         areas=[(spelling[k], n) for k, n in _top(areas)],
         tagged=tagged,
         with_area=with_area,
         undated=undated,
     )
+
+
+def _by_week(days: Counter[str]) -> Counter[_dt.date]:
+    """Time stamps (UTC) and their counts → the Monday of the reader's week → the sum."""
+    weeks: Counter[_dt.date] = Counter()
+    for stamp, n in days.items():
+        try:  # stored in UTC; the week is the reader's
+            day = _dt.datetime.fromisoformat(stamp).astimezone().date()
+        except (ValueError, OverflowError, TypeError):  # a hand-edited store: counted by status only
+            continue
+        weeks[day - _dt.timedelta(days=day.weekday())] += n
+    return weeks
 
 
 def _top(counts: Counter[str]) -> list[tuple[str, int]]:
@@ -234,13 +250,13 @@ def _short(label: str, width: int = 28) -> str:
 
 
 class ReadingStatsDialog(QDialog):
-    """The four charts, an "Export as PNG…" button and Close (not modal)."""
+    """The five charts, an "Export as PNG…" button and Close (not modal)."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("readingStatsDialog")
         self.setWindowTitle(self.tr("Reading Statistics"))
-        self.resize(900, 640)
+        self.resize(1000, 640)
         layout = QVBoxLayout(self)
         self.summary = QLabel()
         self.summary.setObjectName("statsSummary")
@@ -254,8 +270,12 @@ class ReadingStatsDialog(QDialog):
         self.weeks_chart = ChartCard(self.tr("Papers read per week"), "", horizontal=False)
         self.tags_chart = ChartCard(self.tr("Top tags"), "", horizontal=True)
         self.areas_chart = ChartCard(self.tr("Top areas"), "", horizontal=True)
-        for n, card in enumerate((self.status_chart, self.weeks_chart, self.tags_chart, self.areas_chart)):
-            grid.addWidget(card, n // 2, n % 2)
+        self.opened_chart = ChartCard(self.tr("Papers opened per week"), "", horizontal=False)
+        # three over two: the weekly charts side by side, the tags and areas under them
+        for n, card in enumerate((self.status_chart, self.weeks_chart, self.opened_chart)):
+            grid.addWidget(card, 0, 2 * n, 1, 2)
+        grid.addWidget(self.tags_chart, 1, 0, 1, 3)
+        grid.addWidget(self.areas_chart, 1, 3, 1, 3)
         self.no_papers = QLabel(
             self.tr(
                 "No papers yet, so nothing to chart.\n\nImport a listing or a .bib file (File ▸ Import…),"
@@ -277,7 +297,7 @@ class ReadingStatsDialog(QDialog):
         self.stats: ReadingStats | None = None
 
     def show_stats(self, stats: ReadingStats) -> None:
-        """Draw `stats`; an empty library shows a sentence instead of four empty charts."""
+        """Draw `stats`; an empty library shows a sentence instead of five empty charts."""
         self.stats = stats
         if stats.total == 0:
             self.summary.setText(self.tr("The library is empty."))
@@ -312,13 +332,29 @@ class ReadingStatsDialog(QDialog):
                 % stats.undated
             )
         self.weeks_chart.set_caption(caption)
+        self._show_opened(stats, color)
         self.tags_chart.set_bars(stats.tags, self.tr("No tags yet: tag papers to see which you use most."), color)
         self.tags_chart.set_caption(self.tr("%d of %d papers tagged.") % (stats.tagged, stats.total))
         self.areas_chart.set_bars(stats.areas, self.tr("No paper has an area."), color)
         self.areas_chart.set_caption(self.tr("%d of %d papers have an area.") % (stats.with_area, stats.total))
 
+    def _show_opened(self, stats: ReadingStats, color: QColor) -> None:
+        weeks = stats.opened_weeks or []
+        self.opened_chart.set_bars(
+            [
+                (d.strftime("%d %b").lstrip("0") if (len(weeks) - 1 - i) % 2 == 0 else "", n)
+                for i, (d, n) in enumerate(weeks)
+            ],
+            self.tr("No paper's file opened in the last %d weeks (Paper ▸ Open PDF).") % WEEKS,
+            color,
+        )
+        self.opened_chart.set_caption(
+            self.tr("Papers by the week one of their files was last opened; %d of %d papers ever opened.")
+            % (stats.opened, stats.total)
+        )
+
     def save_png(self, path: Path | str) -> None:
-        """Save the four charts as one PNG image at `path`; OSError when it cannot be written."""
+        """Save the five charts as one PNG image at `path`; OSError when it cannot be written."""
         image = self.charts.grab()
         if not image.save(str(path), "PNG"):
             raise OSError(f"could not write {path}")

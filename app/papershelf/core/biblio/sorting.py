@@ -34,4 +34,5 @@ SORT_KEYS: dict[str, Callable[[Paper], Any]] = {
     "tags": lambda p: ", ".join(p.tags) or "\uffff",
     "added": lambda p: p.added,
     "read": lambda p: p.read_at or None,  # None: never read, or before the date was kept (last)
+    "opened": lambda p: p.opened_at or None,  # when one of its files was last opened (None: never, last)
 }

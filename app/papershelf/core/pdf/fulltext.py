@@ -2,7 +2,8 @@
 machine beside the search index: a cache, rebuilt from the files whenever it is lost.
 
 One file per PDF, `<folder>/<sha[:2]>/<sha>.json`, written atomically: {"pages": [text of each
-page], "problem": "" or the reason there is no text (encrypted, damaged, image-only…)}. A
+page], "problem": "" or the reason there is no text (encrypted, damaged, image-only…), "note": a
+cap that cut the text short}. A
 process killed mid-extraction leaves no half entry, and the next run extracts that file again.
 """
 
@@ -21,10 +22,12 @@ CACHE_VERSION = 1
 
 @dataclass(frozen=True, slots=True)
 class PdfText:
-    """A PDF's text, page by page, or why it has none (`problem`)."""
+    """A PDF's text, page by page, or why it has none (`problem`); `note` says which cap cut the
+    text short ("only the first 2,000 of its 2,400 pages were read"), "" when none did."""
 
     pages: list[str] = field(default_factory=list)
     problem: str = ""
+    note: str = ""
 
     def page_of(self, offset: int) -> int:
         """The 1-based page that holds character `offset` of `joined()`."""
@@ -54,10 +57,10 @@ class TextCache:
         (or its entry is damaged: extracted again)."""
         try:
             data = orjson.loads(self._path(sha256).read_bytes())
-            pages, problem = data["pages"], data.get("problem", "")
+            pages, problem, note = data["pages"], data.get("problem", ""), data.get("note", "")
             if data.get("v") != CACHE_VERSION or not isinstance(pages, list) or not isinstance(problem, str):
                 return None
-            return PdfText([str(p) for p in pages], problem)
+            return PdfText([str(p) for p in pages], problem, str(note))
         except (OSError, ValueError, KeyError, TypeError):
             return None
 
@@ -69,4 +72,6 @@ class TextCache:
         """Keep a PDF's text (atomically: a killed process leaves the old entry or none)."""
         path = self._path(sha256)
         path.parent.mkdir(parents=True, exist_ok=True)
-        write_bytes_atomically(path, orjson.dumps({"v": CACHE_VERSION, "pages": text.pages, "problem": text.problem}))
+        write_bytes_atomically(
+            path, orjson.dumps({"v": CACHE_VERSION, "pages": text.pages, "problem": text.problem, "note": text.note})
+        )
