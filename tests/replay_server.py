@@ -68,6 +68,9 @@ class Reply:
     status: int = 200
     headers: dict[str, str] = field(default_factory=dict)
     trickle: float = 0.0  # when > 0: the body is sent a byte at a time, this many seconds apart
+    # when > 0: a body that does not end: after `body`, with no Content-Length, 64 KB blocks (1 KB
+    # every `trickle` seconds when that is given) for this many seconds, then the connection closes
+    endless: float = 0.0
 
     def payload(self) -> tuple[bytes, dict[str, str]]:
         headers = dict(self.headers)
@@ -245,6 +248,9 @@ class ReplayServer:
                 {"Content-Type": "application/json"},
             )
         data, headers = reply.payload()
+        if reply.endless > 0:
+            self._endless(handler, reply, data, headers)
+            return
         try:
             handler.send_response(reply.status)
             for name, value in headers.items():
@@ -262,6 +268,27 @@ class ReplayServer:
                 handler.wfile.write(data)
         except (BrokenPipeError, ConnectionResetError):
             handler.close_connection = True
+
+    def _endless(self, handler: BaseHTTPRequestHandler, reply: Reply, data: bytes, headers: dict[str, str]) -> None:
+        """A body that does not end (bounded here: it stops after `reply.endless` seconds, or when
+        the client hangs up, or when the server stops)."""
+        block = b"\0" * (1024 if reply.trickle > 0 else 65536)
+        stop_at = time.monotonic() + reply.endless
+        handler.close_connection = True
+        try:
+            handler.send_response(reply.status)
+            for name, value in headers.items():
+                handler.send_header(name, value)
+            handler.send_header("Connection", "close")
+            handler.end_headers()
+            handler.wfile.write(data)
+            while time.monotonic() < stop_at and not self._stop.is_set():
+                handler.wfile.write(block)
+                handler.wfile.flush()
+                if reply.trickle > 0:
+                    self._stop.wait(reply.trickle)
+        except (BrokenPipeError, ConnectionResetError):
+            pass
 
     def close(self) -> None:
         """Stop serving: hanging requests are released, the port is closed."""

@@ -59,7 +59,7 @@ MENUS = [
             "&Preferences…",
         ],
     ),
-    ("&Paper", ["&Open PDF", "&Attach Files…"]),
+    ("&Paper", ["&Open PDF", "&Attach Files…", "Get &PDF"]),
     ("&Help", ["&Keyboard Shortcuts", "&About Papershelf"]),
 ]
 KEYS = {

@@ -16,6 +16,7 @@ whether a start opens the window or runs a command here. Run on its own,
     duplicates.py       possible duplicates: list, merge, keep apart
     files_commands.py   a paper's files: attach, detach, files, open; PDFs and folders for import
     records.py          completing records: set (edit fields), add (by identifier), lookup (online)
+    fetch_commands.py   fetch-pdf: papers' PDFs downloaded (arXiv, open-access links) and attached
     sync_commands.py    searches (the saved searches), devices (who writes into a synced library)
     output.py           exit codes, errors as one line, tables, JSON; control characters escaped
 """
@@ -51,6 +52,7 @@ from .conflicts import cmd_conflicts
 from .discover import cmd_suggest
 from .duplicates import cmd_duplicates
 from .files_commands import cmd_attach, cmd_detach, cmd_files, cmd_open
+from .fetch_commands import cmd_fetch_pdf
 from .output import (
     EXIT_FAILED,
     EXIT_INTERRUPTED,
@@ -110,6 +112,7 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "set": cmd_set,
     "add": cmd_add,
     "lookup": cmd_lookup,
+    "fetch-pdf": cmd_fetch_pdf,
     "delete": cmd_delete,
     "undo": cmd_undo,
     "redo": cmd_redo,

@@ -36,6 +36,7 @@ COMMAND_NAMES = (
     "conflicts",
     "add",
     "lookup",
+    "fetch-pdf",
     "delete",
     "undo",
     "redo",
@@ -279,6 +280,7 @@ def build_parser(data_dir: str | None = None) -> argparse.ArgumentParser:
     _add_delete(sub)
     _add_sync(sub)
     _add_files(sub)
+    _add_fetch(sub)
     return p
 
 
@@ -300,6 +302,22 @@ def _add_files(sub: argparse._SubParsersAction[_Parser]) -> None:
     c = sub.add_parser("open", help="open a paper's file in the system's viewer")
     c.add_argument("id", metavar="ID")
     c.add_argument("number", type=_positive_int, nargs="?", default=1, metavar="N", help="which file (default: 1)")
+
+
+def _add_fetch(sub: argparse._SubParsersAction[_Parser]) -> None:
+    """Fetching PDFs (issue 24): the command's own block."""
+    c = sub.add_parser(
+        "fetch-pdf",
+        help="download papers' PDFs (arXiv's, or an open-access PDF their record names) and attach them",
+        description="Download each paper's PDF and attach it: arXiv's PDF for a paper with an arXiv id, else an "
+        "open-access PDF its record names (a pdf field, or a url field or link ending in .pdf). Nothing else is "
+        "guessed. arXiv is asked once every 3 s. A download that is not a PDF (a web page), is over 100 MB, or "
+        "takes over 5 minutes is refused and nothing is kept. Exits with 1 when some could not be fetched.",
+    )
+    c.add_argument("ids", nargs="*", metavar="ID", help="ids or unique id prefixes")
+    c.add_argument(
+        "--all-missing", action="store_true", help="every paper without a PDF attached (papers with one are skipped)"
+    )
 
 
 def _add_delete(sub: argparse._SubParsersAction[_Parser]) -> None:

@@ -21,6 +21,7 @@ from .import_export import keywords_as_tags, set_keywords_as_tags
 from .keys import OPEN_PDF, PREFERENCES, REDO, keys
 from .online import OnlineActions
 from .paper_model import STATUS_LABELS
+from .pdf_fetch import get_pdfs
 from .record_editor import edit_record
 from .stats import ReadingStatsView
 from .suggest_dialog import choose_and_suggest
@@ -166,6 +167,7 @@ class WindowActions(QObject):
             keys(*OPEN_PDF)
         )
         self._action(paper_menu, self.tr("&Attach Files…"), w.files.choose_and_attach, None, "attachFilesAction")
+        self._action(paper_menu, self.tr("Get &PDF"), lambda: get_pdfs(online), None, "getPdfAction")  # online
 
         help_menu = w.menuBar().addMenu(self.tr("&Help"))
         self._action(

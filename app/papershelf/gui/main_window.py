@@ -158,7 +158,10 @@ class MainWindow(QMainWindow):
         self.library_label = show_library(self, self.library.folder)
 
         # Cancel stops the import (or export) before the index: the one a person started
-        self.task_progress = TaskProgress(self, lambda: (self.transfers.task, self.indexer.task))
+        self.task_progress = TaskProgress(
+            self,
+            lambda: (self.transfers.task, self.menus.online.task, self.indexer.task),  # Get PDF is online's
+        )
         self.indexer = IndexController(self.library, self.task_progress, self.status, self.state, self.is_closing, self)
         self.indexer.ready.connect(self.indexReady)
         pane.indexDamaged.connect(self.indexer.reopen_if_damaged)

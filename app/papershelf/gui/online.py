@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     from .identifier_dialog import IdentifierDialog
     from .main_window import MainWindow
     from .online_lookup import LookupRun
+    from .pdf_fetch import PdfFetchRun
 
 ALLOWED_KEY = "online/allowed"
 EMAIL_KEY = "online/email"
@@ -83,7 +84,8 @@ CONSENT_TEXT = (
     "To fill in a record, Papershelf asks online services about the paper. It sends the "
     "identifiers you give (DOIs, arXiv ids) and, to find the published version of a paper, "
     "distinctive phrases of its abstract, its title and its authors, to arXiv, Crossref, "
-    "OpenAlex, Semantic Scholar and doi.org. A contact e-mail goes with them only if you give "
+    "OpenAlex, Semantic Scholar and doi.org; to get a paper's PDF, it asks arXiv, or the site "
+    "of the PDF link the record names. A contact e-mail goes with them only if you give "
     "one in Preferences. Your tags, notes, ratings and reading lists are never sent."
 )
 
@@ -155,6 +157,7 @@ class OnlineActions(QObject):
         self.task: Task | None = None
         self.identifier_dialog: IdentifierDialog | None = None
         self.lookup: LookupRun | None = None
+        self.pdf_fetch: PdfFetchRun | None = None  # the last Get PDF (gui/pdf_fetch.py)
         self.message_box: QMessageBox | None = None
         self.session: OnlineSession | None = None  # the running task's door online (set from its worker thread)
         window.installEventFilter(self)  # a closing window stops what runs here first

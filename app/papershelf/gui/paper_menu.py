@@ -212,7 +212,7 @@ class PaperMenu(QObject):
         suggest = self.suggest
         title = self._add(menu, tr("Edit T&itle…"), "paperMenuEditTitle", self.edit_title)
         title.setEnabled(len(papers) == 1)
-        self._add_shared(menu, "editRecordAction", "findPublishedAction")  # the window's, F2 and all
+        self._add_shared(menu, "editRecordAction", "findPublishedAction", "getPdfAction")  # the window's, F2 and all
         # the selection's tags: each opens its suggestions (a tag needs 2 papers; the dialog says so)
         carried = sorted({t for p in papers for t in p.tags}, key=str.casefold)
         suggest_menu = menu.addMenu(tr("Su&ggest Papers for Tag"))

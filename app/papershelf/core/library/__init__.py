@@ -53,7 +53,7 @@ hold_lock_for_edits(Library)  # edits read and apply under the store's lock (see
 
 if TYPE_CHECKING:
     from ..online.matching import AUTO_CONFIDENCE
-    from ..online.session import Fetched, LookupResult, OnlineSession
+    from ..online.session import Fetched, LookupResult, OnlineSession, PdfFetch, PdfFetches
 
 # what the GUI and the CLI may import (tests/test_code_health.py holds them to this list)
 __all__ = [
@@ -78,6 +78,8 @@ __all__ = [
     "OnlineSession",
     "Pair",
     "PdfImportReport",
+    "PdfFetch",
+    "PdfFetches",
     "Proposal",
     "Query",
     "SavedSearch",
@@ -88,7 +90,14 @@ __all__ = [
     "watched_paths",
 ]
 
-_ONLINE = {"OnlineSession": "session", "Fetched": "session", "LookupResult": "session", "AUTO_CONFIDENCE": "matching"}
+_ONLINE = {
+    "OnlineSession": "session",
+    "Fetched": "session",
+    "LookupResult": "session",
+    "PdfFetch": "session",
+    "PdfFetches": "session",
+    "AUTO_CONFIDENCE": "matching",
+}
 
 
 def __getattr__(name: str) -> Any:

@@ -1,12 +1,19 @@
 """Where the online services are and how often they may be asked: the base URLs (overridable for
 tests), the minimum spacing between requests, and the process-wide limiter that keeps it. Used by
-http.py (which re-exports `base_url`, `rate_scale` and `SPACING`)."""
+http.py (which re-exports `base_url`, `rate_scale` and `SPACING`).
+
+Fetching a paper's PDF (pdf_fetch.py) asks two more kinds of place: arXiv's PDF host
+("arxiv-pdf": https://arxiv.org, not the API's export.arxiv.org; `$PAPERSHELF_ARXIV_URL` moves both,
+so one loopback server stands for all of arXiv in the tests), and the web address of an open-access
+PDF a record names (`web_service(url)`: "web:https://host", one per host, spaced like a service
+Papershelf knows nothing about)."""
 
 from __future__ import annotations
 
 import os
 import threading
 import time
+from urllib.parse import urlsplit
 
 REAL_URLS = {
     "arxiv": "https://export.arxiv.org",
@@ -16,10 +23,16 @@ REAL_URLS = {
     "doi": "https://doi.org",
 }
 
-# the minimum time between two requests to one service, in seconds: arXiv's API terms ask for 3 s;
-# Semantic Scholar's shared unauthenticated pool allows about one a second; Crossref and OpenAlex
-# allow ~10/s in their polite pools
-SPACING = {"arxiv": 3.0, "s2": 1.0, "crossref": 0.1, "openalex": 0.1, "doi": 0.1}
+# the minimum time between two requests to one service, in seconds: arXiv's API terms ask for 3 s
+# (its PDFs too: one PDF every 3 s); Semantic Scholar's shared unauthenticated pool allows about one
+# a second; Crossref and OpenAlex allow ~10/s in their polite pools; any other web host (an
+# open-access PDF's) one request a second
+SPACING = {"arxiv": 3.0, "arxiv-pdf": 3.0, "s2": 1.0, "crossref": 0.1, "openalex": 0.1, "doi": 0.1}
+WEB_SPACING = 1.0
+
+# where the PDFs are: each maps to (the service whose `$PAPERSHELF_<SERVICE>_URL` moves it too, the real address)
+PDF_HOSTS = {"arxiv-pdf": ("arxiv", "https://arxiv.org")}
+WEB_PREFIX = "web:"
 
 ENV_RATE_SCALE = "PAPERSHELF_RATE_SCALE"
 
@@ -34,7 +47,14 @@ ENV_PAPER_SECONDS = "PAPERSHELF_PAPER_SECONDS"
 
 def base_url(service: str) -> str:
     """Where a service is: `$PAPERSHELF_<SERVICE>_URL` (tests point it at a loopback server), else
-    the real address. `service` is one of records.SERVICES."""
+    the real address. `service` is one of records.SERVICES, a PDF host (PDF_HOSTS: arXiv's PDFs
+    move with `$PAPERSHELF_ARXIV_URL`), or a web host (`web_service`)."""
+    if service.startswith(WEB_PREFIX):
+        return service[len(WEB_PREFIX) :].rstrip("/")
+    if service in PDF_HOSTS:
+        moved_with, real = PDF_HOSTS[service]
+        override = os.environ.get(f"PAPERSHELF_{moved_with.upper()}_URL", "").strip()
+        return override.rstrip("/") if override else real
     override = os.environ.get(f"PAPERSHELF_{service.upper()}_URL", "").strip()
     if override:
         return override.rstrip("/")
@@ -42,6 +62,15 @@ def base_url(service: str) -> str:
         return REAL_URLS[service]
     except KeyError:
         raise ValueError(f"unknown online service {service!r}") from None
+
+
+def web_service(url: str) -> str:
+    """The service name of a web address's host ("web:https://www.jmlr.org"): its rate limit is
+    its own, whatever the path. "" for an address that is not http(s)."""
+    parts = urlsplit(url.strip())
+    if parts.scheme.lower() not in ("http", "https") or not parts.netloc:
+        return ""
+    return f"{WEB_PREFIX}{parts.scheme.lower()}://{parts.netloc.lower()}"
 
 
 def rate_scale() -> float:
@@ -73,6 +102,27 @@ def paper_seconds() -> float:
     return _seconds(ENV_PAPER_SECONDS, PAPER_SECONDS)
 
 
+# fetching a PDF: one paper's download (every request, wait and byte of it) may take FETCH_SECONDS
+# (a 100 MB PDF at 1 MB/s fits; a body that never ends is cut there), and a PDF may be FETCH_MAX_BYTES
+# at most, counted as the bytes arrive; the environment variables (tests make them small) override them
+FETCH_SECONDS = 300.0
+FETCH_MAX_BYTES = 100 * 1024 * 1024
+ENV_FETCH_SECONDS = "PAPERSHELF_FETCH_SECONDS"
+ENV_FETCH_MAX_BYTES = "PAPERSHELF_FETCH_MAX_BYTES"
+
+
+def fetch_seconds() -> float:
+    """The deadline of one paper's PDF download: `$PAPERSHELF_FETCH_SECONDS`, else FETCH_SECONDS."""
+    return _seconds(ENV_FETCH_SECONDS, FETCH_SECONDS)
+
+
+def fetch_max_bytes() -> int:
+    """The largest PDF downloaded: `$PAPERSHELF_FETCH_MAX_BYTES` (a whole number of bytes), else
+    FETCH_MAX_BYTES."""
+    text = os.environ.get(ENV_FETCH_MAX_BYTES, "").strip()
+    return int(text) if text.isdecimal() and 0 < int(text) < 1 << 40 else FETCH_MAX_BYTES
+
+
 class _RateLimiter:
     """Who may ask each service next, and when, shared by every Http of the process.
 
@@ -92,7 +142,7 @@ class _RateLimiter:
 
     @staticmethod
     def _spacing(service: str) -> float:
-        return SPACING.get(service, 1.0) * rate_scale()
+        return SPACING.get(service, WEB_SPACING) * rate_scale()
 
     def turn(self, service: str) -> threading.Lock:
         """The lock held while a request to `service` is out."""

@@ -8,13 +8,16 @@ from urllib.parse import urlsplit
 
 import httpx
 
-from papershelf.core.online._limits import base_url
+from papershelf.core.online._limits import WEB_PREFIX, base_url
 from papershelf.core.online.records import SERVICE_NAMES, BadResponse, Offline, OnlineError, TimedOut, Unreachable
 
 CONTACT_SERVICES = ("crossref", "openalex")  # who is given the contact (their polite pools)
 
 
 def name(service: str) -> str:
+    """ "arXiv"; a web host by its name ("www.jmlr.org")."""
+    if service.startswith(WEB_PREFIX):
+        return host(service)
     return SERVICE_NAMES.get(service, service)
 
 
@@ -38,7 +41,10 @@ def contact_allowed(url: httpx.URL) -> bool:
 
 
 def who(service: str) -> str:
-    """ "arXiv (export.arxiv.org)": the service as a user knows it, and where it is."""
+    """ "arXiv (export.arxiv.org)": the service as a user knows it, and where it is (a web host: its
+    name alone)."""
+    if service.startswith(WEB_PREFIX):
+        return host(service)
     return f"{SERVICE_NAMES.get(service, service)} ({host(service)})"
 
 

@@ -17,7 +17,9 @@ never an httpx exception, never a traceback. On the way it
   a byte now and then never resets it) and at a size cap,
 - within `paper()` (one paper's look-up or fetch), keeps the paper's own deadline (PAPER_SECONDS):
   no request and no wait goes past it, and a Retry-After that would is not waited for,
-- says what it waits for (`on_wait`): a rate limit, a Retry-After, a request still unanswered.
+- says what it waits for (`on_wait`): a rate limit, a Retry-After, a request still unanswered,
+- downloads a file (`download`, a paper's PDF, issue 24) with the same turns, retries and cancel:
+  its body streamed to disk under a cap, redirects followed by hand to http(s) only (_stream.py).
 """
 
 from __future__ import annotations
@@ -49,13 +51,13 @@ from papershelf.core.online._limits import (
     rate_scale,
     request_seconds,
 )
+from papershelf.core.online._stream import Check, Flight, stream_into
 from papershelf.core.online._words import CONTACT_SERVICES, contact_allowed
 from papershelf.core.online._words import failure as _failure
 from papershelf.core.online._words import minutes as _minutes
 from papershelf.core.online._words import name as _name
 from papershelf.core.online._words import who as _who
 from papershelf.core.online.records import (
-    SERVICE_NAMES,
     BadResponse,
     Cancelled,
     NotFound,
@@ -151,6 +153,8 @@ class Http:
         self.on_wait = on_wait
         self._cache = AnswerCache(self.cache_dir)
         self._paper_end: float | None = None  # monotonic; None outside paper()
+        self._paper_seconds = self.paper_deadline  # the deadline of the paper() running, and what it is
+        self._paper_what = "look-up"
         self._client: httpx.Client | None = None
         self._pause = threading.Event()  # never set: waits on it are sleeps that wake to poll
         self._cancel = threading.Event()
@@ -168,13 +172,16 @@ class Http:
         return self.user_agent
 
     @contextlib.contextmanager
-    def paper(self) -> Iterator[None]:
-        """One paper's look-up or fetch: no request and no wait inside goes past `paper_deadline`
-        seconds from here (OutOfTime says so). A paper() inside another is the outer one."""
+    def paper(self, seconds: float | None = None, what: str = "look-up") -> Iterator[None]:
+        """One paper's look-up (or, `what`, its PDF's "download"): no request and no wait inside
+        goes past `seconds` (else `paper_deadline`) from here (OutOfTime says so). A paper() inside
+        another is the outer one."""
         if self._paper_end is not None:
             yield
             return
-        self._paper_end = time.monotonic() + self.paper_deadline
+        self._paper_seconds = seconds if seconds is not None else self.paper_deadline
+        self._paper_what = what
+        self._paper_end = time.monotonic() + self._paper_seconds
         try:
             yield
         finally:
@@ -182,15 +189,17 @@ class Http:
 
     def _out_of_time(self, service: str, url: str = "") -> OutOfTime:
         return OutOfTime(
-            f"Stopped asking {_who(service)}: the look-up of this paper took more than {self.paper_deadline:g} s in "
-            "all. The services may be busy or the connection slow; try again later. Nothing was changed.",
+            f"Stopped asking {_who(service)}: the {self._paper_what} of this paper took more than "
+            f"{self._paper_seconds:g} s in all. The services may be busy or the connection slow; try again later. "
+            "Nothing was changed.",
             service,
             url,
         )
 
     def _left_words(self) -> str:
-        """ "only 12 s left of its 60 s": what a paper's look-up has left, for a message."""
-        return f"only {_minutes(max(0.0, self._paper_left()))} left of its {self.paper_deadline:g} s"
+        """ "look-up has only 12 s left of its 60 s": what a paper's look-up has left, for a message."""
+        left = _minutes(max(0.0, self._paper_left()))
+        return f"{self._paper_what} has only {left} left of its {self._paper_seconds:g} s"
 
     def _paper_left(self) -> float:
         return float("inf") if self._paper_end is None else self._paper_end - time.monotonic()
@@ -245,16 +254,60 @@ class Http:
         headers = {"User-Agent": self.user_agent_for(service)}
         if accept:
             headers["Accept"] = accept
+        where = base_url(service) + path
+        response = self._asking(
+            service,
+            url,
+            lambda: self._send(
+                service,
+                where,
+                lambda client, flight: self._exchange(client, service, where, sent_params, headers, flight),
+            ),
+        )
+        if use_cache and response.status == 404:
+            self._cache.write(service, key, url, accept, response)
+        result = self._result(service, response, allow)
+        if validate is not None:
+            validate(result)
+        if use_cache and result.status == 200:
+            self._cache.write(service, key, url, accept, result)
+        return result
+
+    def download(self, service: str, url: str, dest: Path, *, max_bytes: int, check: Check) -> Response:
+        """GET the whole address `url` (a PDF), keeping `service`'s turn, spacing and retries as
+        `get` does, and stream a 2xx body into `dest` (see _stream.py): redirects only to http(s)
+        addresses, `check(first bytes, answer)` may refuse it before anything is written, at most
+        `max_bytes` counted as they arrive. Once the answer came, the body has the rest of the
+        paper's time (`paper()`), not just the request's deadline. Returns the final answer (its
+        `url` where the file came from); raises as `get` does, and then nothing is left at `dest`.
+        Nothing is cached."""
+        self._check_cancel(service)
+        headers = {"User-Agent": self.user_agent_for(service)}
+
+        def exchange(client: httpx.Client, flight: Flight) -> Response:
+            return stream_into(client, service, url, headers, dest, max_bytes, check, flight, self.timeout)
+
+        try:
+            response = self._asking(service, url, lambda: self._send(service, url, exchange, download=True))
+            return self._result(service, response, ())
+        except BaseException:
+            with contextlib.suppress(OSError):
+                dest.unlink()
+            raise
+
+    def _asking(self, service: str, url: str, send: Callable[[], Response]) -> Response:
+        """`send()` in the service's turn, again while it answers 429/503 (waiting as long as it
+        asks, within the paper's deadline): the last answer, whatever its status."""
         attempt = 0
         while True:
             turn = self._wait_for_turn(service)
             try:
-                response = self._send(service, base_url(service) + path, sent_params, headers)
+                response = send()
             finally:
                 LIMITER.done(service)
                 turn.release()
             if response.status not in _RETRY_STATUSES:
-                break
+                return response
             if attempt >= self.retries:
                 raise RateLimited(
                     f"{_who(service)} asked us to slow down (HTTP {response.status}) and kept asking after "
@@ -277,7 +330,7 @@ class Http:
             if wait >= self._paper_left():  # the answer could only come after the paper's time is up
                 raise RateLimited(
                     f"{_who(service)} asked us to wait {_minutes(wait)} (HTTP {response.status}), and this paper's "
-                    f"look-up has {self._left_words()}: it was not asked again for this paper. Try again later; "
+                    f"{self._left_words()}: it was not asked again for this paper. Try again later; "
                     "nothing was changed.",
                     service,
                     url,
@@ -286,14 +339,6 @@ class Http:
                 self.on_wait(f"Waiting {_minutes(wait)}: {_name(service)} asked us to slow down…")
             self._sleep(service, wait)
             attempt += 1
-        if use_cache and response.status == 404:
-            self._cache.write(service, key, url, accept, response)
-        result = self._result(service, response, allow)
-        if validate is not None:
-            validate(result)
-        if use_cache and result.status == 200:
-            self._cache.write(service, key, url, accept, result)
-        return result
 
     def _result(self, service: str, response: Response, allow: Collection[int]) -> Response:
         status = response.status
@@ -324,24 +369,31 @@ class Http:
             status,
         )
 
-    def _send(self, service: str, url: str, params: Mapping[str, str | int], headers: dict[str, str]) -> Response:
-        """One request, run on a helper thread and waited for here while looking at the cancel and
-        the overall deadline: either ends the wait at once (the helper, left behind, closes its
-        connections when its socket gives up, at the latest after `timeout`)."""
+    def _send(
+        self,
+        service: str,
+        url: str,
+        exchange: Callable[[httpx.Client, Flight], Response],
+        *,
+        download: bool = False,
+    ) -> Response:
+        """One request (`exchange`), run on a helper thread and waited for here while looking at
+        the cancel and the overall deadline: either ends the wait at once (the helper, left behind,
+        closes its connections when its socket gives up, at the latest after `timeout`). A
+        `download`'s body, once its answer came, has the rest of the paper's time (not `deadline`)."""
         client = self._http()
         outcome: list[Response | BaseException] = []
-        lock = threading.Lock()
-        done, abandoned = threading.Event(), threading.Event()
+        flight = Flight()
 
         def run() -> None:
             try:
-                outcome.append(self._exchange(client, service, url, params, headers, abandoned))
+                outcome.append(exchange(client, flight))
             except BaseException as exc:  # handed to the waiting thread, which raises it
                 outcome.append(exc)
             finally:
-                with lock:
-                    done.set()
-                    left_behind = abandoned.is_set()
+                with flight.lock:
+                    flight.done.set()
+                    left_behind = flight.abandoned.is_set()
                 if left_behind:
                     client.close()
 
@@ -351,23 +403,26 @@ class Http:
         threading.Thread(target=run, name=f"papershelf-{service}-request", daemon=True).start()
         start = time.monotonic()
         end = start + min(self.deadline, left)
+        body_end = start + (left if left != float("inf") else self.paper_deadline)
         still = start + self.deadline / 4  # then say what is waited for, once
-        while not done.wait(_POLL):
+        while not flight.done.wait(_POLL):
             now = time.monotonic()
-            if still and now >= still and self.on_wait is not None:
+            answered = download and flight.answered.is_set()
+            if still and not answered and now >= still and self.on_wait is not None:
                 still = 0.0
                 self.on_wait(f"Still waiting for {_name(service)}…")
-            if self._is_cancelled() or now >= end:
-                with lock:
-                    if not done.is_set():
-                        abandoned.set()
+            if self._is_cancelled() or now >= (body_end if answered else end):
+                with flight.lock:
+                    if not flight.done.is_set():
+                        flight.abandoned.set()
                         self._client = None  # the helper closes it; the next request opens another
-                if abandoned.is_set():
+                if flight.abandoned.is_set():
                     self._check_cancel(service)
                     if self._paper_left() <= 0:
                         raise self._out_of_time(service, url)
+                    limit = self._paper_seconds if answered else self.deadline
                     raise TimedOut(
-                        f"{_who(service)} took too long answering (more than {self.deadline:g} s in all). The "
+                        f"{_who(service)} took too long answering (more than {limit:g} s in all). The "
                         "service may be busy or the connection slow; try again later. Nothing was changed.",
                         service,
                         url,
@@ -384,7 +439,7 @@ class Http:
         url: str,
         params: Mapping[str, str | int],
         headers: dict[str, str],
-        abandoned: threading.Event,
+        flight: Flight,
     ) -> Response:
         """The request and its whole answer (at most MAX_BYTES), httpx's failures turned into
         OnlineErrors."""
@@ -403,7 +458,7 @@ class Http:
                 chunks: list[bytes] = []
                 size = 0
                 for chunk in raw.iter_bytes():
-                    if abandoned.is_set():  # nobody waits for the rest
+                    if flight.abandoned.is_set():  # nobody waits for the rest
                         break
                     size += len(chunk)
                     if size > MAX_BYTES:
@@ -448,7 +503,7 @@ class Http:
 
     def _check_cancel(self, service: str) -> None:
         if self._is_cancelled():
-            raise Cancelled(f"Cancelled: nothing more was asked of {SERVICE_NAMES.get(service, service)}.", service)
+            raise Cancelled(f"Cancelled: nothing more was asked of {_name(service)}.", service)
 
     def _wait_for_turn(self, service: str) -> threading.Lock:
         """Wait until this request may go (no other request to the service out, its spacing
@@ -464,7 +519,7 @@ class Http:
                 if wait >= self._paper_left():  # the service's turn, not this paper's time, is the matter
                     raise RateLimited(
                         f"{_who(service)} was not asked for this paper: its next turn is in {_minutes(wait)} (it "
-                        f"asked us to slow down, or its rate limit), and this paper's look-up has "
+                        f"asked us to slow down, or its rate limit), and this paper's "
                         f"{self._left_words()}. Try again later; nothing was changed.",
                         service,
                     )

@@ -16,6 +16,7 @@ SERVICE_NAMES = {
     "openalex": "OpenAlex",
     "s2": "Semantic Scholar",
     "doi": "doi.org",
+    "arxiv-pdf": "arXiv",  # its PDFs (arxiv.org): fetched, never looked up (pdf_fetch.py)
 }
 
 

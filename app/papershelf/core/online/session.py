@@ -8,6 +8,10 @@ abandons the request in flight. A failure of one identifier or one paper is kept
 the batch goes on; Cancel stops it, what was found so far kept. The session changes nothing:
 what it found reaches the library through `Library.add_found` and `Library.apply_found`, under
 the same rules from both callers. Consent, settings and threading stay with the callers.
+
+Fetching PDFs (`fetch_pdfs`, issue 24) is the same: the session downloads each paper's PDF into a
+folder the caller holds (`incoming_folder`), and the caller attaches each file with
+`Library.attach_files` and removes the folder (`remove_folder`).
 """
 
 from __future__ import annotations
@@ -15,19 +19,21 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING
 
 from .http import Http
 from .lookup import Reach, lookup_many
-from .records import Cancelled, FoundRecord, OnlineError, Proposal
+from .pdf_fetch import NO_SOURCE, download_pdf, incoming_folder, pdf_sources, remove_folder
+from .records import Cancelled, FoundRecord, OnlineError, Proposal, Unreachable
 from .services import fetch
 
 if TYPE_CHECKING:
     from ..biblio.identifiers import Identifier
     from ..paper import Paper
 
-__all__ = ["Fetched", "LookupResult", "OnlineSession"]
+__all__ = ["Fetched", "LookupResult", "OnlineSession", "PdfFetch", "PdfFetches"]
 
 Progress = Callable[[int, int], None]
 
@@ -53,6 +59,27 @@ class LookupResult:
     looked_up: int = 0  # papers asked about (the others were stopped or cancelled before)
 
 
+@dataclass
+class PdfFetch:
+    """One paper's PDF fetch: the file downloaded (in the caller's folder) and the address it came
+    from, or why there is none, in words."""
+
+    paper_id: str
+    path: Path | None = None
+    url: str = ""
+    problem: str = ""
+    no_source: bool = False  # nowhere to fetch it from (no arXiv id, no PDF link): nothing was asked
+
+
+@dataclass
+class PdfFetches:
+    """What a batch of PDF fetches gave, paper by paper in order, and whether it was cancelled
+    (the papers after the cancel are not in `done`)."""
+
+    done: list[PdfFetch] = field(default_factory=list)
+    cancelled: bool = False
+
+
 class OnlineSession:
     """One batch online: one `Http`, the rate-limit waits said through `on_wait`, a cancel any
     thread may give. A context manager: leaving it closes the connections."""
@@ -67,6 +94,7 @@ class OnlineSession:
         self._stop = threading.Event()
         self.http = Http(contact=contact, cancelled=self.is_cancelled, on_wait=on_wait)
         self.result = LookupResult()  # the last look-up's, filled as it goes (kept if it is interrupted)
+        self.pdfs = PdfFetches()  # the last PDF fetch's, the same way
 
     def is_cancelled(self) -> bool:
         """Whether the batch was cancelled (by `cancel()` or the caller's flag)."""
@@ -150,3 +178,59 @@ class OnlineSession:
             out.skipped_for = {service: len(ids) for service, ids in reach.skipped.items()}
             out.looked_up = reach.looked_up
         return out
+
+    # ---- PDFs (issue 24) ----------------------------------------------------------------------
+
+    incoming_folder = staticmethod(incoming_folder)
+    remove_folder = staticmethod(remove_folder)
+
+    def fetch_pdfs(
+        self,
+        papers: Iterable[Paper],
+        folder: Path,
+        progress: Progress | None = None,
+        each: Callable[[PdfFetch], None] | None = None,
+    ) -> PdfFetches:
+        """Download each paper's PDF (pdf_fetch.py: arXiv's, or an open-access PDF its record names)
+        into its own sub-folder of `folder`; a failure is kept in words and the batch goes on,
+        Cancel stops it at once (the file in flight is not kept). `each` hears each paper's fetch
+        as it ends, `progress(done, total)` how far the batch is. A service that cannot be reached
+        is not asked again in this batch. Read copies of the papers: nothing is changed here."""
+        todo = list(papers)
+        out = self.pdfs = PdfFetches()
+        unreachable: dict[str, str] = {}
+        for n, paper in enumerate(todo):
+            if progress is not None:
+                progress(n, len(todo))
+            try:
+                one = self._fetch_pdf(paper, folder / paper.id, unreachable)
+            except Cancelled:
+                out.cancelled = True
+                return out
+            out.done.append(one)
+            if each is not None:
+                each(one)
+        if progress is not None:
+            progress(len(todo), len(todo))
+        return out
+
+    def _fetch_pdf(self, paper: Paper, folder: Path, unreachable: dict[str, str]) -> PdfFetch:
+        """One paper's PDF from the first of its sources that gives one."""
+        sources = pdf_sources(paper)
+        if not sources:
+            return PdfFetch(paper.id, problem=NO_SOURCE, no_source=True)
+        problems: list[str] = []
+        for source in sources:
+            if source.service in unreachable:
+                problems.append(unreachable[source.service])
+                continue
+            try:
+                return PdfFetch(paper.id, download_pdf(self.http, source, folder), source.url)
+            except Unreachable as exc:
+                unreachable[source.service] = str(exc)
+                problems.append(str(exc))
+            except Cancelled:
+                raise
+            except OnlineError as exc:
+                problems.append(str(exc))
+        return PdfFetch(paper.id, problem=" ".join(dict.fromkeys(problems)))
