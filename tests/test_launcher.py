@@ -51,6 +51,8 @@ def test_the_command_line_imports_no_gui_and_reaches_core_only_through_the_facad
     facade |= {"papershelf.core.written"}
     # the one rule for control characters (issue 21): everything printed is escaped by it
     facade |= {"papershelf.core.limits"}
+    # a paper's files as recorded (issue 24): the Attachment view, what a PDF's first bytes are
+    facade |= {"papershelf.core.attachments"}
     for path in sorted(CLI_DIR.glob("*.py")):
         imported = _imports(path)
         assert not {m for m in imported if m.startswith(("papershelf.gui", "PySide6", "papershelf.launcher"))}, path

@@ -51,8 +51,8 @@ from .commands import (
 from .conflicts import cmd_conflicts
 from .discover import cmd_suggest
 from .duplicates import cmd_duplicates
-from .files_commands import cmd_attach, cmd_detach, cmd_files, cmd_open
 from .fetch_commands import cmd_fetch_pdf
+from .files_commands import cmd_attach, cmd_detach, cmd_files, cmd_open
 from .output import (
     EXIT_FAILED,
     EXIT_INTERRUPTED,
