@@ -4,11 +4,12 @@ Asks for the consent every online action asks (`online.with_consent`), then runs
 `OnlineSession.fetch_pdfs` as the window's online task (`OnlineActions.start`: one online task at a
 time, cancelled when the window closes) with the status bar's one progress bar and its Cancel
 (`TaskProgress`): Cancel abandons the download in flight, and nothing of it is kept. The session
-never touches the library: each PDF reaches the GUI thread as it arrives and is attached there
-(`Library.attach_files` copies a file already on this disk, PDFs of a few MB: milliseconds), each
-attach one undo step (the library's own "Attach …" action, as a `DoneStep`). The download folder is
-removed when the batch ends. A status-bar line says what was done; the papers that got no PDF are
-listed with the reason in words (a reason several share, once with their count).
+never touches the library; as each PDF arrives, the worker hashes it, reads its pages and copies it
+into the library folder (`Library.prepare_attachments`), and the GUI thread writes the record
+(`record_attachments`): each attach one undo step (the library's own "Attach …" action, as a
+`DoneStep`). The download folder is removed when the batch ends. A status-bar line says what was
+done; the papers that got no PDF are listed with the reason in words (a reason several share, once
+with their count).
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from .online import tr, with_consent
 from .online_lookup import said_once
 
 if TYPE_CHECKING:
-    from ..core.library import PdfFetch, PdfFetches
+    from ..core.library import Attached, PdfFetch, PdfFetches
     from .online import OnlineActions
 
 
@@ -83,7 +84,24 @@ class PdfFetchRun(QObject):
 
             self.folder = OnlineSession.incoming_folder()
             with self.online.open_session("", cancelled, self.waiting.emit) as session:
-                return session.fetch_pdfs(self.papers, self.folder, progress, self.arrived.emit)
+                return session.fetch_pdfs(
+                    self.papers, self.folder, progress, lambda one: self.arrived.emit(prepared(one))
+                )
+
+        lib = self.window.library
+
+        def prepared(one: PdfFetch) -> tuple[PdfFetch, Attached | str | None]:
+            """On the worker: the download hashed, read and copied into the library folder (the
+            record is written on the GUI thread), then the download removed."""
+            if one.path is None:
+                return one, None
+            try:
+                return one, lib.prepare_attachments(one.paper_id, [one.path])
+            except PapershelfError as exc:  # deleted meanwhile, a read-only library
+                return one, str(exc)
+            finally:
+                with contextlib.suppress(OSError):
+                    one.path.unlink()
 
         self.online.start(
             work,
@@ -97,25 +115,27 @@ class PdfFetchRun(QObject):
         if self.online.running():
             self.window.task_progress.bar.setFormat(text)
 
-    def _arrived(self, one: PdfFetch) -> None:
-        """One paper's fetch ended: its PDF attached (one undo step), or why not kept."""
+    def _arrived(self, arrived: tuple[PdfFetch, Attached | str | None]) -> None:
+        """One paper's fetch ended: its PDF (copied into the library folder on the worker)
+        recorded as attached (one undo step), or why not kept."""
+        one, prepared = arrived
         win = self.window
         if win.closing:
             return
         title = self.titles.get(one.paper_id, one.paper_id)
-        if one.path is None:
+        if one.path is None or prepared is None:
             self.problems.append((title, one.problem))
+            return
+        if isinstance(prepared, str):
+            self.problems.append((title, tr("The PDF was downloaded but not attached: %s") % prepared))
             return
         lib = win.library
         before = lib.undo_token()
         try:
-            report = lib.attach_files(one.paper_id, [one.path])
+            report = lib.record_attachments(prepared)
         except PapershelfError as exc:  # deleted meanwhile, a read-only library, a full disk
             self.problems.append((title, tr("The PDF was downloaded but not attached: %s") % exc))
             return
-        finally:
-            with contextlib.suppress(OSError):
-                one.path.unlink()
         token = lib.undo_token()
         if token is not None and token is not before:
             win.undo_stack.push(DoneStep(lib, lib.undo_label(), token))

@@ -7,11 +7,12 @@ import os
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..attachments import Attachment, attachments, file_sha256, looks_like_pdf, paper_folder, safe_name
 from ..errors import InvalidValueError, ReadOnlyLibraryError
 from ..fileio import file_chunks, remove_quietly, write_stream_atomically
+from ..paper import Paper
 from ..pdf import PdfProblem, pdf_info
 from ..store import now_iso
 
@@ -110,10 +111,11 @@ def copy_in(lib: Library, rel: str, source: Path, sha: str, pages: int, label: s
     return Attachment(f"{rel}/{target.name}", sha, size, pages, label, now_iso(), False)
 
 
-def attach_files(
+def prepare_attachments(
     lib: Library, paper_id: str, paths: Iterable[Path | str], link: bool = False, label: str = ""
 ) -> Attached:
-    """See `Library.attach_files`."""
+    """See `Library.prepare_attachments`: the slow part of attaching (hashing, reading the pages,
+    copying into the library folder), safe on a worker thread; nothing is recorded yet."""
     _check_writable(lib, "no file was attached.")
     paper = lib.get(paper_id)
     out = Attached(paper.id)
@@ -123,16 +125,38 @@ def attach_files(
             _attach_one(lib, paper.id, Path(os.path.expanduser(str(raw))), link, label, out, known)
         except OSError as exc:
             out.problems.append(f"{raw}: {exc.strerror or exc} (it was not attached)")
-    if out.added:
-        new = [*paper.files, *(a.to_dict() for a in out.added)]
-        try:
-            lib._set_many([paper.id], lambda p: {"files": new})
-        except BaseException:
-            for item in out.added:
-                if not item.linked:
-                    remove_quietly(item.location(lib.folder))
-            raise
     return out
+
+
+def record_attachments(lib: Library, out: Attached) -> Attached:
+    """See `Library.record_attachments`: what `prepare_attachments` made, written to the paper's
+    record (one undoable action); the copies are removed again when the record cannot be written."""
+    if not out.added:
+        return out
+
+    def with_added(p: Paper) -> dict[str, Any]:
+        # read under the lock: an edit made while the files were copied is kept
+        have = {f.get("sha256") for f in p.files if isinstance(f, dict)}
+        return {"files": [*p.files, *(a.to_dict() for a in out.added if a.sha256 not in have)]}
+
+    try:
+        # the copies were made outside the store's write lock (a 200 MB file must not hold
+        # up every other edit); only the record is written under it
+        with lib._store._write_lock:
+            lib._set_many([lib.get(out.paper_id).id], with_added)
+    except BaseException:
+        for item in out.added:
+            if not item.linked:
+                remove_quietly(item.location(lib.folder))
+        raise
+    return out
+
+
+def attach_files(
+    lib: Library, paper_id: str, paths: Iterable[Path | str], link: bool = False, label: str = ""
+) -> Attached:
+    """See `Library.attach_files`."""
+    return record_attachments(lib, prepare_attachments(lib, paper_id, paths, link, label))
 
 
 def paper_files(lib: Library, paper_id: str) -> list[tuple[Attachment, Path, bool]]:

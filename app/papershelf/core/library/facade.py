@@ -383,6 +383,18 @@ class Library:
         twice. A file that cannot be read is named in the answer, never an exception."""
         return attaching.attach_files(self, paper_id, paths, link, label)
 
+    def prepare_attachments(
+        self, paper_id: str, paths: Iterable[Path | str], link: bool = False, label: str = ""
+    ) -> attaching.Attached:
+        """`attach_files` in two steps, for the window: this one (hashing, the page count, the copy
+        into the library folder) on a worker thread, writing nothing to the record; then
+        `record_attachments` on the GUI thread, which writes the record (one undoable action)."""
+        return attaching.prepare_attachments(self, paper_id, paths, link, label)
+
+    def record_attachments(self, prepared: attaching.Attached) -> attaching.Attached:
+        """Write what `prepare_attachments` made to the paper's record (see there)."""
+        return attaching.record_attachments(self, prepared)
+
     def paper_files(self, paper_id: str) -> list[tuple[Any, Path, bool]]:
         """A paper's files (`Attachment`), each with where it is here and whether it is there."""
         return attaching.paper_files(self, paper_id)

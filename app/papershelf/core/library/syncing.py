@@ -136,7 +136,7 @@ EDITS = (
     "delete_tag make_keywords_tags drop_keyword_tags set_citekey edit_record add_found apply_found restore_fields "
     "restore_lists restore_papers put_records swap_fields create_list add_to_list remove_from_list "
     "reorder_list rename_list delete_list take_conflict undo redo citation_keys bibtex_entries "
-    "export_bibtex"
+    "export_bibtex detach_file mark_opened"
 ).split()
 
 
