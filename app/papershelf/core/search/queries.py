@@ -2,7 +2,9 @@
 
 Whoosh's MultifieldParser over titles, authors, abstracts, notes and areas,
 AND between words; `author:`/`by:`, `tag:`, `keyword:`, `list:`, `note:` as aliases;
-fuzzy words (`word~`) as `TypoTerm`s. Lone operators or wildcards mean
+fuzzy words (`word~`) as `TypoTerm`s; `fulltext:` (or `pdf:`) only the attached PDFs' text.
+`without_field`: the query as if a field were not there (the metadata-only query that tells
+a PDF-only hit from the rest). Lone operators or wildcards mean
 "everything"; whatever the parser rejects is searched as plain words;
 control characters are dropped and the length is capped. `like_query`: a
 paper without an abstract as the query for papers like it.
@@ -145,6 +147,7 @@ class QueryParser:
                         "keywords": ["keyword"],
                         "lists": ["list"],
                         "notes": ["note"],
+                        "fulltext": ["pdf"],
                     }
                 )
             )
@@ -229,3 +232,21 @@ def _surname(name: str) -> str:
     """An author's family name as the index holds it ("Smith, J." and "J. Smith": "smith"; the
     last word of a family name of several, "Fletcher" of "Harry Fletcher III")."""
     return _FOLD._normal(key_word(plain_text(name)))
+
+
+def uses_field(q: Any, field: str) -> bool:
+    """Whether any word of the query tree is looked for in `field`."""
+    if q.is_leaf():
+        return getattr(q, "fieldname", None) == field
+    return any(uses_field(sub, field) for sub in q.children())
+
+
+def without_field(q: Any, field: str) -> Any:
+    """The query with every leaf on `field` matching nothing (a field-less leaf kept)."""
+
+    def drop(node: Any) -> Any:
+        if node.is_leaf() and getattr(node, "fieldname", None) == field:
+            return wquery.NullQuery
+        return node
+
+    return q.accept(drop)
