@@ -7,11 +7,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from pdfs import doi_paper, long_pdf
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLineEdit
 
 from papershelf.core.library import Library
+from pdfs import doi_paper, long_pdf
 
 pytestmark = [
     pytest.mark.gui,

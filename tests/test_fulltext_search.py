@@ -13,10 +13,10 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import cli_ok, local_dir, run_cli
-from pdfs import doi_paper, encrypted_pdf, image_only_pdf, long_pdf, paper_pdf
 
+from conftest import cli_ok, local_dir, run_cli
 from papershelf.core.library import Library, Query
+from pdfs import doi_paper, encrypted_pdf, image_only_pdf, long_pdf, paper_pdf
 
 BIB = """
 @article{diffusion, title={Priors for Diffusion in Sparse Graphs}, author={Ada Lovelace},

@@ -112,7 +112,9 @@ class AbstractView(QTextBrowser):
             return False
         scroll = self.verticalScrollBar().value()
         label = _esc(self.tr("In the PDF"))
-        self.setHtml(getattr(self, "_page", "") + f"<p class='pdfhit'><span class='meta'>{label}:</span> {snippet_html}</p>")
+        self.setHtml(
+            getattr(self, "_page", "") + f"<p class='pdfhit'><span class='meta'>{label}:</span> {snippet_html}</p>"
+        )
         self.verticalScrollBar().setValue(scroll)
         return True
 

@@ -106,7 +106,9 @@ class FulltextController(QObject):
             self._showing = True
             self.progress.busy(self.tr("Reading PDFs…"))
         self.progress.step(done, total, self.tr("Reading PDFs"))
-        self.progress.bar.setFormat(self.tr("Reading PDFs: %1 of %2").replace("%1", str(done)).replace("%2", str(total)))
+        self.progress.bar.setFormat(
+            self.tr("Reading PDFs: %1 of %2").replace("%1", str(done)).replace("%2", str(total))
+        )
 
     def _done(self, found: Extracted) -> None:
         self.progress.idle()

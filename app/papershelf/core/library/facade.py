@@ -114,7 +114,8 @@ class Library:
 
     index_folder = property(local.index_folder, doc="Where the search index lives: beside the locks, on this machine.")
     fulltext_folder = property(
-        fulltext.fulltext_folder, doc="Where the texts of the PDFs are cached: beside the search index, on this machine."
+        fulltext.fulltext_folder,
+        doc="Where the texts of the PDFs are cached: beside the search index, on this machine.",
     )
 
     @property

@@ -72,7 +72,9 @@ class Extracted:
             said += f" {_pdfs(n)} {'has' if n == 1 else 'have'} no text to search: {names}."
         if self.unreadable:
             n = len(self.unreadable)
-            said += f" {_pdfs(n)} could not be read (tried again next time): {'; '.join(self.unreadable[:SHOWN_PROBLEMS])}."
+            said += (
+                f" {_pdfs(n)} could not be read (tried again next time): {'; '.join(self.unreadable[:SHOWN_PROBLEMS])}."
+            )
         if self.missing:
             said += f" {_pdfs(self.missing)} attached {'is' if self.missing == 1 else 'are'} not on this machine."
         return said

@@ -31,7 +31,7 @@ from ..paper import Status, keyword_tag, normalize_tag, tag_keyword
 from ..render import plain_text
 from . import internals
 from .evaluator import Evaluator, SegmentData, top
-from .internals import Ids
+from .internals import Floats, Ids
 from .pdftext import PaperTexts, pdf_hashes
 from .queries import QueryParser, clean_query, like_query, uses_field, without_field
 from .rebuild import Cancelled, Progress
@@ -466,7 +466,7 @@ class SearchIndex:
                 raise self._index.read_failed(exc) from exc
 
 
-def _metadata_first(scores: npt.NDArray[np.float64], pdf_only: npt.NDArray[np.bool_] | None) -> npt.NDArray[np.float64]:
+def _metadata_first(scores: Floats, pdf_only: npt.NDArray[np.bool_] | None) -> Floats:
     """Sort keys that put every paper matching in its record (title, abstract, authors…)
     above every paper matching only in its PDFs, each group by score."""
     if pdf_only is None or not pdf_only.any() or pdf_only.all():

@@ -161,7 +161,9 @@ class IndexWriter:
                 if paper is None:
                     writer.delete_by_term("id", pid)
                 else:
-                    writer.update_document(**paper_document(paper, member.get(pid, []), *self.texts.document_parts(paper)))
+                    writer.update_document(
+                        **paper_document(paper, member.get(pid, []), *self.texts.document_parts(paper))
+                    )
             writer.commit()  # merges small segments (Whoosh's MERGE_SMALL): they stay few
         except BaseException:
             writer.cancel()
