@@ -30,6 +30,7 @@ Targets are printed next to the figures as PASS/MISS; a miss never changes the e
 from __future__ import annotations
 
 import argparse
+import itertools
 import random
 import re
 import shutil
@@ -43,7 +44,7 @@ HERE = Path(__file__).resolve()
 sys.path.insert(0, str(HERE.parent.parent))  # tests/: pdfs.py
 sys.path.insert(0, str(HERE.parents[2] / "app"))
 
-from bench_store import pct, peak_rss_mb, write_corpus  # noqa: E402
+from bench_store import pct, peak_rss_mb, write_corpus
 
 TARGET_P95_MS = 50.0
 PAGES = 10
@@ -108,7 +109,8 @@ def synthetic(args: argparse.Namespace, work: Path) -> None:
         chars += sum(len(p) for p in pages)
         cache.put(shas[pid], PdfText(pages))
     print(
-        f"text cache: {args.pdfs:,} entries, {chars / 2**20:.1f} M characters, written in {time.perf_counter() - t0:.1f} s"
+        f"text cache: {args.pdfs:,} entries, {chars / 2**20:.1f} M characters, "
+        f"written in {time.perf_counter() - t0:.1f} s"
     )
     t0 = time.perf_counter()
     lib.reindex()
@@ -131,7 +133,7 @@ def synthetic(args: argparse.Namespace, work: Path) -> None:
         "common word": common,
         "rare word (PDF only)": [rare_words[pid] for pid in with_pdf[:5]],
         "fulltext: common": [f"fulltext:{w}" for w in common],
-        "two words": [f"{a} {b}" for a, b in zip(common, common[1:], strict=False)],
+        "two words": [f"{a} {b}" for a, b in itertools.pairwise(common)],
         "phrase": ['"neural network"', '"language model"', '"reinforcement learning"'],
         "prefix": ["optim*", "learn*", "gener*"],
     }
@@ -160,10 +162,9 @@ def synthetic(args: argparse.Namespace, work: Path) -> None:
 
 
 def real_pdfs(args: argparse.Namespace, work: Path) -> None:
-    from pdfs import doi_paper, long_pdf
-
     from papershelf.core.library import Library, Query
     from papershelf.core.pdf import extract_text
+    from pdfs import doi_paper, long_pdf
 
     print(f"== real PDFs: {args.copies} copies each of a 300-page report and a 3-page paper (pdflatex)")
     made = work / "made"
