@@ -88,6 +88,12 @@ def test_a_word_only_on_page_3_of_the_pdf_is_found_with_its_page(data_dir, tmp_p
     assert [r["id"] for r in json.loads(cli_ok("search", "--json", "pdf:method", data_dir=data_dir).stdout)] == [
         ids["diffusion"]
     ]
+    # a phrase finds its words in the PDFs (which keep no positions), and still in order in records
+    phrase = cli_ok("search", '"zyzzogeton appears"', data_dir=data_dir)
+    assert phrase.stdout.startswith(ids["diffusion"]) and "plain words" not in phrase.stdout
+    in_order = json.loads(cli_ok("search", "--json", '"sleep comes"', data_dir=data_dir).stdout)
+    assert [r["id"] for r in in_order] == [ids["other"]]
+    assert json.loads(cli_ok("search", "--json", '"comes sleep"', data_dir=data_dir).stdout) == []
 
 
 def test_the_index_catches_up_on_texts_read_while_it_was_closed(data_dir, tmp_path, rare_pdf):

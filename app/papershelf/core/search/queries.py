@@ -25,7 +25,7 @@ from ..biblio.names import key_word
 from ..citation import record_keywords
 from ..paper import Paper
 from ..render import plain_text
-from .schema import SEARCH_FIELDS, PaperAnalyzer
+from .schema import FULLTEXT, SEARCH_FIELDS, PaperAnalyzer
 
 MAX_QUERY_CHARS = 1000
 MAX_QUERY_TERMS = 48
@@ -163,7 +163,7 @@ class QueryParser:
             q = self._whoosh_parser().parse(text)
             if q is wquery.NullQuery:
                 raise ValueError("nothing left of the query")
-            return q.accept(self._tune_fuzzy), False
+            return q.accept(self._tune_fuzzy).accept(_phrase_as_words), False
         except Exception:
             return self.plain_words(text), True
 
@@ -232,6 +232,13 @@ def _surname(name: str) -> str:
     """An author's family name as the index holds it ("Smith, J." and "J. Smith": "smith"; the
     last word of a family name of several, "Fletcher" of "Harry Fletcher III")."""
     return _FOLD._normal(key_word(plain_text(name)))
+
+
+def _phrase_as_words(q: Any) -> Any:
+    """A phrase in the PDFs' text as its words anywhere in them (the field keeps no positions)."""
+    if type(q) is wquery.Phrase and q.fieldname == FULLTEXT:
+        return wquery.And([wquery.Term(FULLTEXT, w, boost=q.boost) for w in q.words])
+    return q
 
 
 def uses_field(q: Any, field: str) -> bool:

@@ -125,8 +125,10 @@ def make_schema() -> Any:
         abstract=TEXT(analyzer=text),  # not stored: the store has it
         notes=TEXT(analyzer=text),
         # the joined text of the paper's PDFs (from the text cache, capped at MAX_FULLTEXT_CHARS),
-        # not stored: snippets read the cache, which keeps the pages apart
-        fulltext=TEXT(analyzer=text),
+        # not stored: snippets read the cache, which keeps the pages apart. No positions: a
+        # phrase asks for its words anywhere in the PDFs (queries.py), as checking positions in
+        # 2,000 PDFs' texts cost ~200 ms a query (tests/perf/bench_fulltext.py)
+        fulltext=TEXT(analyzer=text, phrase=False),
         area=TEXT(analyzer=names),  # area and subarea words
         # not searched by default (`venue:`, `keywords:` ask for them): what related papers
         # are found by when a paper has no abstract (index.py's `more_like`)
