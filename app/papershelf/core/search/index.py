@@ -295,15 +295,16 @@ class SearchIndex:
                         elapsed_ms=(time.perf_counter() - started) * 1000,
                     )
                 ev = self._get_evaluator()
-                docs, scores = ev.evaluate(q)
-                for fieldname, value in filters:
-                    if not len(docs):
-                        break
-                    allowed = ev.docs_with(fieldname, value.encode("utf-8"))
-                    keep = np.isin(docs, allowed, assume_unique=True)
-                    docs, scores = docs[keep], scores[keep]
+                with ev.remembering():  # the metadata-only query reuses the leaves it shares
+                    docs, scores = ev.evaluate(q)
+                    for fieldname, value in filters:
+                        if not len(docs):
+                            break
+                        allowed = ev.docs_with(fieldname, value.encode("utf-8"))
+                        keep = np.isin(docs, allowed, assume_unique=True)
+                        docs, scores = docs[keep], scores[keep]
+                    pdf_only = self._pdf_only(ev, q, docs)
                 ranked = sort == "relevance" and bool(len(scores)) and bool(scores.any())
-                pdf_only = self._pdf_only(ev, q, docs)
                 if ranked:
                     order = top(docs, _metadata_first(scores, pdf_only), limit, descending=True)
                 elif sort == "title":
