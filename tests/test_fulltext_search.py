@@ -211,3 +211,27 @@ def test_search_of_a_library_without_pdfs_says_nothing_about_them(data_dir, tmp_
     found = cli_ok("search", "sheep", data_dir=data_dir)
     assert "PDF" not in found.stderr
     assert shutil.which(sys.executable)
+
+
+def test_a_rebuild_by_worker_processes_reads_the_pdf_texts_from_the_cache(data_dir, tmp_path, rare_pdf, monkeypatch):
+    """A large library's rebuild hands its workers the PDFs' hashes; they read the texts."""
+    import papershelf.core.search.rebuild as rebuild_module
+
+    bib = "".join(
+        f"@article{{p{n:02d}, title={{Paper number {n}}}, author={{Ada Lovelace}}, year={{2020}}}}\n" for n in range(60)
+    )
+    ids = make_library(data_dir, tmp_path, bib)
+    copy = tmp_path / "copy.pdf"
+    copy.write_bytes(rare_pdf.read_bytes() + b"\n% another copy\n")
+    attach(data_dir, ids["p07"], rare_pdf)
+    attach(data_dir, ids["p51"], copy)
+    monkeypatch.setattr(rebuild_module, "PARALLEL_MIN", 10)
+    monkeypatch.setattr(rebuild_module, "SEGMENT_DOCS", 20)
+    with Library.open(data_dir) as lib:
+        assert lib.extract_fulltext().read == 2
+        assert lib.reindex()
+        lib.open_index()
+        assert len(lib._search._ready()._get_searcher().reader().leaf_readers()) > 1
+        answer = lib.search(Query("fulltext:zyzzogeton", index_order=True))
+        assert sorted(answer.ids) == sorted([ids["p07"], ids["p51"]])
+        assert lib.snippets(answer.ids, "zyzzogeton")[ids["p51"]].startswith("p. 3: …Here the")
