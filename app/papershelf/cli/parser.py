@@ -203,7 +203,9 @@ def build_parser(data_dir: str | None = None) -> argparse.ArgumentParser:
     c.add_argument("--limit", type=_positive_int, default=20)
     c.add_argument("--json", action="store_true", help="print a JSON array of {id, title, score, terms}")
 
-    sub.add_parser("reindex", help="rebuild the search index from the library")
+    sub.add_parser(
+        "reindex", help="read the attached PDFs' text not read yet, then rebuild the search index from the library"
+    )
 
     c = sub.add_parser(
         "export",

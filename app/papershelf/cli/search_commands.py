@@ -2,6 +2,8 @@
 
 They ask the library (`open_index`, `search`, `snippets`, `reindex`), which
 owns the index; the index's code (Whoosh) is loaded only when one of them runs.
+`reindex` first reads the text of the attached PDFs not read yet (`extract_fulltext`);
+`search` only reads: it says how many PDFs are not searchable yet.
 """
 
 from __future__ import annotations
@@ -98,6 +100,13 @@ def _search(args: argparse.Namespace, lib: Library, text: str, filters: Mapping[
     res = search(lib, query, quiet=args.json or not len(lib), quiet_again=args.json)
     snippets = lib.snippets(res.ids, text)
     lib.close_index()
+    unread = lib.pdfs_to_read() if text.strip() else 0
+    if unread:  # search only reads: reindex reads the PDFs
+        print(
+            f"papershelf: note: {plural(unread, 'PDF')} {'is' if unread == 1 else 'are'} not searchable yet; "
+            "run 'papershelf reindex' to read them.",
+            file=sys.stderr,
+        )
     if args.json:
         write_json(
             [
@@ -106,6 +115,7 @@ def _search(args: argparse.Namespace, lib: Library, text: str, filters: Mapping[
                     "title": lib.get(pid).title,
                     "title_derived": lib.get(pid).title_derived,
                     "score": round(res.scores.get(pid, 0.0), 3),
+                    "fulltext_only": pid in res.fulltext_only,  # matched only in its PDFs' text
                     "snippet": snippet_text(snippets.get(pid, "")).replace("«", "").replace("»", ""),
                     "snippet_html": snippets.get(pid, ""),
                 }
@@ -123,7 +133,8 @@ def _search(args: argparse.Namespace, lib: Library, text: str, filters: Mapping[
     for pid in res.ids:
         paper = lib.get(pid)
         score = f"{res.scores[pid]:6.2f}" if pid in res.scores else "      "
-        print(f"{pid}  {score}  {'~' if paper.title_derived else ' '}{paper.title}")
+        in_pdf = "  [in the PDF]" if pid in res.fulltext_only else ""
+        print(f"{pid}  {score}  {'~' if paper.title_derived else ' '}{paper.title}{in_pdf}")
         if snippets.get(pid):
             print_snippet(" " * 20, snippets[pid], tty)
     shown = f"showing {len(res.ids)}" if res.total > len(res.ids) else ""
@@ -138,8 +149,25 @@ def _search(args: argparse.Namespace, lib: Library, text: str, filters: Mapping[
     return EXIT_OK
 
 
+def read_pdfs(lib: Library) -> None:
+    """Read the text of the attached PDFs not read yet, its progress and what it found on stderr."""
+    if not lib.pdfs_to_read():
+        return
+
+    def progress(done: int, total: int) -> None:
+        print_over(f"Reading PDFs: {done} of {total}…", end="")
+
+    try:
+        found = lib.extract_fulltext(progress)
+    except BaseException:
+        print(file=sys.stderr)  # the error (or Ctrl+C's message) on a line of its own
+        raise
+    print_over(found.summary())
+
+
 def cmd_reindex(args: argparse.Namespace) -> int:
-    """`reindex`: rebuild the search index from the library, its progress on stderr."""
+    """`reindex`: read the attached PDFs' text not read yet, then rebuild the search index from
+    the library, progress on stderr."""
     started: list[float] = []  # the clock starts at the first progress: loading the index's code is no indexing
 
     def progress(done: int, total: int) -> None:
@@ -148,6 +176,7 @@ def cmd_reindex(args: argparse.Namespace) -> int:
         print_over(f"Indexing {plural(total)}… {100 * done // max(total, 1)}%", end="")
 
     with open_library(args, write=False) as lib:
+        read_pdfs(lib)
         try:
             lib.reindex(progress)
         except BaseException:

@@ -70,6 +70,8 @@ class Answer:
     index_damaged: bool = False  # the index failed to read: open it again to rebuild it
     suggestion: str = ""  # nothing found: the query with a close word in place of an unknown one
     scores: dict[str, float] = field(default_factory=dict)  # id → relevance, when the index ranked them
+    # of `ids`: papers that matched only through the text of their PDFs (they rank after the rest)
+    fulltext_only: frozenset[str] = frozenset()
 
 
 def title_matches(ids: Iterable[str], find: Callable[[str], Paper | None], text: str) -> list[str]:

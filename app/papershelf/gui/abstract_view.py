@@ -105,6 +105,19 @@ class AbstractView(QTextBrowser):
         self._shown = paper.id
         self.paperShown.emit(paper.id)
 
+    def show_pdf_hit(self, paper_id: str, snippet_html: str) -> bool:
+        """Add where the paper's PDFs hold the words searched ("p. 3: …", HTML made by the
+        index, matches marked), under its abstract; False if another paper is shown now."""
+        if paper_id != self._shown:
+            return False
+        scroll = self.verticalScrollBar().value()
+        label = _esc(self.tr("In the PDF"))
+        self.setHtml(
+            getattr(self, "_page", "") + f"<p class='pdfhit'><span class='meta'>{label}:</span> {snippet_html}</p>"
+        )
+        self.verticalScrollBar().setValue(scroll)
+        return True
+
     def _heading(self, paper: Paper, record: bool) -> list[str]:
         """The title (and whether it was derived), then the authors."""
         parts = [f"<h2>{_esc(plain_text(paper.title))}</h2>"]

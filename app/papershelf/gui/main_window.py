@@ -32,6 +32,7 @@ from .edits import Edits
 from .events import LibraryEvents
 from .files_panel import FilesPanel, PaperFiles
 from .filters import FilterPanel
+from .fulltext_controller import FulltextController
 from .import_export import ImportExport
 from .index_controller import IndexController
 from .last_import import LastImport
@@ -160,10 +161,18 @@ class MainWindow(QMainWindow):
         # Cancel stops the import (or export) before the index: the one a person started
         self.task_progress = TaskProgress(
             self,
-            lambda: (self.transfers.task, self.menus.online.task, self.indexer.task),  # Get PDF is online's
+            # Get PDF is online's task
+            lambda: (self.transfers.task, self.menus.online.task, self.indexer.task, self.fulltext.task),
         )
         self.indexer = IndexController(self.library, self.task_progress, self.status, self.state, self.is_closing, self)
         self.indexer.ready.connect(self.indexReady)
+        # the PDFs' text, read once the index is open and after files are attached (issue 24)
+        self.fulltext = FulltextController(
+            self.library, self.task_progress, self.status, self.state, self.abstract_view, self.is_closing, self
+        )
+        self.indexer.ready.connect(self.fulltext.index_ready)
+        self.events.changed.connect(self.fulltext.library_changed)
+        self.abstract_view.paperShown.connect(self.fulltext.paper_shown)
         pane.indexDamaged.connect(self.indexer.reopen_if_damaged)
         self._assemble_controllers()
         self.files = PaperFiles(  # Open PDF, Attach Files…, files dropped on a row
@@ -305,7 +314,7 @@ class MainWindow(QMainWindow):
         self.status.clear()
         self.live.close()
         self.indexer.stop()
-        for task in (self.indexer.task, self.transfers.task):
+        for task in (self.indexer.task, self.transfers.task, self.fulltext.task):
             if task is not None and not task.finished:
                 task.cancel()
                 task.wait(30)

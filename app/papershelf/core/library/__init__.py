@@ -15,6 +15,7 @@ library's private parts, and nothing else in the core imports them.
     facade.py     Library: opening, subscribers, reading and editing papers
     importing.py  files and pasted text become papers (FileReport, ImportBatch)
     searching.py  the search index, owned by the library, and the answers to queries
+    fulltext.py   the text of attached PDFs read for full-text search (Library.extract_fulltext)
     lists.py      reading lists
     exporting.py  BibTeX export and citation keys
     history.py    the library's undo and redo (Library.undo, redo): this device's history
@@ -41,6 +42,7 @@ from .attaching import Attached
 from .devices import devices as library_devices
 from .discovering import Suggestion
 from .facade import Library
+from .fulltext import Extracted
 from .importing import PASTE_LABEL, FileReport
 from .merging import Merged, Pair
 from .pdf_import import PdfImportReport
@@ -65,6 +67,7 @@ __all__ = [
     "Attached",
     "Cancelled",
     "Change",
+    "Extracted",
     "Fetched",
     "FileReport",
     "FoundApplied",

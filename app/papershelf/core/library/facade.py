@@ -30,6 +30,7 @@ from . import (
     discovering,
     editing,
     exporting,
+    fulltext,
     history,
     importing,
     local,
@@ -113,6 +114,10 @@ class Library:
     deleted_record = syncing.deleted_record
 
     index_folder = property(local.index_folder, doc="Where the search index lives: beside the locks, on this machine.")
+    fulltext_folder = property(
+        fulltext.fulltext_folder,
+        doc="Where the texts of the PDFs are cached: beside the search index, on this machine.",
+    )
 
     @property
     def readonly(self) -> bool:
@@ -398,6 +403,25 @@ class Library:
     def paper_files(self, paper_id: str) -> list[tuple[Any, Path, bool]]:
         """A paper's files (`Attachment`), each with where it is here and whether it is there."""
         return attaching.paper_files(self, paper_id)
+
+    def extract_fulltext(
+        self, progress: Progress | None = None, cancelled: Cancelled | None = None
+    ) -> fulltext.Extracted:
+        """Read the text of every attached PDF not read yet, for full-text search (slow: a
+        worker thread, with `progress(done, total)` and `cancelled()`). Each text is kept in
+        this machine's cache as it is read, so a killed process loses only the PDF it was
+        reading; an open index takes the papers at once, a closed one when it next opens.
+        A PDF without text (encrypted, image-only, damaged) is named in the answer, never raised."""
+        return fulltext.extract_fulltext(self, progress, cancelled)
+
+    def pdfs_to_read(self) -> int:
+        """How many attached PDFs (distinct contents) are not searchable yet (`extract_fulltext` reads them)."""
+        return fulltext.pdfs_to_read(self)
+
+    def pdf_snippet(self, paper_id: str, text: str) -> str:
+        """Where the paper's PDFs hold the words of `text`, with the page: "p. 7: …the
+        <b class="match">diffusion</b> prior…" (HTML; "" when they hold none or the index is not ready)."""
+        return self._search.pdf_snippet(paper_id, text)
 
     def mark_opened(self, paper_id: str) -> None:
         """One of the paper's files was opened now (feeds the read dates and the statistics)."""

@@ -59,6 +59,7 @@ class _Hits:
     terms: set[str] = field(default_factory=set)
     scores: dict[str, float] = field(default_factory=dict)
     total: int | None = None  # every match, when the index was asked for the first `limit` only
+    fulltext_only: frozenset[str] = frozenset()
 
 
 class IndexState(str, enum.Enum):
@@ -228,6 +229,7 @@ class IndexKeeper:
             index_damaged=damaged,
             suggestion=suggestion,
             scores=hits.scores,
+            fulltext_only=hits.fulltext_only & frozenset(ids),
         )
 
     def _from_index(self, index: SearchIndex, query: Query, wait: bool, papers: Mapping[str, Paper]) -> _Hits | None:
@@ -258,7 +260,8 @@ class IndexKeeper:
         # papers removed since the index last committed (a delete, an undone import) are not shown
         ids = [pid for pid in res.ids if pid in papers]
         terms = index.highlight_terms(query.text) if query.highlight and query.text.strip() else set()
-        return _Hits(ids, res.facets, True, res.fallback, terms, res.scores, res.total if limit is not None else None)
+        total = res.total if limit is not None else None
+        return _Hits(ids, res.facets, True, res.fallback, terms, res.scores, total, frozenset(res.fulltext_only))
 
     def _from_titles(self, query: Query, papers: Mapping[str, Paper]) -> _Hits:
         """The library's own filters, and the query's words in titles (no index)."""
@@ -290,6 +293,20 @@ class IndexKeeper:
         """See `Library.snippets`."""
         index = self._ready()
         return index.snippets(ids, text, top=top) if index is not None else {}
+
+    def pdf_snippet(self, paper_id: str, text: str) -> str:
+        """See `Library.pdf_snippet`."""
+        index = self._ready()
+        return index.pdf_snippet(paper_id, text) if index is not None and text.strip() else ""
+
+    def texts_extracted(self, ids: Iterable[str]) -> bool:
+        """These papers' PDFs' texts were extracted: an open index writes them again (True);
+        a closed one finds them when it next opens (False)."""
+        index = self._ready()
+        if index is None:
+            return False
+        index.update(ids)
+        return True
 
     def highlight_terms(self, text: str) -> set[str]:
         """See `Library.highlight_terms`."""

@@ -32,8 +32,9 @@ kept only while its reader is the one the searcher holds.
 
 from __future__ import annotations
 
+import contextlib
 from collections import OrderedDict
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 import numpy as np
@@ -185,6 +186,17 @@ class Evaluator:
         self._ranks: dict[str, Floats] = {}
         self._expansions: dict[tuple[Any, ...], list[bytes]] = {}
         self._paper_ids: list[str] | None = None
+        self._memo: dict[int, tuple[Any, Scored]] | None = None  # within `remembering`: leaf → its answer
+
+    @contextlib.contextmanager
+    def remembering(self) -> Iterator[None]:
+        """Within this, a leaf of a query tree (a phrase, a word…) evaluated once is not
+        evaluated again: a second tree that shares it (`queries.without_field`'s) reuses its answer."""
+        self._memo = {}
+        try:
+            yield
+        finally:
+            self._memo = None
 
     # ---- postings across segments --------------------------------------------
     def postings(self, field: str, tbytes: bytes) -> tuple[Ids, Weights]:
@@ -278,6 +290,15 @@ class Evaluator:
         return ids[keep], scores[keep]
 
     def _eval(self, q: Any) -> Scored:
+        memo = self._memo
+        if memo is not None and q.is_leaf():
+            hit = memo.get(id(q))
+            if hit is None:
+                hit = memo[id(q)] = (q, self._eval_node(q))  # the query kept: its id stays its own
+            return hit[1]
+        return self._eval_node(q)
+
+    def _eval_node(self, q: Any) -> Scored:
         if q is wquery.NullQuery or isinstance(q, wquery.NullQuery.__class__):
             return _empty()
         if isinstance(q, wquery.Every):

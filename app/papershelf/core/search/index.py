@@ -31,12 +31,13 @@ from ..paper import Status, keyword_tag, normalize_tag, tag_keyword
 from ..render import plain_text
 from . import internals
 from .evaluator import Evaluator, SegmentData, top
-from .internals import Ids
-from .queries import QueryParser, clean_query, like_query
+from .internals import Floats, Ids
+from .pdftext import PaperTexts, pdf_hashes
+from .queries import QueryParser, clean_query, like_query, uses_field, without_field
 from .rebuild import Cancelled, Progress
 from .rebuild import rebuild as rebuild_index
-from .schema import FIELD_BOOSTS, SEARCH_FIELDS, PaperAnalyzer, make_schema
-from .snippets import make_snippet
+from .schema import FIELD_BOOSTS, FULLTEXT, SEARCH_FIELDS, PaperAnalyzer, make_schema
+from .snippets import make_page_snippet, make_snippet
 from .source import PaperSource
 from .state import IndexFolder
 from .writer import IndexWriter
@@ -55,6 +56,7 @@ class Results:
     query: str = ""  # the query as understood, for highlighting
     fallback: bool = False  # the parser rejected the query; plain words were used
     elapsed_ms: float = 0.0
+    fulltext_only: set[str] = field(default_factory=set)  # of `ids`: matched only in their PDFs' text
 
 
 class SearchIndex:
@@ -67,7 +69,8 @@ class SearchIndex:
         self._index = IndexFolder(self.folder)
         self._searcher: Any = None
         self._search_lock = threading.Lock()
-        self._writer = IndexWriter(source, self._index, self._drop_searcher)
+        self.texts = PaperTexts(source.fulltext_folder)  # the PDFs' texts (Library.extract_fulltext fills it)
+        self._writer = IndexWriter(source, self._index, self._drop_searcher, self.texts)
         self._unsubscribe: Callable[[], None] | None = None
         self._analyzer = PaperAnalyzer()
         self._queries = QueryParser(self.schema, self._analyzer)
@@ -154,7 +157,7 @@ class SearchIndex:
         libraries are built by worker processes (see `rebuild.py`).
         """
         self._close_ix()
-        return rebuild_index(self._index, self.source, self.schema, progress, cancelled)
+        return rebuild_index(self._index, self.source, self.schema, progress, cancelled, self.texts)
 
     def close(self) -> None:
         """Stop following the library, let queued edits land, and close the index."""
@@ -182,6 +185,10 @@ class SearchIndex:
         """Wait until every change queued so far is committed and searchable;
         False if that took longer than `timeout` seconds."""
         return self._writer.flush(timeout)
+
+    def update(self, ids: Iterable[str]) -> None:
+        """Index these papers again soon (their PDFs' texts were extracted); `flush` waits for it."""
+        self._writer.update(ids)
 
     def _drop_searcher(self) -> None:
         """A commit landed: the next search opens a new searcher."""
@@ -288,16 +295,18 @@ class SearchIndex:
                         elapsed_ms=(time.perf_counter() - started) * 1000,
                     )
                 ev = self._get_evaluator()
-                docs, scores = ev.evaluate(q)
-                for fieldname, value in filters:
-                    if not len(docs):
-                        break
-                    allowed = ev.docs_with(fieldname, value.encode("utf-8"))
-                    keep = np.isin(docs, allowed, assume_unique=True)
-                    docs, scores = docs[keep], scores[keep]
+                with ev.remembering():  # the metadata-only query reuses the leaves it shares
+                    docs, scores = ev.evaluate(q)
+                    for fieldname, value in filters:
+                        if not len(docs):
+                            break
+                        allowed = ev.docs_with(fieldname, value.encode("utf-8"))
+                        keep = np.isin(docs, allowed, assume_unique=True)
+                        docs, scores = docs[keep], scores[keep]
+                    pdf_only = self._pdf_only(ev, q, docs)
                 ranked = sort == "relevance" and bool(len(scores)) and bool(scores.any())
                 if ranked:
-                    order = top(docs, scores, limit, descending=True)
+                    order = top(docs, _metadata_first(scores, pdf_only), limit, descending=True)
                 elif sort == "title":
                     order = top(docs, ev.rank("title_sort")[docs], limit, descending=False)
                 else:  # "added", and relevance with nothing to rank by
@@ -308,6 +317,7 @@ class SearchIndex:
                 )
                 found = self._facets(ev, docs) if facets else {}
                 total = len(docs)
+                fulltext_only = set(ev.paper_ids(docs[order][pdf_only[order]])) if pdf_only is not None else set()
             except Exception as exc:
                 raise self._index.read_failed(exc) from exc
         return Results(
@@ -318,7 +328,17 @@ class SearchIndex:
             query=text,
             fallback=fell_back,
             elapsed_ms=(time.perf_counter() - started) * 1000,
+            fulltext_only=fulltext_only,
         )
+
+    @staticmethod
+    def _pdf_only(ev: Evaluator, q: Any, docs: Ids) -> npt.NDArray[np.bool_] | None:
+        """Which of `docs` match only through their PDFs' text: not when the query leaves out
+        the `fulltext` field (None: the query never asks it)."""
+        if not len(docs) or not uses_field(q, FULLTEXT):
+            return None
+        metadata = ev.evaluate(without_field(q, FULLTEXT))[0]
+        return ~np.isin(docs, metadata, assume_unique=True)
 
     def _facets(self, ev: Evaluator, docs: Ids) -> dict[str, dict[str, int]]:
         found: dict[str, dict[str, int]] = {}
@@ -344,9 +364,9 @@ class SearchIndex:
         found["tags"] = tags
         return found
 
-    def _positive_words(self, text: str) -> set[str] | None:
-        """The indexed forms of the words a query matches in titles and abstracts;
-        None if the index could not say."""
+    def _positive_words(self, text: str, fields: tuple[str, ...] = ("abstract", "title")) -> set[str] | None:
+        """The indexed forms of the words a query matches in these fields (titles and
+        abstracts); None if the index could not say."""
         q, _ = self.parse(text)
         with self._search_lock:
             try:
@@ -354,24 +374,46 @@ class SearchIndex:
                 found = self._get_evaluator().positive_terms(q)
             except Exception:
                 return None
-        return {t.decode("utf-8", "replace") for f, t in found if f in ("abstract", "title")}
+        return {t.decode("utf-8", "replace") for f, t in found if f in fields}
 
     def snippets(self, ids: Iterable[str], text: str, top: int = 2) -> dict[str, str]:
-        """Highlighted fragments of the abstract, only for the rows asked for.
+        """Highlighted fragments of the abstract, only for the rows asked for; for a paper
+        whose abstract shows none of the words, where its PDFs hold them ("p. 3: …", from
+        the text cache).
 
-        Returns HTML: the abstract text escaped, matches in <b class="match">.
+        Returns HTML: the text escaped, matches in <b class="match">.
         """
         out: dict[str, str] = {}
         terms = self._positive_words(text)
-        if not terms:
+        pdf_terms = self._positive_words(text, (FULLTEXT,))
+        if not terms and not pdf_terms:
             return out
-        order = {t: n for n, t in enumerate(sorted(terms))}
+        order = {t: n for n, t in enumerate(sorted(terms or ()))}
         for pid in ids:
             paper = self.source.find(pid)
             if paper is None:
                 continue
-            out[pid] = make_snippet(plain_text(paper.abstract), order, self._analyzer._normal, top=top)
+            found = make_snippet(plain_text(paper.abstract), order, self._analyzer._normal, top=top) if order else ""
+            if not found and pdf_terms:
+                found = self._pdf_snippet(paper, pdf_terms)
+            out[pid] = found
         return out
+
+    def pdf_snippet(self, paper_id: str, text: str) -> str:
+        """Where the paper's PDFs hold the words of `text`: "p. 7: …the <b>diffusion</b>
+        prior…" (HTML, from the text cache; "" when they hold none)."""
+        paper = self.source.find(paper_id)
+        terms = self._positive_words(text, (FULLTEXT,))
+        if paper is None or not terms:
+            return ""
+        return self._pdf_snippet(paper, terms)
+
+    def _pdf_snippet(self, paper: Any, terms: set[str]) -> str:
+        shas = pdf_hashes(paper)
+        if not shas:
+            return ""
+        order = {t: n for n, t in enumerate(sorted(terms))}
+        return make_page_snippet(self.texts.texts(shas), order, self._analyzer._normal)
 
     def highlight_terms(self, text: str) -> set[str]:
         """The indexed forms of the words a query matches in titles and abstracts
@@ -423,3 +465,12 @@ class SearchIndex:
                 return int(self._get_searcher().doc_count())
             except Exception as exc:
                 raise self._index.read_failed(exc) from exc
+
+
+def _metadata_first(scores: Floats, pdf_only: npt.NDArray[np.bool_] | None) -> Floats:
+    """Sort keys that put every paper matching in its record (title, abstract, authors…)
+    above every paper matching only in its PDFs, each group by score."""
+    if pdf_only is None or not pdf_only.any() or pdf_only.all():
+        return scores
+    lift = float(scores.max()) - float(scores.min()) + 1.0
+    return np.where(pdf_only, scores, scores + lift)

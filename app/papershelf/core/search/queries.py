@@ -2,7 +2,9 @@
 
 Whoosh's MultifieldParser over titles, authors, abstracts, notes and areas,
 AND between words; `author:`/`by:`, `tag:`, `keyword:`, `list:`, `note:` as aliases;
-fuzzy words (`word~`) as `TypoTerm`s. Lone operators or wildcards mean
+fuzzy words (`word~`) as `TypoTerm`s; `fulltext:` (or `pdf:`) only the attached PDFs' text.
+`without_field`: the query as if a field were not there (the metadata-only query that tells
+a PDF-only hit from the rest). Lone operators or wildcards mean
 "everything"; whatever the parser rejects is searched as plain words;
 control characters are dropped and the length is capped. `like_query`: a
 paper without an abstract as the query for papers like it.
@@ -23,7 +25,7 @@ from ..biblio.names import key_word
 from ..citation import record_keywords
 from ..paper import Paper
 from ..render import plain_text
-from .schema import SEARCH_FIELDS, PaperAnalyzer
+from .schema import FULLTEXT, SEARCH_FIELDS, PaperAnalyzer
 
 MAX_QUERY_CHARS = 1000
 MAX_QUERY_TERMS = 48
@@ -145,6 +147,7 @@ class QueryParser:
                         "keywords": ["keyword"],
                         "lists": ["list"],
                         "notes": ["note"],
+                        "fulltext": ["pdf"],
                     }
                 )
             )
@@ -160,7 +163,7 @@ class QueryParser:
             q = self._whoosh_parser().parse(text)
             if q is wquery.NullQuery:
                 raise ValueError("nothing left of the query")
-            return q.accept(self._tune_fuzzy), False
+            return q.accept(self._tune_fuzzy).accept(_phrase_as_words), False
         except Exception:
             return self.plain_words(text), True
 
@@ -229,3 +232,28 @@ def _surname(name: str) -> str:
     """An author's family name as the index holds it ("Smith, J." and "J. Smith": "smith"; the
     last word of a family name of several, "Fletcher" of "Harry Fletcher III")."""
     return _FOLD._normal(key_word(plain_text(name)))
+
+
+def _phrase_as_words(q: Any) -> Any:
+    """A phrase in the PDFs' text as its words anywhere in them (the field keeps no positions)."""
+    if type(q) is wquery.Phrase and q.fieldname == FULLTEXT:
+        return wquery.And([wquery.Term(FULLTEXT, w, boost=q.boost) for w in q.words])
+    return q
+
+
+def uses_field(q: Any, field: str) -> bool:
+    """Whether any word of the query tree is looked for in `field`."""
+    if q.is_leaf():
+        return getattr(q, "fieldname", None) == field
+    return any(uses_field(sub, field) for sub in q.children())
+
+
+def without_field(q: Any, field: str) -> Any:
+    """The query with every leaf on `field` matching nothing (a field-less leaf kept)."""
+
+    def drop(node: Any) -> Any:
+        if node.is_leaf() and getattr(node, "fieldname", None) == field:
+            return wquery.NullQuery
+        return node
+
+    return q.accept(drop)

@@ -28,10 +28,11 @@ from ..errors import SearchIndexError
 from ..fileio import try_lock, unlock
 from ..paper import Paper
 from . import internals
+from .pdftext import PaperTexts, pdf_hashes
 from .schema import paper_document
 from .source import PaperSource
 from .state import IndexFolder, discard
-from .worker import PARENT_ENV
+from .worker import FULLTEXT_KEY, PARENT_ENV
 
 SEGMENT_DOCS = 10_000  # a rebuild writes segments of at most this many papers
 PARALLEL_MIN = 2_000  # larger libraries are indexed by one process per core
@@ -48,6 +49,7 @@ def rebuild(
     schema: Any,
     progress: Progress | None = None,
     cancelled: Cancelled | None = None,
+    texts: PaperTexts | None = None,
 ) -> bool:
     """Index every paper of `source` afresh into `index`'s folder (its `ix` must be closed).
 
@@ -64,7 +66,7 @@ def rebuild(
     if lock is None:
         raise index.busy()
     try:
-        return _rebuild(index, source, schema, progress, cancelled)
+        return _rebuild(index, source, schema, progress, cancelled, texts or PaperTexts(None))
     except OSError as exc:
         index.close()
         raise index.unwritable(exc) from exc
@@ -80,7 +82,12 @@ def rebuild(
 
 
 def _rebuild(
-    index: IndexFolder, source: PaperSource, schema: Any, progress: Progress | None, cancelled: Cancelled | None
+    index: IndexFolder,
+    source: PaperSource,
+    schema: Any,
+    progress: Progress | None,
+    cancelled: Cancelled | None,
+    texts: PaperTexts,
 ) -> bool:
     new = index.folder.with_name(index.folder.name + ".new")
     discard(new)
@@ -96,9 +103,9 @@ def _rebuild(
             or ((os.cpu_count() or 1) == 1 and total <= SEGMENT_DOCS)
             or not internals.parallel_build()
         ):
-            done = _build_here(ix, papers, member, progress, cancelled)
+            done = _build_here(ix, papers, member, progress, cancelled, texts)
         else:
-            done = _build_in_processes(ix, new, papers, member, progress, cancelled)
+            done = _build_in_processes(ix, new, papers, member, progress, cancelled, texts)
     except BaseException:
         ix.close()
         shutil.rmtree(new, ignore_errors=True)
@@ -115,7 +122,12 @@ def _rebuild(
 
 
 def _build_here(
-    ix: Any, papers: list[Paper], member: dict[str, list[str]], progress: Progress | None, cancelled: Cancelled | None
+    ix: Any,
+    papers: list[Paper],
+    member: dict[str, list[str]],
+    progress: Progress | None,
+    cancelled: Cancelled | None,
+    texts: PaperTexts,
 ) -> bool:
     writer = internals.segment_writer(ix, limitmb=256)
     try:
@@ -123,7 +135,7 @@ def _build_here(
             if cancelled and n % 500 == 0 and cancelled():
                 writer.cancel()
                 return False
-            writer.add_document(**paper_document(paper, member.get(paper.id, [])))
+            writer.add_document(**paper_document(paper, member.get(paper.id, []), *texts.document_parts(paper)))
             if progress and n % 1000 == 0:
                 progress(n, len(papers))
         writer.commit(optimize=True)
@@ -140,6 +152,7 @@ def _build_in_processes(
     member: dict[str, list[str]],
     progress: Progress | None,
     cancelled: Cancelled | None,
+    texts: PaperTexts,
 ) -> bool:
     import papershelf
 
@@ -155,7 +168,9 @@ def _build_in_processes(
         job = jobs_dir / f"job{k:04d}"
         chunk = papers[start : start + size]
         with open(job, "wb") as f:
-            pickle.dump([paper_document(p, member.get(p.id, [])) for p in chunk], f, protocol=pickle.HIGHEST_PROTOCOL)
+            # the PDFs' texts are read by the worker (the hashes go in the job, not the texts)
+            docs = [_job_document(p, member.get(p.id, []), texts) for p in chunk]
+            pickle.dump(docs, f, protocol=pickle.HIGHEST_PROTOCOL)
         jobs.append(job)
         sizes[job] = len(chunk)
     env = dict(os.environ)
@@ -181,7 +196,7 @@ def _build_in_processes(
                 job = waiting.pop(0)
                 with open(job.with_suffix(".err"), "wb") as err:
                     running[job] = subprocess.Popen(
-                        [sys.executable, "-m", WORKER_MODULE, str(new), str(job)],
+                        [sys.executable, "-m", WORKER_MODULE, str(new), str(job), str(texts.folder or "")],
                         stdin=subprocess.DEVNULL,
                         stdout=subprocess.DEVNULL,
                         stderr=err,
@@ -212,3 +227,12 @@ def _build_in_processes(
         shutil.rmtree(jobs_dir, ignore_errors=True)
     internals.commit_segments(ix, segments)
     return True
+
+
+def _job_document(paper: Paper, lists: list[str], texts: PaperTexts) -> dict[str, Any]:
+    """A paper's document for a worker: its PDFs' hashes under FULLTEXT_KEY, for the worker to read."""
+    doc = paper_document(paper, lists, texts.state(paper))
+    shas = pdf_hashes(paper)
+    if shas:
+        doc[FULLTEXT_KEY] = shas
+    return doc

@@ -25,10 +25,13 @@ from ..citation import record_keywords
 from ..paper import Paper, tag_keyword
 from ..render import plain_text
 
-INDEX_VERSION = 6  # bump when the schema or the analysis changes: forces a rebuild
+INDEX_VERSION = 7  # bump when the schema or the analysis changes: forces a rebuild
 # 6: plain_text reads \r \d \k \b as accents (one accent table, issue 23)
-SEARCH_FIELDS = ("title", "authors", "abstract", "notes", "area")
-FIELD_BOOSTS = {"title": 3.0, "authors": 2.0}
+# 7: `fulltext`, the text of a paper's attached PDFs (issue 24); the digest counts their text
+METADATA_FIELDS = ("title", "authors", "abstract", "notes", "area")  # a hit here ranks above a PDF-only hit
+FULLTEXT = "fulltext"  # the text of the paper's PDFs (`fulltext:word` searches only it)
+SEARCH_FIELDS = (*METADATA_FIELDS, FULLTEXT)
+FIELD_BOOSTS = {"title": 3.0, "authors": 2.0, FULLTEXT: 0.5}
 
 WORD_RE = re.compile(r"\w+(?:[.'’]\w+)*", re.UNICODE)
 _COMBINING_RE = re.compile(r"[\u0300-\u036f\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\ufe20-\ufe2f]+")
@@ -121,6 +124,11 @@ def make_schema() -> Any:
         authors=TEXT(analyzer=names, field_boost=FIELD_BOOSTS["authors"]),
         abstract=TEXT(analyzer=text),  # not stored: the store has it
         notes=TEXT(analyzer=text),
+        # the joined text of the paper's PDFs (from the text cache, capped at MAX_FULLTEXT_CHARS),
+        # not stored: snippets read the cache, which keeps the pages apart. No positions: a
+        # phrase asks for its words anywhere in the PDFs (queries.py), as checking positions in
+        # 2,000 PDFs' texts cost ~200 ms a query (tests/perf/bench_fulltext.py)
+        fulltext=TEXT(analyzer=text, phrase=False),
         area=TEXT(analyzer=names),  # area and subarea words
         # not searched by default (`venue:`, `keywords:` ask for them): what related papers
         # are found by when a paper has no abstract (index.py's `more_like`)
@@ -140,18 +148,23 @@ def make_schema() -> Any:
     )
 
 
-def paper_digest(paper: Paper, lists: list[str]) -> str:
+def paper_digest(paper: Paper, lists: list[str], texts: str = "") -> str:
     """A checksum of everything a paper's document is made from: its stored
-    record and the names of the lists that hold it. Two papers with the same
-    digest index the same; the time stamps in it are data, never an order."""
+    record, the names of the lists that hold it and `texts`, which of its PDFs'
+    texts were extracted (`pdftext.PaperTexts.state`: extracting one changes the
+    digest, so the catch-up indexes it). Two papers with the same digest index
+    the same; the time stamps in it are data, never an order."""
     h = hashlib.blake2b(orjson.dumps(paper.raw(), option=orjson.OPT_SORT_KEYS), digest_size=8)
     for name in sorted(lists):
         h.update(b"\0" + name.encode("utf-8", "surrogatepass"))
+    if texts:
+        h.update(b"\1" + texts.encode("ascii"))
     return h.hexdigest()
 
 
-def paper_document(paper: Paper, lists: list[str]) -> dict[str, Any]:
-    """What the index holds of one paper (all text as the reader sees it)."""
+def paper_document(paper: Paper, lists: list[str], texts: str = "", fulltext: str = "") -> dict[str, Any]:
+    """What the index holds of one paper (all text as the reader sees it); `texts` and
+    `fulltext`: the state and the joined text of its PDFs (`pdftext.PaperTexts`)."""
     doc: dict[str, Any] = {
         "id": paper.id,
         "title": plain_text(paper.title),
@@ -170,7 +183,8 @@ def paper_document(paper: Paper, lists: list[str]) -> dict[str, Any]:
         ),
         "added": paper.added,
         "title_sort": title_key(paper.title)[:TITLE_SORT_CHARS],
-        "digest": paper_digest(paper, lists),
+        "digest": paper_digest(paper, lists, texts),
+        "fulltext": fulltext,
     }
     if paper.notes:
         doc["notes"] = paper.notes

@@ -1,16 +1,20 @@
-"""Highlighted fragments of an abstract around the words a query matched."""
+"""Highlighted fragments of an abstract around the words a query matched, and of a PDF's
+text with the page they are on ("p. 7: …")."""
 
 from __future__ import annotations
 
 import functools
 import html
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
+from ..pdf.fulltext import PdfText
+from .pdftext import MAX_FULLTEXT_CHARS
 from .schema import WORD_RE
 
 SNIPPET_CHARS = 160  # one fragment at most
 SNIPPET_SURROUND = 40  # context before the first match of a fragment
+_TERM_CLASS_RE = re.compile(r'class="match term(\d+)"')
 
 
 @functools.lru_cache(maxsize=64)
@@ -67,3 +71,26 @@ def make_snippet(text: str, terms: dict[str, int], normal: Callable[[str], str],
         html_parts.append(html.escape(text[pos:end], quote=False))
         parts.append("".join(html_parts).strip())
     return " … ".join(parts)
+
+
+def make_page_snippet(texts: Sequence[PdfText], terms: dict[str, int], normal: Callable[[str], str]) -> str:
+    """The best fragment of these PDFs' texts (the first page holding the most of `terms`),
+    with its page: "p. 7: …the <b class="match term0">diffusion</b> prior…" (HTML). Only the
+    text the index holds is read (MAX_FULLTEXT_CHARS of the PDFs); "" when no page holds a term."""
+    best, best_count = "", 0
+    left = MAX_FULLTEXT_CHARS
+    for text in texts:
+        for number, page in enumerate(text.pages, 1):
+            if left <= 0:
+                break
+            page = page[:left]
+            left -= len(page) + 1
+            found = make_snippet(" ".join(page.split()), terms, normal, top=1)
+            if not found:
+                continue
+            count = len(set(_TERM_CLASS_RE.findall(found)))
+            if count > best_count:
+                best, best_count = f"p. {number}: …{found}…", count
+                if count == len(terms):
+                    return best
+    return best

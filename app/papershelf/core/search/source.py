@@ -47,6 +47,12 @@ class PaperSource(Protocol):
         ...
 
     @property
+    def fulltext_folder(self) -> Path:
+        """Where the texts of the library's PDFs are cached (a `TextCache`'s folder): this
+        machine's, beside the index; the index reads the PDFs' texts there."""
+        ...
+
+    @property
     def readonly(self) -> bool:
         """A read-only library never changes: the index does not subscribe."""
         ...

@@ -6,9 +6,10 @@ child process (`python -m papershelf.core.search.worker`) rather than
 `multiprocessing`: nothing of the parent (its threads, its main script) is
 re-run or forked.
 
-    python -m papershelf.core.search.worker INDEX_FOLDER JOB_FILE
+    python -m papershelf.core.search.worker INDEX_FOLDER JOB_FILE [TEXT_CACHE]
 
-JOB_FILE holds the pickled list of documents; the segment is pickled to
+JOB_FILE holds the pickled list of documents (a paper with PDFs: their hashes under
+FULLTEXT_KEY, whose texts the worker reads from the TEXT_CACHE folder); the segment is pickled to
 JOB_FILE + ".segment" when done, and the number of documents written so far
 to JOB_FILE + ".progress" as it goes. Exit status 0 on success.
 """
@@ -22,14 +23,17 @@ from pathlib import Path
 
 PROGRESS_EVERY = 250
 PARENT_ENV = "PAPERSHELF_INDEX_PARENT"
+FULLTEXT_KEY = "_pdfs"  # a job document's PDF hashes, whose texts the worker adds as `fulltext`
 
 
-def build(index_folder: str, job_file: str) -> None:
+def build(index_folder: str, job_file: str, text_cache: str = "") -> None:
     """Write the documents of `job_file` as one finished, uncommitted segment of the index."""
     from whoosh import index as windex
 
     from . import internals
+    from .pdftext import PaperTexts
 
+    texts = PaperTexts(Path(text_cache) if text_cache else None)
     with open(job_file, "rb") as f:
         docs = pickle.load(f)
     progress = Path(job_file + ".progress")
@@ -38,7 +42,11 @@ def build(index_folder: str, job_file: str) -> None:
     writer = internals.segment_writer(ix, tuned=True, _lk=False, limitmb=256)
     parent = int(os.environ.get(PARENT_ENV, "0") or 0)
     for n, doc in enumerate(docs, 1):
+        shas = doc.pop(FULLTEXT_KEY, None)
+        if shas:
+            doc["fulltext"] = texts.joined(shas)
         writer.add_document(**doc)
+        doc.pop("fulltext", None)  # one paper's PDF text in memory at a time
         if n % PROGRESS_EVERY == 0:
             progress.write_text(str(n))
             if parent and os.getppid() != parent:  # the rebuild that started us is gone
@@ -55,7 +63,7 @@ def build(index_folder: str, job_file: str) -> None:
 def main(argv: list[str] | None = None) -> int:
     """The worker's command line: INDEX_FOLDER JOB_FILE."""
     args = sys.argv[1:] if argv is None else argv
-    if len(args) != 2:
+    if len(args) not in (2, 3):
         print(__doc__, file=sys.stderr)
         return 2
     build(*args)

@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from . import internals
+from .pdftext import PaperTexts
 from .schema import paper_digest, paper_document
 from .source import ChangeEvent, PaperSource
 from .state import IndexFolder
@@ -30,9 +31,12 @@ _Item = tuple[str, set[str]]  # ("put" | "del", paper ids)
 class IndexWriter:
     """Writes the library's changes into the index, in batches, on a thread of its own."""
 
-    def __init__(self, source: PaperSource, index: IndexFolder, drop_searcher: Callable[[], None]) -> None:
+    def __init__(
+        self, source: PaperSource, index: IndexFolder, drop_searcher: Callable[[], None], texts: PaperTexts
+    ) -> None:
         self.source = source
         self.index = index
+        self.texts = texts  # the papers' PDFs' texts, from the text cache
         self._drop_searcher = drop_searcher  # after a commit: the next search reads it
         self.batch_seconds = BATCH_SECONDS
         self.committed: list[Callable[[], None]] = []  # called (on the writer thread) after each update lands
@@ -54,6 +58,12 @@ class IndexWriter:
             self._enqueue("del", change.ids)
         elif change.ids:  # a change naming no papers (a new list) has nothing to index
             self._enqueue("put", change.ids)
+
+    def update(self, ids: Iterable[str]) -> None:
+        """Write these papers again (their PDFs' texts were extracted meanwhile)."""
+        ids = set(ids)
+        if ids:
+            self._enqueue("put", ids)
 
     def _enqueue(self, kind: str, ids: Iterable[str]) -> None:
         with self._settled:
@@ -151,7 +161,9 @@ class IndexWriter:
                 if paper is None:
                     writer.delete_by_term("id", pid)
                 else:
-                    writer.update_document(**paper_document(paper, member.get(pid, [])))
+                    writer.update_document(
+                        **paper_document(paper, member.get(pid, []), *self.texts.document_parts(paper))
+                    )
             writer.commit()  # merges small segments (Whoosh's MERGE_SMALL): they stay few
         except BaseException:
             writer.cancel()
@@ -174,17 +186,26 @@ class IndexWriter:
         last edit holds an older copy than the index may: the writer keeps the
         index current, and this copy must not overwrite it. So it writes only
         if the library's files are still as it read them, checked under the
-        index's lock (the writer journals an edit before it indexes it)."""
+        index's lock (the writer journals an edit before it indexes it).
+
+        The texts of PDFs extracted while the index was closed change no
+        generation: with the generation unchanged, the papers that have PDFs
+        (only those) are compared all the same."""
         state = self.index.read_state()
         source = self.source
         generation = source.generation  # before reading the papers: a later edit is queued
-        if tuple(state.get("generation", ())) == tuple(generation):
+        same = tuple(state.get("generation", ())) == tuple(generation)
+        papers = [p for p in source.papers() if p.files] if same else list(source.papers())
+        if same and not papers:
             return True
         with self.index.ix.searcher() as s:
             indexed = indexed_digests(s.reader())
         member = source.memberships()
-        todo = {p.id for p in source.papers() if indexed.get(p.id) != paper_digest(p, member.get(p.id, []))}
-        stale = indexed.keys() - set(source.ids())
+        state_of = self.texts.state
+        todo = {p.id for p in papers if indexed.get(p.id) != paper_digest(p, member.get(p.id, []), state_of(p))}
+        stale = set() if same else indexed.keys() - set(source.ids())
+        if same and not todo:
+            return True
         if not self.write_batch(todo, stale, source.unchanged_on_disk if source.readonly else None):
             return False
         self.index.write_state(generation)
