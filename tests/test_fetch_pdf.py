@@ -232,3 +232,35 @@ def test_ctrl_c_stops_a_download_cleanly(shelf, replay, data_dir):
     assert "0 PDFs attached" in out
     assert files_of(data_dir, pid) == []
     nothing_kept(data_dir, shelf)
+
+
+def test_a_body_that_starts_as_a_pdf_but_is_not_one_is_refused(shelf, replay, data_dir):
+    """The review's case: "%PDF-1.4" then a login page, with status 200. The magic bytes pass, but
+    the reader cannot open it: nothing is attached, it counts as failed, and a later
+    --all-missing still sees the paper as missing its PDF."""
+    fake = b"%PDF-1.4\n<!DOCTYPE html><html><body>Please log in.</body></html>\n"
+    replay.route(f"/arxiv/pdf/{ARXIV_ID}", Reply(fake, 200, {"Content-Type": "application/pdf"}))
+    pid = shelf["ids"]["withArxiv"]
+    res = fetch(shelf, data_dir, pid)
+    assert res.returncode == 1, res.stdout + res.stderr
+    assert "not a readable PDF" in res.stderr and "not attached" in res.stderr and "1 failed" in res.stdout
+    assert files_of(data_dir, pid) == []
+    nothing_kept(data_dir, shelf)
+
+
+def test_a_library_another_papershelf_holds_is_said_before_anything_is_downloaded(shelf, replay, data_dir):
+    replay.route(f"/arxiv/pdf/{ARXIV_ID}", Reply(shelf["arxiv_pdf"], 200, {"Content-Type": "application/pdf"}))
+    holder = subprocess.Popen(
+        [sys.executable, "-c", "import sys; from papershelf.core.library import Library; "
+         "lib = Library.open(sys.argv[1]); print('open', flush=True); sys.stdin.read()", str(data_dir)],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        assert holder.stdout.readline().strip() == "open"
+        res = fetch(shelf, data_dir, shelf["ids"]["withArxiv"])
+        assert res.returncode != 0 and "open in another Papershelf" in res.stderr
+        assert replay.requests == []  # nothing was downloaded for nothing
+    finally:
+        holder.stdin.close()
+        holder.wait(30)
+        holder.stdout.close()

@@ -48,8 +48,8 @@ def _papers(args: argparse.Namespace) -> list[Any]:
 class _Batch:
     """What the batch did, paper by paper: each PDF attached as it arrives, each failure said."""
 
-    def __init__(self, args: argparse.Namespace, total: int) -> None:
-        self.args, self.total = args, total
+    def __init__(self, args: argparse.Namespace, total: int, lib: Library) -> None:
+        self.args, self.total, self.lib = args, total, lib
         self.done = self.attached = self.already = self.failed = self.no_source = 0
 
     def each(self, one: PdfFetch) -> None:
@@ -64,8 +64,8 @@ class _Batch:
                 _say(f"{at}: {one.problem}")
             return
         try:
-            with open_library(self.args, write=True) as lib:
-                report = lib.attach_files(one.paper_id, [one.path])
+            # a download PDFium cannot open (a login page after "%PDF", a body cut short) is refused
+            report = self.lib.attach_files(one.paper_id, [one.path], readable=True)
         except PapershelfError as exc:  # deleted meanwhile, a read-only library, a full disk
             self.failed += 1
             _say(f"{at}: the PDF was downloaded but not attached: {exc}")
@@ -105,20 +105,23 @@ def cmd_fetch_pdf(args: argparse.Namespace) -> int:
     if not papers:
         print("every paper has its PDF attached: nothing to fetch")
         return EXIT_OK
-    batch = _Batch(args, len(papers))
-    _say(f"fetching the PDFs of {plural(len(papers))}…")
-    folder = OnlineSession.incoming_folder()
-    interrupted = False
-    session = OnlineSession(on_wait=_say)
-    try:
-        with session:
-            session.fetch_pdfs(papers, folder, each=batch.each)
-    except KeyboardInterrupt:
-        session.cancel()
-        interrupted = True
-        print(file=sys.stderr)
-    finally:
-        OnlineSession.remove_folder(folder)
+    # opened for writing before anything is downloaded: a library another Papershelf holds is
+    # said now, not after every download of the batch
+    with open_library(args, write=True) as lib:
+        batch = _Batch(args, len(papers), lib)
+        _say(f"fetching the PDFs of {plural(len(papers))}…")
+        folder = OnlineSession.incoming_folder()
+        interrupted = False
+        session = OnlineSession(on_wait=_say)
+        try:
+            with session:
+                session.fetch_pdfs(papers, folder, each=batch.each)
+        except KeyboardInterrupt:
+            session.cancel()
+            interrupted = True
+            print(file=sys.stderr)
+        finally:
+            OnlineSession.remove_folder(folder)
     print(batch.summary(interrupted or session.pdfs.cancelled))
     if interrupted:
         return EXIT_INTERRUPTED

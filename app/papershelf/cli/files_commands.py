@@ -14,6 +14,7 @@ import os
 import shlex
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 from .. import paths
@@ -123,7 +124,20 @@ def open_in_viewer(path: Path) -> None:
         if cmd is None:
             os.startfile(path)  # type: ignore[attr-defined]  # Windows only
             return
-        res = subprocess.run(cmd, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60, check=False)
+        # a viewer the opener starts may run on and inherit what the opener was given: no pipe
+        # (waiting for a pipe to close waited for the viewer), its words in a file read after
+        with tempfile.TemporaryFile() as said_file:
+            res = subprocess.run(
+                cmd,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=said_file,
+                timeout=60,
+                check=False,
+                start_new_session=True,
+            )
+            said_file.seek(0)
+            said = said_file.read(4096).decode("utf-8", "replace").strip().splitlines()
     except FileNotFoundError:
         assert cmd is not None
         raise PapershelfError(
@@ -132,7 +146,6 @@ def open_in_viewer(path: Path) -> None:
     except (OSError, subprocess.TimeoutExpired) as exc:
         raise PapershelfError(f"cannot open {path}: {exc}") from None
     if res.returncode != 0:
-        said = (res.stderr or res.stdout).strip().splitlines()
         raise PapershelfError(
             f"cannot open {path}: {cmd[0]} exited with {res.returncode}" + (f" ({said[-1]})" if said else "")
         )

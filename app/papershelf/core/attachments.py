@@ -67,10 +67,13 @@ class Attachment:
         return PurePosixPath(self.path.replace("\\", "/")).name if not self.linked else Path(self.path).name
 
     def location(self, library_folder: Path | str) -> Path:
-        """Where the file is on this machine: a copied file inside the library folder, a linked one where it was."""
+        """Where the file is on this machine: a copied file inside the library folder (always: a
+        record that names "..", or a root, as another device's line might, cannot point out of
+        it), a linked one where it was."""
         if self.linked:
             return Path(self.path)
-        return Path(library_folder).joinpath(*PurePosixPath(self.path).parts)
+        parts = [p for p in PurePosixPath(self.path.replace("\\", "/")).parts if p not in ("/", "..", ".")]
+        return Path(library_folder).joinpath(*parts) if parts else Path(library_folder) / FILES_FOLDER / "?"
 
     def is_pdf(self) -> bool:
         """Whether its name says PDF."""
@@ -96,19 +99,37 @@ def looks_like_pdf(head: bytes) -> bool:
     return PDF_MAGIC in head[:1024]
 
 
-_UNSAFE = re.compile(r'[\x00-\x1f\x7f/\\:*?"<>|]+')
+# separators, what Windows refuses, and braces (a BibTeX `file` field could not hold them unbalanced)
+_UNSAFE = re.compile(r'[\x00-\x1f\x7f/\\:*?"<>|{}]+')
+_RESERVED = frozenset(
+    {"CON", "PRN", "AUX", "NUL", *(f"COM{i}" for i in range(1, 10)), *(f"LPT{i}" for i in range(1, 10))}
+)
+NAME_MAX_BYTES = 150
+"""A copied file's name at most this many bytes of UTF-8: file systems take 255, and the atomic
+write's temporary name and a "(2)" go around it."""
+
+
+def _cut(text: str, max_bytes: int) -> str:
+    """`text` cut to at most `max_bytes` of UTF-8, never inside a character."""
+    return text.encode("utf-8")[:max_bytes].decode("utf-8", "ignore")
 
 
 def safe_name(name: str, fallback: str = "file") -> str:
-    """A file or folder name that every system and sync tool takes: no separators or
-    characters Windows refuses, no leading dot, at most 120 characters (its extension kept)."""
+    """A file or folder name that every system and sync tool takes: no separators, braces or
+    characters Windows refuses, not a name Windows reserves (CON, NUL…), no leading dot, at most
+    NAME_MAX_BYTES bytes (its extension kept)."""
     name = unicodedata.normalize("NFC", name)
     name = _UNSAFE.sub("_", name).strip(" .")
     if not name:
         return fallback
-    if len(name) > 120:
+    if name.split(".")[0].upper() in _RESERVED:
+        name = "_" + name
+    if len(name.encode("utf-8")) > NAME_MAX_BYTES:
         stem, dot, ext = name.rpartition(".")
-        name = (stem[: 120 - len(ext) - 1] + "." + ext) if dot and len(ext) <= 10 else name[:120]
+        if dot and len(ext) <= 10:
+            name = _cut(stem, NAME_MAX_BYTES - len(ext.encode("utf-8")) - 1).rstrip(" .") + "." + ext
+        else:
+            name = _cut(name, NAME_MAX_BYTES).rstrip(" .")
     return name
 
 

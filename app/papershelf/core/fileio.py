@@ -436,7 +436,8 @@ def write_stream_atomically(path: Path, chunks: Iterable[bytes]) -> tuple[int, s
     its size and SHA-256. An exception from `chunks` (a cancel, a cap) leaves no file behind."""
     path = Path(path)
     digest, size = hashlib.sha256(), 0
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}{TEMP_MARK}", suffix=".tmp", dir=path.parent)
+    short = path.name.encode("utf-8")[:60].decode("utf-8", "ignore")  # a long name's temp stays within 255 bytes
+    fd, tmp = tempfile.mkstemp(prefix=f".{short}{TEMP_MARK}", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as f:
             fd = -1

@@ -96,7 +96,7 @@ class PdfFetchRun(QObject):
             if one.path is None:
                 return one, None
             try:
-                return one, lib.prepare_attachments(one.paper_id, [one.path])
+                return one, lib.prepare_attachments(one.paper_id, [one.path], readable=True)
             except PapershelfError as exc:  # deleted meanwhile, a read-only library
                 return one, str(exc)
             finally:

@@ -58,7 +58,9 @@ def _entry_path(entry: str) -> str:
 
 def file_paths(value: str) -> list[str]:
     """The paths a `file` field names, as written (not yet resolved), in order, without repeats."""
-    text = " ".join(value.split()).strip()
+    # a value wrapped over lines: each line break with the indentation around it goes, and
+    # nothing else (a path may hold two spaces in a row)
+    text = re.sub(r"[ \t]*[\r\n]+[ \t]*", " ", value).strip()
     if text.startswith("{") and text.endswith("}"):
         text = text[1:-1]
     for latex, plain in _LATEX:
@@ -81,6 +83,8 @@ def resolve(raw: str, folder: Path) -> Path:
     near = folder / path
     if not near.exists() and Path("/" + raw).exists():
         return Path("/" + raw)
+    if not near.exists() and "\\" in raw and (folder / raw.replace("\\", "/")).exists():
+        return folder / raw.replace("\\", "/")  # a relative path written on Windows
     return near
 
 
@@ -99,5 +103,20 @@ def file_field(files: Iterable[tuple[str, Path]]) -> str:
     entries = []
     for label, path in files:
         kind = path.suffix[1:].upper() or "FILE"
+        # a brace in a BibTeX value must be balanced: a label loses its braces, and a path whose
+        # braces do not balance (a linked file's) cannot be written at all (`unwritable`)
+        label = label.replace("{", "").replace("}", "")
+        if unwritable(path):
+            continue
         entries.append(f"{_escape(label)}:{_escape(str(path))}:{kind}")
     return ";".join(entries)
+
+
+def unwritable(path: Path) -> bool:
+    """Whether a path cannot go into a BibTeX value: its braces do not balance."""
+    depth = 0
+    for ch in str(path):
+        depth += (ch == "{") - (ch == "}")
+        if depth < 0:
+            return True
+    return depth != 0

@@ -30,6 +30,9 @@ class Attached:
     already: list[str] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    # the copies this attach made (only these are removed again if the record cannot be written:
+    # a file of the same content found there already may be one an undone attach still needs)
+    created: list[Path] = field(default_factory=list)
 
 
 def location(lib: Library, item: Attachment) -> Path:
@@ -72,7 +75,14 @@ def pdf_pages(path: Path) -> tuple[int, str]:
 
 
 def _attach_one(
-    lib: Library, paper_id: str, source: Path, link: bool, label: str, out: Attached, known: set[str]
+    lib: Library,
+    paper_id: str,
+    source: Path,
+    link: bool,
+    label: str,
+    out: Attached,
+    known: set[str],
+    readable: bool = False,
 ) -> None:
     if not source.is_file():
         out.problems.append(f"{source}: no such file" if not source.exists() else f"{source} is not a file")
@@ -82,13 +92,18 @@ def _attach_one(
         out.already.append(str(source))
         return
     pages, problem = pdf_pages(source)
+    if problem and readable:
+        out.problems.append(f"{problem}; it was not attached")
+        return
     if problem:
         out.notes.append(problem)
     if link:
         item = linked_record(source, sha, pages, label)
     else:
         paper = lib.get(paper_id)
-        item = copy_in(lib, paper_folder(paper.citekey, paper.id), source, sha, pages, label)
+        item, created = copy_in(lib, paper_folder(paper.citekey, paper.id), source, sha, pages, label)
+        if created:
+            out.created.append(item.location(lib.folder))
     known.add(sha)
     out.added.append(item)
 
@@ -98,31 +113,38 @@ def linked_record(source: Path, sha: str, pages: int, label: str = "") -> Attach
     return Attachment(str(source.resolve()), sha, source.stat().st_size, pages, label, now_iso(), True)
 
 
-def copy_in(lib: Library, rel: str, source: Path, sha: str, pages: int, label: str = "") -> Attachment:
+def copy_in(lib: Library, rel: str, source: Path, sha: str, pages: int, label: str = "") -> tuple[Attachment, bool]:
     """Copy `source` (content `sha`) into the library's folder `rel` (files/<key or id>),
     atomically, under a free name ("x (2).pdf" beside another x.pdf; a file of the same content
-    there already is reused); the record of the copy. OSError when it cannot be written."""
+    there already is reused); the record of the copy, and whether this call made the file (False:
+    reused). OSError when it cannot be written."""
     folder = lib.folder.joinpath(*rel.split("/"))
     folder.mkdir(parents=True, exist_ok=True)
     target, same = _free_target(folder, safe_name(source.name), sha)
     size = source.stat().st_size
     if not same:
         size, sha = write_stream_atomically(target, file_chunks(source))
-    return Attachment(f"{rel}/{target.name}", sha, size, pages, label, now_iso(), False)
+    return Attachment(f"{rel}/{target.name}", sha, size, pages, label, now_iso(), False), not same
 
 
 def prepare_attachments(
-    lib: Library, paper_id: str, paths: Iterable[Path | str], link: bool = False, label: str = ""
+    lib: Library,
+    paper_id: str,
+    paths: Iterable[Path | str],
+    link: bool = False,
+    label: str = "",
+    readable: bool = False,
 ) -> Attached:
     """See `Library.prepare_attachments`: the slow part of attaching (hashing, reading the pages,
-    copying into the library folder), safe on a worker thread; nothing is recorded yet."""
+    copying into the library folder), safe on a worker thread; nothing is recorded yet.
+    `readable`: a PDF the reader cannot open is refused (a download), not attached with a note."""
     _check_writable(lib, "no file was attached.")
     paper = lib.get(paper_id)
     out = Attached(paper.id)
     known = {a.sha256 for a in attachments(paper.files) if a.sha256}
     for raw in paths:
         try:
-            _attach_one(lib, paper.id, Path(os.path.expanduser(str(raw))), link, label, out, known)
+            _attach_one(lib, paper.id, Path(os.path.expanduser(str(raw))), link, label, out, known, readable)
         except OSError as exc:
             out.problems.append(f"{raw}: {exc.strerror or exc} (it was not attached)")
     return out
@@ -145,18 +167,22 @@ def record_attachments(lib: Library, out: Attached) -> Attached:
         with lib._store._write_lock:
             lib._set_many([lib.get(out.paper_id).id], with_added)
     except BaseException:
-        for item in out.added:
-            if not item.linked:
-                remove_quietly(item.location(lib.folder))
+        for made in out.created:
+            remove_quietly(made)
         raise
     return out
 
 
 def attach_files(
-    lib: Library, paper_id: str, paths: Iterable[Path | str], link: bool = False, label: str = ""
+    lib: Library,
+    paper_id: str,
+    paths: Iterable[Path | str],
+    link: bool = False,
+    label: str = "",
+    readable: bool = False,
 ) -> Attached:
     """See `Library.attach_files`."""
-    return record_attachments(lib, prepare_attachments(lib, paper_id, paths, link, label))
+    return record_attachments(lib, prepare_attachments(lib, paper_id, paths, link, label, readable))
 
 
 def paper_files(lib: Library, paper_id: str) -> list[tuple[Attachment, Path, bool]]:

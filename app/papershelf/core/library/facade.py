@@ -381,20 +381,22 @@ class Library:
 
     # ---- a paper's files (attaching.py) ---------------------------------------
     def attach_files(
-        self, paper_id: str, paths: Iterable[Path | str], link: bool = False, label: str = ""
+        self, paper_id: str, paths: Iterable[Path | str], link: bool = False, label: str = "", readable: bool = False
     ) -> attaching.Attached:
         """Attach files to a paper: copied into the library folder (files/<key>/), or with
         `link` left where they are; a file whose content the paper has already is not added
-        twice. A file that cannot be read is named in the answer, never an exception."""
-        return attaching.attach_files(self, paper_id, paths, link, label)
+        twice. A file that cannot be read is named in the answer, never an exception.
+        `readable`: a PDF the reader cannot open is refused (a download), not attached with a note."""
+        return attaching.attach_files(self, paper_id, paths, link, label, readable)
 
     def prepare_attachments(
-        self, paper_id: str, paths: Iterable[Path | str], link: bool = False, label: str = ""
+        self, paper_id: str, paths: Iterable[Path | str], link: bool = False, label: str = "", readable: bool = False
     ) -> attaching.Attached:
         """`attach_files` in two steps, for the window: this one (hashing, the page count, the copy
         into the library folder) on a worker thread, writing nothing to the record; then
-        `record_attachments` on the GUI thread, which writes the record (one undoable action)."""
-        return attaching.prepare_attachments(self, paper_id, paths, link, label)
+        `record_attachments` on the GUI thread, which writes the record (one undoable action).
+        `readable`: a PDF the reader cannot open is refused, not attached with a note (a download)."""
+        return attaching.prepare_attachments(self, paper_id, paths, link, label, readable)
 
     def record_attachments(self, prepared: attaching.Attached) -> attaching.Attached:
         """Write what `prepare_attachments` made to the paper's record (see there)."""

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..attachments import Attachment, attachments, file_sha256, looks_like_pdf, paper_folder
-from ..errors import InvalidValueError, ReadOnlyLibraryError
+from ..errors import InvalidValueError, PapershelfError, ReadOnlyLibraryError
 from ..fileio import remove_quietly
 from ..importers.base import Candidate, ParsedFile, Problem
 from ..paper import Paper
@@ -117,6 +117,10 @@ def metadata_authors(text: str) -> list[str]:
     return parts[:200]
 
 
+class CopyFailed(PapershelfError):
+    """A PDF could not be copied into the library folder (a full disk, a folder it may not write)."""
+
+
 class _Run:
     """One import of PDFs: the batch, the files copied so far (removed if it does not commit)."""
 
@@ -190,12 +194,11 @@ class _Run:
             report.problems.append(Problem(shown, 0, note, note=True))
             self.out.notes.append(note)
         pid = batch.placed[-1][1]
-        if pid in batch.new:
+        if pid in batch.new and pid not in self.out.added:
             paper = batch.new[pid]
             if not title:
                 paper.title_derived = True  # named by its file, as a title derived from an abstract is marked
-            item = copy_in(self.lib, paper_folder(paper.citekey, pid), path, sha, info.pages)
-            self.copied.append(item.location(self.lib.folder))
+            item = self._copy(paper_folder(paper.citekey, pid), path, sha, info.pages)
             paper.files = [*paper.files, item.to_dict()]
             self.out.added.append(pid)
         else:
@@ -209,8 +212,7 @@ class _Run:
         """The PDF is a paper already in the library (its DOI or arXiv id, or the duplicates rules):
         its file is attached to that paper, as a change of this import (undone with it)."""
         view = batch_view(self.batch, pid)
-        item: Attachment = copy_in(self.lib, paper_folder(view.citekey, pid), path, sha, info.pages)
-        self.copied.append(item.location(self.lib.folder))
+        item: Attachment = self._copy(paper_folder(view.citekey, pid), path, sha, info.pages)
         give_file(self.batch, report, pid, item)
         if report.unchanged:
             report.unchanged -= 1
@@ -220,9 +222,25 @@ class _Run:
         why = "the same DOI" if info.doi and info.doi.casefold() == view.doi.casefold() else ""
         if not why and info.arxiv_id and view.arxiv_id and info.arxiv_id.split("v")[0] == view.arxiv_id.split("v")[0]:
             why = "the same arXiv id"
-        said = f'{shown}: attached to the paper already here, "{view.title[:80]}"' + (f" ({why})" if why else "")
+        where = "a paper of this import" if pid in self.batch.new else "the paper already here"
+        said = f'{shown}: attached to {where}, "{view.title[:80]}"' + (f" ({why})" if why else "")
         self.out.attached.append(said)
         report.problems.append(Problem(shown, 0, said, note=True))
+
+    def _copy(self, rel: str, path: Path, sha: str, pages: int) -> Attachment:
+        """The PDF copied into the library folder; a copy that fails stops the whole import (the
+        paper is in the batch already), which then changes nothing (CopyFailed)."""
+        try:
+            item, created = copy_in(self.lib, rel, path, sha, pages)
+        except OSError as exc:
+            raise CopyFailed(
+                f"{path} could not be copied into the library's folder {self.lib.folder / 'files'} "
+                f"({exc.strerror or exc}); nothing was imported.",
+                path,
+            ) from None
+        if created:
+            self.copied.append(item.location(self.lib.folder))
+        return item
 
     def forget(self) -> None:
         """The import did not happen: the copies it made go."""
