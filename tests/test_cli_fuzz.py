@@ -88,7 +88,7 @@ _junk = st.one_of(
 )
 
 _OPTIONS = {
-    "import": ["--samples", "--as", "listing", "--keywords-as-tags"],
+    "import": ["--samples", "--as", "listing", "--keywords-as-tags", "--online", "--mailto"],
     "list": ["--json", "--status", "--tag", "--list", "--area", "--sort", "read", "--reverse"],
     "show": ["--json", "--bibtex", "--dialect"],
     "tag": ["--add", "--remove"],
@@ -101,7 +101,7 @@ _OPTIONS = {
     "search": ["--json", "--limit", "--status", "--tag", "--list", "--area", "--sort", "--saved"],
     "suggest": ["--tag", "--list", "--limit", "--json"],
     "reindex": [],
-    "export": ["--tag", "--list", "--status", "--query", "--ids", "--dialect", "--format", "ris", "--saved"],
+    "export": ["--tag", "--list", "--status", "--query", "--ids", "--dialect", "--format", "ris", "--saved", "--files"],
     "lists": [],
     "list-add": [],
     "list-remove": [],
@@ -117,6 +117,12 @@ _OPTIONS = {
     "conflicts": ["--json", "--take", "--dismiss"],
     "undo": ["--list"],
     "redo": [],
+    # a paper's files (issue 24): the fuzz library's papers have none, so `open` never starts a viewer
+    "attach": ["--link", "--label"],
+    "detach": [],
+    "files": [],
+    "open": [],
+    "fetch-pdf": ["--all-missing"],
 }
 assert set(_OPTIONS) == set(cli.COMMANDS)
 
