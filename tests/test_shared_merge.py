@@ -23,6 +23,7 @@ from pathlib import Path
 import pytest
 
 from conftest import SEEDS
+from pdfs import doi_paper, paper_pdf
 from papershelf.core.errors import InvalidValueError, NotFoundError
 from papershelf.core.library import Library
 from papershelf.core.store import SharedStore
@@ -206,6 +207,122 @@ def test_a_tag_added_on_one_device_survives_another_devices_unrelated_tag_edit(t
         a.refresh()
         b.refresh()
         assert a.get(pid).tags == b.get(pid).tags == ["ml", "survey"]
+
+
+def _names(lib: Library, pid: str) -> list[str]:
+    return [att.name for att, _where, _there in lib.paper_files(pid)]
+
+
+@pytest.fixture
+def three_pdfs(tmp_path: Path) -> tuple[Path, Path, Path]:
+    """Three real PDFs of different content, made outside the library folder."""
+    made = tmp_path / "made"
+    made.mkdir()
+    return (
+        doi_paper(made),
+        paper_pdf(made, "other.pdf", title="Supplementary Material"),
+        paper_pdf(made, "third.pdf", title="Slides of the Talk"),
+    )
+
+
+def test_files_attached_on_two_devices_at_once_are_both_kept_in_one_order(tmp_path, three_pdfs):
+    paper, other, third = three_pdfs
+    with _two_devices(tmp_path) as (a, b):
+        pid = a.ids()[0]
+        a.attach_files(pid, [paper])
+        b.refresh()
+        assert _names(b, pid) == ["doi-paper.pdf"]
+        a.attach_files(pid, [other])  # neither device has seen the other's attach
+        b.attach_files(pid, [third])
+        a.refresh()
+        b.refresh()
+        # the file both had first; then the two appended at once, the earlier stamp first
+        assert _names(a, pid) == _names(b, pid)
+        assert _names(a, pid) == ["doi-paper.pdf", "other.pdf", "third.pdf"]
+        assert all(there for _att, _where, there in a.paper_files(pid))
+        assert a.conflicts() == [] and b.conflicts() == []
+        shown = _names(a, pid)
+        for lib in (_open(tmp_path / "shared", DEVICES[0], readonly=True), _open(tmp_path / "shared", DEVICES[2])):
+            try:  # as each device's files on disk say, and as a third device joining reads them
+                assert _names(lib, pid) == shown
+            finally:
+                lib.close()
+
+
+def test_a_file_detached_on_one_device_while_another_attaches_one(tmp_path, three_pdfs):
+    paper, other, third = three_pdfs
+    with _two_devices(tmp_path) as (a, b):
+        pid = a.ids()[0]
+        a.attach_files(pid, [paper, other])
+        b.refresh()
+        a.detach_file(pid, 1)  # other.pdf off on a
+        b.attach_files(pid, [third])  # b had not seen that
+        a.refresh()
+        b.refresh()
+        assert _names(a, pid) == _names(b, pid) == ["doi-paper.pdf", "third.pdf"]
+        assert a.conflicts() == [] and b.conflicts() == []
+
+
+def test_the_same_file_attached_and_detached_at_once_the_later_stamp_wins(tmp_path, three_pdfs):
+    paper, other, _third = three_pdfs
+    with _two_devices(tmp_path) as (a, b):
+        pid = a.ids()[0]
+        a.attach_files(pid, [paper, other])
+        b.refresh()
+        # other.pdf: a takes it off and puts it back (undo); b, not having seen that, takes it off after
+        a.detach_file(pid, 1)
+        a.undo()
+        _clock_past(a)
+        b.detach_file(pid, 1)
+        a.refresh()
+        b.refresh()
+        assert _names(a, pid) == _names(b, pid) == ["doi-paper.pdf"]
+        # and the other way round: b takes it off first, a puts it back later
+        a.attach_files(pid, [other])
+        b.refresh()
+        b.detach_file(pid, 1)
+        _clock_past(b)
+        a.detach_file(pid, 1)
+        a.undo()
+        a.refresh()
+        b.refresh()
+        assert _names(a, pid) == _names(b, pid) == ["doi-paper.pdf", "other.pdf"]
+        assert a.conflicts() == [] and b.conflicts() == []
+
+
+def test_the_same_content_attached_on_two_devices_is_one_file(tmp_path, three_pdfs):
+    paper, _other, _third = three_pdfs
+    copy = tmp_path / "elsewhere" / "the-same.pdf"
+    copy.parent.mkdir()
+    shutil.copyfile(paper, copy)
+    with _two_devices(tmp_path) as (a, b):
+        pid = a.ids()[0]
+        a.attach_files(pid, [paper])
+        b.attach_files(pid, [copy])
+        a.refresh()
+        b.refresh()
+        assert len(a.get(pid).files) == len(b.get(pid).files) == 1
+        assert a.get(pid).files == b.get(pid).files
+        assert all(there for _att, _where, there in b.paper_files(pid))
+        assert a.conflicts() == [] and b.conflicts() == []
+
+
+def test_undo_of_an_attach_takes_off_only_that_file_after_another_device_attached(tmp_path, three_pdfs):
+    paper, other, third = three_pdfs
+    with _two_devices(tmp_path) as (a, b):
+        pid = a.ids()[0]
+        a.attach_files(pid, [paper])
+        b.refresh()
+        a.attach_files(pid, [other])
+        b.attach_files(pid, [third])
+        a.refresh()
+        b.refresh()
+        assert sorted(_names(a, pid)) == ["doi-paper.pdf", "other.pdf", "third.pdf"]
+        done = a.undo()
+        assert done is not None
+        b.refresh()
+        assert _names(a, pid) == _names(b, pid) == ["doi-paper.pdf", "third.pdf"]
+        assert a.conflicts() == [] and b.conflicts() == []
 
 
 def test_a_paper_deleted_on_one_device_while_another_edits_it(tmp_path):
