@@ -182,6 +182,12 @@ def test_an_upgrade_cut_short_is_finished_at_the_next_open_and_loses_nothing(tmp
         ["f", "PID", "status", "bogus"],
         ["t", "PID", 5, True],
         ["a", "PID", {"title": 5}],
+        ["F", "PID", "abc", True, 1.0],
+        ["F", "PID", "abc", "yes", 1.0, {"path": "files/x/a.pdf"}],
+        ["F", "PID", "abc", True, 1.0, {"sha256": "abc"}],
+        ["F", "PID", "abc", True, 1.0, ["files/x/a.pdf"]],
+        ["f", "PID", "files", [{"sha256": "abc"}]],
+        ["Z", "PID", "a file op of a Papershelf newer than this one"],
     ],
 )
 def test_another_devices_line_of_an_unknown_shape_waits_and_the_library_opens(tmp_path, op):
