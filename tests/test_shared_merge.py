@@ -23,10 +23,10 @@ from pathlib import Path
 import pytest
 
 from conftest import SEEDS
-from pdfs import doi_paper, paper_pdf
 from papershelf.core.errors import InvalidValueError, NotFoundError
 from papershelf.core.library import Library
 from papershelf.core.store import SharedStore
+from pdfs import doi_paper, paper_pdf
 
 DEVICES = ["aaaaaaaaaaa1", "bbbbbbbbbbb2", "ccccccccccc3"]
 COMPACT = float(os.environ.get("PAPERSHELF_MERGE_COMPACT", "0.05"))
