@@ -65,14 +65,17 @@ def _clock_past(lib: Library) -> None:
         time.sleep(0.001)
 
 
-def _random_edit(rng: random.Random, lib: Library, log: list) -> None:
+def _random_edit(rng: random.Random, lib: Library, log: list, attachable: tuple[Path, ...] = ()) -> None:
     ids = lib.ids()
     if not ids:
         return
     pid = rng.choice(ids)
-    what = rng.randrange(int(os.environ.get("PAPERSHELF_MERGE_KINDS", "15")))
+    what = rng.randrange(int(os.environ.get("PAPERSHELF_MERGE_KINDS", "17")))
     try:
-        _edit(rng, lib, log, ids, pid, what)
+        if what >= 15:
+            _file_edit(rng, lib, pid, what, attachable)
+        else:
+            _edit(rng, lib, log, ids, pid, what)
     except (InvalidValueError, NotFoundError):
         pass  # a list renamed to one that exists, a list deleted meanwhile: refused, nothing changed
 
@@ -132,18 +135,31 @@ def _edit(rng: random.Random, lib: Library, log: list, ids: list, pid: str, what
             lib.take_conflict(rng.randrange(len(found)) + 1, keep=rng.random() < 0.5)
 
 
+def _file_edit(rng: random.Random, lib: Library, pid: str, what: int, attachable: tuple[Path, ...]) -> None:
+    if what == 15 and attachable:
+        lib.attach_files(pid, [rng.choice(attachable)])
+    elif what == 16 and lib.get(pid).files:
+        lib.detach_file(pid, rng.randrange(len(lib.get(pid).files)))
+
+
 @pytest.mark.parametrize("seed", [1, 2, 3, 4])
 def test_three_devices_editing_at_once_agree_and_lose_nothing(tmp_path, seed):
     rng = random.Random(seed)
     folder = tmp_path / "shared"
     libs = {d: _open(folder, d) for d in DEVICES}
+    made = tmp_path / "made"
+    made.mkdir()
+    attachable = []
+    for i in range(4):  # supplements of different contents (any file can be attached)
+        attachable.append(made / f"supplement-{i}.txt")
+        attachable[-1].write_text(f"supplementary table {i}\n" * (i + 1))
     try:
         for i, d in enumerate(DEVICES):
             libs[d].import_files([SEEDS[i]])
         notes_set: list = []
         for _round in range(int(os.environ.get("PAPERSHELF_MERGE_ROUNDS", "40"))):
             d = rng.choice(DEVICES)
-            _random_edit(rng, libs[d], notes_set)
+            _random_edit(rng, libs[d], notes_set, tuple(attachable))
             if rng.random() < 0.3:
                 libs[rng.choice(DEVICES)].refresh()
             if rng.random() < COMPACT:
