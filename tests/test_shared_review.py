@@ -214,6 +214,36 @@ def test_another_devices_line_of_an_unknown_shape_waits_and_the_library_opens(tm
     assert next(p for p in json.loads(listed.stdout) if p["id"] == pid)["notes"] == "before the odd line"
 
 
+def test_a_whole_files_list_from_a_build_before_file_registers_attaches_and_detaches_nothing(tmp_path):
+    """A device of a build that merged `files` as one value writes the whole list (`"f"`), having
+    not seen the file this device attached meanwhile: both files stay, no conflict, the same
+    order on both devices, and `papershelf conflicts` has none to show."""
+    from papershelf.core.store.journal import journal_line
+
+    folder = tmp_path / "shared"
+    made = tmp_path / "made"
+    made.mkdir()
+    (made / "supplement.txt").write_text("supplementary table\n")
+    with _two_devices(tmp_path) as (a, b):
+        pid = sorted(a.ids())[0]
+        b.set_notes(pid, "before the old line")
+        seq = b._store.seq
+        a.attach_files(pid, [made / "supplement.txt"])
+    slides = {"path": "files/x/slides.pdf", "sha256": "ab" * 32, "size": 3, "pages": 0, "added": "2026-12-03"}
+    old = ["f", pid, "files", [slides]]
+    line = journal_line({"seq": seq + 1, "gen": 0, "ops": [old], "hlc": 10**13, "dev": B, "vv": {A: 1, B: seq}})
+    with open(folder / "devices" / B / "journal.jsonl", "ab") as f:
+        f.write(line)
+    for who in ("laptop", "desktop"):
+        env = {"PAPERSHELF_CONFIG_DIR": str(tmp_path / who)}
+        listed = run_cli("list", "--json", data_dir=folder, env=env)
+        assert listed.returncode == 0, listed.stderr
+        paper = next(p for p in json.loads(listed.stdout) if p["id"] == pid)
+        assert [Path(f["path"]).name for f in paper["files"]] == ["supplement.txt", "slides.pdf"]
+        res = run_cli("conflicts", data_dir=folder, env=env)
+        assert res.returncode == 0 and "No conflicts" in res.stdout, res.stdout + res.stderr
+
+
 def test_recover_of_a_device_whose_journal_is_damaged_keeps_its_papers(tmp_path):
     """A device that had not compacted yet (its edits all in its journal) has a line of its journal
     damaged; `papershelf recover` keeps every readable edit. It said "Replayed 5 edit(s)" and then
@@ -268,3 +298,18 @@ def test_recover_of_a_damaged_device_library_file_keeps_its_merge_state_and_othe
     for who in (laptop, desktop):
         tags = {p["id"]: p["tags"] for p in json.loads(run_cli("list", "--json", data_dir=folder, env=who).stdout)}
         assert (tags[ids[0]], tags[ids[1]], tags[ids[2]]) == (["a0"], ["b1"], ["a2"]), who
+
+
+def test_a_list_of_files_in_a_conflict_reads_as_the_files_names():
+    """A `files` conflict kept by a library of a build that merged files as one value showed the
+    records as raw dicts that looked alike; the window and `papershelf conflicts` name the files."""
+    from papershelf.core.attachments import named_files
+    from papershelf.gui.conflicts import shown_value
+
+    files = [
+        {"path": "files/smith2020/doi-paper.pdf", "sha256": "ab" * 32, "size": 3},
+        {"path": "/home/me/papers/third.pdf", "sha256": "cd" * 32, "size": 4, "linked": True},
+    ]
+    assert named_files(files) == ["doi-paper.pdf", "third.pdf"]
+    assert shown_value(files) == "doi-paper.pdf, third.pdf"
+    assert named_files(["ml", "nlp"]) == ["ml", "nlp"] and shown_value(["ml", "nlp"]) == "ml, nlp"
