@@ -313,3 +313,38 @@ def test_a_list_of_files_in_a_conflict_reads_as_the_files_names():
     assert named_files(files) == ["doi-paper.pdf", "third.pdf"]
     assert shown_value(files) == "doi-paper.pdf, third.pdf"
     assert named_files(["ml", "nlp"]) == ["ml", "nlp"] and shown_value(["ml", "nlp"]) == "ml, nlp"
+
+
+@pytest.mark.parametrize("keep", [True, False])
+def test_a_files_conflict_kept_by_an_earlier_build_is_named_and_settled(tmp_path, keep):
+    """A device's library file from a build that merged `files` as one value holds a conflict of
+    it: listed by the files' names; taking or dismissing it ends it, on every device."""
+    from papershelf.core.attachments import named_files
+    from papershelf.core.store.merge import Head
+
+    paper = {"path": "files/k/doi-paper.pdf", "sha256": "ab" * 32, "size": 3}
+    other = {"path": "files/k/other.pdf", "sha256": "cd" * 32, "size": 4}
+    third = {"path": "files/k/third.pdf", "sha256": "ef" * 32, "size": 5}
+    folder = tmp_path / "shared"
+    with _two_devices(tmp_path) as (a, b):
+        pid = sorted(a.ids())[0]
+        sync = a._store.sync
+        # the state that build left: two heads, the later one shown
+        sync.meta(pid).heads["files"] = [Head(10, A, 1, {}, [paper, other]), Head(11, B, 1, {}, [paper, third])]
+        sync.papers[pid].raw()["files"] = [paper, third]
+        a.compact()
+    a, b = _open(folder, A), _open(folder, B)
+    try:
+        (c,) = a.conflicts()
+        assert c.field == "files"
+        assert named_files(c.value) == ["doi-paper.pdf", "other.pdf"]
+        assert named_files(c.current) == ["doi-paper.pdf", "third.pdf"]
+        a.take_conflict(1, keep=keep)
+        b.refresh()
+        want = ["doi-paper.pdf", "other.pdf"] if keep else ["doi-paper.pdf", "third.pdf"]
+        for lib in (a, b):
+            assert named_files(lib.get(pid).files) == want
+            assert lib.conflicts() == []
+    finally:
+        a.close()
+        b.close()

@@ -138,13 +138,19 @@ class Replica:
         """The "F" operations that make a paper's files `new`: one per file detached, attached,
         changed or moved (appended files go after the last place, so that files appended on
         two devices at once both come after the ones they had)."""
-        regs = self._file_regs(paper.raw(), self.meta(pid))
+        meta = self.meta(pid)
+        regs = self._file_regs(paper.raw(), meta)
         old = [file_key(r) for r in paper.raw().get("files", [])]
         wanted: dict[str, dict[str, Any]] = {}
         for rec in new if isinstance(new, list) else []:
             if isinstance(rec, dict):
                 wanted.setdefault(file_key(rec), rec)
         out: list[list[Any]] = [["F", pid, k, False, regs[k][3], regs[k][4]] for k in old if k not in wanted]
+        # a conflict kept by a build that merged files as one value: settling it (take, dismiss)
+        # says of every file in it whether it is attached, which ends the conflict
+        legacy = meta.heads.get("files", [])
+        heads = {file_key(r): r for h in legacy if isinstance(h.value, list) for r in h.value if isinstance(r, dict)}
+        out += [["F", pid, k, False, 0.0, r] for k, r in heads.items() if k not in wanted and k not in regs]
         kept = [k for k in old if k in wanted]
         keys = list(wanted)
         if keys[: len(kept)] == kept:
@@ -157,7 +163,7 @@ class Replica:
             places = {k: float(i) for i, k in enumerate(keys)}
         for k, rec in wanted.items():
             reg = regs.get(k)
-            if reg is None or not reg[2] or reg[3] != places[k] or reg[4] != rec:
+            if legacy or reg is None or not reg[2] or reg[3] != places[k] or reg[4] != rec:
                 out.append(["F", pid, k, True, places[k], dict(rec)])
         return out
 
