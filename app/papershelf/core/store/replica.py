@@ -151,16 +151,7 @@ class Replica:
         legacy = meta.heads.get("files", [])
         heads = {file_key(r): r for h in legacy if isinstance(h.value, list) for r in h.value if isinstance(r, dict)}
         out += [["F", pid, k, False, 0.0, r] for k, r in heads.items() if k not in wanted and k not in regs]
-        kept = [k for k in old if k in wanted]
-        keys = list(wanted)
-        if keys[: len(kept)] == kept:
-            last = max((regs[k][3] for k in kept), default=-1.0)
-            places = {k: regs[k][3] for k in kept}
-            for k in keys[len(kept) :]:
-                last += 1.0
-                places[k] = last
-        else:
-            places = {k: float(i) for i, k in enumerate(keys)}
+        places = _file_places(list(wanted), [k for k in old if k in wanted], regs)
         for k, rec in wanted.items():
             reg = regs.get(k)
             if legacy or reg is None or not reg[2] or reg[3] != places[k] or reg[4] != rec:
@@ -582,6 +573,19 @@ def _members_on(name: str, ids: list[str], kept: list[str], meta: ListMeta | Non
         if place is None or not place[2] or place[3] != float(i):
             out.append(["m", name, pid, True, float(i)])
     return out
+
+
+def _file_places(keys: list[str], kept: list[str], regs: Mapping[str, FileReg]) -> dict[str, float]:
+    """The places of a paper's files `keys` (in their order); `kept`: those it had already, in
+    its order. Only appended: the old places stay, the new ones go after the last; else by index."""
+    if keys[: len(kept)] != kept:
+        return {k: float(i) for i, k in enumerate(keys)}
+    last = max((regs[k][3] for k in kept), default=-1.0)
+    places = {k: regs[k][3] for k in kept}
+    for k in keys[len(kept) :]:
+        last += 1.0
+        places[k] = last
+    return places
 
 
 def _value_ok(name: str, value: Any) -> bool:
