@@ -26,6 +26,7 @@ from conftest import SEEDS
 from papershelf.core.errors import InvalidValueError, NotFoundError
 from papershelf.core.library import Library
 from papershelf.core.store import SharedStore
+from pdfs import doi_paper, paper_pdf
 
 DEVICES = ["aaaaaaaaaaa1", "bbbbbbbbbbb2", "ccccccccccc3"]
 COMPACT = float(os.environ.get("PAPERSHELF_MERGE_COMPACT", "0.05"))
@@ -64,14 +65,17 @@ def _clock_past(lib: Library) -> None:
         time.sleep(0.001)
 
 
-def _random_edit(rng: random.Random, lib: Library, log: list) -> None:
+def _random_edit(rng: random.Random, lib: Library, log: list, attachable: tuple[Path, ...] = ()) -> None:
     ids = lib.ids()
     if not ids:
         return
     pid = rng.choice(ids)
-    what = rng.randrange(int(os.environ.get("PAPERSHELF_MERGE_KINDS", "15")))
+    what = rng.randrange(int(os.environ.get("PAPERSHELF_MERGE_KINDS", "17")))
     try:
-        _edit(rng, lib, log, ids, pid, what)
+        if what >= 15:
+            _file_edit(rng, lib, pid, what, attachable)
+        else:
+            _edit(rng, lib, log, ids, pid, what)
     except (InvalidValueError, NotFoundError):
         pass  # a list renamed to one that exists, a list deleted meanwhile: refused, nothing changed
 
@@ -131,18 +135,31 @@ def _edit(rng: random.Random, lib: Library, log: list, ids: list, pid: str, what
             lib.take_conflict(rng.randrange(len(found)) + 1, keep=rng.random() < 0.5)
 
 
+def _file_edit(rng: random.Random, lib: Library, pid: str, what: int, attachable: tuple[Path, ...]) -> None:
+    if what == 15 and attachable:
+        lib.attach_files(pid, [rng.choice(attachable)])
+    elif what == 16 and lib.get(pid).files:
+        lib.detach_file(pid, rng.randrange(len(lib.get(pid).files)))
+
+
 @pytest.mark.parametrize("seed", [1, 2, 3, 4])
 def test_three_devices_editing_at_once_agree_and_lose_nothing(tmp_path, seed):
     rng = random.Random(seed)
     folder = tmp_path / "shared"
     libs = {d: _open(folder, d) for d in DEVICES}
+    made = tmp_path / "made"
+    made.mkdir()
+    attachable = []
+    for i in range(4):  # supplements of different contents (any file can be attached)
+        attachable.append(made / f"supplement-{i}.txt")
+        attachable[-1].write_text(f"supplementary table {i}\n" * (i + 1))
     try:
         for i, d in enumerate(DEVICES):
             libs[d].import_files([SEEDS[i]])
         notes_set: list = []
         for _round in range(int(os.environ.get("PAPERSHELF_MERGE_ROUNDS", "40"))):
             d = rng.choice(DEVICES)
-            _random_edit(rng, libs[d], notes_set)
+            _random_edit(rng, libs[d], notes_set, tuple(attachable))
             if rng.random() < 0.3:
                 libs[rng.choice(DEVICES)].refresh()
             if rng.random() < COMPACT:
@@ -206,6 +223,124 @@ def test_a_tag_added_on_one_device_survives_another_devices_unrelated_tag_edit(t
         a.refresh()
         b.refresh()
         assert a.get(pid).tags == b.get(pid).tags == ["ml", "survey"]
+
+
+def _names(lib: Library, pid: str) -> list[str]:
+    return [att.name for att, _where, _there in lib.paper_files(pid)]
+
+
+@pytest.fixture
+def three_pdfs(tmp_path: Path) -> tuple[Path, Path, Path]:
+    """Three real PDFs of different content, made outside the library folder."""
+    made = tmp_path / "made"
+    made.mkdir()
+    return (
+        doi_paper(made),
+        paper_pdf(made, "other.pdf", title="Supplementary Material"),
+        paper_pdf(made, "third.pdf", title="Slides of the Talk"),
+    )
+
+
+def test_files_attached_on_two_devices_at_once_are_both_kept_in_one_order(tmp_path, three_pdfs):
+    paper, other, third = three_pdfs
+    with _two_devices(tmp_path) as (a, b):
+        pid = a.ids()[0]
+        a.attach_files(pid, [paper])
+        b.refresh()
+        assert _names(b, pid) == ["doi-paper.pdf"]
+        a.attach_files(pid, [other])  # neither device has seen the other's attach
+        b.attach_files(pid, [third])
+        a.refresh()
+        b.refresh()
+        # the file both had first; then the two appended at once, the earlier stamp first
+        assert _names(a, pid) == _names(b, pid)
+        assert _names(a, pid) == ["doi-paper.pdf", "other.pdf", "third.pdf"]
+        assert all(there for _att, _where, there in a.paper_files(pid))
+        assert a.conflicts() == [] and b.conflicts() == []
+        shown = _names(a, pid)
+        a.compact()  # the registers go into the library files; a newcomer joins from them
+        b.compact()
+        for lib in (_open(tmp_path / "shared", DEVICES[0], readonly=True), _open(tmp_path / "shared", DEVICES[2])):
+            try:  # as each device's files on disk say, and as a third device joining reads them
+                assert _names(lib, pid) == shown
+            finally:
+                lib.close()
+
+
+def test_a_file_detached_on_one_device_while_another_attaches_one(tmp_path, three_pdfs):
+    paper, other, third = three_pdfs
+    with _two_devices(tmp_path) as (a, b):
+        pid = a.ids()[0]
+        a.attach_files(pid, [paper, other])
+        b.refresh()
+        a.detach_file(pid, 1)  # other.pdf off on a
+        b.attach_files(pid, [third])  # b had not seen that
+        a.refresh()
+        b.refresh()
+        assert _names(a, pid) == _names(b, pid) == ["doi-paper.pdf", "third.pdf"]
+        assert a.conflicts() == [] and b.conflicts() == []
+
+
+def test_the_same_file_attached_and_detached_at_once_the_later_stamp_wins(tmp_path, three_pdfs):
+    paper, other, _third = three_pdfs
+    with _two_devices(tmp_path) as (a, b):
+        pid = a.ids()[0]
+        a.attach_files(pid, [paper, other])
+        b.refresh()
+        # other.pdf: a takes it off and puts it back (undo); b, not having seen that, takes it off after
+        a.detach_file(pid, 1)
+        a.undo()
+        _clock_past(a)
+        b.detach_file(pid, 1)
+        a.refresh()
+        b.refresh()
+        assert _names(a, pid) == _names(b, pid) == ["doi-paper.pdf"]
+        # and the other way round: b takes it off first, a puts it back later
+        a.attach_files(pid, [other])
+        b.refresh()
+        b.detach_file(pid, 1)
+        _clock_past(b)
+        a.detach_file(pid, 1)
+        a.undo()
+        a.refresh()
+        b.refresh()
+        assert _names(a, pid) == _names(b, pid) == ["doi-paper.pdf", "other.pdf"]
+        assert a.conflicts() == [] and b.conflicts() == []
+
+
+def test_the_same_content_attached_on_two_devices_is_one_file(tmp_path, three_pdfs):
+    paper, _other, _third = three_pdfs
+    copy = tmp_path / "elsewhere" / "the-same.pdf"
+    copy.parent.mkdir()
+    shutil.copyfile(paper, copy)
+    with _two_devices(tmp_path) as (a, b):
+        pid = a.ids()[0]
+        a.attach_files(pid, [paper])
+        b.attach_files(pid, [copy])
+        a.refresh()
+        b.refresh()
+        assert len(a.get(pid).files) == len(b.get(pid).files) == 1
+        assert a.get(pid).files == b.get(pid).files
+        assert all(there for _att, _where, there in b.paper_files(pid))
+        assert a.conflicts() == [] and b.conflicts() == []
+
+
+def test_undo_of_an_attach_takes_off_only_that_file_after_another_device_attached(tmp_path, three_pdfs):
+    paper, other, third = three_pdfs
+    with _two_devices(tmp_path) as (a, b):
+        pid = a.ids()[0]
+        a.attach_files(pid, [paper])
+        b.refresh()
+        a.attach_files(pid, [other])
+        b.attach_files(pid, [third])
+        a.refresh()
+        b.refresh()
+        assert sorted(_names(a, pid)) == ["doi-paper.pdf", "other.pdf", "third.pdf"]
+        done = a.undo()
+        assert done is not None
+        b.refresh()
+        assert _names(a, pid) == _names(b, pid) == ["doi-paper.pdf", "third.pdf"]
+        assert a.conflicts() == [] and b.conflicts() == []
 
 
 def test_a_paper_deleted_on_one_device_while_another_edits_it(tmp_path):

@@ -182,6 +182,12 @@ def test_an_upgrade_cut_short_is_finished_at_the_next_open_and_loses_nothing(tmp
         ["f", "PID", "status", "bogus"],
         ["t", "PID", 5, True],
         ["a", "PID", {"title": 5}],
+        ["F", "PID", "abc", True, 1.0],
+        ["F", "PID", "abc", "yes", 1.0, {"path": "files/x/a.pdf"}],
+        ["F", "PID", "abc", True, 1.0, {"sha256": "abc"}],
+        ["F", "PID", "abc", True, 1.0, ["files/x/a.pdf"]],
+        ["f", "PID", "files", [{"sha256": "abc"}]],
+        ["Z", "PID", "a file op of a Papershelf newer than this one"],
     ],
 )
 def test_another_devices_line_of_an_unknown_shape_waits_and_the_library_opens(tmp_path, op):
@@ -206,6 +212,36 @@ def test_another_devices_line_of_an_unknown_shape_waits_and_the_library_opens(tm
     for res in (listed, shown):
         assert res.returncode == 0 and "Traceback" not in res.stderr, res.stderr
     assert next(p for p in json.loads(listed.stdout) if p["id"] == pid)["notes"] == "before the odd line"
+
+
+def test_a_whole_files_list_from_a_build_before_file_registers_attaches_and_detaches_nothing(tmp_path):
+    """A device of a build that merged `files` as one value writes the whole list (`"f"`), having
+    not seen the file this device attached meanwhile: both files stay, no conflict, the same
+    order on both devices, and `papershelf conflicts` has none to show."""
+    from papershelf.core.store.journal import journal_line
+
+    folder = tmp_path / "shared"
+    made = tmp_path / "made"
+    made.mkdir()
+    (made / "supplement.txt").write_text("supplementary table\n")
+    with _two_devices(tmp_path) as (a, b):
+        pid = sorted(a.ids())[0]
+        b.set_notes(pid, "before the old line")
+        seq = b._store.seq
+        a.attach_files(pid, [made / "supplement.txt"])
+    slides = {"path": "files/x/slides.pdf", "sha256": "ab" * 32, "size": 3, "pages": 0, "added": "2026-12-03"}
+    old = ["f", pid, "files", [slides]]
+    line = journal_line({"seq": seq + 1, "gen": 0, "ops": [old], "hlc": 10**13, "dev": B, "vv": {A: 1, B: seq}})
+    with open(folder / "devices" / B / "journal.jsonl", "ab") as f:
+        f.write(line)
+    for who in ("laptop", "desktop"):
+        env = {"PAPERSHELF_CONFIG_DIR": str(tmp_path / who)}
+        listed = run_cli("list", "--json", data_dir=folder, env=env)
+        assert listed.returncode == 0, listed.stderr
+        paper = next(p for p in json.loads(listed.stdout) if p["id"] == pid)
+        assert [Path(f["path"]).name for f in paper["files"]] == ["supplement.txt", "slides.pdf"]
+        res = run_cli("conflicts", data_dir=folder, env=env)
+        assert res.returncode == 0 and "No conflicts" in res.stdout, res.stdout + res.stderr
 
 
 def test_recover_of_a_device_whose_journal_is_damaged_keeps_its_papers(tmp_path):
@@ -262,3 +298,53 @@ def test_recover_of_a_damaged_device_library_file_keeps_its_merge_state_and_othe
     for who in (laptop, desktop):
         tags = {p["id"]: p["tags"] for p in json.loads(run_cli("list", "--json", data_dir=folder, env=who).stdout)}
         assert (tags[ids[0]], tags[ids[1]], tags[ids[2]]) == (["a0"], ["b1"], ["a2"]), who
+
+
+def test_a_list_of_files_in_a_conflict_reads_as_the_files_names():
+    """A `files` conflict kept by a library of a build that merged files as one value showed the
+    records as raw dicts that looked alike; the window and `papershelf conflicts` name the files."""
+    from papershelf.core.attachments import named_files
+    from papershelf.gui.conflicts import shown_value
+
+    files = [
+        {"path": "files/smith2020/doi-paper.pdf", "sha256": "ab" * 32, "size": 3},
+        {"path": "/home/me/papers/third.pdf", "sha256": "cd" * 32, "size": 4, "linked": True},
+    ]
+    assert named_files(files) == ["doi-paper.pdf", "third.pdf"]
+    assert shown_value(files) == "doi-paper.pdf, third.pdf"
+    assert named_files(["ml", "nlp"]) == ["ml", "nlp"] and shown_value(["ml", "nlp"]) == "ml, nlp"
+
+
+@pytest.mark.parametrize("keep", [True, False])
+def test_a_files_conflict_kept_by_an_earlier_build_is_named_and_settled(tmp_path, keep):
+    """A device's library file from a build that merged `files` as one value holds a conflict of
+    it: listed by the files' names; taking or dismissing it ends it, on every device."""
+    from papershelf.core.attachments import named_files
+    from papershelf.core.store.merge import Head
+
+    paper = {"path": "files/k/doi-paper.pdf", "sha256": "ab" * 32, "size": 3}
+    other = {"path": "files/k/other.pdf", "sha256": "cd" * 32, "size": 4}
+    third = {"path": "files/k/third.pdf", "sha256": "ef" * 32, "size": 5}
+    folder = tmp_path / "shared"
+    with _two_devices(tmp_path) as (a, b):
+        pid = sorted(a.ids())[0]
+        sync = a._store.sync
+        # the state that build left: two heads, the later one shown
+        sync.meta(pid).heads["files"] = [Head(10, A, 1, {}, [paper, other]), Head(11, B, 1, {}, [paper, third])]
+        sync.papers[pid].raw()["files"] = [paper, third]
+        a.compact()
+    a, b = _open(folder, A), _open(folder, B)
+    try:
+        (c,) = a.conflicts()
+        assert c.field == "files"
+        assert named_files(c.value) == ["doi-paper.pdf", "other.pdf"]
+        assert named_files(c.current) == ["doi-paper.pdf", "third.pdf"]
+        a.take_conflict(1, keep=keep)
+        b.refresh()
+        want = ["doi-paper.pdf", "other.pdf"] if keep else ["doi-paper.pdf", "third.pdf"]
+        for lib in (a, b):
+            assert named_files(lib.get(pid).files) == want
+            assert lib.conflicts() == []
+    finally:
+        a.close()
+        b.close()

@@ -15,6 +15,7 @@ import argparse
 import datetime as _dt
 from typing import Any
 
+from ..core.attachments import named_files
 from ..core.library import Library
 from .commands import open_library
 from .output import EXIT_OK, plural, write_json
@@ -25,6 +26,9 @@ def _when(hlc: int) -> str:
 
 
 def _shown(value: Any, width: int = 60) -> str:
+    names = named_files(value)
+    if names is not value:  # a paper's files: by their names
+        value = ", ".join(names)
     text = value if isinstance(value, str) else repr(value)
     text = " ".join(text.split())
     return repr(text if len(text) <= width else text[: width - 1] + "…")

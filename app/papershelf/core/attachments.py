@@ -136,3 +136,25 @@ def safe_name(name: str, fallback: str = "file") -> str:
 def paper_folder(citekey: str, paper_id: str) -> str:
     """The folder, relative to the library folder, that holds a paper's copied files."""
     return f"{FILES_FOLDER}/{safe_name(citekey or paper_id, paper_id)}"
+
+
+def file_key(record: Mapping[str, Any]) -> str:
+    """Which attachment a record of `files` is, for merging the edits of several devices: its
+    content (sha256), or "path:" and its path when its content is not known. One key is one file."""
+    sha = record.get("sha256")
+    if isinstance(sha, str) and sha:
+        return sha
+    path = record.get("path")
+    return "path:" + (path if isinstance(path, str) else "")
+
+
+def named_files(value: Any) -> Any:
+    """`value` as shown to a person: a list of file records (a paper's `files`) as the files'
+    names; anything else as it is."""
+    if (
+        isinstance(value, list)
+        and value
+        and all(isinstance(f, Mapping) and isinstance(f.get("path"), str) for f in value)
+    ):
+        return [a.name for a in attachments(value)]
+    return value

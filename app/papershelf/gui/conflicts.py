@@ -38,6 +38,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from ..core.attachments import named_files
 from ..core.library import Library
 from .live import LiveChanges
 
@@ -49,7 +50,8 @@ COLUMNS = ("Paper", "Field", "Shown", "Kept", "Device", "When")
 
 
 def shown_value(value: Any, width: int = 60) -> str:
-    """A value on one line, cut to `width` characters."""
+    """A value on one line, cut to `width` characters (files by their names)."""
+    value = named_files(value)
     if value is None or value == "" or value == []:
         return "(empty)"
     text = ", ".join(map(str, value)) if isinstance(value, list) else str(value)

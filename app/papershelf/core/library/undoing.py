@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
+from ..attachments import file_key
 from ..changes import Change, announced
 from ..paper import FIELDS, Paper
 from ..store import Op, now_iso
@@ -289,11 +290,37 @@ def _paper_fields_back(raw: Mapping[str, Any], f: Mapping[str, list[Any]]) -> tu
             tags = sorted((set(cur) - plus) | minus)
             if tags != sorted(cur):
                 out[name] = tags
+        elif name == "files" and isinstance(cur, list) and isinstance(old, list) and isinstance(new, list):
+            files = _files_back(cur, old, new)
+            if files != cur:
+                out[name] = files
         elif cur == new:
             out[name] = copy.deepcopy(old)
         elif cur != old:
             kept += 1
     return out, kept
+
+
+def _files_back(cur: list[Any], old: list[Any], new: list[Any]) -> list[Any]:
+    """A paper's files with an action's attaching and detaching taken back one by one (keyed
+    as the merge keys them), so a file attached since, here or on another device, stays."""
+    if cur == new:
+        return copy.deepcopy(old)
+    before = {file_key(f): f for f in old if isinstance(f, dict)}
+    after = {file_key(f): f for f in new if isinstance(f, dict)}
+    out: list[Any] = []
+    for f in cur:
+        k = file_key(f) if isinstance(f, dict) else ""
+        if k in after and k not in before:
+            continue  # attached by the action
+        out.append(copy.deepcopy(before[k] if k in before and after.get(k) == f else f))
+    have = {file_key(f) for f in out if isinstance(f, dict)}
+    for i, f in enumerate(old):
+        k = file_key(f) if isinstance(f, dict) else ""
+        if k not in after and k not in have:  # detached by the action: back at its place
+            out.insert(min(i, len(out)), copy.deepcopy(f))
+            have.add(k)
+    return out
 
 
 def _off_other_lists(lists: Mapping[str, list[str]], names: set[str], removed: set[str]) -> list[Op]:

@@ -533,8 +533,8 @@ def _coarse_ops(ops: list[Any]) -> list[list[Any]]:
         if not isinstance(raw, list) or len(raw) < 2 or not isinstance(raw[1], str):
             continue
         kind, key = raw[0], raw[1]
-        if kind in ("f", "t"):
-            field = str(raw[2]) if kind == "f" and len(raw) > 2 else "tags"
+        if kind in ("f", "t", "F"):
+            field = str(raw[2]) if kind == "f" and len(raw) > 2 else "tags" if kind == "t" else "files"
             if out and out[-1][0] == "set" and out[-1][1] == key:
                 out[-1][2][field] = None
             else:

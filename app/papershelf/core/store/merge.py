@@ -22,6 +22,13 @@ names has been applied: causal delivery, `SyncState.ready`):
   A field set by an action always wins over a value an add brought.
 * a tag, and a paper's place on a reading list, are one last-writer-wins
   register each: adding one tag is never undone by an unrelated edit.
+* a paper's files are a set of attachments, one last-writer-wins register
+  each (`FileReg`, keyed by `attachments.file_key`: the content's sha256, or
+  the path when it is not known) holding whether it is attached, its place
+  and its record: attaching one file and detaching another never undo each
+  other; attaching and detaching the same file at once, the later stamp wins.
+  They are shown by (place, stamp of the register, key): a file appended on
+  two devices at once goes after the files both had, the earlier stamp first.
 * a reading list's existence is a register; its order is a position per
   member, ordered by (position, id).
 * a deletion is a tombstone holding the paper. An edit stamped later than the
@@ -45,6 +52,8 @@ NO_CONFLICT = frozenset(
 )
 
 Stamp = tuple[int, str]  # (hlc, device): the total order of actions
+# one attachment of a paper: (hlc, device, attached, place, its record)
+FileReg = tuple[int, str, bool, float, dict[str, Any]]
 
 
 @dataclass(slots=True)
@@ -96,6 +105,7 @@ class PaperMeta:
     add_fields: dict[str, Stamp] = field(default_factory=dict)  # per field, when a second add differed
     heads: dict[str, list[Head]] = field(default_factory=dict)  # fields set by actions
     tags: dict[str, tuple[int, str, bool]] = field(default_factory=dict)  # tag → (hlc, dev, present)
+    files: dict[str, FileReg] = field(default_factory=dict)  # attachments.file_key → its register
 
     def latest(self) -> Stamp:
         """The stamp of the paper's latest change (a second add of the paper, stamped later than
@@ -106,11 +116,13 @@ class PaperMeta:
                 best = max(best, h.stamp)
         for hlc, dev, _ in self.tags.values():
             best = max(best, (hlc, dev))
+        for reg in self.files.values():
+            best = max(best, (reg[0], reg[1]))
         return best
 
     def is_plain(self) -> bool:
         """Whether nothing but a library from before sharing is known of the paper."""
-        return self.add == (0, "") and not self.add_fields and not self.heads and not self.tags
+        return self.add == (0, "") and not self.add_fields and not self.heads and not self.tags and not self.files
 
     def encode(self) -> dict[str, Any]:
         """As a snapshot line holds it (only what is set)."""
@@ -121,6 +133,8 @@ class PaperMeta:
             out["f"] = {k: [h.encode() for h in hs] for k, hs in self.heads.items()}
         if self.tags:
             out["t"] = {k: list(v) for k, v in self.tags.items()}
+        if self.files:
+            out["F"] = {k: list(v) for k, v in self.files.items()}
         return out
 
     @classmethod
@@ -132,10 +146,25 @@ class PaperMeta:
         meta.add_fields = {str(k): (int(v[0]), str(v[1])) for k, v in raw.get("o", {}).items()}
         meta.heads = {str(k): [Head.decode(h) for h in hs] for k, hs in raw.get("f", {}).items()}
         meta.tags = {str(k): (int(v[0]), str(v[1]), bool(v[2])) for k, v in raw.get("t", {}).items()}
+        meta.files = {str(k): decode_file_reg(v) for k, v in raw.get("F", {}).items()}
         for name in list(meta.add_fields) + list(meta.heads):
             if name not in FIELDS or name == "id":
                 raise ValueError(f"unknown field {name!r}")
         return meta
+
+
+def decode_file_reg(raw: list[Any]) -> FileReg:
+    """An attachment's register from a snapshot line (ValueError if it is not one)."""
+    hlc, dev, present, pos, record = raw
+    if not (isinstance(record, dict) and isinstance(record.get("path"), str)):
+        raise ValueError("an attached file needs its record")
+    return (int(hlc), str(dev), bool(present), float(pos), record)
+
+
+def shown_files(regs: Mapping[str, FileReg]) -> list[dict[str, Any]]:
+    """A paper's files as shown: the attached ones by (place, stamp, key)."""
+    on = sorted((reg[3], reg[0], reg[1], key) for key, reg in regs.items() if reg[2])
+    return [regs[key][4] for _, _, _, key in on]
 
 
 @dataclass(slots=True)

@@ -19,6 +19,7 @@ from collections import Counter
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+from ..attachments import file_key
 from ..paper import FIELDS, Paper, Status
 from .journal import Op
 from .merge import (
@@ -26,6 +27,7 @@ from .merge import (
     Action,
     Clock,
     Conflict,
+    FileReg,
     Head,
     ListMeta,
     PaperMeta,
@@ -34,6 +36,7 @@ from .merge import (
     heads_merge,
     iter_conflicts,
     normal_tags,
+    shown_files,
     winner,
 )
 
@@ -117,6 +120,8 @@ class Replica:
                         old, now = set(paper.tags), set(normal_tags(new))
                         out += [["t", key, t, True] for t in sorted(now - old)]
                         out += [["t", key, t, False] for t in sorted(old - now)]
+                    elif name == "files":
+                        out += self._file_ops(key, paper, new)
                     else:
                         out.append(["f", key, name, new])
             elif kind == "del":
@@ -127,6 +132,30 @@ class Replica:
                 members = list(self.lists.get(key, []))
                 out += self._list_ops(key, None)
                 out += self._list_ops(value, members, fresh=True)
+        return out
+
+    def _file_ops(self, pid: str, paper: Paper, new: Any) -> list[list[Any]]:
+        """The "F" operations that make a paper's files `new`: one per file detached, attached,
+        changed or moved (appended files go after the last place, so that files appended on
+        two devices at once both come after the ones they had)."""
+        meta = self.meta(pid)
+        regs = self._file_regs(paper.raw(), meta)
+        old = [file_key(r) for r in paper.raw().get("files", [])]
+        wanted: dict[str, dict[str, Any]] = {}
+        for rec in new if isinstance(new, list) else []:
+            if isinstance(rec, dict):
+                wanted.setdefault(file_key(rec), rec)
+        out: list[list[Any]] = [["F", pid, k, False, regs[k][3], regs[k][4]] for k in old if k not in wanted]
+        # a conflict kept by a build that merged files as one value: settling it (take, dismiss)
+        # says of every file in it whether it is attached, which ends the conflict
+        legacy = meta.heads.get("files", [])
+        heads = {file_key(r): r for h in legacy if isinstance(h.value, list) for r in h.value if isinstance(r, dict)}
+        out += [["F", pid, k, False, 0.0, r] for k, r in heads.items() if k not in wanted and k not in regs]
+        places = _file_places(list(wanted), [k for k in old if k in wanted], regs)
+        for k, rec in wanted.items():
+            reg = regs.get(k)
+            if legacy or reg is None or not reg[2] or reg[3] != places[k] or reg[4] != rec:
+                out.append(["F", pid, k, True, places[k], dict(rec)])
         return out
 
     def _list_ops(self, name: str, ids: list[str] | None, fresh: bool = False) -> list[list[Any]]:
@@ -170,7 +199,7 @@ class Replica:
     def apply_one(self, action: Action, op: list[Any]) -> None:
         """Apply one fine operation of `action`; one on a paper not known yet waits for its add."""
         kind = op[0]
-        if kind in "ftx" and op[1] not in self.papers and op[1] not in self.gone:
+        if kind in _PAPER_OPS and op[1] not in self.papers and op[1] not in self.gone:
             waiting = self.orphans.setdefault(op[1], [])
             if not any(a.stamp == action.stamp and o == op for a, o in waiting):  # joins bring them again
                 waiting.append((action, op))
@@ -181,6 +210,8 @@ class Replica:
             self._set(action, op[1], op[2], op[3])
         elif kind == "t":
             self._tag(action, op[1], op[2], bool(op[3]))
+        elif kind == "F":
+            self._file(action, op[1], op[2], (action.hlc, action.dev, bool(op[3]), float(op[4]), op[5]))
         elif kind == "x":
             self._delete(action, op[1])
         elif kind == "L":
@@ -225,7 +256,7 @@ class Replica:
             return
         raw, meta = target
         for name, value in record.items():
-            if name in ("id", "tags") or name in meta.heads or name not in FIELDS:
+            if name in ("id", "tags", "files") or name in meta.heads or name not in FIELDS:
                 continue
             current = meta.add_fields.get(name, meta.add if name in raw else (-1, ""))
             if action.stamp > current:
@@ -234,6 +265,7 @@ class Replica:
                     meta.add_fields[name] = action.stamp
         for tag in normal_tags(record.get("tags", [])):
             self._tag_into(raw, meta, (action.hlc, action.dev, True), tag)
+        self._files_attached(action, raw, meta, record.get("files"))
         self.touched.add(pid)
 
     def _set(self, action: Action, pid: str, name: str, value: Any) -> None:
@@ -243,6 +275,12 @@ class Replica:
         if target is None:
             return
         raw, meta = target
+        if name == "files":
+            # a whole list of files (a Papershelf before the "F" operation): its files are
+            # attached, none is detached (what its user acted on is not known)
+            if self._files_attached(action, raw, meta, value):
+                self.touched.add(pid)
+            return
         if name in NO_CONFLICT:
             heads = meta.heads.get(name)
             if heads and heads[0].stamp >= action.stamp:
@@ -279,6 +317,45 @@ class Replica:
             _put(raw, "tags", sorted([*tags, tag]))
         elif not reg[2] and tag in tags:
             _put(raw, "tags", [t for t in tags if t != tag])
+        return True
+
+    def _file(self, action: Action, pid: str, key: str, reg: FileReg) -> None:
+        target = self._target(action, pid)
+        if target is None:
+            return
+        raw, meta = target
+        if self._file_into(raw, meta, key, reg):
+            self.touched.add(pid)
+
+    def _files_attached(self, action: Action, raw: dict[str, Any], meta: PaperMeta, files: Any) -> bool:
+        """The files of an add (or a whole list set) attached, each at its place in the list."""
+        changed = False
+        for i, rec in enumerate(files if isinstance(files, list) else []):
+            if isinstance(rec, dict) and isinstance(rec.get("path"), str):
+                changed |= self._file_into(raw, meta, file_key(rec), (action.hlc, action.dev, True, float(i), rec))
+        return changed
+
+    @staticmethod
+    def _file_regs(raw: Mapping[str, Any], meta: PaperMeta) -> dict[str, FileReg]:
+        """A paper's attachment registers; for a paper none was kept for yet, made from its list
+        (stamped as the paper's add or the latest setting of the whole list, places by order)."""
+        if meta.files:
+            return meta.files
+        stamp = max([meta.add, meta.add_fields.get("files", meta.add), *(h.stamp for h in meta.heads.get("files", []))])
+        return {
+            file_key(rec): (stamp[0], stamp[1], True, float(i), rec)
+            for i, rec in reversed(list(enumerate(raw.get("files", []))))
+        }
+
+    def _file_into(self, raw: dict[str, Any], meta: PaperMeta, key: str, reg: FileReg) -> bool:
+        regs = self._file_regs(raw, meta)
+        current = regs.get(key)
+        if current is not None and (reg[0], reg[1]) <= (current[0], current[1]):
+            return False
+        meta.files = {**regs, key: reg}
+        meta.heads.pop("files", None)  # the whole list's values are in the registers now
+        meta.add_fields.pop("files", None)
+        _put(raw, "files", shown_files(meta.files))
         return True
 
     def _delete(self, action: Action, pid: str) -> None:
@@ -418,7 +495,11 @@ class Replica:
         self.clock.see(other.clock.last)
 
     def _join_paper(self, pid: str, record: dict[str, Any], meta: PaperMeta) -> None:
-        base = {k: v for k, v in record.items() if k not in meta.heads and k not in meta.add_fields and k != "tags"}
+        base = {
+            k: v
+            for k, v in record.items()
+            if k not in meta.heads and k not in meta.add_fields and k not in ("tags", "files")
+        }
         self._add(Action(meta.add[0], meta.add[1], 0, {}), pid, base)
         for name, stamp in meta.add_fields.items():
             if name in record and name not in meta.heads:
@@ -432,6 +513,8 @@ class Replica:
                 self._tag(Action(meta.add[0], meta.add[1], 0, {}), pid, tag, True)
         for tag, (hlc, dev, present) in meta.tags.items():
             self._tag(Action(hlc, dev, 0, {}), pid, tag, present)
+        for key, reg in self._file_regs(record, meta).items():
+            self._file(Action(reg[0], reg[1], 0, {}), pid, key, reg)
 
 
 def _put(raw: dict[str, Any], name: str, value: Any) -> None:
@@ -442,12 +525,12 @@ def _put(raw: dict[str, Any], name: str, value: Any) -> None:
 
 
 def _bare(meta: PaperMeta) -> bool:
-    return not meta.add_fields and not meta.heads and not meta.tags
+    return not meta.add_fields and not meta.heads and not meta.tags and not meta.files
 
 
 def _decode_orphan(raw: list[Any]) -> tuple[Action, list[Any]]:
     hlc, dev, seq, vv, op = raw
-    if not (isinstance(op, list) and op and op[0] in "ftx" and isinstance(vv, dict)):
+    if not (isinstance(op, list) and op and op[0] in _PAPER_OPS and isinstance(vv, dict)):
         raise ValueError("a waiting edit needs its stamp and operation")
     return Action(int(hlc), str(dev), int(seq), {str(k): int(v) for k, v in vv.items()}), op
 
@@ -458,11 +541,14 @@ _SHAPES: dict[str, tuple[type | tuple[type, ...], ...]] = {
     "a": (str, dict),
     "f": (str, str, object),
     "t": (str, str, bool),
+    "F": (str, str, bool, (int, float), dict),  # paper, attachments.file_key, attached, place, record
     "x": (str,),
     "L": (str, bool),
     "m": (str, str, bool, (int, float)),
 }
 _STATUSES = frozenset(s.value for s in Status)
+# the operations on one paper (one on a paper not known yet waits for its add)
+_PAPER_OPS = frozenset({"f", "t", "x", "F"})
 
 
 def _members_off(name: str, ids: list[str], meta: ListMeta | None) -> list[list[Any]]:
@@ -489,6 +575,19 @@ def _members_on(name: str, ids: list[str], kept: list[str], meta: ListMeta | Non
     return out
 
 
+def _file_places(keys: list[str], kept: list[str], regs: Mapping[str, FileReg]) -> dict[str, float]:
+    """The places of a paper's files `keys` (in their order); `kept`: those it had already, in
+    its order. Only appended: the old places stay, the new ones go after the last; else by index."""
+    if keys[: len(kept)] != kept:
+        return {k: float(i) for i, k in enumerate(keys)}
+    last = max((regs[k][3] for k in kept), default=-1.0)
+    places = {k: regs[k][3] for k in kept}
+    for k in keys[len(kept) :]:
+        last += 1.0
+        places[k] = last
+    return places
+
+
 def _value_ok(name: str, value: Any) -> bool:
     """Whether `value` has the type of field `name` (a field Papershelf does not know is ignored)."""
     default = FIELDS.get(name)
@@ -499,7 +598,11 @@ def _value_ok(name: str, value: Any) -> bool:
     if default is None:
         return value is None or (isinstance(value, int) and not isinstance(value, bool))
     if isinstance(default, list):
-        if name in ("sources", "files"):
+        if name == "files":
+            return isinstance(value, list) and all(
+                isinstance(x, dict) and isinstance(x.get("path"), str) for x in value
+            )
+        if name == "sources":
             return isinstance(value, list) and all(isinstance(x, dict) for x in value)
         return isinstance(value, list) and all(isinstance(x, str) for x in value)
     return isinstance(value, type(default))
@@ -516,6 +619,8 @@ def parse_action(record: Mapping[str, Any]) -> tuple[Action, list[list[Any]]]:
         shape = _SHAPES[op[0]]
         if len(op) != len(shape) + 1 or not all(isinstance(x, t) for x, t in zip(op[1:], shape, strict=True)):
             raise ValueError(f"an operation {op[0]!r} has the wrong shape")
+        if op[0] == "F" and not _value_ok("files", [op[5]]):
+            raise ValueError("an attached file's record has the wrong type")
         if op[0] == "f" and not _value_ok(op[2], op[3]):
             raise ValueError(f"a value of {op[2]!r} has the wrong type")
         if op[0] == "a" and not all(isinstance(k, str) and _value_ok(k, v) for k, v in op[2].items()):
