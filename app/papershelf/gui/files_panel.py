@@ -557,6 +557,9 @@ class PaperFiles(QObject):
     def ask_attach_or_import(self, paper_id: str, attach: list[Path], rest: list[Path]) -> QMessageBox:
         """Several files dropped on a row: attach them to that paper, or import them as papers?"""
         title = short_title(self.library.get(paper_id).title)
+        if self.drop_box is not None:  # the last one was answered: it goes (found by name no more)
+            self.drop_box.setObjectName("")
+            self.drop_box.deleteLater()
         box = QMessageBox(
             QMessageBox.Icon.Question,
             self.tr("Attach or Import"),
