@@ -122,7 +122,7 @@ def test_detach_keeps_the_file_and_undo_brings_it_back(made, one_paper, data_dir
     assert (data_dir / "files" / "one2024" / "doi-paper.pdf").exists()
     assert run_cli("files", one_paper, data_dir=data_dir).stdout.strip().startswith("1. page.pdf")
     undone = run_cli("undo", data_dir=data_dir)
-    assert "Remove 1 file(s) from 'One Paper'" in undone.stdout
+    assert "Remove 1 file from 'One Paper'" in undone.stdout
     listed = run_cli("files", one_paper, data_dir=data_dir).stdout
     assert "doi-paper.pdf" in listed and "MISSING" not in listed
     bad = run_cli("detach", one_paper, "5", data_dir=data_dir)

@@ -92,8 +92,8 @@ def test_get_pdf_asks_first_then_attaches_the_pdf_as_one_step(fetching, qtbot, r
     assert (lib.folder / item["path"]).read_bytes() == pdf.read_bytes()
     no_downloads = tmp_path / "cache" / "downloads"
     assert not [p for p in no_downloads.rglob("*") if p.is_file()]
-    # one undo step takes it back
-    assert "Attach" in win.undo_stack.undoText()
+    # one undo step takes it back, with the label the window's own attach has
+    assert win.undo_stack.undoText() == "Attach 1 file to 'A Paper on arXiv'"
     win.findChild(QAction, "undoAction").trigger()
     qtbot.waitUntil(lambda: lib.get(pid).files == [])
 
@@ -130,3 +130,34 @@ def test_cancel_ends_a_download_that_does_not_end(fetching, qtbot, replay, tmp_p
     assert win.statusBar().currentMessage().startswith("Cancelled")
     assert lib.get(pid).files == []
     no_files_kept(win, tmp_path)
+
+
+def test_get_pdf_and_attaching_or_importing_wait_for_each_other(fetching, qtbot, replay, tmp_path, monkeypatch):
+    from PySide6.QtWidgets import QFileDialog
+
+    win, lib = fetching, fetching.library
+    QSettings().setValue("online/allowed", True)
+    endless = Reply(b"%PDF-1.5\n", 200, {"Content-Type": "application/pdf"}, trickle=0.05, endless=60)
+    replay.route(f"/arxiv/pdf/{ARXIV_ID}", endless)
+    pid = select_all(win)
+    pdf = arxiv_paper(tmp_path)
+    asked = []
+    monkeypatch.setattr(QFileDialog, "getOpenFileNames", lambda *a: asked.append(a) or ([str(pdf)], ""))
+    get_pdf(win)
+    qtbot.waitUntil(lambda: len(replay.requests) == 1)
+    # while Get PDF runs: no attach (not even its dialog), no import
+    win.findChild(QAction, "attachFilesAction").trigger()
+    waiting = "Wait for Get PDF to finish: it is attaching the PDFs it downloads."
+    assert asked == [] and win.statusBar().currentMessage() == waiting
+    win.transfers.import_files([pdf])
+    assert win.statusBar().currentMessage() == waiting and not win.transfers.running()
+    win.findChild(QPushButton, "cancelTaskButton").click()
+    wait_done(qtbot, win)
+
+    # while an attach runs: no Get PDF
+    with qtbot.waitSignal(win.files.attached, timeout=30_000):
+        win.files.attach(pid, [pdf])
+        get_pdf(win)
+        assert win.statusBar().currentMessage() == "Wait for the files to be attached."
+        assert len(replay.requests) == 1
+    assert len(lib.get(pid).files) == 1

@@ -104,7 +104,7 @@ def test_the_viewer_lists_name_size_pages_and_a_missing_file_muted(window, qtbot
     assert str(linked) in missing.data(Qt.ItemDataRole.ToolTipRole)
     muted = QPalette().brush(QPalette.ColorGroup.Disabled, QPalette.ColorRole.Text).color()
     assert missing.data(Qt.ItemDataRole.ForegroundRole).color() == muted
-    assert panel.heading.text().replace("&", "") == "Files (2) · 1 missing"
+    assert panel.heading.text() == "F&iles (2) · 1 missing"  # Alt+I (Alt+F is the File menu)
     # a file attached by another part of the program (the command line, another device): the list follows
     notes = tmp_path / "supplement.txt"
     notes.write_text("tables", encoding="utf-8")
@@ -214,7 +214,8 @@ def test_attach_files_through_the_dialog_then_undo_and_redo(window, qtbot, made,
 
     win.findChild(QAction, "undoAction").trigger()
     assert lib.get(pid).files == []
-    assert win.statusBar().currentMessage().startswith("Undid: Attached 2 files to ‘")
+    # the library's own label, the one Get PDF's step has too
+    assert win.statusBar().currentMessage().startswith("Undid: Attach 2 files to '")
     qtbot.waitUntil(lambda: win.files_panel.hint.isVisible())
     win.findChild(QAction, "redoAction").trigger()
     assert len(lib.get(pid).files) == 2
@@ -311,7 +312,7 @@ def test_a_large_file_attaches_on_a_worker_while_the_window_goes_on(window, qtbo
         win.files.attach(pid, [big])
         assert win.transfers.running() and lib.get(pid).files == []  # on its way, not done in the call
         win.findChild(QAction, "status4Action").trigger()  # Mark As Read waits, as during an import
-        assert "Wait for the import" in win.statusBar().currentMessage()
+        assert win.statusBar().currentMessage() == "Wait for the files to be attached."
     timer.stop()
     assert ticks  # the event loop ran while the file was copied
     assert lib.get(pid).files[0]["size"] == big.stat().st_size
@@ -376,3 +377,216 @@ def test_a_folder_of_pdfs_dropped_on_the_window_becomes_papers_and_one_undo_take
     assert win.undo_stack.undoText().startswith("Import of ")
     win.undo_stack.undo()
     assert len(lib) == before and not any(p.files for p in lib.papers())
+
+
+# ---- the review's fixes (issue 24): drops on a row, keys, read-only, busy, unreadable PDFs, labels ----
+
+
+def test_a_folder_dropped_on_a_row_imports_its_pdfs_as_papers(window, qtbot, made, tmp_path):
+    win, lib = window, window.library
+    folder = tmp_path / "fifty"
+    folder.mkdir()
+    shutil.copy(made["doi"], folder / "priors.pdf")
+    shutil.copy(made["arxiv"], folder / "sparse.pdf")
+    before = len(lib)
+    target = win.model.id_at(2)
+    with qtbot.waitSignal(win.importFinished, timeout=60_000) as blocker:
+        drop_on_row(qtbot, win, 2, [folder])
+        assert win.statusBar().currentMessage() == "Drop to import (PDFs become papers)"  # said while dragged
+    assert sum(r.added for r in blocker.args[0]) == 2 and len(lib) == before + 2
+    assert lib.get(target).files == []  # nothing attached to the row's paper
+    assert "is not a file" not in win.statusBar().currentMessage()
+
+
+def drop_box(qtbot, win) -> QMessageBox:
+    qtbot.waitUntil(
+        lambda: (
+            win.files.drop_box is not None
+            and win.files.drop_box.isVisible()
+            and win.findChild(QMessageBox, "dropAttachOrImport") is win.files.drop_box
+        )  # an answered one is gone
+    )
+    return win.findChild(QMessageBox, "dropAttachOrImport")
+
+
+def test_several_pdfs_dropped_on_a_row_ask_whether_to_attach_or_import(window, qtbot, made):
+    from PySide6.QtWidgets import QPushButton
+
+    win, lib = window, window.library
+    target = win.model.id_at(3)
+    title = lib.get(target).title
+    two = [made["doi"], made["arxiv"]]
+    drop_on_row(qtbot, win, 3, two)
+    assert "you will be asked" in win.statusBar().currentMessage()
+    box = drop_box(qtbot, win)
+    assert box.text().startswith("Attach 2 files to ‘")
+    assert box.findChild(QPushButton, "dropAttach").text().startswith("Attach to ‘")
+    box.findChild(QPushButton, "dropCancel").click()
+    qtbot.waitUntil(lambda: not box.isVisible())
+    assert lib.get(target).files == [] and len(lib) == 20
+    assert win.statusBar().currentMessage() == "Nothing was attached or imported."
+
+    # Import as Papers: each PDF a paper of its own, the row's paper untouched
+    drop_on_row(qtbot, win, 3, two)
+    with qtbot.waitSignal(win.importFinished, timeout=60_000):
+        drop_box(qtbot, win).findChild(QPushButton, "dropImport").click()
+    assert len(lib) == 22 and lib.get(target).files == []
+
+    # Attach to the paper: both on it, one undo step
+    target = next(p.id for p in lib.papers() if p.title == title)
+    row = next(r for r in range(win.model.rowCount()) if win.model.id_at(r) == target)
+    drop_on_row(qtbot, win, row, two)
+    with qtbot.waitSignal(win.files.attached, timeout=30_000):
+        drop_box(qtbot, win).findChild(QPushButton, "dropAttach").click()
+    assert len(lib.get(target).files) == 2 and len(lib) == 22
+    assert win.undo_stack.undoText().startswith("Attach 2 files to '")
+
+
+def test_window_mnemonics_are_each_used_once_and_files_is_alt_i(window, qtbot, made):
+    from PySide6.QtWidgets import QAbstractButton, QLabel
+
+    win = window
+    win.library.attach_files(win.model.id_at(0), [made["doi"]])
+    pick(win, 0)
+    qtbot.waitUntil(lambda: win.files_panel.list.isVisible())
+
+    def letter(text: str) -> str | None:
+        at = text.replace("&&", "").find("&")
+        return text.replace("&&", "")[at + 1].lower() if at >= 0 else None
+
+    texts = [a.text() for a in win.menuBar().actions()]
+    texts += [w.text() for w in win.findChildren(QLabel) if w.buddy() is not None and w.isVisible()]
+    texts += [w.text() for w in win.findChildren(QAbstractButton) if w.isVisible()]
+    letters = [x for x in map(letter, texts) if x]
+    assert len(letters) == len(set(letters)), texts
+    assert letter(win.files_panel.heading.text()) == "i" and "f" in letters  # the File menu keeps Alt+F
+
+
+def test_tab_leaves_the_paper_list_for_the_viewer_without_changing_the_paper(window, qtbot, made):
+    win = window
+    win.activateWindow()
+    win.library.attach_files(win.model.id_at(0), [made["doi"]])
+    pid = pick(win, 0)
+    qtbot.waitUntil(lambda: win.files_panel.list.isVisible() and win.paper_list.hasFocus())
+    qtbot.keyClick(win.paper_list, Qt.Key.Key_Tab)
+    focus = QApplication.focusWidget()
+    assert focus is not None and focus is not win.paper_list
+    assert win.selected_ids() == [pid]  # Tab did not move to another paper
+    column = win.files_panel.parentWidget()
+    assert column.isAncestorOf(focus)  # the viewer's column: the abstract, then Files
+    for _ in range(6):  # on through the viewer: the Files list is reached
+        if focus is win.files_panel.list:
+            break
+        qtbot.keyClick(focus, Qt.Key.Key_Tab)
+        focus = QApplication.focusWidget()
+    assert focus is win.files_panel.list and win.selected_ids() == [pid]
+
+
+@pytest.fixture
+def readonly_window(qtbot, tmp_path, settings, made):
+    from conftest import SEEDS
+    from papershelf.core.library import Library
+    from papershelf.gui.main_window import MainWindow
+
+    folder = tmp_path / "library"
+    with Library.open(folder) as lib:
+        lib.import_files(SEEDS[:1])
+        lib.attach_files(lib.ids()[0], [made["doi"]])
+    lib = Library.open(folder, readonly=True)
+    win = MainWindow(lib, open_index=False)
+    qtbot.addWidget(win)
+    win.show()
+    yield win
+    win.close()
+    lib.close()
+
+
+def test_a_read_only_library_refuses_attach_and_get_pdf_first_and_opening_says_when_is_not_kept(
+    readonly_window, qtbot, monkeypatch, viewer
+):
+    win, lib = readonly_window, readonly_window.library
+    pid = next(p.id for p in lib.papers() if p.files)
+    row = next(r for r in range(win.model.rowCount()) if win.model.id_at(r) == pid)
+    pick(win, row)
+    asked = []
+    monkeypatch.setattr(QFileDialog, "getOpenFileNames", lambda *a: asked.append(a) or ([], ""))
+    win.findChild(QAction, "attachFilesAction").trigger()
+    assert asked == []  # no dialog whose choice would be thrown away
+    assert win.statusBar().currentMessage() == "The library was opened read-only: no file can be attached."
+    win.findChild(QAction, "getPdfAction").trigger()
+    assert win.statusBar().currentMessage() == "The library was opened read-only: no PDF can be attached."
+    assert not win.menus.online.running()
+    win.findChild(QAction, "openPdfAction").trigger()
+    assert len(viewer.urls) == 1
+    assert win.statusBar().currentMessage() == (
+        "Opened ‘doi-paper.pdf’. The library was opened read-only: when was not recorded."
+    )
+    assert lib.get(pid).opened_at == ""
+
+
+def test_attach_files_while_an_import_or_an_attach_runs_is_refused_before_the_dialog(
+    window, qtbot, made, monkeypatch, tmp_path
+):
+    win = window
+    pid = pick(win, 0)
+    asked = []
+    monkeypatch.setattr(QFileDialog, "getOpenFileNames", lambda *a: asked.append(a) or ([], ""))
+    folder = tmp_path / "in"
+    folder.mkdir()
+    shutil.copy(made["doi"], folder / "a.pdf")
+    with qtbot.waitSignal(win.importFinished, timeout=60_000):
+        win.transfers.import_files([folder])
+        win.findChild(QAction, "attachFilesAction").trigger()
+        assert asked == [] and win.statusBar().currentMessage() == "Wait for the import to finish."
+    with qtbot.waitSignal(win.files.attached, timeout=30_000):
+        win.files.attach(pid, [made["arxiv"]])
+        win.findChild(QAction, "attachFilesAction").trigger()
+        assert asked == [] and win.statusBar().currentMessage() == "Wait for the files to be attached."
+        win.findChild(QAction, "deleteAction").trigger()
+        assert win.statusBar().currentMessage() == "Wait for the files to be attached."
+
+
+def test_an_encrypted_pdf_attached_says_so_in_its_row_and_tooltip(window, qtbot, made, tmp_path):
+    from pdfs import encrypted_pdf
+
+    win, lib = window, window.library
+    locked = encrypted_pdf(tmp_path)
+    pid = pick(win, 0)
+    with qtbot.waitSignal(win.files.attached, timeout=30_000):
+        win.files.attach(pid, [made["doi"], locked])
+    message = win.statusBar().currentMessage()
+    assert message.startswith("Attached 2 files to ‘") and "1 PDF cannot be read: see its tooltip in Files" in message
+    assert len(message) < 130 and "password" not in message  # the reason is in the row, whole
+    qtbot.waitUntil(lambda: win.files_panel.list.model().rowCount() == 2)
+    (_, ok, _, _), (text, details, _, _) = rows_shown(win)
+    assert "encrypted" not in ok and text.startswith("encrypted.pdf") and details.endswith("encrypted")
+    tip = win.files_panel.list.model().index(1, 0).data(Qt.ItemDataRole.ToolTipRole)
+    assert "is encrypted: it needs a password to open" in tip
+
+    # another session (nothing remembered): the full-text reader's cache tells, the reader is not run here
+    win.files_panel.problems.clear()
+    lib.extract_fulltext()
+    win.files_panel.reload()
+    assert rows_shown(win)[1][1].endswith("encrypted")
+    assert "password" in win.files_panel.list.model().index(1, 0).data(Qt.ItemDataRole.ToolTipRole)
+
+
+def test_undoing_a_folder_of_many_pdfs_has_a_short_edit_menu_label(window, qtbot, made, tmp_path):
+    from papershelf.gui.last_import import LABEL_CHARS, import_label
+
+    win = window
+    folder = tmp_path / "downloads"
+    folder.mkdir()
+    for n in range(6):  # the same paper six times (different bytes after the PDF's end): one paper
+        (folder / f"a-rather-long-file-name-{n:02d}.pdf").write_bytes(made["doi"].read_bytes() + b"%" * (n + 1))
+    with qtbot.waitSignal(win.importFinished, timeout=60_000):
+        win.transfers.import_files([folder])
+    undo = win.findChild(QAction, "undoAction")
+    text = win.undo_stack.undoText()
+    assert text.startswith("Import of a-rather-long-file-name-0") and " more (1 paper)" in text
+    assert len(text) <= LABEL_CHARS and undo.text() == "&Undo " + text
+    names = [f"p{n:02d}.pdf" for n in range(50)]
+    assert import_label(names[:2], 2, 0) == "Import of p00.pdf, p01.pdf (2 papers)"
+    assert import_label(names, 50, 0) == "Import of p00.pdf, p01.pdf, p02.pdf and 47 more (50 papers)"
+    assert all(len(import_label(names[:k], k, 0)) <= LABEL_CHARS for k in range(1, 51))
+    assert len(import_label(["x" * 300], 1, 0)) <= LABEL_CHARS

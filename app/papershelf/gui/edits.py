@@ -47,9 +47,12 @@ class Edits(QObject):
         closing: Callable[[], bool],
         reload_saved: Callable[[], None],
         parent: QWidget,
+        wait_words: Callable[[], str] | None = None,
     ) -> None:
         super().__init__(parent)
         self.library, self.undo_stack, self.status = library, undo_stack, status
+        # what to say while the import's slot is busy ("Wait for the files to be attached.")
+        self.wait_words = wait_words or (lambda: self.tr("Wait for the import to finish."))
         self.pane, self.tag_panel = pane, tag_panel
         self.importing, self.closing, self.reload_saved = importing, closing, reload_saved
         self.dialog_parent = parent  # the questions it asks sit over it
@@ -65,7 +68,7 @@ class Edits(QObject):
 
     def _busy(self) -> bool:
         if self.importing():
-            self.status.say(self.tr("Wait for the import to finish."), 3000)
+            self.status.say(self.wait_words(), 3000)
             return True
         return False
 

@@ -8,10 +8,19 @@ the status bar, never in a dialog. Enter or a double-click opens a file in the s
 viewer (`QDesktopServices`), as Paper ▸ Open PDF (Ctrl+Shift+O) opens the current paper's
 first PDF; opening records when (`Library.mark_opened`, the reading statistics read it).
 
-Attaching (Paper ▸ Attach Files…, or files dropped on a paper's row) copies the files into
-the library folder on a worker: a 200 MB PDF is hashed and copied without freezing the
-window. It runs in the import's slot (`ImportExport.run_like_import`), so edits and Undo wait
-for it as they wait for an import, and it is one undoable step (the library's own undo).
+Attaching (Paper ▸ Attach Files…, or one file dropped on a paper's row) copies the files into
+the library folder on a worker (`Library.prepare_attachments`): a 200 MB PDF is hashed and
+copied without freezing the window; the record is written on the GUI thread
+(`record_attachments`), so the undo step pushed is the attach's own, whatever else landed
+meanwhile. It runs in the import's slot (`ImportExport.run_like_import`), so edits and Undo wait
+for it as they wait for an import; it is refused, before any dialog, on a read-only library and
+while Get PDF or an import runs. Two or more files dropped on a row ask whether to attach them to
+that paper or import them as papers; a folder dropped on a row imports (its PDFs become papers).
+
+A PDF whose pages could not be read (encrypted, damaged) says "encrypted" or "unreadable" in its
+row, and why in the row's tooltip: the reason the attach found (kept for this session), else the
+one the full-text reader left in this machine's text cache (`Library.pdf_problem`); the PDF reader
+never runs on the GUI thread.
 """
 
 from __future__ import annotations
@@ -23,6 +32,7 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtCore import (
     QAbstractListModel,
+    QCoreApplication,
     QEvent,
     QModelIndex,
     QObject,
@@ -33,7 +43,7 @@ from PySide6.QtCore import (
     Signal,
 )
 from PySide6.QtGui import QDesktopServices, QDropEvent, QKeySequence, QPalette
-from PySide6.QtWidgets import QFileDialog, QLabel, QListView, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QFileDialog, QLabel, QListView, QMessageBox, QVBoxLayout, QWidget
 
 from ..core.attachments import Attachment
 from ..core.errors import PapershelfError
@@ -55,29 +65,39 @@ PathRole = Qt.ItemDataRole.UserRole + 1  # where the file is on this machine (st
 ExistsRole = Qt.ItemDataRole.UserRole + 2  # whether it is there (bool)
 DetailsRole = Qt.ItemDataRole.UserRole + 3  # "1.2 MB · 12 pages · slides" or "missing"
 SHOWN_ROWS = 4  # the list grows to this many files, then scrolls
-PDF_FILTER = "PDF files (*.pdf);;All files (*)"
 IMPORTED_SUFFIXES = (".txt", ".md", ".bib", ".ris")  # what a drop on a row still imports (listings)
 ATTACH_FOLDER = "attach/folder"  # where the attach dialog opened last (QSettings)
 FileRow = tuple[Attachment, Path, bool]
 AnyIndex = QModelIndex | QPersistentModelIndex
 
 
+def tr(text: str) -> str:
+    """`text` in the user's language."""
+    return QCoreApplication.translate("FilesPanel", text)
+
+
 def human_size(n: int) -> str:
     """A file's size as people read it: "812 bytes", "14 KB", "1.2 MB", "230 MB" (decimal units,
     as file managers show them)."""
     if n < 1000:
-        return "1 byte" if n == 1 else f"{n} bytes"
+        return tr("1 byte") if n == 1 else tr("%s bytes") % n
+    units = {"KB": tr("%s KB"), "MB": tr("%s MB"), "GB": tr("%s GB"), "TB": tr("%s TB")}
     value = float(n)
-    for unit in ("KB", "MB", "GB", "TB"):
+    for unit, words in units.items():
         value /= 1000
         if value < 999.5 or unit == "TB":
-            return f"{value:.1f} {unit}" if value < 9.95 else f"{value:.0f} {unit}"
-    return f"{n} bytes"  # not reached
+            return words % (f"{value:.1f}" if value < 9.95 else f"{value:.0f}")
+    return tr("%s bytes") % n  # not reached
 
 
 def pages_text(n: int) -> str:
     """ "1 page", "12 pages"; "" when not known."""
-    return "" if n <= 0 else ("1 page" if n == 1 else f"{n:,} pages")
+    return "" if n <= 0 else (tr("1 page") if n == 1 else tr("%s pages") % f"{n:,}")
+
+
+def n_files(n: int) -> str:
+    """ "1 file", "3 files"."""
+    return tr("1 file") if n == 1 else tr("%s files") % f"{n:,}"
 
 
 def short_title(title: str, width: int = 40) -> str:
@@ -106,23 +126,26 @@ class FilesModel(QAbstractListModel):
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self.rows: list[FileRow] = []
+        self.problems: dict[str, str] = {}  # sha256 -> why the PDF cannot be read
 
-    def set_rows(self, rows: list[FileRow]) -> None:
-        """Show these files."""
+    def set_rows(self, rows: list[FileRow], problems: dict[str, str] | None = None) -> None:
+        """Show these files (`problems`: why a PDF among them cannot be read, by content)."""
         self.beginResetModel()
         self.rows = list(rows)
+        self.problems = dict(problems or {})
         self.endResetModel()
 
     def rowCount(self, parent: AnyIndex = QModelIndex()) -> int:
         """How many files."""
         return 0 if parent.isValid() else len(self.rows)
 
-    @staticmethod
-    def details(item: Attachment, exists: bool) -> str:
+    def details(self, item: Attachment, exists: bool) -> str:
         """What the row says after the name."""
         if not exists:
-            return "missing"
-        return " · ".join(x for x in (human_size(item.size), pages_text(item.pages), item.label) if x)
+            return tr("missing")
+        problem = self.problems.get(item.sha256, "")
+        bad = (tr("encrypted") if "encrypted" in problem.lower() else tr("unreadable")) if problem else ""
+        return " · ".join(x for x in (human_size(item.size), pages_text(item.pages), bad, item.label) if x)
 
     def data(self, index: AnyIndex, role: int = Qt.ItemDataRole.DisplayRole) -> object:
         """The row's text, tooltip, muted colour for a missing file, icon, or the custom roles."""
@@ -139,8 +162,10 @@ class FilesModel(QAbstractListModel):
             return exists
         if role == Qt.ItemDataRole.ToolTipRole:
             if not exists:
-                return f"Missing on this machine: expected at {where}"
-            return f"{where}" + ("\n(linked: left where it was)" if item.linked else "")
+                return tr("Missing on this machine: expected at %s") % where
+            tip = f"{where}" + ("\n" + tr("(linked: left where it was)") if item.linked else "")
+            problem = self.problems.get(item.sha256, "")
+            return tip + ("\n" + tr("The PDF cannot be read: %s") % problem if problem else "")
         if role == Qt.ItemDataRole.ForegroundRole and not exists:
             return QPalette().brush(QPalette.ColorGroup.Disabled, QPalette.ColorRole.Text)
         return None
@@ -157,6 +182,7 @@ class FilesPanel(QWidget):
         self.library = library
         self.setObjectName("filesPanel")
         self.paper_id = ""
+        self.problems: dict[str, str] = {}  # why a PDF attached in this session cannot be read, by sha256
         self.model = FilesModel(self)
         self.heading = QLabel()
         self.heading.setObjectName("filesHeading")
@@ -199,23 +225,35 @@ class FilesPanel(QWidget):
         if not pid or pid not in self.library:
             return
         rows = self.library.paper_files(pid)
-        self.model.set_rows(rows)
+        self.model.set_rows(rows, self.unreadable(rows))
         day = short_date(self.library.get(pid).opened_at)
         opened = self.tr("Opened %s") % day if day else ""
         missing = sum(1 for _, _, exists in rows if not exists)
         if rows:
-            head = self.tr("&Files (%d)") % len(rows)
+            head = self.tr("F&iles (%d)") % len(rows)  # Alt+I: Alt+F is the File menu
             if missing:
                 head += " · " + self.tr("%d missing") % missing
             self.heading.setText(head + (f" · {opened}" if opened else ""))
         else:
-            self.heading.setText(self.tr("&Files") + (f" · {opened}" if opened else ""))
+            self.heading.setText(self.tr("F&iles") + (f" · {opened}" if opened else ""))
         self.list.setVisible(bool(rows))
         self.hint.setVisible(not rows)
         self.hint.setText(self.tr("No files. Drop a PDF on the paper, or Paper ▸ Attach Files…"))
         if rows:
             height = self.list.sizeHintForRow(0) * min(len(rows), SHOWN_ROWS) + 2 * self.list.frameWidth() + 2
             self.list.setFixedHeight(height)
+
+    def unreadable(self, rows: list[FileRow]) -> dict[str, str]:
+        """Why each PDF among `rows` whose pages could not be counted cannot be read: what its
+        attach found, else what the full-text reader cached (a small file: such an entry holds no
+        text). The reader itself never runs here."""
+        out: dict[str, str] = {}
+        for item, _where, exists in rows:
+            if exists and item.is_pdf() and item.pages <= 0:
+                problem = self.problems.get(item.sha256) or self.library.pdf_problem(item.sha256)
+                if problem:
+                    out[item.sha256] = problem
+        return out
 
     def changed(self, change: Change) -> None:
         """A library change: read the files again if the shown paper's files (or when it was
@@ -255,6 +293,7 @@ class PaperFiles(QObject):
         self.opened_urls: list[str] = []  # what was handed to the system's viewer, in order
         self._pending_opened: list[str] = []  # opened while an import ran: recorded after it
         self._drop_row = -1
+        self.drop_box: QMessageBox | None = None  # the last "attach or import?" of a drop on a row
         panel.openRequested.connect(self.open_row)
         transfers.finished.connect(self._flush_opened)
         viewport = pane.view.viewport()
@@ -309,6 +348,11 @@ class PaperFiles(QObject):
             self.status.say(self.tr("No application on this system opens ‘%s’ (%s).") % (item.name, where), 10000)
             return False
         self.opened_urls.append(url.toString())
+        if self.library.readonly:
+            self.status.say(
+                self.tr("Opened ‘%s’. The library was opened read-only: when was not recorded.") % item.name, 8000
+            )
+            return True
         self.status.say(self.tr("Opened ‘%s’") % item.name, 4000)
         self._record_opened(paper_id)
         return True
@@ -329,11 +373,25 @@ class PaperFiles(QObject):
                 self._record_opened(pid)
 
     # ---- attaching -----------------------------------------------------------------------
+    def refused(self) -> bool:
+        """Say why no attach can start now (a read-only library, an import or an attach or Get
+        PDF running) and return True; False when one can."""
+        if self.library.readonly:
+            self.status.say(self.tr("The library was opened read-only: no file can be attached."), 6000)
+            return True
+        words = self.transfers.refusal()
+        if words:
+            self.status.say(words, 4000)
+            return True
+        return False
+
     def choose_and_attach(self) -> None:
         """Paper ▸ Attach Files…: ask for files (PDFs, or any) and attach them to the current paper."""
         pid = self.current_paper()
         if not pid:
             self.status.say(self.tr("Select the paper to attach files to first."), 4000)
+            return
+        if self.refused():  # before the dialog: a choice is never thrown away
             return
         settings = QSettings()
         folder = settings.value(ATTACH_FOLDER, str(Path.home()), str)
@@ -341,25 +399,36 @@ class PaperFiles(QObject):
             self.dialog_parent,
             self.tr("Attach files to ‘%s’") % short_title(self.library.get(pid).title),
             str(folder),
-            self.tr(PDF_FILTER),
+            self.tr("PDF files (*.pdf);;All files (*)"),
         )
         if files:
             settings.setValue(ATTACH_FOLDER, str(Path(files[0]).parent))
             self.attach(pid, [Path(f) for f in files])
 
     def attach(self, paper_id: str, paths: list[Path], then: Callable[[], None] | None = None) -> Task | None:
-        """Attach files to a paper on a worker (copied into the library folder); the status line
-        says what it did, and Undo takes it back. `then` runs once it is done."""
+        """Attach files to a paper: hashed and copied into the library folder on a worker, the
+        record written on the GUI thread (one undo step, the library's own); the status line
+        says what it did. `then` runs once it is done."""
+        if self.refused():
+            return None
         lib = self.library
-        before = lib.undo_token()
         title = short_title(lib.get(paper_id).title)
 
         def work(_progress: Callable[[int, int], None], _cancelled: Callable[[], bool]) -> Attached:
-            return lib.attach_files(paper_id, paths)
+            return lib.prepare_attachments(paper_id, paths)
 
         def done(result: object) -> None:
             assert isinstance(result, Attached)
-            self._attached(result, title, before)
+            before = lib.undo_token()
+            try:
+                report = lib.record_attachments(result)
+            except PapershelfError as exc:  # deleted meanwhile, a full disk: the copies are gone again
+                self.status.error(self.tr("No file was attached"), str(exc))
+                return
+            token = lib.undo_token()
+            if token is not None and token is not before:
+                self.undo_stack.push(DoneStep(lib, lib.undo_label(), token))  # "Attach 2 files to '…'"
+            self._attached(report, title)
             if then is not None:
                 then()
 
@@ -368,19 +437,30 @@ class PaperFiles(QObject):
                 raise exc  # a bug: the window's error reporter shows it
             self.status.error(self.tr("No file was attached"), str(exc))
 
-        n = len(paths)
-        text = self.tr("Attaching %s…") % (self.tr("1 file") if n == 1 else self.tr("%d files") % n)
+        text = self.tr("Attaching %s…") % n_files(len(paths))
         return self.transfers.run_like_import(work, text, "papershelf-attach", done, failed)
 
-    def _attached(self, result: Attached, title: str, before: object | None) -> None:
-        lib = self.library
+    def _remember_problems(self, result: Attached) -> int:
+        """Keep why each unreadable PDF just attached cannot be read (for its row's tooltip);
+        how many notes were kept."""
+        zero = [a for a in result.added if a.is_pdf() and a.pages <= 0]
+        notes = list(result.notes)
+        kept = 0
+        for i, item in enumerate(zero):
+            note = next((n for n in notes if item.name in n), "")
+            if not note and notes and len(notes) == len(zero) - i:  # a renamed copy: the notes come in order
+                note = notes[0]
+            if note:
+                self.panel.problems[item.sha256] = note
+                notes.remove(note)
+                kept += 1
+        return kept
+
+    def _attached(self, result: Attached, title: str) -> None:
         n = len(result.added)
         said: list[str] = []
         if n:
-            what = self.tr("Attached %s to ‘%s’") % (self.tr("1 file") if n == 1 else self.tr("%d files") % n, title)
-            token = lib.undo_token()
-            if token is not None and token is not before:
-                self.undo_stack.push(DoneStep(lib, what, token))  # Undo says "Undid: Attached…"
+            what = self.tr("Attached %s to ‘%s’") % (n_files(n), title)
             action = self.undo_action()
             key = action.shortcut().toString(QKeySequence.SequenceFormat.NativeText) if action is not None else ""
             said.append(what + (" — " + self.tr("%s undoes") % key if key else ""))
@@ -389,9 +469,17 @@ class PaperFiles(QObject):
             said.append(
                 self.tr("‘%s’ has that file already") % title
                 if k == 1
-                else self.tr("‘%s’ has %d of them already") % (title, k)
+                else self.tr("‘%s’ has %s of them already") % (title, f"{k:,}")
             )
-        said += result.notes
+        kept = self._remember_problems(result)
+        if kept:  # the reason is long (it names the file): in the row's tooltip, not the status line
+            said.append(
+                self.tr("1 PDF cannot be read: see its tooltip in Files")
+                if kept == 1
+                else self.tr("%s PDFs cannot be read: see their tooltips in Files") % kept
+            )
+        elif result.notes:
+            said.append(self.tr("Notes: %s") % "; ".join(result.notes))
         if not said and not result.problems:
             said.append(self.tr("Nothing was attached."))
         if said:
@@ -407,8 +495,8 @@ class PaperFiles(QObject):
 
     # ---- drops on a row of the paper list ----------------------------------------------------
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
-        """Files dragged over a paper's row attach to it when dropped (listings and .bib files
-        still import); dropped anywhere else, they import as before."""
+        """Files dragged over a paper's row: one file attaches to it when dropped, several ask
+        first, a folder (and listings, .bib files) import; dropped anywhere else, they import."""
         kind = event.type()
         if kind not in (QEvent.Type.DragEnter, QEvent.Type.DragMove, QEvent.Type.Drop, QEvent.Type.DragLeave):
             return super().eventFilter(watched, event)
@@ -421,11 +509,10 @@ class PaperFiles(QObject):
             return False
         row = self.pane.view.indexAt(event.position().toPoint()).row()
         pid = self.pane.model.id_at(row) if row >= 0 else None
-        attach = [f for f in files if not f.name.lower().endswith(IMPORTED_SUFFIXES)]
         if kind != QEvent.Type.Drop:
             event.acceptProposedAction()
-            if pid and attach and row != self._drop_row:
-                self.status.say(self.tr("Drop to attach to ‘%s’") % short_title(self.library.get(pid).title), 3000)
+            if pid and row != self._drop_row:
+                self._say_drop(pid, files)
             self._drop_row = row
             return True
         self._drop_row = -1
@@ -433,15 +520,74 @@ class PaperFiles(QObject):
         self.dropped(pid, files)
         return True
 
-    def dropped(self, paper_id: str | None, files: list[Path]) -> None:
-        """Files dropped on the paper `paper_id` (None: on no row): the PDFs and other files
-        attach to it, listings and bibliographies import; on no row, everything imports."""
+    @staticmethod
+    def split(files: list[Path]) -> tuple[list[Path], list[Path]]:
+        """What a drop on a row would attach (files, not listings) and what it imports; a folder
+        among them imports everything (its PDFs become papers)."""
+        if any(f.is_dir() for f in files):
+            return [], files
         attach = [f for f in files if not f.name.lower().endswith(IMPORTED_SUFFIXES)]
-        rest = [f for f in files if f not in attach]
+        return attach, [f for f in files if f not in attach]
+
+    def _say_drop(self, paper_id: str, files: list[Path]) -> None:
+        attach, _rest = self.split(files)
+        title = short_title(self.library.get(paper_id).title)
+        if len(attach) == 1:
+            self.status.say(self.tr("Drop to attach to ‘%s’") % title, 3000)
+        elif attach:
+            self.status.say(self.tr("Drop to attach to ‘%s’ or import as papers (you will be asked)") % title, 3000)
+        else:
+            self.status.say(self.tr("Drop to import (PDFs become papers)"), 3000)
+
+    def dropped(self, paper_id: str | None, files: list[Path]) -> None:
+        """Files dropped on the paper `paper_id` (None: on no row): one file attaches to it, two or
+        more ask whether to attach them or import them as papers, a folder imports; listings and
+        bibliographies import; on no row, everything imports."""
+        attach, rest = self.split(files)
         if not paper_id or not attach:
             self.transfers.import_files(files)
             return
-        if self.transfers.running():
-            self.status.say(self.tr("Wait for the import to finish."), 3000)
+        if self.refused():
             return
-        self.attach(paper_id, attach, then=(lambda: self.transfers.import_files(rest)) if rest else None)
+        if len(attach) == 1:
+            self.attach(paper_id, attach, then=(lambda: self.transfers.import_files(rest)) if rest else None)
+            return
+        self.ask_attach_or_import(paper_id, attach, rest)
+
+    def ask_attach_or_import(self, paper_id: str, attach: list[Path], rest: list[Path]) -> QMessageBox:
+        """Several files dropped on a row: attach them to that paper, or import them as papers?"""
+        title = short_title(self.library.get(paper_id).title)
+        if self.drop_box is not None:  # the last one was answered: it goes (found by name no more)
+            self.drop_box.setObjectName("")
+            self.drop_box.deleteLater()
+        box = QMessageBox(
+            QMessageBox.Icon.Question,
+            self.tr("Attach or Import"),
+            self.tr("Attach %s to ‘%s’, or import them as papers?") % (n_files(len(attach)), title),
+            QMessageBox.StandardButton.NoButton,
+            self.dialog_parent,
+        )
+        box.setObjectName("dropAttachOrImport")
+        box.setInformativeText(self.tr("Imported, each PDF becomes a paper of its own, with the file attached."))
+        to_paper = box.addButton(self.tr("Attach to ‘%s’") % short_title(title, 30), QMessageBox.ButtonRole.AcceptRole)
+        to_paper.setObjectName("dropAttach")
+        as_papers = box.addButton(self.tr("Import as Papers"), QMessageBox.ButtonRole.ActionRole)
+        as_papers.setObjectName("dropImport")
+        cancel = box.addButton(QMessageBox.StandardButton.Cancel)
+        cancel.setObjectName("dropCancel")
+        box.setDefaultButton(to_paper)
+        box.setEscapeButton(cancel)
+
+        def answered() -> None:
+            clicked = box.clickedButton()
+            if clicked is to_paper and paper_id in self.library:
+                self.attach(paper_id, attach, then=(lambda: self.transfers.import_files(rest)) if rest else None)
+            elif clicked is as_papers:
+                self.transfers.import_files([*attach, *rest])
+            else:
+                self.status.say(self.tr("Nothing was attached or imported."), 4000)
+
+        box.finished.connect(answered)
+        box.open()
+        self.drop_box = box
+        return box

@@ -100,6 +100,8 @@ class ImportExport(QObject):
         self.progress, self.last_import = progress, last_import
         self.dialog_parent = parent  # the dialogs it opens sit over it
         self.task: Task | None = None
+        self._attach_task: Task | None = None  # the last run_like_import (an attach)
+        self.fetching: Callable[[], bool] = lambda: False  # Get PDF runs (the window sets it)
         self.preview: QMessageBox | None = None  # the last preview of a file held back
         self.report: QMessageBox | None = None  # the last "finished with problems"
         self.fragments_box: QMessageBox | None = None  # the last "would export as fragments"
@@ -109,6 +111,21 @@ class ImportExport(QObject):
     def running(self) -> bool:
         """An import (or an export) is running: the library must not change under it."""
         return self.task is not None and not self.task.finished
+
+    def wait_words(self) -> str:
+        """What to tell someone who must wait for the task running in this slot."""
+        if self.running() and self.task is self._attach_task:
+            return self.tr("Wait for the files to be attached.")
+        return self.tr("Wait for the import to finish.")
+
+    def refusal(self) -> str:
+        """Why an import or an attach cannot start now ("" when it can): one runs already, or
+        Get PDF is attaching its downloads on the GUI thread."""
+        if self.running():
+            return self.wait_words()
+        if self.fetching():
+            return self.tr("Wait for Get PDF to finish: it is attaching the PDFs it downloads.")
+        return ""
 
     def _finished(self) -> None:
         self.progress.idle()
@@ -138,8 +155,11 @@ class ImportExport(QObject):
     ) -> None:
         """Import files on a worker thread. `completes`: the reports of the import
         these files were held back from (for a preview); both then make one undoable step."""
-        if self.running():
+        if self.running() and self.task is not self._attach_task:
             self.status.say(self.tr("An import is already running."), 4000)
+            return
+        if self.refusal():
+            self.status.say(self.refusal(), 4000)
             return
         lib = self.library
 
@@ -177,8 +197,8 @@ class ImportExport(QObject):
     def import_clipboard(self) -> None:
         """Import the text on the clipboard on a worker (a preview first if it only partly
         looks like a listing: what the worker read then is what Import imports)."""
-        if self.running():
-            self.status.say(self.tr("Wait for the import to finish."), 3000)
+        if self.refusal():
+            self.status.say(self.refusal(), 3000)
             return
         text = QApplication.clipboard().text()
         if not text.strip():
@@ -226,8 +246,8 @@ class ImportExport(QObject):
             raise exc  # a bug: the window's error reporter shows it
 
     def _confirmed_paste(self, read: Callable[[], FileReport]) -> None:
-        if self.running():
-            self.status.say(self.tr("Wait for the import to finish."), 3000)
+        if self.refusal():
+            self.status.say(self.refusal(), 3000)
             return
         self._import_pasted(read)
 
@@ -327,9 +347,10 @@ class ImportExport(QObject):
         on_error: Callable[[BaseException], None],
     ) -> Task | None:
         """Run `work` on a worker in the import's slot: edits and Undo wait for it as for an
-        import, the bar shows `text` (no Cancel: it is one step). None if an import runs."""
-        if self.running():
-            self.status.say(self.tr("Wait for the import to finish."), 3000)
+        import, the bar shows `text` (no Cancel: it is one step). None (said why) if an import,
+        an attach or Get PDF runs."""
+        if self.refusal():
+            self.status.say(self.refusal(), 3000)
             return None
 
         def done(result: object) -> None:
@@ -341,7 +362,9 @@ class ImportExport(QObject):
             on_error(exc)
 
         self.progress.busy(text, cancellable=False)
-        self.task = run_task(work, parent=self.dialog_parent, name=name, on_done=done, on_error=failed)
+        self.task = self._attach_task = run_task(
+            work, parent=self.dialog_parent, name=name, on_done=done, on_error=failed
+        )
         self.started.emit(True)
         return self.task
 
@@ -363,7 +386,7 @@ class ImportExport(QObject):
             self.status.say(self.tr("Nothing to export: no papers."), 4000)
             return
         if self.running():
-            self.status.say(self.tr("Wait for the import to finish."), 3000)
+            self.status.say(self.wait_words(), 3000)
             return
         lib = self.library
 
@@ -434,7 +457,7 @@ class ImportExport(QObject):
         """Ask where to, then export these papers (in the folder and format used last time, the
         dialect the export dialog chose last unless Preferences' default changed since)."""
         if self.running():
-            self.status.say(self.tr("Wait for the import to finish."), 3000)
+            self.status.say(self.wait_words(), 3000)
             return
         s = QSettings()
         folder = s.value("export/folder", str(Path.home()), str)

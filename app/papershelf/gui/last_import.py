@@ -37,6 +37,40 @@ def _file_label(path: str) -> str:
     return Path(path).name or path
 
 
+LABEL_CHARS = 60  # an undo step's label, as the Edit menu shows it ("Undo Import of …")
+
+
+def files_named(names: list[str], fits: Callable[[str], bool]) -> str:
+    """The files' names, as many as `fits` allows, then "and 48 more": "a.pdf, b.pdf and 48 more";
+    one name too long on its own is cut with "…"."""
+    for k in range(len(names), 0, -1):
+        more = len(names) - k
+        text = ", ".join(names[:k]) + (tr(" and %s more") % f"{more:,}" if more else "")
+        if fits(text):
+            return text
+    first = names[0] if names else ""
+    more = len(names) - 1
+    tail = tr(" and %s more") % f"{more:,}" if more else ""
+    while len(first) > 1 and not fits(first + "…" + tail):
+        first = first[:-1]
+    return first + "…" + tail
+
+
+def import_label(names: list[str], added: int, merged: int) -> str:
+    """ "Import of a.pdf, b.pdf and 48 more (50 papers)": at most LABEL_CHARS characters."""
+    if added == 1:
+        words, n = tr("Import of %(files)s (1 paper)"), 1
+    elif added:
+        words, n = tr("Import of %(files)s (%(n)s papers)"), added
+    else:
+        words, n = tr("Import of %(files)s (%(n)s merged)"), merged
+
+    def label(files: str) -> str:
+        return words % {"files": files, "n": f"{n:,}"}
+
+    return label(files_named(names, lambda text: len(label(text)) <= LABEL_CHARS))
+
+
 class LastImport(QObject):
     """The undoable import steps (on `undo_stack`) and the entry of the latest one in the sidebar
     (`panel`), which filters the list's query (`state`) while chosen (see the module)."""
@@ -82,14 +116,8 @@ class LastImport(QObject):
         if not any(r.added or r.merged for r in reports):
             return
         added = sum(r.added for r in reports)
-        files = ", ".join(_file_label(r.path) for r in reports if r.added or r.merged)
-        merged = sum(r.merged for r in reports)
-        if added == 1:
-            label = tr("Import of %s (1 paper)") % files
-        elif added:
-            label = tr("Import of %s (%d papers)") % (files, added)
-        else:
-            label = tr("Import of %s (%d merged)") % (files, merged)
+        names = [_file_label(r.path) for r in reports if r.added or r.merged]
+        label = import_label(names, added, sum(r.merged for r in reports))
         cmd = ImportPapers(self.library, reports, label)
         cmd.follows = follows
         self._latest = (follows or cmd, reports if follows is None else completes)
@@ -113,8 +141,8 @@ class LastImport(QObject):
         self.ids = frozenset(ids)
         panel, state = self.panel, self.state
         if ids and cmd is not None:
-            files = [_file_label(f) for f in cmd.files]
-            panel.set_last_import(tr("Last import"), len(ids), tr("Papers added by importing %s") % ", ".join(files))
+            files = files_named([_file_label(f) for f in cmd.files], lambda text: len(text) <= 200)
+            panel.set_last_import(tr("Last import"), len(ids), tr("Papers added by importing %s") % files)
         else:
             panel.set_last_import("", 0, "")
         active = panel.active.get("import")

@@ -86,6 +86,7 @@ class ListPane(QWidget):
         view.setModel(self.model)
         view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         view.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
+        view.setTabKeyNavigation(False)  # Tab leaves the list (for the viewer); arrows move between papers
         view.horizontalHeader().setSortIndicator(-1, Qt.SortOrder.AscendingOrder)
         view.horizontalHeader().setSortIndicatorClearable(True)
         self.model.blockSignals(True)  # enabling sorting sorts once; the search decides the order

@@ -188,6 +188,7 @@ class MainWindow(QMainWindow):
         self.live = LiveChanges(self)
         self.conflicts = ConflictsView(self, self.conflict_bar)
         self.menus = WindowActions(self)
+        self.transfers.fetching = self.menus.online.fetching_pdfs  # imports and attaches wait for Get PDF
         self.edits.undo_action = self.menus.undo_action
         self.transfers.identifiersPasted.connect(self.menus.online.add_by_identifier)
         self.transfers.findPublishedRequested.connect(self.menus.online.find_published)
@@ -223,6 +224,7 @@ class MainWindow(QMainWindow):
             closing=closing,
             reload_saved=saved.reload,
             parent=self,
+            wait_words=transfers.wait_words,
         )
         self.sidebar = SidebarController(
             self.filter_panel,

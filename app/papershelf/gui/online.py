@@ -167,6 +167,10 @@ class OnlineActions(QObject):
         """An online task is running."""
         return self.task is not None and not self.task.finished
 
+    def fetching_pdfs(self) -> bool:
+        """Get PDF is running (its downloads are attached on the GUI thread as they arrive)."""
+        return self.running() and self.pdf_fetch is not None and self.pdf_fetch.task is self.task
+
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
         """The window is closing: cancel the online task, never waiting for it (the request in
         flight is abandoned, the worker ends on its own and its result is dropped)."""
@@ -210,7 +214,7 @@ class OnlineActions(QObject):
             self.say(tr("An online look-up is already running."), 4000)
             return True
         if self.window.transfers.running():
-            self.say(tr("Wait for the import to finish."), 3000)
+            self.say(self.window.transfers.wait_words(), 3000)
             return True
         return False
 

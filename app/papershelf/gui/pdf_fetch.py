@@ -31,6 +31,7 @@ from .online_lookup import said_once
 if TYPE_CHECKING:
     from ..core.library import Attached, PdfFetch, PdfFetches
     from .online import OnlineActions
+    from .tasks import Task
 
 
 def get_pdfs(online: OnlineActions) -> None:
@@ -38,6 +39,9 @@ def get_pdfs(online: OnlineActions) -> None:
     ids = online.window.selected_ids()
     if not ids:
         online.say(tr("Select papers first."), 3000)
+        return
+    if online.window.library.readonly:  # before downloading anything that could not be kept
+        online.say(tr("The library was opened read-only: no PDF can be attached."), 6000)
         return
     if online.busy():
         return
@@ -71,6 +75,7 @@ class PdfFetchRun(QObject):
         self.attached = self.already = 0
         self.problems: list[tuple[str, str]] = []  # (title, why), in the batch's order
         self.report = ""
+        self.task: Task | None = None  # the online task it runs as
         self.arrived.connect(self._arrived)
         self.waiting.connect(self._show_waiting)
 
@@ -103,7 +108,7 @@ class PdfFetchRun(QObject):
                 with contextlib.suppress(OSError):
                     one.path.unlink()
 
-        self.online.start(
+        self.task = self.online.start(
             work,
             on_done=self._done,  # type: ignore[arg-type]
             on_error=self._failed,

@@ -420,6 +420,12 @@ class Library:
         """How many attached PDFs (distinct contents) are not searchable yet (`extract_fulltext` reads them)."""
         return fulltext.pdfs_to_read(self)
 
+    def pdf_problem(self, sha256: str) -> str:
+        """Why the attached PDF of this content has no text (encrypted, damaged…), once the
+        full-text reader has read it; "" when it has text or was not read yet. Reads this
+        machine's text cache: ask it only of a PDF whose pages could not be counted."""
+        return fulltext.pdf_problem(self, sha256)
+
     def pdf_snippet(self, paper_id: str, text: str) -> str:
         """Where the paper's PDFs hold the words of `text`, with the page: "p. 7: …the
         <b class="match">diffusion</b> prior…" (HTML; "" when they hold none or the index is not ready)."""
@@ -432,7 +438,7 @@ class Library:
     def detach_file(self, paper_id: str, index: int) -> Any:
         """Take file number `index` (0-based, as `paper_files` lists them) off a paper; the
         `Attachment` taken. The file itself stays on disk (a copy in files/ too) so that Undo
-        ("Remove 1 file(s) from …") brings the attachment back whole."""
+        ("Remove 1 file from …") brings the attachment back whole."""
         return attaching.detach_file(self, paper_id, index)
 
     def import_pdfs(

@@ -112,6 +112,13 @@ def to_read(lib: Library) -> tuple[list[PdfToRead], int]:
     return list(todo.values()), missing
 
 
+def pdf_problem(lib: Library, sha256: str) -> str:
+    """Why the PDF of this content has no text, as the cache holds it once read ("" when it has
+    text or was not read yet). Cheap for a PDF without text: its entry holds no pages."""
+    text = TextCache(fulltext_folder(lib)).get(sha256)
+    return text.problem if text is not None else ""
+
+
 def pdfs_to_read(lib: Library) -> int:
     """How many attached PDFs (distinct contents) are not searchable yet."""
     return len(to_read(lib)[0])

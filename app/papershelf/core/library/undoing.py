@@ -502,10 +502,14 @@ def _fields_label(fields: Mapping[str, Mapping[str, list[Any]]], them: Any) -> s
 def _files_label(fields: Mapping[str, Mapping[str, list[Any]]], them: str) -> str:
     counts = [len(f["files"][1]) - len(f["files"][0]) for f in fields.values()]
     if all(c > 0 for c in counts):
-        return f"Attach {sum(counts)} file(s) to {them}"
+        return f"Attach {_files(sum(counts))} to {them}"
     if all(c < 0 for c in counts):
-        return f"Remove {-sum(counts)} file(s) from {them}"
+        return f"Remove {_files(-sum(counts))} from {them}"
     return f"Change the files of {them}"
+
+
+def _files(n: int) -> str:
+    return "1 file" if n == 1 else f"{n} files"
 
 
 def _quoted(tags: set[str]) -> str:
