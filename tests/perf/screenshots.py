@@ -16,7 +16,9 @@ is marked Read and selected. Writes to resources/screenshots/ (or --out):
 * main-window-dark.png: Preferences ▸ Appearance: Dark, the Read paper still selected;
 * viewer-files.png: light again, another paper selected whose Files list shows a PDF copied
   into the library, a supplement, and a linked PDF moved away since (missing, muted). Its PDFs
-  are made by pdflatex (tests/pdfs.py). `--files` shoots only this one.
+  are made by pdflatex (tests/pdfs.py). `--files` shoots only this one and the next.
+* fulltext-hit.png: a search for a word found only on page 3 of that paper's PDF: the paper
+  listed, and "In the PDF: p. 3: …" under its abstract.
 
 Prints what it measured: the screen, the window, each column's width and whether its
 heading and the sidebar's names are shown whole.
@@ -39,7 +41,7 @@ BIB = ROOT / "tests" / "fixtures" / "public" / "bib" / "bibtexparser-random-mend
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", type=Path, default=ROOT / "resources" / "screenshots")
-    parser.add_argument("--files", action="store_true", help="only viewer-files.png")
+    parser.add_argument("--files", action="store_true", help="only viewer-files.png and fulltext-hit.png")
     args = parser.parse_args()
     if not os.environ.get("DISPLAY"):
         print("No X display: run under xvfb-run -s '-screen 0 1366x768x24'", file=sys.stderr)
@@ -103,7 +105,7 @@ def main() -> int:
     def when(condition, then, waited=[0]) -> None:  # noqa: B006 - one counter for the run
         if condition():
             QTimer.singleShot(300, then)  # painted
-        elif waited[0] > 600:
+        elif waited[0] > 2400:
             print("gave up waiting", file=sys.stderr)
             qapp.exit(1)
         else:
@@ -166,6 +168,32 @@ def main() -> int:
             "size": panel.size().toTuple(),
         }
         shoot("viewer-files.png")
+
+        # the PDFs' text is read in the background once the index is open; then search for a
+        # word only the PDF holds
+        def read() -> bool:
+            return not win.fulltext.running() and not lib_pdfs_unread(win)
+
+        when(read, lambda: search_pdf(win))
+
+    def lib_pdfs_unread(win: MainWindow) -> int:
+        return win.library.pdfs_to_read()
+
+    def search_pdf(win: MainWindow) -> None:
+        win.fulltext.hitShown.connect(lambda _pid: QTimer.singleShot(300, lambda: fulltext_shot(win)))
+        from PySide6.QtTest import QTest
+
+        QTest.keyClicks(win.pane.search_box, "zyzzogeton")  # typed, as the search follows what is typed
+
+        def answered() -> bool:
+            a = win.last_answer
+            return a is not None and a.query.text == "zyzzogeton" and win.model.rowCount() > 0
+
+        when(answered, lambda: win.paper_list.selectRow(win.model.row_of(with_files)))
+
+    def fulltext_shot(win: MainWindow) -> None:
+        seen["fulltext hit"] = {"rows": win.model.rowCount(), "query": win.pane.search_box.text()}
+        shoot("fulltext-hit.png")
         print(json.dumps(seen, indent=1))
         win.close()
 

@@ -31,6 +31,9 @@ LIGHT = {"muted": "#57606a", "mark": "#fff3b0", "marktext": "#1f2328", "link": "
 DARK = {"muted": "#9aa0a6", "mark": "#7a5c00", "marktext": "#ffffff", "link": "#8ab4f8"}
 
 
+_PDF_HIT = "<!--pdf-hit-->"
+
+
 class AbstractView(QTextBrowser):
     """Read-only and safe: every piece of the paper is escaped; links open in
     the system browser on click, and only http(s) ones. `paperShown` says which
@@ -93,7 +96,8 @@ class AbstractView(QTextBrowser):
         the abstract (`parent` finds a crossref's parent by citation key, to name it)."""
         record = has_record(paper)
         shown = record_display(paper, parent) if record else None
-        parts = [*self._heading(paper, record), *_meta(paper, shown), *_record_links(shown)]
+        # the place of a PDF hit (show_pdf_hit): under the title and authors, where it is seen
+        parts = [*self._heading(paper, record), _PDF_HIT, *_meta(paper, shown), *_record_links(shown)]
         parts.append(f"<p class='abstract'>{abstract_html(paper.abstract, terms, normal)}</p>")
         parts += _record_details(shown)
         parts += self._links(paper, record, {link.url for link in shown.links} if shown else set())
@@ -112,9 +116,9 @@ class AbstractView(QTextBrowser):
             return False
         scroll = self.verticalScrollBar().value()
         label = _esc(self.tr("In the PDF"))
-        self.setHtml(
-            getattr(self, "_page", "") + f"<p class='pdfhit'><span class='meta'>{label}:</span> {snippet_html}</p>"
-        )
+        hit = f"<p class='pdfhit'><span class='meta'>{label}:</span> {snippet_html}</p>"
+        page = getattr(self, "_page", "")
+        self.setHtml(page.replace(_PDF_HIT, hit, 1) if _PDF_HIT in page else page + hit)
         self.verticalScrollBar().setValue(scroll)
         return True
 
