@@ -31,7 +31,7 @@ LIGHT = {"muted": "#57606a", "mark": "#fff3b0", "marktext": "#1f2328", "link": "
 DARK = {"muted": "#9aa0a6", "mark": "#7a5c00", "marktext": "#ffffff", "link": "#8ab4f8"}
 
 
-_PDF_HIT = "<!--pdf-hit-->"
+_PDF_HIT, _PDF_HIT_END = "<!--pdf-hit-->", "<!--/pdf-hit-->"
 
 
 class AbstractView(QTextBrowser):
@@ -116,9 +116,15 @@ class AbstractView(QTextBrowser):
             return False
         scroll = self.verticalScrollBar().value()
         label = _esc(self.tr("In the PDF"))
-        hit = f"<p class='pdfhit'><span class='meta'>{label}:</span> {snippet_html}</p>"
+        hit = f"{_PDF_HIT}<p class='pdfhit'><span class='meta'>{label}:</span> {snippet_html}</p>{_PDF_HIT_END}"
         page = getattr(self, "_page", "")
-        self.setHtml(page.replace(_PDF_HIT, hit, 1) if _PDF_HIT in page else page + hit)
+        start = page.find(_PDF_HIT)
+        if start < 0:
+            page += hit
+        else:  # the place kept for it, or the hit of an earlier search: one line, the latest
+            end = page.find(_PDF_HIT_END, start)
+            page = page[:start] + hit + (page[end + len(_PDF_HIT_END) :] if end >= 0 else page[start + len(_PDF_HIT) :])
+        self.setHtml(page)
         self.verticalScrollBar().setValue(scroll)
         return True
 

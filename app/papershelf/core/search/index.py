@@ -26,6 +26,7 @@ import numpy.typing as npt
 from whoosh import index as windex
 from whoosh import query as wquery
 
+from ..attachments import attachments
 from ..errors import SearchIndexError
 from ..paper import Status, keyword_tag, normalize_tag, tag_keyword
 from ..render import plain_text
@@ -413,7 +414,9 @@ class SearchIndex:
         if not shas:
             return ""
         order = {t: n for n, t in enumerate(sorted(terms))}
-        return make_page_snippet(self.texts.texts(shas), order, self._analyzer._normal)
+        names = {a.sha256: a.name for a in attachments(paper.files)}
+        found = [(names.get(sha, ""), text) for sha in shas for text in self.texts.texts([sha])]
+        return make_page_snippet([t for _n, t in found], order, self._analyzer._normal, [n for n, _t in found])
 
     def highlight_terms(self, text: str) -> set[str]:
         """The indexed forms of the words a query matches in titles and abstracts

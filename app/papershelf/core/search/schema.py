@@ -52,6 +52,18 @@ class PaperAnalyzer(Tokenizer):  # type: ignore[misc]   # Whoosh has no type inf
         self.stops = _STOPS if stops else frozenset()
         self._cache: dict[str, str] = {}
 
+    def __getstate__(self) -> dict[str, Any]:
+        # Whoosh pickles the schema, analyzer included, into the index's table of contents at
+        # every commit and reads it back for every searcher: the word cache (up to 500,000
+        # words, a PDF's vocabulary) is no part of it (it made the file 14 MB, each search 1.8 s)
+        return {"stem": self.stem, "stops": self.stops}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        # an index written before this kept the whole __dict__ (its cache too): read the same
+        self.stem = bool(state.get("stem", True))
+        self.stops = frozenset(state.get("stops") or ())
+        self._cache = {}
+
     def __eq__(self, other: object) -> bool:
         return isinstance(other, PaperAnalyzer) and other.stem == self.stem and other.stops == self.stops
 

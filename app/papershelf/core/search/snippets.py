@@ -73,13 +73,18 @@ def make_snippet(text: str, terms: dict[str, int], normal: Callable[[str], str],
     return " … ".join(parts)
 
 
-def make_page_snippet(texts: Sequence[PdfText], terms: dict[str, int], normal: Callable[[str], str]) -> str:
+def make_page_snippet(
+    texts: Sequence[PdfText], terms: dict[str, int], normal: Callable[[str], str], names: Sequence[str] = ()
+) -> str:
     """The best fragment of these PDFs' texts (the first page holding the most of `terms`),
-    with its page: "p. 7: …the <b class="match term0">diffusion</b> prior…" (HTML). Only the
-    text the index holds is read (MAX_FULLTEXT_CHARS of the PDFs); "" when no page holds a term."""
+    with its page: "p. 7: …the <b class="match term0">diffusion</b> prior…" (HTML); with
+    several PDFs, the file's name too ("slides.pdf, p. 7: …": a page number alone would not say
+    which). Only the text the index holds is read (MAX_FULLTEXT_CHARS of the PDFs); "" when no
+    page holds a term. `names`: the files' names, in the order of `texts`."""
     best, best_count = "", 0
     left = MAX_FULLTEXT_CHARS
-    for text in texts:
+    for k, text in enumerate(texts):
+        where = f"{html.escape(names[k], quote=False)}, " if len(texts) > 1 and k < len(names) else ""
         for number, page in enumerate(text.pages, 1):
             if left <= 0:
                 break
@@ -90,7 +95,7 @@ def make_page_snippet(texts: Sequence[PdfText], terms: dict[str, int], normal: C
                 continue
             count = len(set(_TERM_CLASS_RE.findall(found)))
             if count > best_count:
-                best, best_count = f"p. {number}: …{found}…", count
+                best, best_count = f"{where}p. {number}: …{found}…", count
                 if count == len(terms):
                     return best
     return best
