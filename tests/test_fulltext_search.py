@@ -5,6 +5,7 @@ reindex` into this machine's text cache, searched by `papershelf search`."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import signal
 import subprocess
@@ -16,7 +17,7 @@ import pytest
 
 from conftest import cli_ok, local_dir, run_cli
 from papershelf.core.library import Library, Query
-from pdfs import doi_paper, encrypted_pdf, image_only_pdf, long_pdf, paper_pdf
+from pdfs import doi_paper, encrypted_pdf, image_only_pdf, long_pdf, paper_pdf, text_bomb_pdf
 
 BIB = """
 @article{diffusion, title={Priors for Diffusion in Sparse Graphs}, author={Ada Lovelace},
@@ -235,3 +236,128 @@ def test_a_rebuild_by_worker_processes_reads_the_pdf_texts_from_the_cache(data_d
         answer = lib.search(Query("fulltext:zyzzogeton", index_order=True))
         assert sorted(answer.ids) == sorted([ids["p07"], ids["p51"]])
         assert lib.snippets(answer.ids, "zyzzogeton")[ids["p51"]].startswith("p. 3: …Here the")
+
+
+def found_ids(data_dir: Path, query: str) -> list[str]:
+    return sorted(r["id"] for r in json.loads(cli_ok("search", "--json", query, data_dir=data_dir).stdout))
+
+
+def test_a_read_that_fails_this_time_is_not_kept_and_the_next_reindex_reads_it(data_dir, tmp_path, pdf_folder):
+    """A timeout (a busy machine) is no lasting fact about the PDF: it is said, not cached."""
+    ids = make_library(data_dir, tmp_path)
+    report = long_pdf(pdf_folder, pages=300, name="slow-report.pdf")
+    attach(data_dir, ids["diffusion"], report)
+
+    hurried = run_cli("reindex", data_dir=data_dir, env={"PAPERSHELF_PDF_TIMEOUT": "0.001"})
+    assert hurried.returncode == 0 and "Traceback" not in hurried.stderr, hurried.stderr
+    assert "Read the text of 0 PDFs for search." in hurried.stderr
+    assert "1 PDF could not be read this time: " in hurried.stderr
+    assert "slow-report.pdf took longer than 0.001 s to read; skipped; tried again next time." in hurried.stderr
+    assert not cache_entries(data_dir)
+    assert "1 PDF is not searchable yet" in run_cli("search", "topic5", data_dir=data_dir).stderr
+
+    done = cli_ok("reindex", data_dir=data_dir)
+    assert "Read the text of 1 PDF for search." in done.stderr
+    assert found_ids(data_dir, "fulltext:topic5") == [ids["diffusion"]]
+
+
+def test_a_damaged_or_older_cache_entry_is_read_again(data_dir, tmp_path, rare_pdf, pdf_folder):
+    ids = make_library(data_dir, tmp_path)
+    attach(data_dir, ids["diffusion"], rare_pdf)
+    other = paper_pdf(pdf_folder, "sheep.pdf", pages=["The shepherd counted the wombats of the valley."])
+    attach(data_dir, ids["other"], other)
+    cli_ok("reindex", data_dir=data_dir)
+    entries = cache_entries(data_dir)
+    assert len(entries) == 2 and all(e.name.endswith(".v1.json") for e in entries)
+    assert found_ids(data_dir, "zyzzogeton") == [ids["diffusion"]]
+
+    rare_sha = _sha256(rare_pdf)
+    damaged = next(e for e in entries if e.name.startswith(rare_sha))
+    damaged.write_bytes(damaged.read_bytes()[:50])  # a disk error, a copy cut short
+    older = next(e for e in entries if e != damaged)
+    older.rename(older.with_name(older.name.replace(".v1.json", ".json")))  # as an older version named it
+
+    done = cli_ok("reindex", data_dir=data_dir)
+    assert "Read the text of 2 PDFs for search." in done.stderr
+    assert found_ids(data_dir, "zyzzogeton") == [ids["diffusion"]]
+    assert found_ids(data_dir, "wombats") == [ids["other"]]
+    assert sorted(e.name for e in cache_entries(data_dir)) == sorted(e.name for e in entries)  # the old one pruned
+
+
+def _sha256(path: Path) -> str:
+    import hashlib
+
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def test_texts_no_paper_holds_and_stale_temp_files_are_pruned(data_dir, tmp_path, rare_pdf, pdf_folder):
+    ids = make_library(data_dir, tmp_path)
+    kept = paper_pdf(pdf_folder, "kept.pdf", pages=["The wombats of the valley, counted."])
+    attach(data_dir, ids["diffusion"], rare_pdf)
+    attach(data_dir, ids["other"], kept)
+    cli_ok("reindex", data_dir=data_dir)
+    assert len(cache_entries(data_dir)) == 2
+    rare_entry = next(e for e in cache_entries(data_dir) if e.name.startswith(_sha256(rare_pdf)))
+    kept_entry = next(e for e in cache_entries(data_dir) if e.name.startswith(_sha256(kept)))
+    shard = rare_entry.parent
+    stale = shard / f".{rare_entry.name}.papershelf-abcd1234.tmp"  # a write killed long ago
+    fresh = shard / f".{rare_entry.name}.papershelf-efgh5678.tmp"  # a write going on now
+    foreign = shard / "notes.json"  # not the cache's: left alone
+    for f in (stale, fresh, foreign):
+        f.write_text("{", "utf-8")
+    hour_ago = time.time() - 3600
+    os.utime(stale, (hour_ago, hour_ago))
+
+    with Library.open(data_dir) as lib:
+        lib.detach_file(ids["diffusion"], 0)
+        assert lib.extract_fulltext().read == 0  # nothing to read; the cache is pruned at the end
+
+    assert sorted(cache_entries(data_dir)) == sorted([kept_entry, foreign])
+    assert not rare_entry.exists() and not stale.exists()
+    assert fresh.exists() and foreign.exists()
+    assert found_ids(data_dir, "zyzzogeton") == []
+    assert found_ids(data_dir, "wombats") == [ids["other"]]
+
+
+def test_cancel_stops_the_pdf_being_read_and_keeps_nothing_of_it(data_dir, tmp_path, pdf_folder, monkeypatch):
+    """Cancel pressed while a slow PDF is read: the reader is stopped, not waited for."""
+    monkeypatch.setenv("PAPERSHELF_PDF_TIMEOUT", "600")  # only Cancel can end this read early
+    ids = make_library(data_dir, tmp_path)
+    attach(data_dir, ids["diffusion"], text_bomb_pdf(pdf_folder, "slow-bomb.pdf", chars=400_000))
+    attach(data_dir, ids["other"], paper_pdf(pdf_folder, "after.pdf", pages=["The wombats come after."]))
+    pressed: list[bool] = []
+
+    def progress(done: int, total: int) -> None:
+        if done == 0:
+            pressed.append(True)  # the user presses Cancel as the first PDF's reading starts
+
+    with Library.open(data_dir) as lib:
+        # after progress(0, …) the first look at `cancelled` is the reader's own, inside the file
+        out = lib.extract_fulltext(progress, cancelled=lambda: bool(pressed))
+        assert out.cancelled and out.read == 0 and not out.papers
+        assert "cancelled with 2 still to read" in out.summary()
+    assert not cache_entries(data_dir)
+
+    assert "Read the text of 2 PDFs for search." in cli_ok("reindex", data_dir=data_dir).stderr
+    assert found_ids(data_dir, "wombats") == [ids["other"]]
+
+
+def test_every_paper_of_a_content_gets_its_text_whatever_the_attachment_order(data_dir, tmp_path, rare_pdf):
+    """The first paper links a copy on a drive not plugged in; the second holds the same content."""
+    ids = make_library(data_dir, tmp_path)
+    drive = tmp_path / "usb"
+    drive.mkdir()
+    shutil.copy(rare_pdf, drive / "linked.pdf")
+    with Library.open(data_dir) as lib:
+        first, second = lib.ids()[:2]
+        assert lib.attach_files(first, [drive / "linked.pdf"], link=True).added
+        assert lib.attach_files(second, [rare_pdf]).added
+    shutil.rmtree(drive)
+    cli_ok("search", "sheep", data_dir=data_dir)  # an index built before the text is read
+
+    with Library.open(data_dir) as lib:
+        lib.open_index()
+        out = lib.extract_fulltext()
+        assert out.read == 1 and out.missing == 0 and out.papers == {first, second}
+        assert sorted(lib.search(Query("zyzzogeton")).ids) == sorted([first, second])
+    assert found_ids(data_dir, "zyzzogeton") == sorted(ids.values())

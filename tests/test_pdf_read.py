@@ -143,6 +143,20 @@ def test_image_only_pdf_has_its_page_but_no_text(tmp_path: Path) -> None:
 def test_a_missing_file_is_a_problem_not_a_crash(tmp_path: Path) -> None:
     text = extract_text(tmp_path / "gone.pdf")
     assert text.pages == [] and str(tmp_path / "gone.pdf") in text.problem
+    assert text.passing  # it may be back next time (a drive plugged in again): not a fact to cache
+
+
+def test_a_file_that_cannot_be_opened_is_a_passing_problem_a_bad_pdf_a_lasting_one(tmp_path: Path) -> None:
+    folder = tmp_path / "not-a-file.pdf"
+    folder.mkdir()  # EISDIR: an OSError as EACCES or EIO would be, even for root
+    text = extract_text(folder)
+    assert text.problem == f"{folder} cannot be read: Is a directory" and text.passing
+    cache = TextCache(tmp_path / "cache")
+    cache.put("cd" * 32, text)
+    assert not cache.has("cd" * 32) and cache.get("cd" * 32) is None  # never kept
+    for bad in (encrypted_pdf(tmp_path), truncated_pdf(tmp_path), not_a_pdf(tmp_path), image_only_pdf(tmp_path)):
+        lasting = extract_text(bad)
+        assert lasting.problem and not lasting.passing, lasting
 
 
 def test_long_pdfs_read_whole_page_by_page_in_little_memory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -8,7 +8,9 @@ kept instead) and its text stored in the cache, one atomic file per PDF
 tool never copies it. A process killed part way loses at most the PDF it was reading: the
 entries written stay, and the next run goes on with the rest. The papers whose texts were
 read are written to an open index at once; a closed one finds them by their digests when it
-next opens (core/search/pdftext.py).
+next opens (core/search/pdftext.py). A PDF whose problem is passing (the read timed out, crashed
+or ran out of memory, the file could not be opened) is not cached: the next run reads it again.
+A run that was not cancelled ends by pruning the cache of texts no paper holds any more.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..attachments import attachments
+from ..pdf import Cancelled as ReadCancelled
 from ..pdf import extract_text
 from ..pdf.fulltext import FULLTEXT_DIR, TextCache
 
@@ -51,7 +54,7 @@ class Extracted:
     found: int = 0  # PDFs that had no text in the cache when it began
     read: int = 0  # of them, read now (with or without text)
     no_text: list[str] = field(default_factory=list)  # why a PDF read has no text (encrypted, image-only…)
-    unreadable: list[str] = field(default_factory=list)  # files that could not be opened: tried again next time
+    unreadable: list[str] = field(default_factory=list)  # passing problems (timeout, crash…): tried again next time
     missing: int = 0  # attached PDFs not on this machine (a linked file moved away)
     papers: set[str] = field(default_factory=set)  # papers whose PDFs' texts were read
     cancelled: bool = False
@@ -61,7 +64,7 @@ class Extracted:
         if not self.found:
             said = "Every attached PDF was read for search already."
         else:
-            texts = self.read - len(self.no_text)
+            texts = self.read - len(self.no_text) - len(self.unreadable)
             said = f"Read the text of {_pdfs(texts)} for search"
             if self.cancelled:
                 said += f"; cancelled with {self.found - self.read} still to read (the next run goes on)"
@@ -72,9 +75,8 @@ class Extracted:
             said += f" {_pdfs(n)} {'has' if n == 1 else 'have'} no text to search: {names}."
         if self.unreadable:
             n = len(self.unreadable)
-            said += (
-                f" {_pdfs(n)} could not be read (tried again next time): {'; '.join(self.unreadable[:SHOWN_PROBLEMS])}."
-            )
+            names = "; ".join(self.unreadable[:SHOWN_PROBLEMS]) + ("; …" if n > SHOWN_PROBLEMS else "")
+            said += f" {_pdfs(n)} could not be read this time: {names}; tried again next time."
         if self.missing:
             said += f" {_pdfs(self.missing)} attached {'is' if self.missing == 1 else 'are'} not on this machine."
         return said
@@ -84,14 +86,12 @@ def _pdfs(n: int) -> str:
     return "1 PDF" if n == 1 else f"{n} PDFs"
 
 
-def to_read(lib: Library) -> tuple[list[PdfToRead], int]:
-    """The PDFs whose text is not in the cache yet (each content once), and how many attached
-    PDFs are missing on this machine. Safe on a worker thread: papers are read one by one."""
+def held_pdfs(lib: Library) -> dict[str, tuple[list[str], list[Path]]]:
+    """Each attached PDF content (SHA-256) → the papers that have it and where its copies are,
+    in the library's order. Safe on a worker thread: papers are read one by one."""
     from ..search.pdftext import is_pdf  # the index's own rule of which files are PDFs
 
-    cache = TextCache(fulltext_folder(lib))
-    todo: dict[str, PdfToRead] = {}
-    missing = 0
+    held: dict[str, tuple[list[str], list[Path]]] = {}
     for pid in lib.ids():
         paper = lib.find(pid)
         if paper is None or not paper.files:
@@ -99,17 +99,28 @@ def to_read(lib: Library) -> tuple[list[PdfToRead], int]:
         for item in attachments(paper.files):
             if not is_pdf(item):
                 continue
-            if item.sha256 in todo:
-                todo[item.sha256].papers.append(pid)
-                continue
-            if cache.has(item.sha256):
-                continue
-            where = item.location(lib.folder)
-            if not where.is_file():
-                missing += 1
-                continue
-            todo[item.sha256] = PdfToRead(item.sha256, where, [pid])
-    return list(todo.values()), missing
+            papers, places = held.setdefault(item.sha256, ([], []))
+            if pid not in papers:
+                papers.append(pid)
+            places.append(item.location(lib.folder))
+    return held
+
+
+def to_read(lib: Library) -> tuple[list[PdfToRead], int]:
+    """The PDFs whose text is not in the cache yet (each content once, with every paper that has
+    it, read from any copy on this machine), and how many of them have no copy here."""
+    cache = TextCache(fulltext_folder(lib))
+    todo: list[PdfToRead] = []
+    missing = 0
+    for sha, (papers, places) in held_pdfs(lib).items():
+        if cache.has(sha):
+            continue
+        where = next((p for p in places if p.is_file()), None)
+        if where is None:
+            missing += 1
+        else:
+            todo.append(PdfToRead(sha, where, papers))
+    return todo, missing
 
 
 def pdf_problem(lib: Library, sha256: str) -> str:
@@ -136,17 +147,21 @@ def extract_fulltext(lib: Library, progress: Progress | None = None, cancelled: 
         if progress is not None:
             progress(n, len(todo))
         try:
-            text = extract_text(pdf.path)
-        except OSError as exc:
-            out.unreadable.append(f"{pdf.path}: {exc.strerror or exc}")
-            out.read += 1
+            text = extract_text(pdf.path, cancelled=cancelled)
+        except ReadCancelled:  # the reader was stopped mid-file: nothing kept of it
+            out.cancelled = True
+            break
+        out.read += 1
+        if text.passing:  # not cached: read again next time
+            out.unreadable.append(text.problem)
             continue
         cache.put(pdf.sha256, text)
-        out.read += 1
         if text.problem:
             out.no_text.append(text.problem)
         out.papers.update(pdf.papers)
         lib._search.texts_extracted(pdf.papers)  # an open index writes them now; a closed one at its next open
-    if progress is not None and not out.cancelled:
-        progress(len(todo), len(todo))
+    if not out.cancelled:
+        cache.prune(held_pdfs(lib))  # the library as it is now: a paper attached meanwhile keeps its text
+        if progress is not None:
+            progress(len(todo), len(todo))
     return out

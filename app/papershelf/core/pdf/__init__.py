@@ -5,7 +5,8 @@ library access.
 
     pdf_info(path)     PdfInfo: pages, title, authors, DOI, arXiv id (PdfProblem when unreadable)
     page_texts(path)   the text of each page (PdfProblem when the file cannot be read)
-    extract_text(path) PdfText: every page's text, or why there is none (never raises for a bad PDF)
+    extract_text(path, cancelled) PdfText: every page's text, or why there is none (never raises
+                       for a bad PDF; Cancelled when `cancelled()` turns true meanwhile)
     extract_many(paths, progress, cancelled)  many files by one worker process, cancellable
     reading.py         the reading itself (run inside the worker), the caps, the title rules
     worker.py          the child process; sandbox.py its parent's side (PdfWorker, extract_many)
@@ -16,16 +17,18 @@ from __future__ import annotations
 
 import atexit
 import threading
+from collections.abc import Callable
 from pathlib import Path
 
 from .fulltext import PdfText, TextCache
 from .reading import MAX_FILE_CHARS, MAX_PAGE_CHARS, MAX_PAGES, PdfInfo, PdfProblem
-from .sandbox import PdfWorker, extract_many, text_from_reply
+from .sandbox import Cancelled, PdfWorker, extract_many, text_from_reply
 
 __all__ = [
     "MAX_FILE_CHARS",
     "MAX_PAGES",
     "MAX_PAGE_CHARS",
+    "Cancelled",
     "PdfInfo",
     "PdfProblem",
     "PdfText",
@@ -78,7 +81,9 @@ def pdf_info(path: Path | str) -> PdfInfo:
     )
 
 
-def extract_text(path: Path | str) -> PdfText:
+def extract_text(path: Path | str, cancelled: Callable[[], bool] | None = None) -> PdfText:
     """Every page's text, or why there is none (encrypted, damaged, image-only, too slow or too
-    big to read): never raises for a bad PDF; `note` names a cap that cut the text short."""
-    return text_from_reply(path, _worker().request("text", path))
+    big to read): never raises for a bad PDF; `note` names a cap that cut the text short, `passing`
+    says the problem may be gone next time. Cancelled (the reader is stopped at once) when
+    `cancelled()` turns true while the file is being read."""
+    return text_from_reply(path, _worker().request("text", path, cancelled=cancelled))

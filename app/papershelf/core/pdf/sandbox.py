@@ -149,7 +149,9 @@ class PdfWorker:
         cancelled: Callable[[], bool] | None = None,
     ) -> dict[str, Any]:
         """The worker's answer about `path`: {"ok": True, …} or {"ok": False, "problem": words}
-        when the file could not be read, took too long or crashed the worker. Cancelled when
+        when the file could not be read, took too long or crashed the worker; "passing": True
+        when the problem may be gone next time (a timeout, a crash, the memory cap, an OSError:
+        not the file's own lasting fault). Cancelled when
         `cancelled()` turns true meanwhile (the worker is killed: it may be stuck in that file)."""
         message = orjson.dumps({"op": op, "path": str(path), "first": first, "last": last}) + b"\n"
         with self._lock:
@@ -166,7 +168,7 @@ class PdfWorker:
                     proc.stdin.write(message)
                     proc.stdin.flush()
             except OSError as exc:
-                return {"ok": False, "problem": f"{path} was not read: {exc}"}
+                return {"ok": False, "problem": f"{path} was not read: {exc}", "passing": True}
             return self._wait(proc, path, cancelled)
 
     def _wait(
@@ -179,7 +181,8 @@ class PdfWorker:
             if left <= 0:
                 self._kill(proc)
                 self._proc = None
-                return {"ok": False, "problem": f"{path} took longer than {seconds:g} s to read; skipped"}
+                problem = f"{path} took longer than {seconds:g} s to read; skipped"
+                return {"ok": False, "problem": problem, "passing": True}
             if cancelled is not None and cancelled():
                 self._kill(proc)
                 self._proc = None
@@ -192,7 +195,7 @@ class PdfWorker:
                 self._kill(proc)
                 code = proc.returncode
                 self._proc = None
-                return {"ok": False, "problem": _crash_words(path, code)}
+                return {"ok": False, "problem": _crash_words(path, code), "passing": True}
             reply: dict[str, Any] = orjson.loads(line)
             if reply.get("fatal"):
                 self._kill(proc)
@@ -210,9 +213,10 @@ def _crash_words(path: Path | str, code: int) -> str:
 
 
 def text_from_reply(path: Path | str, reply: dict[str, Any]) -> PdfText:
-    """A worker's answer to "text" as a PdfText (a problem when there is no text at all)."""
+    """A worker's answer to "text" as a PdfText (a problem when there is no text at all; `passing`
+    when it may be gone next time)."""
     if not reply.get("ok"):
-        return PdfText([], str(reply.get("problem", f"{path} could not be read")))
+        return PdfText([], str(reply.get("problem", f"{path} could not be read")), passing=bool(reply.get("passing")))
     pages = [str(p) for p in reply.get("pages", [])]
     note = str(reply.get("note", ""))
     if not any(p.strip() for p in pages):

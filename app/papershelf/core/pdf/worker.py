@@ -6,7 +6,9 @@ loop or crash, and none of that should reach the window or the command line.
 
 It caps its own address space first (RLIMIT_AS, MEMORY_ENV bytes, 1 GiB by default), then reads
 one request a line on stdin, JSON {"op": "text"|"pages"|"info", "path": …, "first": …, "last": …},
-and answers each with one JSON line on stdout: {"ok": true, …} or {"ok": false, "problem": "…"}.
+and answers each with one JSON line on stdout: {"ok": true, …} or {"ok": false, "problem": "…"},
+with "passing": true when the problem may be gone next time (out of memory, an OSError such as
+EACCES or EIO) rather than the file's own (encrypted, damaged, not a PDF).
 It stops at the end of stdin (its parent closed the pipe), and within a second of its parent's
 death even when stuck in a file. The parent (`sandbox.py`)
 kills it when a file takes longer than its timeout and starts another for the next file.
@@ -53,6 +55,8 @@ def answer(request: dict[str, Any]) -> dict[str, Any]:
 
     path = str(request.get("path", ""))
     try:
+        with open(path, "rb"):  # a file that cannot be opened now (EACCES, EIO, gone) is no damaged PDF
+            pass
         if request.get("op") == "info":
             info = reading.read_info(path)
             return {"ok": True, "info": asdict(info)}
@@ -62,9 +66,10 @@ def answer(request: dict[str, Any]) -> dict[str, Any]:
         return {"ok": False, "problem": str(exc)}
     except MemoryError:
         mb = memory_cap() >> 20
-        return {"ok": False, "problem": f"{path} needs more than {mb:,} MB of memory to read; skipped", "fatal": True}
+        problem = f"{path} needs more than {mb:,} MB of memory to read; skipped"
+        return {"ok": False, "problem": problem, "fatal": True, "passing": True}
     except OSError as exc:
-        return {"ok": False, "problem": f"{path} cannot be read: {exc.strerror or exc}"}
+        return {"ok": False, "problem": f"{path} cannot be read: {exc.strerror or exc}", "passing": True}
     except Exception as exc:
         return {"ok": False, "problem": f"{path} is not a readable PDF (damaged: {exc or type(exc).__name__})"}
 
