@@ -35,7 +35,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import IO, BinaryIO
 
@@ -411,14 +411,22 @@ def write_bytes_atomically(path: Path, data: bytes) -> None:
     Safe to call from several threads or processes at once: each has its own
     temporary file, and the last rename wins.
     """
-    path = Path(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}{TEMP_MARK}", suffix=".tmp", dir=path.parent)
+    _replace_atomically(Path(path), lambda f: f.write(data))
+
+
+def _replace_atomically(path: Path, write: Callable[[BinaryIO], object], name: str = "", mode: int = 0) -> None:
+    """Replace `path` by what `write` writes into a temporary file beside it (named after `name`,
+    else the file's own name), fsynced, given `mode` (else mkstemp's 0o600) and renamed over
+    `path`; then the folder is fsynced. On failure the temporary file is removed."""
+    fd, tmp = tempfile.mkstemp(prefix=f".{name or path.name}{TEMP_MARK}", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as f:
             fd = -1
-            f.write(data)
+            write(f)
             f.flush()
             os.fsync(f.fileno())
+        if mode:
+            os.chmod(tmp, mode)
         os.replace(tmp, path)
         tmp = ""
     except BaseException:
@@ -436,27 +444,16 @@ def write_stream_atomically(path: Path, chunks: Iterable[bytes]) -> tuple[int, s
     its size and SHA-256. An exception from `chunks` (a cancel, a cap) leaves no file behind."""
     path = Path(path)
     digest, size = hashlib.sha256(), 0
+
+    def write(f: BinaryIO) -> None:
+        nonlocal size
+        for chunk in chunks:
+            f.write(chunk)
+            digest.update(chunk)
+            size += len(chunk)
+
     short = path.name.encode("utf-8")[:60].decode("utf-8", "ignore")  # a long name's temp stays within 255 bytes
-    fd, tmp = tempfile.mkstemp(prefix=f".{short}{TEMP_MARK}", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            fd = -1
-            for chunk in chunks:
-                f.write(chunk)
-                digest.update(chunk)
-                size += len(chunk)
-            f.flush()
-            os.fsync(f.fileno())
-        os.chmod(tmp, 0o666 & ~current_umask())
-        os.replace(tmp, path)
-        tmp = ""
-    except BaseException:
-        if fd >= 0:
-            os.close(fd)
-        if tmp:
-            remove_quietly(tmp)
-        raise
-    fsync_dir(path.parent)
+    _replace_atomically(path, write, short, 0o666 & ~current_umask())
     return size, digest.hexdigest()
 
 
