@@ -407,6 +407,16 @@ class ImportBatch:
                 self.new[pid].bibfields = fields
         self.unkeyed = []
 
+    def view(self, pid: str) -> Paper:
+        """The library's paper `pid` with this batch's changes so far; its stored record is kept
+        in `before` the first time (for the report and undo)."""
+        target = self.views.get(pid)
+        if target is None:
+            stored = self.lib.get(pid)
+            self.before[pid] = dict(stored.raw())  # values are replaced on change, never mutated
+            target = self.views[pid] = copy.copy(stored)
+        return target
+
     def commit(self) -> None:
         """Write the batch as one store operation and announce it."""
         lib = self.lib
@@ -566,10 +576,4 @@ class _FileMerge:
 
     def _view(self, pid: str) -> Paper:
         """The library's paper `pid` with this batch's changes so far (its stored record kept)."""
-        batch = self.batch
-        target = batch.views.get(pid)
-        if target is None:
-            stored = batch.lib.get(pid)
-            batch.before[pid] = dict(stored.raw())  # values are replaced on change, never mutated
-            target = batch.views[pid] = copy.copy(stored)
-        return target
+        return self.batch.view(pid)

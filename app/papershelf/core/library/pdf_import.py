@@ -12,7 +12,6 @@ rules, one commit, one undo step ("Undo import") and one `FileReport` per PDF, s
 
 from __future__ import annotations
 
-import copy
 import os
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -254,12 +253,7 @@ def batch_view(batch: ImportBatch, pid: str) -> Paper:
     """Paper `pid` as the batch will write it (new in it, or the library's with its changes so far)."""
     if pid in batch.new:
         return batch.new[pid]
-    view = batch.views.get(pid)
-    if view is None:
-        stored = batch.lib.get(pid)
-        batch.before[pid] = dict(stored.raw())  # values are replaced on change, never mutated
-        view = batch.views[pid] = copy.copy(stored)
-    return view
+    return batch.view(pid)
 
 
 def give_file(batch: ImportBatch, report: FileReport, pid: str, item: Attachment) -> None:
