@@ -72,3 +72,24 @@ def test_an_older_papershelf_refuses_a_shared_library_with_words_and_changes_not
     assert {k: after[k] for k in files} == files
     # and this version still opens it
     assert len(_list(folder)) > 0
+
+
+@pytest.mark.parametrize("kept", [0, 40, "line"])
+def test_a_marker_cut_short_is_still_a_shared_library_and_is_written_whole(tmp_path, kept):
+    """The marker is written in place (a temporary file beside it would be copied by a sync tool
+    and left on the other machines): a write cut short leaves its beginning, or nothing."""
+    folder = tmp_path / "library"
+    res = run_cli("import", str(SEEDS[0]), data_dir=folder)
+    assert res.returncode == 0, res.stderr
+    listed = _list(folder)
+    marker = (folder / "library.jsonl").read_bytes()
+    assert (folder / "devices").is_dir()
+    cut = marker[: marker.index(b"\n") + 1] if kept == "line" else marker[:kept]
+    (folder / "library.jsonl").write_bytes(cut)
+    # read as the shared library it is: the same papers, nothing set aside
+    assert _list(folder) == listed
+    res = run_cli("tag", listed[0]["id"], "--add", "after-cut", data_dir=folder)
+    assert res.returncode == 0, res.stderr
+    assert (folder / "library.jsonl").read_bytes() == marker
+    assert not list(folder.glob("pre-sync-backup-*"))
+    assert [p.name for p in folder.iterdir() if p.name.startswith(".")] == []

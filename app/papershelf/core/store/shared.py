@@ -113,12 +113,41 @@ def _root_kind(folder: Path) -> str:
         return "missing"
     except OSError:
         return "single"
+    if MARKER.startswith(first):
+        return "marker"  # the marker, or its beginning: a write cut short (see _write_marker)
     body = unseal(first)
     try:
         header = json.loads(body) if body is not None else None
     except ValueError:
         header = None
     return "marker" if isinstance(header, dict) and header.get("layout") == LAYOUT else "single"
+
+
+def _write_marker(path: Path) -> None:
+    """Write the marker in place, without a temporary file beside it: the library folder is what
+    a sync tool copies, and one that copies while a temporary file exists (rsync at any moment)
+    leaves it on the other machines for good. Every device writes the same bytes, so writing in
+    place is safe; a write cut short leaves the marker's beginning (or an empty file), which
+    `_root_kind` takes for the marker and the next open writes whole (`_marker_cut_short`)."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    try:
+        view = memoryview(MARKER)
+        while view:
+            view = view[os.write(fd, view) :]
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    fsync_dir(path.parent)
+
+
+def _marker_cut_short(path: Path) -> bool:
+    """Whether the file is the beginning of the marker, not all of it."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(len(MARKER) + 1)
+    except OSError:
+        return False
+    return len(head) < len(MARKER) and MARKER.startswith(head)
 
 
 @dataclass
@@ -210,9 +239,9 @@ class SharedStore(Store):
             marker = self.root / SNAPSHOT
             if _root_kind(self.root) == "single" and (self.root / DEVICES).is_dir():
                 self._finish_upgrade()
-            if not marker.exists():
+            if not marker.exists() or _marker_cut_short(marker):
                 self.root.mkdir(parents=True, exist_ok=True)
-                write_bytes_atomically(marker, MARKER)
+                _write_marker(marker)
             (self.root / DEVICES).mkdir(exist_ok=True)
         except OSError as exc:
             raise store_write_error(exc, self.root) from exc
@@ -504,7 +533,7 @@ def upgrade(folder: Path, device: str | None = None) -> Path:
             (folder / name).unlink()
         except OSError:
             pass
-    write_bytes_atomically(folder / SNAPSHOT, MARKER)
+    _write_marker(folder / SNAPSHOT)
     log.info("upgraded %s to a shared library; the old files are in %s", folder, aside)
     return aside
 
