@@ -23,7 +23,6 @@ from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QUn
 from PySide6.QtWidgets import QLabel, QMainWindow, QMessageBox, QSplitter, QVBoxLayout, QWidget
 
 from ..core.library import Answer, Change, Library, Query
-from ..core.overview import top_tags
 from . import window_state
 from .abstract_view import AbstractView
 from .actions import WindowActions
@@ -307,6 +306,7 @@ class MainWindow(QMainWindow):
     def closeEvent(self, event: QCloseEvent) -> None:
         """Keep notes and settings, then stop the timers, tasks, threads and the search index."""
         self.sidebar.saved.stop()  # its count's thread ends before the library closes
+        self.sidebar.stop()  # and the sidebar's
         self.tag_panel.flush_notes()
         self.save_settings()
         self.closing = True
@@ -359,14 +359,13 @@ class MainWindow(QMainWindow):
         selected = set(self.selected_ids())
         if (change.kind != "papers-removed" and selected & set(change.ids)) or change.kind == "lists-changed":
             self.pane.selection_changed()
-        if change.kind in ("papers-added", "papers-removed", "lists-changed"):
+        if change.kind != "papers-changed" or "tags" in change.fields:
+            # the tags a count of every paper's tags gives: on a worker for a large library
             self.sidebar.refresh_lists_and_tags()
         if change.kind in ("lists-changed", "papers-added", "papers-removed") or (
             change.kind == "papers-changed" and change.fields & COUNTED_FIELDS
         ):
             self.sidebar.recount_shown()
-        if change.kind != "lists-changed" and (change.kind != "papers-changed" or "tags" in change.fields):
-            self.tag_panel.set_key_tags(top_tags(self.library))
         if self.index is None:
             self.refresh_soon()
         self.pane.update_empty_state()
