@@ -117,8 +117,17 @@ def child_prepare(lib_dir: str, n: int, seed: int) -> dict:
         return {"papers": len(lib), "import_s": imported, "index_s": time.perf_counter() - t}
 
 
+def _rss_mb() -> float:
+    """This process's resident memory now (Linux; 0 elsewhere)."""
+    try:
+        return int(Path("/proc/self/statm").read_text().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
+    except (OSError, ValueError, IndexError):
+        return 0.0
+
+
 def child_start(lib_dir: str) -> dict:
     phases = [("started", time.perf_counter(), time.thread_time())]
+    memory = {}
     app = _app()
     from papershelf.core.library import Library
     from papershelf.gui.main_window import MainWindow
@@ -126,12 +135,14 @@ def child_start(lib_dir: str) -> dict:
     phases.append(("imports", time.perf_counter(), time.thread_time()))
     lib = Library.open(lib_dir)
     phases.append(("library open", time.perf_counter(), time.thread_time()))
+    memory["library open"] = _rss_mb()
     win = MainWindow(lib)
     win.show()
     phases.append(("window built", time.perf_counter(), time.thread_time()))
     _spin(app, lambda: win.model.rowCount() > 0 and win.isVisible(), 120)
     phases.append(("rows", time.perf_counter(), time.thread_time()))
     print("rows", flush=True)  # the window shows the library (from the store)
+    memory["rows"] = _rss_mb()
     ok = _spin(
         app,
         lambda: (
@@ -143,11 +154,13 @@ def child_start(lib_dir: str) -> dict:
         120,
     )
     print("ready", flush=True)  # and search runs on the index
+    memory["index ready"] = _rss_mb()
     rebuilt = win.index.rebuilt_because if win.index else "no index"
     win.close()
     lib.close()
     steps = [(name, now - then, cpu - cpu_then) for (_, then, cpu_then), (name, now, cpu) in itertools.pairwise(phases)]
-    return {"ok": ok, "rows": win.model.rowCount(), "rebuilt": rebuilt, "peak_mb": peak_rss_mb(), "phases": steps}
+    rows = win.model.rowCount()
+    return {"ok": ok, "rows": rows, "rebuilt": rebuilt, "peak_mb": peak_rss_mb(), "phases": steps, "memory": memory}
 
 
 def child_interact(lib_dir: str) -> dict:
@@ -165,12 +178,14 @@ def child_interact(lib_dir: str) -> dict:
     box = win.search_box
     box.setFocus()
     per_key: list[float] = []
+    per_search: list[float] = []  # the search thread's own time for each key's answer (Answer.elapsed_ms)
+    gui_cpu: list[float] = []  # the GUI thread's CPU time for each key
     kinds: dict[str, list[float]] = {}
     for query in QUERIES:
         QTest.keyClick(box, Qt.Key.Key_Escape)
         _spin(app, lambda: win.last_answer.query.text == "" and not win.search_due(), 10)
         for ch in query:
-            t = time.perf_counter()
+            t, cpu = time.perf_counter(), time.thread_time()
             QTest.keyClick(box, ch)
             text = box.text()
             _spin(
@@ -180,6 +195,8 @@ def child_interact(lib_dir: str) -> dict:
             )
             ms = (time.perf_counter() - t) * 1000
             per_key.append(ms)
+            per_search.append(win.last_answer.elapsed_ms)
+            gui_cpu.append((time.thread_time() - cpu) * 1000)
             kinds.setdefault(query, []).append(ms)
     QTest.keyClick(box, Qt.Key.Key_Escape)
     _spin(app, lambda: win.last_answer.query.text == "" and win.model.rowCount() == win.last_answer.total, 10)
@@ -201,6 +218,8 @@ def child_interact(lib_dir: str) -> dict:
     lib.close()
     return {
         "per_key": per_key,
+        "per_search": per_search,
+        "gui_cpu": gui_cpu,
         "kinds": {k: [statistics.median(v), max(v)] for k, v in kinds.items()},
         "scroll_s": scroll_s,
         "scroll_rows": steps,
@@ -334,11 +353,18 @@ def main(argv: list[str] | None = None) -> int:
             f"peak {info['peak_mb']:.0f} MB"
         )
         print("    " + ", ".join(f"{name} {s:.2f} s (GUI thread CPU {cpu:.2f})" for name, s, cpu in info["phases"]))
+        print("    resident memory: " + ", ".join(f"{name} {mb:.0f} MB" for name, mb in info["memory"].items()))
     res = run("interact", lib_dir)
     keys = res["per_key"]
     print(
         f"  typing: {len(keys)} keystrokes over {len(QUERIES)} queries, list updated after p50 {pct(keys, 50):.0f} / "
         f"p95 {pct(keys, 95):.0f} / max {max(keys):.0f} ms"
+    )
+    searched, cpu = res["per_search"], res["gui_cpu"]
+    print(
+        f"    of which the search thread's own answer p50 {pct(searched, 50):.0f} / p95 {pct(searched, 95):.0f} / "
+        f"max {max(searched):.0f} ms; the GUI thread's CPU p50 {pct(cpu, 50):.0f} / p95 {pct(cpu, 95):.0f} / "
+        f"max {max(cpu):.0f} ms (its spin loop's polling included)"
     )
     for q, (med, worst) in res["kinds"].items():
         print(f"    {q!r:26} median {med:6.1f} ms, worst {worst:6.1f} ms")

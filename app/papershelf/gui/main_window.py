@@ -41,19 +41,33 @@ from .live import LiveChanges
 from .paper_menu import PaperMenu
 from .progress import TaskProgress
 from .query_state import QueryState
-from .record_editor import edit_record
 from .related import RelatedPapers, viewer_split
 from .saved_searches import SavedSearches
 from .search import SearchService
 from .sidebar_controller import SidebarController
 from .status_line import StatusLine
-from .suggest_dialog import suggest_for
 from .tag_panel import TagPanel
 
 if TYPE_CHECKING:  # the index module (Whoosh, numpy) loads on the worker that opens it
+    from PySide6.QtCore import QModelIndex
+
     from ..core.library import IndexStatus
+    from .record_editor import RecordEditor
+    from .suggest_dialog import SuggestDialog
 
 COUNTED_FIELDS = frozenset({"status", "tags", "area"})  # the sidebar counts these
+
+
+def _edit_record(window: MainWindow, index: QModelIndex | None = None) -> RecordEditor | None:
+    from .record_editor import edit_record  # its module loads when first used, not at every start
+
+    return edit_record(window, index)
+
+
+def _suggest_for(window: MainWindow, tag: str | None = None) -> SuggestDialog:
+    from .suggest_dialog import suggest_for  # its module loads when first used, not at every start
+
+    return suggest_for(window, tag=tag)
 
 
 class MainWindow(QMainWindow):
@@ -94,8 +108,8 @@ class MainWindow(QMainWindow):
             self.status,
             importing=self.transfers.running,
             shared=lambda name: self.findChild(QAction, name),
-            edit_record=lambda index: edit_record(self, index),
-            suggest=lambda tag: suggest_for(self, tag=tag),
+            edit_record=lambda index: _edit_record(self, index),
+            suggest=lambda tag: _suggest_for(self, tag=tag),
             parent=self,
         )
         window_state.restore(self)
