@@ -179,6 +179,7 @@ def child_interact(lib_dir: str) -> dict:
     box.setFocus()
     per_key: list[float] = []
     per_search: list[float] = []  # the search thread's own time for each key's answer (Answer.elapsed_ms)
+    typed: list[str] = []
     gui_cpu: list[float] = []  # the GUI thread's CPU time for each key
     kinds: dict[str, list[float]] = {}
     for query in QUERIES:
@@ -196,6 +197,7 @@ def child_interact(lib_dir: str) -> dict:
             ms = (time.perf_counter() - t) * 1000
             per_key.append(ms)
             per_search.append(win.last_answer.elapsed_ms)
+            typed.append(text)
             gui_cpu.append((time.thread_time() - cpu) * 1000)
             kinds.setdefault(query, []).append(ms)
     QTest.keyClick(box, Qt.Key.Key_Escape)
@@ -219,6 +221,7 @@ def child_interact(lib_dir: str) -> dict:
     return {
         "per_key": per_key,
         "per_search": per_search,
+        "typed": typed,
         "gui_cpu": gui_cpu,
         "kinds": {k: [statistics.median(v), max(v)] for k, v in kinds.items()},
         "scroll_s": scroll_s,
@@ -366,6 +369,8 @@ def main(argv: list[str] | None = None) -> int:
         f"max {max(searched):.0f} ms; the GUI thread's CPU p50 {pct(cpu, 50):.0f} / p95 {pct(cpu, 95):.0f} / "
         f"max {max(cpu):.0f} ms (its spin loop's polling included)"
     )
+    slowest = sorted(zip(keys, searched, res["typed"], strict=True), reverse=True)[:5]
+    print("    slowest: " + "; ".join(f"{t!r} {ms:.0f} ms (search {s:.0f})" for ms, s, t in slowest))
     for q, (med, worst) in res["kinds"].items():
         print(f"    {q!r:26} median {med:6.1f} ms, worst {worst:6.1f} ms")
     print(

@@ -330,7 +330,9 @@ class MainWindow(QMainWindow):
         self.status.clear()
         self.live.close()
         self.indexer.stop()
-        for task in (self.indexer.task, self.transfers.task, self.fulltext.task):
+        # the related papers' look-up too: a worker that ends after the application has gone
+        # delivers to deleted objects (a crash at exit, seen with 100,000 papers: more_like is slow)
+        for task in (self.indexer.task, self.transfers.task, self.fulltext.task, self.related.task):
             if task is not None and not task.finished:
                 task.cancel()
                 task.wait(30)
