@@ -43,3 +43,43 @@ def test_undoing_an_import_or_a_delete_updates_the_total_at_once(window, qtbot, 
     assert status_all(win) == f"All  ({n0})"
     win.undo_stack.redo()
     assert status_all(win) == f"All  ({n0 + 2})"
+
+
+def test_a_large_library_is_counted_on_a_worker_and_shows_the_same(qtbot, tmp_path, settings, monkeypatch):
+    """Past COUNT_HERE papers the first rows' counts and the tag panel's tags are worked out on a
+    worker thread (0.5 s at 100,000 papers): the window is built without them, and they arrive the
+    same as the GUI thread counts them."""
+    import papershelf.gui.sidebar_controller as sidebar
+    from conftest import SEEDS, window_on
+
+    lib_dir = tmp_path / "library"
+    here = window_on(qtbot, lib_dir, SEEDS[:1])
+    win = next(here)  # counted on the GUI thread: the library is small
+    try:
+        select_rows(win, [0, 1])
+        win.edits.add_tags(["alpha"])
+        want_counts = {kind: win.filter_panel.entries(kind) for kind in ("status", "tag", "area")}
+        want_keys = win.tag_panel.key_tags.text()
+        assert "alpha" in want_keys
+    finally:
+        win.close()
+        win.library.close()
+    monkeypatch.setattr(sidebar, "COUNT_HERE", 0)  # every library is large
+    from papershelf.core.library import Library
+    from papershelf.gui.main_window import MainWindow
+    from papershelf.gui.tasks import run_task
+
+    lib = Library.open(lib_dir)
+    asked = []
+    monkeypatch.setattr(sidebar, "run_task", lambda *a, **k: asked.append(k["name"]) or run_task(*a, **k))
+    win = MainWindow(lib, open_index=False)
+    qtbot.addWidget(win)
+    try:
+        assert "alpha" not in win.tag_panel.key_tags.text()  # not yet: on the worker
+        win.show()
+        qtbot.waitUntil(lambda: win.tag_panel.key_tags.text() == want_keys)
+        qtbot.waitUntil(lambda: {k: win.filter_panel.entries(k) for k in want_counts} == want_counts)
+        assert {"papershelf-tags", "papershelf-counts"} <= set(asked)
+    finally:
+        win.close()
+        lib.close()

@@ -26,14 +26,23 @@ Steps, each in a fresh process:
   goes without running;
 * memory: the child's peak RSS.
 
-Targets (issue): start-up <= 1.5 s with a warm index, keystroke p95 <=
-100 ms, peak memory <= 600 MB; printed as PASS/MISS, never changing the exit
-status.
+The children run with their bytecode cached (``PYTHONPYCACHEPREFIX`` in the
+benchmark's folder, written by one warm-up import), as an installed program
+does: a machine with ``PYTHONDONTWRITEBYTECODE`` set otherwise compiles every
+imported module at every start (1.2 MB of source at start-up since issue 22,
+1-2 s). ``--no-bytecode`` measures that way.
+
+Targets (issue 25): start-up to rows <= 1.0 s with a warm index, keystroke
+p95 <= 50 ms and none over 150 ms, peak memory <= 400 MB; printed as
+PASS/MISS, never changing the exit status. The start-up child also says where
+its time went (imports, opening the library, building the window, to rows)
+and how much of it the GUI thread spent on the CPU.
 """
 
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import os
 import statistics
@@ -58,9 +67,10 @@ from bench_store import (
     write_corpus,
 )
 
-TARGET_START_S = 1.5
-TARGET_KEY_P95_MS = 100.0
-TARGET_PEAK_MB = 600.0
+TARGET_START_S = 1.0
+TARGET_KEY_P95_MS = 50.0
+TARGET_KEY_MAX_MS = 150.0
+TARGET_PEAK_MB = 400.0
 QUERIES = ("language model", "diffusion", "reinforcement learning", "graph neural", "optim")
 SCROLL_ROWS = 1000
 START_RUNS = 3
@@ -107,16 +117,32 @@ def child_prepare(lib_dir: str, n: int, seed: int) -> dict:
         return {"papers": len(lib), "import_s": imported, "index_s": time.perf_counter() - t}
 
 
+def _rss_mb() -> float:
+    """This process's resident memory now (Linux; 0 elsewhere)."""
+    try:
+        return int(Path("/proc/self/statm").read_text().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
+    except (OSError, ValueError, IndexError):
+        return 0.0
+
+
 def child_start(lib_dir: str) -> dict:
+    phases = [("started", time.perf_counter(), time.thread_time())]
+    memory = {}
     app = _app()
     from papershelf.core.library import Library
     from papershelf.gui.main_window import MainWindow
 
+    phases.append(("imports", time.perf_counter(), time.thread_time()))
     lib = Library.open(lib_dir)
+    phases.append(("library open", time.perf_counter(), time.thread_time()))
+    memory["library open"] = _rss_mb()
     win = MainWindow(lib)
     win.show()
+    phases.append(("window built", time.perf_counter(), time.thread_time()))
     _spin(app, lambda: win.model.rowCount() > 0 and win.isVisible(), 120)
+    phases.append(("rows", time.perf_counter(), time.thread_time()))
     print("rows", flush=True)  # the window shows the library (from the store)
+    memory["rows"] = _rss_mb()
     ok = _spin(
         app,
         lambda: (
@@ -128,10 +154,13 @@ def child_start(lib_dir: str) -> dict:
         120,
     )
     print("ready", flush=True)  # and search runs on the index
+    memory["index ready"] = _rss_mb()
     rebuilt = win.index.rebuilt_because if win.index else "no index"
     win.close()
     lib.close()
-    return {"ok": ok, "rows": win.model.rowCount(), "rebuilt": rebuilt, "peak_mb": peak_rss_mb()}
+    steps = [(name, now - then, cpu - cpu_then) for (_, then, cpu_then), (name, now, cpu) in itertools.pairwise(phases)]
+    rows = win.model.rowCount()
+    return {"ok": ok, "rows": rows, "rebuilt": rebuilt, "peak_mb": peak_rss_mb(), "phases": steps, "memory": memory}
 
 
 def child_interact(lib_dir: str) -> dict:
@@ -149,12 +178,15 @@ def child_interact(lib_dir: str) -> dict:
     box = win.search_box
     box.setFocus()
     per_key: list[float] = []
+    per_search: list[float] = []  # the search thread's own time for each key's answer (Answer.elapsed_ms)
+    typed: list[str] = []
+    gui_cpu: list[float] = []  # the GUI thread's CPU time for each key
     kinds: dict[str, list[float]] = {}
     for query in QUERIES:
         QTest.keyClick(box, Qt.Key.Key_Escape)
         _spin(app, lambda: win.last_answer.query.text == "" and not win.search_due(), 10)
         for ch in query:
-            t = time.perf_counter()
+            t, cpu = time.perf_counter(), time.thread_time()
             QTest.keyClick(box, ch)
             text = box.text()
             _spin(
@@ -164,6 +196,9 @@ def child_interact(lib_dir: str) -> dict:
             )
             ms = (time.perf_counter() - t) * 1000
             per_key.append(ms)
+            per_search.append(win.last_answer.elapsed_ms)
+            typed.append(text)
+            gui_cpu.append((time.thread_time() - cpu) * 1000)
             kinds.setdefault(query, []).append(ms)
     QTest.keyClick(box, Qt.Key.Key_Escape)
     _spin(app, lambda: win.last_answer.query.text == "" and win.model.rowCount() == win.last_answer.total, 10)
@@ -185,6 +220,9 @@ def child_interact(lib_dir: str) -> dict:
     lib.close()
     return {
         "per_key": per_key,
+        "per_search": per_search,
+        "typed": typed,
+        "gui_cpu": gui_cpu,
         "kinds": {k: [statistics.median(v), max(v)] for k, v in kinds.items()},
         "scroll_s": scroll_s,
         "scroll_rows": steps,
@@ -248,6 +286,16 @@ def run(name: str, *args) -> dict:
     return run_script_child(HERE, name, *map(str, args), timeout=7200)
 
 
+def cache_bytecode(folder: str) -> None:
+    """Children (this process's environment) keep their compiled modules in `folder`, as an
+    installed program keeps its .pyc files, even where PYTHONDONTWRITEBYTECODE is set; one
+    import of the window writes them."""
+    os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+    os.environ["PYTHONPYCACHEPREFIX"] = folder
+    warm = "import bench_store, papershelf.gui.main_window"
+    subprocess.run([sys.executable, "-c", warm], cwd=HERE.parent, check=True)
+
+
 def timed_start(lib_dir: str) -> tuple[float, float, dict]:
     """Seconds from launching python to rows in the window, and to the index answering."""
     started = time.perf_counter()
@@ -276,13 +324,17 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=1729)
     ap.add_argument("--library", default=None, help="an existing library folder to use as it is")
     ap.add_argument("--tmpdir", default=None)
+    ap.add_argument("--no-bytecode", action="store_true", help="children compile every module (no .pyc kept)")
+    ap.add_argument("--skip-import", action="store_true", help="leave out the import through the window")
     args = ap.parse_args(argv)
     commit = describe_commit()
     t0 = time.perf_counter()
     print(
         f"papershelf GUI benchmark: commit {commit}, python {sys.version.split()[0]}, {os.cpu_count()} CPU(s), "
-        f"offscreen"
+        f"offscreen, {'modules compiled at every start' if args.no_bytecode else 'bytecode cached'}"
     )
+    if not args.no_bytecode:
+        cache_bytecode(tempfile.mkdtemp(prefix="papershelf-bench-gui-pyc-", dir=args.tmpdir))
     if args.library:
         lib_dir = args.library
     else:
@@ -303,12 +355,22 @@ def main(argv: list[str] | None = None) -> int:
             f"search on the index (index {'current' if not info['rebuilt'] else 'rebuilt: ' + info['rebuilt']}), "
             f"peak {info['peak_mb']:.0f} MB"
         )
+        print("    " + ", ".join(f"{name} {s:.2f} s (GUI thread CPU {cpu:.2f})" for name, s, cpu in info["phases"]))
+        print("    resident memory: " + ", ".join(f"{name} {mb:.0f} MB" for name, mb in info["memory"].items()))
     res = run("interact", lib_dir)
     keys = res["per_key"]
     print(
         f"  typing: {len(keys)} keystrokes over {len(QUERIES)} queries, list updated after p50 {pct(keys, 50):.0f} / "
         f"p95 {pct(keys, 95):.0f} / max {max(keys):.0f} ms"
     )
+    searched, cpu = res["per_search"], res["gui_cpu"]
+    print(
+        f"    of which the search thread's own answer p50 {pct(searched, 50):.0f} / p95 {pct(searched, 95):.0f} / "
+        f"max {max(searched):.0f} ms; the GUI thread's CPU p50 {pct(cpu, 50):.0f} / p95 {pct(cpu, 95):.0f} / "
+        f"max {max(cpu):.0f} ms (its spin loop's polling included)"
+    )
+    slowest = sorted(zip(keys, searched, res["typed"], strict=True), reverse=True)[:5]
+    print("    slowest: " + "; ".join(f"{t!r} {ms:.0f} ms (search {s:.0f})" for ms, s, t in slowest))
     for q, (med, worst) in res["kinds"].items():
         print(f"    {q!r:26} median {med:6.1f} ms, worst {worst:6.1f} ms")
     print(
@@ -316,13 +378,15 @@ def main(argv: list[str] | None = None) -> int:
         f"({res['scroll_s'] * 1000 / max(1, res['scroll_rows']):.2f} ms a row); "
         f"selecting a row: {res['select_ms']:.0f} ms"
     )
-    imp = run("import", tempfile.mkdtemp(prefix="papershelf-bench-gui-import-", dir=args.tmpdir), args.size, args.seed)
-    gaps = imp["gaps"]
-    print(
-        f"  importing {imp['added']:,} papers through the window: {imp['seconds']:.1f} s; the event loop "
-        f"(a 10 ms timer) ran every p50 {pct(gaps, 50):.0f} / p95 {pct(gaps, 95):.0f} / p99 {pct(gaps, 99):.0f} / "
-        f"max {max(gaps):.0f} ms meanwhile; then {imp['rows']:,} rows"
-    )
+    if not args.skip_import:
+        folder = tempfile.mkdtemp(prefix="papershelf-bench-gui-import-", dir=args.tmpdir)
+        imp = run("import", folder, args.size, args.seed)
+        gaps = imp["gaps"]
+        print(
+            f"  importing {imp['added']:,} papers through the window: {imp['seconds']:.1f} s; the event loop "
+            f"(a 10 ms timer) ran every p50 {pct(gaps, 50):.0f} / p95 {pct(gaps, 95):.0f} / "
+            f"p99 {pct(gaps, 99):.0f} / max {max(gaps):.0f} ms meanwhile; then {imp['rows']:,} rows"
+        )
     peak = max(res["peak_mb"], *start_peaks)
     start = statistics.median(starts)
     ready = statistics.median(readies)
@@ -331,7 +395,8 @@ def main(argv: list[str] | None = None) -> int:
         f"summary: {res['rows']:,} papers | start-up to rows {start:.2f} s [{mark(start <= TARGET_START_S)} <= "
         f"{TARGET_START_S} s], to indexed search {ready:.2f} s | "
         f"keystroke p95 {pct(keys, 95):.0f} ms "
-        f"[{mark(pct(keys, 95) <= TARGET_KEY_P95_MS)} <= {TARGET_KEY_P95_MS:.0f}] | "
+        f"[{mark(pct(keys, 95) <= TARGET_KEY_P95_MS)} <= {TARGET_KEY_P95_MS:.0f}], max {max(keys):.0f} ms "
+        f"[{mark(max(keys) <= TARGET_KEY_MAX_MS)} <= {TARGET_KEY_MAX_MS:.0f}] | "
         f"peak {peak:.0f} MB [{mark(peak <= TARGET_PEAK_MB)} <= {TARGET_PEAK_MB:.0f}]"
     )
     print_footer(commit, t0)

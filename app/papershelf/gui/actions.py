@@ -22,14 +22,24 @@ from .keys import OPEN_PDF, PREFERENCES, REDO, keys
 from .online import OnlineActions
 from .paper_model import STATUS_LABELS
 from .pdf_fetch import get_pdfs
-from .record_editor import edit_record
 from .stats import ReadingStatsView
-from .suggest_dialog import choose_and_suggest
 
 if TYPE_CHECKING:
     from .main_window import MainWindow
 
 Shortcut = QKeySequence | QKeySequence.StandardKey | None
+
+
+def _edit_record(window: MainWindow) -> None:
+    from .record_editor import edit_record  # loaded when first used, not at every start
+
+    edit_record(window)
+
+
+def _choose_and_suggest(window: MainWindow) -> None:
+    from .suggest_dialog import choose_and_suggest  # loaded when first used, not at every start
+
+    choose_and_suggest(window)
 
 
 class WindowActions(QObject):
@@ -111,7 +121,7 @@ class WindowActions(QObject):
         self._action(edit, self.tr("&Find"), w.pane.focus_search, QKeySequence.StandardKey.Find, "findAction")
         self._action(edit, self.tr("Sa&ve Search…"), lambda: w.sidebar.saved.save_current(), None, "saveSearchAction")
         # the record editor: F2, the usual "edit this item" key; double-click on a row too (paper_menu.py)
-        self._action(edit, self.tr("Edit R&ecord…"), lambda: edit_record(w), QKeySequence("F2"), "editRecordAction")
+        self._action(edit, self.tr("Edit R&ecord…"), lambda: _edit_record(w), QKeySequence("F2"), "editRecordAction")
         self._action(
             edit, self.tr("Add to Reading &List…"), edits.choose_list, QKeySequence("Ctrl+L"), "addToListAction"
         )
@@ -140,7 +150,7 @@ class WindowActions(QObject):
             None,
             "findPublishedDerivedAction",
         )
-        self._action(edit, self.tr("Su&ggest Papers…"), lambda: choose_and_suggest(w), None, "suggestAction")
+        self._action(edit, self.tr("Su&ggest Papers…"), lambda: _choose_and_suggest(w), None, "suggestAction")
         status_menu = edit.addMenu(self.tr("Mark &As"))
         for n, status in enumerate(Status, 1):
             self._action(

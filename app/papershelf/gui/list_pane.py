@@ -77,6 +77,7 @@ class ListPane(QWidget):
         self.search_box.setClearButtonEnabled(True)
         self.search_box.textEdited.connect(self.query_typed)
         self.search_box.returnPressed.connect(state.run)
+        state.suggested.connect(self.show_suggestion)
 
         self.model = PaperTableModel(library, parent)
         self.model.sortRequested.connect(self.sort_requested)
@@ -213,6 +214,8 @@ class ListPane(QWidget):
         text = n_papers(answer.total)
         if not answer.total and answer.query.text.strip():
             text = no_results(answer.query.text, answer.suggestion)
+            if answer.query.suggest and not answer.suggestion:
+                state.suggest_soon(answer)  # a close word once typing pauses
         elif not answer.indexed and answer.query.text.strip():
             text += "  " + self.tr("(search index not ready: matching titles only)")
         elif answer.fallback:
@@ -222,6 +225,11 @@ class ListPane(QWidget):
         self.countsDue.emit(answer)
         self.update_empty_state()
         state.shown()
+
+    def show_suggestion(self, answer: Answer, suggestion: str) -> None:
+        """The close query for an answer that found nothing (if it is still shown)."""
+        if answer is self.state.last_answer:
+            self.result_label.setText(no_results(answer.query.text, suggestion))
 
     def keep_shown(self, ids: Iterable[str]) -> None:
         """Papers an edit changed keep their rows, if shown, until the query changes."""

@@ -23,7 +23,6 @@ from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QUn
 from PySide6.QtWidgets import QLabel, QMainWindow, QMessageBox, QSplitter, QVBoxLayout, QWidget
 
 from ..core.library import Answer, Change, Library, Query
-from ..core.overview import top_tags
 from . import window_state
 from .abstract_view import AbstractView
 from .actions import WindowActions
@@ -42,19 +41,33 @@ from .live import LiveChanges
 from .paper_menu import PaperMenu
 from .progress import TaskProgress
 from .query_state import QueryState
-from .record_editor import edit_record
 from .related import RelatedPapers, viewer_split
 from .saved_searches import SavedSearches
 from .search import SearchService
 from .sidebar_controller import SidebarController
 from .status_line import StatusLine
-from .suggest_dialog import suggest_for
 from .tag_panel import TagPanel
 
 if TYPE_CHECKING:  # the index module (Whoosh, numpy) loads on the worker that opens it
+    from PySide6.QtCore import QModelIndex
+
     from ..core.library import IndexStatus
+    from .record_editor import RecordEditor
+    from .suggest_dialog import SuggestDialog
 
 COUNTED_FIELDS = frozenset({"status", "tags", "area"})  # the sidebar counts these
+
+
+def _edit_record(window: MainWindow, index: QModelIndex | None = None) -> RecordEditor | None:
+    from .record_editor import edit_record  # its module loads when first used, not at every start
+
+    return edit_record(window, index)
+
+
+def _suggest_for(window: MainWindow, tag: str | None = None) -> SuggestDialog:
+    from .suggest_dialog import suggest_for  # its module loads when first used, not at every start
+
+    return suggest_for(window, tag=tag)
 
 
 class MainWindow(QMainWindow):
@@ -95,8 +108,8 @@ class MainWindow(QMainWindow):
             self.status,
             importing=self.transfers.running,
             shared=lambda name: self.findChild(QAction, name),
-            edit_record=lambda index: edit_record(self, index),
-            suggest=lambda tag: suggest_for(self, tag=tag),
+            edit_record=lambda index: _edit_record(self, index),
+            suggest=lambda tag: _suggest_for(self, tag=tag),
             parent=self,
         )
         window_state.restore(self)
@@ -307,6 +320,7 @@ class MainWindow(QMainWindow):
     def closeEvent(self, event: QCloseEvent) -> None:
         """Keep notes and settings, then stop the timers, tasks, threads and the search index."""
         self.sidebar.saved.stop()  # its count's thread ends before the library closes
+        self.sidebar.stop()  # and the sidebar's
         self.tag_panel.flush_notes()
         self.save_settings()
         self.closing = True
@@ -316,7 +330,9 @@ class MainWindow(QMainWindow):
         self.status.clear()
         self.live.close()
         self.indexer.stop()
-        for task in (self.indexer.task, self.transfers.task, self.fulltext.task):
+        # the related papers' look-up too: a worker that ends after the application has gone
+        # delivers to deleted objects (a crash at exit, seen with 100,000 papers: more_like is slow)
+        for task in (self.indexer.task, self.transfers.task, self.fulltext.task, self.related.task):
             if task is not None and not task.finished:
                 task.cancel()
                 task.wait(30)
@@ -359,14 +375,13 @@ class MainWindow(QMainWindow):
         selected = set(self.selected_ids())
         if (change.kind != "papers-removed" and selected & set(change.ids)) or change.kind == "lists-changed":
             self.pane.selection_changed()
-        if change.kind in ("papers-added", "papers-removed", "lists-changed"):
+        if change.kind != "papers-changed" or "tags" in change.fields:
+            # the tags a count of every paper's tags gives: on a worker for a large library
             self.sidebar.refresh_lists_and_tags()
         if change.kind in ("lists-changed", "papers-added", "papers-removed") or (
             change.kind == "papers-changed" and change.fields & COUNTED_FIELDS
         ):
             self.sidebar.recount_shown()
-        if change.kind != "lists-changed" and (change.kind != "papers-changed" or "tags" in change.fields):
-            self.tag_panel.set_key_tags(top_tags(self.library))
         if self.index is None:
             self.refresh_soon()
         self.pane.update_empty_state()

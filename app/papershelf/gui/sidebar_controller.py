@@ -4,12 +4,18 @@ and the counts it shows.
 
 The counts come with each answer of the search index; while the index is
 not open, and right after an edit (which reaches the index a moment later),
-they are worked out from the library (`core.overview.shown_counts`).
+they are worked out from the library (`core.overview.shown_counts`). A count
+of more than `COUNT_HERE` papers (the first rows of a large library, before
+its index answers: 0.5 s at 100,000 papers), and the tag panel's tags of a
+library that large (two passes over every paper's tags), are worked out on a
+worker thread, so the window shows its rows and takes keys meanwhile; the
+newest request wins.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtGui import QColor
@@ -21,6 +27,7 @@ from ..core.paper import normalize_tag
 from ..core.query import Answer, Query
 from .feedback import n_papers, quoted
 from .filters import FilterPanel, set_tag_color, tag_color
+from .tasks import Task, run_task
 
 if TYPE_CHECKING:
     from .edits import Edits
@@ -30,6 +37,9 @@ if TYPE_CHECKING:
     from .query_state import QueryState
     from .saved_searches import SavedSearches
     from .tag_panel import TagPanel
+
+
+COUNT_HERE = overview.RECOUNT_LIMIT  # more papers than this are counted on a worker thread
 
 
 def shows_everything(query: Query) -> bool:
@@ -64,6 +74,9 @@ class SidebarController(QObject):
         self.panel, self.tag_panel, self.library, self.state = panel, tag_panel, library, state
         self.edits, self.saved, self.last_import, self.transfers, self.pane = edits, saved, last_import, transfers, pane
         self.dialog_parent = parent  # the questions it asks sit over it
+        self._asked: dict[str, int] = {}  # kind of background count → the newest asked for
+        self._tasks: list[Task] = []
+        self.stopped = False
         panel.filterChosen.connect(self.filter_chosen)
         panel.renameTagRequested.connect(self.rename_tag)
         panel.deleteTagRequested.connect(self.delete_tag)
@@ -207,11 +220,45 @@ class SidebarController(QObject):
         self.transfers.export_ids(overview.sidebar_export_ids(self.library, kind, value), value)
 
     def refresh_lists_and_tags(self) -> None:
-        """The tag panel's completions, number-key tags and reading-list menu, as the library has them now."""
+        """The tag panel's completions, number-key tags and reading-list menu, as the library has them now
+        (the tags of a library of more than `COUNT_HERE` papers a moment later, from a worker thread)."""
         panel, lib = self.tag_panel, self.library
-        panel.set_known_tags(sorted(lib.tag_counts()))
-        panel.set_key_tags(overview.top_tags(lib))
         panel.set_lists(sorted(lib.lists(), key=str.casefold))
+        if len(lib) <= COUNT_HERE:
+            self._show_tags(self._tags())
+            return
+        self._in_background("tags", lambda: self._tags(tries=5), self._show_tags)
+
+    def _tags(self, tries: int = 1) -> tuple[list[str], list[str]] | None:
+        """Every tag and the number keys' tags (None: edits kept changing the papers mid-count)."""
+        for _ in range(tries):
+            try:
+                return sorted(self.library.tag_counts()), overview.top_tags(self.library)
+            except RuntimeError:  # a worker's count: an edit changed the papers mid-count
+                continue
+        return None
+
+    def _show_tags(self, tags: tuple[list[str], list[str]] | None) -> None:
+        if tags is not None:
+            self.tag_panel.set_known_tags(tags[0])
+            self.tag_panel.set_key_tags(tags[1])
+
+    def _in_background(self, kind: str, work: Callable[[], Any], show: Callable[[Any], None]) -> None:
+        """Run `work` on a worker thread and `show` its result, unless a newer one of `kind` was asked for."""
+        self._asked[kind] = asked = self._asked.get(kind, 0) + 1
+
+        def done(result: Any) -> None:
+            if self._asked.get(kind) == asked and not self.stopped:
+                show(result)
+
+        task = run_task(lambda _progress, _cancelled: work(), parent=self, name=f"papershelf-{kind}", on_done=done)
+        self._tasks = [t for t in self._tasks if not t.finished] + [task]
+
+    def stop(self) -> None:
+        """The window closes: the counts under way end before the library does, and show nothing."""
+        self.stopped = True
+        for task in self._tasks:
+            task.wait(30)
 
     # ---- counts -------------------------------------------------------------------------
     def _show(self, counts: overview.Counts) -> None:
@@ -233,8 +280,14 @@ class SidebarController(QObject):
                     answer.total,
                 )
             )
-        else:  # no index yet: counted from the library
+        elif (len(lib) if shown is None else len(shown)) <= COUNT_HERE:  # no index yet: counted from the library
             self._show(overview.shown_counts(lib, shown, answer.total))
+        else:  # on a worker, shown if the list still shows this answer
+            self._in_background(
+                "counts",
+                lambda: overview.shown_counts(lib, shown, answer.total),
+                lambda counts: self._show(counts) if self.state.last_answer is answer else None,
+            )
 
     def recount_shown(self) -> None:
         """Counts of the papers shown, from the library, right after an edit."""
