@@ -113,3 +113,21 @@ def test_the_command_line_suggests_the_same_from_the_kept_features(tagged):
     assert (local_dir(tagged) / discovering.FEATURES_NAME).is_file()
     again = run_cli("suggest", "--tag", TAG, data_dir=tagged)
     assert again.returncode == 0 and again.stdout == first.stdout and first.stdout.strip()
+
+
+def test_a_tag_added_keeps_the_counts_file_and_moves_its_generation_on(tagged, monkeypatch):
+    with Library.open(tagged) as lib:
+        expected = lib.suggest(tag=TAG, limit=10)
+    path = local_dir(tagged) / discovering.FEATURES_NAME
+    before = path.stat().st_ino
+    with Library.open(tagged) as lib:
+        discovering._caches.clear()
+        lib.add_tags([lib.ids()[-1]], ["unrelated"])  # no text changed
+    counted = Counted(monkeypatch)
+    with Library.open(tagged) as lib:
+        assert lib.suggest(tag=TAG, limit=10) == expected and counted.papers == []
+    assert path.stat().st_ino == before  # the counts were not written again: only the generation
+    discovering._caches.clear()
+    with Library.open(tagged) as lib:  # that generation's matrix now comes straight from disk
+        monkeypatch.setattr(discovery.FeatureCache, "_build", lambda *a: pytest.fail("built again"))
+        assert lib.suggest(tag=TAG, limit=10) == expected

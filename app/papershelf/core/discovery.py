@@ -40,6 +40,7 @@ from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass
 from itertools import chain
 from pathlib import Path
+from typing import IO
 
 import numpy as np
 import numpy.typing as npt
@@ -208,6 +209,7 @@ class FeatureCache:
 
     def __init__(self, path: Path | None = None) -> None:
         self._path = path  # where the term counts are kept between runs (None: in memory only)
+        self._saved = ""  # the token of the counts file that holds exactly `_counts` ("" none)
         self._lock = threading.Lock()
         self._key: Hashable = None
         self._features: Features | None = None
@@ -243,7 +245,7 @@ class FeatureCache:
         try:
             with open(self._path, "rb") as f, np.load(f, allow_pickle=False) as kept:
                 about = orjson.loads(kept["about"].tobytes())
-                if about.get("version") != FEATURES_VERSION:
+                if about.get("version") != FEATURES_VERSION or not isinstance(about.get("token"), str):
                     return
                 counts = _Counts(
                     about["ids"],
@@ -261,7 +263,8 @@ class FeatureCache:
             return
         self._counts, self._words, self._terms = counts, words, terms
         self._term_ids = {term: tid for tid, term in enumerate(terms)}
-        if about.get("key") == _key_json(key) and len(papers) == len(counts.ids):
+        self._saved = about["token"]
+        if self._kept_key() == [about["token"], _key_json(key)] and len(papers) == len(counts.ids):
             if all(p.id == pid for p, pid in zip(papers, counts.ids, strict=True)):
                 self._counts = _Counts(
                     counts.ids,
@@ -273,39 +276,46 @@ class FeatureCache:
                 )
                 self._key, self._features = key, _assemble(self._counts, list(terms))
 
+    def _key_path(self) -> Path:
+        assert self._path is not None
+        return self._path.with_name(self._path.name + ".key")
+
+    def _kept_key(self) -> object:
+        """[token of the counts file, library generation] the counts were last kept for, or None."""
+        try:
+            return orjson.loads(self._key_path().read_bytes())
+        except (OSError, ValueError):
+            return None
+
     def _save(self, key: Hashable) -> None:
-        """Keep the term counts and vocabulary for the next run (atomically; a failure is let go)."""
+        """Keep the term counts and vocabulary for the next run, when they changed, and the library
+        generation they are of (atomically; a failure is let go). A generation that changed no
+        paper's text (a tag added) writes only the small key file."""
         assert self._path is not None
         counts = self._counts
-        about = {
-            "version": FEATURES_VERSION,
-            "key": _key_json(key),
-            "ids": counts.ids,
-            "terms": self._terms,
-            "words": self._words,
-        }
-        folder = self._path.parent
-        temp = ""
         try:
-            folder.mkdir(parents=True, exist_ok=True)
-            fd, temp = tempfile.mkstemp(dir=folder, prefix=self._path.name, suffix=".tmp")
-            with os.fdopen(fd, "wb") as f:
-                np.savez(
-                    f,
-                    about=np.frombuffer(orjson.dumps(about), np.uint8),
-                    indptr=counts.indptr,
-                    indices=counts.indices,
-                    counts=counts.counts,
-                    digests=counts.digests,
-                )
-            os.replace(temp, self._path)
-            temp = ""
+            if not self._saved:
+                token = os.urandom(8).hex()
+                about = {"version": FEATURES_VERSION, "token": token, "ids": counts.ids}
+                about |= {"terms": self._terms, "words": self._words}
+                table = np.frombuffer(orjson.dumps(about), np.uint8)
+
+                def write(f: IO[bytes]) -> None:
+                    np.savez(
+                        f,
+                        indptr=counts.indptr,
+                        indices=counts.indices,
+                        counts=counts.counts,
+                        digests=counts.digests,
+                        about=table,
+                    )
+
+                _write_atomically(self._path, write)
+                self._saved = token
+            kept = orjson.dumps([self._saved, _key_json(key)])
+            _write_atomically(self._key_path(), lambda f: f.write(kept))
         except (OSError, ValueError) as exc:
             log.info("suggestion features not kept in %s: %s", self._path, exc)
-        finally:
-            if temp:
-                with contextlib.suppress(OSError):
-                    os.unlink(temp)
 
     def shown_terms(self, paper: Paper, stems: list[str]) -> list[str]:
         """The stems as the paper writes them ("diffus" → "diffusion"): the first word of
@@ -393,6 +403,10 @@ class FeatureCache:
                     kept_texts.append(text)
                     continue
             changed.append(paper)
+        if not changed and kept == list(range(len(old.ids))):  # a tag changed, say: the same counts
+            self._counts = _Counts(old.ids, kept_texts, old.indptr, old.indices, old.counts, old.digests)
+            return _assemble(self._counts, list(self._terms))
+        self._saved = ""  # the counts on disk (if any) are no longer these
         first = old.take(kept)
         first.texts[:] = kept_texts
         parts = [first]
@@ -404,6 +418,20 @@ class FeatureCache:
             parts.append(self._count(changed[start : start + BATCH]))
         self._counts = counted = _Counts.join(parts)
         return _assemble(counted, list(self._terms))
+
+
+def _write_atomically(path: Path, write: Callable[[IO[bytes]], object]) -> None:
+    """A file written whole or not at all (a temporary file beside it, then renamed)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, temp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            write(f)
+        os.replace(temp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temp)
+        raise
 
 
 def _key_json(key: Hashable) -> object:
