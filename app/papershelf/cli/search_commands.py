@@ -232,15 +232,14 @@ def cmd_export(args: argparse.Namespace) -> int:
             )
         if args.output != "-" and not args.force:  # after the selection's own errors
             _check_replaceable(args.output)
+        # standard output gets the text piece by piece, as it is rendered: the exporters write
+        # no control character but a RIS line's own CRLF
         if fmt == "ris":
-            ris_report, text = lib.export_ris(ids, args.output)
-            summary = ris_report.summary()
+            summary = lib.export_ris(ids, args.output, out=write_raw)[0].summary()
         else:
-            report, text = lib.export_bibtex(ids, args.output, fmt, files=args.files)
-            summary = report.summary()
+            summary = lib.export_bibtex(ids, args.output, fmt, files=args.files, out=write_raw)[0].summary()
         warning = _fragments_warning(lib, ids)
     if args.output == "-":
-        write_raw(text)  # the exporters write no control character but a RIS line's own CRLF
         print(summary, file=sys.stderr)
     else:
         print(summary, file=sys.stderr if _is_stdout(args.output) else sys.stdout)

@@ -28,14 +28,23 @@ first use so that importing this module stays cheap).
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
+import logging
+import os
 import re
+import tempfile
 import threading
+import zipfile
 from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass
 from itertools import chain
+from pathlib import Path
+from typing import IO
 
 import numpy as np
 import numpy.typing as npt
+import orjson
 
 from .discovery_types import Suggestion
 from .paper import Paper
@@ -43,6 +52,8 @@ from .render import plain_text
 from .text import fold
 
 __all__ = ["FeatureCache", "Features", "Suggestion", "rank"]
+
+log = logging.getLogger(__name__)
 
 Cancelled = Callable[[], bool]
 FloatArray = npt.NDArray[np.float32]
@@ -59,6 +70,7 @@ EXTRA_STOPS = frozenset(
     "such than their theirs them then there these they those through thus too under until up very was were what "
     "where which while who whom why would".split()
 )
+FEATURES_VERSION = 1  # of the file the counts are kept in (raised when its layout or the analysis changes)
 BATCH = 5_000  # papers read in one go when building features (a check for cancelling between)
 _STOP = -1  # the term id of words that carry nothing (stop words, numbers, single letters)
 
@@ -109,6 +121,19 @@ class Features:
 
 
 CountArray = npt.NDArray[np.uint16]
+DigestArray = npt.NDArray[np.uint8]  # one row of 16 bytes per paper
+
+
+def text_digest(title: str, abstract: str) -> bytes:
+    """16 bytes that change with the text a paper's terms are counted from (its title, abstract)."""
+    data = (title + "\0" + abstract).encode("utf-8", "surrogatepass")
+    return hashlib.blake2b(data, digest_size=16).digest()
+
+
+def _digests(papers: Sequence[Paper]) -> DigestArray:
+    joined = b"".join(text_digest(p.title, p.abstract) for p in papers)
+    out: DigestArray = np.frombuffer(joined, np.uint8).reshape(len(papers), 16).copy()
+    return out
 
 
 @dataclass(frozen=True)
@@ -116,14 +141,19 @@ class _Counts:
     """Term counts of papers, CSR like `Features`, and the text each row was counted from."""
 
     ids: list[str]
-    texts: list[tuple[str, str]]  # (title, abstract) of each row: the paper's own strings, not copies
+    # (title, abstract) of each row: the paper's own strings, not copies; None for a row read
+    # from disk (its `digests` row says what text it was counted from)
+    texts: list[tuple[str, str] | None]
     indptr: npt.NDArray[np.int64]
     indices: IntArray
     counts: CountArray
+    digests: DigestArray  # text_digest of each row's (title, abstract): what the disk keeps of `texts`
 
     @staticmethod
     def empty() -> _Counts:
-        return _Counts([], [], np.zeros(1, np.int64), np.zeros(0, np.int32), np.zeros(0, np.uint16))
+        return _Counts(
+            [], [], np.zeros(1, np.int64), np.zeros(0, np.int32), np.zeros(0, np.uint16), np.zeros((0, 16), np.uint8)
+        )
 
     def take(self, rows: list[int]) -> _Counts:
         """These rows, in this order."""
@@ -135,6 +165,7 @@ class _Counts:
             indptr,
             self.indices[offsets],
             self.counts[offsets],
+            self.digests[at],
         )
 
     @staticmethod
@@ -150,6 +181,7 @@ class _Counts:
             indptr,
             np.concatenate([p.indices for p in parts]),
             np.concatenate([p.counts for p in parts]),
+            np.concatenate([p.digests for p in parts]),
         )
 
 
@@ -175,7 +207,9 @@ class FeatureCache:
     (at 100,000 papers about 75 MB), not an array per paper (twice that).
     """
 
-    def __init__(self) -> None:
+    def __init__(self, path: Path | None = None) -> None:
+        self._path = path  # where the term counts are kept between runs (None: in memory only)
+        self._saved = ""  # the token of the counts file that holds exactly `_counts` ("" none)
         self._lock = threading.Lock()
         self._key: Hashable = None
         self._features: Features | None = None
@@ -191,10 +225,97 @@ class FeatureCache:
         with self._lock:
             if self._features is not None and key == self._key:
                 return self._features
-            built = self._build(list(papers), cancelled)
+            papers = list(papers)
+            if self._features is None and not self._counts.ids and self._path is not None:
+                self._load(key, papers)
+                if self._features is not None and key == self._key:
+                    return self._features
+            built = self._build(papers, cancelled)
             if built is not None:
                 self._key, self._features = key, built
+                if self._path is not None:
+                    self._save(key)
             return built
+
+    def _load(self, key: Hashable, papers: list[Paper]) -> None:
+        """The term counts (and vocabulary) an earlier run kept; the matrix itself when they are of
+        this very generation of the library (`key`) and its papers. Anything unreadable is let go:
+        the counts are then made again."""
+        assert self._path is not None
+        try:
+            with open(self._path, "rb") as f, np.load(f, allow_pickle=False) as kept:
+                about = orjson.loads(kept["about"].tobytes())
+                if about.get("version") != FEATURES_VERSION or not isinstance(about.get("token"), str):
+                    return
+                counts = _Counts(
+                    about["ids"],
+                    [None] * len(about["ids"]),
+                    kept["indptr"],
+                    kept["indices"],
+                    kept["counts"],
+                    kept["digests"],
+                )
+                words, terms = about["words"], about["terms"]
+        except (OSError, EOFError, ValueError, KeyError, TypeError, zipfile.BadZipFile) as exc:
+            log.info("suggestion features in %s not used: %s", self._path, exc)
+            return
+        if len(counts.ids) + 1 != len(counts.indptr) or len(counts.digests) != len(counts.ids):
+            return
+        self._counts, self._words, self._terms = counts, words, terms
+        self._term_ids = {term: tid for tid, term in enumerate(terms)}
+        self._saved = about["token"]
+        if self._kept_key() == [about["token"], _key_json(key)] and len(papers) == len(counts.ids):
+            if all(p.id == pid for p, pid in zip(papers, counts.ids, strict=True)):
+                self._counts = _Counts(
+                    counts.ids,
+                    [(p.title, p.abstract) for p in papers],
+                    counts.indptr,
+                    counts.indices,
+                    counts.counts,
+                    counts.digests,
+                )
+                self._key, self._features = key, _assemble(self._counts, list(terms))
+
+    def _key_path(self) -> Path:
+        assert self._path is not None
+        return self._path.with_name(self._path.name + ".key")
+
+    def _kept_key(self) -> object:
+        """[token of the counts file, library generation] the counts were last kept for, or None."""
+        try:
+            return orjson.loads(self._key_path().read_bytes())
+        except (OSError, ValueError):
+            return None
+
+    def _save(self, key: Hashable) -> None:
+        """Keep the term counts and vocabulary for the next run, when they changed, and the library
+        generation they are of (atomically; a failure is let go). A generation that changed no
+        paper's text (a tag added) writes only the small key file."""
+        assert self._path is not None
+        counts = self._counts
+        try:
+            if not self._saved:
+                token = os.urandom(8).hex()
+                about = {"version": FEATURES_VERSION, "token": token, "ids": counts.ids}
+                about |= {"terms": self._terms, "words": self._words}
+                table = np.frombuffer(orjson.dumps(about), np.uint8)
+
+                def write(f: IO[bytes]) -> None:
+                    np.savez(
+                        f,
+                        indptr=counts.indptr,
+                        indices=counts.indices,
+                        counts=counts.counts,
+                        digests=counts.digests,
+                        about=table,
+                    )
+
+                _write_atomically(self._path, write)
+                self._saved = token
+            kept = orjson.dumps([self._saved, _key_json(key)])
+            _write_atomically(self._key_path(), lambda f: f.write(kept))
+        except (OSError, ValueError) as exc:
+            log.info("suggestion features not kept in %s: %s", self._path, exc)
 
     def shown_terms(self, paper: Paper, stems: list[str]) -> list[str]:
         """The stems as the paper writes them ("diffus" → "diffusion"): the first word of
@@ -261,20 +382,34 @@ class FeatureCache:
             indptr,
             (keys - key_rows * span).astype(np.int32),
             np.minimum(counts, 65535).astype(np.uint16),
+            _digests(papers),
         )
 
     def _build(self, papers: list[Paper], cancelled: Cancelled | None) -> Features | None:
         old = self._counts
         row_of = {pid: r for r, pid in enumerate(old.ids)}
         kept: list[int] = []
+        kept_texts: list[tuple[str, str] | None] = []
         changed: list[Paper] = []
+        digests = old.digests
         for paper in papers:
             r = row_of.get(paper.id)
-            if r is not None and old.texts[r] == (paper.title, paper.abstract):
-                kept.append(r)
-            else:
-                changed.append(paper)
-        parts = [old.take(kept)]
+            if r is not None:
+                text = (paper.title, paper.abstract)
+                was = old.texts[r]
+                # a row read from disk: its digest says whether the text is the one it was counted from
+                if was == text if was is not None else digests[r].tobytes() == text_digest(*text):
+                    kept.append(r)
+                    kept_texts.append(text)
+                    continue
+            changed.append(paper)
+        if not changed and kept == list(range(len(old.ids))):  # a tag changed, say: the same counts
+            self._counts = _Counts(old.ids, kept_texts, old.indptr, old.indices, old.counts, old.digests)
+            return _assemble(self._counts, list(self._terms))
+        self._saved = ""  # the counts on disk (if any) are no longer these
+        first = old.take(kept)
+        first.texts[:] = kept_texts
+        parts = [first]
         for start in range(0, len(changed), BATCH):
             if cancelled is not None and cancelled():
                 # what was counted is kept; the papers not yet read are read next time
@@ -283,6 +418,28 @@ class FeatureCache:
             parts.append(self._count(changed[start : start + BATCH]))
         self._counts = counted = _Counts.join(parts)
         return _assemble(counted, list(self._terms))
+
+
+def _write_atomically(path: Path, write: Callable[[IO[bytes]], object]) -> None:
+    """A file written whole or not at all (a temporary file beside it, then renamed)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, temp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            write(f)
+        os.replace(temp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temp)
+        raise
+
+
+def _key_json(key: Hashable) -> object:
+    """A library generation as JSON keeps it (a tuple as a list); None when it cannot be kept."""
+    try:
+        return orjson.loads(orjson.dumps(key))
+    except TypeError:
+        return None
 
 
 def words_of(paper: Paper) -> list[str]:

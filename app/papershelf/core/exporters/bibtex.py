@@ -34,6 +34,7 @@ import copy
 import re
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from ..biblio.latex import decode
 from ..biblio.latex_writer import LatexWriter, math_latex
@@ -47,6 +48,9 @@ from .bibmaps import to_dialect, value_text
 from .controls import controls_note, unpinned_note, without_controls
 from .crossrefs import export_order
 
+if TYPE_CHECKING:
+    from .entrycache import EntryCache
+
 _MARKUP_RE = re.compile(r"[\\{}$*_`\[~-]")
 # $5 and $10 is money, not math: math opens on a non-space and does not close right before a digit
 _EXPORT_MATH_RE = re.compile(r"(?<!\\)\$(?!\s)([^$]+?)(?<![\s\\])\$(?!\d)")
@@ -57,6 +61,7 @@ _PROTECT_RE = re.compile(
     r"(?<![\w{])([a-z]*[A-Z][a-z]*[A-Z0-9][A-Za-z0-9]*|[A-Z]\d[\w]*|[a-z]+[A-Z]\w*)"
     r"(?:-[A-Za-z0-9]+)*(?![\w}])"
 )
+CHUNK = 256  # entries written in one piece (a write per entry cost as much as copying it)
 _ARXIV_RE = re.compile(r"^(\d{4}\.\d{4,5})(v\d+)?$|^([a-z\-]+(\.[A-Z]{2})?/\d{7})(v\d+)?$")
 
 
@@ -372,7 +377,9 @@ def preambles(papers: Iterable[Paper], enc: _Encoder) -> list[str]:
 class Rendering:
     """The .bib text of `papers`, piece by piece: the preambles, then the entries sorted by key
     (parents of a crossref after their children); `replaced` counts the characters written as
-    "?" once it has been iterated."""
+    "?" once it has been iterated. With an `EntryCache` (entrycache.py) the entries rendered by
+    an earlier export of the same papers are copied from it (`whole`: these are all the
+    library's papers, so the cache may drop what the export did not use)."""
 
     def __init__(
         self,
@@ -380,6 +387,8 @@ class Rendering:
         keys: dict[str, str],
         dialect: str = "bibtex",
         files: Mapping[str, str] | None = None,
+        cache: EntryCache | None = None,
+        whole: bool = False,
     ) -> None:
         self.enc = _Encoder(dialect)
         self.files = files or {}  # paper id → a `file` field written for it (export --files)
@@ -391,17 +400,20 @@ class Rendering:
         )
         self.keys = keys
         self.dialect = dialect
-
+        self.cache = cache
+        self.whole = whole
+        self._replaced = 0
         self.controls_removed: list[str] = []  # keys of the entries that held control characters
 
     @property
     def replaced(self) -> int:
         """Characters written as "?" so far."""
-        return self.enc.replaced
+        return self._replaced
 
-    def _entry(self, paper: Paper) -> str:
+    def _entry(self, paper: Paper) -> tuple[str, int, int]:
+        """The entry of `paper`, the characters it wrote as "?" and whether it held control characters."""
         key = self.keys[paper.id]
-        before = self.enc.controls
+        before, replaced = self.enc.controls, self.enc.replaced
         file_value = self.files.get(paper.id)
         if file_value is not None and "file" in paper.bibfields:  # the paper's files now, not the field it came with
             paper = copy.copy(paper)
@@ -410,8 +422,22 @@ class Rendering:
         if file_value is not None:
             text = with_file_field(text, file_value)
         out = without_controls(text)
-        if self.enc.controls != before or (out is not text and out != text):
-            self.controls_removed.append(key)
+        held = self.enc.controls != before or (out is not text and out != text)
+        return out, self.enc.replaced - replaced, int(held)
+
+    def _digests(self) -> list[bytes | None]:
+        """What each entry is made from (None: from other papers too, never kept): the paper's
+        record, its key and its `file` field."""
+        assert self.cache is not None
+        digest, keys, files, xdata = self.cache.digest, self.keys, self.files, self.xdata
+        out: list[bytes | None] = []
+        for paper in self.papers:
+            d = paper.raw()
+            pid = d["id"]
+            if xdata and "xdata" in d.get("bibfields", ()):
+                out.append(None)
+                continue
+            out.append(digest(d, keys[pid], files[pid]) if pid in files else digest(d, keys[pid]))
         return out
 
     def __iter__(self) -> Iterator[str]:
@@ -421,10 +447,27 @@ class Rendering:
             + "\n\n"
         )
         blocks = preambles(self.records, self.enc)
+        self._replaced = self.enc.replaced
         if blocks:
             yield without_controls("".join(blocks)) + "\n"
-        for n, p in enumerate(self.papers):
-            yield ("\n" if n else "") + self._entry(p)
+        if self.cache is None:
+            entries: Iterable[tuple[str, int, int]] = map(self._entry, self.papers)
+        else:
+            digests = self._digests()
+            entries = self.cache.entries(self.papers, digests, self._entry, self.whole)
+        chunk: list[str] = []
+        started = False
+        for paper, (text, replaced, held) in zip(self.papers, entries, strict=True):
+            if held:
+                self.controls_removed.append(self.keys[paper.id])
+            self._replaced += replaced
+            chunk.append(text)
+            if len(chunk) >= CHUNK:
+                yield ("\n" if started else "") + "\n".join(chunk)
+                started = True
+                chunk = []
+        if chunk:
+            yield ("\n" if started else "") + "\n".join(chunk)
 
 
 def with_file_field(entry_text: str, value: str) -> str:

@@ -11,9 +11,10 @@ from .bibmaps import value_text
 
 def parent_keys(paper: Paper) -> list[str]:
     """The keys a paper's `crossref` and `xdata` name (the entries it takes fields from)."""
-    if not paper.entrytype:
+    d = paper.raw()  # the stored dict itself: `bibfields` would copy it, for every paper exported
+    raw = d.get("bibfields")
+    if not raw or not d.get("entrytype") or ("xdata" not in raw and "crossref" not in raw):
         return []
-    raw = paper.bibfields
     keys = [k.strip() for k in value_text(raw.get("xdata", "")).split(",")]
     keys.append(value_text(raw.get("crossref", "")).strip())
     return [k for k in keys if k]

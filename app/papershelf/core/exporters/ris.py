@@ -17,6 +17,7 @@ import re
 import unicodedata
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from ..biblio.latex import MONTH_MACROS, decode, latex_text, piece_text, pieces
 from ..biblio.names import Name, from_display, parse_names
@@ -27,7 +28,11 @@ from ..paper import Paper, normalize_tag
 from ..render import plain_text
 from .controls import RIS_EXPORTED, controls_note, holds_controls, without_controls
 
+if TYPE_CHECKING:
+    from .entrycache import EntryCache
+
 EOL = "\r\n"
+CHUNK = 256  # records written in one piece
 
 # BibTeX / BibLaTeX entry type -> RIS type; a type not here (misc, a listing paper's "") is GEN
 # fmt: off
@@ -412,17 +417,40 @@ def keywords(paper: Paper) -> list[str]:
 
 
 class RisRendering:
-    """The RIS text of `papers`, record by record (for a streamed write)."""
+    """The RIS text of `papers`, record by record (for a streamed write); with an `EntryCache`
+    (entrycache.py) the records an earlier export rendered are copied from it (`whole`: these
+    are all the library's papers, so the cache may drop what the export did not use)."""
 
-    def __init__(self, papers: Iterable[Paper]) -> None:
+    def __init__(self, papers: Iterable[Paper], cache: EntryCache | None = None, whole: bool = False) -> None:
         self.papers = list(papers)
+        self.cache = cache
+        self.whole = whole
         self.controls_removed: list[str] = []  # ids of the papers that held control characters
 
+    @staticmethod
+    def _record(paper: Paper) -> tuple[str, int, int]:
+        """The record of `paper`, 0 characters replaced, and whether it held control characters."""
+        held = holds_controls(paper, RIS_EXPORTED)
+        return without_controls(record(paper), EOL), 0, int(held)
+
     def __iter__(self) -> Iterator[str]:
-        for n, paper in enumerate(self.papers):
-            if holds_controls(paper, RIS_EXPORTED):
+        if self.cache is None:
+            records: Iterable[tuple[str, int, int]] = map(self._record, self.papers)
+        else:
+            digests = [self.cache.digest(p.raw()) for p in self.papers]
+            records = self.cache.entries(self.papers, digests, self._record, self.whole)
+        chunk: list[str] = []
+        started = False
+        for paper, (text, _replaced, held) in zip(self.papers, records, strict=True):
+            if held:
                 self.controls_removed.append(paper.id)
-            yield (EOL if n else "") + without_controls(record(paper), EOL)
+            chunk.append(text)
+            if len(chunk) >= CHUNK:
+                yield (EOL if started else "") + EOL.join(chunk)
+                started = True
+                chunk = []
+        if chunk:
+            yield (EOL if started else "") + EOL.join(chunk)
 
 
 def render(papers: Iterable[Paper]) -> str:

@@ -28,6 +28,7 @@ if TYPE_CHECKING:  # core/discovery.py loads NumPy: imported when suggestions ar
 __all__ = ["MIN_POSITIVES", "MODEL", "Suggestion", "features", "suggest"]
 
 MIN_POSITIVES = 2
+FEATURES_NAME = "features.npz"  # the term counts, in this machine's folder for the library
 # Measured on the sample library (5 of its 15 diffusion-model papers tagged, the other 10
 # held back, 40 random splits): precision@5 0.81 for logistic regression, 0.79 for the
 # centroid difference (chance: 0.03). The logistic model's weights are fitted rather than
@@ -44,8 +45,9 @@ def _cache(lib: Library) -> FeatureCache:
         cache = _caches.get(lib)
         if cache is None:
             from ..discovery import FeatureCache
+            from .local import index_folder
 
-            cache = _caches[lib] = FeatureCache()
+            cache = _caches[lib] = FeatureCache(index_folder(lib).parent / FEATURES_NAME)
         return cache
 
 

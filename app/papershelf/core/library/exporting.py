@@ -7,7 +7,7 @@ is pinned, so the same paper keeps it in every later export.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -19,6 +19,7 @@ from .checks import id_list
 
 if TYPE_CHECKING:
     from ..exporters.bibtex import ExportReport
+    from ..exporters.entrycache import EntryCache
     from ..exporters.ris import RisExportReport as RisExportReport
     from .facade import Library
 
@@ -80,13 +81,39 @@ def _write_remembered(path: Path, pieces: Iterable[str]) -> None:
     remember(path, hashed.digest)
 
 
+def entry_cache(lib: Library, kind: str) -> EntryCache:
+    """The entries of `kind` ("bibtex", "biblatex", "ris") earlier exports rendered, kept in this
+    machine's folder for the library (beside its search index: never in the synced folder)."""
+    from ..exporters.entrycache import CACHE_NAME, EntryCache
+    from .local import index_folder
+
+    return EntryCache(index_folder(lib).parent / CACHE_NAME, kind)
+
+
+def _written(path: Path | str, rendering: Iterable[str], out: Callable[[str], object] | None) -> str:
+    """Write a rendering to `path`; for "-" its text, or "" once each piece went to `out`."""
+    if str(path) != "-":
+        _write_remembered(Path(path), rendering)
+        return ""
+    if out is None:
+        return "".join(rendering)
+    for piece in rendering:
+        out(piece)
+    return ""
+
+
 def _check_dialect(dialect: str) -> None:
     if dialect not in DIALECTS:
         raise InvalidValueError(f"unknown dialect {dialect!r}; use bibtex or biblatex")
 
 
 def export_bibtex(
-    lib: Library, ids: Iterable[str], path: Path | str, dialect: str = "bibtex", files: bool = False
+    lib: Library,
+    ids: Iterable[str],
+    path: Path | str,
+    dialect: str = "bibtex",
+    files: bool = False,
+    out: Callable[[str], object] | None = None,
 ) -> tuple[ExportReport, str]:
     """See `Library.export_bibtex`."""
     from ..citekeys import assign_keys
@@ -98,13 +125,16 @@ def export_bibtex(
     keys = assign_keys(papers.values())
     parents = crossref_parents(papers, keys, ids)
     ids += parents
-    rendering = Rendering([papers[pid] for pid in ids], keys, dialect, file_fields(lib, ids) if files else None)
-    text = ""
+    rendering = Rendering(
+        [papers[pid] for pid in ids],
+        keys,
+        dialect,
+        file_fields(lib, ids) if files else None,
+        cache=entry_cache(lib, dialect),
+        whole=len(ids) == len(papers),
+    )
     report = ExportReport(path=str(path), entries=len(ids), added_parents=[keys[pid] for pid in parents])
-    if str(path) == "-":
-        text = "".join(rendering)
-    else:
-        _write_remembered(Path(path), rendering)
+    text = _written(path, rendering, out)
     report.replaced_chars = rendering.replaced
     report.controls_removed = rendering.controls_removed
     new_keys = {pid: keys[pid] for pid in ids if not papers[pid].citekey}
@@ -182,17 +212,16 @@ def bibtex_entries(lib: Library, ids: Iterable[str], dialect: str = "bibtex", pi
     return text
 
 
-def export_ris(lib: Library, ids: Iterable[str], path: Path | str) -> tuple[RisExportReport, str]:
+def export_ris(
+    lib: Library, ids: Iterable[str], path: Path | str, out: Callable[[str], object] | None = None
+) -> tuple[RisExportReport, str]:
     """See `Library.export_ris`."""
     from ..exporters.ris import RisExportReport, RisRendering
 
     ids = _exported_ids(lib, ids, path)
-    rendering = RisRendering([lib._papers[pid] for pid in ids])
+    papers = lib._papers
+    rendering = RisRendering([papers[pid] for pid in ids], entry_cache(lib, "ris"), whole=len(ids) == len(papers))
     report = RisExportReport(path=str(path), entries=len(ids))
-    if str(path) == "-":
-        text = "".join(rendering)
-    else:
-        text = ""
-        _write_remembered(Path(path), rendering)
+    text = _written(path, rendering, out)
     report.controls_removed = rendering.controls_removed
     return report, text

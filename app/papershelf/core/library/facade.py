@@ -493,14 +493,22 @@ class Library:
 
     # ---- export (see exporting.py) ------------------------------------------
     def export_bibtex(
-        self, ids: Iterable[str], path: Path | str, dialect: str = "bibtex", files: bool = False
+        self,
+        ids: Iterable[str],
+        path: Path | str,
+        dialect: str = "bibtex",
+        files: bool = False,
+        out: Callable[[str], object] | None = None,
     ) -> tuple[ExportReport, str]:
         """Write these papers to a .bib file (atomically; "-" returns the text
-        without writing) and pin the citation keys they were given. `files` writes each
-        paper's files as a `file` field (JabRef's form, absolute paths on this machine).
+        without writing, or hands it to `out` piece by piece) and pin the citation keys they
+        were given. `files` writes each paper's files as a `file` field (JabRef's form,
+        absolute paths on this machine). Entries an earlier export rendered are copied
+        (exporters/entrycache.py).
 
-        Returns (ExportReport, text); the text only for "-", a file is written piece by piece."""
-        return exporting.export_bibtex(self, ids, path, dialect, files)
+        Returns (ExportReport, text); the text only for "-" without `out`, a file is written
+        piece by piece."""
+        return exporting.export_bibtex(self, ids, path, dialect, files, out)
 
     def citation_keys(self, ids: Iterable[str], pin: bool = True) -> dict[str, str]:
         """paper id → the key an export gives it, in the order given. `pin`
@@ -513,9 +521,12 @@ class Library:
         with the keys an export gives them (pinned, as by `citation_keys`)."""
         return exporting.bibtex_entries(self, ids, dialect, pin)
 
-    def export_ris(self, ids: Iterable[str], path: Path | str) -> tuple[exporting.RisExportReport, str]:
-        """Write these papers to a RIS file (atomically; "-" returns the text without writing)."""
-        return exporting.export_ris(self, ids, path)
+    def export_ris(
+        self, ids: Iterable[str], path: Path | str, out: Callable[[str], object] | None = None
+    ) -> tuple[exporting.RisExportReport, str]:
+        """Write these papers to a RIS file (atomically; "-" returns the text without writing,
+        or hands it to `out` piece by piece)."""
+        return exporting.export_ris(self, ids, path, out)
 
     def set_citekey(self, paper_id: str, key: str) -> int:
         """A citation key the user chose ('' lets Papershelf pick one again); the entries that
