@@ -15,6 +15,7 @@ from whoosh.fields import Schema
 from whoosh.filedb.filestore import FileStorage
 from whoosh.formats import Positions
 
+from papershelf.core.importers.base import Candidate, ParsedFile
 from papershelf.core.library import Library
 from papershelf.core.search import SearchIndex, internals
 from papershelf.core.search.evaluator import ByteLRU, Evaluator
@@ -119,8 +120,6 @@ def test_prefix_and_fuzzy_words_do_not_push_other_words_out(tmp_path):
     rng = random.Random(3)
     vocabulary = [f"mod{a}{b}{c}" for a in "abcdefgh" for b in "abcdefgh" for c in "abcd"]  # 256 words "mod…"
     with Library.open(tmp_path / "lib") as lib:
-        from papershelf.core.importers.base import Candidate, ParsedFile
-
         papers = [
             Candidate(line=1, title=f"graph study {i}", abstract=" ".join(rng.sample(vocabulary, 12)), authors=[])
             for i in range(300)
@@ -131,7 +130,7 @@ def test_prefix_and_fuzzy_words_do_not_push_other_words_out(tmp_path):
             ix.search("mod*")  # hundreds of words, each read once
             ix.search("modaab~")
             for data in ix._segments.values():
-                kept = {key for key in data._terms._items}
+                kept = set(data._terms._items)
                 assert ("title", b"graph") in kept  # still there: the expansions went to their own cache
                 assert not any(t.startswith(b"mod") for _, t in kept)
                 assert any(t.startswith(b"mod") for _, t in data._expanded._items)
