@@ -830,6 +830,18 @@ def build_library(n: int, tmp: Path, lib_dir: Path, args, row: dict) -> None:
     row.update(imp_pps=imp_pps, idx_pps=idx_pps, both_pps=both_pps, index_mb=index_mb)
 
 
+def print_profile(label: str, res: dict) -> None:
+    if "profile" in res:
+        p = res["profile"]
+        print(
+            f"\n--- cProfile ({label}): the slowest kind, {p['kind']!r} ({', '.join(p['queries'])}), one warm run "
+            f"each, search + snippets (top by cumulative time) ---"
+        )
+        print(p["cumulative"])
+        print("--- same, top by own time ---")
+        print(p["tottime"], flush=True)
+
+
 def bench_size(n: int, args, library: tuple[str, str | None] | None = None) -> dict:
     print(f"\n=== {n:,} papers === (load average {', '.join(f'{x:.1f}' for x in os.getloadavg())})", flush=True)
     row: dict = {"n": n}
@@ -911,15 +923,7 @@ def bench_size(n: int, args, library: tuple[str, str | None] | None = None) -> d
             f"[target <= {TARGET_QUERY_P95_MS:.0f} ms: {mark(t[1] <= TARGET_QUERY_P95_MS)}]",
             flush=True,
         )
-        if "profile" in ours:
-            p = ours["profile"]
-            print(
-                f"\n--- cProfile: the slowest kind, {p['kind']!r} ({', '.join(p['queries'])}), one warm run "
-                f"each, search + snippets (top by cumulative time) ---"
-            )
-            print(p["cumulative"])
-            print("--- same, top by own time ---")
-            print(p["tottime"], flush=True)
+        print_profile("ours", ours)
 
         # 3b. the same mix with the code of another checkout (before/after in one run)
         runs = {"ours": (mix, ours)}
@@ -930,12 +934,13 @@ def bench_size(n: int, args, library: tuple[str, str | None] | None = None) -> d
                 str(args.queries),
                 str(args.repeat),
                 str(tmp / "mix-base.json"),
-                "0",
+                str(args.profile_top),
                 app=args.base_app,
             )
             if json.loads((tmp / "mix-base.json").read_text(encoding="utf-8")) != mix:
                 print("WARNING: the base code drew another query mix")
             print_kinds(f"base ({args.base_app}): SearchIndex.search + snippets", mix, base)
+            print_profile("base", base)
             runs["base"] = (mix, base)
         # 3c. the anchors: SQLite FTS5 and tantivy, same papers, same query texts
         if args.anchors:
