@@ -348,7 +348,9 @@ def _time_mix(mix: list[dict], run_one, repeat: int, label: str) -> dict:
     }
 
 
-def child_query(lib_dir: str, per_kind: int, repeat: int, mix_out: str, profile_top: int) -> dict:
+def child_query(
+    lib_dir: str, per_kind: int, repeat: int, mix_out: str, profile_top: int, profile_kind: str = ""
+) -> dict:
     from papershelf.core.library import Library
     from papershelf.core.search import SearchIndex
 
@@ -393,7 +395,7 @@ def child_query(lib_dir: str, per_kind: int, repeat: int, mix_out: str, profile_
         by_kind: dict[str, list[float]] = {}
         for q, runs in zip(mix, out["warm_total"], strict=False):
             by_kind.setdefault(q["kind"], []).extend(runs)
-        slowest = max(by_kind, key=lambda k: pct(by_kind[k], 95))
+        slowest = profile_kind if profile_kind in by_kind else max(by_kind, key=lambda k: pct(by_kind[k], 95))
         queries = [q for q in mix if q["kind"] == slowest]
         prof = cProfile.Profile()
         prof.enable()
@@ -696,7 +698,7 @@ def child_main(argv: list[str]) -> None:
     elif mode == "open":
         out = child_open(rest[0])
     elif mode == "query":
-        out = child_query(rest[0], int(rest[1]), int(rest[2]), rest[3], int(rest[4]))
+        out = child_query(rest[0], int(rest[1]), int(rest[2]), rest[3], int(rest[4]), *rest[5:6])
     elif mode == "naive":
         out = child_naive(rest[0], rest[1], rest[2], int(rest[3]))
     elif mode == "fts5":
@@ -834,7 +836,7 @@ def print_profile(label: str, res: dict) -> None:
     if "profile" in res:
         p = res["profile"]
         print(
-            f"\n--- cProfile ({label}): the slowest kind, {p['kind']!r} ({', '.join(p['queries'])}), one warm run "
+            f"\n--- cProfile ({label}): the kind {p['kind']!r} ({', '.join(p['queries'])}), one warm run "
             f"each, search + snippets (top by cumulative time) ---"
         )
         print(p["cumulative"])
@@ -850,7 +852,8 @@ def bench_size(n: int, args, library: tuple[str, str | None] | None = None) -> d
         if library:  # a library (and its index) built before: nothing is built, only asked
             lib_dir = Path(library[0])
             os.environ["PAPERSHELF_STATE_DIR"] = str(Path(library[1] or tmp / "state").resolve())
-            os.environ["PAPERSHELF_CONFIG_DIR"] = str(tmp / "config")
+            # this machine's id, which names the index folder, is kept in the config folder: the one it was built with
+            os.environ.setdefault("PAPERSHELF_CONFIG_DIR", str(tmp / "config"))
             print(f"library {lib_dir} and the index in {os.environ['PAPERSHELF_STATE_DIR']}: kept, not built")
         else:
             lib_dir = tmp / "library"
@@ -888,7 +891,13 @@ def bench_size(n: int, args, library: tuple[str, str | None] | None = None) -> d
         # 3. queries
         mix_file = tmp / "mix.json"
         ours = run_child(
-            "query", str(lib_dir), str(args.queries), str(args.repeat), str(mix_file), str(args.profile_top)
+            "query",
+            str(lib_dir),
+            str(args.queries),
+            str(args.repeat),
+            str(mix_file),
+            str(args.profile_top),
+            args.profile_kind,
         )
         mix = json.loads(mix_file.read_text(encoding="utf-8"))
         print(
@@ -935,6 +944,7 @@ def bench_size(n: int, args, library: tuple[str, str | None] | None = None) -> d
                 str(args.repeat),
                 str(tmp / "mix-base.json"),
                 str(args.profile_top),
+                args.profile_kind,
                 app=args.base_app,
             )
             if json.loads((tmp / "mix-base.json").read_text(encoding="utf-8")) != mix:
@@ -1132,6 +1142,12 @@ def main(argv: list[str] | None = None) -> int:
         metavar="TOP",
         help="profile the slowest query kind once; print TOP+12 functions by cumulative "
         "and TOP by own time (0: don't; default %(default)s)",
+    )
+    ap.add_argument(
+        "--profile-kind",
+        default="",
+        metavar="KIND",
+        help="profile this query kind (e.g. phrase) instead of the slowest",
     )
     args = ap.parse_args(argv)
     args.repeat = max(2, args.repeat)

@@ -53,6 +53,7 @@ MAX_EXPANSIONS_KEPT = 1024  # expanded words an Evaluator remembers
 TERM_CACHE_BYTES = (400, 4 << 20)  # postings of words (facet terms stay hot)
 EXPANSION_CACHE_BYTES = (200, 2 << 20)  # postings of the words prefixes and fuzzy words stand for
 POSITION_CACHE_BYTES = (300, 2 << 20)  # positions of the words of phrases
+DENSE_SHARE = 16  # a union of more than one document in this many is counted into dense arrays
 
 Weights = npt.NDArray[np.float32]
 Scored = tuple[Ids, Floats]  # sorted document numbers, their scores
@@ -399,12 +400,12 @@ class Evaluator:
         if isinstance(q, wquery.AndNot):
             ids, scores = self._eval(q.a)
             bad = self._eval(q.b)[0]
-            keep = ~np.isin(ids, bad, assume_unique=True)
+            keep = ~_member(ids, bad)
             return ids[keep], scores[keep]
         if isinstance(q, wquery.Require):
             ids, scores = self._eval(q.a)
             need = self._eval(q.b)[0]
-            keep = np.isin(ids, need, assume_unique=True)
+            keep = _member(ids, need)
             return ids[keep], scores[keep]
         if isinstance(q, wquery.AndMaybe):
             ids, scores = self._eval(q.a)
@@ -433,14 +434,14 @@ class Evaluator:
             for other_ids, other_scores in parts[1:]:
                 if not len(ids):
                     break
-                ids, mine, theirs = np.intersect1d(ids, other_ids, assume_unique=True, return_indices=True)
+                ids, mine, theirs = _intersect(ids, other_ids)
                 scores = scores[mine] + other_scores[theirs]
             result = (ids, scores)
         for sub in unwanted:
             ids, scores = result
             if not len(ids):
                 break
-            keep = ~np.isin(ids, self._eval(sub)[0], assume_unique=True)
+            keep = ~_member(ids, self._eval(sub)[0])
             result = (ids[keep], scores[keep])
         return result
 
@@ -603,6 +604,17 @@ def _union(parts: list[Scored], use_max: bool = False) -> Scored:
         return parts[0]
     ids = np.concatenate([p[0] for p in parts])
     scores = np.concatenate([p[1] for p in parts])
+    size = int(max(p[0][-1] for p in parts)) + 1
+    if len(ids) * DENSE_SHARE >= size:
+        # many documents: count into arrays as long as the index (no sort; the same sums,
+        # added in the same order)
+        uniq = np.flatnonzero(np.bincount(ids, minlength=size)).astype(np.int64)
+        if use_max:
+            best = np.full(size, -np.inf)
+            np.maximum.at(best, ids, scores)
+            return uniq, best[uniq]
+        sums: Floats = np.bincount(ids, weights=scores, minlength=size).astype(np.float64, copy=False)
+        return uniq, sums[uniq]
     uniq, inverse = np.unique(ids, return_inverse=True)
     if use_max:
         out = np.full(len(uniq), -np.inf)
@@ -610,6 +622,28 @@ def _union(parts: list[Scored], use_max: bool = False) -> Scored:
     else:
         out = np.bincount(inverse, weights=scores, minlength=len(uniq))
     return uniq, out
+
+
+def _member(a: Ids, b: Ids) -> npt.NDArray[np.bool_]:
+    """Which values of `a` are in `b` (sorted, unique), as np.isin without the sort."""
+    if not len(b):
+        return np.zeros(len(a), dtype=bool)
+    at = np.searchsorted(b, a)
+    at[at >= len(b)] = 0
+    return b[at] == a  # type: ignore[no-any-return]
+
+
+def _intersect(a: Ids, b: Ids) -> tuple[Ids, Ids, Ids]:
+    """The common values of two sorted arrays of unique values, and where each is in
+    either (as np.intersect1d's return_indices, without sorting both together)."""
+    if len(a) > len(b):
+        common, mine, theirs = _intersect(b, a)
+        return common, theirs, mine
+    at = np.searchsorted(b, a)
+    at[at >= len(b)] = 0
+    hit = b[at] == a if len(b) else np.zeros(len(a), dtype=bool)
+    mine = np.flatnonzero(hit)
+    return a[mine], mine, at[mine]
 
 
 def top(ids: Ids, keys: Floats, limit: int | None, descending: bool) -> Ids:
