@@ -64,7 +64,13 @@ candidate = st.builds(
         abstract=abstract, line=1, title=title, authors=authors, area=area, year=year, tags=tags
     ),
     title=words,
-    abstract=st.lists(st.sampled_from(WORDS), min_size=3, max_size=30).map(" ".join),
+    abstract=st.one_of(
+        st.lists(st.sampled_from(WORDS), min_size=3, max_size=30).map(" ".join),
+        # long abstracts: positions past 255 and 65,535 are stored another way (internals.decode_positions)
+        st.tuples(st.sampled_from([250, 300, 70_000]), words, words).map(
+            lambda t: t[1] + " " + " ".join(["filler"] * t[0]) + " " + t[2]
+        ),
+    ),
     authors=st.lists(st.sampled_from(AUTHORS), max_size=2, unique=True),
     area=st.sampled_from(AREAS),
     year=st.sampled_from([2023, 2024]),
@@ -95,6 +101,9 @@ leaf = st.one_of(
     st.sampled_from(["robotics", "language", "theory"]).map(lambda a: "area:" + a),
     st.sampled_from(["tags:*", "notes:*", "year:2024"]),
     st.lists(word, min_size=2, max_size=3).map(lambda ws: '"%s"' % " ".join(ws)),
+    st.tuples(st.lists(word, min_size=2, max_size=3), st.integers(1, 4)).map(
+        lambda t: '"%s"~%d' % (" ".join(t[0]), t[1])
+    ),
     st.tuples(st.sampled_from(["title", "abstract"]), st.lists(word, min_size=2, max_size=2)).map(
         lambda t: '%s:"%s"' % (t[0], " ".join(t[1]))
     ),

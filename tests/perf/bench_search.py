@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import random
 import re
@@ -84,6 +85,8 @@ VOCAB_SAMPLE = 3_000  # abstracts read to draw query words from
 TARGET_QUERY_P95_MS = 50.0  # search + snippets for 20 rows, warm, p95 over the whole mix
 TARGET_BUILD_PPS = 2_000.0  # import + index
 TARGET_OPEN_MS = 200.0  # SearchIndex(lib).open() on a current index
+TARGET_KIND_P95_MS = 20.0  # each kind's search + snippets p95, warm (issue 25: phrases as the others)
+TARGET_GROWTH = 3.5  # each kind's p95 from 100k to 300k papers, at most this many times (issue 25)
 
 BASE_KINDS = ("common", "rare", "two-common", "phrase", "author", "area", "prefix", "fuzzy")
 NOT_IN_NAIVE = ("area",)  # the naive schema has no area field
@@ -345,7 +348,9 @@ def _time_mix(mix: list[dict], run_one, repeat: int, label: str) -> dict:
     }
 
 
-def child_query(lib_dir: str, per_kind: int, repeat: int, mix_out: str, profile_top: int) -> dict:
+def child_query(
+    lib_dir: str, per_kind: int, repeat: int, mix_out: str, profile_top: int, profile_kind: str = ""
+) -> dict:
     from papershelf.core.library import Library
     from papershelf.core.search import SearchIndex
 
@@ -390,7 +395,7 @@ def child_query(lib_dir: str, per_kind: int, repeat: int, mix_out: str, profile_
         by_kind: dict[str, list[float]] = {}
         for q, runs in zip(mix, out["warm_total"], strict=False):
             by_kind.setdefault(q["kind"], []).extend(runs)
-        slowest = max(by_kind, key=lambda k: pct(by_kind[k], 95))
+        slowest = profile_kind if profile_kind in by_kind else max(by_kind, key=lambda k: pct(by_kind[k], 95))
         queries = [q for q in mix if q["kind"] == slowest]
         prof = cProfile.Profile()
         prof.enable()
@@ -487,25 +492,219 @@ def child_naive(lib_dir: str, work_dir: str, mix_file: str, repeat: int) -> dict
 
 
 # ---------------------------------------------------------------------------
+# child: the anchors (SQLite FTS5, tantivy), same papers, same query texts
+# ---------------------------------------------------------------------------
+
+# what each anchor cannot ask: FTS5 has no fuzzy words; tantivy's query parser no
+# prefix word (asked as a regex query on each field instead, see tantivy_query)
+FTS5_MISSING = ("fuzzy",)
+FTS5_WEIGHTS = "0, 0, 0, 3.0, 1.0, 2.0, 1.0"  # id status tags | title abstract authors area (ours: title 3, authors 2)
+
+
+def _anchor_papers(lib_dir: str):
+    from papershelf.core.library import Library
+    from papershelf.core.render import plain_text
+
+    lib = Library.open(lib_dir, readonly=True)
+    rows = [
+        {
+            "id": p.id,
+            "status": p.status.value,
+            "tags": " ".join(p.tags),
+            "title": plain_text(p.title),
+            "abstract": plain_text(p.abstract),
+            "authors": " ; ".join(p.authors),
+            "area": f"{p.area} {p.subarea}".strip(),
+        }
+        for p in lib.papers()
+    ]
+    lib.close()
+    return rows
+
+
+def fts5_query(q: dict) -> tuple[str, str, list] | None:
+    """(MATCH text, extra WHERE, its parameters) for FTS5, or None: no counterpart."""
+    base = q["kind"].split("+")[0]
+    if base in FTS5_MISSING:
+        return None
+    text = re.sub(r"\bauthor:", "authors:", q["text"])
+    where, params = "", []
+    if q["status"]:
+        where, params = " AND status = ?", [q["status"]]
+    elif q["tag"]:
+        where, params = " AND (' ' || tags || ' ') LIKE ?", [f"% {q['tag']} %"]
+    return text, where, params
+
+
+def child_fts5(lib_dir: str, work_dir: str, mix_file: str, repeat: int) -> dict:
+    import sqlite3
+
+    rows = _anchor_papers(lib_dir)
+    folder = Path(work_dir)
+    shutil.rmtree(folder, ignore_errors=True)
+    folder.mkdir(parents=True)
+    db = sqlite3.connect(folder / "fts.db")
+    t0 = time.perf_counter()
+    db.execute(
+        "CREATE VIRTUAL TABLE papers USING fts5(id UNINDEXED, status UNINDEXED, tags UNINDEXED, "
+        "title, abstract, authors, area, tokenize='porter unicode61')"
+    )
+    cols = ("id", "status", "tags", "title", "abstract", "authors", "area")
+    db.executemany(
+        f"INSERT INTO papers({', '.join(cols)}) VALUES ({', '.join('?' * len(cols))})",
+        ([r[c] for c in cols] for r in rows),
+    )
+    db.commit()
+    build_s = time.perf_counter() - t0
+    say(f"FTS5 built in {build_s:.1f} s ({len(rows) / build_s:,.0f} papers/s)")
+    mix = json.loads(Path(mix_file).read_text(encoding="utf-8"))
+    perf = time.perf_counter
+    rank = f"bm25(papers, {FTS5_WEIGHTS})"
+
+    def run_one(q):
+        match, where, params = fts5_query(q)
+        t0 = perf()
+        top = db.execute(
+            f"SELECT rowid, id FROM papers WHERE papers MATCH ?{where} ORDER BY {rank} LIMIT {LIMIT}",
+            [match, *params],
+        ).fetchall()
+        total = db.execute(f"SELECT count(*) FROM papers WHERE papers MATCH ?{where}", [match, *params]).fetchone()[0]
+        t1 = perf()
+        rowids = [r[0] for r in top[:SNIPPET_ROWS]]
+        snips = db.execute(
+            f"SELECT snippet(papers, 4, '<b>', '</b>', '…', 24) FROM papers WHERE papers MATCH ? "
+            f"AND rowid IN ({', '.join('?' * len(rowids))})",
+            [match, *rowids],
+        ).fetchall()
+        t2 = perf()
+        return (t1 - t0) * 1000, (t2 - t0) * 1000, (total, len(top), sum(1 for (s,) in snips if s))
+
+    asked = [q for q in mix if fts5_query(q) is not None]
+    out = _time_mix(asked, run_one, repeat, "FTS5")
+    out.update(build_s=build_s, papers=len(rows), mix=asked, index_bytes=folder_bytes(folder))
+    db.close()
+    shutil.rmtree(folder, ignore_errors=True)
+    return out
+
+
+def tantivy_query(tv, index, schema, q: dict):
+    """The query for tantivy (its parser, the same text; a prefix word as a regex query
+    on each field), with the filter as a required term."""
+    fields = ["title", "abstract", "authors", "area"]
+    boosts = {"title": 3.0, "authors": 2.0}
+    base = q["kind"].split("+")[0]
+    text = re.sub(r"\bauthor:", "authors:", q["text"])
+    if base == "prefix":
+        stem = text.rstrip("*").lower()
+        parts = [(tv.Occur.Should, tv.Query.regex_query(schema, f, re.escape(stem) + ".*")) for f in fields]
+        query = tv.Query.boolean_query(parts)
+    elif base == "fuzzy":
+        word = text.rstrip("~").lower()
+        parts = [(tv.Occur.Should, tv.Query.fuzzy_term_query(schema, f, word, distance=1)) for f in fields]
+        query = tv.Query.boolean_query(parts)
+    else:
+        query = index.parse_query(text, fields, field_boosts=boosts, conjunction_by_default=True)
+    if q["status"]:
+        query = tv.Query.boolean_query(
+            [(tv.Occur.Must, query), (tv.Occur.Must, tv.Query.term_query(schema, "status", q["status"]))]
+        )
+    elif q["tag"]:
+        query = tv.Query.boolean_query(
+            [(tv.Occur.Must, query), (tv.Occur.Must, tv.Query.term_query(schema, "tags", q["tag"]))]
+        )
+    return query
+
+
+def child_tantivy(lib_dir: str, work_dir: str, mix_file: str, repeat: int) -> dict:
+    try:
+        import tantivy as tv
+    except ImportError:
+        return {"missing": "tantivy not installed (pip install tantivy: a benchmark-only dependency)"}
+    rows = _anchor_papers(lib_dir)
+    folder = Path(work_dir)
+    shutil.rmtree(folder, ignore_errors=True)
+    folder.mkdir(parents=True)
+    sb = tv.SchemaBuilder()
+    sb.add_text_field("id", stored=True, tokenizer_name="raw")
+    sb.add_text_field("status", tokenizer_name="raw")
+    sb.add_text_field("tags", tokenizer_name="raw")
+    for f in ("title", "abstract", "authors", "area"):
+        sb.add_text_field(f, stored=f == "abstract", tokenizer_name="en_stem", index_option="position")
+    schema = sb.build()
+    t0 = time.perf_counter()
+    index = tv.Index(schema, path=str(folder))
+    writer = index.writer(heap_size=200_000_000, num_threads=1)
+    for r in rows:
+        doc = tv.Document()
+        for k, v in r.items():
+            if k == "tags":
+                for tag in v.split():
+                    doc.add_text("tags", tag)
+            elif v:
+                doc.add_text(k, v)
+        writer.add_document(doc)
+    writer.commit()
+    writer.wait_merging_threads()
+    index.reload()
+    build_s = time.perf_counter() - t0
+    say(f"tantivy built in {build_s:.1f} s ({len(rows) / build_s:,.0f} papers/s, one thread)")
+    searcher = index.searcher()
+    mix = json.loads(Path(mix_file).read_text(encoding="utf-8"))
+    perf = time.perf_counter
+
+    def run_one(q):
+        t0 = perf()
+        query = tantivy_query(tv, index, schema, q)
+        res = searcher.search(query, LIMIT, count=True)
+        ids = [searcher.doc(addr)["id"][0] for _, addr in res.hits]
+        t1 = perf()
+        gen = tv.SnippetGenerator.create(searcher, query, schema, "abstract")
+        snips = [gen.snippet_from_doc(searcher.doc(addr)).to_html() for _, addr in res.hits[:SNIPPET_ROWS]]
+        t2 = perf()
+        return (t1 - t0) * 1000, (t2 - t0) * 1000, (res.count, len(ids), sum(1 for s in snips if s))
+
+    out = _time_mix(mix, run_one, repeat, "tantivy")
+    out.update(build_s=build_s, papers=len(rows), mix=mix, index_bytes=folder_bytes(folder))
+    shutil.rmtree(folder, ignore_errors=True)
+    return out
+
+
+# ---------------------------------------------------------------------------
 # plumbing
 # ---------------------------------------------------------------------------
 
 
-def run_child(*args: str, timeout: float = 4 * 3600) -> dict:
-    """Run a child; its progress (stderr) goes straight through, its result is stdout's last line."""
-    return run_script_child(HERE, *args, timeout=timeout, show_progress=True)
+BASE_APP_ENV = "PAPERSHELF_BENCH_APP"
+
+
+def run_child(*args: str, timeout: float = 4 * 3600, app: str | None = None) -> dict:
+    """Run a child; its progress (stderr) goes straight through, its result is stdout's last line.
+    `app`: the app/ folder of another checkout, whose code the child runs (before/after)."""
+    if app:
+        os.environ[BASE_APP_ENV] = app
+    try:
+        return run_script_child(HERE, *args, timeout=timeout, show_progress=True)
+    finally:
+        os.environ.pop(BASE_APP_ENV, None)
 
 
 def child_main(argv: list[str]) -> None:
+    app = os.environ.get(BASE_APP_ENV)
+    if app:  # --base-app: this child measures another tree's code
+        sys.path.insert(0, app)
     mode, rest = argv[0], argv[1:]
     if mode == "build":
         out = child_build(rest[0], int(rest[1]), rest[2:])
     elif mode == "open":
         out = child_open(rest[0])
     elif mode == "query":
-        out = child_query(rest[0], int(rest[1]), int(rest[2]), rest[3], int(rest[4]))
+        out = child_query(rest[0], int(rest[1]), int(rest[2]), rest[3], int(rest[4]), *rest[5:6])
     elif mode == "naive":
         out = child_naive(rest[0], rest[1], rest[2], int(rest[3]))
+    elif mode == "fts5":
+        out = child_fts5(rest[0], rest[1], rest[2], int(rest[3]))
+    elif mode == "tantivy":
+        out = child_tantivy(rest[0], rest[1], rest[2], int(rest[3]))
     else:
         raise SystemExit(f"unknown child mode {mode!r}")
     sys.stdout.write(json.dumps(out) + "\n")
@@ -564,52 +763,105 @@ def print_kinds(title: str, mix: list[dict], res: dict) -> None:
     )
 
 
+def print_side_by_side(runs: dict[str, tuple[list[dict], dict]]) -> dict:
+    """Each kind's warm p95 (search + snippets) for every run, and ours as a ratio of each other."""
+    p95: dict[str, dict[str, float]] = {}
+    for name, (mix, res) in runs.items():
+        for kind, k in kind_stats(mix, res).items():
+            p95.setdefault(kind, {})[name] = pct(k["total"], 95)
+    others = [n for n in runs if n != "ours"]
+    print("\n  side by side: search + snippets(20), warm p95 ms (ours / other: below 1 means ours is faster)")
+    head = f"    {'kind':<18} {'ours':>8} | " + " | ".join(f"{n:>8} {'ours/' + n:>12}" for n in others)
+    print(head + f" | target <= {TARGET_KIND_P95_MS:.0f} ms (phrase: <= 3x FTS5)")
+    for kind, by in p95.items():
+        mine = by.get("ours", math.nan)
+        cells = []
+        for n in others:
+            theirs = by.get(n)
+            cells.append(
+                f"{'-':>8} {'no counterpart':>12}" if theirs is None else f"{theirs:>8.1f} {mine / theirs:>12.2f}"
+            )
+        ok = mine <= TARGET_KIND_P95_MS and (
+            "FTS5" not in by or not kind.startswith("phrase") or mine <= 3 * by["FTS5"]
+        )
+        print(f"    {kind:<18} {mine:>8.1f} | " + " | ".join(cells) + f" | {mark(ok)}")
+    return p95
+
+
 def comparable(mix: list[dict], res: dict, key: str) -> list[float]:
     """Warm runs of the queries the naive baseline also runs, unfiltered."""
     return [x for q, runs in zip(mix, res[key], strict=False) if naive_text(q) is not None for x in runs]
 
 
-def bench_size(n: int, args) -> dict:
+def build_library(n: int, tmp: Path, lib_dir: Path, args, row: dict) -> None:
+    """Generate the corpus, import, tag and index it (timed, printed, into row)."""
+    # the index and locks are this machine's: kept with the rest, not in the user's state folder
+    os.environ["PAPERSHELF_STATE_DIR"] = str(tmp / "state")
+    os.environ["PAPERSHELF_CONFIG_DIR"] = str(tmp / "config")
+    t = time.perf_counter()
+    files = write_corpus(n, tmp / "listings", args.seed)
+    size = sum(f.stat().st_size for f in files)
+    print(
+        f"corpus: {len(files)} file(s), {size / 2**20:,.1f} MB, generated in "
+        f"{time.perf_counter() - t:.1f} s (not measured)",
+        flush=True,
+    )
+
+    # 1. import, tag, index
+    b = run_child("build", str(lib_dir), str(args.seed), *map(str, files))
+    if b["errors"] or b["papers"] != n:
+        print(f"WARNING: {b['papers']:,} papers imported (expected {n:,}); errors: {b['errors'][:3]}")
+    imp_pps, idx_pps = b["papers"] / b["import_s"], b["papers"] / b["index_s"]
+    both_pps = b["papers"] / (b["import_s"] + b["index_s"])
+    index_mb = folder_bytes(index_folder(lib_dir)) / 2**20
+    print(f"import:  {b['import_s']:.1f} s = {imp_pps:,.0f} papers/s")
+    print(f"index:   {b['index_s']:.1f} s = {idx_pps:,.0f} papers/s  (SearchIndex.rebuild)")
+    print(
+        f"both:    {b['import_s'] + b['index_s']:.1f} s = {both_pps:,.0f} papers/s   "
+        f"[target >= {TARGET_BUILD_PPS:,.0f}: {mark(both_pps >= TARGET_BUILD_PPS)}]"
+    )
+    print(
+        f"         tags {b['tag_counts']}, statuses {b['status_counts']} ({b['edit_s']:.2f} s, not counted); "
+        f"peak RSS {b['peak_rss_mb']:,.0f} MB"
+    )
+    print(
+        f"index folder: {index_mb:,.1f} MB ({index_mb * 2**20 / b['papers']:,.0f} bytes/paper); "
+        f"the library's own files {(folder_bytes(lib_dir) - folder_bytes(lib_dir / 'index')) / 2**20:,.1f} MB",
+        flush=True,
+    )
+    row.update(imp_pps=imp_pps, idx_pps=idx_pps, both_pps=both_pps, index_mb=index_mb)
+
+
+def print_profile(label: str, res: dict) -> None:
+    if "profile" in res:
+        p = res["profile"]
+        print(
+            f"\n--- cProfile ({label}): the kind {p['kind']!r} ({', '.join(p['queries'])}), one warm run "
+            f"each, search + snippets (top by cumulative time) ---"
+        )
+        print(p["cumulative"])
+        print("--- same, top by own time ---")
+        print(p["tottime"], flush=True)
+
+
+def bench_size(n: int, args, library: tuple[str, str | None] | None = None) -> dict:
     print(f"\n=== {n:,} papers === (load average {', '.join(f'{x:.1f}' for x in os.getloadavg())})", flush=True)
     row: dict = {"n": n}
     with tempfile.TemporaryDirectory(prefix=f"papershelf-bench-search-{n}-", dir=args.tmpdir) as tmp:
         tmp = Path(tmp)
-        lib_dir = tmp / "library"
-        # the index and locks are this machine's: kept with the rest, not in the user's state folder
-        os.environ["PAPERSHELF_STATE_DIR"] = str(tmp / "state")
-        os.environ["PAPERSHELF_CONFIG_DIR"] = str(tmp / "config")
-        t = time.perf_counter()
-        files = write_corpus(n, tmp / "listings", args.seed)
-        size = sum(f.stat().st_size for f in files)
-        print(
-            f"corpus: {len(files)} file(s), {size / 2**20:,.1f} MB, generated in "
-            f"{time.perf_counter() - t:.1f} s (not measured)",
-            flush=True,
-        )
-
-        # 1. import, tag, index
-        b = run_child("build", str(lib_dir), str(args.seed), *map(str, files))
-        if b["errors"] or b["papers"] != n:
-            print(f"WARNING: {b['papers']:,} papers imported (expected {n:,}); errors: {b['errors'][:3]}")
-        imp_pps, idx_pps = b["papers"] / b["import_s"], b["papers"] / b["index_s"]
-        both_pps = b["papers"] / (b["import_s"] + b["index_s"])
-        index_mb = folder_bytes(index_folder(lib_dir)) / 2**20
-        print(f"import:  {b['import_s']:.1f} s = {imp_pps:,.0f} papers/s")
-        print(f"index:   {b['index_s']:.1f} s = {idx_pps:,.0f} papers/s  (SearchIndex.rebuild)")
-        print(
-            f"both:    {b['import_s'] + b['index_s']:.1f} s = {both_pps:,.0f} papers/s   "
-            f"[target >= {TARGET_BUILD_PPS:,.0f}: {mark(both_pps >= TARGET_BUILD_PPS)}]"
-        )
-        print(
-            f"         tags {b['tag_counts']}, statuses {b['status_counts']} ({b['edit_s']:.2f} s, not counted); "
-            f"peak RSS {b['peak_rss_mb']:,.0f} MB"
-        )
-        print(
-            f"index folder: {index_mb:,.1f} MB ({index_mb * 2**20 / b['papers']:,.0f} bytes/paper); "
-            f"the library's own files {(folder_bytes(lib_dir) - folder_bytes(lib_dir / 'index')) / 2**20:,.1f} MB",
-            flush=True,
-        )
-        row.update(imp_pps=imp_pps, idx_pps=idx_pps, both_pps=both_pps, index_mb=index_mb)
+        if library:  # a library (and its index) built before: nothing is built, only asked
+            lib_dir = Path(library[0])
+            os.environ["PAPERSHELF_STATE_DIR"] = str(Path(library[1] or tmp / "state").resolve())
+            # this machine's id, which names the index folder, is kept in the config folder: the one it was built with
+            os.environ.setdefault("PAPERSHELF_CONFIG_DIR", str(tmp / "config"))
+            print(f"library {lib_dir} and the index in {os.environ['PAPERSHELF_STATE_DIR']}: kept, not built")
+        else:
+            lib_dir = tmp / "library"
+            build_library(n, tmp, lib_dir, args, row)
+        row.setdefault("imp_pps", math.nan)
+        row.setdefault("idx_pps", math.nan)
+        row.setdefault("both_pps", math.nan)
+        row.setdefault("index_mb", folder_bytes(index_folder(lib_dir)) / 2**20)
 
         # 2. open
         opens = [run_child("open", str(lib_dir)) for _ in range(OPEN_RUNS)]
@@ -634,11 +886,18 @@ def bench_size(n: int, args) -> dict:
             flush=True,
         )
         row.update(lib_ms=lib_ms, ix_ms=ix_ms, first_ms=first_ms, rebuilt=bool(rebuilt))
+        row["n"] = row["n"] or opens[0]["papers"]
 
         # 3. queries
         mix_file = tmp / "mix.json"
         ours = run_child(
-            "query", str(lib_dir), str(args.queries), str(args.repeat), str(mix_file), str(args.profile_top)
+            "query",
+            str(lib_dir),
+            str(args.queries),
+            str(args.repeat),
+            str(mix_file),
+            str(args.profile_top),
+            args.profile_kind,
         )
         mix = json.loads(mix_file.read_text(encoding="utf-8"))
         print(
@@ -673,15 +932,49 @@ def bench_size(n: int, args) -> dict:
             f"[target <= {TARGET_QUERY_P95_MS:.0f} ms: {mark(t[1] <= TARGET_QUERY_P95_MS)}]",
             flush=True,
         )
-        if "profile" in ours:
-            p = ours["profile"]
-            print(
-                f"\n--- cProfile: the slowest kind, {p['kind']!r} ({', '.join(p['queries'])}), one warm run "
-                f"each, search + snippets (top by cumulative time) ---"
+        print_profile("ours", ours)
+
+        # 3b. the same mix with the code of another checkout (before/after in one run)
+        runs = {"ours": (mix, ours)}
+        if args.base_app:
+            base = run_child(
+                "query",
+                str(lib_dir),
+                str(args.queries),
+                str(args.repeat),
+                str(tmp / "mix-base.json"),
+                str(args.profile_top),
+                args.profile_kind,
+                app=args.base_app,
             )
-            print(p["cumulative"])
-            print("--- same, top by own time ---")
-            print(p["tottime"], flush=True)
+            if json.loads((tmp / "mix-base.json").read_text(encoding="utf-8")) != mix:
+                print("WARNING: the base code drew another query mix")
+            print_kinds(f"base ({args.base_app}): SearchIndex.search + snippets", mix, base)
+            print_profile("base", base)
+            runs["base"] = (mix, base)
+        # 3c. the anchors: SQLite FTS5 and tantivy, same papers, same query texts
+        if args.anchors:
+            fts = run_child("fts5", str(lib_dir), str(tmp / "fts5"), str(mix_file), str(args.repeat))
+            print(
+                f"SQLite FTS5 (porter unicode61, bm25 with our field weights, snippet()): built "
+                f"{fts['papers'] / fts['build_s']:,.0f} papers/s, {fts['index_bytes'] / 2**20:,.1f} MB; "
+                f"no counterpart: {', '.join(FTS5_MISSING)} words"
+            )
+            print_kinds("FTS5: MATCH + ORDER BY bm25 LIMIT 50 + count(*), then snippet() x20", fts["mix"], fts)
+            runs["FTS5"] = (fts["mix"], fts)
+            tan = run_child("tantivy", str(lib_dir), str(tmp / "tantivy"), str(mix_file), str(args.repeat))
+            if "missing" in tan:
+                print(f"tantivy: {tan['missing']}; left out")
+            else:
+                print(
+                    f"tantivy (en_stem, BM25, title x3 authors x2; prefix as regex, fuzzy as fuzzy_term distance 1): "
+                    f"built {tan['papers'] / tan['build_s']:,.0f} papers/s on one thread, "
+                    f"{tan['index_bytes'] / 2**20:,.1f} MB"
+                )
+                print_kinds("tantivy: search(50, count) + SnippetGenerator x20", tan["mix"], tan)
+                runs["tantivy"] = (tan["mix"], tan)
+        if len(runs) > 1:
+            row["kinds"] = print_side_by_side(runs)
 
         # 4. naive baseline
         nv = None
@@ -694,7 +987,7 @@ def bench_size(n: int, args) -> dict:
             nv_pps = nv["papers"] / nv["build_s"]
             print(
                 f"naive Whoosh: build {nv['build_s']:.1f} s = {nv_pps:,.0f} papers/s "
-                f"(ours: index alone {idx_pps:,.0f} papers/s, x{idx_pps / nv_pps:.2f}); index folder "
+                f"(ours: index alone {row['idx_pps']:,.0f} papers/s, x{row['idx_pps'] / nv_pps:.2f}); index folder "
                 f"{nv['index_bytes'] / 2**20:,.1f} MB; first search {nv['first_ms']:.0f} ms"
             )
             print_kinds(
@@ -706,14 +999,44 @@ def bench_size(n: int, args) -> dict:
             print(
                 f"  comparable queries (unfiltered, no area:), warm search+snippets p95: naive {nv95:.1f} ms, "
                 f"ours {row['cmp95']:.1f} ms -> naive/ours x{nv95 / row['cmp95']:.2f}; build naive/ours "
-                f"x{nv_pps / idx_pps:.2f}",
+                f"x{nv_pps / row['idx_pps']:.2f}",
                 flush=True,
             )
             row.update(nv_pps=nv_pps, nv95=nv95)
     return row
 
 
+def print_growth(rows: list[dict]) -> None:
+    """Each kind's warm p95 at every size, and how it grew from one size to the next."""
+    rows = [r for r in rows if "kinds" in r]
+    if len(rows) < 2:
+        return
+    names = [n for n in ("ours", "base", "FTS5", "tantivy") if any(n in by for by in rows[0]["kinds"].values())]
+    print("\n=== growth: search + snippets(20), warm p95 ms per kind; x = this size's p95 / the previous size's ===")
+    for name in names:
+        print(f"  {name}")
+        print(
+            f"    {'kind':<18} "
+            + " | ".join(f"{r['n']:>10,}" + (f" {'x':>6}" if i else "") for i, r in enumerate(rows))
+        )
+        for kind in rows[0]["kinds"]:
+            cells, worst = [], 0.0
+            for i, r in enumerate(rows):
+                v = r["kinds"].get(kind, {}).get(name, math.nan)
+                if i:
+                    prev = rows[i - 1]["kinds"].get(kind, {}).get(name, math.nan)
+                    worst = max(worst, v / prev)
+                    cells.append(f"{v:>10.1f} {v / prev:>6.2f}")
+                else:
+                    cells.append(f"{v:>10.1f}")
+            verdict = (
+                f"  [x <= {TARGET_GROWTH} for x3 papers: {mark(worst <= TARGET_GROWTH)}]" if name == "ours" else ""
+            )
+            print(f"    {kind:<18} " + " | ".join(cells) + verdict)
+
+
 def summary(rows: list[dict]) -> None:
+    print_growth(rows)
     print("\n=== summary (ours) ===")
     head = (
         f"{'papers':>8} | {'import p/s':>10} | {'index p/s':>9} | {'both p/s':>8} | {'index MB':>8} | "
@@ -785,6 +1108,28 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=1729, help="corpus seed (default: %(default)s)")
     ap.add_argument("--tmpdir", default=None, help="where the temporary folders go (default: the system's)")
     ap.add_argument(
+        "--library",
+        default=None,
+        metavar="DIR",
+        help="ask libraries built before (comma-separated; their indexes in --state-dir, in the same order) "
+        "instead of building them; --sizes are then only their labels",
+    )
+    ap.add_argument(
+        "--state-dir", default=None, metavar="DIR", help="the PAPERSHELF_STATE_DIR of each --library (comma-separated)"
+    )
+    ap.add_argument(
+        "--base-app",
+        default=None,
+        metavar="DIR",
+        help="also run the query mix with the code in DIR (another checkout's app/ folder): before/after in one run",
+    )
+    ap.add_argument(
+        "--no-anchors",
+        dest="anchors",
+        action="store_false",
+        help="skip the anchors (SQLite FTS5, and tantivy if installed)",
+    )
+    ap.add_argument(
         "--no-naive",
         dest="naive",
         action="store_false",
@@ -798,6 +1143,12 @@ def main(argv: list[str] | None = None) -> int:
         help="profile the slowest query kind once; print TOP+12 functions by cumulative "
         "and TOP by own time (0: don't; default %(default)s)",
     )
+    ap.add_argument(
+        "--profile-kind",
+        default="",
+        metavar="KIND",
+        help="profile this query kind (e.g. phrase) instead of the slowest",
+    )
     args = ap.parse_args(argv)
     args.repeat = max(2, args.repeat)
     args.queries = max(1, args.queries)
@@ -810,8 +1161,15 @@ def main(argv: list[str] | None = None) -> int:
     )
     t0 = time.perf_counter()
     rows = []
-    for n in sizes:
-        rows.append(bench_size(n, args))
+    libraries: list[tuple[str, str | None]] = []
+    if args.library:
+        states = (args.state_dir or "").split(",")
+        libraries = [
+            (d, states[i] if i < len(states) and states[i] else None) for i, d in enumerate(args.library.split(","))
+        ]
+        sizes = sizes[: len(libraries)] + [0] * (len(libraries) - len(sizes))
+    for i, n in enumerate(sizes):
+        rows.append(bench_size(n, args, libraries[i] if libraries else None))
         if len(sizes) > 1:
             summary(rows)  # a partial summary after each size, in case a long run is stopped
     if len(sizes) == 1:

@@ -46,7 +46,14 @@ from . import internals
 from .internals import Floats, Ids
 
 MAX_EXPANSION = 512  # terms a prefix, wildcard or fuzzy word may stand for
-TERM_CACHE = 2048  # postings kept per segment (facet terms stay hot)
+MAX_EXPANSIONS_KEPT = 1024  # expanded words an Evaluator remembers
+# What one segment keeps of what it read, in bytes per document of the segment (and at
+# least the floor): the caches grow with the index, like the postings they hold, and are
+# bounded by bytes, not entries (a common word's postings are a thousand times a rare one's).
+TERM_CACHE_BYTES = (400, 4 << 20)  # postings of words (facet terms stay hot)
+EXPANSION_CACHE_BYTES = (200, 2 << 20)  # postings of the words prefixes and fuzzy words stand for
+POSITION_CACHE_BYTES = (300, 2 << 20)  # positions of the words of phrases
+DENSE_SHARE = 16  # a union of more than one document in this many is counted into dense arrays
 
 Weights = npt.NDArray[np.float32]
 Scored = tuple[Ids, Floats]  # sorted document numbers, their scores
@@ -60,6 +67,43 @@ def _empty() -> Scored:
     return _EMPTY_IDS, _EMPTY_SCORES
 
 
+class ByteLRU:
+    """Arrays by key, the least recently used let go once they hold more than `budget` bytes."""
+
+    def __init__(self, budget: int) -> None:
+        self.budget = budget
+        self.nbytes = 0
+        self._items: OrderedDict[Any, tuple[Any, int]] = OrderedDict()
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def get(self, key: Any) -> Any:
+        """The value kept for `key` (now the most recently used), or None."""
+        hit = self._items.get(key)
+        if hit is None:
+            return None
+        self._items.move_to_end(key)
+        return hit[0]
+
+    def put(self, key: Any, value: tuple[npt.NDArray[Any], ...]) -> None:
+        """Keep `value` (a tuple of arrays); the oldest go while over budget (never the newest)."""
+        size = sum(a.nbytes for a in value) + 200  # the key and the tuple
+        old = self._items.pop(key, None)
+        if old is not None:
+            self.nbytes -= old[1]
+        self._items[key] = (value, size)
+        self.nbytes += size
+        while self.nbytes > self.budget and len(self._items) > 1:
+            _, (_, gone) = self._items.popitem(last=False)
+            self.nbytes -= gone
+
+
+def _budget(per_doc_and_floor: tuple[int, int], count: int) -> int:
+    per_doc, floor = per_doc_and_floor
+    return max(floor, per_doc * count)
+
+
 class SegmentData:
     """What has been read from one segment (immutable once written)."""
 
@@ -67,25 +111,29 @@ class SegmentData:
         self.reader = reader
         self.fast = fast  # read the files directly (internals.py), or through Whoosh's matcher
         self.count: int = reader.doc_count_all()
-        self._terms: OrderedDict[tuple[str, bytes], tuple[Ids, Weights]] = OrderedDict()
+        self._terms = ByteLRU(_budget(TERM_CACHE_BYTES, self.count))
+        # the words prefixes and fuzzy words stand for, hundreds at a time, have their own
+        # budget: they would otherwise push every other word out (the cache thrashed at 300k)
+        self._expanded = ByteLRU(_budget(EXPANSION_CACHE_BYTES, self.count))
+        self._positions = ByteLRU(_budget(POSITION_CACHE_BYTES, self.count))
         self._lengths: dict[str, Weights] = {}
         self._columns: dict[str, npt.NDArray[Any]] = {}
         self._ids: list[str] | None = None
         self._vocabularies: dict[str, frozenset[bytes]] = {}
 
-    def postings(self, field: str, tbytes: bytes) -> tuple[Ids, Weights]:
-        """(segment-local ids, weights) of one term; the fast path includes deleted documents."""
+    def postings(self, field: str, tbytes: bytes, expanded: bool = False) -> tuple[Ids, Weights]:
+        """(segment-local ids, weights) of one term; the fast path includes deleted documents.
+        `expanded`: a word a prefix or fuzzy word stands for (kept apart, see __init__)."""
         key = (field, tbytes)
-        hit = self._terms.get(key)
+        hit: tuple[Ids, Weights] | None = self._terms.get(key)
+        if hit is None and expanded:
+            hit = self._expanded.get(key)
         if hit is not None:
-            self._terms.move_to_end(key)
             return hit
         hit = (
             internals.read_postings(self.reader, field, tbytes) if self.fast else self._matched_postings(field, tbytes)
         )
-        self._terms[key] = hit
-        if len(self._terms) > TERM_CACHE:
-            self._terms.popitem(last=False)
+        (self._expanded if expanded else self._terms).put(key, hit)
         return hit
 
     def _matched_postings(self, field: str, tbytes: bytes) -> tuple[Ids, Weights]:
@@ -101,9 +149,15 @@ class SegmentData:
             m.next()
         return np.array(ids, dtype=np.int64), np.array(weights, dtype=np.float32)
 
-    def positions(self, field: str, tbytes: bytes, docs: Ids) -> list[list[int]]:
-        """The positions of a term in each of `docs` (fast path only)."""
-        return internals.read_positions(self.reader, field, tbytes, docs)
+    def positions(self, field: str, tbytes: bytes) -> internals.Positions:
+        """Every posting of a term with its positions: (ids, offsets, flat positions), see
+        `internals.read_all_positions` (fast path only)."""
+        key = (field, tbytes)
+        hit: internals.Positions | None = self._positions.get(key)
+        if hit is None:
+            hit = internals.read_all_positions(self.reader, field, tbytes)
+            self._positions.put(key, hit)
+        return hit
 
     def lengths(self, field: str) -> Weights:
         """Each document's length in `field` (words), as Whoosh recorded it (fast path only)."""
@@ -199,11 +253,11 @@ class Evaluator:
             self._memo = None
 
     # ---- postings across segments --------------------------------------------
-    def postings(self, field: str, tbytes: bytes) -> tuple[Ids, Weights]:
+    def postings(self, field: str, tbytes: bytes, expanded: bool = False) -> tuple[Ids, Weights]:
         """(document numbers, weights) of one term in every segment."""
         ids, weights = [], []
         for data, offset in self.leaves:
-            i, w = data.postings(field, tbytes)
+            i, w = data.postings(field, tbytes, expanded)
             if len(i):
                 ids.append(i + offset if offset else i)
                 weights.append(w)
@@ -258,11 +312,12 @@ class Evaluator:
         return self.schema[field].to_bytes(text)  # type: ignore[no-any-return]
 
     # ---- scoring -----------------------------------------------------------
-    def term(self, field: str, tbytes: bytes, boost: float = 1.0) -> Scored:
-        """The documents holding a term and their BM25F scores (zero in unscored fields)."""
+    def term(self, field: str, tbytes: bytes, boost: float = 1.0, expanded: bool = False) -> Scored:
+        """The documents holding a term and their BM25F scores (zero in unscored fields);
+        `expanded`: a word a prefix or fuzzy word stands for."""
         if not self.fast and field in self.scored:
             return self._scored_by_whoosh(field, tbytes, boost)
-        ids, weights = self.postings(field, tbytes)
+        ids, weights = self.postings(field, tbytes, expanded)
         if not len(ids) or field not in self.scored:
             return ids, np.zeros(len(ids), dtype=np.float64)
         dl = self.lengths(field)[ids]
@@ -345,12 +400,12 @@ class Evaluator:
         if isinstance(q, wquery.AndNot):
             ids, scores = self._eval(q.a)
             bad = self._eval(q.b)[0]
-            keep = ~np.isin(ids, bad, assume_unique=True)
+            keep = ~_member(ids, bad)
             return ids[keep], scores[keep]
         if isinstance(q, wquery.Require):
             ids, scores = self._eval(q.a)
             need = self._eval(q.b)[0]
-            keep = np.isin(ids, need, assume_unique=True)
+            keep = _member(ids, need)
             return ids[keep], scores[keep]
         if isinstance(q, wquery.AndMaybe):
             ids, scores = self._eval(q.a)
@@ -379,14 +434,14 @@ class Evaluator:
             for other_ids, other_scores in parts[1:]:
                 if not len(ids):
                     break
-                ids, mine, theirs = np.intersect1d(ids, other_ids, assume_unique=True, return_indices=True)
+                ids, mine, theirs = _intersect(ids, other_ids)
                 scores = scores[mine] + other_scores[theirs]
             result = (ids, scores)
         for sub in unwanted:
             ids, scores = result
             if not len(ids):
                 break
-            keep = ~np.isin(ids, self._eval(sub)[0], assume_unique=True)
+            keep = ~_member(ids, self._eval(sub)[0])
             result = (ids[keep], scores[keep])
         return result
 
@@ -410,6 +465,8 @@ class Evaluator:
                     terms.append(self._tbytes(q.fieldname, tbytes))
                     if len(terms) >= MAX_EXPANSION:
                         break
+            if len(self._expansions) >= MAX_EXPANSIONS_KEPT:
+                self._expansions.pop(next(iter(self._expansions)))
             self._expansions[key] = terms
         return terms
 
@@ -435,7 +492,7 @@ class Evaluator:
         return terms[:MAX_EXPANSION]
 
     def _multiterm(self, q: Any) -> Scored:
-        return _union([self.term(q.fieldname, t, q.boost) for t in self.expand(q)])
+        return _union([self.term(q.fieldname, t, q.boost, expanded=True) for t in self.expand(q)])
 
     def positive_terms(self, q: Any) -> set[tuple[str, bytes]]:
         """(field, term) pairs that make a paper match, for highlighting: not
@@ -483,8 +540,8 @@ class Evaluator:
             if lo == hi:
                 continue
             local = ids[lo:hi] - offset
-            per_word = [data.positions(field, w, local) for w in words]
-            keep[lo:hi] = [_in_sequence([pw[k] for pw in per_word], slop) for k in range(hi - lo)]
+            found = _in_sequence([_keys(data.positions(field, w), local) for w in words], slop)
+            keep[lo + found] = True
         return ids[keep], scores[keep]
 
     def _by_whoosh(self, q: Any) -> Scored:
@@ -504,17 +561,32 @@ class Evaluator:
         return ids, scores
 
 
-def _in_sequence(positions: list[list[int]], slop: int) -> bool:
-    """Is there a position of each word, in order, each at most `slop` after the last?"""
-    current = set(positions[0])
-    for nxt in positions[1:]:
-        if slop == 1:
-            current = {p for p in nxt if p - 1 in current}
-        else:
-            current = {p for p in nxt if any(p - d in current for d in range(1, slop + 1))}
-        if not current:
-            return False
-    return True
+def _keys(positions: internals.Positions, docs: Ids) -> Ids:
+    """One key per position of a term in each of `docs` (which all hold it): the
+    document's index in `docs` in the high 32 bits, the position in the low; ascending."""
+    ids, offsets, flat = positions
+    js = np.searchsorted(ids, docs)
+    starts, counts = offsets[js], offsets[js + 1] - offsets[js]
+    owner = np.repeat(np.arange(len(docs), dtype=np.int64), counts)
+    at = np.repeat(starts - (np.cumsum(counts) - counts), counts) + np.arange(len(owner))
+    return (owner << 32) | flat[at].astype(np.int64)
+
+
+def _in_sequence(keys: list[Ids], slop: int) -> Ids:
+    """Which documents (indexes, as in `_keys`) have a position of each word, in order,
+    each at most `slop` after the one before (Whoosh's phrase, as its span matcher
+    finds it)."""
+    current = keys[0]
+    for nxt in keys[1:]:
+        if not len(current):
+            break
+        hit = np.zeros(len(nxt), dtype=bool)
+        for d in range(1, slop + 1):  # a key minus d stays in its document: positions < 2**32
+            want = nxt - d
+            at = np.minimum(np.searchsorted(current, want), len(current) - 1)
+            hit |= current[at] == want
+        current = nxt[hit]
+    return np.unique(current >> 32)
 
 
 def _words_of(q: Any) -> list[tuple[str, Any]]:
@@ -532,6 +604,17 @@ def _union(parts: list[Scored], use_max: bool = False) -> Scored:
         return parts[0]
     ids = np.concatenate([p[0] for p in parts])
     scores = np.concatenate([p[1] for p in parts])
+    size = int(max(p[0][-1] for p in parts)) + 1
+    if len(ids) * DENSE_SHARE >= size:
+        # many documents: count into arrays as long as the index (no sort; the same sums,
+        # added in the same order)
+        uniq = np.flatnonzero(np.bincount(ids, minlength=size)).astype(np.int64)
+        if use_max:
+            best = np.full(size, -np.inf)
+            np.maximum.at(best, ids, scores)
+            return uniq, best[uniq]
+        sums: Floats = np.bincount(ids, weights=scores, minlength=size).astype(np.float64, copy=False)
+        return uniq, sums[uniq]
     uniq, inverse = np.unique(ids, return_inverse=True)
     if use_max:
         out = np.full(len(uniq), -np.inf)
@@ -539,6 +622,28 @@ def _union(parts: list[Scored], use_max: bool = False) -> Scored:
     else:
         out = np.bincount(inverse, weights=scores, minlength=len(uniq))
     return uniq, out
+
+
+def _member(a: Ids, b: Ids) -> npt.NDArray[np.bool_]:
+    """Which values of `a` are in `b` (sorted, unique), as np.isin without the sort."""
+    if not len(b):
+        return np.zeros(len(a), dtype=bool)
+    at = np.searchsorted(b, a)
+    at[at >= len(b)] = 0
+    return b[at] == a  # type: ignore[no-any-return]
+
+
+def _intersect(a: Ids, b: Ids) -> tuple[Ids, Ids, Ids]:
+    """The common values of two sorted arrays of unique values, and where each is in
+    either (as np.intersect1d's return_indices, without sorting both together)."""
+    if len(a) > len(b):
+        common, mine, theirs = _intersect(b, a)
+        return common, theirs, mine
+    at = np.searchsorted(b, a)
+    at[at >= len(b)] = 0
+    hit = b[at] == a if len(b) else np.zeros(len(a), dtype=bool)
+    mine = np.flatnonzero(hit)
+    return a[mine], mine, at[mine]
 
 
 def top(ids: Ids, keys: Floats, limit: int | None, descending: bool) -> Ids:

@@ -28,7 +28,6 @@ and rebuilds run in-process. A Whoosh update then costs speed, never results.
 
 from __future__ import annotations
 
-import bisect
 import itertools
 import logging
 import math
@@ -116,35 +115,108 @@ def read_postings(reader: Any, field: str, tbytes: bytes) -> tuple[Ids, npt.NDAr
 
 def read_positions(reader: Any, field: str, tbytes: bytes, docs: Ids) -> list[list[int]]:
     """The positions of a term in each of `docs` (segment-local, sorted, all
-    holding the term), reading only the posting blocks that hold them."""
+    holding the term), as lists (`read_all_positions` gives every posting's as arrays)."""
+    ids, offsets, flat = read_all_positions(reader, field, tbytes)
+    js = np.searchsorted(ids, docs)
+    found = ids[np.minimum(js, len(ids) - 1)] == docs if len(ids) else np.zeros(len(docs), dtype=bool)
+    return [
+        flat[offsets[j] : offsets[j + 1]].tolist() if ok else []
+        for j, ok in zip(js.tolist(), found.tolist(), strict=True)
+    ]
+
+
+Positions = tuple[Ids, Ids, npt.NDArray[np.int32]]  # ids, offsets (one more than ids), flat positions
+
+
+def read_all_positions(reader: Any, field: str, tbytes: bytes) -> Positions:
+    """Every posting of a term in one segment with its positions, deleted documents
+    included: (segment-local ids, offsets, flat positions); posting k's positions are
+    flat[offsets[k]:offsets[k + 1]], ascending. One pass over the posting blocks; the
+    positions are decoded for all postings at once (`decode_positions`)."""
     fmt = reader.schema[field].format
+    if (field, tbytes) not in reader:
+        return _EMPTY_IDS, np.zeros(1, dtype=np.int64), np.zeros(0, dtype=np.int32)
     m = reader._terms.matcher(field, tbytes, fmt)
-    out: list[list[int]] = []
-    wanted = docs.tolist()
-    if not isinstance(m, W3LeafMatcher):
-        values = dict(zip(m.all_ids(), m._values, strict=False)) if getattr(m, "_values", None) is not None else {}
-        return [fmt.decode_positions(values[d]) if d in values else [] for d in wanted]
-    i, n = 0, len(wanted)
+    if not isinstance(m, W3LeafMatcher):  # few postings, kept inline in the term info
+        ids = np.fromiter(m.all_ids(), dtype=np.int64)
+        values = list(m._values) if getattr(m, "_values", None) is not None else [b""] * len(ids)
+        return (ids, *decode_positions(values))
+    id_parts, values = [], []
     postfile = m._postfile
-    while i < n:
-        if m._maxid >= wanted[i]:  # this block holds the next wanted documents
-            raw = postfile.get(m._dataoffset, m._nextoffset - m._dataoffset)
-            if m._compression:
-                raw = zlib.decompress(raw)
-            data = pickle.loads(raw)
-            ids = np.cumsum(np.array(data[0], dtype=np.int64))
-            values = data[2]
-            k = bisect.bisect_right(wanted, m._maxid, i)
-            js = np.searchsorted(ids, docs[i:k])
-            found = ids[np.minimum(js, len(ids) - 1)] == docs[i:k]
-            for j, ok in zip(js.tolist(), found.tolist(), strict=True):
-                out.append(_decode_positions(values[j]) if ok else [])
-            i = k
-        if i >= n or m._lastblock:
+    while True:
+        raw = postfile.get(m._dataoffset, m._nextoffset - m._dataoffset)
+        if m._compression:
+            raw = zlib.decompress(raw)
+        data = pickle.loads(raw)
+        id_parts.append(np.cumsum(np.array(data[0], dtype=np.int64)))
+        values.extend(data[2])
+        if m._lastblock:
             break
         m._goto(m._nextoffset)
-    out.extend([] for _ in range(n - len(out)))
-    return out
+    return (np.concatenate(id_parts), *decode_positions(values))
+
+
+# Whoosh's Positions value: a 4-byte big-endian count, then pickle.dumps(deltas, 2)
+# (the final STOP sometimes left off). Lists of small deltas pickle the same way every
+# time: header, then one BININT1 ("K", one byte) per delta: read those with numpy.
+_PICKLE_HEAD = np.frombuffer(b"\x80\x02]q\x00", dtype=np.uint8)
+_BININT1 = ord("K")
+
+
+def decode_positions(values: list[bytes]) -> tuple[Ids, npt.NDArray[np.int32]]:
+    """(offsets, flat positions) of many Positions values: value k's positions are
+    flat[offsets[k]:offsets[k + 1]]. The usual form (every delta below 256) is read
+    with array operations; any other value is unpickled as Whoosh does."""
+    n = len(values)
+    buf = np.frombuffer(b"".join(values), dtype=np.uint8)
+    lens = np.fromiter(map(len, values), dtype=np.int64, count=n)
+    usual, counts, owner, within, delta_at = _usual_values(buf, lens)
+    sizes = np.where(usual, counts, 0)
+    decoded = {k: _decode_positions(values[k]) if values[k] else [] for k in np.flatnonzero(~usual).tolist()}
+    for k, poses in decoded.items():
+        sizes[k] = len(poses)
+    offsets = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(sizes, out=offsets[1:])
+    deltas = np.zeros(int(offsets[-1]), dtype=np.int64)
+    deltas[offsets[owner] + within] = buf[delta_at]
+    # positions are the running sums of the deltas within each value
+    sums = np.cumsum(deltas)
+    filled = sizes > 0
+    before = np.concatenate(([0], sums))[offsets[:-1][filled]]
+    flat = (sums - np.repeat(before, sizes[filled])).astype(np.int32)
+    for k, poses in decoded.items():
+        flat[offsets[k] : offsets[k + 1]] = poses
+    return offsets, flat
+
+
+def _usual_values(buf: npt.NDArray[np.uint8], lens: Ids) -> tuple[npt.NDArray[np.bool_], Ids, Ids, Ids, Ids]:
+    """Which values have the usual form (header, then K and one byte per delta), their
+    counts, and for each delta of those: its value, its place in it, where its byte is."""
+    n = len(lens)
+    starts = np.zeros(n, dtype=np.int64)
+    np.cumsum(lens[:-1], out=starts[1:])
+    head = len(_PICKLE_HEAD)
+    usual = lens >= 4 + head + 3
+    s = np.where(usual, starts, 0)
+    counts = np.zeros(n, dtype=np.int64)
+    if usual.any():
+        for k in range(4):  # the count, big-endian
+            counts = (counts << 8) | buf[s + k]
+        body = lens - 4 - head
+        expected = np.where(counts == 1, 3, 2 * counts + 2)  # K d APPEND, or MARK (K d)... APPENDS
+        usual &= (counts >= 1) & ((body == expected) | (body == expected + 1))
+        for k, byte in enumerate(_PICKLE_HEAD.tolist()):
+            usual &= buf[np.where(usual, s + 4 + k, 0)] == byte
+    counts = np.where(usual, counts, 0)
+    owner = np.repeat(np.arange(n), counts)
+    within = np.arange(len(owner)) - np.repeat(np.cumsum(counts) - counts, counts)
+    ops = (s + 4 + head + (counts > 1))[owner] + 2 * within  # each K
+    bad = owner[buf[ops] != _BININT1]
+    if len(bad):
+        usual[bad] = False
+        keep = usual[owner]
+        owner, within, ops = owner[keep], within[keep], ops[keep]
+    return usual, counts, owner, within, ops + 1
 
 
 def _decode_positions(value: bytes) -> list[int]:
