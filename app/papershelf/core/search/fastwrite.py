@@ -72,7 +72,17 @@ class Cancelled(Exception):
 class _Block:
     """What `W3TermInfo.add_block` reads of a block of postings."""
 
-    __slots__ = ("_weights", "_n", "_minid", "_maxid", "_minlength", "_maxlength", "_maxweight")
+    __slots__ = ("_maxid", "_maxlength", "_maxweight", "_minid", "_minlength", "_n", "_weights")
+
+    def __init__(self, ids: list[int], weights: list[float], lengths: list[int]) -> None:
+        self._weights = array("f", weights)  # as Whoosh keeps them (its statistics sum these)
+        self._n = len(ids)
+        self._minid = ids[0]
+        self._maxid = ids[-1]
+        self._minlength = min(lengths) if lengths else None  # lengths: the non-zero ones
+        self._maxlength = max(lengths) if lengths else 0
+        top = max(weights)
+        self._maxweight = top if top > 0 else 0  # Whoosh starts from 0 and keeps the first larger
 
     def __len__(self) -> int:
         return self._n
@@ -115,7 +125,7 @@ class _Analysis:
         # an ID field: the whole value is the one term (Whoosh's IDTokenizer, no filters)
         self.whole = type(analyzer) is IDTokenizer and type(fmt) is formats.Existence
         self.boost = fmt.field_boost
-        self.analyzer = analyzer
+        self.analyzer: Any = analyzer
         self.terms: dict[str, bytes] = {}  # a word as written → its term's bytes
         self.stopped: set[str] = set()  # words as written that are stop words
         self.cache: dict[str, list[tuple[bytes, int, float, bytes]]] = {}
@@ -277,34 +287,15 @@ def _write_field(
         for lo in range(0, n, blocklimit):
             hi = min(n, lo + blocklimit)
             bids = ids[lo:hi]
-            bw = array("f", weights[lo:hi])
-            lens = [qlen[d] for d in bids if d < top and qlen[d]]
-            block = _Block()
-            block._weights = bw
-            block._n = hi - lo
-            block._minid = bids[0]
-            block._maxid = bids[-1]
-            block._minlength = min(lens) if lens else None
-            block._maxlength = max(lens) if lens else 0
-            top_weight = max(weights[lo:hi])
-            block._maxweight = top_weight if top_weight > 0 else 0
+            block = _Block(bids, weights[lo:hi], [qlen[d] for d in bids if d < top and qlen[d]])
             info.add_block(block)
-            data = (tuple(_deltas(bids)), _mini_weights(bw), _mini_values(items[lo:hi], fixed))
+            data = (tuple(_deltas(bids)), _mini_weights(block._weights), _mini_values(items[lo:hi], fixed))
             databytes = dumps(data, 2)
             level = compression if len(databytes) >= _COMPRESS_MIN else 0
             if level:
                 databytes = compress(databytes, level)
-            infobytes = dumps(
-                (
-                    hi - lo,
-                    bids[-1],
-                    block._maxweight,
-                    level,
-                    length_to_byte(block._minlength),
-                    length_to_byte(block._maxlength),
-                ),
-                2,
-            )
+            described = (hi - lo, bids[-1], block._maxweight, level, length_to_byte(block._minlength))
+            infobytes = dumps((*described, length_to_byte(block._maxlength)), 2)
             size = len(infobytes) + len(databytes)
             postfile.write_int(-size if hi == n else size)
             postfile.write(infobytes)
