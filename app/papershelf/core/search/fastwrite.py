@@ -196,7 +196,11 @@ def write_segment(ix: Any, docs: Iterable[Mapping[str, Any]], every: Every | Non
     perdoc = codec.per_document_writer(storage, segment)
     postings: dict[str, dict[bytes, tuple[list[int], list[_Item]]]] = {}
     lengths: dict[str, list[int]] = {}
-    count = _add_documents(schema, docs, perdoc, postings, lengths, every)
+    try:
+        count = _add_documents(schema, docs, perdoc, postings, lengths, every)
+    except BaseException:
+        perdoc._cols._temp.close()  # the columns' temporary file (the folder is the caller's to remove)
+        raise
     perdoc.close()
     segment.set_doc_count(count)
     fieldwriter = codec.field_writer(storage, segment)
@@ -339,9 +343,11 @@ def segment_contents(storage: Any, segment: Any, schema: Any) -> dict[str, Any]:
             out[f"t:{name}:{tbytes!r}"] = (stats, info._maxid, _blocks(terms, name, tbytes, schema[name].format))
     finally:
         terms.close()
+    prefix = segment.make_filename("")
     for fname in storage.list():
-        if fname.startswith(f"{segment.indexname}_{segment.segment_id()}") and fname.endswith(".col"):
-            out["c:" + fname.rsplit("_", 1)[-1]] = storage.open_file(fname).read()
+        if fname.startswith(prefix) and fname.endswith(".col"):
+            with storage.open_file(fname) as f:
+                out["c:" + fname.removeprefix(prefix)] = f.read()
     return out
 
 

@@ -132,11 +132,13 @@ def _build_here(
     docs = (paper_document(paper, member.get(paper.id, []), *texts.document_parts(paper)) for paper in papers)
     if internals.fast_writing():  # the whole segment at once (fastwrite.py)
 
-        def going(n: int) -> bool:
-            if progress and n % 1000 == 0:
+        def going(n: int) -> bool:  # every 250 papers
+            if progress:
                 progress(n, len(papers))
-            return not (n % 500 == 0 and cancelled and cancelled())
+            return not (cancelled and cancelled())
 
+        if not going(0):
+            return False
         try:
             segment = fastwrite.write_segment(ix, docs, going)
         except fastwrite.Cancelled:
