@@ -40,6 +40,18 @@ def library(tmp_path, seeds):
         yield lib
 
 
+def written_by_fastwrite(ix) -> list[bool]:
+    """Per segment: whether `fastwrite` wrote it. It stores a block of a posting or two as it is
+    (compression 0); Whoosh's writer compresses every block."""
+    out = []
+    with ix._search_lock:
+        for reader, _ in ix._get_searcher().reader().leaf_readers():
+            fmt = reader.schema["title"].format
+            blocks = [reader._terms.matcher("title", t, fmt)._compression for t in reader.lexicon("title")]
+            out.append(0 in blocks)
+    return out
+
+
 def documents(lib):
     member = lib.memberships()
     docs = [paper_document(p, member.get(p.id, [])) for p in lib.papers()]
@@ -93,13 +105,13 @@ def test_a_rebuild_with_it_answers_and_scores_as_one_with_whooshs_writer(library
     monkeypatch.setattr(fastwrite, "write_segment", lambda *a, **k: calls.append(1) or real(*a, **k))
     with SearchIndex(library) as ix:
         assert ix.rebuild()
-        assert calls == [1]
+        assert calls == [1] and written_by_fastwrite(ix) == [True]
         fast = {q: ix.search(q, limit=None, facets=True) for q in query_mix(words)}
         check_same(ix, words)  # and against Whoosh's own matcher
     monkeypatch.setattr(internals, "_fastwrite_verdict", "forced for the test")
     with SearchIndex(library) as ix:
         assert ix.rebuild()
-        assert calls == [1]  # Whoosh's writer this time
+        assert calls == [1] and written_by_fastwrite(ix) == [False]  # Whoosh's writer this time
         for q, answer in fast.items():
             stock = ix.search(q, limit=None, facets=True)
             assert (stock.ids, stock.total, stock.facets) == (answer.ids, answer.total, answer.facets), q
@@ -113,7 +125,7 @@ def test_worker_processes_write_with_it_and_cancel_keeps_the_old_index(library, 
     seen = []
     with SearchIndex(library) as ix:
         assert ix.rebuild(progress=lambda n, total: seen.append((n, total)))
-        assert len(ix._get_searcher().reader().leaf_readers()) == 4
+        assert written_by_fastwrite(ix) == [True] * 4
         check_same(ix, words)
         before = ix.search("model", limit=None).ids
         assert seen[-1] == (372, 372)
@@ -141,7 +153,8 @@ def test_a_writer_that_differs_is_caught_and_rebuilds_take_whooshs(library, word
     monkeypatch.setattr(rebuild_module, "SEGMENT_DOCS", 100)
     monkeypatch.setattr(rebuild_module, "PARALLEL_MIN", 50)
     with SearchIndex(library) as ix:
-        assert ix.rebuild()  # workers probe in their own processes (where the writer is as it should be)
+        assert ix.rebuild()  # the workers are told to take Whoosh's writer too
+        assert written_by_fastwrite(ix) == [False] * 4
         check_same(ix, words)
     monkeypatch.setattr(rebuild_module, "PARALLEL_MIN", 5000)
     with SearchIndex(library) as ix:

@@ -32,7 +32,7 @@ from .pdftext import PaperTexts, pdf_hashes
 from .schema import paper_document
 from .source import PaperSource
 from .state import IndexFolder, discard
-from .worker import FULLTEXT_KEY, PARENT_ENV
+from .worker import FULLTEXT_KEY, PARENT_ENV, WRITER_ENV
 
 SEGMENT_DOCS = 10_000  # a rebuild writes segments of at most this many papers
 PARALLEL_MIN = 2_000  # larger libraries are indexed by one process per core
@@ -199,6 +199,7 @@ def _build_in_processes(
     source_root = str(Path(papershelf.__file__).resolve().parent.parent)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [source_root, env.get("PYTHONPATH")]))
     env[PARENT_ENV] = str(os.getpid())  # workers stop if this process dies
+    env[WRITER_ENV] = "fast" if internals.fast_writing() else "whoosh"  # every segment written alike
     waiting: list[Path] = list(jobs)
     running: dict[Path, subprocess.Popen[bytes]] = {}
     finished: list[Path] = []

@@ -25,6 +25,7 @@ from typing import Any
 
 PROGRESS_EVERY = 250
 PARENT_ENV = "PAPERSHELF_INDEX_PARENT"
+WRITER_ENV = "PAPERSHELF_INDEX_WRITER"  # "fast" (fastwrite, if its probe passes here too) or "whoosh"
 FULLTEXT_KEY = "_pdfs"  # a job document's PDF hashes, whose texts the worker adds as `fulltext`
 
 
@@ -55,7 +56,7 @@ def build(index_folder: str, job_file: str, text_cache: str = "") -> None:
 
     ix = windex.open_dir(index_folder)
     # the parent starts workers only once the probe found Whoosh's internals as expected
-    if internals.fast_writing():
+    if os.environ.get(WRITER_ENV, "fast") == "fast" and internals.fast_writing():  # as the parent decided
         try:
             segment = fastwrite.write_segment(ix, with_texts(), going)
         except fastwrite.Cancelled:
