@@ -299,6 +299,50 @@ def commit_segments(ix: Any, segments: list[Any]) -> None:
         writer._finish()
 
 
+def fast_writing() -> bool:
+    """Whether a rebuild may write its segments with `fastwrite.write_segment`: the probe passed, and
+    `fastwrite`'s own probe (a segment written by it and one by Whoosh's stock writer, of documents
+    using every field of the schema, read back the same) passed in this process."""
+    global _fastwrite_verdict
+    if not usable():
+        return False
+    with _probe_lock:
+        if _fastwrite_verdict is None:
+            try:
+                _fastwrite_verdict = _probe_fastwrite()
+            except Exception as exc:  # any failure of the internals is a mismatch
+                _fastwrite_verdict = f"the probe failed ({exc.__class__.__name__}: {exc})"
+            if _fastwrite_verdict:
+                log.warning(
+                    "Whoosh's segment files are not as Papershelf's fast writer expects (%s): "
+                    "rebuilds use Whoosh's stock writer (slower)",
+                    _fastwrite_verdict,
+                )
+        return not _fastwrite_verdict
+
+
+def _probe_fastwrite() -> str:
+    """Write the same documents with `fastwrite` and with Whoosh's writer (blocks of two postings,
+    so terms span several) and compare everything Whoosh reads of the two segments."""
+    from . import fastwrite
+
+    schema = make_schema()
+    problem = fastwrite.supported(schema, W3Codec())
+    if problem:
+        return problem
+    ix = _MemoryOnly().create_index(schema)
+    codec = W3Codec(blocklimit=2)
+    stock = SegmentWriter(ix, _lk=False, codec=codec, compound=False)
+    for doc in _PROBE_FULL_DOCS:
+        stock.add_document(**doc)
+    theirs = fastwrite.segment_contents(ix.storage, finish_segment(stock), schema)
+    ours = fastwrite.segment_contents(ix.storage, fastwrite.write_segment(ix, _PROBE_FULL_DOCS, codec=codec), schema)
+    different = fastwrite.differences(ours, theirs)
+    if different:
+        return f"the fast writer's segment differs ({', '.join(different)})"
+    return "" if len(ours) > 60 else "too few terms to compare"
+
+
 def parallel_build() -> bool:
     """Whether a rebuild may be split over worker processes (it needs `finish_segment`/`commit_segments`)."""
     return usable()
@@ -323,6 +367,7 @@ def _reader_segment_ids(ix: Any) -> set[str]:
 # ---- the known-answer probe ----------------------------------------------------
 
 _verdict: str | None = None  # None: not probed yet; "": the internals are as expected; else why not
+_fastwrite_verdict: str | None = None  # the same, for `fastwrite` (probed when a rebuild first asks)
 _probe_lock = threading.Lock()
 _start_lock = threading.Lock()
 _probe_thread: threading.Thread | None = None
@@ -382,6 +427,43 @@ _PROBE_DOCS = [
         ]
     )
 ]
+# Every kind of field of the index's schema (text with positions, text without, names, IDs,
+# keywords, a number, columns, a stored field), words repeated in and across documents, a
+# word at a position past the encoder's table, accents, a stop word, a long value and short
+# values that repeat (cached by text).
+_PROBE_FULL_DOCS = [
+    {
+        "id": f"p{n}",
+        "title": title,
+        "authors": authors,
+        "abstract": abstract + (" filler" * 4100 + " omega" if n == 2 else ""),
+        "area": "Machine Learning Theory" if n % 2 else "Vision",
+        "area_exact": "ml" if n % 2 else "vision",
+        "venue": "Proc. ICML" if n % 3 else "Schrödinger's Journal",
+        "keywords": "alpha ; beta" if n % 2 else "",
+        "tags": tags,
+        "status": "reading" if n % 2 else "unread",
+        "lists": "reading group" if n == 3 else "",
+        "source": "listing_000.txt bibtex",
+        "added": f"2026-12-0{n + 1}T10:00:00+00:00",
+        "title_sort": title.lower(),
+        "digest": f"{n:016x}",
+        "fulltext": abstract * 3 if n % 2 else "",
+        "notes": "the alpha note" if n == 4 else "",
+        "year": 2000 + n,
+    }
+    for n, (title, authors, abstract, tags) in enumerate(
+        [
+            ("Alpha beta", "Ada Lovelace ; Émile Borel", "alpha models of alpha beta gamma", "llm,rl"),
+            ("Beta gamma", "Ada Lovelace", "beta beta models models models", "llm"),
+            ("Alpha", "Alan Turing", "gamma alpha models of everything", ""),
+            ("Gamma models", "Émile Borel ; Alan Turing", "alpha alpha alpha alpha models beta", "rl"),
+            ("Alpha beta gamma", "Kurt Gödel", "models", "rl,llm"),
+            ("Models of alpha", "Ada Lovelace", "gamma gamma alpha beta models the", "llm"),
+        ]
+    )
+]
+_PROBE_FULL_DOCS = [{k: v for k, v in doc.items() if v != ""} for doc in _PROBE_FULL_DOCS]
 _PROBE_EDIT = dict(_PROBE_DOCS[1], title="Beta gamma models", abstract="models alpha beta")
 _PROBE_FIELDS = ("title", "abstract", "tags", "id")  # positions and lengths; counts; existence
 

@@ -27,12 +27,12 @@ from whoosh import index as windex
 from ..errors import SearchIndexError
 from ..fileio import try_lock, unlock
 from ..paper import Paper
-from . import internals
+from . import fastwrite, internals
 from .pdftext import PaperTexts, pdf_hashes
 from .schema import paper_document
 from .source import PaperSource
 from .state import IndexFolder, discard
-from .worker import FULLTEXT_KEY, PARENT_ENV
+from .worker import FULLTEXT_KEY, PARENT_ENV, WRITER_ENV
 
 SEGMENT_DOCS = 10_000  # a rebuild writes segments of at most this many papers
 PARALLEL_MIN = 2_000  # larger libraries are indexed by one process per core
@@ -129,13 +129,29 @@ def _build_here(
     cancelled: Cancelled | None,
     texts: PaperTexts,
 ) -> bool:
+    docs = (paper_document(paper, member.get(paper.id, []), *texts.document_parts(paper)) for paper in papers)
+    if internals.fast_writing():  # the whole segment at once (fastwrite.py)
+
+        def going(n: int) -> bool:  # every 250 papers
+            if progress:
+                progress(n, len(papers))
+            return not (cancelled and cancelled())
+
+        if not going(0):
+            return False
+        try:
+            segment = fastwrite.write_segment(ix, docs, going)
+        except fastwrite.Cancelled:
+            return False
+        internals.commit_segments(ix, [segment])
+        return True
     writer = internals.segment_writer(ix, limitmb=256)
     try:
-        for n, paper in enumerate(papers):
+        for n, doc in enumerate(docs):
             if cancelled and n % 500 == 0 and cancelled():
                 writer.cancel()
                 return False
-            writer.add_document(**paper_document(paper, member.get(paper.id, []), *texts.document_parts(paper)))
+            writer.add_document(**doc)
             if progress and n % 1000 == 0:
                 progress(n, len(papers))
         writer.commit(optimize=True)
@@ -162,21 +178,28 @@ def _build_in_processes(
     jobs_dir = new.with_name(new.name + "-jobs")
     discard(jobs_dir)
     jobs_dir.mkdir()
-    jobs = []
-    sizes = {}
-    for k, start in enumerate(range(0, total, size)):
-        job = jobs_dir / f"job{k:04d}"
-        chunk = papers[start : start + size]
+    jobs = [jobs_dir / f"job{k:04d}" for k in range(-(-total // size))]
+    sizes = {job: len(papers[k * size : (k + 1) * size]) for k, job in enumerate(jobs)}
+
+    ready: set[Path] = set()
+
+    def write_job(job: Path) -> None:
+        """A job's documents, written when a worker takes it or just before (one ahead of the
+        workers): the first workers start after one job's documents are made, not all of them."""
+        if job in ready:
+            return
+        ready.add(job)
+        k = jobs.index(job)
         with open(job, "wb") as f:
             # the PDFs' texts are read by the worker (the hashes go in the job, not the texts)
-            docs = [_job_document(p, member.get(p.id, []), texts) for p in chunk]
+            docs = [_job_document(p, member.get(p.id, []), texts) for p in papers[k * size : (k + 1) * size]]
             pickle.dump(docs, f, protocol=pickle.HIGHEST_PROTOCOL)
-        jobs.append(job)
-        sizes[job] = len(chunk)
+
     env = dict(os.environ)
     source_root = str(Path(papershelf.__file__).resolve().parent.parent)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [source_root, env.get("PYTHONPATH")]))
     env[PARENT_ENV] = str(os.getpid())  # workers stop if this process dies
+    env[WRITER_ENV] = "fast" if internals.fast_writing() else "whoosh"  # every segment written alike
     waiting: list[Path] = list(jobs)
     running: dict[Path, subprocess.Popen[bytes]] = {}
     finished: list[Path] = []
@@ -194,6 +217,7 @@ def _build_in_processes(
         while waiting or running:
             while waiting and len(running) < workers:
                 job = waiting.pop(0)
+                write_job(job)
                 with open(job.with_suffix(".err"), "wb") as err:
                     running[job] = subprocess.Popen(
                         [sys.executable, "-m", WORKER_MODULE, str(new), str(job), str(texts.folder or "")],
@@ -202,6 +226,8 @@ def _build_in_processes(
                         stderr=err,
                         env=env,
                     )
+            if waiting:
+                write_job(waiting[0])  # the next job is ready when a worker ends
             if cancelled and cancelled():
                 return False
             for job, proc in list(running.items()):
