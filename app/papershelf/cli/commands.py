@@ -31,9 +31,10 @@ from .output import (
 from .parser import parse_status
 
 
-def open_library(args: argparse.Namespace, write: bool) -> Library:
-    """The library of `--data-dir` (or the default folder), its notices said on stderr."""
-    lib = Library.open(paths.data_dir(args.data_dir), readonly=not write)
+def open_library(args: argparse.Namespace, write: bool, lazy: bool = False) -> Library:
+    """The library of `--data-dir` (or the default folder), its notices said on stderr. `lazy`
+    (read-only commands that read a few papers): through this machine's read view of it."""
+    lib = Library.open(paths.data_dir(args.data_dir), readonly=not write, lazy=lazy and not write)
     for notice in lib.notices:
         print(f"papershelf: note: {notice}", file=sys.stderr)
     return lib
@@ -119,7 +120,7 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 def cmd_show(args: argparse.Namespace) -> int:
     """`show ID`: everything about one paper (`--bibtex`: its entry, as an export writes it)."""
-    with open_library(args, write=False) as lib:
+    with open_library(args, write=False, lazy=True) as lib:
         paper = lib.get(lib.resolve(args.id))
         if args.bibtex:
             # the key an export would give it, not pinned: showing an entry is no export

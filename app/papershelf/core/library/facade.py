@@ -76,9 +76,11 @@ class Library:
 
     # ---- opening -----------------------------------------------------------
     @classmethod
-    def open(cls, folder: Path | str, readonly: bool = False) -> Library:
-        """Open the library in `folder` (created if need be; `readonly`: no edits, no lock held)."""
-        return cls(local.open_store(folder, readonly))
+    def open(cls, folder: Path | str, readonly: bool = False, lazy: bool = False) -> Library:
+        """Open the library in `folder` (created if need be; `readonly`: no edits, no lock held;
+        `lazy`, read-only: papers read when asked for, through this machine's read view of the
+        library when it is current: a command's one search or paper, not the window)."""
+        return cls(local.open_store(folder, readonly, lazy and readonly))
 
     recover = staticmethod(syncing.recover)
 
@@ -280,6 +282,9 @@ class Library:
 
     def tag_counts(self) -> Counter[str]:
         """Tag → how many papers have it."""
+        kept = getattr(self._store.papers, "tag_counts", None)  # a read view keeps them
+        if kept is not None:
+            return Counter(kept())
         return Counter(t for p in self._store.papers.values() for t in p.tags)
 
     def status_counts(self) -> Counter[Status]:
