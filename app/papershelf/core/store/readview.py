@@ -152,6 +152,7 @@ class ViewPapers(Mapping[str, Paper]):
         return Paper.wrap_trusted(d)
 
     def close(self) -> None:
+        """Let go of the view's database and the library file."""
         self._db.close()
         if self._fd >= 0:
             with contextlib.suppress(OSError):
