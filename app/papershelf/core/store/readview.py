@@ -51,7 +51,10 @@ log = logging.getLogger("papershelf.core.store")
 
 VIEW = "readview.sqlite"
 VIEW_VERSION = 1
-SETTLE_NS = 1_000_000_000  # inputs changed less than this before a load: no view is written from it
+# inputs changed less than this before a load: no view is written from it. A file's ctime comes
+# from the kernel's coarse clock (a tick, up to 10 ms, behind time.time_ns): a write after the
+# load began always gets a ctime later than one this much older than the start
+SETTLE_NS = 200_000_000
 BATCH = 5000
 
 Key = list[int]
