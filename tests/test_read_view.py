@@ -12,8 +12,8 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import SEEDS, cli_ok, local_dir, run_cli, store_dir
 
+from conftest import SEEDS, cli_ok, local_dir, run_cli, store_dir
 from papershelf.core.errors import StoreCorruptError
 from papershelf.core.library import Library
 from papershelf.core.store import machine, readview
@@ -126,7 +126,7 @@ def test_a_compaction_by_another_process_is_read_at_once(edited):
 
 def test_a_damaged_library_file_is_refused_as_the_whole_load_refuses_it(edited):
     folder, ids = edited
-    full, _ = _full_then_lazy(folder, "show", "--json", ids[5])
+    _full_then_lazy(folder, "show", "--json", ids[5])
     path = store_dir(folder) / "library.jsonl"
     data = bytearray(path.read_bytes())
     at = data.index(ids[5].encode()) + 20
@@ -144,7 +144,7 @@ def test_a_library_file_put_back_from_elsewhere_is_read_as_it_is(edited, tmp_pat
     path = store_dir(folder) / "library.jsonl"
     kept = tmp_path / "kept.jsonl"
     kept.write_bytes(path.read_bytes())
-    before, _ = _full_then_lazy(folder, "show", "--json", ids[6])
+    _full_then_lazy(folder, "show", "--json", ids[6])
     with Library.open(folder) as lib:
         lib.set_notes(ids[6], "later")
         lib.compact()
