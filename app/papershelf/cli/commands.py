@@ -27,6 +27,7 @@ from .output import (
     print_paper,
     print_table,
     write_json,
+    write_json_array,
 )
 from .parser import parse_status
 
@@ -95,8 +96,14 @@ def import_paste(lib: Library, data: bytes, as_listing: bool, keywords_as_tags: 
 
 def cmd_list(args: argparse.Namespace) -> int:
     """`list`: the papers matching the filters, as a table or JSON."""
-    with open_library(args, write=False) as lib:
+    streamed = args.json and not args.sort and not args.reverse  # in library order: one paper at a time
+    with open_library(args, write=False, lazy=streamed) as lib:
         tag = lib.tag_named(args.tag) if args.tag is not None else None  # a typo is an error, not 0 papers
+        if streamed:
+            member = lib.memberships()
+            found = lib.matching(status=args.status, tag=tag, list_name=args.list_name, area=args.area)
+            write_json_array(paper_json(p, member.get(p.id, [])) for p in found)
+            return EXIT_OK
         papers = lib.query(status=args.status, tag=tag, list_name=args.list_name, area=args.area)
         if args.sort:
             by_id = {p.id: p for p in papers}
