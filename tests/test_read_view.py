@@ -11,6 +11,7 @@ import re
 import time
 from pathlib import Path
 
+import orjson
 import pytest
 
 from conftest import SEEDS, cli_ok, local_dir, run_cli, store_dir
@@ -92,6 +93,21 @@ def test_the_view_answers_as_the_whole_load(edited, query):
     full, lazy = _full_then_lazy(folder, *args)
     assert lazy == full
     assert full.strip()
+
+
+LISTS = [(), ("--tag", "ml"), ("--status", "read"), ("--list", "queue"), ("--area", "nowhere")]
+
+
+@pytest.mark.parametrize("filters", LISTS, ids=[" ".join(f) or "all" for f in LISTS])
+def test_list_json_streams_what_it_printed_whole(edited, filters):
+    """`list --json` writes one paper at a time, through the view: the bytes are those of the
+    whole array written at once (orjson, indented), and the same as the whole load's."""
+    folder, _ = edited
+    full, lazy = _full_then_lazy(folder, "list", "--json", *filters)
+    assert lazy == full
+    papers = json.loads(full)
+    assert full.encode() == orjson.dumps(papers, option=orjson.OPT_INDENT_2) + b"\n"
+    assert bool(papers) == (filters != ("--area", "nowhere"))
 
 
 def test_a_deleted_paper_and_an_unknown_one_are_refused_in_the_same_words(edited):

@@ -6,7 +6,7 @@ Not a pytest test; run it by hand::
     python tests/perf/bench_cli.py --size 20000          # a corpus made here (bench_store's)
 
 Each figure is one real process (`papershelf ...`, the console script of this checkout's
-venv), its wall time and its own peak RSS (os.wait4's rusage, per child), 3 runs, min and
+venv), its wall time and its own peak RSS (/usr/bin/time's %M), 3 runs, min and
 median. `--base APP` runs the same commands with another checkout's `app/` first on
 PYTHONPATH (the code before a change), interleaved with this one's in the same run. The
 anchor is SQLite FTS5 (bm25 and snippet()) answering the same search from a script, also a
@@ -60,13 +60,16 @@ for r in rows:
 
 
 def run(cmd: list[str], env: dict[str, str], stdout=subprocess.DEVNULL) -> tuple[float, float, int]:
-    """(seconds, peak MB, exit code) of one process."""
-    t0 = time.perf_counter()
-    proc = subprocess.Popen(cmd, env=env, stdout=stdout, stderr=subprocess.DEVNULL)
-    _, status, usage = os.wait4(proc.pid, 0)
-    took = time.perf_counter() - t0
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    return took, usage.ru_maxrss / 1024, proc.returncode
+    """(seconds, peak MB, exit code) of one process. The peak is /usr/bin/time's (%M): a child
+    forked from this process would count this process's memory as its own high-water mark."""
+    with tempfile.NamedTemporaryFile("r", suffix=".time") as out:
+        t0 = time.perf_counter()
+        code = subprocess.run(
+            ["/usr/bin/time", "-o", out.name, "-f", "%M", *cmd], env=env, stdout=stdout, stderr=subprocess.DEVNULL
+        ).returncode
+        took = time.perf_counter() - t0
+        peak_kb = float(out.read().split()[-1])
+    return took, peak_kb / 1024, code
 
 
 def measure(label: str, cmd: list[str], env: dict[str, str], runs: int = RUNS) -> dict:
