@@ -185,6 +185,14 @@ class Library:
         """Every paper's id, in library order."""
         return list(self._store.papers)
 
+    def papers_with_files(self) -> list[Paper]:
+        """The papers that have files, in library order (a read view knows them: the others are not read)."""
+        papers = self._store.papers
+        kept = getattr(papers, "with_files", None)
+        if kept is not None:
+            return [papers[pid] for pid in kept()]
+        return [p for p in papers.values() if p.files]
+
     def __contains__(self, paper_id: object) -> bool:
         return paper_id in self._store.papers
 
