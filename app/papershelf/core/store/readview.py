@@ -296,10 +296,10 @@ def _fill(db: sqlite3.Connection, store: Any, snapshot: Path, keys: dict[str, Ke
     batch: list[tuple[int, str, int, int, int, int, bytes | None]] = []
     for n, (pid, paper) in enumerate(papers.items()):
         raw = paper.raw()
-        body: bytes | None = dumps(raw)
+        encoded = dumps(raw)
         line, off, size, held = places.get(pid, (0, 0, 0, b""))
-        if held == digest(body):
-            body = None  # read from the library file, where it is as merged
+        # a paper as merged that is its line of the library file is read from there
+        body = None if held and held == digest(encoded) else encoded
         for tag in raw.get("tags", ()):
             tags[tag] = tags.get(tag, 0) + 1
         batch.append((n, pid, line, off, size, 1 if raw.get("files") else 0, body))
