@@ -15,7 +15,7 @@ import orjson
 import pytest
 
 from conftest import SEEDS, cli_ok, local_dir, run_cli, store_dir
-from papershelf.core.errors import StoreCorruptError
+from papershelf.core.errors import StoreCorruptError, StoreUnreadableError
 from papershelf.core.library import Library
 from papershelf.core.store import machine, readview
 
@@ -249,3 +249,21 @@ def test_a_view_is_not_written_from_files_changed_a_moment_ago(edited):
         assert not readview.write_view(lib._store, keys | {"x": [0, 0, 0, 0]})  # not as the files are now
     assert not _view(folder).exists()
     assert readview.input_keys(folder / "missing") is None
+
+
+def test_a_damaged_view_is_never_an_answer(edited):
+    """The view is this machine's cache: one that does not open is passed over (the whole load
+    answers and writes it again); one that fails while read is removed, and said in words."""
+    folder, ids = edited
+    lib = _written(folder)
+    with lib:
+        expected = lib.get(ids[5]).to_dict()
+        lib._store.papers._db.close()  # as a view damaged under the reader would fail
+        with pytest.raises(StoreUnreadableError, match=r"read view .* could not be read.*run the command again"):
+            lib.get(ids[6])
+    assert not _view(folder).exists()
+    _written(folder).close()
+    _view(folder).write_bytes(b"not a database at all" * 100)
+    with Library.open(folder, readonly=True, lazy=True) as lib:
+        assert not isinstance(lib._store, readview.ViewStore)
+        assert lib.get(ids[5]).to_dict() == expected

@@ -42,7 +42,7 @@ from typing import Any
 
 import orjson
 
-from ..errors import StoreCorruptError
+from ..errors import StoreCorruptError, StoreUnreadableError
 from ..paper import Paper
 from .format import BACKUPS, DEVICES, SNAPSHOT, damaged_line_error, unseal
 
@@ -84,8 +84,9 @@ def _key(st: os.stat_result) -> Key:
 class ViewPapers(Mapping[str, Paper]):
     """id → Paper, read on demand from the view and the library file (see the module)."""
 
-    def __init__(self, db: sqlite3.Connection, fd: int, path: Path, backups: Path, count: int):
+    def __init__(self, db: sqlite3.Connection, fd: int, path: Path, backups: Path, count: int, view: Path):
         self._db = db
+        self._view = view
         self._fd = fd
         self._path = path
         self._backups = backups
@@ -96,13 +97,13 @@ class ViewPapers(Mapping[str, Paper]):
         return self._count
 
     def __iter__(self) -> Iterator[str]:
-        for (pid,) in self._db.execute("SELECT id FROM papers ORDER BY n"):
+        for (pid,) in self._ask("SELECT id FROM papers ORDER BY n").fetchall():
             yield pid
 
     def __contains__(self, pid: object) -> bool:
         if not isinstance(pid, str):
             return False
-        return pid in self._read or self._db.execute("SELECT 1 FROM papers WHERE id=?", (pid,)).fetchone() is not None
+        return pid in self._read or self._ask("SELECT 1 FROM papers WHERE id=?", (pid,)).fetchone() is not None
 
     def __getitem__(self, pid: str) -> Paper:
         paper = self._read.get(pid)
@@ -110,7 +111,7 @@ class ViewPapers(Mapping[str, Paper]):
             return paper
         if not isinstance(pid, str):
             raise KeyError(pid)
-        row = self._db.execute("SELECT id, line, off, len, body FROM papers WHERE id=?", (pid,)).fetchone()
+        row = self._ask("SELECT id, line, off, len, body FROM papers WHERE id=?", (pid,)).fetchone()
         if row is None:
             raise KeyError(pid)
         paper = self._paper(row)
@@ -124,19 +125,42 @@ class ViewPapers(Mapping[str, Paper]):
 
     def rows(self, where: str = "") -> Iterator[Paper]:
         """The papers in library order (`where`: a condition on the view's columns)."""
-        cur = self._db.execute(f"SELECT id, line, off, len, body FROM papers {where} ORDER BY n")
-        while rows := cur.fetchmany(1000):
+        cur = self._ask(f"SELECT id, line, off, len, body FROM papers {where} ORDER BY n")
+        while rows := self._fetch(cur):
             for row in rows:
                 yield self._paper(row)
 
     def with_files(self) -> list[str]:
         """The ids of the papers that have files, in library order."""
-        return [pid for (pid,) in self._db.execute("SELECT id FROM papers WHERE files ORDER BY n")]
+        return [pid for (pid,) in self._ask("SELECT id FROM papers WHERE files ORDER BY n").fetchall()]
 
     def tag_counts(self) -> dict[str, int]:
         """Tag → how many papers have it (kept in the view)."""
-        row = self._db.execute("SELECT value FROM meta WHERE key='tags'").fetchone()
+        row = self._ask("SELECT value FROM meta WHERE key='tags'").fetchone()
         return dict(json.loads(row[0])) if row else {}
+
+    def _ask(self, sql: str, args: tuple[str, ...] = ()) -> sqlite3.Cursor:
+        try:
+            return self._db.execute(sql, args)
+        except sqlite3.Error as exc:
+            raise self._unreadable(exc) from exc
+
+    def _fetch(self, cur: sqlite3.Cursor) -> list[Any]:
+        try:
+            return cur.fetchmany(1000)
+        except sqlite3.Error as exc:
+            raise self._unreadable(exc) from exc
+
+    def _unreadable(self, exc: sqlite3.Error) -> StoreUnreadableError:
+        """This machine's view, damaged after it was opened: removed, so the next command reads
+        the library whole (and writes it again); the library itself is not touched."""
+        with contextlib.suppress(OSError):
+            self._view.unlink()
+        return StoreUnreadableError(
+            f"This machine's read view of the library ({self._view}) could not be read: {exc}. It was removed; "
+            "run the command again (the library itself was not read wrong or changed).",
+            self._view,
+        )
 
     def _paper(self, row: tuple[str, int, int, int, bytes | None]) -> Paper:
         pid, line, off, size, body = row
@@ -240,7 +264,7 @@ def open_view(root: Path, device: str, local: Path) -> ViewStore | None:
         if fd >= 0:
             os.close(fd)
         return None
-    papers = ViewPapers(db, fd, snapshot, root / DEVICES / device / BACKUPS, meta["count"])
+    papers = ViewPapers(db, fd, snapshot, root / DEVICES / device / BACKUPS, meta["count"], path)
     return ViewStore(root, device, local, papers, meta)
 
 
