@@ -154,6 +154,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--in-place", action="store_true", help="use --lib as it is, with --config and --state")
     ap.add_argument("--config", help="with --in-place: the configuration folder (its device owns the library)")
     args = ap.parse_args(argv)
+    sys.stdout.reconfigure(line_buffering=True)  # type: ignore[attr-defined]  # figures as they come, into a file too
     work = Path(args.work) if args.work else Path(tempfile.mkdtemp(prefix="bench-cli-"))
     work.mkdir(parents=True, exist_ok=True)
     fresh = not (work / "fts5.sqlite").exists()
