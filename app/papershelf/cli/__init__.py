@@ -24,35 +24,10 @@ whether a start opens the window or runs a command here. Run on its own,
 from __future__ import annotations
 
 import argparse
+import importlib
 import sys
 from collections.abc import Callable
 
-from .commands import (
-    cmd_delete,
-    cmd_desktop,
-    cmd_import,
-    cmd_key,
-    cmd_list,
-    cmd_list_add,
-    cmd_list_remove,
-    cmd_lists,
-    cmd_note,
-    cmd_rate,
-    cmd_recover,
-    cmd_redo,
-    cmd_show,
-    cmd_status,
-    cmd_tag,
-    cmd_tags,
-    cmd_title,
-    cmd_undo,
-    first_look,
-)
-from .conflicts import cmd_conflicts
-from .discover import cmd_suggest
-from .duplicates import cmd_duplicates
-from .fetch_commands import cmd_fetch_pdf
-from .files_commands import cmd_attach, cmd_detach, cmd_files, cmd_open
 from .output import (
     EXIT_FAILED,
     EXIT_INTERRUPTED,
@@ -64,9 +39,6 @@ from .output import (
     paper_json,
 )
 from .parser import COMMAND_NAMES, build_parser, parse_args
-from .records import cmd_add, cmd_lookup, cmd_set
-from .search_commands import cmd_export, cmd_reindex, cmd_search
-from .sync_commands import cmd_devices, cmd_searches
 
 __all__ = [
     "COMMANDS",
@@ -88,41 +60,38 @@ __all__ = [
     "wants_window",
 ]
 
+
+def _lazy(module: str, name: str) -> Callable[[argparse.Namespace], int]:
+    """A command's function, its module imported when it runs: `papershelf show` does not pay
+    for the modules of thirty other commands (and what they import) at every start."""
+
+    def command(args: argparse.Namespace) -> int:
+        function: Callable[[argparse.Namespace], int] = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+        return function(args)
+
+    command.__name__ = command.__qualname__ = name
+    command.__doc__ = f"{module}.{name}, imported when it runs."
+    return command
+
+
+cmd_desktop = _lazy("commands", "cmd_desktop")
+first_look = _lazy("commands", "first_look")
+
+_WHERE = {
+    "commands": (
+        "import list show tag tags status note title key rate lists list-add list-remove recover delete undo redo"
+    ),
+    "search_commands": "search reindex export",
+    "discover": "suggest",
+    "duplicates": "duplicates",
+    "conflicts": "conflicts",
+    "records": "set add lookup",
+    "fetch_commands": "fetch-pdf",
+    "sync_commands": "searches devices",
+    "files_commands": "attach detach files open",  # a paper's files
+}
 COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
-    "import": cmd_import,
-    "list": cmd_list,
-    "show": cmd_show,
-    "tag": cmd_tag,
-    "tags": cmd_tags,
-    "status": cmd_status,
-    "note": cmd_note,
-    "title": cmd_title,
-    "key": cmd_key,
-    "rate": cmd_rate,
-    "lists": cmd_lists,
-    "search": cmd_search,
-    "suggest": cmd_suggest,
-    "reindex": cmd_reindex,
-    "export": cmd_export,
-    "list-add": cmd_list_add,
-    "list-remove": cmd_list_remove,
-    "recover": cmd_recover,
-    "duplicates": cmd_duplicates,
-    "conflicts": cmd_conflicts,
-    "set": cmd_set,
-    "add": cmd_add,
-    "lookup": cmd_lookup,
-    "fetch-pdf": cmd_fetch_pdf,
-    "delete": cmd_delete,
-    "undo": cmd_undo,
-    "redo": cmd_redo,
-    "searches": cmd_searches,
-    "devices": cmd_devices,
-    # a paper's files
-    "attach": cmd_attach,
-    "detach": cmd_detach,
-    "files": cmd_files,
-    "open": cmd_open,
+    name: _lazy(module, "cmd_" + name.replace("-", "_")) for module, names in _WHERE.items() for name in names.split()
 }
 
 

@@ -27,13 +27,15 @@ from .output import (
     print_paper,
     print_table,
     write_json,
+    write_json_array,
 )
 from .parser import parse_status
 
 
-def open_library(args: argparse.Namespace, write: bool) -> Library:
-    """The library of `--data-dir` (or the default folder), its notices said on stderr."""
-    lib = Library.open(paths.data_dir(args.data_dir), readonly=not write)
+def open_library(args: argparse.Namespace, write: bool, lazy: bool = False) -> Library:
+    """The library of `--data-dir` (or the default folder), its notices said on stderr. `lazy`
+    (read-only commands that read a few papers): through this machine's read view of it."""
+    lib = Library.open(paths.data_dir(args.data_dir), readonly=not write, lazy=lazy and not write)
     for notice in lib.notices:
         print(f"papershelf: note: {notice}", file=sys.stderr)
     return lib
@@ -94,8 +96,14 @@ def import_paste(lib: Library, data: bytes, as_listing: bool, keywords_as_tags: 
 
 def cmd_list(args: argparse.Namespace) -> int:
     """`list`: the papers matching the filters, as a table or JSON."""
-    with open_library(args, write=False) as lib:
+    streamed = args.json and not args.sort and not args.reverse  # in library order: one paper at a time
+    with open_library(args, write=False, lazy=streamed) as lib:
         tag = lib.tag_named(args.tag) if args.tag is not None else None  # a typo is an error, not 0 papers
+        if streamed:
+            member = lib.memberships()
+            found = lib.matching(status=args.status, tag=tag, list_name=args.list_name, area=args.area)
+            write_json_array(paper_json(p, member.get(p.id, [])) for p in found)
+            return EXIT_OK
         papers = lib.query(status=args.status, tag=tag, list_name=args.list_name, area=args.area)
         if args.sort:
             by_id = {p.id: p for p in papers}
@@ -119,7 +127,7 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 def cmd_show(args: argparse.Namespace) -> int:
     """`show ID`: everything about one paper (`--bibtex`: its entry, as an export writes it)."""
-    with open_library(args, write=False) as lib:
+    with open_library(args, write=False, lazy=True) as lib:
         paper = lib.get(lib.resolve(args.id))
         if args.bibtex:
             # the key an export would give it, not pinned: showing an entry is no export

@@ -157,6 +157,21 @@ def write_json(data: object) -> None:
     sys.stdout.buffer.flush()
 
 
+def write_json_array(items: Iterable[object]) -> None:
+    """`write_json` of a list, item by item as `items` yields them (the same bytes): a whole
+    library's papers are never all in memory at once, as objects or as JSON."""
+    sys.stdout.flush()
+    out = sys.stdout.buffer
+    dumps, indent = orjson.dumps, orjson.OPT_INDENT_2
+    first = True
+    for item in items:
+        body = b"\n".join(b"  " + line for line in dumps(item, option=indent).split(b"\n"))
+        out.write((b"[\n" if first else b",\n") + _JSON_RAW_CONTROLS.sub(_json_escape, body))
+        first = False
+    out.write(b"[]\n" if first else b"\n]\n")
+    out.flush()
+
+
 def print_table(papers: list[Paper], read_dates: bool = False) -> None:
     """One line per paper (id, status, `read_dates`: the day read, title cut to the terminal's
     width), then the count."""

@@ -73,7 +73,7 @@ def cmd_search(args: argparse.Namespace) -> int:
         "area": args.area,
         "list_name": args.list_name,
     }
-    with open_library(args, write=False) as lib:
+    with open_library(args, write=False, lazy=True) as lib:
         if args.tag is not None:  # a typo is an error, not "0 papers match"
             given["tag"] = lib.tag_named(args.tag)
         if args.saved is not None:  # its words and filters; words and options given add to them

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 from collections import Counter
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from itertools import pairwise
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -76,9 +76,11 @@ class Library:
 
     # ---- opening -----------------------------------------------------------
     @classmethod
-    def open(cls, folder: Path | str, readonly: bool = False) -> Library:
-        """Open the library in `folder` (created if need be; `readonly`: no edits, no lock held)."""
-        return cls(local.open_store(folder, readonly))
+    def open(cls, folder: Path | str, readonly: bool = False, lazy: bool = False) -> Library:
+        """Open the library in `folder` (created if need be; `readonly`: no edits, no lock held;
+        `lazy`, read-only: papers read when asked for, through this machine's read view of the
+        library when it is current: a command's one search or paper, not the window)."""
+        return cls(local.open_store(folder, readonly, lazy and readonly))
 
     recover = staticmethod(syncing.recover)
 
@@ -183,6 +185,14 @@ class Library:
         """Every paper's id, in library order."""
         return list(self._store.papers)
 
+    def papers_with_files(self) -> list[Paper]:
+        """The papers that have files, in library order (a read view knows them: the others are not read)."""
+        papers = self._store.papers
+        kept = getattr(papers, "with_files", None)
+        if kept is not None:
+            return [papers[pid] for pid in kept()]
+        return [p for p in papers.values() if p.files]
+
     def __contains__(self, paper_id: object) -> bool:
         return paper_id in self._store.papers
 
@@ -245,20 +255,31 @@ class Library:
         area: str | None = None,
     ) -> list[Paper]:
         """Papers matching every filter given, in library order (list order for a list)."""
+        return list(self.matching(status, tag, list_name, area))
+
+    def matching(
+        self,
+        status: Status | str | None = None,
+        tag: str | None = None,
+        list_name: str | None = None,
+        area: str | None = None,
+    ) -> Iterator[Paper]:
+        """`query`, one paper at a time (the filters are checked first: errors come at the call)."""
+        papers = self._store.papers
         if list_name is not None:
-            pool = [self._store.papers[i] for i in self.list_ids(list_name) if i in self._store.papers]
+            pool: Iterable[Paper] = [papers[i] for i in self.list_ids(list_name) if i in papers]
         else:
-            pool = list(self._store.papers.values())
-        if status is not None:
-            wanted_status = status_arg(status)
-            pool = [p for p in pool if p.status is wanted_status]
-        if tag is not None:
-            wanted = normalize_tag(text_arg(tag, "a tag"))
-            pool = [p for p in pool if wanted in p.tags]
-        if area is not None:
-            wanted_area = text_arg(area, "an area").casefold()
-            pool = [p for p in pool if p.area.casefold() == wanted_area]
-        return pool
+            pool = papers.values()
+        wanted_status = status_arg(status) if status is not None else None
+        wanted = normalize_tag(text_arg(tag, "a tag")) if tag is not None else None
+        wanted_area = text_arg(area, "an area").casefold() if area is not None else None
+        return (
+            p
+            for p in pool
+            if (wanted_status is None or p.status is wanted_status)
+            and (wanted is None or wanted in p.tags)
+            and (wanted_area is None or p.area.casefold() == wanted_area)
+        )
 
     def facet_counts(self, ids: Iterable[str]) -> dict[str, dict[str, int]]:
         """Status value / tag / case-folded area → how many of `ids` have it, as the index counts."""
@@ -280,6 +301,9 @@ class Library:
 
     def tag_counts(self) -> Counter[str]:
         """Tag → how many papers have it."""
+        kept = getattr(self._store.papers, "tag_counts", None)  # a read view keeps them
+        if kept is not None:
+            return Counter(kept())
         return Counter(t for p in self._store.papers.values() for t in p.tags)
 
     def status_counts(self) -> Counter[Status]:

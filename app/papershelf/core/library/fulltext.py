@@ -92,7 +92,8 @@ def held_pdfs(lib: Library) -> dict[str, tuple[list[str], list[Path]]]:
     from ..search.pdftext import is_pdf  # the index's own rule of which files are PDFs
 
     held: dict[str, tuple[list[str], list[Path]]] = {}
-    for pid in lib.ids():
+    with_files = getattr(lib._papers, "with_files", None)  # a read view knows which papers have files
+    for pid in with_files() if with_files is not None else lib.ids():
         paper = lib.find(pid)
         if paper is None or not paper.files:
             continue

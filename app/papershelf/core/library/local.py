@@ -31,6 +31,8 @@ from ..errors import StoreLockedError
 from ..fileio import try_lock_fd, unlock
 from ..store import LOCK, READ_LOCK, Store, machine
 from ..store import open_store as shared_open_store
+from ..store.readview import input_keys, open_view, write_view
+from ..store.shared import layout_of
 
 log = logging.getLogger(__name__)
 
@@ -58,10 +60,13 @@ def local_folder(folder: Path | str, device: str) -> Path:
     return machine.local_dir(Path(folder), device)
 
 
-def open_store(folder: Path | str, readonly: bool = False) -> Store:
+def open_store(folder: Path | str, readonly: bool = False, lazy: bool = False) -> Store:
     """The library's store, opened (a shared library: this device's store, its locks in this
     machine's folder; see core/store/shared.py); a writable open then removes what an earlier
-    version kept in the folder (remove_legacy), under the store's own lock."""
+    version kept in the folder (remove_legacy), under the store's own lock. `lazy` (read-only):
+    through the read view when it is current (core/store/readview.py)."""
+    if readonly and lazy:
+        return open_lazily(Path(folder))
     store = shared_open_store(folder, readonly)
     if not readonly:
         try:
@@ -69,6 +74,22 @@ def open_store(folder: Path | str, readonly: bool = False) -> Store:
         except BaseException:
             store.close()
             raise
+    return store
+
+
+def open_lazily(folder: Path) -> Store:
+    """A read-only store of a shared library through its read view, when every store file is
+    as the view says; else the whole load, which then writes the view for the next open."""
+    if layout_of(folder) != "shared":
+        return shared_open_store(folder, True)
+    device = machine.device_id()
+    view = open_view(folder, device, machine.local_dir(folder, device))
+    if view is not None:
+        return view  # type: ignore[return-value]  # what a read-only Library reads of a store
+    keys = input_keys(folder)
+    store = shared_open_store(folder, True, device=device)
+    if keys is not None and not store.notices:
+        write_view(store, keys)
     return store
 
 

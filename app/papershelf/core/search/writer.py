@@ -195,7 +195,11 @@ class IndexWriter:
         source = self.source
         generation = source.generation  # before reading the papers: a later edit is queued
         same = tuple(state.get("generation", ())) == tuple(generation)
-        papers = [p for p in source.papers() if p.files] if same else list(source.papers())
+        with_files = getattr(source, "papers_with_files", None)  # a read view knows them without reading all
+        if same:
+            papers = list(with_files()) if with_files is not None else [p for p in source.papers() if p.files]
+        else:
+            papers = list(source.papers())
         if same and not papers:
             return True
         with self.index.ix.searcher() as s:

@@ -203,6 +203,12 @@ def _read_snapshot(path: Path, backup_dir: Path | None, what: str) -> Snapshot:
     return papers, lists, header
 
 
+def damaged_line_error(path: Path, backup_dir: Path | None, lineno: int) -> StoreCorruptError:
+    """The load's error for a line of the library file whose checksum fails (the read view's
+    reader says it in the same words)."""
+    return _corrupt_error(path, backup_dir, "library file", f"line {lineno} is damaged (its checksum does not match)")
+
+
 def _corrupt_error(path: Path, backup_dir: Path | None, what: str, detail: str) -> StoreCorruptError:
     """The error for a damaged library file (or backup), with what `recover` would do."""
     # imported here, on the error path only: backups reads library files with this module

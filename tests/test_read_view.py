@@ -1,0 +1,269 @@
+"""The read view (core/store/readview.py, issue 25): `search` and `show` read only the papers
+they need, through a map kept in this machine's folder, and answer exactly as the whole load
+does: after edits, after another process's edit, another device's, and a library file that
+was damaged or replaced."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import time
+from pathlib import Path
+
+import orjson
+import pytest
+
+from conftest import SEEDS, cli_ok, local_dir, run_cli, store_dir
+from papershelf.core.errors import StoreCorruptError, StoreUnreadableError
+from papershelf.core.library import Library
+from papershelf.core.store import machine, readview
+
+WAIT_S = 60.0
+
+
+def _view(folder: Path, env: dict | None = None) -> Path:
+    """The read view's file, of this test's device or of the one whose configuration `env` names."""
+    if env and "PAPERSHELF_CONFIG_DIR" in env:
+        device = machine.device_id(Path(env["PAPERSHELF_CONFIG_DIR"]))
+        return machine.local_dir(folder, device) / readview.VIEW
+    return local_dir(folder) / readview.VIEW
+
+
+def _full_then_lazy(folder: Path, *args: str, env: dict | None = None) -> tuple[str, str]:
+    """The command's output from the whole load (no view), then through the view it wrote.
+
+    A view is written once the store files are `SETTLE_NS` old: the whole load is run until
+    one is (each of those runs is a whole load); the next run must then use it, not write it
+    again (the view's file is the same one after it)."""
+    view = _view(folder, env)
+    view.unlink(missing_ok=True)
+    deadline = time.monotonic() + WAIT_S
+    full = cli(folder, *args, env=env)
+    while not view.exists():
+        assert time.monotonic() < deadline, "no read view was written"
+        assert cli(folder, *args, env=env) == full
+    inode = view.stat().st_ino
+    lazy = cli(folder, *args, env=env)
+    assert view.stat().st_ino == inode, "the second run loaded the library whole"
+    return full, lazy
+
+
+def cli(folder: Path, *args: str, env: dict | None = None) -> str:
+    res = run_cli(*args, data_dir=folder, env=env)
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert "Traceback" not in res.stderr
+    return re.sub(r"\(\d+ ms\)", "(… ms)", res.stdout + res.stderr)  # how long a search took
+
+
+@pytest.fixture
+def edited(data_dir: Path) -> tuple[Path, list[str]]:
+    """The samples imported, folded into the device's library file, then edited through the
+    journal: papers read from the library file and papers the journal changed, both."""
+    cli_ok("import", *map(str, SEEDS), data_dir=data_dir)
+    with Library.open(data_dir) as lib:
+        lib.compact()
+        ids = lib.ids()
+    cli_ok("tag", ids[0], ids[1], "--add", "ml,theory", data_dir=data_dir)
+    cli_ok("status", ids[2], "read", data_dir=data_dir)
+    cli_ok("note", ids[1], "a note with «quotes» and\ttabs", data_dir=data_dir)
+    cli_ok("delete", ids[3], "--yes", data_dir=data_dir)
+    cli_ok("list-add", "queue", ids[1], ids[4], data_dir=data_dir)
+    cli_ok("search", "x", data_dir=data_dir)  # the index built (its first build is said once)
+    return data_dir, ids
+
+
+QUERIES = [
+    ("show", "--json", "{0}"),  # edited: as merged, kept in the view
+    ("show", "--json", "{1}"),
+    ("show", "--json", "{5}"),  # as in the library file
+    ("show", "{1}"),
+    ("search", "--json", "learning"),
+    ("search", "--json", "--tag", "ml", "network"),
+    ("search", "--json", "--list", "queue", "a"),
+    ("search", "--json", "--status", "read", "the"),
+    ("search", "--sort", "title", "model"),
+]
+
+
+@pytest.mark.parametrize("query", QUERIES, ids=[" ".join(q) for q in QUERIES])
+def test_the_view_answers_as_the_whole_load(edited, query):
+    folder, ids = edited
+    args = [a.format(*ids) for a in query]
+    full, lazy = _full_then_lazy(folder, *args)
+    assert lazy == full
+    assert full.strip()
+
+
+LISTS = [(), ("--tag", "ml"), ("--status", "read"), ("--list", "queue"), ("--area", "nowhere")]
+
+
+@pytest.mark.parametrize("filters", LISTS, ids=[" ".join(f) or "all" for f in LISTS])
+def test_list_json_streams_what_it_printed_whole(edited, filters):
+    """`list --json` writes one paper at a time, through the view: the bytes are those of the
+    whole array written at once (orjson, indented), and the same as the whole load's."""
+    folder, _ = edited
+    full, lazy = _full_then_lazy(folder, "list", "--json", *filters)
+    assert lazy == full
+    papers = json.loads(full)
+    assert full.encode() == orjson.dumps(papers, option=orjson.OPT_INDENT_2) + b"\n"
+    assert bool(papers) == (filters != ("--area", "nowhere"))
+
+
+def test_a_deleted_paper_and_an_unknown_one_are_refused_in_the_same_words(edited):
+    folder, ids = edited
+    for ref in (ids[3], "zzz-none"):
+        _full_then_lazy(folder, "show", ids[0])
+        res = run_cli("show", ref, data_dir=folder)
+        assert res.returncode == 2 and "No paper" in res.stderr
+        _view(folder).unlink()
+        assert run_cli("show", ref, data_dir=folder).stderr == res.stderr
+
+
+def test_another_process_edit_is_read_at_once(edited):
+    folder, ids = edited
+    _full_then_lazy(folder, "show", "--json", ids[5])
+    cli_ok("tag", ids[5], "--add", "fresh", data_dir=folder)  # the journal changes: the view is not used
+    assert "fresh" in json.loads(cli(folder, "show", "--json", ids[5]).split("\n\n")[0])["tags"]
+    full, lazy = _full_then_lazy(folder, "show", "--json", ids[5])
+    assert lazy == full and "fresh" in full
+
+
+def test_a_compaction_by_another_process_is_read_at_once(edited):
+    folder, ids = edited
+    _full_then_lazy(folder, "show", "--json", ids[0])
+    with Library.open(folder) as lib:
+        lib.set_status([ids[0]], "reading")
+        lib.compact()  # a new library file: the view's offsets are another file's
+    assert '"status": "reading"' in cli(folder, "show", "--json", ids[0])
+    full, lazy = _full_then_lazy(folder, "show", "--json", ids[0])
+    assert lazy == full and '"status": "reading"' in full
+
+
+def test_a_damaged_library_file_is_refused_as_the_whole_load_refuses_it(edited):
+    folder, ids = edited
+    _full_then_lazy(folder, "show", "--json", ids[5])
+    path = store_dir(folder) / "library.jsonl"
+    data = bytearray(path.read_bytes())
+    at = data.index(ids[5].encode()) + 20
+    data[at] ^= 0x01
+    path.write_bytes(bytes(data))
+    res = run_cli("show", "--json", ids[5], data_dir=folder)
+    assert res.returncode == 1
+    assert "is damaged (its checksum does not match)" in res.stderr and "papershelf recover" in res.stderr
+    _view(folder).unlink(missing_ok=True)
+    assert run_cli("show", "--json", ids[5], data_dir=folder).stderr == res.stderr
+
+
+def test_a_library_file_put_back_from_elsewhere_is_read_as_it_is(edited, tmp_path):
+    folder, ids = edited
+    path = store_dir(folder) / "library.jsonl"
+    kept = tmp_path / "kept.jsonl"
+    kept.write_bytes(path.read_bytes())
+    _full_then_lazy(folder, "show", "--json", ids[6])
+    with Library.open(folder) as lib:
+        lib.set_notes(ids[6], "later")
+        lib.compact()
+    _full_then_lazy(folder, "show", "--json", ids[6])
+    os.replace(kept, path)  # a user (or a sync tool) puts the older file back
+    res = run_cli("show", "--json", ids[6], data_dir=folder)
+    whole = (res.returncode, res.stdout, res.stderr)
+    _view(folder).unlink(missing_ok=True)
+    res = run_cli("show", "--json", ids[6], data_dir=folder)
+    assert (res.returncode, res.stdout, res.stderr) == whole
+
+
+def test_another_device_of_a_shared_library_is_read(edited, tmp_path):
+    folder, ids = edited
+    other = {"PAPERSHELF_CONFIG_DIR": str(tmp_path / "device-b")}
+    _full_then_lazy(folder, "show", "--json", ids[7])
+    cli_ok_env = run_cli("tag", ids[7], "--add", "from-b", data_dir=folder, env=other)
+    assert cli_ok_env.returncode == 0, cli_ok_env.stderr
+    assert "from-b" in cli(folder, "show", "--json", ids[7])  # device B's new files: the whole load
+    full, lazy = _full_then_lazy(folder, "show", "--json", ids[7])
+    assert lazy == full and "from-b" in full
+    word = max(json.loads(full)["title"].split(), key=len)
+    full, lazy = _full_then_lazy(folder, "search", "--json", word)  # (a read-only open does not update the index)
+    assert lazy == full and ids[7] in full
+    # and device B's own read view, of A's files and its own
+    full, lazy = _full_then_lazy(folder, "show", "--json", ids[7], env=other)
+    assert lazy == full and "from-b" in full
+
+
+# ---- in this process (the view's reader and writer) -------------------------------------
+
+
+def _written(folder: Path) -> Library:
+    deadline = time.monotonic() + WAIT_S
+    while True:
+        lib = Library.open(folder, readonly=True, lazy=True)
+        if isinstance(lib._store, readview.ViewStore):
+            return lib
+        lib.close()
+        assert time.monotonic() < deadline, "no read view was written"
+
+
+def test_the_view_reads_every_paper_as_the_whole_load(edited):
+    folder, ids = edited
+    with Library.open(folder, readonly=True) as whole:
+        expected = [p.to_dict() for p in whole.papers()]
+        tags, lists, generation = whole.tag_counts(), whole.lists(), whole.generation
+    lib = _written(folder)
+    with lib:
+        assert [p.to_dict() for p in lib.papers()] == expected
+        assert len(lib.papers()) == len(lib) == len(expected)  # type: ignore[arg-type]
+        assert lib.ids() == [d["id"] for d in expected]
+        assert lib.tag_counts() == tags and lib.lists() == lists and lib.generation == generation
+        assert ids[0] in lib and ids[3] not in lib and 3 not in lib
+        assert lib.find(ids[3]) is None and lib.get(ids[0]).tags == ["ml", "theory"]
+        assert lib.resolve(ids[5][:6]) == ids[5]
+        assert lib.pdfs_to_read() == 0 and lib.notices == []
+        assert lib.unchanged_on_disk()
+        cli_ok("tag", ids[5], "--add", "moved", data_dir=folder)
+        assert not lib.unchanged_on_disk()
+
+
+def test_a_line_damaged_behind_the_views_back_is_named(edited):
+    """A line changed in place without the view noticing (as a disk flipping a bit would):
+    the paper read through it fails its checksum, and is said as the whole load says it."""
+    folder, ids = edited
+    lib = _written(folder)
+    path = store_dir(folder) / "library.jsonl"
+    with lib, open(path, "r+b") as f:
+        data = f.read()
+        line = data[: data.index(ids[5].encode())].count(b"\n") + 1
+        f.seek(data.index(ids[5].encode()) + 30)
+        f.write(b"#")  # the same file, read through the descriptor the view opened
+        f.flush()
+        with pytest.raises(StoreCorruptError, match=f"line {line} is damaged"):
+            lib.get(ids[5])
+
+
+def test_a_view_is_not_written_from_files_changed_a_moment_ago(edited):
+    folder, _ = edited
+    _view(folder).unlink(missing_ok=True)
+    keys = readview.input_keys(folder)
+    assert keys is not None
+    with Library.open(folder, readonly=True) as lib:
+        assert not readview.write_view(lib._store, keys | {"x": [0, 0, 0, time.time_ns()]})
+        assert not readview.write_view(lib._store, keys | {"x": [0, 0, 0, 0]})  # not as the files are now
+    assert not _view(folder).exists()
+    assert readview.input_keys(folder / "missing") is None
+
+
+def test_a_damaged_view_is_never_an_answer(edited):
+    """The view is this machine's cache: one that does not open is passed over (the whole load
+    answers and writes it again); one that fails while read is removed, and said in words."""
+    folder, ids = edited
+    lib = _written(folder)
+    with lib:
+        expected = lib.get(ids[5]).to_dict()
+        lib._store.papers._db.close()  # as a view damaged under the reader would fail
+        with pytest.raises(StoreUnreadableError, match=r"read view .* could not be read.*run the command again"):
+            lib.get(ids[6])
+    assert not _view(folder).exists()
+    _written(folder).close()
+    _view(folder).write_bytes(b"not a database at all" * 100)
+    with Library.open(folder, readonly=True, lazy=True) as lib:
+        assert not isinstance(lib._store, readview.ViewStore)
+        assert lib.get(ids[5]).to_dict() == expected
