@@ -15,12 +15,52 @@ import pytest
 
 # Qt aborts without a display unless told to draw offscreen; set before any Qt import.
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+# pytest rewrites the asserts of every test module it imports, and keeps the result in
+# __pycache__ only if Python may write bytecode: under PYTHONDONTWRITEBYTECODE (coding tools set it)
+# each run, and each xdist worker, spent 15 s of CPU rewriting the 120 test files again. The
+# cache is gitignored and checked against each file's size and time; subprocesses are unaffected.
+sys.dont_write_bytecode = False
 
 ROOT = Path(__file__).resolve().parents[1]
 SEEDS = sorted((ROOT / "seeds").glob("*.txt"))
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 
 from papershelf.core.library import Library  # noqa: E402
+
+
+# ---- the fast loop: `pytest -m fast -n auto` (README, "Tests") ----
+#
+# No test file says `fast`: this hook gives the marker to every test of the core and the CLI that
+# is not one of these, so that a new test is in the loop unless it says otherwise. Not fast:
+# - a test marked gui, slow or sync (pyproject's markers);
+# - a test that uses Qt (the `qapp` fixture, which `qtbot` and the window fixtures stand on);
+# - the folders of whole-system suites (kill -9 loops, hostile servers, two devices syncing);
+# - the integration tests listed in NOT_FAST below, each with what it costs: an end-to-end run
+#   of many subprocesses or a large library, which the full suite (`pytest --cov`, CI) runs.
+NOT_FAST_FOLDERS = ("faults", "sync")
+NOT_FAST: dict[str, str] = {}
+QT_FIXTURE = "qapp"
+
+
+@pytest.hookimpl(tryfirst=True)  # before `-m` selects: the marker must be there when it looks
+def pytest_collection_modifyitems(config, items):
+    tests = Path(__file__).resolve().parent
+    for item in items:
+        path = Path(str(item.path))
+        folder = path.parent.relative_to(tests).parts[:1] if path.is_relative_to(tests) else ()
+        if (
+            any(item.get_closest_marker(name) for name in ("gui", "slow", "sync"))
+            or QT_FIXTURE in getattr(item, "fixturenames", ())
+            or any(part in NOT_FAST_FOLDERS for part in folder)
+            or _not_fast(item.nodeid)
+        ):
+            continue
+        item.add_marker(pytest.mark.fast)
+
+
+def _not_fast(nodeid: str) -> bool:
+    """Whether NOT_FAST names this test: its file, or the test (any parameters) by its node id."""
+    return any(nodeid == key or nodeid.startswith((key + "[", key + "::")) for key in NOT_FAST)
 
 
 @pytest.fixture(scope="session", autouse=True)
