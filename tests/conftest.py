@@ -32,8 +32,14 @@ from papershelf.core.library import Library  # noqa: E402
 
 
 def pytest_sessionstart(session):
-    """The subprocesses' bytecode of this checkout's code, written once (a no-op when current)."""
-    compileall.compile_dir(ROOT / "app", quiet=1)
+    """The subprocesses' bytecode of this checkout's code, written once (a no-op when current), by
+    the main process only: xdist's workers start after it, and would race on the same files."""
+    if hasattr(session.config, "workerinput"):
+        return
+    try:
+        compileall.compile_dir(ROOT / "app", quiet=2)
+    except OSError:  # a read-only checkout: the commands compile in memory, as before
+        pass
 
 
 # ---- the fast loop: `pytest -m fast -n auto` (README, "Tests") ----

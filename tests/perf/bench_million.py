@@ -106,9 +106,11 @@ def child_index(lib_dir: str) -> dict:
         n = len(lib)
         step = max(1000, (n // 10) // 1000 * 1000)
         started = time.perf_counter()
+        said = {0}
 
         def progress(done: int, total: int) -> None:
-            if done and (done % step == 0 or done == total):
+            if done not in said and (done % step == 0 or done == total):
+                said.add(done)
                 el = time.perf_counter() - started
                 bench_search.say(f"index: {done:,}/{total:,} in {el:.0f} s, {done / max(el, 1e-9):,.0f} papers/s")
 
