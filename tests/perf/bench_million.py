@@ -38,6 +38,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -190,15 +191,25 @@ class TreeMemory:
             self._thread.join()
 
 
+STEP_CPU: dict[str, float] = {}  # CPU seconds of each step's processes (the machine may be shared)
+
+
+def children_cpu() -> float:
+    use = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return use.ru_utime + use.ru_stime
+
+
 def run_step(name: str, *args, timeout: float = 6 * 3600) -> tuple[dict, float, float]:
-    """A child of this script in a fresh process: (its result, wall seconds, peak MB of its process tree).
+    """A child of this script in a fresh process: (its result, wall seconds, peak MB of its process tree);
+    its CPU seconds (with its workers') are added to STEP_CPU[name].
 
     Its progress (stderr) goes straight through; its result is stdout's last line (JSON)."""
     cmd = [sys.executable, str(HERE), "--_child", name, *map(str, args)]
-    t = time.perf_counter()
+    t, cpu = time.perf_counter(), children_cpu()
     with TreeMemory() as mem:
         proc = subprocess.run(cmd, stdout=subprocess.PIPE, text=True, timeout=timeout)
     wall = time.perf_counter() - t
+    STEP_CPU[name] = STEP_CPU.get(name, 0.0) + children_cpu() - cpu
     if proc.returncode != 0:
         raise RuntimeError(f"step {name} failed ({proc.returncode}); see its error output above")
     return json.loads(proc.stdout.strip().splitlines()[-1]), wall, mem.peak_mb
@@ -226,8 +237,8 @@ def build(n: int, work: Path, seed: int, memory: dict) -> dict:
     if imp["errors"] or imp["papers"] != n:
         print(f"WARNING: {imp['papers']:,} papers imported (expected {n:,}); errors: {imp['errors'][:3]}")
     print(
-        f"import: {imp['import_s']:.1f} s = {imp['papers'] / imp['import_s']:,.0f} papers/s (process {wall:.1f} s); "
-        f"peak {memory['import']:,.0f} MB (process {imp['peak_rss_mb']:,.0f} MB)",
+        f"import: {imp['import_s']:.1f} s = {imp['papers'] / imp['import_s']:,.0f} papers/s (process {wall:.1f} s, "
+        f"{STEP_CPU['import']:.1f} s of CPU); peak {memory['import']:,.0f} MB (process {imp['peak_rss_mb']:,.0f} MB)",
         flush=True,
     )
     ed, _, memory["edits"] = run_step("edits", lib_dir, seed)
@@ -235,7 +246,8 @@ def build(n: int, work: Path, seed: int, memory: dict) -> dict:
     idx, wall, memory["index"] = run_step("index", lib_dir)
     print(
         f"index build: {idx['index_s']:.1f} s = {idx['papers'] / idx['index_s']:,.0f} papers/s, {idx['docs']:,} "
-        f"documents (process {wall:.1f} s); peak {memory['index']:,.0f} MB with its workers "
+        f"documents (process {wall:.1f} s, "
+        f"{STEP_CPU['index']:.1f} s of CPU with its workers); peak {memory['index']:,.0f} MB with its workers "
         f"(process {idx['peak_rss_mb']:,.0f} MB); index folder "
         f"{bench_search.folder_bytes(bench_search.index_folder(lib_dir)) / 2**20:,.0f} MB",
         flush=True,
@@ -293,12 +305,14 @@ def measure(lib_dir: Path, work: Path, args, memory: dict) -> dict:
     if args.window:
         starts, readies, peaks = [], [], []
         for k in range(bench_gui.START_RUNS):
+            cpu = children_cpu()
             try:
                 with TreeMemory() as mem:
                     rows_s, ready_s, info = bench_gui.timed_start(str(lib_dir))
             except (RuntimeError, subprocess.TimeoutExpired, KeyError) as exc:
                 print(f"  window start-up run {k + 1} did not finish: {exc.__class__.__name__}: {str(exc)[-400:]}")
                 continue
+            STEP_CPU["window"] = STEP_CPU.get("window", 0.0) + children_cpu() - cpu
             starts.append(rows_s)
             readies.append(ready_s)
             peaks.append(max(mem.peak_mb, info["peak_mb"]))
@@ -338,6 +352,11 @@ def report(n: int, built: dict | None, figures: dict, memory: dict) -> None:
             f"{figures['window_ready_s']:.2f} s (median of {bench_gui.START_RUNS})   [goal: open <= "
             f"{GOAL_OPEN_S:.0f} s: {mark(figures['window_ready_s'] <= GOAL_OPEN_S)}]"
         )
+    print(
+        "CPU seconds per step (wall times above grow with the machine's load; these do not): "
+        + ", ".join(f"{step} {cpu:.0f}" for step, cpu in STEP_CPU.items())
+        + f"; load average now {load_line()}"
+    )
     for step, mb in memory.items():
         print(f"memory {step:<8} {mb:8,.0f} MB   [goal <= {GOAL_MEMORY_MB:,.0f} MB: {mark(mb <= GOAL_MEMORY_MB)}]")
     misses = [k for k, p in figures["kinds"].items() if p > GOAL_SEARCH_P95_MS]
