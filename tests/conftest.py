@@ -5,9 +5,11 @@ from __future__ import annotations
 import compileall
 import json
 import os
+import resource
 import shutil
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -49,15 +51,21 @@ def pytest_sessionstart(session):
 # - a test marked gui, slow or sync (pyproject's markers);
 # - a test that uses Qt (the `qapp` fixture, which `qtbot` and the window fixtures stand on);
 # - the folders of whole-system suites (kill -9 loops, hostile servers, two devices syncing);
-# - the integration tests listed in NOT_FAST below, each with what it costs: an end-to-end run
-#   of many subprocesses or a large library, which the full suite (`pytest --cov`, CI) runs.
+# - the integration tests listed in tests/not_fast.txt, each with what it costs: end-to-end runs
+#   of several commands in subprocesses, PDF extraction, index rebuilds, which the full suite
+#   (`pytest --cov`, CI) runs. The file says how it was measured and how to measure it again
+#   (PAPERSHELF_CPU_TIMES below).
 NOT_FAST_FOLDERS = ("faults", "sync")
-NOT_FAST: dict[str, str] = {
-    "tests/test_clock.py::test_search_finds_every_kind_of_edit_made_under_a_clock_stepped_back_or_forward": (
-        "the real command under faketime: 13 processes for each of 4 clocks, 25 s of CPU"
-    ),
-}
 QT_FIXTURE = "qapp"
+
+
+def _not_fast_list() -> tuple[str, ...]:
+    """tests/not_fast.txt's node ids (a file, a test, or one case of a test); `#` starts a comment."""
+    lines = (Path(__file__).resolve().parent / "not_fast.txt").read_text(encoding="utf-8").splitlines()
+    return tuple(line.split("#", 1)[0].strip() for line in lines if line.split("#", 1)[0].strip())
+
+
+NOT_FAST = _not_fast_list()
 
 
 @pytest.hookimpl(tryfirst=True)  # before `-m` selects: the marker must be there when it looks
@@ -77,8 +85,29 @@ def pytest_collection_modifyitems(config, items):
 
 
 def _not_fast(nodeid: str) -> bool:
-    """Whether NOT_FAST names this test: its file, or the test (any parameters) by its node id."""
+    """Whether tests/not_fast.txt names this test: its file, or the test (any case) by its node id."""
     return any(nodeid == key or nodeid.startswith((key + "[", key + "::")) for key in NOT_FAST)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    """With PAPERSHELF_CPU_TIMES=FILE, each test's CPU seconds (this process and the commands it
+    ran) and wall seconds, one JSON line each, in FILE-<xdist worker>.jsonl: how tests/not_fast.txt
+    was measured. CPU time, because the machine is shared: its load stretches wall times."""
+    out = os.environ.get("PAPERSHELF_CPU_TIMES")
+    if not out:
+        yield
+        return
+    cpu, wall = _cpu_seconds(), time.perf_counter()
+    yield
+    line = {"id": item.nodeid, "cpu": _cpu_seconds() - cpu, "wall": time.perf_counter() - wall}
+    with open(f"{out}-{os.environ.get('PYTEST_XDIST_WORKER', 'main')}.jsonl", "a", encoding="utf-8") as f:
+        f.write(json.dumps(line) + "\n")
+
+
+def _cpu_seconds() -> float:
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
 
 
 @pytest.fixture(scope="session", autouse=True)
