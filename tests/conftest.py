@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import compileall
 import json
 import os
+import resource
 import shutil
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -15,12 +18,96 @@ import pytest
 
 # Qt aborts without a display unless told to draw offscreen; set before any Qt import.
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+# Bytecode, kept even under PYTHONDONTWRITEBYTECODE (coding tools set it): pytest keeps the test
+# modules it rewrote (their asserts) in __pycache__ only if Python may write bytecode, else each
+# run and each xdist worker spent 15 s of CPU rewriting the 120 files again; and every command a
+# test runs in a subprocess (hundreds: `run_cli`) compiled the whole of app/ from source when no
+# .pyc was there, 0.35 s of CPU each (`list` 0.53 -> 0.19 s). The caches are gitignored and
+# checked against each source file's size and time.
+sys.dont_write_bytecode = False
 
 ROOT = Path(__file__).resolve().parents[1]
 SEEDS = sorted((ROOT / "seeds").glob("*.txt"))
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 
 from papershelf.core.library import Library  # noqa: E402
+
+
+def pytest_sessionstart(session):
+    """The subprocesses' bytecode of this checkout's code, written once (a no-op when current), by
+    the main process only: xdist's workers start after it, and would race on the same files."""
+    if hasattr(session.config, "workerinput"):
+        return
+    try:
+        compileall.compile_dir(ROOT / "app", quiet=2)
+    except OSError:  # a read-only checkout: the commands compile in memory, as before
+        pass
+
+
+# ---- the fast loop: `pytest -m fast -n auto` (README, "Tests") ----
+#
+# No test file says `fast`: this hook gives the marker to every test of the core and the CLI that
+# is not one of these, so that a new test is in the loop unless it says otherwise. Not fast:
+# - a test marked gui, slow or sync (pyproject's markers);
+# - a test that uses Qt (the `qapp` fixture, which `qtbot` and the window fixtures stand on);
+# - the folders of whole-system suites (kill -9 loops, hostile servers, two devices syncing);
+# - the integration tests listed in tests/not_fast.txt, each with what it costs: end-to-end runs
+#   of several commands in subprocesses, PDF extraction, index rebuilds, which the full suite
+#   (`pytest --cov`, CI) runs. The file says how it was measured and how to measure it again
+#   (PAPERSHELF_CPU_TIMES below).
+NOT_FAST_FOLDERS = ("faults", "sync")
+QT_FIXTURE = "qapp"
+
+
+def _not_fast_list() -> tuple[str, ...]:
+    """tests/not_fast.txt's node ids (a file, a test, or one case of a test); `#` starts a comment."""
+    lines = (Path(__file__).resolve().parent / "not_fast.txt").read_text(encoding="utf-8").splitlines()
+    return tuple(line.split("#", 1)[0].strip() for line in lines if line.split("#", 1)[0].strip())
+
+
+NOT_FAST = _not_fast_list()
+
+
+@pytest.hookimpl(tryfirst=True)  # before `-m` selects: the marker must be there when it looks
+def pytest_collection_modifyitems(config, items):
+    tests = Path(__file__).resolve().parent
+    for item in items:
+        path = Path(str(item.path))
+        folder = path.parent.relative_to(tests).parts[:1] if path.is_relative_to(tests) else ()
+        if (
+            any(item.get_closest_marker(name) for name in ("gui", "slow", "sync"))
+            or QT_FIXTURE in getattr(item, "fixturenames", ())
+            or any(part in NOT_FAST_FOLDERS for part in folder)
+            or _not_fast(item.nodeid)
+        ):
+            continue
+        item.add_marker(pytest.mark.fast)
+
+
+def _not_fast(nodeid: str) -> bool:
+    """Whether tests/not_fast.txt names this test: its file, or the test (any case) by its node id."""
+    return any(nodeid == key or nodeid.startswith((key + "[", key + "::")) for key in NOT_FAST)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    """With PAPERSHELF_CPU_TIMES=FILE, each test's CPU seconds (this process and the commands it
+    ran) and wall seconds, one JSON line each, in FILE-<xdist worker>.jsonl: how tests/not_fast.txt
+    was measured. CPU time, because the machine is shared: its load stretches wall times."""
+    out = os.environ.get("PAPERSHELF_CPU_TIMES")
+    if not out:
+        yield
+        return
+    cpu, wall = _cpu_seconds(), time.perf_counter()
+    yield
+    line = {"id": item.nodeid, "cpu": _cpu_seconds() - cpu, "wall": time.perf_counter() - wall}
+    with open(f"{out}-{os.environ.get('PYTEST_XDIST_WORKER', 'main')}.jsonl", "a", encoding="utf-8") as f:
+        f.write(json.dumps(line) + "\n")
+
+
+def _cpu_seconds() -> float:
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
 
 
 @pytest.fixture(scope="session", autouse=True)
