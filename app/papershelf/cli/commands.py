@@ -127,7 +127,8 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 def cmd_show(args: argparse.Namespace) -> int:
     """`show ID`: everything about one paper (`--bibtex`: its entry, as an export writes it)."""
-    with open_library(args, write=False, lazy=True) as lib:
+    # an entry as an export writes it needs the whole library (keys, crossrefs): the full load
+    with open_library(args, write=False, lazy=not args.bibtex) as lib:
         paper = lib.get(lib.resolve(args.id))
         if args.bibtex:
             # the key an export would give it, not pinned: showing an entry is no export
