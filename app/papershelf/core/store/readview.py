@@ -66,7 +66,7 @@ def input_keys(root: Path) -> dict[str, Key] | None:
     try:
         keys[SNAPSHOT] = _key(os.stat(root / SNAPSHOT))
         with os.scandir(root / DEVICES) as devices:
-            folders = sorted(e.name for e in devices if e.is_dir(follow_symlinks=False))
+            folders = sorted(e.name for e in devices if e.is_dir())  # as the full load: links followed
         for dev in folders:
             with os.scandir(root / DEVICES / dev) as entries:
                 for entry in entries:
