@@ -14,18 +14,7 @@ from conftest import FIXTURES, local_dir, run_cli
 from papershelf.core.exporters import bibtex, ris
 from papershelf.core.exporters.entrycache import CACHE_NAME
 from papershelf.core.library import Library
-
-XDATA = r"""@xdata{hostetler:xd,
-  journaltitle = {J.~Chem. Phys.},
-  date         = 1998,
-}
-
-@article{hostetler:child,
-  author = {Hostetler, Michael J. and Wingate, Julia E.},
-  title  = {Alkanethiolate gold cluster molecules},
-  xdata  = {hostetler:xd},
-}
-"""
+from test_bib_export_record import XDATA  # an entry built from another (xdata): never cached
 
 FORMATS = ("bibtex", "biblatex", "ris")
 
