@@ -65,6 +65,15 @@ FORMAT_NAME = "papershelf-library"
 # current schema at the next compaction).
 MIGRATIONS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {}
 
+# The fields whose values many papers share (one import's time stamps, the listing a batch
+# came from, a venue, area, status or tag): the load keeps one string for each value
+# (`_share`), not one per paper: 37 MB less at 100,000 papers for 0.1 s of the load's CPU.
+# Authors are left out: 12 MB more at 0.1 s more. Strings are immutable, so which object
+# a paper holds changes nothing it reads or writes.
+SHARED_TEXT = ("added", "updated", "venue", "area", "subarea", "status", "entrytype", "reading_at", "read_at")
+SHARED_LISTS = ("tags",)
+SHARED_SOURCE = ("file", "format")
+
 
 def now_iso() -> str:
     """The current time in UTC, to the second, as ISO 8601 (the library's time stamps)."""
@@ -270,6 +279,8 @@ def _read_records(
     header[SYNC_LINES] = sync_lines
     migrations = [MIGRATIONS[v] for v in range(version, SCHEMA_VERSION) if v in MIGRATIONS]
     wrap = Paper.wrap_trusted
+    share = _share
+    shared: dict[str, str] = {}
     statuses = STATUS_VALUES
     loads = orjson.loads
     crc32 = zlib.crc32
@@ -304,10 +315,34 @@ def _read_records(
                 continue
             if pid.__class__ is not str or rec.get("status", "unread") not in statuses:
                 raise ValueError("a paper record needs a string id and a known status")
+            share(rec, shared)
             papers[pid] = wrap(rec)
         except (ValueError, TypeError, KeyError, AttributeError) as exc:
             raise corrupt(f"line {lineno} is damaged ({exc})") from exc
     return papers, lists, end
+
+
+def _share(rec: dict[str, Any], shared: dict[str, str]) -> None:
+    """Make `rec`'s values of the SHARED_ fields the strings in `shared` (one object per
+    value over the load; a value met first is added). Anything not a string is left as it is."""
+    one = shared.setdefault
+    for name in SHARED_TEXT:
+        if name in rec:
+            value = rec[name]
+            if value.__class__ is str:
+                rec[name] = one(value, value)
+    for name in SHARED_LISTS:
+        values = rec.get(name)
+        if values.__class__ is list:
+            rec[name] = [one(v, v) if v.__class__ is str else v for v in values]
+    sources = rec.get("sources")
+    if sources.__class__ is list:
+        for source in sources:
+            if source.__class__ is dict:
+                for name in SHARED_SOURCE:
+                    value = source.get(name)
+                    if value.__class__ is str:
+                        source[name] = one(value, value)
 
 
 def _other_record(
