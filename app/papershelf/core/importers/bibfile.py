@@ -126,21 +126,71 @@ def _raw_text(raw: str) -> str:
     return "".join(piece_text(p) for p in pieces(raw)).strip()
 
 
-def parse_bib(text: str, path: str) -> ParsedFile:
+# How much of a file bibtexparser is given at once: a piece ends where a block starts. The
+# whole file at once held every block of it with its raw text and the text copied (1.5 GB
+# for 100,000 entries); a piece's blocks are read into records and let go
+PIECE_CHARS = 1 << 21
+# where a block starts as bibtexparser's splitter sees it (see `_pieces`)
+_BLOCK_START_RE = re.compile(r"\n[^\S\n]*(@\w*[ \t]*[{(])")
+
+
+class _Entry:
+    """An entry as read from its piece, all that is kept of it until every @string of the file
+    is known: its key, type (lower case), line in the whole file, and its fields by name (lower
+    case) in the file's order, values as written; an entry giving a field twice keeps the list of
+    (name, value, line) instead, so that the note on the second value is told where BibTeX would."""
+
+    __slots__ = ("entrytype", "fields", "key", "line")
+
+    def __init__(self, key: str, entrytype: str, line: int, fields: dict[str, str] | list[tuple[str, str, int]]):
+        self.key = key
+        self.entrytype = entrytype
+        self.line = line
+        self.fields = fields
+
+
+def _pieces(text: str, size: int) -> Iterator[tuple[int, str]]:
+    """The text in pieces of about `size` characters or more, each with the number of lines
+    before it; a piece ends just before a block starts, where bibtexparser's splitter always
+    starts a new block: an `@type{` or `@type(` at the start of a line (after blanks). There it
+    ends any block still open (an unclosed brace or quote), an `@` inside a line (an e-mail, `@`
+    in a title) does not, so the pieces parse into the blocks the whole text does. A block
+    larger than `size` is one piece."""
+    start, line = 0, 0
+    while start < len(text):
+        m = _BLOCK_START_RE.search(text, start + size) if start + size < len(text) else None
+        end = m.start(1) if m else len(text)
+        yield line, text[start:end]
+        line += text.count("\n", start, end)
+        start = end
+
+
+def parse_bib(text: str, path: str, piece_chars: int = PIECE_CHARS) -> ParsedFile:
     """The entries of a BibTeX file as candidates, each with its full record; an entry that
-    does not parse is a problem with its line, and the others still import."""
+    does not parse is a problem with its line, and the others still import.
+
+    bibtexparser reads the file a piece at a time (`_pieces`); what each piece holds is kept
+    as `_Entry`s, its @string macros defined and its @preamble kept. The entries' values get
+    their macros once the whole file is read, as they did when it was parsed whole (a macro
+    defined after the entry that uses it is put in), and crossref/xdata parents are looked
+    up among all of them (a parent may come after its child)."""
     import bibtexparser
 
     problems: list[Problem] = []
     logging.getLogger("bibtexparser").setLevel(logging.CRITICAL)  # failures are reported below instead
-    # no middleware: the values stay the expressions the file wrote ({...}, "...", macros, #)
-    library = bibtexparser.parse_string(text, parse_stack=[])
     # a large real file puts in more than a small bomb may (100,000 entries naming their journal,
     # publisher and its address by macros: some 16,000,000 characters): the file's own size is added
     macros = Macros(MAX_MACRO_FILE_CHARS + len(text))
-    preambles, entries = _blocks(library.blocks, macros, path, problems)
+    preambles: list[str] = []
+    entries: list[_Entry] = []
+    for lines_before, piece in _pieces(text, piece_chars):
+        # no middleware: the values stay the expressions the file wrote ({...}, "...", macros, #)
+        library = bibtexparser.parse_string(piece, parse_stack=[])
+        _blocks(library.blocks, lines_before, macros, path, problems, preambles, entries)
+        del library, piece
     preamble = _preamble(preambles, macros, path, problems)
     records, by_key = _records(entries, macros, path, problems)
+    del entries
     # what children take from their crossref/xdata parents: a parent's long author list shared
     # by thousands of one-line children would be copied into each of them (a bomb like the
     # macros'); the file may put in MAX_INHERITED_FILE_CHARS beyond its own size
@@ -150,46 +200,69 @@ def parse_bib(text: str, path: str) -> ParsedFile:
     return ParsedFile(path=path, format="bibtex", papers=papers, problems=problems)
 
 
-def _blocks(blocks: list[Any], macros: Macros, path: str, problems: list[Problem]) -> tuple[list[str], list[Any]]:
-    """The file's blocks read in order: its @string macros defined (into `macros`), its
-    @preamble values and its entries returned; a block that does not parse is a problem.
-    @comment and text between entries are not bibliography."""
+def _blocks(
+    blocks: list[Any],
+    lines_before: int,
+    macros: Macros,
+    path: str,
+    problems: list[Problem],
+    preambles: list[str],
+    entries: list[_Entry],
+) -> None:
+    """A piece's blocks read in order (`lines_before` lines of the file come before the piece):
+    its @string macros defined (into `macros`), its @preamble values and its entries kept (into
+    `preambles` and `entries`); a block that does not parse is a problem. @comment and text
+    between entries are not bibliography."""
     from bibtexparser import model
 
-    preambles: list[str] = []
-    entries: list[Any] = []
     for block in blocks:
-        if isinstance(block, model.DuplicateBlockKeyBlock) and isinstance(block.ignore_error_block, model.String):
-            # a macro defined again (concatenated files repeat their abbreviations): the later wins
+        if isinstance(block, model.DuplicateBlockKeyBlock):
+            # a macro defined again (concatenated files repeat their abbreviations): the later wins;
+            # a key used twice: the library reports the clash and gives the paper another key
             block = block.ignore_error_block
+        line = (block.start_line or 0) + lines_before + 1
         if isinstance(block, model.String):
-            _define(block, macros, path, problems)
+            _define(block, line, macros, path, problems)
         elif isinstance(block, model.Preamble):
             preambles.append(block.value.strip())
         elif isinstance(block, model.Entry):
-            entries.append(block)
-        elif isinstance(block, (model.DuplicateFieldKeyBlock, model.DuplicateBlockKeyBlock)):
-            # a field given twice (first wins, below) or a key used twice (the library reports
-            # the clash and gives the paper another key): the entry is read whole all the same
-            entries.append(block.ignore_error_block)
+            entries.append(_entry(block, lines_before))
+        elif isinstance(block, model.DuplicateFieldKeyBlock):
+            # a field given twice (first wins, below): the entry is read whole all the same
+            entries.append(_entry(block.ignore_error_block, lines_before))
         elif isinstance(block, model.ParsingFailedBlock):
             error = block.error
             reason = str(error).splitlines()[0] if error and str(error) else "it is not valid BibTeX"
-            problems.append(
-                Problem(path, (block.start_line or 0) + 1, f"this entry could not be read ({reason}); it was skipped")
-            )
-    return preambles, entries
+            problems.append(Problem(path, line, f"this entry could not be read ({reason}); it was skipped"))
 
 
-def _define(block: Any, macros: Macros, path: str, problems: list[Problem]) -> None:
-    """Define an @string macro; one refused is a problem (and the entries using it are not imported)."""
+def _entry(entry: Any, lines_before: int) -> _Entry:
+    """What is kept of a bibtexparser entry (its raw text and field objects are not)."""
+    fields: dict[str, str] = {}
+    for f in entry.fields:
+        name = f.key.strip().lower()
+        if name in fields:  # given twice: every field with its line, for the note
+            start = entry.start_line or 0
+            listed = [(g.key.strip().lower(), _value(g), (g.start_line or start) + lines_before) for g in entry.fields]
+            return _Entry(entry.key.strip(), entry.entry_type.strip().lower(), start + lines_before, listed)
+        fields[name] = _value(f)
+    return _Entry(entry.key.strip(), entry.entry_type.strip().lower(), (entry.start_line or 0) + lines_before, fields)
+
+
+def _value(f: Any) -> str:
+    return (f.value if isinstance(f.value, str) else str(f.value)).strip()
+
+
+def _define(block: Any, line: int, macros: Macros, path: str, problems: list[Problem]) -> None:
+    """Define an @string macro (at `line` of the file); one refused is a problem (and the entries
+    using it are not imported)."""
     try:
-        macros.define(block.key, block.value.strip(), (block.start_line or 0) + 1)
+        macros.define(block.key, block.value.strip(), line)
     except MacroError as exc:
         problems.append(
             Problem(
                 path,
-                (block.start_line or 0) + 1,
+                line,
                 f"the @string macro {block.key.strip()!r} was not defined: {exc}; entries that use it are not imported",
             )
         )
@@ -207,25 +280,25 @@ def _preamble(preambles: list[str], macros: Macros, path: str, problems: list[Pr
 
 
 def _records(
-    entries: list[Any], macros: Macros, path: str, problems: list[Problem]
-) -> tuple[list[tuple[Any, str, dict[str, str]]], dict[str, dict[str, str]]]:
-    """Each entry with its type and fields (an entry whose macros are refused is a problem and
-    left out), and the fields by key (the first entry of a key), for crossref and xdata."""
-    records: list[tuple[Any, str, dict[str, str]]] = []
+    entries: list[_Entry], macros: Macros, path: str, problems: list[Problem]
+) -> tuple[list[tuple[_Entry, dict[str, str]]], dict[str, dict[str, str]]]:
+    """Each entry with its fields (an entry whose macros are refused is a problem and left
+    out), and the fields by key (the first entry of a key), for crossref and xdata."""
+    records: list[tuple[_Entry, dict[str, str]]] = []
     by_key: dict[str, dict[str, str]] = {}
     for entry in entries:
         try:
             fields = _fields(entry, macros, path, problems)
         except MacroError as exc:
-            problems.append(Problem(path, (entry.start_line or 0) + 1, str(exc)))
+            problems.append(Problem(path, entry.line + 1, str(exc)))
             continue
-        records.append((entry, entry.entry_type.strip().lower(), fields))
-        by_key.setdefault(entry.key.strip().lower(), fields)
+        records.append((entry, fields))
+        by_key.setdefault(entry.key.lower(), fields)
     return records, by_key
 
 
 def _candidates(
-    records: list[tuple[Any, str, dict[str, str]]],
+    records: list[tuple[_Entry, dict[str, str]]],
     by_key: Mapping[str, dict[str, str]],
     preamble: str,
     inherit_budget: int,
@@ -235,8 +308,8 @@ def _candidates(
     """The paper of each entry, with what it inherits; an entry whose inherited text would
     pass the file's budget (`inherit_budget` characters) is a problem and not imported."""
     papers = []
-    for entry, entrytype, fields in records:
-        line = (entry.start_line or 0) + 1
+    for entry, fields in records:
+        line, entrytype = entry.line + 1, entry.entrytype
         shown = _inherited(entrytype, fields, by_key)
         if shown is not fields:
             taken = sum(len(v) for k, v in shown.items() if k in _SHOWN_FIELDS and fields.get(k) is not v)
@@ -245,21 +318,21 @@ def _candidates(
                     Problem(
                         path,
                         line,
-                        f"entry {entry.key.strip()!r} was not imported: what it takes from its crossref or "
+                        f"entry {entry.key!r} was not imported: what it takes from its crossref or "
                         f"xdata entries would put in more than {MAX_INHERITED_FILE_CHARS:,} characters beyond "
                         "the file's own size, the limit for one file",
                     )
                 )
                 continue
             inherit_budget -= taken
-        cand = _candidate(entry.key.strip(), line, entrytype, fields, shown, preamble)
+        cand = _candidate(entry.key, line, entrytype, fields, shown, preamble)
         if not cand.title and not cand.abstract and DERIVED_NOTE not in decode(shown.get("note", "")):
             # kept, as BibTeX keeps it, but the list will show "Untitled paper": say which entry that is
             problems.append(
                 Problem(
                     path,
                     line,
-                    f"entry {entry.key.strip()!r} has neither a title nor an abstract; "
+                    f"entry {entry.key!r} has neither a title nor an abstract; "
                     "it was imported as an untitled paper with the fields it has",
                     note=True,
                 )
@@ -268,32 +341,39 @@ def _candidates(
     return papers
 
 
-def _fields(entry: Any, macros: Macros, path: str, problems: list[Problem]) -> dict[str, str]:
+def _fields(entry: _Entry, macros: Macros, path: str, problems: list[Problem]) -> dict[str, str]:
     """Every field of the entry, name lower case, in the file's order, macros put in; a field
     given twice keeps its first value, as BibTeX does, and the user is told. MacroError, saying
     which entry and field, when a field's macros are refused (the entry is not imported)."""
-    fields: dict[str, str] = {}
-    for f in entry.fields:
-        name = f.key.strip().lower()
-        value = f.value if isinstance(f.value, str) else str(f.value)
+    if isinstance(entry.fields, dict):  # each field once (nearly every entry): its values put in where they are
+        fields = entry.fields
+        for name, value in fields.items():
+            fields[name] = _resolved(entry, name, value, macros)
+        return fields
+    fields = {}
+    for name, value, line in entry.fields:
         if name in fields:
-            line = (f.start_line or entry.start_line or 0) + 1
             problems.append(
                 Problem(
                     path,
-                    line,
-                    f"entry {entry.key.strip()!r} gives the field '{name}' again; "
+                    line + 1,
+                    f"entry {entry.key!r} gives the field '{name}' again; "
                     "the first value was kept (as BibTeX does) and this one ignored",
                     note=True,
                 )
             )
             continue
-        try:
-            fields[name] = macros.resolve(value.strip())
-        except MacroError as exc:
-            told = f"entry {entry.key.strip()!r} was not imported: its field {name!r}: {exc}"
-            raise MacroError(told, exc.why) from None
+        fields[name] = _resolved(entry, name, value, macros)
     return fields
+
+
+def _resolved(entry: _Entry, name: str, value: str, macros: Macros) -> str:
+    """A field's value with its macros put in; MacroError naming the entry and field."""
+    try:
+        return macros.resolve(value)
+    except MacroError as exc:
+        told = f"entry {entry.key!r} was not imported: its field {name!r}: {exc}"
+        raise MacroError(told, exc.why) from None
 
 
 def _inherited(entrytype: str, fields: dict[str, str], by_key: Mapping[str, dict[str, str]]) -> Mapping[str, str]:
