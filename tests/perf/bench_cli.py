@@ -6,7 +6,8 @@ Not a pytest test; run it by hand::
     python tests/perf/bench_cli.py --size 20000          # a corpus made here (bench_store's)
 
 Each figure is one real process (`papershelf ...`, the console script of this checkout's
-venv), its wall time and its own peak RSS (/usr/bin/time's %M), 3 runs, min and
+venv), its wall time, its CPU time (user + system) and its own peak RSS (/usr/bin/time's %U,
+%S, %M), 3 runs, min and
 median. `--base APP` runs the same commands with another checkout's `app/` first on
 PYTHONPATH (the code before a change), interleaved with this one's in the same run. The
 anchor is SQLite FTS5 (bm25 and snippet()) answering the same search from a script, also a
@@ -59,27 +60,35 @@ for r in rows:
 """
 
 
-def run(cmd: list[str], env: dict[str, str], stdout=subprocess.DEVNULL) -> tuple[float, float, int]:
-    """(seconds, peak MB, exit code) of one process. The peak is /usr/bin/time's (%M): a child
+def run(cmd: list[str], env: dict[str, str], stdout=subprocess.DEVNULL) -> tuple[float, float, int, float]:
+    """(seconds, peak MB, exit code, CPU seconds) of one process. The peak is /usr/bin/time's (%M): a child
     forked from this process would count this process's memory as its own high-water mark."""
     with tempfile.NamedTemporaryFile("r", suffix=".time") as out:
         t0 = time.perf_counter()
         code = subprocess.run(
-            ["/usr/bin/time", "-o", out.name, "-f", "%M", *cmd], env=env, stdout=stdout, stderr=subprocess.DEVNULL
+            ["/usr/bin/time", "-o", out.name, "-f", "%M %U %S", *cmd], env=env, stdout=stdout, stderr=subprocess.DEVNULL
         ).returncode
         took = time.perf_counter() - t0
-        peak_kb = float(out.read().split()[-1])
-    return took, peak_kb / 1024, code
+        peak_kb, user, system = map(float, out.read().split()[-3:])
+    return took, peak_kb / 1024, code, user + system
 
 
 def measure(label: str, cmd: list[str], env: dict[str, str], runs: int = RUNS) -> dict:
-    times, peaks, codes = [], [], set()
+    times, peaks, cpus, codes = [], [], [], set()
     for _ in range(runs):
-        t, mb, code = run(cmd, env)
+        t, mb, code, cpu = run(cmd, env)
         times.append(t)
         peaks.append(mb)
+        cpus.append(cpu)
         codes.add(code)
-    return {"label": label, "min": min(times), "median": statistics.median(times), "mb": max(peaks), "codes": codes}
+    return {
+        "label": label,
+        "min": min(times),
+        "median": statistics.median(times),
+        "mb": max(peaks),
+        "cpu": (min(cpus), statistics.median(cpus)),
+        "codes": codes,
+    }
 
 
 def mark(ok: bool) -> str:
@@ -94,6 +103,7 @@ def show(row: dict, target_s: float | None = TARGET_S, target_mb: float | None =
         verdict += f", ≤{target_mb:.0f} MB {mark(row['mb'] <= target_mb)}"
     codes = "" if row["codes"] == {0} else f"  exit {sorted(row['codes'])}"
     figures = f"min {row['min']:6.3f} s  median {row['median']:6.3f} s  {row['mb']:7.1f} MB"
+    figures += f"  CPU {row['cpu'][0]:5.2f} / {row['cpu'][1]:5.2f} s"
     print(f"  {row['label']:<44} {figures}{verdict}{codes}")
 
 

@@ -15,21 +15,21 @@ written with `write_raw`; JSON escapes its own.
 from __future__ import annotations
 
 import argparse
-import html
 import os
 import re
-import shutil
 import sys
 from collections.abc import Callable, Iterable
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
-import orjson
-
-from ..core.citation import authors_text, fields_text, has_record, record_view
 from ..core.errors import InvalidValueError, NotFoundError, PapershelfError
 from ..core.limits import escape_controls
-from ..core.paper import Paper, Status, local_date
-from ..core.render import reader_text
+
+if TYPE_CHECKING:
+    from ..core.paper import Paper
+
+# Every command imports this module (the parser's errors, the exit codes), `--version` too: what
+# only some of them print with (orjson, html, the record's citation and render modules, shutil) is
+# imported by the function that needs it.
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 EXIT_INTERRUPTED = 130
@@ -131,6 +131,8 @@ def paper_json(paper: Paper, lists: list[str]) -> dict[str, Any]:
     its lists; `fields` holds each field of its bibliographic record as text (`bibfields`, beside
     it, as written in the file), {} for a paper from a listing. A RIS record's own lines are
     left out (`export --format ris` writes them)."""
+    from ..core.citation import fields_text
+
     d = paper.to_dict()
     d.pop("fingerprint", None)
     d.pop("ris", None)
@@ -151,6 +153,8 @@ def _json_escape(m: re.Match[bytes]) -> bytes:
 def write_json(data: object) -> None:
     """Print indented JSON (bytes straight to stdout: orjson writes UTF-8), every control
     character as a JSON escape (still the same JSON, harmless on a terminal)."""
+    import orjson
+
     sys.stdout.flush()
     out = orjson.dumps(data, option=orjson.OPT_INDENT_2)
     sys.stdout.buffer.write(_JSON_RAW_CONTROLS.sub(_json_escape, out) + b"\n")
@@ -160,6 +164,8 @@ def write_json(data: object) -> None:
 def write_json_array(items: Iterable[object]) -> None:
     """`write_json` of a list, item by item as `items` yields them (the same bytes): a whole
     library's papers are never all in memory at once, as objects or as JSON."""
+    import orjson
+
     sys.stdout.flush()
     out = sys.stdout.buffer
     dumps, indent = orjson.dumps, orjson.OPT_INDENT_2
@@ -175,6 +181,10 @@ def write_json_array(items: Iterable[object]) -> None:
 def print_table(papers: list[Paper], read_dates: bool = False) -> None:
     """One line per paper (id, status, `read_dates`: the day read, title cut to the terminal's
     width), then the count."""
+    import shutil
+
+    from ..core.paper import local_date
+
     width = shutil.get_terminal_size((120, 24)).columns
     title_width = max(30, width - 23 - (11 if read_dates else 0))
     for p in papers:
@@ -191,6 +201,9 @@ def print_table(papers: list[Paper], read_dates: bool = False) -> None:
 def print_paper(p: Paper, lists: list[str], parent: Callable[[str], Paper | None] | None = None) -> None:
     """Everything about one paper, as `show` prints it; a paper with a bibliographic record
     ends its labelled lines with the record's (`parent` finds a crossref's parent by key)."""
+    from ..core.citation import authors_text, has_record, record_view
+    from ..core.render import reader_text
+
     print(reader_text(p.title) + ("   (title derived from the abstract)" if p.title_derived else ""))
     print(f"id:       {p.id}")
     if p.authors:
@@ -227,6 +240,8 @@ def print_paper(p: Paper, lists: list[str], parent: Callable[[str], Paper | None
 
 def reading_dates(p: Paper) -> list[str]:
     """`show`'s lines of when the paper became Reading and Read (local dates, ISO)."""
+    from ..core.paper import Status, local_date
+
     read, reading = local_date(p.read_at), local_date(p.reading_at)
     if p.status is Status.READ:
         if read is None:  # marked read before Papershelf kept the date
@@ -243,6 +258,8 @@ _TAG_RE = re.compile(r"<b[^>]*>(.*?)</b>")
 
 def snippet_text(snippet_html: str) -> str:
     """A search snippet as plain text, the matched words «marked»."""
+    import html
+
     return html.unescape(_TAG_RE.sub(lambda m: f"«{m.group(1)}»", snippet_html))
 
 
@@ -252,6 +269,8 @@ def print_snippet(indent: str, snippet_html: str, tty: bool) -> None:
     if not tty:
         print(indent + snippet_text(snippet_html))
         return
+    import html
+
     pos = 0
     write_raw(indent)
     for m in _TAG_RE.finditer(snippet_html):

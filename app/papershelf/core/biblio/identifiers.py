@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import cache
 from urllib.parse import quote, unquote
 
 from ..limits import escape_controls, has_controls
@@ -41,7 +42,15 @@ _OLD_ID = rf"(?:{_ARCHIVE})(?:\.[A-Za-z]{{2}})?/\d{{7}}"
 _VERSION = r"(?:v\d+)?"
 _ARXIV_ID = rf"(?:{_NEW_ID}|{_OLD_ID})"
 
-_ARXIV_ID_RE = re.compile(rf"({_ARXIV_ID}){_VERSION}", re.I)
+
+# The three patterns holding every old archive's name cost milliseconds to compile, and every
+# command imports this module (the store's format, the importers, `show`'s record): compiled
+# when first used.
+@cache
+def _arxiv_id_re() -> re.Pattern[str]:
+    return re.compile(rf"({_ARXIV_ID}){_VERSION}", re.I)
+
+
 # arXiv's own links carry a listing's context or an anchor: …/abs/2401.01234?context=cs, …v2#
 _ARXIV_URL = (
     rf"(?:https?://)?(?:www\.|export\.)?arxiv\.org/(?:abs|pdf|html|format)/({_ARXIV_ID}){_VERSION}(?:\.pdf)?"
@@ -50,12 +59,17 @@ _ARXIV_URL = (
 _ARXIV_PREFIXED = rf"arxiv:\s*({_ARXIV_ID}){_VERSION}"
 _ARXIV_DOI = rf"10\.48550/arxiv\.({_ARXIV_ID}){_VERSION}"
 
+
 # the whole text is one identifier (surrounding spaces, brackets and quotes aside)
-_WHOLE_ARXIV = re.compile(
-    rf"(?:{_ARXIV_URL}|{_ARXIV_PREFIXED}|(?:(?:https?://)?(?:dx\.|www\.)?doi\.org/|doi:\s*)?{_ARXIV_DOI}"
-    rf"|({_ARXIV_ID}){_VERSION})/?(?:\s*\[[\w.-]+\])?",
-    re.I,
-)
+@cache
+def _whole_arxiv() -> re.Pattern[str]:
+    return re.compile(
+        rf"(?:{_ARXIV_URL}|{_ARXIV_PREFIXED}|(?:(?:https?://)?(?:dx\.|www\.)?doi\.org/|doi:\s*)?{_ARXIV_DOI}"
+        rf"|({_ARXIV_ID}){_VERSION})/?(?:\s*\[[\w.-]+\])?",
+        re.I,
+    )
+
+
 _DOI_RE = re.compile(r"10\.\d{4,9}/\S+", re.I)  # a whole DOI: old SICI DOIs carry <, > and ;
 # a ";" that starts another identifier ("10.1/a;10.1/b"), not one inside a SICI DOI ("…3.0.CO;2-0")
 _NEXT = r"(?:10\.\d|doi:|https?://|arxiv:|\d{4}\.\d{4,5}(?!\d)|[a-z-]+(?:\.[a-z]{2})?/\d{7})"
@@ -77,14 +91,18 @@ _PREPRINT_DOI = re.compile(
 )
 _URL_RE = re.compile(r"^[a-z][a-z0-9+.-]*://\S+$", re.I)
 
+
 # candidates in a block of text, tried left to right (the alternatives in order of preference)
-_FIND_RE = re.compile(
-    rf"(?<![\w/.-])(?:{_ARXIV_URL}|{_ARXIV_PREFIXED}"
-    rf"|(?:(?:https?://)?(?:dx\.|www\.)?doi\.org/|doi:\s*)?10\.\d{{4,9}}(?:/|%2F){_DOI_BODY}"
-    rf"|https?://\S+"
-    rf"|{_ARXIV_ID}{_VERSION})",
-    re.I,
-)
+@cache
+def _find_re() -> re.Pattern[str]:
+    return re.compile(
+        rf"(?<![\w/.-])(?:{_ARXIV_URL}|{_ARXIV_PREFIXED}"
+        rf"|(?:(?:https?://)?(?:dx\.|www\.)?doi\.org/|doi:\s*)?10\.\d{{4,9}}(?:/|%2F){_DOI_BODY}"
+        rf"|https?://\S+"
+        rf"|{_ARXIV_ID}{_VERSION})",
+        re.I,
+    )
+
 
 # "https://doi.org/", "http://dx.doi.org/", "doi.org/", "doi:" and the like before a DOI
 _DOI_PREFIX_RE = re.compile(rf"^\s*(?:{_RESOLVER_PREFIX}|doi:\s*)", re.I)
@@ -160,7 +178,7 @@ def _trim(value: str) -> str:
 def _arxiv(value: str) -> Identifier | None:
     """The arXiv id in normal form, or None when it cannot be one (a month 13, a year 2000 for
     an old id number)."""
-    match = _ARXIV_ID_RE.fullmatch(value)
+    match = _arxiv_id_re().fullmatch(value)
     if match is None:
         return None
     ident = match.group(1)
@@ -242,7 +260,7 @@ def parse_identifier(text: str) -> Identifier | None:
         value = re.split(r"[?#]", value, maxsplit=1)[0]
     if re.search(r"%[0-9a-f]{2}", value, re.I):
         value = unquote(value)
-    whole = _WHOLE_ARXIV.fullmatch(value)
+    whole = _whole_arxiv().fullmatch(value)
     if whole is not None:
         found = next((g for g in whole.groups() if g), None)
         return _arxiv(found) if found else None
@@ -261,7 +279,7 @@ def find_identifiers(text: str) -> list[Identifier]:
     """Every DOI and arXiv id in a block of text (a pasted reference list, a .bib entry, URLs), in
     the order they come, each once."""
     found: list[Identifier] = []
-    for match in _FIND_RE.finditer(text.translate(_INVISIBLE).translate(_QUOTES)):
+    for match in _find_re().finditer(text.translate(_INVISIBLE).translate(_QUOTES)):
         ident = parse_identifier(match.group(0))
         if ident is not None and ident not in found:
             found.append(ident)

@@ -32,6 +32,7 @@ kept only while its reader is the one the searcher holds.
 
 from __future__ import annotations
 
+import bisect
 import contextlib
 from collections import OrderedDict
 from collections.abc import Iterable, Iterator
@@ -54,6 +55,7 @@ TERM_CACHE_BYTES = (400, 4 << 20)  # postings of words (facet terms stay hot)
 EXPANSION_CACHE_BYTES = (200, 2 << 20)  # postings of the words prefixes and fuzzy words stand for
 POSITION_CACHE_BYTES = (300, 2 << 20)  # positions of the words of phrases
 DENSE_SHARE = 16  # a union of more than one document in this many is counted into dense arrays
+FEW_IDS_SHARE = 16  # ids of at most one document in this many of a segment are read one by one
 
 Weights = npt.NDArray[np.float32]
 Scored = tuple[Ids, Floats]  # sorted document numbers, their scores
@@ -119,6 +121,7 @@ class SegmentData:
         self._lengths: dict[str, Weights] = {}
         self._columns: dict[str, npt.NDArray[Any]] = {}
         self._ids: list[str] | None = None
+        self._id_column: Any = None
         self._vocabularies: dict[str, frozenset[bytes]] = {}
 
     def postings(self, field: str, tbytes: bytes, expanded: bool = False) -> tuple[Ids, Weights]:
@@ -186,6 +189,17 @@ class SegmentData:
         if self._ids is None:
             self._ids = [b.decode("utf-8") for b in self.reader.column_reader("id", translate=False)]
         return self._ids
+
+    def paper_ids_of(self, docs: list[int]) -> list[str]:
+        """The paper ids of these (segment-local) documents: a few are read one by one from the
+        `id` column (a command's 20 hits need not read 100,000 ids), many as the whole column."""
+        if self._ids is None and len(docs) * FEW_IDS_SHARE <= self.count:
+            if self._id_column is None:
+                self._id_column = self.reader.column_reader("id", translate=False)
+            column = self._id_column
+            return [column[d].decode("utf-8") for d in docs]
+        every = self.paper_ids()
+        return [every[d] for d in docs]
 
     def column(self, field: str) -> npt.NDArray[Any]:
         """A sortable column's values (bytes) for every document."""
@@ -283,10 +297,24 @@ class Evaluator:
 
     def paper_ids(self, docs: Ids) -> list[str]:
         """The paper ids of these documents, in their order."""
+        if self._paper_ids is None and len(docs) * FEW_IDS_SHARE <= self.size:
+            return self._few_paper_ids(docs.tolist())
         if self._paper_ids is None:
             self._paper_ids = [pid for data, _ in self.leaves for pid in data.paper_ids()]
         every = self._paper_ids
         return [every[d] for d in docs.tolist()]
+
+    def _few_paper_ids(self, docs: list[int]) -> list[str]:
+        """`paper_ids` of a few documents: each segment reads only its own (see SegmentData.paper_ids_of)."""
+        starts = [offset for _, offset in self.leaves]
+        by_leaf: dict[int, list[int]] = {}
+        for d in docs:
+            by_leaf.setdefault(bisect.bisect_right(starts, d) - 1, []).append(d)
+        found: dict[int, str] = {}
+        for n, mine in by_leaf.items():
+            data, offset = self.leaves[n]
+            found.update(zip(mine, data.paper_ids_of([d - offset for d in mine]), strict=True))
+        return [found[d] for d in docs]
 
     def rank(self, field: str) -> Floats:
         """Every document's rank by a sortable column (equal values, equal ranks)."""

@@ -8,6 +8,15 @@ file's size and crc32 as written (Whoosh has none: a file cut short or
 overwritten would otherwise only show, if at all, when a search reads it).
 A read that fails marks the index damaged there, and the next open
 rebuilds it.
+
+Reading every file for its checksum at each open costs a command-line
+search most of its time at 100,000 papers (250 MB). So a file whose
+checksum was found right is not read again while its stat key (inode,
+size, mtime and ctime in ns) is the one it had then: `index.checked.json`
+beside the index keeps the keys (`Checked`). No program can write a file
+without changing its ctime, so a changed file is read again; what this
+leaves unseen is damage below the file system (a disk flipping a bit),
+found when a read trips over it (`read_failed` checks every file).
 """
 
 from __future__ import annotations
@@ -18,6 +27,7 @@ import json
 import logging
 import os
 import shutil
+import threading
 import time
 import warnings
 import zlib
@@ -45,6 +55,14 @@ UNCHECKED_SUFFIXES: tuple[str, ...] = ()
 
 
 NO_INDEX_YET = "there is no index yet"  # why a first index is built (not a fault to report)
+CHECKED_SUFFIX = ".checked.json"  # beside the index folder: the files whose checksums were found right
+CHECKED_VERSION = 1
+# A file changed less than this before a check is read again at the next one: a write in the
+# same tick of the kernel's coarse clock as the check leaves the ctime the check saw (as the
+# store's read view, core/store/readview.py)
+SETTLE_NS = 200_000_000
+
+Key = list[int]  # inode, size, mtime_ns, ctime_ns
 
 
 class IndexFolder:
@@ -128,14 +146,18 @@ class IndexFolder:
         write_bytes_atomically(self.folder / STATE_FILE, json.dumps(state).encode("utf-8"))
 
     def _file_sizes(self) -> dict[str, int]:
-        sizes = {}
-        for path in self.folder.iterdir():
-            if path.name != STATE_FILE and not path.name.endswith(("LOCK", ".tmp")):
-                try:
-                    sizes[path.name] = path.stat().st_size
-                except OSError:
-                    pass
-        return sizes
+        return {name: st.st_size for name, st in self._file_stats().items()}
+
+    def _file_stats(self) -> dict[str, os.stat_result]:
+        stats = {}
+        with os.scandir(self.folder) as entries:
+            for entry in entries:
+                if entry.name != STATE_FILE and not entry.name.endswith(("LOCK", ".tmp")):
+                    try:
+                        stats[entry.name] = entry.stat()
+                    except OSError:
+                        pass
+        return stats
 
     def _checksums(self, sizes: dict[str, int], previous: dict[str, Any]) -> dict[str, int]:
         """crc32 of the files checked at open, taken over from the previous
@@ -158,24 +180,29 @@ class IndexFolder:
         return crcs
 
     # ---- damage ----------------------------------------------------------------
-    def damaged_files(self, recorded: Any, crcs: Any) -> list[str]:
+    def damaged_files(self, recorded: Any, crcs: Any, trusted: bool = False) -> list[str]:
         """Files of the current segments whose size or checksum is not what was written.
 
         Segment files never change once written; a commit by another process
         only adds files and deletes those of segments it merged away, so a
         missing file counts only if the current table of contents still
-        lists its segment."""
+        lists its segment. `trusted`: a file whose stat key is the one it had
+        when its checksum was last found right is not read (`Checked`)."""
         if not isinstance(recorded, dict):
             return []
         crcs = crcs if isinstance(crcs, dict) else {}
-        now = self._file_sizes()
+        checked = Checked(self.folder) if trusted else None
+        now = self._file_stats()
         live: set[str] | None = None
 
         def changed(name: str) -> bool:
-            if now.get(name) != recorded[name]:
+            st = now[name]
+            if st.st_size != recorded[name]:
                 return True
+            if name not in crcs or (checked is not None and checked.vouches(name, st, crcs[name])):
+                return False
             try:
-                return name in crcs and crc32(self.folder / name) != crcs[name]
+                return not _crc_is(self.folder / name, crcs[name], checked)
             except FileNotFoundError:  # merged away meanwhile by another process
                 return False
 
@@ -190,8 +217,10 @@ class IndexFolder:
                 damaged.append(name)
         # the table of contents in use must be the one written, if it was recorded
         toc = f"_{self.ix.indexname}_{self.ix.latest_generation()}.toc"
-        if toc in recorded and changed(toc):
+        if toc in recorded and (toc not in now or changed(toc)):
             damaged.append(toc)
+        if checked is not None and not damaged:
+            checked.save()
         return sorted(damaged)
 
     def why_rebuild(self) -> str:
@@ -214,7 +243,7 @@ class IndexFolder:
             warnings.simplefilter("ignore", ResourceWarning)
             try:
                 self.ix = windex.open_dir(str(self.folder))
-                damaged = self.damaged_files(state.get("files"), state.get("crc32"))
+                damaged = self.damaged_files(state.get("files"), state.get("crc32"), trusted=True)
                 if damaged:
                     raise OSError(f"files changed or went missing since they were written: {', '.join(damaged[:3])}")
                 with self.ix.searcher() as s:  # touch every segment: damage shows here
@@ -246,6 +275,8 @@ class IndexFolder:
             return SearchIndexError(f"This search cannot be run ({exc}); try it without quotes.", self.folder)
         state = self.read_state()
         try:
+            # every file read (none vouched for by its stat key): a read failed, so something may be
+            # damaged below the file system, where no stat key shows it
             intact = bool(state.get("crc32")) and not self.damaged_files(state.get("files"), state.get("crc32"))
         except Exception:
             intact = False
@@ -287,9 +318,86 @@ class IndexFolder:
         if os.path.lexists(self.folder):
             os.replace(self.folder, old)
         os.replace(new, self.folder)
+        Checked.forget(self.folder)  # of the files let go
         self.damage_mark = ""
         self.write_state(generation)
         discard(old)
+
+
+class Checked:
+    """The index's files whose checksums were found right, by stat key (`index.checked.json`
+    beside the index folder, in this machine's state folder; see the module's docstring).
+
+    Only a cache: a file that is missing, damaged or from another version vouches for nothing,
+    and a key vouches only for the checksum it was checked against (the state file's now)."""
+
+    def __init__(self, index_folder: Path) -> None:
+        self.path = index_folder.with_name(index_folder.name + CHECKED_SUFFIX)
+        self.start_ns = time.time_ns()
+        self._old = self._read()
+        self._new: dict[str, list[int]] = {}
+
+    def _read(self) -> dict[str, list[int]]:
+        try:
+            with open(self.path, "rb") as f:
+                data = json.loads(f.read(1 << 20))
+        except (OSError, ValueError):
+            return {}
+        files = data.get("files") if isinstance(data, dict) and data.get("version") == CHECKED_VERSION else None
+        return files if isinstance(files, dict) else {}
+
+    def vouches(self, name: str, st: os.stat_result, crc: Any) -> bool:
+        """Whether `name`, as `st` says it is now, was found to have checksum `crc` (kept for next time)."""
+        entry = [*_key(st), crc]
+        if self._old.get(name) != entry:
+            return False
+        self._new[name] = entry
+        return True
+
+    def found_right(self, name: str, before: os.stat_result, after: os.stat_result, crc: int) -> None:
+        """`name` was read and had checksum `crc`: vouched for while its key stays, if it did not
+        change while it was read and had settled before (see SETTLE_NS)."""
+        key = _key(before)
+        if key == _key(after) and key[3] <= self.start_ns - SETTLE_NS:
+            self._new[name] = [*key, crc]
+
+    @staticmethod
+    def forget(index_folder: Path) -> None:
+        """Remove the record (an index swapped in has other files)."""
+        with contextlib.suppress(OSError):
+            index_folder.with_name(index_folder.name + CHECKED_SUFFIX).unlink()
+
+    def save(self) -> None:
+        """Keep what this check found (the files of the index as it is now), if it differs."""
+        if self._new == self._old:
+            return
+        data = json.dumps({"version": CHECKED_VERSION, "files": self._new}).encode("utf-8")
+        tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+        try:  # not fsynced: after a crash an empty or missing file vouches for nothing
+            tmp.write_bytes(data)
+            os.replace(tmp, self.path)
+        except OSError:  # a read-only state folder: every file is read at each open, as before
+            with contextlib.suppress(OSError):
+                tmp.unlink()
+
+
+def _key(st: os.stat_result) -> Key:
+    return [st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns]
+
+
+def _crc_is(path: Path, expected: Any, checked: Checked | None) -> bool:
+    """Whether the file's checksum is `expected` (told to `checked` when it is)."""
+    with open(path, "rb") as f:
+        before = os.fstat(f.fileno())
+        crc = 0
+        while chunk := f.read(1 << 20):
+            crc = zlib.crc32(chunk, crc)
+        after = os.fstat(f.fileno())
+    if crc != expected:
+        return False
+    if checked is not None:
+        checked.found_right(path.name, before, after, crc)
+    return True
 
 
 def crc32(path: Path) -> int:
