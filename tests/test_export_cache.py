@@ -5,6 +5,7 @@ cache lives in this machine's folder for the library, never in the (synced) libr
 
 from __future__ import annotations
 
+import shutil
 import sqlite3
 from pathlib import Path
 
@@ -171,3 +172,111 @@ def test_an_entry_that_held_control_characters_is_reported_from_the_cache_too(mi
         cold = export(lib, fmt, tmp_path / "cold")
         warm = export(lib, fmt, tmp_path / "warm")
     assert warm == cold and len(cold[1][-2]) == 1 and b"\x1b" not in cold[0]
+
+
+def test_an_entry_is_kept_under_the_versions_that_made_it(monkeypatch):
+    """The digest holds Papershelf's version and the store's schema as well as ENTRY_VERSION:
+    an entry made by another version is never found (review finding)."""
+    from papershelf.core.exporters import entrycache
+
+    record = {"id": "p1", "title": "A title", "authors": ["A. Author"], "year": 2020}
+    before = entrycache.EntryCache(None, "bibtex").digest(record, "author2020")
+    for name, other in (("__version__", "0.0.0-other"), ("SCHEMA_VERSION", entrycache.SCHEMA_VERSION + 1)):
+        with monkeypatch.context() as patched:
+            patched.setattr(entrycache, name, other)
+            assert entrycache.EntryCache(None, "bibtex").digest(record, "author2020") != before, name
+    assert entrycache.EntryCache(None, "bibtex").digest(record, "author2020") == before
+
+
+def test_a_read_only_single_device_library_keeps_its_export_cache_on_this_machine(tmp_path):
+    """A library of the layout from before shared libraries, opened read-only, keeps its locks in
+    its own folder; its export cache still goes to this machine's folder (review finding)."""
+    from papershelf.core.store import machine
+
+    folder = tmp_path / "library"
+    shutil.copytree(FIXTURES / "library-v2", folder)
+    before = sorted(p.relative_to(folder) for p in folder.rglob("*"))
+    with Library.open(folder, readonly=True) as lib:
+        first = lib.export_bibtex(lib.ids(), tmp_path / "a.bib")[0]
+        again = lib.export_bibtex(lib.ids(), tmp_path / "b.bib")[0]
+    assert first.entries > 0 and first.unpinned_keys  # read-only: the keys went out unpinned
+    assert (tmp_path / "a.bib").read_bytes() == (tmp_path / "b.bib").read_bytes()
+    assert sorted(p.relative_to(folder) for p in folder.rglob("*")) == before  # nothing new in the folder
+    with sqlite3.connect(machine.local_dir(folder, machine.device_id()) / CACHE_NAME) as db:
+        (kept,) = db.execute("SELECT count(*) FROM entries").fetchone()
+    assert kept == again.entries
+
+
+def test_exports_of_part_of_the_library_bound_the_cache_and_spare_the_whole_export(mixed, tmp_path, monkeypatch):
+    """Each edit of a paper exported alone leaves an entry nobody uses any more; the cache keeps at
+    most `bound` entries of a format, and never those of the last export of everything."""
+    from papershelf.core.exporters import entrycache
+
+    monkeypatch.setattr(entrycache, "SPARE", 0)  # the bound: twice the library's papers
+    counting = Counting(monkeypatch)
+    with Library.open(mixed) as lib:
+        _, whole_report = export(lib, "biblatex", tmp_path / "whole.bib")
+        n = len(lib)
+        edited = lib.ids()[1]  # (not the fixture's paper with "?" characters: the report stays the same)
+        for i in range(2 * n + 5):
+            lib.set_title(edited, f"Edited title number {i}")
+            lib.export_bibtex([edited], tmp_path / "one.bib", "biblatex")
+            with sqlite3.connect(cache_file(mixed)) as db:
+                (kept,) = db.execute("SELECT count(*) FROM entries WHERE kind = 'biblatex'").fetchone()
+            assert kept <= entrycache.bound(n)
+        assert kept == entrycache.bound(n)  # it did grow to the bound
+        counting.n = 0
+        again, again_report = export(lib, "biblatex", tmp_path / "again.bib")
+        assert counting.n == 0  # every entry of the whole export was still kept (the edited one too)
+    assert again_report == whole_report and b"Edited title number" in again
+
+
+def kept_export_files(folder: Path, tmp_path: Path, fmt: str, name: str) -> tuple[bytes, str, str]:
+    """The installed command's export of everything in `fmt`: the file, what it said, and its
+    text on standard output."""
+    out = tmp_path / f"{name}.{'ris' if fmt == 'ris' else 'bib'}"
+    res = run_cli("export", "--format", fmt, "-o", str(out), "--force", data_dir=folder)
+    assert res.returncode == 0, res.stderr
+    streamed = run_cli("export", "--format", fmt, "-o", "-", data_dir=folder)
+    assert streamed.returncode == 0, streamed.stderr
+    said = (res.stdout + res.stderr).replace(str(out), "FILE")
+    return out.read_bytes(), said, streamed.stdout + streamed.stderr
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_an_unchanged_library_is_exported_again_from_the_cache_alone(mixed, tmp_path, fmt):
+    """An export of everything, when the library's files are as the last one found them, is written
+    from the kept entries without the library (Library.kept_export): the same bytes and the same
+    words, fragments warning included; any edit, or a version of the cache's from another Papershelf,
+    sends it back to the library."""
+    # the file's export pins the keys (the library changes); standard output's reads it whole, and keeps it
+    first = kept_export_files(mixed, tmp_path, fmt, "first")
+    kept = Library.kept_export(mixed, fmt)
+    # ...but for the BibTeX dialect, which writes an xdata parent's fields into its child: never kept
+    assert (kept is None) == (fmt == "bibtex")
+    if kept is not None:
+        kept.close()
+    third = kept_export_files(mixed, tmp_path, fmt, "third")  # from the cache (BibTeX: the library)
+    assert first == third
+    assert "Wrote" in third[1] and "nobody would cite" in third[1]
+    with Library.open(mixed) as lib:
+        pid = lib.ids()[2]
+    res = run_cli("tag", pid, "--add", "edited-since", data_dir=mixed)
+    assert res.returncode == 0, res.stderr
+    assert Library.kept_export(mixed, fmt) is None  # the library changed: read again
+    edited = kept_export_files(mixed, tmp_path, fmt, "edited")
+    assert edited != third and b"edited-since" in edited[0]
+    cache_file(mixed).unlink()
+    for extra in cache_file(mixed).parent.glob(CACHE_NAME + "-*"):
+        extra.unlink()
+    assert kept_export_files(mixed, tmp_path, fmt, "cold") == edited
+
+
+def test_a_kept_export_says_which_papers_are_fragments(data_dir, seeds):
+    """The fragments warning of an export from the cache is the library's (listing papers have no
+    year: every one is a fragment)."""
+    res = run_cli("import", str(seeds[0]), data_dir=data_dir)
+    assert res.returncode == 0, res.stderr
+    said = [run_cli("export", "-o", "-", data_dir=data_dir).stderr for _ in range(3)]
+    assert Library.kept_export(data_dir, "bibtex") is not None
+    assert said[0] == said[1] == said[2] and "nobody would cite" in said[2]
