@@ -170,9 +170,8 @@ def main(argv: list[str] | None = None) -> int:
         if pid:
             run(new, "--data-dir", str(lib), "tag", "--add", "bench-edited", pid)
             edited = export(new, "edited.bib")
-            print(
-                f"  after tagging one paper (it alone rendered): {edited[0]:.2f} s, {edited[1]:.0f} MB, CPU {edited[2]:.2f} s"
-            )
+            said = f"{edited[0]:.2f} s, {edited[1]:.0f} MB, CPU {edited[2]:.2f} s"
+            print(f"  after tagging one paper (it alone rendered): {said}")
             for path in caches(folder):
                 path.unlink()
             export(new, "edited-cold.bib")
