@@ -207,15 +207,9 @@ def cmd_export(args: argparse.Namespace) -> int:
     fmt = export_format(args)  # a wrong option before the library is touched
     if fmt == "ris" and args.files:
         raise UsageError("--files is for BibTeX output (RIS has no file field Papershelf writes)")
-    whole = not (args.ids or args.query is not None or args.saved is not None or args.files)
-    if whole and not (args.tag is not None or args.list_name is not None or args.status):
-        kept = Library.kept_export(paths.data_dir(args.data_dir), fmt)
-        if kept is not None:  # the library is as the last such export found it: its entries again
-            with kept:
-                if args.output != "-" and not args.force:
-                    _check_replaceable(args.output)
-                report = kept.write(args.output, out=write_raw)[0]
-            return _said(args, report.summary(), _fragments_warning(report, report.entries))
+    done = _kept_export(args, fmt)
+    if done is not None:
+        return done
     with _library_to_export(args) as lib:
         if args.ids:
             ids = [lib.resolve(ref) for ref in args.ids]
@@ -250,6 +244,24 @@ def cmd_export(args: argparse.Namespace) -> int:
         else:
             done = lib.export_bibtex(ids, args.output, fmt, files=args.files, out=write_raw)[0]
     return _said(args, done.summary(), _fragments_warning(done, len(ids)))
+
+
+def _kept_export(args: argparse.Namespace, fmt: str) -> int | None:
+    """An export of the whole library (no selection, no --files) when the library is as the last
+    such export found it: its entries again from this machine's export cache, without opening
+    the library (Library.kept_export); None otherwise."""
+    if args.ids or args.query is not None or args.saved is not None or args.files:
+        return None
+    if args.tag is not None or args.list_name is not None or args.status:
+        return None
+    kept = Library.kept_export(paths.data_dir(args.data_dir), fmt)
+    if kept is None:
+        return None
+    with kept:
+        if args.output != "-" and not args.force:
+            _check_replaceable(args.output)
+        report = kept.write(args.output, out=write_raw)[0]
+    return _said(args, report.summary(), _fragments_warning(report, report.entries))
 
 
 def _said(args: argparse.Namespace, summary: str, warning: str) -> int:
