@@ -207,9 +207,9 @@ def cmd_export(args: argparse.Namespace) -> int:
     fmt = export_format(args)  # a wrong option before the library is touched
     if fmt == "ris" and args.files:
         raise UsageError("--files is for BibTeX output (RIS has no file field Papershelf writes)")
-    done = _kept_export(args, fmt)
-    if done is not None:
-        return done
+    kept = _kept_export(args, fmt)
+    if kept is not None:
+        return kept
     with _library_to_export(args) as lib:
         if args.ids:
             ids = [lib.resolve(ref) for ref in args.ids]
