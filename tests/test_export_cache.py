@@ -5,16 +5,20 @@ cache lives in this machine's folder for the library, never in the (synced) libr
 
 from __future__ import annotations
 
+import json
 import shutil
 import sqlite3
+import time
 from pathlib import Path
 
+import orjson
 import pytest
 
 from conftest import FIXTURES, local_dir, run_cli
 from papershelf.core.exporters import bibtex, ris
 from papershelf.core.exporters.entrycache import CACHE_NAME
 from papershelf.core.library import Library
+from papershelf.core.store import readview
 from test_bib_export_record import XDATA  # an entry built from another (xdata): never cached
 
 FORMATS = ("bibtex", "biblatex", "ris")
@@ -280,3 +284,53 @@ def test_a_kept_export_says_which_papers_are_fragments(data_dir, seeds):
     said = [run_cli("export", "-o", "-", data_dir=data_dir).stderr for _ in range(3)]
     assert Library.kept_export(data_dir, "bibtex") is not None
     assert said[0] == said[1] == said[2] and "nobody would cite" in said[2]
+
+
+def settled_library(folder: Path) -> Library:
+    """The library opened once every store file is old enough for an export of it to be kept
+    (readview.SETTLE_NS: a file changed just before the open might change again unseen)."""
+    deadline = time.monotonic() + 60
+    while not readview.settled(readview.input_keys(folder) or {}, time.time_ns()):
+        assert time.monotonic() < deadline, "the library's files kept changing"
+        time.sleep(0.05)
+    return Library.open(folder)
+
+
+def test_what_an_export_said_is_kept_only_beside_its_own_manifest(mixed, tmp_path):
+    """Two exports at once: one with --files replaced the manifest after another export of the
+    same library wrote its own; the first one's words must not be kept beside the second's entries
+    (a later export would write the file fields it was not asked for)."""
+    from papershelf.core.exporters import entrycache
+    from papershelf.core.store import machine
+
+    pdf = tmp_path / "paper.pdf"
+    pdf.write_bytes(b"%PDF-1.4\n%%EOF\n")
+    with Library.open(mixed) as lib:
+        ids = lib.ids()
+        lib.export_bibtex(ids, tmp_path / "pin.bib", "biblatex")  # pins the keys
+        lib.attach_files(ids[2], [pdf], link=True)
+    with settled_library(mixed) as lib:
+        lib.export_bibtex(ids, tmp_path / "plain.bib", "biblatex")
+        kept = Library.kept_export(mixed, "biblatex")
+        assert kept is not None
+        kept.close()
+        with sqlite3.connect(cache_file(mixed)) as db:
+            (said,) = db.execute("SELECT said FROM exports WHERE kind = 'biblatex'").fetchone()
+        lib.export_bibtex(ids, tmp_path / "files.bib", "biblatex", files=True)  # a manifest of its own
+    assert Library.kept_export(mixed, "biblatex") is None
+    inputs = json.dumps({"files": readview.input_keys(mixed), "machine": machine.machine_fingerprint()}, sort_keys=True)
+    earlier = entrycache.EntryCache(cache_file(mixed), "biblatex")
+    earlier.manifest = "the token of the export before"
+    entrycache.seal(earlier, inputs, orjson.loads(said))
+    assert Library.kept_export(mixed, "biblatex") is None
+    earlier.manifest = _manifest_token(mixed)  # (the test's own check: with the right token it is kept)
+    entrycache.seal(earlier, inputs, orjson.loads(said))
+    kept = Library.kept_export(mixed, "biblatex")
+    assert kept is not None
+    kept.close()
+
+
+def _manifest_token(folder: Path) -> str:
+    with sqlite3.connect(cache_file(folder)) as db:
+        (token,) = db.execute("SELECT value FROM about WHERE name = 'manifest biblatex'").fetchone()
+    return str(token)

@@ -32,6 +32,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import logging
+import secrets
 import sqlite3
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
@@ -94,7 +95,7 @@ class EntryCache:
         self.limit = limit  # `bound` of the library's size: an export of part of it prunes past it
         # the versions too: an entry is never read by the exporters of another version
         self._salt = f"{kind}\0{_versions()}\0".encode()
-        self.manifest = False  # the last `entries` kept its digests as the whole library's export
+        self.manifest = ""  # the token of the manifest the last `entries` kept (an export of everything)
         # a BibTeX entry's key is given apart (the export that pins it renders what the next one
         # copies); a RIS record writes the pinned key as its ID
         self._unread = UNREAD if kind == "ris" else UNREAD | {"citekey"}
@@ -136,7 +137,7 @@ class EntryCache:
         kept, unless their digest is None). An export of the whole library (`whole`) then drops
         the entries it did not use: those of papers edited or removed since they were kept."""
         self.hits = self.rendered = 0
-        self.manifest = False
+        self.manifest = ""
         db = self._connect()
         if db is None:
             yield from self._render_all(papers, 0, render)
@@ -230,16 +231,20 @@ def _keep(db: sqlite3.Connection, new: list[tuple[bytes, str, str, int, int]]) -
     new.clear()
 
 
-def _keep_manifest(db: sqlite3.Connection, kind: str, digests: Sequence[bytes | None]) -> bool:
+def _keep_manifest(db: sqlite3.Connection, kind: str, digests: Sequence[bytes | None]) -> str:
     """Keep the digests of an export of the whole library, in order, as `kind`'s manifest (the
-    export it described is forgotten until `EntryCache.seal`); False when an entry is never kept
-    (made from other papers: such an export is always rendered)."""
+    export it described is forgotten until `seal`), and return its token; "" when an entry is
+    never kept (made from other papers: such an export is always rendered)."""
     db.execute("DELETE FROM exports WHERE kind = ?", (kind,))
     db.execute("DELETE FROM manifest WHERE kind = ?", (kind,))
+    db.execute("DELETE FROM about WHERE name = ?", (f"manifest {kind}",))
     if any(d is None for d in digests):
-        return False
+        return ""
     db.execute("INSERT INTO manifest SELECT ?, pos, digest FROM wanted", (kind,))
-    return True
+    # which export's manifest this is: `seal` keeps what an export said only beside its own
+    token = secrets.token_hex(8)
+    db.execute("INSERT INTO about VALUES (?, ?)", (f"manifest {kind}", token))
+    return token
 
 
 def _bound(db: sqlite3.Connection, kind: str, limit: int) -> None:
@@ -266,8 +271,10 @@ def seal(cache: EntryCache, inputs: str, said: Mapping[str, Any]) -> None:
     try:
         db = sqlite3.connect(cache.path, timeout=_TIMEOUT_S, isolation_level=None)
         try:
+            # only beside this export's own manifest: another export may have replaced it since
             db.execute(
-                "INSERT OR REPLACE INTO exports VALUES (?, ?, ?)", (cache.kind, inputs, orjson.dumps(said).decode())
+                "INSERT OR REPLACE INTO exports SELECT ?, ?, ? WHERE (SELECT value FROM about WHERE name = ?) = ?",
+                (cache.kind, inputs, orjson.dumps(said).decode(), f"manifest {cache.kind}", cache.manifest),
             )
         finally:
             db.close()
