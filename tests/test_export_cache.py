@@ -235,6 +235,21 @@ def test_exports_of_part_of_the_library_bound_the_cache_and_spare_the_whole_expo
     assert again_report == whole_report and b"Edited title number" in again
 
 
+def wait_settled(folder: Path) -> None:
+    """Until every store file is old enough for an export of the library to be kept
+    (readview.SETTLE_NS: a file changed just before an open might change again unseen)."""
+    deadline = time.monotonic() + 60
+    while not readview.settled(readview.input_keys(folder) or {}, time.time_ns()):
+        assert time.monotonic() < deadline, "the library's files kept changing"
+        time.sleep(0.05)
+
+
+def settled_library(folder: Path) -> Library:
+    """The library opened once its files are settled (`wait_settled`)."""
+    wait_settled(folder)
+    return Library.open(folder)
+
+
 def kept_export_files(folder: Path, tmp_path: Path, fmt: str, name: str) -> tuple[bytes, str, str]:
     """The installed command's export of everything in `fmt`: the file, what it said, and its
     text on standard output."""
@@ -253,8 +268,12 @@ def test_an_unchanged_library_is_exported_again_from_the_cache_alone(mixed, tmp_
     from the kept entries without the library (Library.kept_export): the same bytes and the same
     words, fragments warning included; any edit, or a version of the cache's from another Papershelf,
     sends it back to the library."""
-    # the file's export pins the keys (the library changes); standard output's reads it whole, and keeps it
-    first = kept_export_files(mixed, tmp_path, fmt, "first")
+    pin = tmp_path / "pin.out"
+    res = run_cli("export", "--format", fmt, "-o", str(pin), data_dir=mixed)  # BibTeX pins the keys
+    assert res.returncode == 0, res.stderr
+    wait_settled(mixed)  # (an export of files changed a moment ago is not kept: readview.SETTLE_NS)
+    first = kept_export_files(mixed, tmp_path, fmt, "first")  # read whole and kept; its standard output kept
+    assert first[0] == pin.read_bytes()
     kept = Library.kept_export(mixed, fmt)
     # ...but for the BibTeX dialect, which writes an xdata parent's fields into its child: never kept
     assert (kept is None) == (fmt == "bibtex")
@@ -281,19 +300,12 @@ def test_a_kept_export_says_which_papers_are_fragments(data_dir, seeds):
     year: every one is a fragment)."""
     res = run_cli("import", str(seeds[0]), data_dir=data_dir)
     assert res.returncode == 0, res.stderr
-    said = [run_cli("export", "-o", "-", data_dir=data_dir).stderr for _ in range(3)]
+    said = [run_cli("export", "-o", "-", data_dir=data_dir).stderr]  # pins the keys
+    wait_settled(data_dir)
+    said.append(run_cli("export", "-o", "-", data_dir=data_dir).stderr)  # read whole, kept
     assert Library.kept_export(data_dir, "bibtex") is not None
+    said.append(run_cli("export", "-o", "-", data_dir=data_dir).stderr)  # from the cache
     assert said[0] == said[1] == said[2] and "nobody would cite" in said[2]
-
-
-def settled_library(folder: Path) -> Library:
-    """The library opened once every store file is old enough for an export of it to be kept
-    (readview.SETTLE_NS: a file changed just before the open might change again unseen)."""
-    deadline = time.monotonic() + 60
-    while not readview.settled(readview.input_keys(folder) or {}, time.time_ns()):
-        assert time.monotonic() < deadline, "the library's files kept changing"
-        time.sleep(0.05)
-    return Library.open(folder)
 
 
 def test_what_an_export_said_is_kept_only_beside_its_own_manifest(mixed, tmp_path):
