@@ -5,15 +5,20 @@ cache lives in this machine's folder for the library, never in the (synced) libr
 
 from __future__ import annotations
 
+import json
+import shutil
 import sqlite3
+import time
 from pathlib import Path
 
+import orjson
 import pytest
 
 from conftest import FIXTURES, local_dir, run_cli
 from papershelf.core.exporters import bibtex, ris
 from papershelf.core.exporters.entrycache import CACHE_NAME
 from papershelf.core.library import Library
+from papershelf.core.store import readview
 from test_bib_export_record import XDATA  # an entry built from another (xdata): never cached
 
 FORMATS = ("bibtex", "biblatex", "ris")
@@ -171,3 +176,173 @@ def test_an_entry_that_held_control_characters_is_reported_from_the_cache_too(mi
         cold = export(lib, fmt, tmp_path / "cold")
         warm = export(lib, fmt, tmp_path / "warm")
     assert warm == cold and len(cold[1][-2]) == 1 and b"\x1b" not in cold[0]
+
+
+def test_an_entry_is_kept_under_the_versions_that_made_it(monkeypatch):
+    """The digest holds Papershelf's version and the store's schema as well as ENTRY_VERSION:
+    an entry made by another version is never found (review finding)."""
+    from papershelf.core.exporters import entrycache
+
+    record = {"id": "p1", "title": "A title", "authors": ["A. Author"], "year": 2020}
+    before = entrycache.EntryCache(None, "bibtex").digest(record, "author2020")
+    for name, other in (("__version__", "0.0.0-other"), ("SCHEMA_VERSION", entrycache.SCHEMA_VERSION + 1)):
+        with monkeypatch.context() as patched:
+            patched.setattr(entrycache, name, other)
+            assert entrycache.EntryCache(None, "bibtex").digest(record, "author2020") != before, name
+    assert entrycache.EntryCache(None, "bibtex").digest(record, "author2020") == before
+
+
+def test_a_read_only_single_device_library_keeps_its_export_cache_on_this_machine(tmp_path):
+    """A library of the layout from before shared libraries, opened read-only, keeps its locks in
+    its own folder; its export cache still goes to this machine's folder (review finding)."""
+    from papershelf.core.store import machine
+
+    folder = tmp_path / "library"
+    shutil.copytree(FIXTURES / "library-v2", folder)
+    before = sorted(p.relative_to(folder) for p in folder.rglob("*"))
+    with Library.open(folder, readonly=True) as lib:
+        first = lib.export_bibtex(lib.ids(), tmp_path / "a.bib")[0]
+        again = lib.export_bibtex(lib.ids(), tmp_path / "b.bib")[0]
+    assert first.entries > 0 and first.unpinned_keys  # read-only: the keys went out unpinned
+    assert (tmp_path / "a.bib").read_bytes() == (tmp_path / "b.bib").read_bytes()
+    assert sorted(p.relative_to(folder) for p in folder.rglob("*")) == before  # nothing new in the folder
+    with sqlite3.connect(machine.local_dir(folder, machine.device_id()) / CACHE_NAME) as db:
+        (kept,) = db.execute("SELECT count(*) FROM entries").fetchone()
+    assert kept == again.entries
+
+
+def test_exports_of_part_of_the_library_bound_the_cache_and_spare_the_whole_export(mixed, tmp_path, monkeypatch):
+    """Each edit of a paper exported alone leaves an entry nobody uses any more; the cache keeps at
+    most `bound` entries of a format, and never those of the last export of everything."""
+    from papershelf.core.exporters import entrycache
+
+    monkeypatch.setattr(entrycache, "SPARE", 0)  # the bound: twice the library's papers
+    counting = Counting(monkeypatch)
+    with Library.open(mixed) as lib:
+        _, whole_report = export(lib, "biblatex", tmp_path / "whole.bib")
+        n = len(lib)
+        edited = lib.ids()[1]  # (not the fixture's paper with "?" characters: the report stays the same)
+        for i in range(2 * n + 5):
+            lib.set_title(edited, f"Edited title number {i}")
+            lib.export_bibtex([edited], tmp_path / "one.bib", "biblatex")
+            with sqlite3.connect(cache_file(mixed)) as db:
+                (kept,) = db.execute("SELECT count(*) FROM entries WHERE kind = 'biblatex'").fetchone()
+            assert kept <= entrycache.bound(n)
+        assert kept == entrycache.bound(n)  # it did grow to the bound
+        counting.n = 0
+        again, again_report = export(lib, "biblatex", tmp_path / "again.bib")
+        assert counting.n == 0  # every entry of the whole export was still kept (the edited one too)
+    assert again_report == whole_report and b"Edited title number" in again
+
+
+def wait_settled(folder: Path) -> None:
+    """Until every store file is old enough for an export of the library to be kept
+    (readview.SETTLE_NS: a file changed just before an open might change again unseen)."""
+    deadline = time.monotonic() + 60
+    while not readview.settled(readview.input_keys(folder) or {}, time.time_ns()):
+        assert time.monotonic() < deadline, "the library's files kept changing"
+        time.sleep(0.05)
+
+
+def settled_library(folder: Path) -> Library:
+    """The library opened once its files are settled (`wait_settled`)."""
+    wait_settled(folder)
+    return Library.open(folder)
+
+
+def kept_export_files(folder: Path, tmp_path: Path, fmt: str, name: str) -> tuple[bytes, str, str]:
+    """The installed command's export of everything in `fmt`: the file, what it said, and its
+    text on standard output."""
+    out = tmp_path / f"{name}.{'ris' if fmt == 'ris' else 'bib'}"
+    res = run_cli("export", "--format", fmt, "-o", str(out), "--force", data_dir=folder)
+    assert res.returncode == 0, res.stderr
+    streamed = run_cli("export", "--format", fmt, "-o", "-", data_dir=folder)
+    assert streamed.returncode == 0, streamed.stderr
+    said = (res.stdout + res.stderr).replace(str(out), "FILE")
+    return out.read_bytes(), said, streamed.stdout + streamed.stderr
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_an_unchanged_library_is_exported_again_from_the_cache_alone(mixed, tmp_path, fmt):
+    """An export of everything, when the library's files are as the last one found them, is written
+    from the kept entries without the library (Library.kept_export): the same bytes and the same
+    words, fragments warning included; any edit, or a version of the cache's from another Papershelf,
+    sends it back to the library."""
+    pin = tmp_path / "pin.out"
+    res = run_cli("export", "--format", fmt, "-o", str(pin), data_dir=mixed)  # BibTeX pins the keys
+    assert res.returncode == 0, res.stderr
+    wait_settled(mixed)  # (an export of files changed a moment ago is not kept: readview.SETTLE_NS)
+    first = kept_export_files(mixed, tmp_path, fmt, "first")  # read whole and kept; its standard output kept
+    assert first[0] == pin.read_bytes()
+    kept = Library.kept_export(mixed, fmt)
+    # ...but for the BibTeX dialect, which writes an xdata parent's fields into its child: never kept
+    assert (kept is None) == (fmt == "bibtex")
+    if kept is not None:
+        kept.close()
+    third = kept_export_files(mixed, tmp_path, fmt, "third")  # from the cache (BibTeX: the library)
+    assert first == third
+    assert "Wrote" in third[1] and "nobody would cite" in third[1]
+    with Library.open(mixed) as lib:
+        pid = lib.ids()[2]
+    res = run_cli("tag", pid, "--add", "edited-since", data_dir=mixed)
+    assert res.returncode == 0, res.stderr
+    assert Library.kept_export(mixed, fmt) is None  # the library changed: read again
+    edited = kept_export_files(mixed, tmp_path, fmt, "edited")
+    assert edited != third and b"edited-since" in edited[0]
+    cache_file(mixed).unlink()
+    for extra in cache_file(mixed).parent.glob(CACHE_NAME + "-*"):
+        extra.unlink()
+    assert kept_export_files(mixed, tmp_path, fmt, "cold") == edited
+
+
+def test_a_kept_export_says_which_papers_are_fragments(data_dir, seeds):
+    """The fragments warning of an export from the cache is the library's (listing papers have no
+    year: every one is a fragment)."""
+    res = run_cli("import", str(seeds[0]), data_dir=data_dir)
+    assert res.returncode == 0, res.stderr
+    said = [run_cli("export", "-o", "-", data_dir=data_dir).stderr]  # pins the keys
+    wait_settled(data_dir)
+    said.append(run_cli("export", "-o", "-", data_dir=data_dir).stderr)  # read whole, kept
+    assert Library.kept_export(data_dir, "bibtex") is not None
+    said.append(run_cli("export", "-o", "-", data_dir=data_dir).stderr)  # from the cache
+    assert said[0] == said[1] == said[2] and "nobody would cite" in said[2]
+
+
+def test_what_an_export_said_is_kept_only_beside_its_own_manifest(mixed, tmp_path):
+    """Two exports at once: one with --files replaced the manifest after another export of the
+    same library wrote its own; the first one's words must not be kept beside the second's entries
+    (a later export would write the file fields it was not asked for)."""
+    from papershelf.core.exporters import entrycache
+    from papershelf.core.store import machine
+
+    pdf = tmp_path / "paper.pdf"
+    pdf.write_bytes(b"%PDF-1.4\n%%EOF\n")
+    with Library.open(mixed) as lib:
+        ids = lib.ids()
+        lib.export_bibtex(ids, tmp_path / "pin.bib", "biblatex")  # pins the keys
+        lib.attach_files(ids[2], [pdf], link=True)
+    with settled_library(mixed) as lib:
+        lib.export_bibtex(ids, tmp_path / "plain.bib", "biblatex")
+        kept = Library.kept_export(mixed, "biblatex")
+        assert kept is not None
+        kept.close()
+        with sqlite3.connect(cache_file(mixed)) as db:
+            (said,) = db.execute("SELECT said FROM exports WHERE kind = 'biblatex'").fetchone()
+        lib.export_bibtex(ids, tmp_path / "files.bib", "biblatex", files=True)  # a manifest of its own
+    assert Library.kept_export(mixed, "biblatex") is None
+    inputs = json.dumps({"files": readview.input_keys(mixed), "machine": machine.machine_fingerprint()}, sort_keys=True)
+    earlier = entrycache.EntryCache(cache_file(mixed), "biblatex")
+    earlier.manifest = "the token of the export before"
+    entrycache.seal(earlier, inputs, orjson.loads(said))
+    assert Library.kept_export(mixed, "biblatex") is None
+    earlier.manifest = _manifest_token(mixed)  # (the test's own check: with the right token it is kept)
+    entrycache.seal(earlier, inputs, orjson.loads(said))
+    kept = Library.kept_export(mixed, "biblatex")
+    assert kept is not None
+    kept.close()
+
+
+def _manifest_token(folder: Path) -> str:
+    with sqlite3.connect(cache_file(folder)) as db:
+        (token,) = db.execute("SELECT value FROM about WHERE name = 'manifest biblatex'").fetchone()
+    return str(token)

@@ -47,8 +47,9 @@ TARGET_S = 2.0  # item 3: export of 100,000 papers
 STREAM_TARGET_S = 1.0  # item 4: export streams within 1 s
 
 
-def run(env: dict, *args: str, stdout=subprocess.DEVNULL) -> tuple[float, float]:
-    """One `papershelf ARGS` process: (wall seconds, its peak RSS in MB); raises if it fails."""
+def run(env: dict, *args: str, stdout=subprocess.DEVNULL) -> tuple[float, float, float]:
+    """One `papershelf ARGS` process: (wall seconds, its peak RSS in MB, its CPU seconds: user and
+    system); raises if it fails."""
     t = time.perf_counter()
     proc = subprocess.Popen([sys.executable, "-m", "papershelf", *args], env=env, stdout=stdout, stderr=subprocess.PIPE)
     if stdout is subprocess.PIPE:
@@ -62,7 +63,7 @@ def run(env: dict, *args: str, stdout=subprocess.DEVNULL) -> tuple[float, float]
     proc.returncode = os.waitstatus_to_exitcode(status)
     if proc.returncode != 0:
         raise RuntimeError(f"papershelf {' '.join(args)} failed ({proc.returncode}): {err.decode()[-2000:]}")
-    return wall, usage.ru_maxrss / 1024
+    return wall, usage.ru_maxrss / 1024, usage.ru_utime + usage.ru_stime
 
 
 def environment(folder: Path, app: Path) -> dict:
@@ -92,10 +93,11 @@ def caches(folder: Path) -> list[Path]:
     return list((folder / "xdg").rglob("exports.sqlite3*"))
 
 
-def figures(name: str, runs: list[tuple[float, float]], target: float | None = None) -> float:
-    walls = [w for w, _ in runs]
+def figures(name: str, runs: list[tuple[float, float, float]], target: float | None = None) -> float:
+    walls, cpus = [r[0] for r in runs], [r[2] for r in runs]
     best, median = min(walls), statistics.median(walls)
-    said = f"  {name:<34} min {best:6.2f} s, median {median:6.2f} s, peak {max(r for _, r in runs):5.0f} MB"
+    said = f"  {name:<34} min {best:6.2f} s, median {median:6.2f} s, peak {max(r[1] for r in runs):5.0f} MB"
+    said += f", CPU min {min(cpus):5.2f} s, median {statistics.median(cpus):5.2f} s"
     if target is not None:
         said += f"  [{mark(median <= target)} <= {target:.0f} s]"
     print(said, flush=True)
@@ -123,13 +125,16 @@ def main(argv: list[str] | None = None) -> int:
         out = folder / "out"
         out.mkdir()
 
-        def export(env: dict, name: str, *extra: str) -> tuple[float, float]:
+        def export(env: dict, name: str, *extra: str) -> tuple[float, float, float]:
             return run(env, "--data-dir", str(lib), "export", "--force", "-o", str(out / name), *extra)
 
         first = export(new, "pin.bib")
         what = args.library or f"synthetic, {args.size:,} papers"
         print(f"library {what}; first export (pins every key, not measured): {first[0]:.1f} s, {first[1]:.0f} MB")
-        rows: dict[str, list[tuple[float, float]]] = {k: [] for k in ("base", "cold", "warm", "stream", "base_stream")}
+        print(f"load average at the start: {os.getloadavg()}")
+        rows: dict[str, list[tuple[float, float, float]]] = {
+            k: [] for k in ("base", "cold", "warm", "stream", "base_stream")
+        }
         for _ in range(args.runs):
             if old is not None:
                 rows["base"].append(export(old, "base.bib"))
@@ -165,7 +170,8 @@ def main(argv: list[str] | None = None) -> int:
         if pid:
             run(new, "--data-dir", str(lib), "tag", "--add", "bench-edited", pid)
             edited = export(new, "edited.bib")
-            print(f"  after tagging one paper (it alone rendered): {edited[0]:.2f} s, {edited[1]:.0f} MB")
+            said = f"{edited[0]:.2f} s, {edited[1]:.0f} MB, CPU {edited[2]:.2f} s"
+            print(f"  after tagging one paper (it alone rendered): {said}")
             for path in caches(folder):
                 path.unlink()
             export(new, "edited-cold.bib")

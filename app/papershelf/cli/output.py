@@ -19,6 +19,7 @@ import os
 import re
 import sys
 from collections.abc import Callable, Iterable
+from itertools import islice
 from typing import IO, TYPE_CHECKING, Any
 
 from ..core.errors import InvalidValueError, NotFoundError, PapershelfError
@@ -132,18 +133,25 @@ def paper_json(paper: Paper, lists: list[str]) -> dict[str, Any]:
     it, as written in the file), {} for a paper from a listing. A RIS record's own lines are
     left out (`export --format ris` writes them)."""
     from ..core.citation import fields_text
+    from ..core.paper import FIELDS
 
-    d = paper.to_dict()
+    # every field in its JSON form, defaults included, in FIELDS' order: `to_dict` without its
+    # copies (the dict is only printed), a tenth of its time (`list --json` makes 100,000)
+    d = dict(FIELDS)
+    d.update(paper.raw())
+    if len(d) != len(FIELDS):  # a field this version does not know: left out, as to_dict does
+        d = paper.to_dict()
     d.pop("fingerprint", None)
     d.pop("ris", None)
     d["lists"] = lists
-    d["fields"] = fields_text(paper)
+    d["fields"] = fields_text(paper) if d["bibfields"] else {}
     return d
 
 
 # What orjson leaves raw in a string and a terminal may act on: DEL and the C1 controls
 # (U+0080..U+009F, in UTF-8 0xC2 0x80..0x9F; 0xC2 is never a continuation byte). C0 it escapes.
 _JSON_RAW_CONTROLS = re.compile(rb"\x7f|\xc2[\x80-\x9f]")
+_C1_CONTROL = re.compile(rb"\xc2[\x80-\x9f]")
 
 
 def _json_escape(m: re.Match[bytes]) -> bytes:
@@ -161,18 +169,32 @@ def write_json(data: object) -> None:
     sys.stdout.buffer.flush()
 
 
+ARRAY_BATCH = 256  # papers dumped at once by write_json_array (about 600 kB of JSON)
+
+
+def _escaped(data: bytes) -> bytes:
+    """`data` with DEL and the C1 controls as JSON escapes. Most JSON holds none: looking for each
+    alone (a byte; a pattern with a literal first byte) is 15× faster than the alternation's search."""
+    if b"\x7f" in data or _C1_CONTROL.search(data) is not None:
+        return _JSON_RAW_CONTROLS.sub(_json_escape, data)
+    return data
+
+
 def write_json_array(items: Iterable[object]) -> None:
-    """`write_json` of a list, item by item as `items` yields them (the same bytes): a whole
-    library's papers are never all in memory at once, as objects or as JSON."""
+    """`write_json` of a list, as `items` yields them (the same bytes): a whole library's papers
+    are never all in memory at once, as objects or as JSON. `ARRAY_BATCH` items at a time go
+    through one `orjson.dumps` of a list (its indentation is the whole array's), less its
+    brackets."""
     import orjson
 
     sys.stdout.flush()
     out = sys.stdout.buffer
     dumps, indent = orjson.dumps, orjson.OPT_INDENT_2
     first = True
-    for item in items:
-        body = b"\n".join(b"  " + line for line in dumps(item, option=indent).split(b"\n"))
-        out.write((b"[\n" if first else b",\n") + _JSON_RAW_CONTROLS.sub(_json_escape, body))
+    it = iter(items)
+    while batch := list(islice(it, ARRAY_BATCH)):
+        body = dumps(batch, option=indent)[2:-2]  # "[\n" ... "\n]"
+        out.write((b"[\n" if first else b",\n") + _escaped(body))
         first = False
     out.write(b"[]\n" if first else b"\n]\n")
     out.flush()

@@ -13,7 +13,9 @@ import os
 import sys
 import time
 from collections.abc import Mapping
+from typing import Any
 
+from .. import paths
 from ..core.errors import ExportError, NothingToExportError, StoreLockedError, StoreWriteError
 from ..core.library import Answer, Library, Query, SavedSearch
 from .commands import open_library
@@ -205,6 +207,9 @@ def cmd_export(args: argparse.Namespace) -> int:
     fmt = export_format(args)  # a wrong option before the library is touched
     if fmt == "ris" and args.files:
         raise UsageError("--files is for BibTeX output (RIS has no file field Papershelf writes)")
+    kept = _kept_export(args, fmt)
+    if kept is not None:
+        return kept
     with _library_to_export(args) as lib:
         if args.ids:
             ids = [lib.resolve(ref) for ref in args.ids]
@@ -235,10 +240,32 @@ def cmd_export(args: argparse.Namespace) -> int:
         # standard output gets the text piece by piece, as it is rendered: the exporters write
         # no control character but a RIS line's own CRLF
         if fmt == "ris":
-            summary = lib.export_ris(ids, args.output, out=write_raw)[0].summary()
+            done: Any = lib.export_ris(ids, args.output, out=write_raw)[0]
         else:
-            summary = lib.export_bibtex(ids, args.output, fmt, files=args.files, out=write_raw)[0].summary()
-        warning = _fragments_warning(lib, ids)
+            done = lib.export_bibtex(ids, args.output, fmt, files=args.files, out=write_raw)[0]
+    return _said(args, done.summary(), _fragments_warning(done, len(ids)))
+
+
+def _kept_export(args: argparse.Namespace, fmt: str) -> int | None:
+    """An export of the whole library (no selection, no --files) when the library is as the last
+    such export found it: its entries again from this machine's export cache, without opening
+    the library (Library.kept_export); None otherwise."""
+    if args.ids or args.query is not None or args.saved is not None or args.files:
+        return None
+    if args.tag is not None or args.list_name is not None or args.status:
+        return None
+    kept = Library.kept_export(paths.data_dir(args.data_dir), fmt)
+    if kept is None:
+        return None
+    with kept:
+        if args.output != "-" and not args.force:
+            _check_replaceable(args.output)
+        report = kept.write(args.output, out=write_raw)[0]
+    return _said(args, report.summary(), _fragments_warning(report, report.entries))
+
+
+def _said(args: argparse.Namespace, summary: str, warning: str) -> int:
+    """Say what an export wrote (on stderr when the export went to standard output)."""
     if args.output == "-":
         print(summary, file=sys.stderr)
     else:
@@ -251,25 +278,24 @@ def cmd_export(args: argparse.Namespace) -> int:
 SHOWN_IDS = 10  # a longer command would not fit a line: --derived, or the first ten
 
 
-def _fragments_warning(lib: Library, ids: list[str]) -> str:
-    """The warning about the exported papers that are fragments nobody would cite (no real title,
-    authors or year: core.citation.is_fragment), with the command that completes them; "" for none."""
-    from ..core.citation import fragments
-
-    found = fragments(lib.get(pid) for pid in ids)
+def _fragments_warning(report: Any, exported: int) -> str:
+    """The warning about the `exported` papers that are fragments nobody would cite (no real title,
+    authors or year: core.citation.is_fragment, found by the export), with the command that
+    completes them; "" for none."""
+    found = report.fragments
     if not found:
         return ""
     n = len(found)
-    if len(ids) == 1:
+    if exported == 1:
         said = "the paper exported has no real title, authors or year: it exports as a fragment"
     else:
         said = (
-            f"{n} of the {plural(len(ids))} exported {'has' if n == 1 else 'have'} no real title, authors or year: "
+            f"{n} of the {plural(exported)} exported {'has' if n == 1 else 'have'} no real title, authors or year: "
             + ("it exports as a fragment" if n == 1 else "they export as fragments")
         )
     if n <= SHOWN_IDS:
         command = "papershelf lookup " + " ".join(found)
-    elif all(lib.get(pid).title_derived for pid in found):
+    elif report.fragments_derived:
         command = "papershelf lookup --derived"
     else:
         command = "papershelf lookup " + " ".join(found[:SHOWN_IDS]) + f" … (the first {SHOWN_IDS} of them)"

@@ -82,6 +82,10 @@ class ExportReport:
     # paper id → key given by this export but not pinned (the library could not be written), and why
     unpinned_keys: dict[str, str] = field(default_factory=dict)
     unpinned_because: str = "the library was open read-only"
+    # ids of the exported papers (not the parents added) that are fragments nobody would cite
+    # (core.citation.fragments), and whether every one of them has a title derived from its abstract
+    fragments: list[str] = field(default_factory=list)
+    fragments_derived: bool = False
 
     def summary(self) -> str:
         """One sentence for the person: entries written and where, characters replaced."""
@@ -404,6 +408,7 @@ class Rendering:
         self.whole = whole
         self._replaced = 0
         self.controls_removed: list[str] = []  # keys of the entries that held control characters
+        self.head: list[str] = []  # what is written before the entries (the export cache keeps it)
 
     @property
     def replaced(self) -> int:
@@ -441,15 +446,17 @@ class Rendering:
         return out
 
     def __iter__(self) -> Iterator[str]:
-        yield (
+        self.head = [
             "% Exported by Papershelf"
             + (" (BibLaTeX, UTF-8, for biber)" if self.dialect == "biblatex" else " (BibTeX)")
             + "\n\n"
-        )
+        ]
+        yield self.head[0]
         blocks = preambles(self.records, self.enc)
         self._replaced = self.enc.replaced
         if blocks:
-            yield without_controls("".join(blocks)) + "\n"
+            self.head.append(without_controls("".join(blocks)) + "\n")
+            yield self.head[1]
         if self.cache is None:
             entries: Iterable[tuple[str, int, int]] = map(self._entry, self.papers)
         else:

@@ -63,6 +63,9 @@ class RisExportReport:
     entries: int = 0
     # ids of the papers whose fields held control characters, left out of the file
     controls_removed: list[str] = field(default_factory=list)
+    # ids of the papers that are fragments nobody would cite, and whether all have derived titles
+    fragments: list[str] = field(default_factory=list)
+    fragments_derived: bool = False
 
     def summary(self) -> str:
         """One sentence for the person: records written and where."""

@@ -7,7 +7,7 @@ is pinned, so the same paper keeps it in every later export.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -81,13 +81,112 @@ def _write_remembered(path: Path, pieces: Iterable[str]) -> None:
     remember(path, hashed.digest)
 
 
+def _cache_path(folder: Path, device: str) -> Path:
+    from ..exporters.entrycache import CACHE_NAME
+    from .local import local_folder
+
+    return local_folder(folder, device) / CACHE_NAME
+
+
 def entry_cache(lib: Library, kind: str) -> EntryCache:
     """The entries of `kind` ("bibtex", "biblatex", "ris") earlier exports rendered, kept in this
-    machine's folder for the library (beside its search index: never in the synced folder)."""
-    from ..exporters.entrycache import CACHE_NAME, EntryCache
-    from .local import index_folder
+    machine's folder for the library (`machine.local_dir`, beside its search index), never in the
+    library folder: not even for a library read as a single device's, whose store keeps its
+    locks in the folder itself."""
+    from ..exporters.entrycache import EntryCache, bound
+    from .local import device_of
 
-    return EntryCache(index_folder(lib).parent / CACHE_NAME, kind)
+    return EntryCache(_cache_path(lib.folder, device_of(lib._store)), kind, bound(len(lib)))
+
+
+def _inputs_json(keys: Mapping[str, Any]) -> str:
+    """What a kept export is of: the store files' stat keys, and this machine (a settings folder
+    copied from another machine opens the library as a new device: not this export)."""
+    import json
+
+    from ..store.machine import machine_fingerprint
+
+    return json.dumps({"files": keys, "machine": machine_fingerprint()}, sort_keys=True)
+
+
+def _seal(lib: Library, cache: EntryCache, said: dict[str, Any]) -> None:
+    """Keep an export of the whole library as the export of the library's files as they are, if
+    it is: nothing was edited through `lib` since it was opened (no key pinned: the caller), the
+    open said nothing, and every store file was settled before the open and is unchanged now
+    (readview's rule, for the same reason: an edit racing the open changes a key)."""
+    from ..exporters.entrycache import seal
+    from ..store.readview import input_keys, settled
+
+    opened = lib._opened
+    if not cache.manifest or opened is None or lib.notices or lib.generation != opened[2]:
+        return
+    keys, started, _ = opened
+    if settled(keys, started) and input_keys(lib.folder) == keys:
+        seal(cache, _inputs_json(keys), said)
+
+
+class KeptExport:
+    """An export of the whole library repeated from the export cache without opening the library
+    (`Library.kept_export`): `report` says what the export said; `write` writes it."""
+
+    def __init__(self, kept: Any, kind: str) -> None:
+        self._kept = kept
+        self.kind = kind
+        said = kept.said
+        self.fragments: list[str] = list(said["fragments"])
+        self.fragments_derived: bool = bool(said["derived"])
+
+    def write(self, path: Path | str, out: Callable[[str], object] | None = None) -> tuple[Any, str]:
+        """Write the export to `path` ("-": its text, or each piece to `out`), as
+        `Library.export_bibtex`/`export_ris` would: (its report, the text for "-" without `out`)."""
+        from ..exporters.bibtex import ExportReport
+        from ..exporters.ris import EOL, RisExportReport
+
+        said = self._kept.said
+        report: Any
+        if self.kind == "ris":
+            report = RisExportReport(path=str(path), entries=said["entries"], controls_removed=said["controls"])
+            pieces = self._kept.pieces(EOL)
+        else:
+            report = ExportReport(path=str(path), entries=said["entries"], replaced_chars=said["replaced"])
+            report.controls_removed, report.added_parents = said["controls"], said["parents"]
+            pieces = _headed(said["head"], self._kept.pieces("\n"))
+        report.fragments, report.fragments_derived = self.fragments, self.fragments_derived
+        return report, _written(path, pieces, out)
+
+    def close(self) -> None:
+        """Let go of the cache."""
+        self._kept.close()
+
+    def __enter__(self) -> KeptExport:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _headed(head: list[str], pieces: Iterable[str]) -> Iterator[str]:
+    yield from head
+    yield from pieces
+
+
+def kept_export(folder: Path | str, kind: str) -> KeptExport | None:
+    """See `Library.kept_export`."""
+    from ..exporters.entrycache import KeptExport as Kept
+    from ..store import machine
+    from ..store.readview import input_keys
+    from ..store.shared import layout_of
+
+    folder = Path(folder)
+    if layout_of(folder) != "shared":
+        return None
+    keys = input_keys(folder)
+    if keys is None:
+        return None
+    kept = Kept(_cache_path(folder, machine.device_id()), kind, _inputs_json(keys))
+    if kept.said is None:
+        return None
+    return KeptExport(kept, kind)
 
 
 def _written(path: Path | str, rendering: Iterable[str], out: Callable[[str], object] | None) -> str:
@@ -134,10 +233,15 @@ def export_bibtex(
         whole=len(ids) == len(papers),
     )
     report = ExportReport(path=str(path), entries=len(ids), added_parents=[keys[pid] for pid in parents])
+    _find_fragments(report, papers, ids[: len(ids) - len(parents)])
     text = _written(path, rendering, out)
     report.replaced_chars = rendering.replaced
     report.controls_removed = rendering.controls_removed
     new_keys = {pid: keys[pid] for pid in ids if not papers[pid].citekey}
+    if rendering.cache is not None and not new_keys and not files:
+        said = {"entries": report.entries, "replaced": report.replaced_chars, "controls": report.controls_removed}
+        said |= {"parents": report.added_parents, "head": rendering.head}
+        _seal(lib, rendering.cache, said | {"fragments": report.fragments, "derived": report.fragments_derived})
     if lib.readonly:  # export only reads: the keys go out, but stay unpinned
         report.unpinned_keys = new_keys
     elif new_keys:
@@ -222,6 +326,19 @@ def export_ris(
     papers = lib._papers
     rendering = RisRendering([papers[pid] for pid in ids], entry_cache(lib, "ris"), whole=len(ids) == len(papers))
     report = RisExportReport(path=str(path), entries=len(ids))
+    _find_fragments(report, papers, ids)
     text = _written(path, rendering, out)
     report.controls_removed = rendering.controls_removed
+    if rendering.cache is not None:
+        said = {"entries": report.entries, "controls": report.controls_removed, "fragments": report.fragments}
+        _seal(lib, rendering.cache, said | {"derived": report.fragments_derived})
     return report, text
+
+
+def _find_fragments(report: Any, papers: Mapping[str, Paper], ids: list[str]) -> None:
+    """The exported papers (`ids`, not the parents added) nobody would cite (core.citation.fragments),
+    and whether every one of them has a derived title, for the command's warning."""
+    from ..citation import fragments
+
+    report.fragments = fragments(papers[pid] for pid in ids)
+    report.fragments_derived = all(papers[pid].title_derived for pid in report.fragments)

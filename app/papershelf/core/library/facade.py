@@ -8,6 +8,7 @@ modules (see the package's docstring).
 from __future__ import annotations
 
 import logging
+import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from itertools import pairwise
@@ -23,6 +24,7 @@ from ..limits import MAX_FIELD_CHARS, MAX_TITLE_CHARS
 from ..paper import RATING_MAX, RATING_MIN, Paper, Status, normalize_tag, status_change
 from ..query import Answer, Query
 from ..store import Op, Store, now_iso
+from ..store.readview import input_keys
 from ..text import clean_text
 from . import (
     applying,
@@ -61,6 +63,8 @@ class Library:
         self._fp_index: dict[str, str] | None = None  # built on the first import
         self._search = IndexKeeper(self)
         self._history = history.History(self)
+        # the store files' stat keys before the open, its start (ns) and the generation it loaded
+        self._opened: tuple[dict[str, list[int]], int, tuple[int, int]] | None = None
 
     @property
     def _by_fp(self) -> dict[str, str]:
@@ -80,7 +84,18 @@ class Library:
         """Open the library in `folder` (created if need be; `readonly`: no edits, no lock held;
         `lazy`, read-only: papers read when asked for, through this machine's read view of the
         library when it is current: a command's one search or paper, not the window)."""
-        return cls(local.open_store(folder, readonly, lazy and readonly))
+        started = time.time_ns()
+        keys = input_keys(Path(folder))  # the store files as the open found them (a kept export's)
+        lib = cls(local.open_store(folder, readonly, lazy and readonly))
+        lib._opened = None if keys is None else (keys, started, lib.generation)
+        return lib
+
+    @staticmethod
+    def kept_export(folder: Path | str, fmt: str) -> exporting.KeptExport | None:
+        """The last export of the whole library in `fmt` ("bibtex", "biblatex", "ris"; without
+        --files), kept in this machine's export cache, if the library's files are as that export
+        found them: written again without opening the library (its `write`). None otherwise."""
+        return exporting.kept_export(folder, fmt)
 
     recover = staticmethod(syncing.recover)
 
