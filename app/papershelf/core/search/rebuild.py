@@ -349,7 +349,7 @@ def _pass_gate(gate: list[IO[bytes]]) -> None:
     if not path:
         return
     if not gate:
-        gate.append(open(path, "rb", buffering=0))  # noqa: SIM115 - kept open for the next batches
+        gate.append(open(path, "rb", buffering=0))
     gate[0].read(1)
 
 
