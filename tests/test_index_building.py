@@ -135,7 +135,7 @@ def test_the_cli_waits_for_another_rebuild_and_one_killed_midway_is_built_again_
         assert search.poll() is None  # still waiting: nothing printed as an answer
         # the rebuilding process dies midway (kill -9): its partial index is never taken as the index
         other.send_signal(signal.SIGKILL)
-        other.wait()
+        other.communicate()
         out, err = search.communicate(timeout=600)
     finally:
         os.close(fd)
