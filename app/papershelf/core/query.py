@@ -72,6 +72,9 @@ class Answer:
     scores: dict[str, float] = field(default_factory=dict)  # id → relevance, when the index ranked them
     # of `ids`: papers that matched only through the text of their PDFs (they rank after the rest)
     fulltext_only: frozenset[str] = frozenset()
+    # (papers indexed so far, papers in all) while the index is being built: the answer is from those
+    # only (partial: shown as such, never kept as the answer, no close word offered, no facets)
+    building: tuple[int, int] | None = None
 
 
 def title_matches(ids: Iterable[str], find: Callable[[str], Paper | None], text: str) -> list[str]:

@@ -71,6 +71,8 @@ class IndexController(QObject):
         def work(progress: Callable[[int, int], None], cancelled: Callable[[], bool]) -> bool:
             return lib.open_index(progress, cancelled, rebuild=rebuild)
 
+        if self._unwatch is None:  # a rebuild's batches become searchable as it goes: the list asks again
+            self._unwatch = lib.on_index_committed(self._committed_elsewhere)
         progress.busy(self.tr("Opening the search index…"))
         self.task = run_task(
             work,
@@ -97,8 +99,6 @@ class IndexController(QObject):
             lib.close_index()
             return
         self.taken = True
-        if self._unwatch is None:
-            self._unwatch = lib.on_index_committed(self._committed_elsewhere)
         rebuilt_because = lib.index_status.rebuilt_because
         if lib.index_status.first_build:  # nothing was wrong: nothing to explain
             self.status_line.say(self.tr("Full-text search is ready."), 8000)

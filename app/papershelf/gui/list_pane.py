@@ -212,7 +212,13 @@ class ListPane(QWidget):
             self.view.verticalScrollBar().setValue(scrolled)
         elapsed = (time.perf_counter() - state.asked_at) * 1000
         text = n_papers(answer.total)
-        if not answer.total and answer.query.text.strip():
+        if answer.building is not None:  # partial: said, and no close word for what may be found yet
+            done, total = answer.building
+            text += "  " + self.tr("(searching %s of %s papers; the search index is being built)") % (
+                f"{done:,}",
+                f"{total:,}",
+            )
+        elif not answer.total and answer.query.text.strip():
             text = no_results(answer.query.text, answer.suggestion)
             if answer.query.suggest and not answer.suggestion:
                 state.suggest_soon(answer)  # a close word once typing pauses

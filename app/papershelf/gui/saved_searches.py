@@ -121,7 +121,9 @@ class SavedSearches(QObject):
                 if cancelled():
                     break
                 try:
-                    counts[name] = lib.search(query).total
+                    answer = lib.search(query)
+                    # from a rebuild under way: not a count yet (counted again when the index is ready)
+                    counts[name] = answer.total if answer.building is None else None
                 except PapershelfError as exc:  # a list since deleted: said in the tooltip
                     counts[name], errors[name] = None, str(exc)
             return counts, errors

@@ -30,6 +30,7 @@ from .checks import status_arg
 if TYPE_CHECKING:  # the search package loads Whoosh and numpy: imported only when an index opens
     from ..paper import Paper
     from ..search import SearchIndex
+    from ..search.building import BuildView
     from .facade import Library
 
 FLUSH_WAIT_S = 2.0  # a writer batch (0.25 s) and its commit, on a loaded machine
@@ -60,6 +61,7 @@ class _Hits:
     scores: dict[str, float] = field(default_factory=dict)
     total: int | None = None  # every match, when the index was asked for the first `limit` only
     fulltext_only: frozenset[str] = frozenset()
+    building: tuple[int, int] | None = None  # from a rebuild under way: (papers indexed so far, in all)
 
 
 class IndexState(str, enum.Enum):
@@ -112,6 +114,7 @@ class IndexKeeper:
         self._shut = False  # the library is closed: nothing opens any more
         self._listeners: list[Callable[[], None]] = []
         self._vocabulary = Vocabulary(library)
+        self._view: BuildView | None = None  # searches a rebuild under way while the index opens
 
     # ---- opening and closing ------------------------------------------------
     def open(self, progress: Progress | None = None, cancelled: Cancelled | None = None, rebuild: bool = False) -> bool:
@@ -123,6 +126,9 @@ class IndexKeeper:
             epoch = self._epoch
             self._state, self._error = IndexState.OPENING, ""
         ix = _new_index(self._library)
+        # a rebuild's batches, searchable as they land, are news to the window as edits are
+        ix.committed.append(self._relay_committed)
+        ix.swapping = self._close_view
         try:
             if rebuild and not ix.rebuild(progress, cancelled):
                 self._opening_ended(epoch, IndexState.CLOSED)
@@ -132,12 +138,15 @@ class IndexKeeper:
             ix.close()
             self._opening_ended(epoch, IndexState.CLOSED, str(exc))
             raise
+        finally:
+            self._close_view()
         with self._lock:
             adopted = epoch == self._epoch and not self._shut
             if adopted:
                 self._index, self._state = ix, IndexState.READY
-                ix.committed.append(self._relay_committed)
+        self._close_view()  # one a search opened meanwhile
         if not adopted:  # closed while it was opening
+            ix.committed.remove(self._relay_committed)
             ix.close()
         return adopted
 
@@ -170,6 +179,13 @@ class IndexKeeper:
             if self._relay_committed in ix.committed:
                 ix.committed.remove(self._relay_committed)
             ix.close()
+        self._close_view()
+
+    def _close_view(self) -> None:
+        with self._lock:
+            view, self._view = self._view, None
+        if view is not None:
+            view.close()
 
     @property
     def status(self) -> IndexStatus:
@@ -204,7 +220,10 @@ class IndexKeeper:
         index = self._ready()
         with self._lock:
             damaged = self._state is IndexState.DAMAGED
+            opening = self._state is IndexState.OPENING
         hits = self._from_index(index, query, wait, papers) if index is not None else None
+        if hits is None and opening and query.text.strip():  # a query with no words: the library answers whole
+            hits = self._from_build(query, papers)
         if hits is None:
             damaged = damaged or index is not None  # answered from titles until it is rebuilt
             hits = self._from_titles(query, papers)
@@ -216,7 +235,8 @@ class IndexKeeper:
         total = hits.total if hits.total is not None else len(ids)
         if query.limit is not None:
             ids = ids[: query.limit]
-        suggestion = self._vocabulary.suggest(query.text) if query.suggest and not ids and query.text.strip() else ""
+        offer = query.suggest and not ids and query.text.strip() and hits.building is None  # not found *yet*
+        suggestion = self._vocabulary.suggest(query.text) if offer else ""
         return Answer(
             query,
             ids,
@@ -230,6 +250,7 @@ class IndexKeeper:
             suggestion=suggestion,
             scores=hits.scores,
             fulltext_only=hits.fulltext_only & frozenset(ids),
+            building=hits.building,
         )
 
     def _from_index(self, index: SearchIndex, query: Query, wait: bool, papers: Mapping[str, Paper]) -> _Hits | None:
@@ -262,6 +283,31 @@ class IndexKeeper:
         terms = index.highlight_terms(query.text) if query.highlight and query.text.strip() else set()
         total = res.total if limit is not None else None
         return _Hits(ids, res.facets, True, res.fallback, terms, res.scores, total, frozenset(res.fulltext_only))
+
+    def _from_build(self, query: Query, papers: Mapping[str, Paper]) -> _Hits | None:
+        """What a rebuild under way has indexed so far finds (None: nothing searchable yet). Partial:
+        no facets (the sidebar counts the papers shown, from the library)."""
+        from ..search.building import BuildView
+
+        with self._lock:
+            if self._state is not IndexState.OPENING or self._shut:
+                return None
+            view = self._view = self._view or BuildView(self._library)
+        found = view.search(
+            text=query.text,
+            status=query.status,
+            tag=query.tag,
+            area=query.area,
+            list_name=query.list_name,
+            limit=None,
+            facets=False,
+            sort=query.sort if query.index_order else (RELEVANCE if query.sort == RELEVANCE else "added"),
+        )
+        if found is None:
+            return None
+        res, done, total = found
+        ids = [pid for pid in res.ids if pid in papers]
+        return _Hits(ids, {}, True, res.fallback, set(), res.scores, None, frozenset(res.fulltext_only), (done, total))
 
     def _from_titles(self, query: Query, papers: Mapping[str, Paper]) -> _Hits:
         """The library's own filters, and the query's words in titles (no index)."""

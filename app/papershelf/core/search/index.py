@@ -63,11 +63,15 @@ class Results:
 class SearchIndex:
     """The index of one library. Use `open()`, then `search()`; `close()` at the end."""
 
-    def __init__(self, source: PaperSource, folder: Path | None = None) -> None:
+    def __init__(
+        self, source: PaperSource, folder: Path | None = None, folder_kind: type[IndexFolder] = IndexFolder
+    ) -> None:
         self.source = source
         self.folder = Path(folder) if folder else source.index_folder
         self.schema = make_schema()
-        self._index = IndexFolder(self.folder)
+        self._index = folder_kind(self.folder)
+        # called just before a rebuilt index is put in place: readers of the one being built let go
+        self.swapping: Callable[[], None] | None = None
         self._searcher: Any = None
         self._search_lock = threading.Lock()
         self.texts = PaperTexts(source.fulltext_folder)  # the PDFs' texts (Library.extract_fulltext fills it)
@@ -129,7 +133,7 @@ class SearchIndex:
         if reason:
             self.rebuilt_because = reason
             log.info("rebuilding the search index: %s", reason)
-            self.rebuild(progress, cancelled)
+            self.rebuild(progress, cancelled, only_if_needed=True)
         else:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", ResourceWarning)
@@ -149,16 +153,37 @@ class SearchIndex:
                     self._close_ix()
                     gc.collect()
             if self.rebuilt_because:
-                self.rebuild(progress, cancelled)
+                self.rebuild(progress, cancelled, only_if_needed=True)
 
-    def rebuild(self, progress: Progress | None = None, cancelled: Cancelled | None = None) -> bool:
+    def rebuild(
+        self, progress: Progress | None = None, cancelled: Cancelled | None = None, only_if_needed: bool = False
+    ) -> bool:
         """Index every paper afresh, into a new folder swapped in at the end.
 
         Returns False (and leaves the old index in place) if cancelled. Large
-        libraries are built by worker processes (see `rebuild.py`).
+        libraries are built by worker processes (see `rebuild.py`); while they
+        run, each batch they finish is searchable (`building.BuildView`) and
+        the `committed` callbacks are called. Waits while another process
+        rebuilds the index; `only_if_needed`: then uses the index it built,
+        if that is sound, instead of building again.
         """
         self._close_ix()
-        return rebuild_index(self._index, self.source, self.schema, progress, cancelled, self.texts)
+        index = self._index
+        return rebuild_index(
+            index,
+            self.source,
+            self.schema,
+            progress,
+            cancelled,
+            self.texts,
+            still_needed=(lambda: bool(index.why_rebuild())) if only_if_needed else None,
+            published=self._published,
+            swapping=self.swapping,
+        )
+
+    def _published(self) -> None:
+        for callback in list(self.committed):
+            callback()
 
     def close(self) -> None:
         """Stop following the library, let queued edits land, and close the index."""

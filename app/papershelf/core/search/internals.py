@@ -289,6 +289,15 @@ def finish_segment(writer: Any) -> Any:
     return writer._finalize_segment()
 
 
+def publish_segments(ix: Any, segments: list[Any]) -> None:
+    """List `segments` (some of a rebuild's, in the library's order) in a new table of contents of the
+    index being built, for searches while the rest is written. Unlike a commit, no file is removed
+    (workers are writing segments not listed yet); the final `commit_segments` removes the old tables."""
+    from whoosh.index import TOC
+
+    TOC(ix.schema, segments, ix.latest_generation() + 1).write(ix.storage, ix.indexname)
+
+
 def commit_segments(ix: Any, segments: list[Any]) -> None:
     """Make `segments` (finished by rebuild workers, in this order) the index's contents."""
     writer = SegmentWriter(ix, limitmb=8)

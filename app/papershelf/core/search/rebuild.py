@@ -8,10 +8,21 @@ indexes in Python, so threads would not help (the GIL), one writer slows
 down as its pool spills to disk, and `multiprocessing` would re-run the
 parent's main module and fork the GUI's threads. Progress comes from small
 files the workers update; cancelling kills them and keeps the old index.
+
+While it runs, the rebuild is searchable: each segment a worker finishes is
+listed in a new table of contents in `index.new` (Whoosh's generations; no
+file is deleted until the last), and `building.BuildView` searches the newest
+one, saying how many of how many papers it holds (`BUILD_FILE`). Only the
+last table of contents, listing every segment in the library's order, is
+swapped in as the index; a rebuild killed midway leaves `index.new` without
+a state file, which nothing trusts as an index and the next rebuild discards.
+A rebuild that finds another process rebuilding waits for it (cancellable,
+its progress shown) instead of failing.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import pickle
 import shutil
@@ -20,12 +31,12 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from whoosh import index as windex
 
 from ..errors import SearchIndexError
-from ..fileio import try_lock, unlock
+from ..fileio import try_lock, unlock, write_bytes_atomically
 from ..paper import Paper
 from . import fastwrite, internals
 from .pdftext import PaperTexts, pdf_hashes
@@ -38,9 +49,34 @@ SEGMENT_DOCS = 10_000  # a rebuild writes segments of at most this many papers
 PARALLEL_MIN = 2_000  # larger libraries are indexed by one process per core
 MAX_BUILD_PROCESSES = 4
 WORKER_MODULE = "papershelf.core.search.worker"
+BUILD_FILE = "papershelf-build.json"  # in index.new while a rebuild runs: {"papers": how many it indexes}
+WAIT_POLL_S = 0.2  # how often a rebuild waiting for another process's looks again
+# Tests: segments of this many papers (a few thousand papers make several batches), and a FIFO the
+# rebuild reads one byte from after each batch it lists (it pauses there until the test lets it go on;
+# at end of file it no longer pauses)
+SEGMENT_DOCS_ENV = "PAPERSHELF_INDEX_SEGMENT_DOCS"
+GATE_ENV = "PAPERSHELF_INDEX_BUILD_GATE"
 
 Progress = Callable[[int, int], None]
 Cancelled = Callable[[], bool]
+Hook = Callable[[], None]
+
+
+def lock_path(folder: Path) -> Path:
+    """The file a rebuild of the index in `folder` holds locked while it runs."""
+    return folder.with_name(folder.name + ".rebuild.lock")
+
+
+def build_path(folder: Path) -> Path:
+    """The folder a rebuild of the index in `folder` writes (swapped in when done)."""
+    return folder.with_name(folder.name + ".new")
+
+
+def _segment_docs() -> int:
+    try:
+        return max(1, int(os.environ.get(SEGMENT_DOCS_ENV, "")))
+    except ValueError:
+        return SEGMENT_DOCS
 
 
 def rebuild(
@@ -50,23 +86,37 @@ def rebuild(
     progress: Progress | None = None,
     cancelled: Cancelled | None = None,
     texts: PaperTexts | None = None,
+    still_needed: Callable[[], bool] | None = None,
+    published: Hook | None = None,
+    swapping: Hook | None = None,
 ) -> bool:
     """Index every paper of `source` afresh into `index`'s folder (its `ix` must be closed).
 
-    Returns False (and leaves the old index in place) if cancelled. Raises
-    SearchIndexError when another process is rebuilding the same index, the
-    folder cannot be written or building failed (the library is untouched).
+    Returns False (and leaves the old index in place) if cancelled. While
+    another process rebuilds the same index, waits for it (its progress
+    reported); then, if `still_needed` says its index will do (and opened
+    it), returns True without building. `published`: called after each batch
+    of segments becomes searchable in `index.new`; `swapping`: just before
+    `index.new` is put in place (readers of it close). Raises
+    SearchIndexError when the folder cannot be written or building failed
+    (the library is untouched).
     """
     folder = index.folder
     try:
         folder.parent.mkdir(parents=True, exist_ok=True)
-        lock = try_lock(folder.with_name(folder.name + ".rebuild.lock"))
+        lock = try_lock(lock_path(folder))
+        if lock is None:
+            lock = _wait_for_other(folder, progress, cancelled)
+            if lock is None:
+                return False
+            if still_needed is not None and not still_needed():
+                unlock(lock)
+                return True
     except OSError as exc:  # a read-only folder, say
         raise index.unwritable(exc) from exc
-    if lock is None:
-        raise index.busy()
     try:
-        return _rebuild(index, source, schema, progress, cancelled, texts or PaperTexts(None))
+        hooks = (published, swapping)
+        return _rebuild(index, source, schema, progress, cancelled, texts or PaperTexts(None), hooks)
     except OSError as exc:
         index.close()
         raise index.unwritable(exc) from exc
@@ -81,6 +131,23 @@ def rebuild(
         unlock(lock)
 
 
+def _wait_for_other(folder: Path, progress: Progress | None, cancelled: Cancelled | None) -> int | None:
+    """Wait until another process's rebuild of the index in `folder` ends, reporting how many papers
+    it has made searchable; the lock then (None: cancelled)."""
+    from .building import build_progress
+
+    while True:
+        if cancelled and cancelled():
+            return None
+        lock = try_lock(lock_path(folder))
+        if lock is not None:
+            return lock
+        done = build_progress(build_path(folder))
+        if progress and done:
+            progress(min(done[0], done[1] - 1), done[1])
+        time.sleep(WAIT_POLL_S)
+
+
 def _rebuild(
     index: IndexFolder,
     source: PaperSource,
@@ -88,8 +155,10 @@ def _rebuild(
     progress: Progress | None,
     cancelled: Cancelled | None,
     texts: PaperTexts,
+    hooks: tuple[Hook | None, Hook | None] = (None, None),
 ) -> bool:
-    new = index.folder.with_name(index.folder.name + ".new")
+    published, swapping = hooks
+    new = build_path(index.folder)
     discard(new)
     new.mkdir(parents=True)
     ix = windex.create_in(str(new), schema)
@@ -97,15 +166,16 @@ def _rebuild(
     member = source.memberships()
     papers = list(source.papers())
     total = len(papers)
+    write_bytes_atomically(new / BUILD_FILE, json.dumps({"papers": total}).encode("utf-8"))
     try:
         if (
             total <= PARALLEL_MIN
-            or ((os.cpu_count() or 1) == 1 and total <= SEGMENT_DOCS)
+            or ((os.cpu_count() or 1) == 1 and total <= _segment_docs())
             or not internals.parallel_build()
         ):
             done = _build_here(ix, papers, member, progress, cancelled, texts)
         else:
-            done = _build_in_processes(ix, new, papers, member, progress, cancelled, texts)
+            done = _build_in_processes(ix, new, papers, member, (progress, cancelled, published), texts)
     except BaseException:
         ix.close()
         shutil.rmtree(new, ignore_errors=True)
@@ -114,6 +184,9 @@ def _rebuild(
     if not done:
         shutil.rmtree(new, ignore_errors=True)
         return False
+    if swapping:
+        swapping()
+    (new / BUILD_FILE).unlink()
     index.swap_in(new, generation)
     if progress:
         progress(total, total)
@@ -166,15 +239,15 @@ def _build_in_processes(
     new: Path,
     papers: list[Paper],
     member: dict[str, list[str]],
-    progress: Progress | None,
-    cancelled: Cancelled | None,
+    calls: tuple[Progress | None, Cancelled | None, Hook | None],
     texts: PaperTexts,
 ) -> bool:
     import papershelf
 
+    progress, cancelled, published = calls
     total = len(papers)
     workers = max(1, min(os.cpu_count() or 1, MAX_BUILD_PROCESSES))
-    size = max(1, min(SEGMENT_DOCS, -(-total // workers)))  # every core busy, segments ≤ SEGMENT_DOCS
+    size = max(1, min(_segment_docs(), -(-total // workers)))  # every core busy, segments ≤ SEGMENT_DOCS
     jobs_dir = new.with_name(new.name + "-jobs")
     discard(jobs_dir)
     jobs_dir.mkdir()
@@ -203,6 +276,21 @@ def _build_in_processes(
     waiting: list[Path] = list(jobs)
     running: dict[Path, subprocess.Popen[bytes]] = {}
     finished: list[Path] = []
+    segments: dict[Path, Any] = {}
+    gate: list[IO[bytes]] = []
+
+    def publish(job: Path) -> None:
+        """`job`'s segment is written: list it with the others finished (in the library's order) in a
+        new table of contents that searches read while the rest is built. Not the last: the final
+        commit lists every segment (and removes what is left of these)."""
+        with open(jobs_dir / (job.name + ".segment"), "rb") as done:
+            segments[job] = pickle.load(done)
+        if len(segments) == len(jobs):
+            return
+        internals.publish_segments(ix, [segments[j] for j in jobs if j in segments])
+        if published:
+            published()
+        _pass_gate(gate)
 
     def written() -> int:
         n = sum(sizes[job] for job in finished)
@@ -238,21 +326,31 @@ def _build_in_processes(
                     tail = job.with_suffix(".err").read_text(errors="replace").strip().splitlines()[-1:]
                     raise OSError(f"indexing worker failed ({proc.returncode}): {' '.join(tail)}")
                 finished.append(job)
+                publish(job)
             if progress:
                 progress(min(written(), total - 1), total)
             if running:
                 time.sleep(0.1)
-        segments = []
-        for job in jobs:  # in chunk order: document numbers follow the library's order
-            with open(jobs_dir / (job.name + ".segment"), "rb") as done:
-                segments.append(pickle.load(done))
     finally:
         for proc in running.values():
             proc.kill()
             proc.wait()
+        for f in gate:
+            f.close()
         shutil.rmtree(jobs_dir, ignore_errors=True)
-    internals.commit_segments(ix, segments)
+    # in chunk order: document numbers follow the library's order
+    internals.commit_segments(ix, [segments[job] for job in jobs])
     return True
+
+
+def _pass_gate(gate: list[IO[bytes]]) -> None:
+    """Tests (GATE_ENV): wait for one byte from the FIFO, opened on the first batch; at its end, go on."""
+    path = os.environ.get(GATE_ENV)
+    if not path:
+        return
+    if not gate:
+        gate.append(open(path, "rb", buffering=0))
+    gate[0].read(1)
 
 
 def _job_document(paper: Paper, lists: list[str], texts: PaperTexts) -> dict[str, Any]:
