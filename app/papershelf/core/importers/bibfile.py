@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from ..biblio.identifiers import ARXIV_URL_RE, clean_doi
@@ -186,7 +186,7 @@ def parse_bib(text: str, path: str, piece_chars: int = PIECE_CHARS) -> ParsedFil
     for lines_before, piece in _pieces(text, piece_chars):
         # no middleware: the values stay the expressions the file wrote ({...}, "...", macros, #)
         library = bibtexparser.parse_string(piece, parse_stack=[])
-        _blocks(library.blocks, lines_before, macros, path, problems, preambles, entries)
+        _blocks(library.blocks, _line_map(piece, lines_before), macros, path, problems, preambles, entries)
         del library, piece
     preamble = _preamble(preambles, macros, path, problems)
     records, by_key = _records(entries, macros, path, problems)
@@ -200,16 +200,37 @@ def parse_bib(text: str, path: str, piece_chars: int = PIECE_CHARS) -> ParsedFil
     return ParsedFile(path=path, format="bibtex", papers=papers, problems=problems)
 
 
+def _line_map(piece: str, lines_before: int) -> Callable[[int], int]:
+    """bibtexparser's line of a block or field in `piece` -> its line in the whole file (0-based).
+
+    bibtexparser does not count a newline that follows a backslash (its marks are "not after a
+    backslash", the newline too): every line ending in LaTeX's line break put the lines after it
+    one too low. Its Nth counted newline is this piece's `mapped[N]`th real one."""
+    if "\\\n" not in piece:
+        return lambda line: line + lines_before
+    mapped = [0]
+    real = 0
+    for m in re.finditer("\n", piece):
+        real += 1
+        if m.start() == 0 or piece[m.start() - 1] != "\\":
+            mapped.append(real)
+
+    def where(line: int) -> int:
+        return lines_before + mapped[min(max(line, 0), len(mapped) - 1)]
+
+    return where
+
+
 def _blocks(
     blocks: list[Any],
-    lines_before: int,
+    where: Callable[[int], int],
     macros: Macros,
     path: str,
     problems: list[Problem],
     preambles: list[str],
     entries: list[_Entry],
 ) -> None:
-    """A piece's blocks read in order (`lines_before` lines of the file come before the piece):
+    """A piece's blocks read in order (`where` gives a piece's line in the whole file):
     its @string macros defined (into `macros`), its @preamble values and its entries kept (into
     `preambles` and `entries`); a block that does not parse is a problem. @comment and text
     between entries are not bibliography."""
@@ -220,33 +241,33 @@ def _blocks(
             # a macro defined again (concatenated files repeat their abbreviations): the later wins;
             # a key used twice: the library reports the clash and gives the paper another key
             block = block.ignore_error_block
-        line = (block.start_line or 0) + lines_before + 1
+        line = where(block.start_line or 0) + 1
         if isinstance(block, model.String):
             _define(block, line, macros, path, problems)
         elif isinstance(block, model.Preamble):
             preambles.append(block.value.strip())
         elif isinstance(block, model.Entry):
-            entries.append(_entry(block, lines_before))
+            entries.append(_entry(block, where))
         elif isinstance(block, model.DuplicateFieldKeyBlock):
             # a field given twice (first wins, below): the entry is read whole all the same
-            entries.append(_entry(block.ignore_error_block, lines_before))
+            entries.append(_entry(block.ignore_error_block, where))
         elif isinstance(block, model.ParsingFailedBlock):
             error = block.error
             reason = str(error).splitlines()[0] if error and str(error) else "it is not valid BibTeX"
             problems.append(Problem(path, line, f"this entry could not be read ({reason}); it was skipped"))
 
 
-def _entry(entry: Any, lines_before: int) -> _Entry:
+def _entry(entry: Any, where: Callable[[int], int]) -> _Entry:
     """What is kept of a bibtexparser entry (its raw text and field objects are not)."""
     fields: dict[str, str] = {}
     for f in entry.fields:
         name = f.key.strip().lower()
         if name in fields:  # given twice: every field with its line, for the note
             start = entry.start_line or 0
-            listed = [(g.key.strip().lower(), _value(g), (g.start_line or start) + lines_before) for g in entry.fields]
-            return _Entry(entry.key.strip(), entry.entry_type.strip().lower(), start + lines_before, listed)
+            listed = [(g.key.strip().lower(), _value(g), where(g.start_line or start)) for g in entry.fields]
+            return _Entry(entry.key.strip(), entry.entry_type.strip().lower(), where(start), listed)
         fields[name] = _value(f)
-    return _Entry(entry.key.strip(), entry.entry_type.strip().lower(), (entry.start_line or 0) + lines_before, fields)
+    return _Entry(entry.key.strip(), entry.entry_type.strip().lower(), where(entry.start_line or 0), fields)
 
 
 def _value(f: Any) -> str:
