@@ -6,6 +6,7 @@ full check, never a wrong answer."""
 from __future__ import annotations
 
 import json
+import os
 import random
 import time
 from pathlib import Path
@@ -81,7 +82,11 @@ def test_a_search_keeps_every_checksum_it_found_right_and_the_next_one_answers_t
     ],
 )
 def test_a_file_damaged_after_its_checksum_was_kept_is_found_and_rebuilt(indexed, lib_dir, kind, how):
-    damage(index_file(lib_dir, kind), how)  # in place, the same size: only its ctime tells
+    path = index_file(lib_dir, kind)
+    was = path.stat()
+    damage(path, how)  # in place, the same size,
+    os.utime(path, ns=(was.st_atime_ns, was.st_mtime_ns))  # its time put back (as `cp -p` does): only its ctime tells
+    assert (path.stat().st_size, path.stat().st_mtime_ns) == (was.st_size, was.st_mtime_ns)
     res = run_cli("search", "--json", QUERY, data_dir=lib_dir)
     assert res.returncode == 0, res.stderr
     assert res.stderr == f"The search index in {index_dir(lib_dir)} was damaged; rebuilt it (372 papers).\n"
@@ -98,6 +103,7 @@ def test_a_file_damaged_after_its_checksum_was_kept_is_found_and_rebuilt(indexed
         b"{not json",
         b'{"version": 999, "files": {}}',
         b'{"version": 1, "files": []}',
+        b"[" * 200_000,  # nested too deep for the JSON reader (RecursionError): no damage of the index
         "wrong checksums",
         "wrong stat keys",
     ],
@@ -175,3 +181,25 @@ def test_the_ids_of_a_few_hits_are_those_of_the_whole_id_column(indexed, tmp_pat
         assert one_by_one == whole
         assert sorted(whole) == sorted(ids)
         assert few_ids == [whole[int(np.searchsorted(docs, d))] for d in few.tolist()]
+
+
+def test_a_second_open_reads_no_file_the_record_vouches_for(indexed, lib_dir, monkeypatch):
+    """What the record is for: an open after a search reads none of the index's files for their
+    checksums (the whole check read every one of them at every open)."""
+    from papershelf.core.search import state as index_state
+
+    read: list[str] = []
+    real = index_state._crc_is
+
+    def counted(path, expected, checked):
+        read.append(Path(path).name)
+        return real(path, expected, checked)
+
+    monkeypatch.setattr(index_state, "_crc_is", counted)
+    with Library.open(lib_dir, readonly=True) as lib, SearchIndex(lib).open() as ix:
+        assert ix.search(QUERY) is not None
+    assert read == []
+    checked_record(lib_dir).unlink()
+    with Library.open(lib_dir, readonly=True) as lib, SearchIndex(lib).open() as ix:
+        assert ix.search(QUERY) is not None
+    assert sorted(read) == sorted(state(lib_dir)["crc32"])  # without it: every file, as before

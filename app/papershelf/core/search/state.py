@@ -27,7 +27,7 @@ import json
 import logging
 import os
 import shutil
-import threading
+import tempfile
 import time
 import warnings
 import zlib
@@ -38,7 +38,7 @@ from whoosh import index as windex
 from whoosh import query as wquery
 
 from ..errors import SearchIndexDamagedError, SearchIndexError
-from ..fileio import write_bytes_atomically
+from ..fileio import TEMP_MARK, remove_stale_temp_files, write_bytes_atomically
 from . import internals
 from .schema import INDEX_VERSION
 
@@ -61,6 +61,10 @@ CHECKED_VERSION = 1
 # same tick of the kernel's coarse clock as the check leaves the ctime the check saw (as the
 # store's read view, core/store/readview.py)
 SETTLE_NS = 200_000_000
+COARSE_SETTLE_NS = 2_000_000_000  # a ctime in whole seconds: the file system's clock is coarse
+# Windows: os.scandir's stat gives no inode and st_ctime is the creation time, so a stat key
+# would not tell a file rewritten in place; every file is checked at each open there, as before
+TRUSTS_STAT_KEYS = os.name != "nt"
 
 Key = list[int]  # inode, size, mtime_ns, ctime_ns
 
@@ -338,10 +342,12 @@ class Checked:
         self._new: dict[str, list[int]] = {}
 
     def _read(self) -> dict[str, list[int]]:
+        if not TRUSTS_STAT_KEYS:
+            return {}
         try:
             with open(self.path, "rb") as f:
                 data = json.loads(f.read(1 << 20))
-        except (OSError, ValueError):
+        except Exception:  # any unreadable record (deep nesting: RecursionError) vouches for nothing
             return {}
         files = data.get("files") if isinstance(data, dict) and data.get("version") == CHECKED_VERSION else None
         return files if isinstance(files, dict) else {}
@@ -358,7 +364,10 @@ class Checked:
         """`name` was read and had checksum `crc`: vouched for while its key stays, if it did not
         change while it was read and had settled before (see SETTLE_NS)."""
         key = _key(before)
-        if key == _key(after) and key[3] <= self.start_ns - SETTLE_NS:
+        # a file system that keeps whole seconds (ext4's small inodes, HFS+, FAT, some network
+        # mounts) could give a later write the same ctime: such a key must be older by 2 s
+        settle = COARSE_SETTLE_NS if key[3] % 1_000_000_000 == 0 else SETTLE_NS
+        if TRUSTS_STAT_KEYS and key == _key(after) and key[3] <= self.start_ns - settle:
             self._new[name] = [*key, crc]
 
     @staticmethod
@@ -369,16 +378,21 @@ class Checked:
 
     def save(self) -> None:
         """Keep what this check found (the files of the index as it is now), if it differs."""
-        if self._new == self._old:
+        if self._new == self._old or not TRUSTS_STAT_KEYS:
             return
         data = json.dumps({"version": CHECKED_VERSION, "files": self._new}).encode("utf-8")
-        tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+        tmp = ""
         try:  # not fsynced: after a crash an empty or missing file vouches for nothing
-            tmp.write_bytes(data)
+            # named as the store's temporary files, so that one left by a killed process is swept
+            remove_stale_temp_files(self.path.parent)
+            fd, tmp = tempfile.mkstemp(prefix=f".{self.path.name}{TEMP_MARK}", suffix=".tmp", dir=self.path.parent)
+            with os.fdopen(fd, "wb") as f:
+                f.write(data)
             os.replace(tmp, self.path)
         except OSError:  # a read-only state folder: every file is read at each open, as before
-            with contextlib.suppress(OSError):
-                tmp.unlink()
+            if tmp:
+                with contextlib.suppress(OSError):
+                    os.unlink(tmp)
 
 
 def _key(st: os.stat_result) -> Key:
