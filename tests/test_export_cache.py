@@ -346,3 +346,41 @@ def _manifest_token(folder: Path) -> str:
     with sqlite3.connect(cache_file(folder)) as db:
         (token,) = db.execute("SELECT value FROM about WHERE name = 'manifest biblatex'").fetchone()
     return str(token)
+
+
+@pytest.mark.parametrize("fmt", ("biblatex", "ris"))
+def test_a_chosen_set_that_covers_the_library_is_not_kept_as_the_plain_export(mixed, tmp_path, fmt):
+    """`export --ids` naming every paper in another order (RIS keeps the order chosen) says and
+    writes what a chosen set does: the next plain export is the library's, not a copy of it
+    (review finding)."""
+    run_cli("export", "--format", fmt, "-o", str(tmp_path / "pin.out"), data_dir=mixed)
+    with Library.open(mixed) as lib:
+        ids = lib.ids()
+    wait_settled(mixed)
+    res = run_cli("export", "--format", fmt, "--ids", *reversed(ids), "-o", str(tmp_path / "rev.out"), data_dir=mixed)
+    assert res.returncode == 0, res.stderr
+    assert Library.kept_export(mixed, fmt) is None
+    plain = kept_export_files(mixed, tmp_path, fmt, "plain")
+    for path in cache_file(mixed).parent.glob(CACHE_NAME + "*"):
+        path.unlink()
+    assert kept_export_files(mixed, tmp_path, fmt, "cold") == plain
+
+
+def test_a_kept_export_whose_cache_is_damaged_is_the_export_as_usual(mixed, tmp_path):
+    """A page of the cache that holds entries' text damaged after the export was kept (its counts
+    still answer from the index): a file export and one to standard output are the library's
+    export, no traceback (review finding: every export failed)."""
+    run_cli("export", "--format", "biblatex", "-o", str(tmp_path / "pin.bib"), data_dir=mixed)
+    wait_settled(mixed)
+    first = kept_export_files(mixed, tmp_path, "biblatex", "first")
+    kept = Library.kept_export(mixed, "biblatex")
+    assert kept is not None
+    kept.close()
+    data = bytearray(cache_file(mixed).read_bytes())
+    page = int.from_bytes(data[16:18], "big") or 65536
+    at = data.index(b"@article{") // page * page  # a page of entries' text
+    data[at : at + 8] = b"\xff" * 8
+    cache_file(mixed).write_bytes(bytes(data))
+    again = kept_export_files(mixed, tmp_path, "biblatex", "again")
+    assert again == first
+    assert "Traceback" not in again[1] + again[2]

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import sqlite3
 import sys
 import time
 from collections.abc import Mapping
@@ -260,7 +261,16 @@ def _kept_export(args: argparse.Namespace, fmt: str) -> int | None:
     with kept:
         if args.output != "-" and not args.force:
             _check_replaceable(args.output)
-        report = kept.write(args.output, out=write_raw)[0]
+        if args.output == "-" and not kept.readable():
+            return None  # a damaged cache: the export as usual
+        try:
+            report = kept.write(args.output, out=write_raw)[0]
+        except sqlite3.Error:
+            if args.output == "-":  # damaged after it was read through: what went out cannot be taken back
+                raise ExportError(
+                    "The export cache of this machine failed while the export was written; run the export again."
+                ) from None
+            return None  # the file was not replaced: the export as usual
     return _said(args, report.summary(), _fragments_warning(report, report.entries))
 
 

@@ -47,7 +47,7 @@ from ..store.format import SCHEMA_VERSION
 log = logging.getLogger(__name__)
 
 CACHE_NAME = "exports.sqlite3"  # in this machine's folder for the library
-ENTRY_VERSION = 1  # raised whenever an exporter's output changes for the same paper
+ENTRY_VERSION = 1  # raised whenever what an export writes changes (an entry, the head, separators, order)
 BATCH = 2_000  # rows fetched (and new entries written) at a time
 # the paper's fields no exporter reads (bibtex.py, ris.py, controls.py): the reader's own state
 UNREAD = frozenset(("added", "updated", "status", "rating", "notes", "reading_at", "read_at", "opened_at"))
@@ -315,6 +315,20 @@ class KeptExport:
             db.close()
             return
         self._db, self.said = db, said
+
+    def readable(self) -> bool:
+        """Whether every entry of the kept export reads (its text is read through once; the counts
+        above are answered from the digests' index alone)."""
+        assert self._db is not None
+        try:
+            self._db.execute(
+                "SELECT sum(length(e.text)) FROM manifest m JOIN entries e ON e.digest = m.digest WHERE m.kind = ?",
+                (self.kind,),
+            ).fetchone()
+        except sqlite3.Error as exc:
+            log.info("export cache: the kept export does not read: %s", exc)
+            return False
+        return True
 
     def pieces(self, sep: str) -> Iterator[str]:
         """The kept entries in export order, `BATCH` at a time, joined (and preceded after the

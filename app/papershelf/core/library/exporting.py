@@ -136,6 +136,11 @@ class KeptExport:
         self.fragments: list[str] = list(said["fragments"])
         self.fragments_derived: bool = bool(said["derived"])
 
+    def readable(self) -> bool:
+        """Whether every kept entry reads (all of them read once): before the first byte goes to
+        standard output, where a damaged page met halfway could not be taken back."""
+        return bool(self._kept.readable())
+
     def write(self, path: Path | str, out: Callable[[str], object] | None = None) -> tuple[Any, str]:
         """Write the export to `path` ("-": its text, or each piece to `out`), as
         `Library.export_bibtex`/`export_ris` would: (its report, the text for "-" without `out`)."""
@@ -223,6 +228,9 @@ def export_bibtex(
     papers = lib._papers
     keys = assign_keys(papers.values())
     parents = crossref_parents(papers, keys, ids)
+    # kept for the next plain export only when it is one: every paper in the library's order, no
+    # parents pulled in (a chosen set that covers the library says other things: review finding)
+    plain = not parents and ids == list(papers)
     ids += parents
     rendering = Rendering(
         [papers[pid] for pid in ids],
@@ -238,7 +246,7 @@ def export_bibtex(
     report.replaced_chars = rendering.replaced
     report.controls_removed = rendering.controls_removed
     new_keys = {pid: keys[pid] for pid in ids if not papers[pid].citekey}
-    if rendering.cache is not None and not new_keys and not files:
+    if plain and rendering.cache is not None and not new_keys and not files:
         said = {"entries": report.entries, "replaced": report.replaced_chars, "controls": report.controls_removed}
         said |= {"parents": report.added_parents, "head": rendering.head}
         _seal(lib, rendering.cache, said | {"fragments": report.fragments, "derived": report.fragments_derived})
@@ -329,7 +337,7 @@ def export_ris(
     _find_fragments(report, papers, ids)
     text = _written(path, rendering, out)
     report.controls_removed = rendering.controls_removed
-    if rendering.cache is not None:
+    if rendering.cache is not None and ids == list(papers):  # RIS keeps the order chosen: only the library's
         said = {"entries": report.entries, "controls": report.controls_removed, "fragments": report.fragments}
         _seal(lib, rendering.cache, said | {"derived": report.fragments_derived})
     return report, text
