@@ -42,14 +42,23 @@ from typing import Any
 
 import orjson
 
+from ... import __version__
 from ..errors import StoreCorruptError, StoreUnreadableError
 from ..paper import Paper
-from .format import BACKUPS, DEVICES, SNAPSHOT, damaged_line_error, unseal
+from .format import BACKUPS, DEVICES, SCHEMA_VERSION, SNAPSHOT, damaged_line_error, unseal
 
 log = logging.getLogger("papershelf.core.store")
 
 VIEW = "readview.sqlite"
-VIEW_VERSION = 1
+VIEW_VERSION = 2
+# what a view was written by: a view of another Papershelf or store schema is passed over (its
+# papers may be another version's merge of the same files)
+MADE_BY = {"version": VIEW_VERSION, "papershelf": __version__, "schema": SCHEMA_VERSION}
+TEMP = ".tmp"
+# a temporary view untouched this long was left by a process that was killed while writing it
+STALE_TEMP_S = 15 * 60
+# the view reads lines at an offset (os.pread): where there is none (Windows), it is not used
+USABLE = hasattr(os, "pread")
 # inputs changed less than this before a load: no view is written from it. A file's ctime comes
 # from the kernel's coarse clock (a tick, up to 10 ms, behind time.time_ns): a write after the
 # load began always gets a ctime later than one this much older than the start
@@ -237,18 +246,19 @@ def open_view(root: Path, device: str, local: Path) -> ViewStore | None:
     """The read view of the library, if there is one and every input is as it was
     when it was written; else None (the caller loads the library whole)."""
     path = local / VIEW
-    if not path.is_file():
+    if not USABLE or not path.is_file():
         return None
     snapshot = root / DEVICES / device / SNAPSHOT
     try:
-        db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, check_same_thread=False)
-    except sqlite3.Error:
+        # a URI, so that a folder named with '?', '#' or '%' is the folder, not a query
+        db = sqlite3.connect(f"{path.absolute().as_uri()}?mode=ro", uri=True, check_same_thread=False)
+    except (sqlite3.Error, ValueError):
         return None
     fd = -1
     try:
         meta = {k: json.loads(v) for k, v in db.execute("SELECT key, value FROM meta WHERE key != 'tags'")}
-        if meta.get("version") != VIEW_VERSION or meta.get("device") != device:
-            raise LookupError("another version's or device's view")
+        if any(meta.get(k) != v for k, v in MADE_BY.items()) or meta.get("device") != device:
+            raise LookupError("another version's, schema's or device's view")
         # the library file first, through the descriptor the papers are read from: a
         # compaction that renames a new one in later does not change what it reads
         held = meta["inputs"].get(f"{DEVICES}/{device}/{SNAPSHOT}")
@@ -258,14 +268,15 @@ def open_view(root: Path, device: str, local: Path) -> ViewStore | None:
                 raise LookupError("the library file changed")
         if input_keys(root) != meta["inputs"]:
             raise LookupError("a store file changed")
-    except (OSError, sqlite3.Error, ValueError, KeyError, LookupError) as exc:
+        papers = ViewPapers(db, fd, snapshot, root / DEVICES / device / BACKUPS, meta["count"], path)
+        return ViewStore(root, device, local, papers, meta)
+    except (OSError, sqlite3.Error, ValueError, KeyError, TypeError, AttributeError, LookupError) as exc:
+        # (a meta row missing or of another shape: the view is passed over as any unusable one)
         log.debug("read view of %s not used: %s", root, exc)
         db.close()
         if fd >= 0:
             os.close(fd)
         return None
-    papers = ViewPapers(db, fd, snapshot, root / DEVICES / device / BACKUPS, meta["count"], path)
-    return ViewStore(root, device, local, papers, meta)
 
 
 def settled(keys: dict[str, Key], now_ns: int) -> bool:
@@ -277,12 +288,13 @@ def write_view(store: Any, keys: dict[str, Key]) -> bool:
     """Write the read view of a store loaded whole from files whose keys were `keys`
     before the load; only if they are settled and still the same after. True if written."""
     started = time.time_ns()
-    if not settled(keys, started):
+    if not USABLE or not settled(keys, started):
         return False
     root, device, local = Path(store.root), store.device, Path(store.local)
-    tmp = local / f"{VIEW}.{os.getpid()}.tmp"
+    tmp = local / f"{VIEW}.{os.getpid()}{TEMP}"
     try:
         local.mkdir(parents=True, exist_ok=True)
+        remove_stale_temps(local)
         with contextlib.suppress(FileNotFoundError):
             tmp.unlink()
         db = sqlite3.connect(tmp)
@@ -291,16 +303,29 @@ def write_view(store: Any, keys: dict[str, Key]) -> bool:
         finally:
             db.close()
         if input_keys(root) != keys:
-            tmp.unlink()
             return False
         os.replace(tmp, local / VIEW)
     except (OSError, sqlite3.Error, StoreCorruptError) as exc:
         log.info("could not write the read view of %s: %s", root, exc)
+        return False
+    finally:  # whatever stopped it (an error, Ctrl-C): no half-written view is left behind
         with contextlib.suppress(OSError):
             tmp.unlink()
-        return False
     log.info("wrote the read view of %s in %.2f s", root, (time.time_ns() - started) / 1e9)
     return True
+
+
+def remove_stale_temps(local: Path, older_than_s: float = STALE_TEMP_S) -> None:
+    """Remove the temporary views in `local` untouched for `older_than_s` (a process was killed
+    while it wrote one: it cannot remove its own); another process's fresh one is left alone."""
+    cutoff = time.time() - older_than_s
+    with contextlib.suppress(OSError), os.scandir(local) as entries:
+        for entry in entries:
+            if entry.name.startswith(f"{VIEW}.") and entry.name.endswith(TEMP):
+                with contextlib.suppress(OSError):
+                    if entry.is_file(follow_symlinks=False) and entry.stat(follow_symlinks=False).st_mtime < cutoff:
+                        os.unlink(entry.path)
+                        log.info("removed %s, left by an interrupted write", entry.path)
 
 
 def _fill(db: sqlite3.Connection, store: Any, snapshot: Path, keys: dict[str, Key]) -> None:
@@ -337,7 +362,7 @@ def _fill(db: sqlite3.Connection, store: Any, snapshot: Path, keys: dict[str, Ke
     db.executemany("INSERT INTO papers VALUES (?,?,?,?,?,?,?)", batch)
     db.execute("CREATE UNIQUE INDEX paper_ids ON papers (id)")  # after the rows: one sort, not 100,000 inserts
     meta = {
-        "version": VIEW_VERSION,
+        **MADE_BY,
         "device": store.device,
         "inputs": keys,
         "count": len(papers),
