@@ -288,12 +288,15 @@ def _meta(view: Path, sql: str, *args: object) -> None:
     db.close()
 
 
-def _no_pread(folder: Path, *args: str) -> str:
-    res = subprocess.run(
-        [sys.executable, "-c", NO_PREAD, "--data-dir", str(folder), *args], capture_output=True, text=True, timeout=120
-    )
-    assert res.returncode == 0 and "Traceback" not in res.stderr, res.stderr
-    return res.stdout
+def _answer(res: subprocess.CompletedProcess) -> tuple[int, str]:
+    assert "Traceback" not in res.stderr, res.stderr
+    return res.returncode, re.sub(r"\(\d+ ms\)", "(… ms)", res.stdout + res.stderr)
+
+
+def _no_pread(folder: Path, *args: str) -> tuple[int, str]:
+    """The command's exit code and output from a process that cannot use the view: the whole load's."""
+    cmd = [sys.executable, "-c", NO_PREAD, "--data-dir", str(folder), *args]
+    return _answer(subprocess.run(cmd, capture_output=True, text=True, timeout=120))
 
 
 def test_without_pread_the_whole_load_answers(edited):
@@ -303,11 +306,11 @@ def test_without_pread_the_whole_load_answers(edited):
     _full_then_lazy(folder, "show", "--json", ids[5])  # a current view, which it must not use
     inode = _view(folder).stat().st_ino
     for args in (("show", "--json", ids[5]), ("show", "--json", ids[0]), ("list", "--json")):
-        out = _no_pread(folder, *args)
-        assert out.strip() and out == run_cli(*args, data_dir=folder).stdout
+        code, out = _no_pread(folder, *args)
+        assert code == 0 and out.strip() and out == cli(folder, *args)
     assert _view(folder).stat().st_ino == inode
     _view(folder).unlink()
-    assert ids[5] in _no_pread(folder, "show", ids[5])
+    assert ids[5] in _no_pread(folder, "show", ids[5])[1]
     assert not _view(folder).exists()  # (the files are settled: this version would have written it)
 
 
@@ -394,3 +397,94 @@ def test_a_view_write_stopped_by_ctrl_c_leaves_nothing_behind(edited):
         assert _temps(folder) == [] and not _view(folder).exists()
         store.papers = dict(store.papers)
         assert readview.write_view(store, keys) and _temps(folder) == []
+
+
+# ---- after this process's own edit ---------------------------------------------------------
+
+
+def _current(folder: Path, env: dict | None = None) -> bool:
+    """Whether the view's inputs are the store files as they are now (the next command reads it)."""
+    db = sqlite3.connect(_view(folder, env))
+    (inputs,) = db.execute("SELECT value FROM meta WHERE key='inputs'").fetchone()
+    db.close()
+    return json.loads(inputs) == readview.input_keys(folder)
+
+
+def _answers_as_the_whole_load(folder: Path, ids: list[str], extra: tuple[tuple[str, ...], ...] = ()) -> None:
+    """Every query answered through the view (which no run writes again) as by the whole load."""
+    inode = _view(folder).stat().st_ino
+    queries = [tuple(a.format(*ids) for a in q) for q in QUERIES] + [("list", "--json"), *extra]
+    for args in queries:
+        assert _answer(run_cli(*args, data_dir=folder)) == _no_pread(folder, *args), args
+    assert _view(folder).stat().st_ino == inode, "a query loaded the library whole"
+
+
+EDITS = [
+    ("tag", "{5}", "{0}", "--add", "fresh,ml"),
+    ("tag", "{0}", "--remove", "theory"),
+    ("status", "{5}", "reading"),
+    ("note", "{6}", "a «new» note"),
+    ("delete", "{5}", "--yes"),
+    ("list-add", "queue", "{5}", "{2}"),
+    ("list-remove", "queue", "{1}"),
+    ("set", "{5}", "title=A Title Set By Hand"),
+    ("tags", "--rename", "ml", "machine-learning"),
+]
+
+
+@pytest.mark.parametrize("edit", EDITS, ids=[" ".join(e) for e in EDITS])
+def test_an_edit_brings_the_view_up_to_it(edited, edit):
+    """The editing process refreshes the view after its own edit: the next read-only command
+    reads it (no whole load), and answers exactly as the whole load does, edited papers too."""
+    folder, ids = edited
+    _full_then_lazy(folder, "show", ids[0])
+    cli_ok(*(a.format(*ids) for a in edit), data_dir=folder)
+    assert _current(folder)
+    _answers_as_the_whole_load(folder, ids, (("show", "--json", ids[5]), ("show", "--json", ids[6])))
+
+
+def test_edits_one_after_another_an_import_a_delete_and_its_undo(edited, tmp_path):
+    """New papers, a paper deleted and brought back (it moves to the end of the library's
+    order), several edits in a row: each leaves the view as the whole load would write it."""
+    folder, ids = edited
+    _full_then_lazy(folder, "show", ids[0])
+    bib = tmp_path / "new.bib"
+    bib.write_text(
+        "@article{fresh1, title={A Fresh Paper On Networks}, author={Doe, Jane}, year={2024}}\n"
+        "@article{fresh2, title={Another Fresh Learning Paper}, author={Roe, Rick}, year={2023}}\n"
+    )
+    steps = [
+        ("import", str(bib)),
+        ("delete", ids[6], "--yes"),
+        ("undo",),
+        ("tag", ids[6], "--add", "back"),
+        ("rate", ids[7], "4"),
+    ]
+    for step in steps:
+        cli_ok(*step, data_dir=folder)
+        assert _current(folder), step
+        _answers_as_the_whole_load(folder, ids, (("show", "--json", ids[6]), ("search", "--json", "fresh")))
+    assert '"back"' in cli(folder, "show", "--json", ids[6])
+
+
+def test_another_device_editing_meanwhile_means_the_whole_load(edited, tmp_path):
+    """Another device's synced files changing while this process edits: its view is not
+    refreshed (what it merged is not what is on disk now); the next command loads the library
+    whole and reads both edits."""
+    folder, ids = edited
+    other = {"PAPERSHELF_CONFIG_DIR": str(tmp_path / "device-b")}
+    res = run_cli("tag", ids[1], "--add", "seen-by-b", data_dir=folder, env=other)  # device B exists
+    assert res.returncode == 0, res.stderr
+    _full_then_lazy(folder, "show", ids[0])
+    with Library.open(folder) as lib:  # this device's writer, open
+        res = run_cli("tag", ids[7], "--add", "from-b", data_dir=folder, env=other)  # B's file arrives
+        assert res.returncode == 0, res.stderr
+        lib.add_tags([ids[5]], ["from-a"])
+    assert not _current(folder)
+    inode = _view(folder).stat().st_ino
+    shown = cli(folder, "show", "--json", ids[7])
+    assert "from-b" in shown and (0, shown) == _no_pread(folder, "show", "--json", ids[7])
+    assert "from-a" in cli(folder, "show", "--json", ids[5])
+    assert not _view(folder).exists() or _view(folder).stat().st_ino != inode or not _current(folder)
+    full, lazy = _full_then_lazy(folder, "show", "--json", ids[7])
+    assert lazy == full == shown

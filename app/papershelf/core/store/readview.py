@@ -34,6 +34,7 @@ import contextlib
 import json
 import logging
 import os
+import shutil
 import sqlite3
 import time
 from collections.abc import Iterable, Iterator, Mapping
@@ -397,3 +398,104 @@ def _line_places(snapshot: Path) -> dict[str, tuple[int, int, int]]:
                     places[line[start:end].decode("utf-8", "replace")] = (lineno, off, size)
             off += size
     return places
+
+
+def refresh_view(store: Any, base: dict[str, Key], base_ns: int, edited: set[str]) -> bool:
+    """After a writer's own edits, under its lock: the view as a whole load of the files now
+    would write it, made from the view of the files it loaded (`base`, their keys once it held
+    the lock, at `base_ns`) and the papers it `edited`, without reading the library again.
+
+    Only when that view is there and was of exactly those files; no other device's file (nor
+    the marker) changed since, and they were settled before the writer read them (the rules of
+    write_view); this device's library file is the same (no compaction: the offsets hold) and
+    the writer's papers are in the view's order. Else nothing is done: the next read-only
+    command loads the library whole, as before. True if the view was refreshed."""
+    if not USABLE or store.notices or getattr(store, "waiting", None) or store.dropped_torn_line:
+        return False
+    root, device, local = Path(store.root), store.device, Path(store.local)
+    own = f"{DEVICES}/{device}/"
+    keys = input_keys(root)
+    if keys is None or not (local / VIEW).is_file():
+        return False
+    others = {k: v for k, v in keys.items() if not k.startswith(own)}
+    if others != {k: v for k, v in base.items() if not k.startswith(own)} or not settled(others, base_ns):
+        return False
+    if keys.get(own + SNAPSHOT) != base.get(own + SNAPSHOT):
+        return False
+    tmp = local / f"{VIEW}.{os.getpid()}{TEMP}"
+    try:
+        shutil.copyfile(local / VIEW, tmp)  # the view in use stays whole for the readers that have it open
+        db = sqlite3.connect(tmp)
+        try:
+            done = _refill(db, store, base, keys, edited)
+        finally:
+            db.close()
+        if not done or input_keys(root) != keys:
+            return False
+        os.replace(tmp, local / VIEW)
+    except (OSError, sqlite3.Error, ValueError, KeyError, TypeError) as exc:
+        log.info("could not refresh the read view of %s: %s", root, exc)
+        return False
+    finally:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+    log.info("refreshed the read view of %s after %d edited papers", root, len(edited))
+    return True
+
+
+def _refill(db: sqlite3.Connection, store: Any, base: dict[str, Key], keys: dict[str, Key], edited: set[str]) -> bool:
+    """The copy of the view in `db` brought to the store's state (see refresh_view); False
+    (nothing to keep) when it was not the view of the files in `base`."""
+    meta = {k: json.loads(v) for k, v in db.execute("SELECT key, value FROM meta WHERE key != 'tags'")}
+    if any(meta.get(k) != v for k, v in MADE_BY.items()) or meta.get("device") != store.device:
+        return False
+    if meta["inputs"] != base or meta["generation"] != store.generation or meta["waiting"]:
+        return False
+    db.execute("PRAGMA journal_mode=OFF")
+    db.execute("PRAGMA synchronous=OFF")
+    papers: Mapping[str, Paper] = store.papers
+    (last,) = db.execute("SELECT coalesce(max(n), -1) FROM papers").fetchone()
+    for pid in sorted(edited, key=_place_in(papers)):  # the new ones in the store's order
+        paper = papers.get(pid)
+        if paper is None:
+            db.execute("DELETE FROM papers WHERE id=?", (pid,))
+            continue
+        raw = paper.raw()
+        row = (1 if raw.get("files") else 0, orjson.dumps(raw), pid)
+        if db.execute("UPDATE papers SET files=?, body=? WHERE id=?", row).rowcount == 0:
+            last += 1
+            new = (last, pid, *row[:2])
+            db.execute("INSERT INTO papers (n, id, line, off, len, files, body) VALUES (?,?,0,0,0,?,?)", new)
+    # the view's order must be the store's: a paper deleted and brought back moved to the end
+    order = [pid for (pid,) in db.execute("SELECT id FROM papers ORDER BY n")]
+    if order != list(papers):
+        return False
+    tags: dict[str, int] = {}
+    for paper in papers.values():
+        for tag in paper.raw().get("tags", ()):
+            tags[tag] = tags.get(tag, 0) + 1
+    meta.update(
+        inputs=keys,
+        count=len(papers),
+        lists=store.lists,
+        seq=store.seq,
+        fingerprint_version=store.fingerprint_version,
+        notices=list(store.notices),
+        waiting=dict(store.waiting),
+        tags=tags,
+    )
+    db.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)", [(k, json.dumps(v)) for k, v in meta.items()])
+    db.commit()
+    return True
+
+
+def _place_in(papers: Mapping[str, Paper]) -> Any:
+    """A sort key: a paper's place in `papers` (one that is not there: first)."""
+    places: dict[str, int] = {}
+
+    def place(pid: str) -> int:
+        if not places:
+            places.update((p, n) for n, p in enumerate(papers))
+        return places.get(pid, -1)
+
+    return place
