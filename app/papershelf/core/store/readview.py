@@ -400,7 +400,7 @@ def _line_places(snapshot: Path) -> dict[str, tuple[int, int, int]]:
     return places
 
 
-def refresh_view(store: Any, base: dict[str, Key], base_ns: int, edited: set[str]) -> bool:
+def refresh_view(store: Any, base: dict[str, Key], base_ns: int, loaded: list[str], edited: set[str]) -> bool:
     """After a writer's own edits, under its lock: the view as a whole load of the files now
     would write it, made from the view of the files it loaded (`base`, their keys once it held
     the lock, at `base_ns`) and the papers it `edited`, without reading the library again.
@@ -408,8 +408,9 @@ def refresh_view(store: Any, base: dict[str, Key], base_ns: int, edited: set[str
     Only when that view is there and was of exactly those files; no other device's file (nor
     the marker) changed since, and they were settled before the writer read them (the rules of
     write_view); this device's library file is the same (no compaction: the offsets hold) and
-    the writer's papers are in the view's order. Else nothing is done: the next read-only
-    command loads the library whole, as before. True if the view was refreshed."""
+    the writer's papers are in the view's order: those it `loaded` (in the view's order, a
+    whole load's of the same files) less the ones deleted, then the new ones. Else nothing is
+    done: the next read-only command loads the library whole, as before. True if refreshed."""
     if not USABLE or store.notices or getattr(store, "waiting", None) or store.dropped_torn_line:
         return False
     root, device, local = Path(store.root), store.device, Path(store.local)
@@ -427,7 +428,7 @@ def refresh_view(store: Any, base: dict[str, Key], base_ns: int, edited: set[str
         shutil.copyfile(local / VIEW, tmp)  # the view in use stays whole for the readers that have it open
         db = sqlite3.connect(tmp)
         try:
-            done = _refill(db, store, base, keys, edited)
+            done = _refill(db, store, (base, keys), loaded, edited)
         finally:
             db.close()
         if not done or input_keys(root) != keys:
@@ -443,33 +444,44 @@ def refresh_view(store: Any, base: dict[str, Key], base_ns: int, edited: set[str
     return True
 
 
-def _refill(db: sqlite3.Connection, store: Any, base: dict[str, Key], keys: dict[str, Key], edited: set[str]) -> bool:
+def _refill(
+    db: sqlite3.Connection,
+    store: Any,
+    inputs: tuple[dict[str, Key], dict[str, Key]],
+    loaded: list[str],
+    edited: set[str],
+) -> bool:
     """The copy of the view in `db` brought to the store's state (see refresh_view); False
-    (nothing to keep) when it was not the view of the files in `base`."""
+    (nothing to keep) when it was not the view of the files the store loaded, `inputs[0]`."""
+    base, keys = inputs
     meta = {k: json.loads(v) for k, v in db.execute("SELECT key, value FROM meta WHERE key != 'tags'")}
     if any(meta.get(k) != v for k, v in MADE_BY.items()) or meta.get("device") != store.device:
         return False
     if meta["inputs"] != base or meta["generation"] != store.generation or meta["waiting"]:
         return False
+    ends = db.execute(
+        "SELECT (SELECT id FROM papers ORDER BY n LIMIT 1), (SELECT id FROM papers ORDER BY n DESC LIMIT 1)"
+    )
+    if meta["count"] != len(loaded) or (loaded and ends.fetchone() != (loaded[0], loaded[-1])):
+        return False
+    papers: Mapping[str, Paper] = store.papers
+    order = list(papers)
+    new = _appended(loaded, order, edited)
+    if new is None:
+        return False
     db.execute("PRAGMA journal_mode=OFF")
     db.execute("PRAGMA synchronous=OFF")
-    papers: Mapping[str, Paper] = store.papers
-    (last,) = db.execute("SELECT coalesce(max(n), -1) FROM papers").fetchone()
-    for pid in sorted(edited, key=_place_in(papers)):  # the new ones in the store's order
+    for pid in edited.difference(new):
         paper = papers.get(pid)
         if paper is None:
             db.execute("DELETE FROM papers WHERE id=?", (pid,))
-            continue
-        raw = paper.raw()
-        row = (1 if raw.get("files") else 0, orjson.dumps(raw), pid)
-        if db.execute("UPDATE papers SET files=?, body=? WHERE id=?", row).rowcount == 0:
-            last += 1
-            new = (last, pid, *row[:2])
-            db.execute("INSERT INTO papers (n, id, line, off, len, files, body) VALUES (?,?,0,0,0,?,?)", new)
-    # the view's order must be the store's: a paper deleted and brought back moved to the end
-    order = [pid for (pid,) in db.execute("SELECT id FROM papers ORDER BY n")]
-    if order != list(papers):
-        return False
+        elif db.execute("UPDATE papers SET files=?, body=? WHERE id=?", (*_columns(paper), pid)).rowcount != 1:
+            return False
+    (last,) = db.execute("SELECT coalesce(max(n), -1) FROM papers").fetchone()
+    for n, pid in enumerate(new, last + 1):
+        db.execute("DELETE FROM papers WHERE id=?", (pid,))  # (one deleted and brought back: now at the end)
+        row = (n, pid, *_columns(papers[pid]))
+        db.execute("INSERT INTO papers (n, id, line, off, len, files, body) VALUES (?,?,0,0,0,?,?)", row)
     tags: dict[str, int] = {}
     for paper in papers.values():
         for tag in paper.raw().get("tags", ()):
@@ -489,13 +501,22 @@ def _refill(db: sqlite3.Connection, store: Any, base: dict[str, Key], keys: dict
     return True
 
 
-def _place_in(papers: Mapping[str, Paper]) -> Any:
-    """A sort key: a paper's place in `papers` (one that is not there: first)."""
-    places: dict[str, int] = {}
+def _columns(paper: Paper) -> tuple[int, bytes]:
+    """A paper's view columns as merged: whether it has files, and its body."""
+    raw = paper.raw()
+    return (1 if raw.get("files") else 0, orjson.dumps(raw))
 
-    def place(pid: str) -> int:
-        if not places:
-            places.update((p, n) for n, p in enumerate(papers))
-        return places.get(pid, -1)
 
-    return place
+def _appended(loaded: list[str], order: list[str], edited: set[str]) -> list[str] | None:
+    """The papers at the end of `order` (the store's now) after those of `loaded` (its order
+    when it was loaded, the view's) that kept their place; None if a paper that was not edited
+    left its place. A dict's order changes only by deleting (a paper deleted, or deleted and
+    added again at the end) and adding at the end."""
+    i = 0
+    for pid in loaded:
+        if i < len(order) and order[i] == pid:
+            i += 1
+        elif pid not in edited:
+            return None
+    new = order[i:]
+    return new if edited.issuperset(new) else None

@@ -177,6 +177,7 @@ class SharedStore(Store):
         # the store files when this writer took its lock (and when), and the papers it edited
         # since: what it needs to bring the read view up to its own edits when it closes
         self._view_base: tuple[dict[str, list[int]], int] | None = None
+        self._loaded: list[str] = []  # the papers' order as loaded (the view's, if it is of the same files)
         self._edited: set[str] = set()
 
     @property
@@ -210,6 +211,8 @@ class SharedStore(Store):
         sync = self.sync
         assert sync is not None
         sync.touched.clear()  # (`refresh` clears them before it merges too)
+        if self._view_base is not None and not self._edited:
+            self._loaded = list(self.papers)  # (the order before the first edit: as loaded)
         try:
             super()._apply(ops)
         finally:
@@ -222,10 +225,11 @@ class SharedStore(Store):
         base, self._view_base = self._view_base, None
         if base is not None and self._edited and not self.readonly and self._lock.fd is not None:
             try:
-                refresh_view(self, base[0], base[1], self._edited)
+                refresh_view(self, base[0], base[1], self._loaded, self._edited)
             except Exception as exc:  # a cache: never what stops a close
                 log.warning("could not refresh the read view of %s: %s", self.root, exc)
         self._edited.clear()
+        self._loaded = []
         super().close()
 
     def _load(self) -> None:
