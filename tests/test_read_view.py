@@ -8,6 +8,9 @@ from __future__ import annotations
 import json
 import os
 import re
+import sqlite3
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -267,3 +270,221 @@ def test_a_damaged_view_is_never_an_answer(edited):
     with Library.open(folder, readonly=True, lazy=True) as lib:
         assert not isinstance(lib._store, readview.ViewStore)
         assert lib.get(ids[5]).to_dict() == expected
+
+
+# ---- a view that cannot be trusted or used (review findings) -----------------------------
+
+# the command as it runs where the os module has no pread (Windows): the same installed package
+NO_PREAD = (
+    "import os, runpy, sys; del os.pread; sys.argv[0] = 'papershelf'; "
+    "runpy.run_module('papershelf', run_name='__main__', alter_sys=True)"
+)
+
+
+def _meta(view: Path, sql: str, *args: object) -> None:
+    db = sqlite3.connect(view)
+    with db:
+        db.execute(sql, args)
+    db.close()
+
+
+def _answer(res: subprocess.CompletedProcess) -> tuple[int, str]:
+    assert "Traceback" not in res.stderr, res.stderr
+    return res.returncode, re.sub(r"\(\d+ ms\)", "(… ms)", res.stdout + res.stderr)
+
+
+def _no_pread(folder: Path, *args: str) -> tuple[int, str]:
+    """The command's exit code and output from a process that cannot use the view: the whole load's."""
+    cmd = [sys.executable, "-c", NO_PREAD, "--data-dir", str(folder), *args]
+    return _answer(subprocess.run(cmd, capture_output=True, text=True, timeout=120))
+
+
+def test_without_pread_the_whole_load_answers(edited):
+    """Windows has no os.pread: the view is neither read nor written there, and the command
+    answers as the whole load does (never a traceback)."""
+    folder, ids = edited
+    _full_then_lazy(folder, "show", "--json", ids[5])  # a current view, which it must not use
+    inode = _view(folder).stat().st_ino
+    for args in (("show", "--json", ids[5]), ("show", "--json", ids[0]), ("list", "--json")):
+        code, out = _no_pread(folder, *args)
+        assert code == 0 and out.strip() and out == cli(folder, *args)
+    assert _view(folder).stat().st_ino == inode
+    _view(folder).unlink()
+    assert ids[5] in _no_pread(folder, "show", ids[5])[1]
+    assert not _view(folder).exists()  # (the files are settled: this version would have written it)
+
+
+@pytest.mark.parametrize(("key", "value"), [("papershelf", "0.0.1"), ("schema", 999), ("version", 1)])
+def test_a_view_written_by_another_version_is_passed_over(edited, key, value):
+    """A view another Papershelf (or store schema) wrote is not trusted: here it even says a
+    paper is what it is not, and the answer is the library's all the same; the view is then
+    written again by this version."""
+    folder, ids = edited
+    full, _ = _full_then_lazy(folder, "show", "--json", ids[0])
+    view = _view(folder)
+    _meta(view, "UPDATE papers SET body=? WHERE id=?", orjson.dumps({"id": ids[0], "title": "A LIE"}), ids[0])
+    _meta(view, "INSERT OR REPLACE INTO meta VALUES (?, ?)", key, json.dumps(value))
+    assert cli(folder, "show", "--json", ids[0]) == full
+    db = sqlite3.connect(view)
+    made = dict(db.execute("SELECT key, value FROM meta").fetchall())
+    db.close()
+    assert json.loads(made[key]) == readview.MADE_BY[key]  # written again, by this version
+    assert _full_then_lazy(folder, "show", "--json", ids[0]) == (full, full)
+
+
+@pytest.mark.parametrize("key", ["count", "lists", "inputs", "generation", "seq", "notices", "waiting", "device"])
+def test_a_view_missing_a_meta_row_is_passed_over(edited, key):
+    folder, ids = edited
+    full, _ = _full_then_lazy(folder, "show", "--json", ids[1])
+    _meta(_view(folder), "DELETE FROM meta WHERE key=?", key)
+    assert cli(folder, "show", "--json", ids[1]) == full
+    _meta(_view(folder), "UPDATE meta SET value='[1, 2]' WHERE key='lists'")  # there, but of another shape
+    _meta(_view(folder), "UPDATE meta SET value='\"x\"' WHERE key='inputs'")
+    assert cli(folder, "show", "--json", ids[1]) == full
+
+
+def test_a_state_folder_named_with_uri_characters_holds_a_view_that_is_used(edited, tmp_path, monkeypatch):
+    """sqlite3 opens the view through a `file:` URI: a state folder whose name holds '?', '#'
+    or '%' is that folder (the second run must read the view the first one wrote)."""
+    folder, ids = edited
+    monkeypatch.setenv("PAPERSHELF_STATE_DIR", str(tmp_path / "state ?a=b#c%41%"))
+    assert "?a=b#c%41%" in str(_view(folder))
+    full, lazy = _full_then_lazy(folder, "show", "--json", ids[1])
+    assert lazy == full and '"ml"' in full
+    full, lazy = _full_then_lazy(folder, "list", "--json")
+    assert lazy == full
+
+
+def _temps(folder: Path) -> list[str]:
+    return sorted(p.name for p in _view(folder).parent.glob(f"{readview.VIEW}.*{readview.TEMP}"))
+
+
+def test_a_view_left_half_written_by_a_killed_process_is_removed_on_the_next_write(edited):
+    folder, ids = edited
+    full, _ = _full_then_lazy(folder, "show", ids[2])
+    _view(folder).unlink()
+    local = _view(folder).parent
+    stale, fresh = local / f"{readview.VIEW}.999999{readview.TEMP}", local / f"{readview.VIEW}.888888{readview.TEMP}"
+    stale.write_bytes(b"x" * 4096)  # a process killed while it wrote its view, an hour ago
+    hour_ago = time.time() - 3600
+    os.utime(stale, (hour_ago, hour_ago))
+    fresh.write_bytes(b"y" * 4096)  # another process writing its own right now
+    assert _full_then_lazy(folder, "show", ids[2]) == (full, full)
+    assert _temps(folder) == [fresh.name]
+
+
+class _Interrupted(dict):
+    """A store's papers whose reading is stopped by Ctrl-C halfway."""
+
+    def items(self):  # type: ignore[override]
+        for n, item in enumerate(super().items()):
+            if n == 3:
+                raise KeyboardInterrupt
+            yield item
+
+
+def test_a_view_write_stopped_by_ctrl_c_leaves_nothing_behind(edited):
+    folder, ids = edited
+    _full_then_lazy(folder, "show", ids[0])  # (once a view is written, the files are settled)
+    _view(folder).unlink()
+    keys = readview.input_keys(folder)
+    assert keys is not None and readview.settled(keys, time.time_ns())
+    with Library.open(folder, readonly=True) as lib:
+        store = lib._store
+        store.papers = _Interrupted(store.papers)
+        with pytest.raises(KeyboardInterrupt):
+            readview.write_view(store, keys)
+        assert _temps(folder) == [] and not _view(folder).exists()
+        store.papers = dict(store.papers)
+        assert readview.write_view(store, keys) and _temps(folder) == []
+
+
+# ---- after this process's own edit ---------------------------------------------------------
+
+
+def _current(folder: Path, env: dict | None = None) -> bool:
+    """Whether the view's inputs are the store files as they are now (the next command reads it)."""
+    db = sqlite3.connect(_view(folder, env))
+    (inputs,) = db.execute("SELECT value FROM meta WHERE key='inputs'").fetchone()
+    db.close()
+    return json.loads(inputs) == readview.input_keys(folder)
+
+
+def _answers_as_the_whole_load(folder: Path, ids: list[str], extra: tuple[tuple[str, ...], ...] = ()) -> None:
+    """Every query answered through the view (which no run writes again) as by the whole load."""
+    inode = _view(folder).stat().st_ino
+    queries = [tuple(a.format(*ids) for a in q) for q in QUERIES] + [("list", "--json"), *extra]
+    for args in queries:
+        assert _answer(run_cli(*args, data_dir=folder)) == _no_pread(folder, *args), args
+    assert _view(folder).stat().st_ino == inode, "a query loaded the library whole"
+
+
+EDITS = [
+    ("tag", "{5}", "{0}", "--add", "fresh,ml"),
+    ("tag", "{0}", "--remove", "theory"),
+    ("status", "{5}", "reading"),
+    ("note", "{6}", "a «new» note"),
+    ("delete", "{5}", "--yes"),
+    ("list-add", "queue", "{5}", "{2}"),
+    ("list-remove", "queue", "{1}"),
+    ("set", "{5}", "title=A Title Set By Hand"),
+    ("tags", "--rename", "ml", "machine-learning"),
+]
+
+
+@pytest.mark.parametrize("edit", EDITS, ids=[" ".join(e) for e in EDITS])
+def test_an_edit_brings_the_view_up_to_it(edited, edit):
+    """The editing process refreshes the view after its own edit: the next read-only command
+    reads it (no whole load), and answers exactly as the whole load does, edited papers too."""
+    folder, ids = edited
+    _full_then_lazy(folder, "show", ids[0])
+    cli_ok(*(a.format(*ids) for a in edit), data_dir=folder)
+    assert _current(folder)
+    _answers_as_the_whole_load(folder, ids, (("show", "--json", ids[5]), ("show", "--json", ids[6])))
+
+
+def test_edits_one_after_another_an_import_a_delete_and_its_undo(edited, tmp_path):
+    """New papers, a paper deleted and brought back (it moves to the end of the library's
+    order), several edits in a row: each leaves the view as the whole load would write it."""
+    folder, ids = edited
+    _full_then_lazy(folder, "show", ids[0])
+    bib = tmp_path / "new.bib"
+    bib.write_text(
+        "@article{fresh1, title={A Fresh Paper On Networks}, author={Doe, Jane}, year={2024}}\n"
+        "@article{fresh2, title={Another Fresh Learning Paper}, author={Roe, Rick}, year={2023}}\n"
+    )
+    steps = [
+        ("import", str(bib)),
+        ("delete", ids[6], "--yes"),
+        ("undo",),
+        ("tag", ids[6], "--add", "back"),
+        ("rate", ids[7], "4"),
+    ]
+    for step in steps:
+        cli_ok(*step, data_dir=folder)
+        assert _current(folder), step
+        _answers_as_the_whole_load(folder, ids, (("show", "--json", ids[6]), ("search", "--json", "fresh")))
+    assert '"back"' in cli(folder, "show", "--json", ids[6])
+
+
+def test_another_device_editing_meanwhile_means_the_whole_load(edited, tmp_path):
+    """Another device's synced files changing while this process edits: its view is not
+    refreshed (what it merged is not what is on disk now); the next command loads the library
+    whole and reads both edits."""
+    folder, ids = edited
+    other = {"PAPERSHELF_CONFIG_DIR": str(tmp_path / "device-b")}
+    res = run_cli("tag", ids[1], "--add", "seen-by-b", data_dir=folder, env=other)  # device B exists
+    assert res.returncode == 0, res.stderr
+    _full_then_lazy(folder, "show", ids[0])
+    with Library.open(folder) as lib:  # this device's writer, open
+        res = run_cli("tag", ids[7], "--add", "from-b", data_dir=folder, env=other)  # B's file arrives
+        assert res.returncode == 0, res.stderr
+        lib.add_tags([ids[5]], ["from-a"])
+    assert not _current(folder)
+    inode = _view(folder).stat().st_ino
+    shown = cli(folder, "show", "--json", ids[7])
+    assert "from-b" in shown and (0, shown) == _no_pread(folder, "show", "--json", ids[7])
+    assert "from-a" in cli(folder, "show", "--json", ids[5])
+    assert not _view(folder).exists() or _view(folder).stat().st_ino != inode or not _current(folder)
+    full, lazy = _full_then_lazy(folder, "show", "--json", ids[7])
+    assert lazy == full == shown

@@ -34,6 +34,7 @@ import contextlib
 import json
 import logging
 import os
+import shutil
 import sqlite3
 import time
 from collections.abc import Iterable, Iterator, Mapping
@@ -42,14 +43,23 @@ from typing import Any
 
 import orjson
 
+from ... import __version__
 from ..errors import StoreCorruptError, StoreUnreadableError
 from ..paper import Paper
-from .format import BACKUPS, DEVICES, SNAPSHOT, damaged_line_error, unseal
+from .format import BACKUPS, DEVICES, SCHEMA_VERSION, SNAPSHOT, damaged_line_error, unseal
 
 log = logging.getLogger("papershelf.core.store")
 
 VIEW = "readview.sqlite"
-VIEW_VERSION = 1
+VIEW_VERSION = 2
+# what a view was written by: a view of another Papershelf or store schema is passed over (its
+# papers may be another version's merge of the same files)
+MADE_BY = {"version": VIEW_VERSION, "papershelf": __version__, "schema": SCHEMA_VERSION}
+TEMP = ".tmp"
+# a temporary view untouched this long was left by a process that was killed while writing it
+STALE_TEMP_S = 15 * 60
+# the view reads lines at an offset (os.pread): where there is none (Windows), it is not used
+USABLE = hasattr(os, "pread")
 # inputs changed less than this before a load: no view is written from it. A file's ctime comes
 # from the kernel's coarse clock (a tick, up to 10 ms, behind time.time_ns): a write after the
 # load began always gets a ctime later than one this much older than the start
@@ -273,18 +283,19 @@ def open_view(root: Path, device: str, local: Path) -> ViewStore | None:
     """The read view of the library, if there is one and every input is as it was
     when it was written; else None (the caller loads the library whole)."""
     path = local / VIEW
-    if not path.is_file():
+    if not USABLE or not path.is_file():
         return None
     snapshot = root / DEVICES / device / SNAPSHOT
     try:
-        db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, check_same_thread=False)
-    except sqlite3.Error:
+        # a URI, so that a folder named with '?', '#' or '%' is the folder, not a query
+        db = sqlite3.connect(f"{path.absolute().as_uri()}?mode=ro", uri=True, check_same_thread=False)
+    except (sqlite3.Error, ValueError):
         return None
     fd = -1
     try:
         meta = {k: json.loads(v) for k, v in db.execute("SELECT key, value FROM meta WHERE key != 'tags'")}
-        if meta.get("version") != VIEW_VERSION or meta.get("device") != device:
-            raise LookupError("another version's or device's view")
+        if any(meta.get(k) != v for k, v in MADE_BY.items()) or meta.get("device") != device:
+            raise LookupError("another version's, schema's or device's view")
         # the library file first, through the descriptor the papers are read from: a
         # compaction that renames a new one in later does not change what it reads
         held = meta["inputs"].get(f"{DEVICES}/{device}/{SNAPSHOT}")
@@ -294,14 +305,15 @@ def open_view(root: Path, device: str, local: Path) -> ViewStore | None:
                 raise LookupError("the library file changed")
         if input_keys(root) != meta["inputs"]:
             raise LookupError("a store file changed")
-    except (OSError, sqlite3.Error, ValueError, KeyError, LookupError) as exc:
+        papers = ViewPapers(db, fd, snapshot, root / DEVICES / device / BACKUPS, meta["count"], path)
+        return ViewStore(root, device, local, papers, meta)
+    except (OSError, sqlite3.Error, ValueError, KeyError, TypeError, AttributeError, LookupError) as exc:
+        # (a meta row missing or of another shape: the view is passed over as any unusable one)
         log.debug("read view of %s not used: %s", root, exc)
         db.close()
         if fd >= 0:
             os.close(fd)
         return None
-    papers = ViewPapers(db, fd, snapshot, root / DEVICES / device / BACKUPS, meta["count"], path)
-    return ViewStore(root, device, local, papers, meta)
 
 
 def settled(keys: dict[str, Key], now_ns: int) -> bool:
@@ -313,12 +325,13 @@ def write_view(store: Any, keys: dict[str, Key]) -> bool:
     """Write the read view of a store loaded whole from files whose keys were `keys`
     before the load; only if they are settled and still the same after. True if written."""
     started = time.time_ns()
-    if not settled(keys, started):
+    if not USABLE or not settled(keys, started):
         return False
     root, device, local = Path(store.root), store.device, Path(store.local)
-    tmp = local / f"{VIEW}.{os.getpid()}.tmp"
+    tmp = local / f"{VIEW}.{os.getpid()}{TEMP}"
     try:
         local.mkdir(parents=True, exist_ok=True)
+        remove_stale_temps(local)
         with contextlib.suppress(FileNotFoundError):
             tmp.unlink()
         db = sqlite3.connect(tmp)
@@ -327,16 +340,29 @@ def write_view(store: Any, keys: dict[str, Key]) -> bool:
         finally:
             db.close()
         if input_keys(root) != keys:
-            tmp.unlink()
             return False
         os.replace(tmp, local / VIEW)
     except (OSError, sqlite3.Error, StoreCorruptError) as exc:
         log.info("could not write the read view of %s: %s", root, exc)
+        return False
+    finally:  # whatever stopped it (an error, Ctrl-C): no half-written view is left behind
         with contextlib.suppress(OSError):
             tmp.unlink()
-        return False
     log.info("wrote the read view of %s in %.2f s", root, (time.time_ns() - started) / 1e9)
     return True
+
+
+def remove_stale_temps(local: Path, older_than_s: float = STALE_TEMP_S) -> None:
+    """Remove the temporary views in `local` untouched for `older_than_s` (a process was killed
+    while it wrote one: it cannot remove its own); another process's fresh one is left alone."""
+    cutoff = time.time() - older_than_s
+    with contextlib.suppress(OSError), os.scandir(local) as entries:
+        for entry in entries:
+            if entry.name.startswith(f"{VIEW}.") and entry.name.endswith(TEMP):
+                with contextlib.suppress(OSError):
+                    if entry.is_file(follow_symlinks=False) and entry.stat(follow_symlinks=False).st_mtime < cutoff:
+                        os.unlink(entry.path)
+                        log.info("removed %s, left by an interrupted write", entry.path)
 
 
 def _fill(db: sqlite3.Connection, store: Any, snapshot: Path, keys: dict[str, Key]) -> None:
@@ -373,7 +399,7 @@ def _fill(db: sqlite3.Connection, store: Any, snapshot: Path, keys: dict[str, Ke
     db.executemany("INSERT INTO papers VALUES (?,?,?,?,?,?,?)", batch)
     db.execute("CREATE UNIQUE INDEX paper_ids ON papers (id)")  # after the rows: one sort, not 100,000 inserts
     meta = {
-        "version": VIEW_VERSION,
+        **MADE_BY,
         "device": store.device,
         "inputs": keys,
         "count": len(papers),
@@ -408,3 +434,125 @@ def _line_places(snapshot: Path) -> dict[str, tuple[int, int, int]]:
                     places[line[start:end].decode("utf-8", "replace")] = (lineno, off, size)
             off += size
     return places
+
+
+def refresh_view(store: Any, base: dict[str, Key], base_ns: int, loaded: list[str], edited: set[str]) -> bool:
+    """After a writer's own edits, under its lock: the view as a whole load of the files now
+    would write it, made from the view of the files it loaded (`base`, their keys once it held
+    the lock, at `base_ns`) and the papers it `edited`, without reading the library again.
+
+    Only when that view is there and was of exactly those files; no other device's file (nor
+    the marker) changed since, and they were settled before the writer read them (the rules of
+    write_view); this device's library file is the same (no compaction: the offsets hold) and
+    the writer's papers are in the view's order: those it `loaded` (in the view's order, a
+    whole load's of the same files) less the ones deleted, then the new ones. Else nothing is
+    done: the next read-only command loads the library whole, as before. True if refreshed."""
+    if not USABLE or store.notices or getattr(store, "waiting", None) or store.dropped_torn_line:
+        return False
+    root, device, local = Path(store.root), store.device, Path(store.local)
+    own = f"{DEVICES}/{device}/"
+    keys = input_keys(root)
+    if keys is None or not (local / VIEW).is_file():
+        return False
+    others = {k: v for k, v in keys.items() if not k.startswith(own)}
+    if others != {k: v for k, v in base.items() if not k.startswith(own)} or not settled(others, base_ns):
+        return False
+    if keys.get(own + SNAPSHOT) != base.get(own + SNAPSHOT):
+        return False
+    tmp = local / f"{VIEW}.{os.getpid()}{TEMP}"
+    try:
+        shutil.copyfile(local / VIEW, tmp)  # the view in use stays whole for the readers that have it open
+        db = sqlite3.connect(tmp)
+        try:
+            done = _refill(db, store, (base, keys), loaded, edited)
+        finally:
+            db.close()
+        if not done or input_keys(root) != keys:
+            return False
+        os.replace(tmp, local / VIEW)
+    except (OSError, sqlite3.Error, ValueError, KeyError, TypeError) as exc:
+        log.info("could not refresh the read view of %s: %s", root, exc)
+        return False
+    finally:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+    log.info("refreshed the read view of %s after %d edited papers", root, len(edited))
+    return True
+
+
+def _refill(
+    db: sqlite3.Connection,
+    store: Any,
+    inputs: tuple[dict[str, Key], dict[str, Key]],
+    loaded: list[str],
+    edited: set[str],
+) -> bool:
+    """The copy of the view in `db` brought to the store's state (see refresh_view); False
+    (nothing to keep) when it was not the view of the files the store loaded, `inputs[0]`."""
+    base, keys = inputs
+    meta = {k: json.loads(v) for k, v in db.execute("SELECT key, value FROM meta WHERE key != 'tags'")}
+    if any(meta.get(k) != v for k, v in MADE_BY.items()) or meta.get("device") != store.device:
+        return False
+    if meta["inputs"] != base or meta["generation"] != store.generation or meta["waiting"]:
+        return False
+    ends = db.execute(
+        "SELECT (SELECT id FROM papers ORDER BY n LIMIT 1), (SELECT id FROM papers ORDER BY n DESC LIMIT 1)"
+    )
+    if meta["count"] != len(loaded) or (loaded and ends.fetchone() != (loaded[0], loaded[-1])):
+        return False
+    papers: Mapping[str, Paper] = store.papers
+    order = list(papers)
+    new = _appended(loaded, order, edited)
+    if new is None:
+        return False
+    db.execute("PRAGMA journal_mode=OFF")
+    db.execute("PRAGMA synchronous=OFF")
+    for pid in edited.difference(new):
+        paper = papers.get(pid)
+        if paper is None:
+            db.execute("DELETE FROM papers WHERE id=?", (pid,))
+        elif db.execute("UPDATE papers SET files=?, body=? WHERE id=?", (*_columns(paper), pid)).rowcount != 1:
+            return False
+    (last,) = db.execute("SELECT coalesce(max(n), -1) FROM papers").fetchone()
+    for n, pid in enumerate(new, last + 1):
+        db.execute("DELETE FROM papers WHERE id=?", (pid,))  # (one deleted and brought back: now at the end)
+        row = (n, pid, *_columns(papers[pid]))
+        db.execute("INSERT INTO papers (n, id, line, off, len, files, body) VALUES (?,?,0,0,0,?,?)", row)
+    tags: dict[str, int] = {}
+    for paper in papers.values():
+        for tag in paper.raw().get("tags", ()):
+            tags[tag] = tags.get(tag, 0) + 1
+    meta.update(
+        inputs=keys,
+        count=len(papers),
+        lists=store.lists,
+        seq=store.seq,
+        fingerprint_version=store.fingerprint_version,
+        notices=list(store.notices),
+        waiting=dict(store.waiting),
+        tags=tags,
+    )
+    db.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)", [(k, json.dumps(v)) for k, v in meta.items()])
+    db.commit()
+    return True
+
+
+def _columns(paper: Paper) -> tuple[int, bytes]:
+    """A paper's view columns as merged: whether it has files, and its body."""
+    raw = paper.raw()
+    return (1 if raw.get("files") else 0, orjson.dumps(raw))
+
+
+def _appended(loaded: list[str], order: list[str], edited: set[str]) -> list[str] | None:
+    """The papers at the end of `order` (the store's now) after those of `loaded` (its order
+    when it was loaded, the view's) that kept their place; None if a paper that was not edited
+    left its place. A dict's order changes only by deleting (a paper deleted, or deleted and
+    added again at the end) and adding at the end."""
+    i = 0
+    for pid in loaded:
+        if i < len(order) and order[i] == pid:
+            i += 1
+        elif pid not in edited:
+            return None
+    new = order[i:]
+    return new if edited.issuperset(new) else None

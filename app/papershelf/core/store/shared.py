@@ -28,6 +28,7 @@ import json
 import logging
 import os
 import socket
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -53,6 +54,7 @@ from .format import (
 from .journal import Op, parse_journal_line
 from .locks import WriterLock, store_write_error
 from .merge import Action
+from .readview import input_keys, refresh_view
 from .replica import Replica, parse_action
 from .store import Store
 
@@ -172,6 +174,11 @@ class SharedStore(Store):
         self._deferred: list[tuple[Action, list[list[Any]]]] | None = None
         self.others_saw_me = 0  # the highest action of this device that another device had seen
         self.waiting: dict[str, str] = {}  # device → why its files could not all be read yet
+        # the store files when this writer took its lock (and when), and the papers it edited
+        # since: what it needs to bring the read view up to its own edits when it closes
+        self._view_base: tuple[dict[str, list[int]], int] | None = None
+        self._loaded: list[str] = []  # the papers' order as loaded (the view's, if it is of the same files)
+        self._edited: set[str] = set()
 
     @property
     def library_folder(self) -> Path:
@@ -190,6 +197,40 @@ class SharedStore(Store):
             if seen is None or (seen.journal, seen.snapshot) != (_key(folder / JOURNAL), _key(folder / SNAPSHOT)):
                 return False
         return True
+
+    def take_folder(self) -> None:
+        """As Store's; then the store files as they are now that no other writer can change
+        this device's (see close)."""
+        super().take_folder()
+        now = time.time_ns()
+        keys = input_keys(self.root)
+        self._view_base = (keys, now) if keys is not None else None
+        self._edited.clear()
+
+    def _apply(self, ops: list[Op]) -> None:
+        sync = self.sync
+        assert sync is not None
+        sync.touched.clear()  # (`refresh` clears them before it merges too)
+        if self._view_base is not None and not self._edited:
+            self._loaded = list(self.papers)  # (the order before the first edit: as loaded)
+        try:
+            super()._apply(ops)
+        finally:
+            self._edited |= sync.touched
+
+    def close(self) -> None:
+        """As Store's; a writer that edited first brings this machine's read view up to its
+        edits, under its lock still (readview.refresh_view), so that the next read-only command
+        does not load the whole library again."""
+        base, self._view_base = self._view_base, None
+        if base is not None and self._edited and not self.readonly and self._lock.fd is not None:
+            try:
+                refresh_view(self, base[0], base[1], self._loaded, self._edited)
+            except Exception as exc:  # a cache: never what stops a close
+                log.warning("could not refresh the read view of %s: %s", self.root, exc)
+        self._edited.clear()
+        self._loaded = []
+        super().close()
 
     def _load(self) -> None:
         # this device's own lines wait, like the others', for what they had seen: an edit of a
