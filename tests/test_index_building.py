@@ -274,8 +274,9 @@ def test_a_killed_rebuilds_partial_index_is_never_searched_once_the_next_rebuild
 
         done: list = []
         thread = threading.Thread(
-            target=lambda: done.append(rebuild(IndexFolder(index_dir(big_library)), lib, make_schema(),
-                                               still_needed=still_needed)),
+            target=lambda: done.append(
+                rebuild(IndexFolder(index_dir(big_library)), lib, make_schema(), still_needed=still_needed)
+            ),
             daemon=True,
         )
         thread.start()
