@@ -287,3 +287,23 @@ def test_a_killed_rebuilds_partial_index_is_never_searched_once_the_next_rebuild
     finally:
         os.close(fd)
         lib.close()
+
+
+def test_a_rebuild_held_by_a_gate_nobody_writes_to_can_still_be_cancelled(big_library, gate):
+    from papershelf.core.search.building import build_progress
+
+    lib = Library.open(big_library)
+    try:
+        cancel = threading.Event()
+        result: list = []
+        thread = threading.Thread(target=lambda: result.append(lib.reindex(cancelled=cancel.is_set)), daemon=True)
+        thread.start()
+        new = local_dir(big_library) / "index.new"
+        _until(lambda: (build_progress(new) or (0, 0))[0] >= BATCH, "the rebuild never reached its first batch")
+        assert not result  # held at the gate, which no test opens for writing
+        cancel.set()
+        thread.join(120)
+        assert result == [False]  # cancelled; the old index (none) stays, nothing half-built kept
+        assert not new.exists()
+    finally:
+        lib.close()
