@@ -16,13 +16,15 @@ import re
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
 import pytest
 
 from conftest import index_dir, local_dir
-from papershelf.core.library import Library
+from papershelf.core.library import IndexState, Library
+from papershelf.core.query import Query
 from papershelf.core.search.rebuild import GATE_ENV, SEGMENT_DOCS_ENV
 
 sys.path.insert(0, str(Path(__file__).resolve().parent / "perf"))
@@ -162,3 +164,146 @@ def test_the_cli_waits_for_another_rebuild_and_one_killed_midway_is_built_again_
     assert expected.returncode == 0 and out.count("\n") >= 40
     assert untimed.sub("", out) == untimed.sub("", expected.stdout)
     assert not (local_dir(big_library) / "index.new").exists() and index_dir(big_library).is_dir()
+
+
+def _open_on_thread(lib: Library, cancel: threading.Event) -> tuple[threading.Thread, list]:
+    """`lib.open_index()` on a thread of its own (it waits for the other rebuild); its result lands in the list."""
+    result: list = []
+
+    def run() -> None:
+        try:
+            result.append(lib.open_index(cancelled=cancel.is_set))
+        except BaseException as exc:  # the test asserts on it
+            result.append(exc)
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    return thread, result
+
+
+def _until(condition, what: str, timeout: float = 300) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, what
+        time.sleep(0.05)  # polling a condition, not waiting out a guess
+
+
+def test_an_index_taken_over_from_another_rebuild_has_the_edits_made_while_waiting(big_library, gate):
+    other = papershelf(big_library, "reindex", stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    fd = wait_held(gate, other)
+    lib = Library.open(big_library)
+    try:
+        thread, result = _open_on_thread(lib, threading.Event())
+        _until(lambda: lib.index_status.state is IndexState.OPENING, "the index never began opening")
+        pid = lib.ids()[7]
+        lib.set_title(pid, "Zyxquorble flows")  # an edit the other rebuild never read
+        os.close(fd)
+        fd = None
+        thread.join(600)
+        assert result == [True]
+        assert other.wait(600) == 0
+        answer = lib.search(Query(text="zyxquorble"))
+        assert answer.building is None and answer.ids == [pid]
+    finally:
+        if fd is not None:
+            os.close(fd)
+        lib.close()
+        if other.poll() is None:
+            other.kill()
+        other.communicate()
+
+
+def test_a_window_waiting_on_another_rebuild_hears_of_its_batches(big_library, gate):
+    # the window re-runs its search on each batch announced (`on_index_committed`), as when it builds
+    other = papershelf(big_library, "reindex", stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    fd = wait_held(gate, other)
+    lib = Library.open(big_library)
+    try:
+        batches: list[int] = []
+        lib.on_index_committed(lambda: batches.append(1))
+        thread, result = _open_on_thread(lib, threading.Event())
+        _until(lambda: batches, "no batch of the other rebuild was announced", timeout=120)
+        assert not result  # still waiting for the other rebuild
+        answer = lib.search(Query(text=WORD))  # what the window's re-run search shows: the batch so far
+        assert answer.building == (BATCH, PAPERS) and 0 < answer.total <= BATCH
+    finally:
+        os.close(fd)
+        other.communicate(timeout=600)
+        thread.join(600)
+        lib.close()
+
+
+def test_cancelling_the_wait_for_another_rebuild_leaves_the_index_closed_and_searches_working(big_library, gate):
+    other = papershelf(big_library, "reindex", stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    fd = wait_held(gate, other)
+    lib = Library.open(big_library)
+    try:
+        cancel = threading.Event()
+        thread, result = _open_on_thread(lib, cancel)
+        _until(lambda: lib.index_status.state is IndexState.OPENING, "the index never began opening")
+        cancel.set()
+        thread.join(600)
+        assert result == [False]  # the window then says indexing was cancelled, and searches titles
+        assert lib.index_status.state is IndexState.CLOSED
+        title_word = lib.find(lib.ids()[0]).title.split()[0]
+        answer = lib.search(Query(text=title_word))  # answered from titles, not an error
+        assert lib.ids()[0] in answer.ids
+    finally:
+        os.close(fd)
+        lib.close()
+        other.communicate(timeout=600)
+
+
+def test_a_killed_rebuilds_partial_index_is_never_searched_once_the_next_rebuild_holds_the_lock(big_library, gate):
+    from papershelf.core.search.building import BuildView
+    from papershelf.core.search.rebuild import rebuild
+    from papershelf.core.search.schema import make_schema
+    from papershelf.core.search.state import IndexFolder
+
+    other = papershelf(big_library, "reindex", stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    fd = wait_held(gate, other)
+    lib = Library.open(big_library)
+    try:
+        view = BuildView(lib)
+        assert view.search(text=WORD) is not None  # the live build answers, partly
+        seen: list = []
+
+        def still_needed() -> bool:  # the next rebuilder holds the lock now; it has not built anything yet
+            seen.append(view.search(text=WORD))
+            return False
+
+        done: list = []
+        thread = threading.Thread(
+            target=lambda: done.append(
+                rebuild(IndexFolder(index_dir(big_library)), lib, make_schema(), still_needed=still_needed)
+            ),
+            daemon=True,
+        )
+        thread.start()
+        other.send_signal(signal.SIGKILL)
+        other.communicate()
+        thread.join(600)
+        assert done == [True] and seen == [None]  # the dead build's batches were not an answer
+    finally:
+        os.close(fd)
+        lib.close()
+
+
+def test_a_rebuild_held_by_a_gate_nobody_writes_to_can_still_be_cancelled(big_library, gate):
+    from papershelf.core.search.building import build_progress
+
+    lib = Library.open(big_library)
+    try:
+        cancel = threading.Event()
+        result: list = []
+        thread = threading.Thread(target=lambda: result.append(lib.reindex(cancelled=cancel.is_set)), daemon=True)
+        thread.start()
+        new = local_dir(big_library) / "index.new"
+        _until(lambda: (build_progress(new) or (0, 0))[0] >= BATCH, "the rebuild never reached its first batch")
+        assert not result  # held at the gate, which no test opens for writing
+        cancel.set()
+        thread.join(120)
+        assert result == [False]  # cancelled; the old index (none) stays, nothing half-built kept
+        assert not new.exists()
+    finally:
+        lib.close()

@@ -229,6 +229,24 @@ def test_save_apply_count_rename_export_delete_and_persist_across_restarts(opene
 
 
 @pytest.mark.gui
+def test_a_saved_search_is_not_exported_from_titles_alone_while_the_index_is_not_open(
+    opened, qtbot, monkeypatch, tmp_path
+):
+    win, lib = opened.win, opened.lib
+    lib.save_search("Diffusion", "diffusion")
+    win.sidebar.saved.reload()  # as after saving from the window
+    qtbot.waitUntil(lambda: bool(saved_entry(win, "Diffusion")), timeout=10_000)
+    lib.close_index()  # searches now match titles only: a partial answer
+    asked: list = []
+    monkeypatch.setattr(QFileDialog, "getSaveFileName", lambda *a: asked.append(a) or ("", ""))
+    right_click_panel(win, monkeypatch, "Diffusion", "Export…")
+    qtbot.waitUntil(lambda: win.error_box is not None and win.error_box.isVisible(), timeout=30_000)
+    assert "search index is not ready" in win.error_box.text()
+    assert asked == []  # nothing offered to save: no partial list exported as if whole
+    assert not list(tmp_path.glob("*.bib"))
+
+
+@pytest.mark.gui
 def test_a_damaged_file_opens_the_window_with_a_notice_and_no_saved_searches(opened, qtbot):
     folder = opened.folder
     opened.close()

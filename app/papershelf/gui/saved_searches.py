@@ -257,7 +257,19 @@ class SavedSearches(QObject):
         lib, query = self.library, search.query(facets=False, highlight=False, suggest=False)
 
         def find(_progress, _cancelled) -> list[str]:
-            return lib.search(query).ids
+            answer = lib.search(query)
+            # a partial answer is never exported as if it were the whole: said, and nothing written
+            if answer.building is not None:
+                done, total = answer.building
+                raise PapershelfError(
+                    self.tr("The search index is being built (%s of %s papers so far): export again when it is done.")
+                    % (f"{done:,}", f"{total:,}")
+                )
+            if not answer.indexed:
+                raise PapershelfError(
+                    self.tr("The search index is not ready (only titles could be matched): export it again once it is.")
+                )
+            return answer.ids
 
         def found(ids: list[str]) -> None:
             self._export = None

@@ -133,7 +133,10 @@ class IndexKeeper:
             if rebuild and not ix.rebuild(progress, cancelled):
                 self._opening_ended(epoch, IndexState.CLOSED)
                 return False
-            ix.open(progress, cancelled)
+            if ix.open(progress, cancelled).cancelled:
+                ix.close()
+                self._opening_ended(epoch, IndexState.CLOSED)
+                return False
         except BaseException as exc:
             ix.close()
             self._opening_ended(epoch, IndexState.CLOSED, str(exc))

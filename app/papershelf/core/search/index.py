@@ -81,6 +81,7 @@ class SearchIndex:
         self._queries = QueryParser(self.schema, self._analyzer)
         self.rebuilt_because = ""
         self.stale = False
+        self.cancelled = False  # `open` was cancelled (while rebuilding): the index is not open
         self._evaluator: Evaluator | None = None
         self._segments: dict[str, SegmentData] = {}  # segment id → what was read from it
         self._facet_codes: dict[str, tuple[list[str], npt.NDArray[np.int32]]] = {}
@@ -111,14 +112,18 @@ class SearchIndex:
         Raises SearchIndexError when the index folder cannot be written (the
         library itself is untouched either way).
         """
+        self.cancelled = False
         try:
-            self._open(progress, cancelled)
+            self.cancelled = not self._open(progress, cancelled)
         except OSError as exc:
             self._close_ix()
             raise self._index.unwritable(exc) from exc
         except windex.LockError as exc:
             self._close_ix()
             raise self._index.busy() from exc
+        if self.cancelled:  # waiting for another's rebuild, or building: nothing is open
+            self._close_ix()
+            return self
         if not self.source.readonly:
             self._unsubscribe = self.source.subscribe(self._writer.on_change)
         # Whoosh's internals are checked once per process, on a thread of its own
@@ -128,12 +133,13 @@ class SearchIndex:
         internals.start_probe()
         return self
 
-    def _open(self, progress: Progress | None, cancelled: Cancelled | None) -> None:
+    def _open(self, progress: Progress | None, cancelled: Cancelled | None) -> bool:
+        """Open the index, rebuilding it if need be; False if cancelled (nothing is then open)."""
         reason = self._index.why_rebuild()
         if reason:
             self.rebuilt_because = reason
             log.info("rebuilding the search index: %s", reason)
-            self.rebuild(progress, cancelled, only_if_needed=True)
+            return self._rebuild_and_catch_up(progress, cancelled)
         else:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", ResourceWarning)
@@ -153,7 +159,21 @@ class SearchIndex:
                     self._close_ix()
                     gc.collect()
             if self.rebuilt_because:
-                self.rebuild(progress, cancelled, only_if_needed=True)
+                return self._rebuild_and_catch_up(progress, cancelled)
+        return True
+
+    def _rebuild_and_catch_up(self, progress: Progress | None, cancelled: Cancelled | None) -> bool:
+        """Rebuild (or take the index another process just rebuilt), then apply the edits made meanwhile:
+        the index reflects the library as it was when that rebuild read it, and this index was not yet
+        following the library's changes. False if cancelled."""
+        if not self.rebuild(progress, cancelled, only_if_needed=True):
+            return False
+        if tuple(self._index.read_state().get("generation", ())) != tuple(self.source.generation):
+            try:
+                self.stale = not self._writer.catch_up()
+            except windex.LockError:  # another Papershelf writes it now and keeps it current
+                self.stale = True
+        return True
 
     def rebuild(
         self, progress: Progress | None = None, cancelled: Cancelled | None = None, only_if_needed: bool = False

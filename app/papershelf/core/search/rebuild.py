@@ -25,13 +25,14 @@ from __future__ import annotations
 import json
 import os
 import pickle
+import select
 import shutil
 import subprocess
 import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 from whoosh import index as windex
 
@@ -51,6 +52,7 @@ MAX_BUILD_PROCESSES = 4
 WORKER_MODULE = "papershelf.core.search.worker"
 BUILD_FILE = "papershelf-build.json"  # in index.new while a rebuild runs: {"papers": how many it indexes}
 WAIT_POLL_S = 0.2  # how often a rebuild waiting for another process's looks again
+GATE_POLL_S = 0.1  # how often a rebuild held by the test gate looks whether it was cancelled
 # Tests: segments of this many papers (a few thousand papers make several batches), and a FIFO the
 # rebuild reads one byte from after each batch it lists (it pauses there until the test lets it go on;
 # at end of file it no longer pauses)
@@ -106,9 +108,12 @@ def rebuild(
         folder.parent.mkdir(parents=True, exist_ok=True)
         lock = try_lock(lock_path(folder))
         if lock is None:
-            lock = _wait_for_other(folder, progress, cancelled)
+            lock = _wait_for_other(folder, progress, cancelled, published)
             if lock is None:
                 return False
+            # the lock is ours: an `index.new` now is a killed rebuild's, and searches trust any
+            # `index.new` while the lock is held (building.BuildView), so it goes before anything else
+            discard(build_path(folder))
             if still_needed is not None and not still_needed():
                 unlock(lock)
                 return True
@@ -131,11 +136,15 @@ def rebuild(
         unlock(lock)
 
 
-def _wait_for_other(folder: Path, progress: Progress | None, cancelled: Cancelled | None) -> int | None:
+def _wait_for_other(
+    folder: Path, progress: Progress | None, cancelled: Cancelled | None, published: Hook | None = None
+) -> int | None:
     """Wait until another process's rebuild of the index in `folder` ends, reporting how many papers
-    it has made searchable; the lock then (None: cancelled)."""
+    it has made searchable (and calling `published` when that grew, as the building process does after
+    each batch); the lock then (None: cancelled)."""
     from .building import build_progress
 
+    seen = 0
     while True:
         if cancelled and cancelled():
             return None
@@ -145,6 +154,10 @@ def _wait_for_other(folder: Path, progress: Progress | None, cancelled: Cancelle
         done = build_progress(build_path(folder))
         if progress and done:
             progress(min(done[0], done[1] - 1), done[1])
+        if done and done[0] > seen:
+            seen = done[0]
+            if published:
+                published()
         time.sleep(WAIT_POLL_S)
 
 
@@ -277,7 +290,7 @@ def _build_in_processes(
     running: dict[Path, subprocess.Popen[bytes]] = {}
     finished: list[Path] = []
     segments: dict[Path, Any] = {}
-    gate: list[IO[bytes]] = []
+    gate: list[int] = []  # the test hook's FIFO, once opened
 
     def publish(job: Path) -> None:
         """`job`'s segment is written: list it with the others finished (in the library's order) in a
@@ -290,7 +303,7 @@ def _build_in_processes(
         internals.publish_segments(ix, [segments[j] for j in jobs if j in segments])
         if published:
             published()
-        _pass_gate(gate)
+        _pass_gate(gate, cancelled)
 
     def written() -> int:
         n = sum(sizes[job] for job in finished)
@@ -335,22 +348,31 @@ def _build_in_processes(
         for proc in running.values():
             proc.kill()
             proc.wait()
-        for f in gate:
-            f.close()
+        for fd in gate:
+            os.close(fd)
         shutil.rmtree(jobs_dir, ignore_errors=True)
     # in chunk order: document numbers follow the library's order
     internals.commit_segments(ix, [segments[job] for job in jobs])
     return True
 
 
-def _pass_gate(gate: list[IO[bytes]]) -> None:
-    """Tests (GATE_ENV): wait for one byte from the FIFO, opened on the first batch; at its end, go on."""
+def _pass_gate(gate: list[int], cancelled: Cancelled | None = None) -> None:
+    """Tests (GATE_ENV): wait for one byte from the FIFO, opened on the first batch; at its end (its
+    writer closed it), go on. Never without looking whether the rebuild was cancelled: a gate no test
+    writes to holds the rebuild until it is cancelled, not for ever."""
     path = os.environ.get(GATE_ENV)
     if not path:
         return
     if not gate:
-        gate.append(open(path, "rb", buffering=0))
-    gate[0].read(1)
+        gate.append(os.open(path, os.O_RDONLY | os.O_NONBLOCK))  # does not wait for a writer
+    while not (cancelled and cancelled()):
+        # a FIFO no writer ever opened is not readable; one whose writer closed it is, at its end
+        if select.select([gate[0]], [], [], GATE_POLL_S)[0]:
+            try:
+                os.read(gate[0], 1)  # a byte, or b"": the end, where it no longer pauses
+            except BlockingIOError:
+                continue
+            return
 
 
 def _job_document(paper: Paper, lists: list[str], texts: PaperTexts) -> dict[str, Any]:
